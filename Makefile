@@ -1,0 +1,65 @@
+# liblock — one Redlock core in Go, a C ABI, a WASI module, Node and Python bindings.
+# `make demo` and `make test` do every bit of set-up themselves.
+SHELL   := bash
+GO      ?= go
+BUILD   := build
+CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
+
+.PHONY: all build deps test test-go test-c test-node test-python test-wasm demo bench bench-go clean
+
+all: build
+
+deps:
+	@bash .ci/deps.sh
+
+## build: liblock.so + liblock.h, liblock.wasm, and the redisnodes test harness
+build: $(BUILD)/liblock.so $(BUILD)/liblock.h $(BUILD)/redisnodes $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
+
+$(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/liblock.h)
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $(BUILD)/liblock.so ./capi
+	cp capi/liblock.h $(BUILD)/liblock.h   # the hand-written header replaces cgo's generated one
+
+$(BUILD)/liblock.wasm: $(CORE_GO) $(wildcard wasm/*.go)
+	@mkdir -p $(BUILD)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $@ ./wasm
+
+$(BUILD)/redisnodes: $(CORE_GO)
+	@mkdir -p $(BUILD)
+	$(GO) build -o $@ ./core/redistest/redisnodes
+
+## test: every suite
+test: deps test-go test-c test-node test-python test-wasm
+
+test-go: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-c: deps build
+	bash capi/test/run.sh
+
+test-python: deps build
+	bash bindings/python/scripts/test.sh
+
+test-node: deps build
+	bash bindings/node/scripts/test.sh
+
+test-wasm: deps build
+	bash wasm/scripts/test.sh
+
+## demo: a local 3-node Redis set under build/demo, the examples, then the nodes are stopped
+demo: deps build
+	@rm -rf $(BUILD)/demo
+	$(BUILD)/redisnodes -n 3 -dir $(BUILD)/demo -- bash .ci/demo.sh
+
+## bench: medians beside baselines measured in the same run
+bench: deps build bench-go
+	@if [ -f bindings/python/scripts/bench.sh ]; then bash bindings/python/scripts/bench.sh; fi
+	@if [ -f bindings/node/scripts/bench.sh ]; then bash bindings/node/scripts/bench.sh; fi
+	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
+
+bench-go: deps
+	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 5 ./core/ | $(GO) run ./core/internal/benchreport
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,300 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Retry delays while waiting: randomized (jitter breaks split votes between
+// contenders) and growing, so that a long wait does not hammer the nodes.
+const (
+	minRetryDelay = 2 * time.Millisecond
+	maxRetryDelay = 50 * time.Millisecond
+	// clockPrecision is Redis's expiry precision, added to the drift.
+	clockPrecision = 2 * time.Millisecond
+)
+
+// Client acquires locks over a fixed set of nodes. It is safe for
+// concurrent use; make one per set of nodes and share it.
+type Client struct {
+	t          Transport
+	prefix     string
+	drift      float64
+	quorum     int
+	nodeTimout time.Duration
+
+	mu      sync.Mutex
+	closed  bool
+	done    chan struct{}          // closed by Close: stops waits
+	locks   map[*Lock]struct{}     // held locks, released by Close
+	waiters map[string]*wakeSignal // per key: local waiters to wake on release
+	pending sync.WaitGroup         // Acquire calls in flight
+}
+
+// wakeSignal is closed, and forgotten, when a lock on its key is released.
+type wakeSignal struct {
+	ch    chan struct{}
+	users int
+}
+
+// NewWithTransport returns a Client that runs over t. cfg.Nodes is ignored
+// (t knows its nodes); cfg.NodeTimeout should be the timeout t enforces, and
+// is used to bound cleanup after a canceled acquire.
+func NewWithTransport(t Transport, cfg Config) (*Client, error) {
+	if t == nil {
+		return nil, argError("transport", "must not be nil")
+	}
+	if err := cfg.validateOptions(); err != nil {
+		return nil, err
+	}
+	n := len(t.Nodes())
+	if n == 0 || n > MaxNodes {
+		return nil, argError("nodes", "between 1 and %d nodes, got %d", MaxNodes, n)
+	}
+	return &Client{
+		t:          t,
+		prefix:     cfg.KeyPrefix,
+		drift:      cfg.driftFactor(),
+		quorum:     n/2 + 1,
+		nodeTimout: cfg.nodeTimeout(),
+		done:       make(chan struct{}),
+		locks:      map[*Lock]struct{}{},
+		waiters:    map[string]*wakeSignal{},
+	}, nil
+}
+
+// Quorum returns how many nodes must agree: N/2+1.
+func (c *Client) Quorum() int { return c.quorum }
+
+// Acquire takes the lock on resource for ttl. Without Wait it makes one
+// attempt; with Wait it retries until the wait runs out, ctx ends, or the
+// Client is closed. It returns ErrNotAcquired when another owner holds the
+// resource, ErrUnavailable when too many nodes failed, and ctx.Err() (wrapped)
+// when ctx ended first. No key is left behind on failure.
+func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
+	if ctx == nil {
+		return nil, argError("ctx", "must not be nil")
+	}
+	if err := checkResource(resource); err != nil {
+		return nil, err
+	}
+	if err := checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	var o acquireOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, argError("opts", "nil AcquireOption")
+		}
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if !c.enter() {
+		return nil, ErrClosed
+	}
+	defer c.pending.Done()
+
+	key := c.prefix + resource
+	token := rand.Text() // 128 random bits
+	deadline := time.Now().Add(o.wait)
+	delay := minRetryDelay
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("liblock: acquire %q: %w", resource, err)
+		}
+		var wake <-chan struct{}
+		if o.wait > 0 {
+			// Subscribe before trying, so a release between our attempt
+			// and our sleep is not missed.
+			wake = c.subscribe(key)
+		}
+		validUntil, err := c.tryAcquire(ctx, resource, key, token, ttl)
+		if err == nil {
+			if wake != nil {
+				c.unsubscribe(key)
+			}
+			return c.newLock(resource, key, token, ttl, validUntil, o.autoExtend)
+		}
+		remaining := time.Until(deadline)
+		if ctx.Err() != nil || remaining <= 0 {
+			if wake != nil {
+				c.unsubscribe(key)
+			}
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, fmt.Errorf("liblock: acquire %q: %w", resource, ctxErr)
+			}
+			return nil, err
+		}
+		sleep := delay/2 + mrand.N(delay/2+1)
+		delay = min(2*delay, maxRetryDelay)
+		timer := time.NewTimer(min(sleep, remaining))
+		select {
+		case <-timer.C:
+		case <-wake:
+		case <-ctx.Done():
+		case <-c.done:
+			timer.Stop()
+			c.unsubscribe(key)
+			return nil, ErrClosed
+		}
+		timer.Stop()
+		c.unsubscribe(key)
+	}
+}
+
+// tryAcquire makes one Redlock attempt and returns when the lock's
+// validity ends. On failure it cleans up every node that may hold the token.
+func (c *Client) tryAcquire(ctx context.Context, resource, key, token string, ttl time.Duration) (time.Time, error) {
+	nodes := c.t.Nodes()
+	cmd := setNXCommand(key, token, ttl)
+	cmds := make([]Command, len(nodes))
+	for i := range cmds {
+		cmds[i] = cmd
+	}
+	start := time.Now()
+	replies := c.t.Exec(ctx, cmds)
+	validity := c.validity(ttl, time.Since(start))
+
+	granted := 0
+	var failed []*NodeError
+	cleanup := make([]bool, len(replies))
+	for i, r := range replies {
+		switch {
+		case r.Err != nil:
+			failed = append(failed, &NodeError{Node: i, Addr: nodes[i], Err: r.Err})
+			cleanup[i] = true // it may have set the key before failing
+		case r.Nil:
+			// The key exists: the one reply that proves our token is not there.
+		default:
+			granted++
+			cleanup[i] = true
+		}
+	}
+	if granted >= c.quorum && validity > 0 {
+		return start.Add(validity), nil
+	}
+	// Not held: drop our token wherever it may be, even when ctx is
+	// canceled, bounded by the node timeout.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.nodeTimout)
+	releaseScript.run(cctx, c.t, cleanup, key, token)
+	cancel()
+
+	switch {
+	case len(failed) > len(nodes)-c.quorum:
+		return time.Time{}, &UnavailableError{Op: "acquire", Reason: fmt.Sprintf("%d of %d nodes failed, quorum is %d", len(failed), len(nodes), c.quorum), Nodes: failed}
+	case granted >= c.quorum:
+		return time.Time{}, &UnavailableError{Op: "acquire", Reason: fmt.Sprintf("granted by a quorum but too slowly: no validity left of a %v ttl", ttl), Nodes: failed}
+	}
+	return time.Time{}, &opError{op: "acquire", resource: resource, kind: ErrNotAcquired,
+		detail: fmt.Sprintf("granted by %d of %d nodes, quorum is %d", granted, len(nodes), c.quorum)}
+}
+
+// validity is what is left of ttl after an operation that took elapsed.
+func (c *Client) validity(ttl, elapsed time.Duration) time.Duration {
+	drift := time.Duration(float64(ttl)*c.drift) + clockPrecision
+	return ttl - elapsed - drift
+}
+
+func (c *Client) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.pending.Add(1)
+	return true
+}
+
+// subscribe returns a channel closed at the next local release of key.
+func (c *Client) subscribe(key string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.waiters[key]
+	if w == nil {
+		w = &wakeSignal{ch: make(chan struct{})}
+		c.waiters[key] = w
+	}
+	w.users++
+	return w.ch
+}
+
+func (c *Client) unsubscribe(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.waiters[key]; w != nil {
+		if w.users--; w.users <= 0 {
+			delete(c.waiters, key)
+		}
+	}
+}
+
+// wake tells local waiters on key that it may be free.
+func (c *Client) wake(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.waiters[key]; w != nil {
+		close(w.ch)
+		delete(c.waiters, key)
+	}
+}
+
+func (c *Client) newLock(resource, key, token string, ttl time.Duration, validUntil time.Time, autoExtend bool) (*Lock, error) {
+	l := &Lock{
+		c: c, resource: resource, key: key, token: token, ttl: ttl,
+		autoExtend: autoExtend, validUntil: validUntil, lost: make(chan struct{}),
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = l.Release(context.Background())
+		return nil, ErrClosed
+	}
+	c.locks[l] = struct{}{}
+	c.mu.Unlock()
+	l.mu.Lock()
+	l.scheduleLocked(time.Now())
+	l.mu.Unlock()
+	return l, nil
+}
+
+func (c *Client) forget(l *Lock) {
+	c.mu.Lock()
+	delete(c.locks, l)
+	c.mu.Unlock()
+}
+
+// Close releases every lock this Client still holds (each bounded by the
+// node timeout), makes waiting Acquire calls return ErrClosed, waits for
+// calls in flight, and closes the connections. Calling it twice is harmless.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	locks := make([]*Lock, 0, len(c.locks))
+	for l := range c.locks {
+		locks = append(locks, l)
+	}
+	c.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, l := range locks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = l.Release(context.Background())
+		}()
+	}
+	wg.Wait()
+	c.pending.Wait()
+	return c.t.Close()
+}

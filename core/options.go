@@ -1,0 +1,33 @@
+package core
+
+import "time"
+
+// AcquireOption configures one Acquire call.
+type AcquireOption func(*acquireOptions)
+
+type acquireOptions struct {
+	wait       time.Duration
+	autoExtend bool
+}
+
+// Wait keeps retrying, with randomized backoff, for at most d while another
+// owner holds the resource or too few nodes answer. Zero (the default) means
+// a single attempt. A release by another Lock of the same Client wakes the
+// waiters at once instead of at their next retry.
+func Wait(d time.Duration) AcquireOption {
+	return func(o *acquireOptions) { o.wait = d }
+}
+
+// AutoExtend extends the lock in the background, about every ttl/3, until it
+// is released. If it can no longer be kept on a quorum before its validity
+// ends, the lock is marked lost and Lock.Lost closes.
+func AutoExtend() AcquireOption {
+	return func(o *acquireOptions) { o.autoExtend = true }
+}
+
+func (o acquireOptions) validate() error {
+	if o.wait < 0 || o.wait > MaxWait {
+		return argError("wait", "must be between 0 and %v, got %v", MaxWait, o.wait)
+	}
+	return nil
+}

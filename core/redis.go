@@ -1,0 +1,178 @@
+//go:build !wasip1
+
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// New returns a Client over the nodes in cfg, each reached with its own
+// go-redis client tuned so that the node timeout always holds. It validates
+// cfg but does not connect: connections are made on first use.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	timeout := cfg.nodeTimeout()
+	clients := make([]*redis.Client, len(cfg.Nodes))
+	for i, raw := range cfg.Nodes {
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			closeAll(clients[:i])
+			return nil, argError(fmt.Sprintf("nodes[%d]", i), "%s", scrub(err.Error(), raw))
+		}
+		tune(opt, timeout)
+		clients[i] = redis.NewClient(opt)
+	}
+	c, err := NewWithTransport(newRedisTransport(clients, timeout, true), cfg)
+	if err != nil {
+		closeAll(clients)
+	}
+	return c, err
+}
+
+// NewFromClients returns a Client over existing go-redis clients, one per
+// independent master; cfg.Nodes must be empty. Each client must have
+// ContextTimeoutEnabled set: without it go-redis ignores deadlines, and a
+// frozen node would stall every call for the client's read timeout. Close
+// does not close these clients.
+func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
+	if len(cfg.Nodes) != 0 {
+		return nil, argError("nodes", "must be empty when clients are given")
+	}
+	if len(clients) == 0 {
+		return nil, argError("clients", "at least one client is required")
+	}
+	for i, rc := range clients {
+		if rc == nil {
+			return nil, argError(fmt.Sprintf("clients[%d]", i), "nil client")
+		}
+		if !rc.Options().ContextTimeoutEnabled {
+			return nil, argError(fmt.Sprintf("clients[%d]", i), "set Options.ContextTimeoutEnabled: go-redis ignores deadlines without it")
+		}
+	}
+	return NewWithTransport(newRedisTransport(clients, cfg.nodeTimeout(), false), cfg)
+}
+
+// tune makes a go-redis client keep the node timeout: deadlines from the
+// context, no retries of its own (the algorithm retries), and no extra
+// commands on connect.
+func tune(opt *redis.Options, timeout time.Duration) {
+	opt.ContextTimeoutEnabled = true
+	opt.DialTimeout = timeout
+	opt.ReadTimeout = timeout
+	opt.WriteTimeout = timeout
+	opt.PoolTimeout = timeout
+	opt.MaxRetries = -1
+	opt.DisableIdentity = true
+	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+}
+
+func closeAll(clients []*redis.Client) {
+	for _, rc := range clients {
+		if rc != nil {
+			_ = rc.Close()
+		}
+	}
+}
+
+// scrub removes a URL's password from a message that might repeat it.
+func scrub(msg, rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		rest := rawURL[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				if pw := rest[colon+1 : at]; pw != "" {
+					msg = strings.ReplaceAll(msg, pw, "xxxxx")
+				}
+			}
+		}
+	}
+	return msg
+}
+
+// redisTransport runs each node's command on its own go-redis client, all
+// nodes in parallel, each under the node timeout.
+type redisTransport struct {
+	clients []*redis.Client
+	names   []string
+	timeout time.Duration
+	owned   bool
+}
+
+func newRedisTransport(clients []*redis.Client, timeout time.Duration, owned bool) *redisTransport {
+	names := make([]string, len(clients))
+	for i, rc := range clients {
+		names[i] = rc.Options().Addr
+	}
+	return &redisTransport{clients: clients, names: names, timeout: timeout, owned: owned}
+}
+
+func (t *redisTransport) Nodes() []string { return t.names }
+
+func (t *redisTransport) Exec(ctx context.Context, cmds []Command) []Reply {
+	replies := make([]Reply, len(cmds))
+	last := -1
+	for i, cmd := range cmds {
+		if cmd != nil {
+			last = i
+		}
+	}
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		switch {
+		case cmd == nil:
+		case i == last:
+			// The caller's goroutine takes one node itself: with one node
+			// there is no goroutine at all.
+			replies[i] = t.do(ctx, i, cmd)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				replies[i] = t.do(ctx, i, cmd)
+			}()
+		}
+	}
+	wg.Wait()
+	return replies
+}
+
+func (t *redisTransport) do(ctx context.Context, node int, cmd Command) Reply {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	args := make([]any, len(cmd))
+	for i, a := range cmd {
+		args[i] = a
+	}
+	v, err := t.clients[node].Do(ctx, args...).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Reply{Nil: true}
+	case err != nil:
+		return Reply{Err: err}
+	}
+	switch v := v.(type) {
+	case int64:
+		return Reply{Int: v}
+	case string:
+		return Reply{Str: v}
+	default:
+		return Reply{Str: fmt.Sprint(v)}
+	}
+}
+
+func (t *redisTransport) Close() error {
+	if t.owned {
+		closeAll(t.clients)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+// Command redisnodes starts a set of real redis-server processes on free
+// loopback ports and drives them, so that tests and demos in any language
+// share one harness (package redistest).
+//
+// Two modes:
+//
+//	redisnodes -n 3 [-dir DIR] -- CMD ARGS...
+//
+// starts the nodes, runs CMD with LIBLOCK_NODES (comma-separated redis://
+// URLs) and LIBLOCK_NODE_PIDS (comma-separated pids) in its environment,
+// stops the nodes when CMD ends (whatever the outcome) and exits with CMD's
+// status.
+//
+//	redisnodes -n 3 [-dir DIR]
+//
+// starts the nodes, prints one JSON line
+//
+//	{"nodes":[{"index":0,"port":7001,"pid":123,"url":"redis://127.0.0.1:7001"},...]}
+//
+// and then reads commands from standard input, one per line, answering
+// each with one JSON line ({"ok":true,...} or {"ok":false,"error":"..."}):
+//
+//	kill I      SIGKILL node I and wait for it to exit
+//	freeze I    SIGSTOP node I
+//	thaw I      SIGCONT node I
+//	restart I   kill node I if needed and start it again, empty, on the same port
+//	flush       FLUSHALL on every live node
+//	keys        {"ok":true,"keys":[["k1"],[],...]} per node (live, unfrozen nodes)
+//	nodes       the JSON line above again (pids change on restart)
+//	quit        stop every node and exit
+//
+// End of input stops every node too, so a test runner that dies takes its
+// nodes with it.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/liblock/liblock/core/redistest"
+)
+
+type nodeInfo struct {
+	Index int    `json:"index"`
+	Port  int    `json:"port"`
+	PID   int    `json:"pid"`
+	URL   string `json:"url"`
+}
+
+func main() {
+	n := flag.Int("n", 3, "number of nodes")
+	dir := flag.String("dir", "", "directory for the nodes' data (default: a temporary one)")
+	flag.Parse()
+
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			fatal(err)
+		}
+	}
+	cluster, err := redistest.StartCluster(*n, *dir)
+	if err != nil {
+		fatal(err)
+	}
+	defer cluster.Close()
+
+	// A signal to us must still stop the nodes.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cluster.Close()
+		os.Exit(130)
+	}()
+
+	if args := flag.Args(); len(args) > 0 {
+		code := runCommand(cluster, args)
+		cluster.Close() // os.Exit skips deferred calls
+		os.Exit(code)
+	}
+	serve(cluster)
+}
+
+func runCommand(c *redistest.Cluster, args []string) int {
+	pids := make([]string, len(c.Nodes))
+	for i, node := range c.Nodes {
+		pids[i] = strconv.Itoa(node.PID())
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(),
+		"LIBLOCK_NODES="+strings.Join(c.URLs(), ","),
+		"LIBLOCK_NODE_PIDS="+strings.Join(pids, ","))
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "redisnodes:", err)
+		return 1
+	}
+}
+
+func serve(c *redistest.Cluster) {
+	out := json.NewEncoder(os.Stdout)
+	_ = out.Encode(map[string]any{"nodes": infos(c)})
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		fields := strings.Fields(in.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if fields[0] == "quit" {
+			_ = out.Encode(map[string]any{"ok": true})
+			return
+		}
+		reply, err := handle(c, fields)
+		if err != nil {
+			reply = map[string]any{"ok": false, "error": err.Error()}
+		} else {
+			reply["ok"] = true
+		}
+		_ = out.Encode(reply)
+	}
+}
+
+func handle(c *redistest.Cluster, fields []string) (map[string]any, error) {
+	switch fields[0] {
+	case "nodes":
+		return map[string]any{"nodes": infos(c)}, nil
+	case "flush":
+		return map[string]any{}, c.FlushAll()
+	case "keys":
+		all := make([][]string, len(c.Nodes))
+		for i, node := range c.Nodes {
+			all[i] = []string{}
+			if node.PID() == 0 {
+				continue
+			}
+			keys, err := node.Keys()
+			if err != nil {
+				return nil, err
+			}
+			if keys != nil {
+				all[i] = keys
+			}
+		}
+		return map[string]any{"keys": all}, nil
+	}
+	if len(fields) != 2 {
+		return nil, fmt.Errorf("usage: %s INDEX", fields[0])
+	}
+	i, err := strconv.Atoi(fields[1])
+	if err != nil || i < 0 || i >= len(c.Nodes) {
+		return nil, fmt.Errorf("no node %q", fields[1])
+	}
+	node := c.Nodes[i]
+	switch fields[0] {
+	case "kill":
+		err = node.Kill()
+	case "freeze":
+		err = node.Freeze()
+	case "thaw":
+		err = node.Thaw()
+	case "restart":
+		err = node.Restart()
+	default:
+		return nil, fmt.Errorf("unknown command %q", fields[0])
+	}
+	return map[string]any{"pid": node.PID()}, err
+}
+
+func infos(c *redistest.Cluster) []nodeInfo {
+	out := make([]nodeInfo, len(c.Nodes))
+	for i, node := range c.Nodes {
+		out[i] = nodeInfo{Index: i, Port: node.Port, PID: node.PID(), URL: node.URL()}
+	}
+	return out
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "redisnodes:", err)
+	os.Exit(1)
+}

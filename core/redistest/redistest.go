@@ -1,0 +1,397 @@
+// Package redistest starts real redis-server processes on free loopback
+// ports for tests, and fails them for real: SIGKILL, SIGSTOP/SIGCONT and
+// restart. It is the only Redis the project's behaviour tests talk to.
+//
+// A Cluster is a set of independent masters (no replication), which is what
+// Redlock runs over. Every node lives in its own temporary directory with
+// persistence switched off, listens on 127.0.0.1 only, and dies with the
+// process that started it (Pdeathsig), so a crashed test leaves nothing behind.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// InstallHint is the command that installs redis-server on this project's
+// machines. It is printed whenever the binary is missing.
+const InstallHint = "apt-get update && apt-get install -y redis-server   (or run `make deps`)"
+
+// readyTimeout bounds how long a node may take to answer its first PING.
+const readyTimeout = 10 * time.Second
+
+// Binary returns the path of redis-server, from $REDIS_SERVER or $PATH.
+func Binary() (string, error) {
+	if p := os.Getenv("REDIS_SERVER"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("redistest: redis-server not found in PATH; install it with: %s", InstallHint)
+	}
+	return p, nil
+}
+
+// Cluster is a set of independent redis-server processes.
+type Cluster struct {
+	Nodes []*Node
+	dir   string
+	owned bool // dir was created by us and is removed on Close
+}
+
+// Node is one redis-server process on a fixed loopback port. Its methods are
+// safe for concurrent use.
+type Node struct {
+	Index int
+	Port  int
+	dir   string
+	bin   string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	frozen bool
+}
+
+// Start starts n nodes for a test and stops them when the test ends, even
+// when it fails. A missing redis-server fails the test (never skips it),
+// naming the install command.
+func Start(tb testing.TB, n int) *Cluster {
+	tb.Helper()
+	c, err := StartCluster(n, tb.TempDir())
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// StartCluster starts n nodes with their data directories under dir. An
+// empty dir means a new temporary directory, removed by Close.
+func StartCluster(n int, dir string) (*Cluster, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("redistest: need at least one node, got %d", n)
+	}
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir}
+	if dir == "" {
+		if c.dir, err = os.MkdirTemp("", "redistest-"); err != nil {
+			return nil, err
+		}
+		c.owned = true
+	}
+	for i := 0; i < n; i++ {
+		node := &Node{Index: i, dir: filepath.Join(c.dir, fmt.Sprintf("node%d", i)), bin: bin}
+		if err := os.MkdirAll(node.dir, 0o755); err != nil {
+			c.Close()
+			return nil, err
+		}
+		if err := node.startOnFreePort(); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	return c, nil
+}
+
+// URLs returns one redis:// URL per node, in node order.
+func (c *Cluster) URLs() []string {
+	urls := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		urls[i] = n.URL()
+	}
+	return urls
+}
+
+// Close kills every node and removes the data directory if Start made it.
+func (c *Cluster) Close() {
+	for _, n := range c.Nodes {
+		_ = n.Kill()
+	}
+	if c.owned {
+		_ = os.RemoveAll(c.dir)
+	}
+}
+
+// Addr is the node's host:port.
+func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
+
+// URL is the node's redis:// URL.
+func (n *Node) URL() string { return "redis://" + n.Addr() }
+
+// PID returns the process id of the running server, or 0 when it is down.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+func (n *Node) startOnFreePort() error {
+	var lastErr error
+	// Another process can take a port between our probe and redis binding
+	// it, so try a few.
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		n.Port = port
+		if lastErr = n.start(); lastErr == nil {
+			return nil
+		}
+	}
+	return lastErr
+}
+
+func (n *Node) start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return fmt.Errorf("redistest: node %d is already running", n.Index)
+	}
+	args := []string{
+		"--port", strconv.Itoa(n.Port),
+		"--bind", "127.0.0.1",
+		"--dir", n.dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--logfile", filepath.Join(n.dir, "redis.log"),
+	}
+	cmd := exec.Command(n.bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redistest: start %s: %w", n.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	if err := waitReady(n.Addr(), exited); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		log, _ := os.ReadFile(filepath.Join(n.dir, "redis.log"))
+		return fmt.Errorf("redistest: node %d on port %d: %w\n%s", n.Index, n.Port, err, lastLines(string(log), 5))
+	}
+	n.cmd, n.exited, n.frozen = cmd, exited, false
+	return nil
+}
+
+// Kill sends SIGKILL and waits for the process to exit. Killing a node that
+// is down is a no-op.
+func (n *Node) Kill() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return nil
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGKILL)
+	<-n.exited
+	n.cmd, n.exited, n.frozen = nil, nil, false
+	return nil
+}
+
+// Freeze sends SIGSTOP: the node keeps its port and accepts TCP connections
+// (the kernel does that), but never answers — the nastiest failure a client
+// can meet.
+func (n *Node) Freeze() error { return n.signal(syscall.SIGSTOP, true) }
+
+// Thaw sends SIGCONT to a frozen node.
+func (n *Node) Thaw() error { return n.signal(syscall.SIGCONT, false) }
+
+func (n *Node) signal(sig syscall.Signal, frozen bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return fmt.Errorf("redistest: node %d is not running", n.Index)
+	}
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	n.frozen = frozen
+	return nil
+}
+
+// Restart kills the node if it runs and starts a fresh, empty one on the
+// same port (no persistence: the restarted node has forgotten every key).
+func (n *Node) Restart() error {
+	if err := n.Kill(); err != nil {
+		return err
+	}
+	return n.start()
+}
+
+// Do sends one command to the node over a fresh connection and returns the
+// reply in RESP's text form; tests use it to inspect and tamper with keys
+// without going through the code under test.
+func (n *Node) Do(args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", n.Addr(), 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	return roundTrip(bufio.NewReader(conn), conn, args)
+}
+
+func roundTrip(r *bufio.Reader, w net.Conn, args []string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := w.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	return readReply(r)
+}
+
+// readReply reads one RESP2 reply. Arrays come back as their elements
+// joined by newlines; nil as "(nil)"; errors as a Go error.
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("redistest: empty reply")
+	}
+	switch line[0] {
+	case '+', ':':
+		return line[1:], nil
+	case '-':
+		return "", errors.New(line[1:])
+	case '$':
+		size, _ := strconv.Atoi(line[1:])
+		if size < 0 {
+			return "(nil)", nil
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:size]), nil
+	case '*':
+		count, _ := strconv.Atoi(line[1:])
+		if count < 0 {
+			return "(nil)", nil
+		}
+		parts := make([]string, 0, count)
+		for i := 0; i < count; i++ {
+			p, err := readReply(r)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, "\n"), nil
+	}
+	return "", fmt.Errorf("redistest: unexpected reply %q", line)
+}
+
+// Keys returns the keys stored on the node (KEYS *; test data is tiny).
+func (n *Node) Keys() ([]string, error) {
+	out, err := n.Do("KEYS", "*")
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// AssertNoKeys fails the test if any live node still holds a key: the
+// "no lock left behind" check.
+func (c *Cluster) AssertNoKeys(tb testing.TB) {
+	tb.Helper()
+	for _, n := range c.Nodes {
+		if n.PID() == 0 || n.isFrozen() {
+			continue
+		}
+		keys, err := n.Keys()
+		if err != nil {
+			tb.Errorf("node %d: KEYS: %v", n.Index, err)
+			continue
+		}
+		if len(keys) > 0 {
+			tb.Errorf("node %d still holds keys %q", n.Index, keys)
+		}
+	}
+}
+
+// FlushAll empties every live node.
+func (c *Cluster) FlushAll() error {
+	for _, n := range c.Nodes {
+		if n.PID() == 0 || n.isFrozen() {
+			continue
+		}
+		if _, err := n.Do("FLUSHALL"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Node) isFrozen() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.frozen
+}
+
+func waitReady(addr string, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	for {
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			_ = conn.SetDeadline(time.Now().Add(time.Second))
+			out, perr := roundTrip(bufio.NewReader(conn), conn, []string{"PING"})
+			conn.Close()
+			if perr == nil && out == "PONG" {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("redis-server exited during start-up")
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %v", readyTimeout)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
