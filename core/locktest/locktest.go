@@ -1,0 +1,775 @@
+// Package locktest is liblock's behaviour suite: scenarios that any
+// implementation of the lock (the native core, the wasm module through a
+// host) must pass against real redis-server processes, including killed and
+// frozen ones. Run calls every scenario as a subtest; a backend supplies a
+// Factory.
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/redistest"
+)
+
+// Client is what a backend offers: core.Client's Acquire and Close.
+type Client interface {
+	Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...core.AcquireOption) (Lock, error)
+	Close() error
+}
+
+// Lock is the part of core.Lock the scenarios use.
+type Lock interface {
+	Extend(ctx context.Context, ttl time.Duration) error
+	Release(ctx context.Context) error
+	Key() string
+	Token() string
+	Validity() time.Duration
+	Lost() <-chan struct{}
+}
+
+// Factory makes a Client from a configuration, as core.New does.
+type Factory func(tb testing.TB, cfg core.Config) (Client, error)
+
+// Native is the Factory of the native core (core.New).
+func Native(tb testing.TB, cfg core.Config) (Client, error) {
+	c, err := core.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return nativeClient{c}, nil
+}
+
+type nativeClient struct{ *core.Client }
+
+func (c nativeClient) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...core.AcquireOption) (Lock, error) {
+	l, err := c.Client.Acquire(ctx, resource, ttl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// NodeTimeout is the node timeout the scenarios configure. Bound is the
+// slack allowed on top of it when checking that a call with failing nodes
+// still returns in bounded time: generous, because -race and a 2-core
+// machine are slow, but far below go-redis's 3 s read timeout that an
+// unbounded client would show.
+const (
+	NodeTimeout = 100 * time.Millisecond
+	Bound       = 900 * time.Millisecond
+)
+
+// Run runs every scenario against backend.
+func Run(t *testing.T, backend Factory) {
+	s := &suite{backend: backend}
+	for _, sc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"SeedContention", s.seedContention},
+		{"NodeCounts", s.nodeCounts},
+		{"MinorityFrozen", s.minorityFrozen},
+		{"MinorityKilled", s.minorityKilled},
+		{"MajorityFrozen", s.majorityFrozen},
+		{"MajorityKilled", s.majorityKilled},
+		{"Expiry", s.expiry},
+		{"ExtendKeepsAndNeverReacquires", s.extend},
+		{"ReleaseAfterExpiryLeavesOtherOwner", s.releaseAfterExpiry},
+		{"ReleaseTwice", s.releaseTwice},
+		{"WaitGivesUpOnTime", s.waitGivesUp},
+		{"WaitWinsAfterRelease", s.waitWins},
+		{"CancelMidWait", s.cancelMidWait},
+		{"AutoExtendOutlivesTTL", s.autoExtendOutlives},
+		{"AutoExtendLossOnOverwrite", s.lossOnOverwrite},
+		{"AutoExtendLossOnMajorityDeath", s.lossOnMajorityDeath},
+		{"PlainSetNXExcludes", s.plainSetNX},
+		{"ScriptCacheFlushed", s.scriptFlushed},
+		{"BadInput", s.badInput},
+		{"CloseReleasesLocks", s.closeReleases},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			// Registered first, so it runs last: after the clients are
+			// closed and the nodes stopped.
+			t.Cleanup(func() { NoGoroutineLeak(t, base) })
+			sc.fn(t)
+		})
+	}
+}
+
+type suite struct{ backend Factory }
+
+func (s *suite) client(t *testing.T, c *redistest.Cluster) Client {
+	t.Helper()
+	cl, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: NodeTimeout})
+	if err != nil {
+		t.Fatalf("new client: %v", err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// NoGoroutineLeak waits, with a deadline, for the goroutine count to come
+// back to base; background work ends within a node timeout or two.
+func NoGoroutineLeak(t testing.TB, base int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Eventually polls cond until it holds or the deadline passes.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// OverlapChecker proves mutual exclusion: Enter fails the test if another
+// holder is inside.
+type OverlapChecker struct {
+	inside, max atomic.Int32
+	entries     atomic.Int64
+}
+
+// Enter records a holder entering the critical section.
+func (o *OverlapChecker) Enter(t testing.TB) {
+	n := o.inside.Add(1)
+	o.entries.Add(1)
+	for {
+		m := o.max.Load()
+		if n <= m || o.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if n != 1 {
+		t.Errorf("overlap: %d holders at once", n)
+	}
+}
+
+// Exit records the holder leaving.
+func (o *OverlapChecker) Exit() { o.inside.Add(-1) }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantErr(t testing.TB, err, kind error) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("got error %v, want %v", err, kind)
+	}
+}
+
+// within runs fn and fails the test if it took longer than limit.
+func within(t testing.TB, limit time.Duration, what string, fn func()) {
+	t.Helper()
+	start := time.Now()
+	fn()
+	if d := time.Since(start); d > limit {
+		t.Errorf("%s took %v, bound is %v", what, d, limit)
+	}
+}
+
+func keyOn(t testing.TB, n *redistest.Node, key string) string {
+	t.Helper()
+	v, err := n.Do("GET", key)
+	must(t, err)
+	return v
+}
+
+// seedContention: ten goroutines, one resource, many rounds, at most one
+// holder at a time.
+func (s *suite) seedContention(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	var check OverlapChecker
+	const workers, rounds = 10, 15
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				l, err := cl.Acquire(context.Background(), "account_id123", 5*time.Second, core.Wait(30*time.Second))
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				check.Enter(t)
+				time.Sleep(time.Millisecond) // the critical section's work
+				check.Exit()
+				if err := l.Release(context.Background()); err != nil {
+					t.Errorf("worker %d release: %v", w, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := check.entries.Load(); got != workers*rounds {
+		t.Fatalf("%d critical sections, want %d", got, workers*rounds)
+	}
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) nodeCounts(t *testing.T) {
+	for _, n := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			c := redistest.Start(t, n)
+			a, b := s.client(t, c), s.client(t, c)
+			l, err := a.Acquire(context.Background(), "res", 10*time.Second)
+			must(t, err)
+			for _, node := range c.Nodes {
+				if got := keyOn(t, node, "res"); got != l.Token() {
+					t.Fatalf("node %d holds %q, want token %q", node.Index, got, l.Token())
+				}
+			}
+			if v := l.Validity(); v <= 9*time.Second || v > 10*time.Second {
+				t.Fatalf("validity %v, want just under 10s", v)
+			}
+			_, err = b.Acquire(context.Background(), "res", 10*time.Second)
+			wantErr(t, err, core.ErrNotAcquired)
+			must(t, l.Release(context.Background()))
+			l2, err := b.Acquire(context.Background(), "res", 10*time.Second)
+			must(t, err)
+			must(t, l2.Release(context.Background()))
+			c.AssertNoKeys(t)
+		})
+	}
+}
+
+// failMinority takes down the minority of a 5-node set and checks that
+// every operation still works within the bound.
+func (s *suite) failMinority(t *testing.T, fail func(*redistest.Node) error) {
+	c := redistest.Start(t, 5)
+	cl := s.client(t, c)
+	ctx := context.Background()
+	// Connect first, so the failure hits live connections too.
+	l, err := cl.Acquire(ctx, "warm", time.Second)
+	must(t, err)
+	must(t, l.Release(ctx))
+	must(t, fail(c.Nodes[0]))
+	must(t, fail(c.Nodes[1]))
+	bound := NodeTimeout + Bound
+	within(t, bound, "acquire", func() { l, err = cl.Acquire(ctx, "res", 10*time.Second) })
+	must(t, err)
+	within(t, bound, "extend", func() { err = l.Extend(ctx, 10*time.Second) })
+	must(t, err)
+	within(t, bound, "release", func() { err = l.Release(ctx) })
+	must(t, err)
+	for _, n := range c.Nodes[2:] {
+		if got := keyOn(t, n, "res"); got != "(nil)" {
+			t.Fatalf("node %d still holds %q", n.Index, got)
+		}
+	}
+}
+
+func (s *suite) minorityFrozen(t *testing.T) {
+	s.failMinority(t, func(n *redistest.Node) error { return n.Freeze() })
+}
+
+func (s *suite) minorityKilled(t *testing.T) {
+	s.failMinority(t, func(n *redistest.Node) error { return n.Kill() })
+}
+
+// failMajority: acquire reports unavailable, not "not acquired", within the
+// bound, with per-node causes, and leaves no key on the live nodes.
+func (s *suite) failMajority(t *testing.T, fail func(*redistest.Node) error) {
+	c := redistest.Start(t, 5)
+	cl := s.client(t, c)
+	ctx := context.Background()
+	l, err := cl.Acquire(ctx, "warm", time.Second)
+	must(t, err)
+	must(t, l.Release(ctx))
+	for _, n := range c.Nodes[:3] {
+		must(t, fail(n))
+	}
+	// Acquire + cleanup: two node timeouts at most.
+	within(t, 2*NodeTimeout+Bound, "acquire", func() { _, err = cl.Acquire(ctx, "res", 10*time.Second) })
+	wantErr(t, err, core.ErrUnavailable)
+	if errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("unavailable must not also be not-acquired: %v", err)
+	}
+	var ue *core.UnavailableError
+	if !errors.As(err, &ue) || len(ue.Nodes) < 3 {
+		t.Fatalf("want per-node causes for 3 nodes, got %v", err)
+	}
+	for _, n := range c.Nodes[3:] {
+		if got := keyOn(t, n, "res"); got != "(nil)" {
+			t.Fatalf("live node %d holds %q after a failed acquire", n.Index, got)
+		}
+	}
+}
+
+func (s *suite) majorityFrozen(t *testing.T) {
+	s.failMajority(t, func(n *redistest.Node) error { return n.Freeze() })
+}
+
+func (s *suite) majorityKilled(t *testing.T) {
+	s.failMajority(t, func(n *redistest.Node) error { return n.Kill() })
+}
+
+func (s *suite) expiry(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 150*time.Millisecond)
+	must(t, err)
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Lost did not close after the validity ran out")
+	}
+	if l.Validity() != 0 {
+		t.Fatalf("validity %v after expiry", l.Validity())
+	}
+	Eventually(t, 5*time.Second, "another owner acquires after expiry", func() bool {
+		l2, err := b.Acquire(ctx, "res", 10*time.Second)
+		if err == nil {
+			must(t, l2.Release(ctx))
+		}
+		return err == nil
+	})
+	wantErr(t, l.Extend(ctx, time.Second), core.ErrLost)
+	wantErr(t, l.Release(ctx), core.ErrLost)
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) extend(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	ctx := context.Background()
+	l, err := cl.Acquire(ctx, "res", 300*time.Millisecond)
+	must(t, err)
+	must(t, l.Extend(ctx, 10*time.Second))
+	if v := l.Validity(); v <= 9*time.Second {
+		t.Fatalf("validity %v after extending to 10s", v)
+	}
+	pttl, err := c.Nodes[0].Do("PTTL", "res")
+	must(t, err)
+	if !strings.HasPrefix(pttl, "9") && !strings.HasPrefix(pttl, "10") {
+		t.Fatalf("PTTL %s after extend", pttl)
+	}
+	// Delete the keys behind the lock's back: Extend must report the loss
+	// and must not create the key again.
+	for _, n := range c.Nodes {
+		_, err := n.Do("DEL", "res")
+		must(t, err)
+	}
+	wantErr(t, l.Extend(ctx, 10*time.Second), core.ErrLost)
+	c.AssertNoKeys(t)
+	select {
+	case <-l.Lost():
+	default:
+		t.Fatal("Lost not closed after Extend found the lock gone")
+	}
+	wantErr(t, l.Release(ctx), core.ErrLost)
+}
+
+func (s *suite) releaseAfterExpiry(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 100*time.Millisecond)
+	must(t, err)
+	<-l.Lost()
+	var l2 Lock
+	Eventually(t, 5*time.Second, "other owner acquires", func() bool {
+		l2, err = b.Acquire(ctx, "res", 10*time.Second)
+		return err == nil
+	})
+	wantErr(t, l.Release(ctx), core.ErrLost)
+	for _, n := range c.Nodes {
+		if got := keyOn(t, n, "res"); got != l2.Token() {
+			t.Fatalf("node %d: the other owner's key became %q", n.Index, got)
+		}
+	}
+	must(t, l2.Release(ctx))
+}
+
+func (s *suite) releaseTwice(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	ctx := context.Background()
+	l, err := cl.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	// Extend racing Release must be safe (run under -race).
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = l.Extend(ctx, 10*time.Second) }()
+	go func() { defer wg.Done(); must(t, l.Release(ctx)) }()
+	wg.Wait()
+	wantErr(t, l.Release(ctx), core.ErrLost)
+	wantErr(t, l.Extend(ctx, time.Second), core.ErrLost)
+	select {
+	case <-l.Lost():
+		t.Fatal("Lost closed by a release")
+	default:
+	}
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) waitGivesUp(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	const wait = 300 * time.Millisecond
+	start := time.Now()
+	_, err = b.Acquire(ctx, "res", time.Second, core.Wait(wait))
+	took := time.Since(start)
+	wantErr(t, err, core.ErrNotAcquired)
+	if took < wait {
+		t.Fatalf("gave up after %v, before the %v wait", took, wait)
+	}
+	if took > wait+NodeTimeout+Bound {
+		t.Fatalf("gave up after %v, long after the %v wait", took, wait)
+	}
+	must(t, l.Release(ctx))
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) waitWins(t *testing.T) {
+	c := redistest.Start(t, 3)
+	for _, sameClient := range []bool{true, false} {
+		a := s.client(t, c)
+		b := a
+		if !sameClient {
+			b = s.client(t, c)
+		}
+		ctx := context.Background()
+		l, err := a.Acquire(ctx, "res", 10*time.Second)
+		must(t, err)
+		got := make(chan error, 1)
+		go func() {
+			l2, err := b.Acquire(ctx, "res", time.Second, core.Wait(20*time.Second))
+			if err == nil {
+				err = l2.Release(ctx)
+			}
+			got <- err
+		}()
+		// Let the waiter fail at least one attempt before releasing.
+		Eventually(t, 5*time.Second, "waiter is waiting", func() bool { return len(got) == 0 })
+		time.Sleep(20 * time.Millisecond)
+		must(t, l.Release(ctx))
+		select {
+		case err := <-got:
+			must(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("waiter did not win after the release")
+		}
+	}
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) cancelMidWait(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	l, err := a.Acquire(context.Background(), "res", 10*time.Second)
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		_, err := b.Acquire(ctx, "res", time.Second, core.Wait(time.Minute))
+		got <- err
+	}()
+	time.Sleep(30 * time.Millisecond) // several attempts in
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("cancel not honoured")
+	}
+	must(t, l.Release(context.Background()))
+	c.AssertNoKeys(t)
+
+	// A deadline is reported as such.
+	l, err = a.Acquire(context.Background(), "res", 10*time.Second)
+	must(t, err)
+	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer dcancel()
+	_, err = b.Acquire(dctx, "res", time.Second, core.Wait(time.Minute))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want context.DeadlineExceeded", err)
+	}
+	must(t, l.Release(context.Background()))
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) autoExtendOutlives(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	const ttl = 200 * time.Millisecond
+	l, err := a.Acquire(ctx, "res", ttl, core.AutoExtend())
+	must(t, err)
+	deadline := time.Now().Add(6 * ttl)
+	for time.Now().Before(deadline) {
+		select {
+		case <-l.Lost():
+			t.Fatal("auto-extended lock lost")
+		default:
+		}
+		if _, err := b.Acquire(ctx, "res", time.Second); !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("another owner got %v while the lock is auto-extended", err)
+		}
+		time.Sleep(ttl / 4)
+	}
+	must(t, l.Release(ctx))
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) lossOnOverwrite(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	l, err := cl.Acquire(context.Background(), "res", 300*time.Millisecond, core.AutoExtend())
+	must(t, err)
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "res", "someone-else", "PX", "60000")
+		must(t, err)
+	}
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("loss not signalled after the keys were overwritten")
+	}
+	wantErr(t, l.Release(context.Background()), core.ErrLost)
+	for _, n := range c.Nodes {
+		if got := keyOn(t, n, "res"); got != "someone-else" {
+			t.Fatalf("node %d: the other owner's key became %q", n.Index, got)
+		}
+	}
+}
+
+func (s *suite) lossOnMajorityDeath(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	l, err := cl.Acquire(context.Background(), "res", 300*time.Millisecond, core.AutoExtend())
+	must(t, err)
+	must(t, c.Nodes[0].Kill())
+	must(t, c.Nodes[1].Kill())
+	select {
+	case <-l.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("loss not signalled after a majority died")
+	}
+	if l.Validity() != 0 {
+		t.Fatalf("validity %v after loss", l.Validity())
+	}
+	_ = l.Release(context.Background())
+}
+
+// plainSetNX: the wire format is plain SET NX, so liblock and other
+// programs' locks on the same key exclude each other.
+func (s *suite) plainSetNX(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: NodeTimeout, KeyPrefix: "app:"})
+	must(t, err)
+	defer cl.Close()
+	ctx := context.Background()
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "app:res", "legacy", "NX", "PX", "60000")
+		must(t, err)
+	}
+	_, err = cl.Acquire(ctx, "res", time.Second)
+	wantErr(t, err, core.ErrNotAcquired)
+	must(t, c.FlushAll())
+	l, err := cl.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	if l.Key() != "app:res" {
+		t.Fatalf("key %q, want app:res", l.Key())
+	}
+	if len(l.Token()) < 22 {
+		t.Fatalf("token %q too short for 122 random bits", l.Token())
+	}
+	for _, n := range c.Nodes {
+		if got, _ := n.Do("SET", "app:res", "legacy", "NX", "PX", "60000"); got != "(nil)" {
+			t.Fatalf("plain SET NX on a held key answered %q", got)
+		}
+	}
+	must(t, l.Release(ctx))
+	c.AssertNoKeys(t)
+}
+
+// scriptFlushed: EVALSHA falls back to EVAL when a node lost its script
+// cache (restart, SCRIPT FLUSH).
+func (s *suite) scriptFlushed(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		l, err := cl.Acquire(ctx, "res", 10*time.Second)
+		must(t, err)
+		for _, n := range c.Nodes {
+			_, err := n.Do("SCRIPT", "FLUSH")
+			must(t, err)
+		}
+		must(t, l.Extend(ctx, 10*time.Second))
+		for _, n := range c.Nodes {
+			_, err := n.Do("SCRIPT", "FLUSH")
+			must(t, err)
+		}
+		must(t, l.Release(ctx))
+	}
+	c.AssertNoKeys(t)
+}
+
+// badInput: every kind of bad argument gives ErrInvalidArgument naming the
+// argument, and sends nothing to any node.
+func (s *suite) badInput(t *testing.T) {
+	c := redistest.Start(t, 3)
+	urls := c.URLs()
+	neg := -0.5
+	nan := func() *float64 { z := 0.0; v := z / z; return &v }()
+	for _, tc := range []struct {
+		name string
+		cfg  core.Config
+		arg  string
+	}{
+		{"no nodes", core.Config{}, "nodes"},
+		{"empty url", core.Config{Nodes: []string{""}}, "nodes[0]"},
+		{"bad scheme", core.Config{Nodes: []string{"http://127.0.0.1:1"}}, "nodes[0]"},
+		{"malformed url", core.Config{Nodes: []string{urls[0], "redis://%zz"}}, "nodes[1]"},
+		{"no host", core.Config{Nodes: []string{"redis://"}}, "nodes[0]"},
+		{"bad db", core.Config{Nodes: []string{"redis://127.0.0.1:1/notadb"}}, "nodes[0]"},
+		{"negative timeout", core.Config{Nodes: urls, NodeTimeout: -time.Second}, "node_timeout"},
+		{"absurd timeout", core.Config{Nodes: urls, NodeTimeout: time.Hour}, "node_timeout"},
+		{"negative drift", core.Config{Nodes: urls, DriftFactor: &neg}, "drift_factor"},
+		{"NaN drift", core.Config{Nodes: urls, DriftFactor: nan}, "drift_factor"},
+		{"long prefix", core.Config{Nodes: urls, KeyPrefix: strings.Repeat("p", core.MaxKeyPrefix+1)}, "key_prefix"},
+		{"too many nodes", core.Config{Nodes: make([]string, core.MaxNodes+1)}, "nodes"},
+	} {
+		_, err := s.backend(t, tc.cfg)
+		var ae *core.ArgumentError
+		if !errors.As(err, &ae) || ae.Arg != tc.arg || !errors.Is(err, core.ErrInvalidArgument) {
+			t.Errorf("%s: got %v, want an invalid-argument error for %q", tc.name, err, tc.arg)
+		}
+	}
+	_, err := s.backend(t, core.Config{Nodes: []string{"redis://user:s3cret@127.0.0.1:1/notadb"}})
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %v must exist and must not contain the password", err)
+	}
+
+	cl := s.client(t, c)
+	for _, n := range c.Nodes {
+		_, err := n.Do("CONFIG", "RESETSTAT")
+		must(t, err)
+	}
+	ctx := context.Background()
+	var nilCtx context.Context
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		res  string
+		ttl  time.Duration
+		opts []core.AcquireOption
+		arg  string
+	}{
+		{"nil ctx", nilCtx, "r", time.Second, nil, "ctx"},
+		{"empty resource", ctx, "", time.Second, nil, "resource"},
+		{"long resource", ctx, strings.Repeat("r", core.MaxResourceLength+1), time.Second, nil, "resource"},
+		{"invalid utf-8", ctx, "r\xff", time.Second, nil, "resource"},
+		{"zero ttl", ctx, "r", 0, nil, "ttl"},
+		{"negative ttl", ctx, "r", -time.Second, nil, "ttl"},
+		{"sub-ms ttl", ctx, "r", time.Microsecond, nil, "ttl"},
+		{"absurd ttl", ctx, "r", 365 * 24 * time.Hour, nil, "ttl"},
+		{"negative wait", ctx, "r", time.Second, []core.AcquireOption{core.Wait(-1)}, "wait"},
+		{"absurd wait", ctx, "r", time.Second, []core.AcquireOption{core.Wait(1000 * time.Hour)}, "wait"},
+		{"nil option", ctx, "r", time.Second, []core.AcquireOption{nil}, "opts"},
+	} {
+		_, err := cl.Acquire(tc.ctx, tc.res, tc.ttl, tc.opts...)
+		var ae *core.ArgumentError
+		if !errors.As(err, &ae) || ae.Arg != tc.arg {
+			t.Errorf("%s: got %v, want an invalid-argument error for %q", tc.name, err, tc.arg)
+		}
+	}
+	l, err := cl.Acquire(ctx, "held", 10*time.Second)
+	must(t, err)
+	for _, ttl := range []time.Duration{0, -1, 25 * time.Hour} {
+		var ae *core.ArgumentError
+		if err := l.Extend(ctx, ttl); !errors.As(err, &ae) || ae.Arg != "ttl" {
+			t.Errorf("extend(%v): got %v", ttl, err)
+		}
+	}
+	var ae *core.ArgumentError
+	if err := l.Extend(nilCtx, time.Second); !errors.As(err, &ae) || ae.Arg != "ctx" {
+		t.Errorf("extend(nil ctx): got %v", err)
+	}
+	if err := l.Release(nilCtx); !errors.As(err, &ae) || ae.Arg != "ctx" {
+		t.Errorf("release(nil ctx): got %v", err)
+	}
+	if l.Validity() <= 0 {
+		t.Error("bad calls changed the lock")
+	}
+	must(t, l.Release(ctx))
+	// Only the one good acquire and release reached the nodes.
+	for _, n := range c.Nodes {
+		stats, err := n.Do("INFO", "commandstats")
+		must(t, err)
+		if !strings.Contains(stats, "cmdstat_set:calls=1,") {
+			t.Errorf("node %d saw other SETs than the one good acquire:\n%s", n.Index, stats)
+		}
+		if strings.Contains(stats, "cmdstat_evalsha:calls=2") || strings.Contains(stats, "cmdstat_pexpire") {
+			t.Errorf("node %d saw a bad call:\n%s", n.Index, stats)
+		}
+	}
+	c.AssertNoKeys(t)
+}
+
+func (s *suite) closeReleases(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: NodeTimeout})
+	must(t, err)
+	b := s.client(t, c)
+	ctx := context.Background()
+	_, err = a.Acquire(ctx, "one", 10*time.Second)
+	must(t, err)
+	_, err = a.Acquire(ctx, "two", 10*time.Second, core.AutoExtend())
+	must(t, err)
+	held, err := b.Acquire(ctx, "three", 10*time.Second)
+	must(t, err)
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := a.Acquire(ctx, "three", time.Second, core.Wait(time.Minute))
+		waiting <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	must(t, a.Close())
+	select {
+	case err := <-waiting:
+		wantErr(t, err, core.ErrClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a waiting acquire outlived Close")
+	}
+	must(t, a.Close()) // twice is harmless
+	_, err = a.Acquire(ctx, "four", time.Second)
+	wantErr(t, err, core.ErrClosed)
+	must(t, held.Release(ctx))
+	c.AssertNoKeys(t)
+}
