@@ -29,16 +29,17 @@ type Client struct {
 
 	mu      sync.Mutex
 	closed  bool
-	done    chan struct{}          // closed by Close: stops waits
-	locks   map[*Lock]struct{}     // held locks, released by Close
-	waiters map[string]*wakeSignal // per key: local waiters to wake on release
-	pending sync.WaitGroup         // Acquire calls in flight
+	done    chan struct{}        // closed by Close: stops waits
+	locks   map[*Lock]struct{}   // held locks, released by Close
+	waiters map[string][]*waiter // per key: local waiters, oldest first
+	pending sync.WaitGroup       // Acquire calls in flight
 }
 
-// wakeSignal is closed, and forgotten, when a lock on its key is released.
-type wakeSignal struct {
-	ch    chan struct{}
-	users int
+// waiter is one Acquire waiting for a key. A release of that key by a lock
+// of this Client wakes the oldest waiter only: waking them all would make
+// them split the vote and all back off.
+type waiter struct {
+	ch chan struct{} // buffered: a wake is never lost, never blocks
 }
 
 // NewWithTransport returns a Client that runs over t. cfg.Nodes is ignored
@@ -63,7 +64,7 @@ func NewWithTransport(t Transport, cfg Config) (*Client, error) {
 		nodeTimout: cfg.nodeTimeout(),
 		done:       make(chan struct{}),
 		locks:      map[*Lock]struct{}{},
-		waiters:    map[string]*wakeSignal{},
+		waiters:    map[string][]*waiter{},
 	}, nil
 }
 
@@ -103,32 +104,28 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	key := c.prefix + resource
 	token := rand.Text() // 128 random bits
 	deadline := time.Now().Add(o.wait)
+	var wake <-chan struct{} // nil, never ready, without a wait
+	if o.wait > 0 {
+		// Queue before the first attempt, so a release between an attempt
+		// and the sleep after it is not missed.
+		w := c.subscribe(key)
+		defer c.unsubscribe(key, w)
+		wake = w.ch
+	}
 	delay := minRetryDelay
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("liblock: acquire %q: %w", resource, err)
 		}
-		var wake <-chan struct{}
-		if o.wait > 0 {
-			// Subscribe before trying, so a release between our attempt
-			// and our sleep is not missed.
-			wake = c.subscribe(key)
-		}
 		validUntil, err := c.tryAcquire(ctx, resource, key, token, ttl)
 		if err == nil {
-			if wake != nil {
-				c.unsubscribe(key)
-			}
 			return c.newLock(resource, key, token, ttl, validUntil, o.autoExtend)
 		}
 		remaining := time.Until(deadline)
-		if ctx.Err() != nil || remaining <= 0 {
-			if wake != nil {
-				c.unsubscribe(key)
-			}
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("liblock: acquire %q: %w", resource, ctxErr)
-			}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("liblock: acquire %q: %w", resource, ctxErr)
+		}
+		if remaining <= 0 {
 			return nil, err
 		}
 		sleep := delay/2 + mrand.N(delay/2+1)
@@ -140,11 +137,9 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 		case <-ctx.Done():
 		case <-c.done:
 			timer.Stop()
-			c.unsubscribe(key)
 			return nil, ErrClosed
 		}
 		timer.Stop()
-		c.unsubscribe(key)
 	}
 }
 
@@ -211,36 +206,53 @@ func (c *Client) enter() bool {
 	return true
 }
 
-// subscribe returns a channel closed at the next local release of key.
-func (c *Client) subscribe(key string) <-chan struct{} {
+// subscribe queues a waiter for key.
+func (c *Client) subscribe(key string) *waiter {
+	w := &waiter{ch: make(chan struct{}, 1)}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := c.waiters[key]
-	if w == nil {
-		w = &wakeSignal{ch: make(chan struct{})}
-		c.waiters[key] = w
-	}
-	w.users++
-	return w.ch
+	c.waiters[key] = append(c.waiters[key], w)
+	c.mu.Unlock()
+	return w
 }
 
-func (c *Client) unsubscribe(key string) {
+// unsubscribe removes w; a wake it got but did not use goes to the next.
+func (c *Client) unsubscribe(key string, w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if w := c.waiters[key]; w != nil {
-		if w.users--; w.users <= 0 {
-			delete(c.waiters, key)
+	q := c.waiters[key]
+	for i, x := range q {
+		if x == w {
+			q = append(q[:i:i], q[i+1:]...)
+			break
 		}
 	}
+	if len(q) == 0 {
+		delete(c.waiters, key)
+	} else {
+		c.waiters[key] = q
+	}
+	select {
+	case <-w.ch:
+		c.wakeLocked(key)
+	default:
+	}
 }
 
-// wake tells local waiters on key that it may be free.
+// wake tells the oldest local waiter on key, not yet woken, that the key
+// may be free.
 func (c *Client) wake(key string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if w := c.waiters[key]; w != nil {
-		close(w.ch)
-		delete(c.waiters, key)
+	c.wakeLocked(key)
+	c.mu.Unlock()
+}
+
+func (c *Client) wakeLocked(key string) {
+	for _, w := range c.waiters[key] {
+		select {
+		case w.ch <- struct{}{}:
+			return
+		default: // already woken and not yet retried: try the next
+		}
 	}
 }
 

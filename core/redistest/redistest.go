@@ -89,6 +89,12 @@ func StartCluster(n int, dir string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dir != "" {
+		// redis-server resolves --logfile after changing into --dir.
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, err
+		}
+	}
 	c := &Cluster{dir: dir}
 	if dir == "" {
 		if c.dir, err = os.MkdirTemp("", "redistest-"); err != nil {

@@ -1,0 +1,101 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/redistest"
+)
+
+const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
+
+// BenchmarkPair measures one acquire+release pair, per iteration, through
+// liblock and through raw go-redis (SET NX PX, then EVALSHA of the release
+// script; on N nodes, in parallel goroutines, as a minimal Redlock would),
+// on the same nodes in the same run. It reports the median pair latency as
+// p50-µs; make bench prints the ratio.
+func BenchmarkPair(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		c := redistest.Start(b, n)
+		b.Run(fmt.Sprintf("nodes=%d/go-redis-raw", n), func(b *testing.B) { benchRaw(b, c) })
+		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c) })
+	}
+}
+
+func benchLiblock(b *testing.B, c *redistest.Cluster) {
+	cl, err := core.New(core.Config{Nodes: c.URLs()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	pair := func() {
+		l, err := cl.Acquire(ctx, "bench", 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	measure(b, pair)
+}
+
+func benchRaw(b *testing.B, c *redistest.Cluster) {
+	ctx := context.Background()
+	clients := make([]*redis.Client, len(c.Nodes))
+	for i, n := range c.Nodes {
+		clients[i] = redis.NewClient(&redis.Options{Addr: n.Addr()})
+		defer clients[i].Close()
+	}
+	script := redis.NewScript(releaseLua)
+	one := func(rc *redis.Client, token string) {
+		if ok, err := rc.SetNX(ctx, "bench", token, 10*time.Second).Result(); err != nil || !ok {
+			b.Fatalf("SET NX: %v %v", ok, err)
+		}
+		if err := script.Run(ctx, rc, []string{"bench"}, token).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	pair := func() {
+		i++
+		token := strconv.Itoa(i)
+		if len(clients) == 1 {
+			one(clients[0], token)
+			return
+		}
+		var wg sync.WaitGroup
+		for _, rc := range clients {
+			wg.Add(1)
+			go func() { defer wg.Done(); one(rc, token) }()
+		}
+		wg.Wait()
+	}
+	measure(b, pair)
+}
+
+// measure warms up, times every iteration and reports the median.
+func measure(b *testing.B, pair func()) {
+	for range 200 {
+		pair()
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		pair()
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
+}
