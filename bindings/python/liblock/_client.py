@@ -1,0 +1,602 @@
+"""Client and Lock: thin Python objects over liblock.so handles."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import math
+import numbers
+import threading
+import weakref
+from ctypes import byref, c_uint64, c_void_p
+from types import TracebackType
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
+
+from . import _lib
+from ._errors import (
+    OK,
+    LOST,
+    ArgumentTypeError,
+    InvalidArgument,
+    InvalidHandle,
+    LockLost,
+    error_for,
+)
+
+Seconds = Union[int, float, datetime.timedelta]
+OnLost = Callable[["Lock"], Any]
+
+# Past this the library would see garbage in an int64; it rejects anything
+# this large with its own message (ttl/wait limits are 24 h).
+_MS_CLAMP = 2**62
+
+
+def _ms(name: str, value: Any) -> int:
+    """Seconds (int, float or timedelta) -> integer milliseconds for the C ABI."""
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentTypeError(
+            f"{name} must be a number of seconds (int, float or timedelta), "
+            f"not {type(value).__name__}")
+    f = float(value)
+    if not math.isfinite(f):
+        raise InvalidArgument(f"{name} must be a finite number of seconds, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        ms = int(value) * 1000
+    else:
+        ms = round(f * 1000)
+    return max(-_MS_CLAMP, min(_MS_CLAMP, ms))
+
+
+def _text(name: str, value: Any) -> bytes:
+    """A str argument as NUL-terminated UTF-8 (the library checks length and emptiness)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidArgument(f"{name} must not contain NUL characters")
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidArgument(f"{name} is not valid Unicode text: {e}") from None
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be a bool, not {type(value).__name__}")
+    return value
+
+
+def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
+    if value is not None and not callable(value):
+        raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
+    return value
+
+
+def _call(fn: Callable[..., int], *args: Any) -> None:
+    """Call a C function whose last parameter is ``char **err`` and raise on failure."""
+    err = c_void_p()
+    status = fn(*args, byref(err))
+    _lib.check(status, err)
+
+
+def _release_then_free(handle: int) -> None:
+    """Release and free a lock handle nobody will own, without blocking the caller."""
+    dll = _lib.lib()
+    key = _lib.register(lambda status, h, msg: _free_raw(handle))
+    status = dll.lock_release_async(handle, _lib.C_CALLBACK, key, None)
+    if status != OK:
+        _lib.unregister(key)
+        _free_raw(handle)
+
+
+def _free_raw(handle: int) -> None:
+    if not _lib.forked() and handle:
+        try:
+            _lib.lib().lock_free(handle)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _future_from_callback(
+    loop: asyncio.AbstractEventLoop,
+) -> Tuple["asyncio.Future[Tuple[int, int, Optional[str]]]", Callable[[int, int, Optional[str]], None]]:
+    """A future and a library-thread callback that completes it on the loop."""
+    fut: "asyncio.Future[Tuple[int, int, Optional[str]]]" = loop.create_future()
+
+    def settle(result: Tuple[int, int, Optional[str]]) -> None:
+        if not fut.done():
+            fut.set_result(result)
+
+    def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+        try:
+            loop.call_soon_threadsafe(settle, (status, handle, msg))
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+    return fut, done
+
+
+class Lock:
+    """A held (or formerly held) distributed lock.
+
+    Obtained from :meth:`Client.acquire` / :meth:`Client.acquire_async` or the
+    ``with client.lock(...)`` / ``async with client.lock(...)`` forms. Usable as a
+    (async) context manager itself: leaving the block releases it.
+
+    A dropped Lock is released and freed by its finalizer.
+    """
+
+    resource: str
+    key: str
+    token: str
+    auto_extend: bool
+
+    def __init__(
+        self,
+        client: "Client",
+        handle: int,
+        *,
+        on_lost: Optional[OnLost] = None,
+        loop: Optional[asyncio.AbstractEventLoop] = None,
+    ) -> None:
+        _lib.handle_opened()
+        self._lost_key = [0]  # on_lost registration, shared with the finalizer
+        self._finalizer = weakref.finalize(self, _lib.free_lock, handle, self._lost_key)
+        self._client = client  # keeps the client (and so the handle's owner) alive
+        self._handle = handle
+        self._loop = loop
+        self._lost = False
+        self._released = False
+        self._state_lock = threading.Lock()
+        info = self.info()
+        self.resource = str(info.get("resource", ""))
+        self.key = str(info.get("key", ""))
+        self.token = str(info.get("token", ""))
+        self.auto_extend = bool(info.get("auto_extend", False))
+        if on_lost is not None or self.auto_extend:
+            self.on_lost(on_lost)
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def handle(self) -> int:
+        """The C ABI lock handle (for debugging)."""
+        return self._handle
+
+    @property
+    def released(self) -> bool:
+        """True once :meth:`release` was called (whatever its outcome)."""
+        return self._released
+
+    def info(self) -> Dict[str, Any]:
+        """The library's description of the lock (``lock_info``) as a dict."""
+        dll = _lib.lib()
+        out = c_void_p()
+        err = c_void_p()
+        status = dll.lock_info(self._handle, byref(out), byref(err))
+        text = _lib.take_string(out)
+        _lib.check(status, err)
+        return json.loads(text or "{}")
+
+    @property
+    def validity(self) -> float:
+        """Seconds of validity left by the local monotonic clock (0.0 when expired or released)."""
+        if self._released:
+            return 0.0
+        try:
+            return float(self.info().get("validity_ms", 0)) / 1000.0
+        except InvalidHandle:
+            return 0.0
+
+    @property
+    def lost(self) -> bool:
+        """True when the library knows the lock is no longer held (expired, taken, or extension failed)."""
+        if self._lost:
+            return True
+        if self._released:
+            return False
+        try:
+            lost = bool(self.info().get("lost", False))
+        except InvalidHandle:
+            return self._lost
+        if lost:
+            self._lost = True
+        return lost
+
+    # ------------------------------------------------------------ loss
+
+    def on_lost(self, callback: Optional[OnLost]) -> None:
+        """Register ``callback(lock)``, called at most once when the lock is lost.
+
+        It runs on a library thread for locks acquired synchronously, and on the
+        event loop for locks acquired with ``acquire_async`` / ``async with``.
+        Not called after a successful release. Replaces an earlier callback.
+        """
+        _callable("on_lost", callback)
+        ref = weakref.ref(self)
+        loop = self._loop
+
+        def fire(status: int, handle: int, msg: Optional[str]) -> None:
+            lock = ref()
+            if lock is None:
+                return
+            lock._lost = True
+            if callback is None:
+                return
+            if loop is not None:
+                try:
+                    loop.call_soon_threadsafe(callback, lock)
+                    return
+                except RuntimeError:  # loop closed: call it here rather than never
+                    pass
+            callback(lock)
+
+        key = _lib.register(fire)
+        err = c_void_p()
+        status = _lib.lib().lock_on_lost(self._handle, _lib.C_CALLBACK, key, byref(err))
+        if status != OK:
+            _lib.unregister(key)
+            _lib.check(status, err)
+        _lib.take_string(err)
+        with self._state_lock:
+            old, self._lost_key[0] = self._lost_key[0], key
+        if old:
+            _lib.unregister(old)
+        # A loss that happened before registration must not go unnoticed.
+        try:
+            lost_already = bool(self.info().get("lost", False))
+        except InvalidHandle:
+            lost_already = False
+        if lost_already:
+            fn = _lib.take(key)
+            if fn is not None:
+                fn(LOST, self._handle, None)
+
+    def _drop_on_lost(self) -> None:
+        with self._state_lock:
+            key, self._lost_key[0] = self._lost_key[0], 0
+        if key:
+            _lib.unregister(key)
+
+    # ------------------------------------------------------------ operations
+
+    def extend(self, ttl: Seconds) -> None:
+        """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it expired."""
+        ttl_ms = _ms("ttl", ttl)
+        try:
+            _call(_lib.lib().lock_extend, self._handle, ttl_ms)
+        except LockLost:
+            self._lost = True
+            raise
+
+    def release(self) -> None:
+        """Release the lock and free its handle.
+
+        Raises :class:`LockLost` when it was no longer held on a quorum (nothing
+        another owner holds is touched), :class:`InvalidHandle` when already released.
+        """
+        dll = _lib.lib()
+        err = c_void_p()
+        status = dll.lock_release(self._handle, byref(err))
+        msg = _lib.take_string(err)
+        self._finish_release(status)
+        if status != OK:
+            raise error_for(status, msg)
+
+    def _finish_release(self, status: int) -> None:
+        if status in (OK, LOST):
+            self._released = True
+            if status == LOST:
+                self._lost = True
+            self._drop_on_lost()
+            self._finalizer()  # lock_free: local, the lock is no longer held
+
+    async def extend_async(self, ttl: Seconds) -> None:
+        """Like :meth:`extend`, without blocking the event loop."""
+        ttl_ms = _ms("ttl", ttl)
+        loop = asyncio.get_running_loop()
+        fut, done = _future_from_callback(loop)
+        key = _lib.register(done)
+        err = c_void_p()
+        status = _lib.lib().lock_extend_async(self._handle, ttl_ms, _lib.C_CALLBACK, key, byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        status, _, msg = await asyncio.shield(fut)
+        if status == LOST:
+            self._lost = True
+        if status != OK:
+            raise error_for(status, msg)
+
+    async def release_async(self) -> None:
+        """Like :meth:`release`, without blocking the event loop."""
+        loop = asyncio.get_running_loop()
+        fut, done = _future_from_callback(loop)
+        key = _lib.register(done)
+        err = c_void_p()
+        status = _lib.lib().lock_release_async(self._handle, _lib.C_CALLBACK, key, byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        status, _, msg = await asyncio.shield(fut)
+        self._finish_release(status)
+        if status != OK:
+            raise error_for(status, msg)
+
+    # ------------------------------------------------------------ context managers
+
+    def _exit_release(self, exc_type: Optional[type], raise_on_lost: bool) -> None:
+        if self._released:
+            return
+        try:
+            self.release()
+        except LockLost:
+            if raise_on_lost and exc_type is None:
+                raise
+
+    async def _aexit_release(self, exc_type: Optional[type], raise_on_lost: bool) -> None:
+        if self._released:
+            return
+        try:
+            await self.release_async()
+        except LockLost:
+            if raise_on_lost and exc_type is None:
+                raise
+
+    def __enter__(self) -> "Lock":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self._exit_release(exc_type, True)
+
+    async def __aenter__(self) -> "Lock":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        tb: Optional[TracebackType]) -> None:
+        await self._aexit_release(exc_type, True)
+
+    def __repr__(self) -> str:
+        state = "released" if self._released else ("lost" if self._lost else "held")
+        return f"<liblock.Lock {self.resource!r} {state}>"
+
+
+class LockContext:
+    """What :meth:`Client.lock` returns: use it with ``with`` or ``async with``.
+
+    Entering acquires (raising :class:`NotAcquired`, :class:`Unavailable`, ...
+    when it cannot), leaving releases. Leaving a block on a lock that was lost
+    raises :class:`LockLost` unless ``raise_on_lost=False`` (an exception raised
+    by the block itself always takes precedence).
+    """
+
+    def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Seconds,
+                 auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool) -> None:
+        self._client = client
+        self._args = (resource, ttl)
+        self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost)
+        self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
+        self._lock: Optional[Lock] = None
+
+    @property
+    def lock(self) -> Optional[Lock]:
+        return self._lock
+
+    def __enter__(self) -> Lock:
+        self._lock = self._client.acquire(*self._args, **self._kwargs)
+        return self._lock
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        assert self._lock is not None
+        lock, self._lock = self._lock, None
+        lock._exit_release(exc_type, self._raise_on_lost)
+
+    async def __aenter__(self) -> Lock:
+        self._lock = await self._client.acquire_async(*self._args, **self._kwargs)
+        return self._lock
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        tb: Optional[TracebackType]) -> None:
+        assert self._lock is not None
+        lock, self._lock = self._lock, None
+        await lock._aexit_release(exc_type, self._raise_on_lost)
+
+
+class Client:
+    """A Redlock client over one or more independent Redis masters.
+
+    ``nodes``: URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
+    ``unix:///path``). ``node_timeout``: seconds any single node request may take
+    (default 0.05). ``drift_factor``: clock drift allowance (default 0.01).
+    ``key_prefix``: prepended to every resource to form the Redis key.
+
+    Close it with :meth:`close` or use it as a (async) context manager; a dropped
+    client is closed by its finalizer. Closing releases the locks it still holds.
+    Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[str],
+        *,
+        node_timeout: Optional[Seconds] = None,
+        drift_factor: Optional[float] = None,
+        key_prefix: Optional[str] = None,
+    ) -> None:
+        if isinstance(nodes, (str, bytes)) or nodes is None:
+            raise ArgumentTypeError(
+                f"nodes must be a list of URL strings, not {type(nodes).__name__}")
+        try:
+            node_list: List[Any] = list(nodes)
+        except TypeError:
+            raise ArgumentTypeError(
+                f"nodes must be a list of URL strings, not {type(nodes).__name__}") from None
+        for i, url in enumerate(node_list):
+            _text(f"nodes[{i}]", url)
+        config: Dict[str, Any] = {"nodes": node_list}
+        if node_timeout is not None:
+            config["node_timeout_ms"] = _ms("node_timeout", node_timeout)
+        if drift_factor is not None:
+            if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
+                raise ArgumentTypeError(
+                    f"drift_factor must be a number, not {type(drift_factor).__name__}")
+            if not math.isfinite(float(drift_factor)):
+                raise InvalidArgument(f"drift_factor must be finite, got {drift_factor!r}")
+            config["drift_factor"] = float(drift_factor)
+        if key_prefix is not None:
+            _text("key_prefix", key_prefix)
+            config["key_prefix"] = key_prefix
+        dll = _lib.lib()
+        out = c_uint64()
+        _call(dll.lock_client_new, json.dumps(config).encode("utf-8"), byref(out))
+        self._handle = out.value
+        _lib.handle_opened()
+        self._finalizer = weakref.finalize(self, _lib.free_handle, self._handle)
+        self._nodes = len(node_list)
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
+        """Release the locks this client still holds, cancel its pending acquires, free it.
+        Idempotent."""
+        self._finalizer()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<liblock.Client {self._nodes} node(s){' closed' if self.closed else ''}>"
+
+    # ------------------------------------------------------------ acquire
+
+    @staticmethod
+    def _acquire_args(resource: Any, ttl: Any, wait: Any, auto_extend: Any,
+                      on_lost: Any) -> Tuple[bytes, int, bytes]:
+        res = _text("resource", resource)
+        ttl_ms = _ms("ttl", ttl)
+        wait_ms = _ms("wait", wait)
+        _bool("auto_extend", auto_extend)
+        _callable("on_lost", on_lost)
+        opts = json.dumps({"wait_ms": wait_ms, "auto_extend": auto_extend}).encode()
+        return res, ttl_ms, opts
+
+    def acquire(
+        self,
+        resource: str,
+        ttl: Seconds,
+        *,
+        wait: Seconds = 0.0,
+        auto_extend: bool = False,
+        on_lost: Optional[OnLost] = None,
+    ) -> Lock:
+        """Acquire ``resource`` for ``ttl`` seconds, waiting up to ``wait`` seconds
+        (with randomized backoff, inside the library) while another owner holds it.
+
+        Blocks the calling thread (not the GIL). Raises :class:`NotAcquired` when
+        the wait ran out, :class:`Unavailable` when no quorum of nodes answered.
+        With ``auto_extend=True`` the library keeps extending the lock until it
+        is released; ``on_lost(lock)`` is called if that fails.
+        """
+        res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        dll = _lib.lib()
+        out = c_uint64()
+        _call(dll.lock_acquire, self._handle, res, ttl_ms, opts, byref(out))
+        return Lock(self, out.value, on_lost=on_lost)
+
+    async def acquire_async(
+        self,
+        resource: str,
+        ttl: Seconds,
+        *,
+        wait: Seconds = 0.0,
+        auto_extend: bool = False,
+        on_lost: Optional[OnLost] = None,
+    ) -> Lock:
+        """Like :meth:`acquire`, without blocking the event loop or using a thread.
+
+        Cancelling the awaiting task cancels the pending acquire in the library:
+        no key is left behind. ``on_lost`` is called on this event loop.
+        """
+        res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        loop = asyncio.get_running_loop()
+        dll = _lib.lib()
+        fut: "asyncio.Future[Tuple[int, int]]" = loop.create_future()
+        gate = threading.Lock()
+        abandoned = [False]
+
+        def settle(status: int, handle: int, msg: Optional[str]) -> None:  # on the loop
+            if fut.done():  # the waiter was cancelled after the library answered
+                if handle:
+                    _release_then_free(handle)
+                return
+            if status == OK:
+                fut.set_result((status, handle))
+            else:
+                fut.set_exception(error_for(status, msg))
+
+        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+            with gate:
+                drop = abandoned[0]
+            if not drop:
+                try:
+                    loop.call_soon_threadsafe(settle, status, handle, msg)
+                    return
+                except RuntimeError:  # loop closed
+                    pass
+            if handle:
+                _free_raw(handle)  # releases it: nobody will ever own this lock
+
+        key = _lib.register(done)
+        op = c_uint64()
+        err = c_void_p()
+        status = dll.lock_acquire_async(self._handle, res, ttl_ms, opts, _lib.C_CALLBACK, key,
+                                        byref(op), byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        try:
+            _, handle = await fut
+        except asyncio.CancelledError:
+            with gate:
+                abandoned[0] = True
+            dll.lock_cancel(op.value)
+            raise
+        return Lock(self, handle, on_lost=on_lost, loop=loop)
+
+    def lock(
+        self,
+        resource: str,
+        ttl: Seconds,
+        *,
+        wait: Seconds = 0.0,
+        auto_extend: bool = False,
+        on_lost: Optional[OnLost] = None,
+        raise_on_lost: bool = True,
+    ) -> LockContext:
+        """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
+
+        Arguments are checked here, acquisition happens on entry.
+        """
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost)

@@ -1,0 +1,131 @@
+"""Exception hierarchy of the liblock binding.
+
+Every error raised by liblock derives from :class:`LockError`. Bad arguments
+also derive from the matching built-in (:class:`ValueError` or
+:class:`TypeError`), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
+# Status codes of the C ABI (spec: c-abi.md).
+OK = 0
+NOT_ACQUIRED = 1
+LOST = 2
+INVALID_ARGUMENT = 3
+INVALID_HANDLE = 4
+UNAVAILABLE = 5
+CANCELED = 6
+INTERNAL = 7
+
+STATUS_NAMES: Dict[int, str] = {
+    OK: "LOCK_OK",
+    NOT_ACQUIRED: "LOCK_NOT_ACQUIRED",
+    LOST: "LOCK_LOST",
+    INVALID_ARGUMENT: "LOCK_INVALID_ARGUMENT",
+    INVALID_HANDLE: "LOCK_INVALID_HANDLE",
+    UNAVAILABLE: "LOCK_UNAVAILABLE",
+    CANCELED: "LOCK_CANCELED",
+    INTERNAL: "LOCK_INTERNAL",
+}
+
+
+class LockError(Exception):
+    """Base class of every liblock error.
+
+    ``status`` is the C ABI status code (``None`` for errors raised by the
+    binding itself, e.g. library not found or use after fork).
+    """
+
+    status: Optional[int] = None
+
+    def __init__(self, message: str = "", status: Optional[int] = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class NotAcquired(LockError):
+    """The resource is held by another owner and the wait ran out."""
+
+    status = NOT_ACQUIRED
+
+
+class LockLost(LockError):
+    """The lock is no longer held on a quorum (expired, or taken by another owner)."""
+
+    status = LOST
+
+
+class InvalidArgument(LockError, ValueError):
+    """A value the library (or the binding) refuses: empty resource, ttl out of range, bad URL..."""
+
+    status = INVALID_ARGUMENT
+
+
+class ArgumentTypeError(LockError, TypeError):
+    """An argument of the wrong Python type (checked before calling the library)."""
+
+    status = INVALID_ARGUMENT
+
+
+class InvalidHandle(LockError):
+    """The client or lock was closed, released or freed already."""
+
+    status = INVALID_HANDLE
+
+
+class Unavailable(LockError):
+    """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum."""
+
+    status = UNAVAILABLE
+
+
+class Canceled(LockError):
+    """A pending operation was canceled (e.g. its client was closed)."""
+
+    status = CANCELED
+
+
+class InternalError(LockError):
+    """A bug inside the library; the message says what. The process survives."""
+
+    status = INTERNAL
+
+
+class LibraryError(LockError, OSError):
+    """liblock.so could not be found or loaded, or its ABI version does not match."""
+
+
+class ForkedProcessError(LockError):
+    """liblock was used in a process forked after the library had been loaded.
+
+    A Go runtime does not survive ``fork()``. Use ``multiprocessing`` with the
+    ``spawn`` or ``forkserver`` start method, or load liblock only after forking.
+    """
+
+
+_BY_STATUS: Dict[int, Type[LockError]] = {
+    NOT_ACQUIRED: NotAcquired,
+    LOST: LockLost,
+    INVALID_ARGUMENT: InvalidArgument,
+    INVALID_HANDLE: InvalidHandle,
+    UNAVAILABLE: Unavailable,
+    CANCELED: Canceled,
+    INTERNAL: InternalError,
+}
+
+
+def error_for(status: int, message: Optional[str]) -> LockError:
+    """The exception for a non-OK status, carrying the library's message."""
+    cls = _BY_STATUS.get(status)
+    if not message:
+        message = STATUS_NAMES.get(status, f"status {status}")
+    if cls is None:
+        return LockError(f"unknown status {status} from liblock: {message}", status)
+    return cls(message, status)

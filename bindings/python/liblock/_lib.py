@@ -1,0 +1,259 @@
+"""Loading liblock.so through ctypes: lookup, ABI check, signatures, fork guard,
+and the one C callback trampoline shared by every asynchronous call.
+
+Nothing here loads the library at import time: :func:`lib` does it on first use.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+import traceback
+from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint64, c_void_p
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ._errors import ForkedProcessError, LibraryError, error_for
+
+ABI_VERSION = 1
+LIB_NAME = "liblock.so"
+
+# void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err)
+CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, c_int32, c_uint64, c_char_p)
+
+_load_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_lib_path: Optional[str] = None
+_loaded_in_pid: Optional[int] = None
+_forked = False
+
+
+def candidates() -> List[Tuple[str, Path]]:
+    """Where the library is looked for, in order."""
+    out: List[Tuple[str, Path]] = []
+    env = os.environ.get("LIBLOCK_PATH")
+    if env:
+        out.append(("LIBLOCK_PATH", Path(env)))
+    here = Path(__file__).resolve().parent
+    # bindings/python/liblock/_lib.py -> repository root is three levels up.
+    out.append(("repository build", here.parents[2] / "build" / LIB_NAME))
+    out.append(("packaged copy", here / LIB_NAME))
+    return out
+
+
+def find_library() -> Path:
+    tried = []
+    env = os.environ.get("LIBLOCK_PATH")
+    for what, path in candidates():
+        if path.is_file():
+            return path
+        tried.append(f"{what}: {path}")
+        if what == "LIBLOCK_PATH" and env:
+            # An explicit path that does not exist is an error, not a hint.
+            raise LibraryError(f"LIBLOCK_PATH={env} does not name a file")
+    raise LibraryError(
+        "liblock.so not found; tried " + "; ".join(tried)
+        + ". Build it with `make build` in the liblock repository, or set LIBLOCK_PATH."
+    )
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    if _lib is not None:
+        _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def forked() -> bool:
+    """True in a process forked after liblock.so was loaded (the library is unusable there)."""
+    return _forked
+
+
+def _fork_error() -> ForkedProcessError:
+    return ForkedProcessError(
+        f"liblock cannot be used in this process (pid {os.getpid()}): it was forked from "
+        f"pid {_loaded_in_pid} after liblock.so had been loaded there, and a Go runtime does "
+        "not survive fork(). Use multiprocessing's 'spawn' or 'forkserver' start method "
+        "(multiprocessing.get_context('spawn')), or create liblock clients only after forking."
+    )
+
+
+def _declare(dll: ctypes.CDLL) -> None:
+    u64p = POINTER(c_uint64)
+    errp = POINTER(c_void_p)  # char **err: kept as void* so that we can free it
+    sig = {
+        "lock_abi_version": (c_int32, []),
+        "lock_client_new": (c_int32, [c_char_p, u64p, errp]),
+        "lock_acquire": (c_int32, [c_uint64, c_char_p, c_int64, c_char_p, u64p, errp]),
+        "lock_extend": (c_int32, [c_uint64, c_int64, errp]),
+        "lock_release": (c_int32, [c_uint64, errp]),
+        "lock_free": (c_int32, [c_uint64]),
+        "lock_string_free": (None, [c_void_p]),
+        "lock_acquire_async": (
+            c_int32, [c_uint64, c_char_p, c_int64, c_char_p, CALLBACK, c_void_p, u64p, errp]),
+        "lock_extend_async": (c_int32, [c_uint64, c_int64, CALLBACK, c_void_p, errp]),
+        "lock_release_async": (c_int32, [c_uint64, CALLBACK, c_void_p, errp]),
+        "lock_cancel": (c_int32, [c_uint64]),
+        "lock_on_lost": (c_int32, [c_uint64, CALLBACK, c_void_p, errp]),
+        "lock_info": (c_int32, [c_uint64, errp, errp]),
+    }
+    for name, (restype, argtypes) in sig.items():
+        try:
+            fn = getattr(dll, name)
+        except AttributeError:
+            raise LibraryError(f"{_lib_path}: missing symbol {name}; rebuild with `make build`") from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded library; loads it on first use. Raises in a forked child."""
+    global _lib, _lib_path, _loaded_in_pid
+    if _forked:
+        raise _fork_error()
+    dll = _lib
+    if dll is not None:
+        return dll
+    with _load_lock:
+        if _lib is not None:
+            return _lib
+        path = find_library()
+        try:
+            dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
+        except OSError as e:
+            raise LibraryError(f"cannot load {path}: {e}") from e
+        try:
+            abi = dll.lock_abi_version
+        except AttributeError:
+            raise LibraryError(f"{path} is not liblock (no lock_abi_version symbol)") from None
+        abi.restype = c_int32
+        abi.argtypes = []
+        version = abi()
+        if version != ABI_VERSION:
+            raise LibraryError(
+                f"{path} has C ABI version {version}, but this liblock binding needs version "
+                f"{ABI_VERSION}; rebuild the library (`make build`) or install a matching binding")
+        _lib_path = str(path)
+        _declare(dll)
+        _loaded_in_pid = os.getpid()
+        _lib = dll
+        return dll
+
+
+def loaded_path() -> Optional[str]:
+    return _lib_path
+
+
+def take_string(ptr: c_void_p) -> Optional[str]:
+    """Copy a library-allocated C string and free it."""
+    if not ptr.value:
+        return None
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", "replace")
+    finally:
+        lib().lock_string_free(ptr)
+
+
+def check(status: int, err: c_void_p) -> None:
+    """Raise the exception for a failed call (and free its message)."""
+    message = take_string(err)
+    if status != 0:
+        raise error_for(status, message)
+
+
+# ---------------------------------------------------------------- callbacks
+#
+# One CFUNCTYPE object for the life of the process (ctypes must keep it alive
+# while C may call it). user_data is never a Python object pointer: it is the
+# address of a 1-byte ctypes buffer owned by _pending, used as a key. (A small
+# integer would do for C, but the Go runtime rejects pointer-typed values below
+# 4096 it finds on a goroutine stack, so the key must look like real memory.)
+
+_pending: Dict[int, Tuple[Callable[[int, int, Optional[str]], None], Any]] = {}
+_pending_lock = threading.Lock()
+
+
+def register(fn: Callable[[int, int, Optional[str]], None]) -> int:
+    anchor = ctypes.c_char()
+    key = ctypes.addressof(anchor)
+    with _pending_lock:
+        _pending[key] = (fn, anchor)
+    return key
+
+
+def unregister(key: int) -> None:
+    with _pending_lock:
+        _pending.pop(key, None)
+
+
+def take(key: int) -> Optional[Callable[[int, int, Optional[str]], None]]:
+    """Remove a registration and return its function (None if already gone)."""
+    with _pending_lock:
+        entry = _pending.pop(key, None)
+    return entry[0] if entry is not None else None
+
+
+def pending_count() -> int:
+    with _pending_lock:
+        return len(_pending)
+
+
+def _trampoline(user_data: Optional[int], status: int, handle: int, err: Optional[bytes]) -> None:
+    # Runs on a thread owned by the Go runtime. Must never raise into C.
+    try:
+        fn = take(user_data or 0)
+        if fn is None:
+            return
+        fn(status, handle, err.decode("utf-8", "replace") if err else None)
+    except BaseException:  # noqa: BLE001 - nothing may escape into C
+        try:
+            traceback.print_exc(file=sys.stderr)
+        except BaseException:  # noqa: BLE001
+            pass
+
+
+C_CALLBACK = CALLBACK(_trampoline)
+
+
+# ------------------------------------------------------------ handle counts
+
+_live = 0
+_live_lock = threading.Lock()
+
+
+def handle_opened() -> None:
+    global _live
+    with _live_lock:
+        _live += 1
+
+
+def free_handle(handle: int) -> None:
+    """Finalizer-safe lock_free: a no-op after fork or when the library is gone."""
+    global _live
+    with _live_lock:
+        _live -= 1
+    if _forked or _lib is None or not handle:
+        return
+    try:
+        _lib.lock_free(handle)
+    except Exception:  # noqa: BLE001 - finalizers must not raise
+        pass
+
+
+def free_lock(handle: int, lost_key: List[int]) -> None:
+    """Finalizer of a Lock: drop its on_lost registration, then free the handle."""
+    key, lost_key[0] = lost_key[0], 0
+    if key:
+        unregister(key)
+    free_handle(handle)
+
+
+def live_handles() -> int:
+    """Handles created through this binding and not freed yet (a debugging aid)."""
+    with _live_lock:
+        return _live

@@ -1,0 +1,40 @@
+"""Worker functions for spawn-started processes (must be importable by name)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import List, Tuple
+
+
+def contend(urls: List[str], resource: str, rounds: int, marker: str) -> List[Tuple[float, float]]:
+    """Take the lock `rounds` times; inside, create `marker` with O_EXCL (fails if
+    another holder is inside too) and record the (enter, leave) monotonic times."""
+    import liblock
+
+    spans = []
+    with liblock.Client(urls, node_timeout=0.05) as client:
+        for _ in range(rounds):
+            with client.lock(resource, ttl=10.0, wait=60.0):
+                t0 = time.monotonic()
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # raises on overlap
+                time.sleep(0.001)
+                os.close(fd)
+                os.unlink(marker)
+                spans.append((t0, time.monotonic()))
+    return spans
+
+
+def nightly(urls: List[str], resource: str) -> bool:
+    """Run-once job: True if this process got the lock."""
+    import liblock
+
+    with liblock.Client(urls, node_timeout=0.05) as client:
+        try:
+            lock = client.acquire(resource, ttl=30.0)
+        except liblock.NotAcquired:
+            return False
+        # keep it: the job "runs" until every process has tried
+        time.sleep(0.5)
+        lock.release()
+        return True

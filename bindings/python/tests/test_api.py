@@ -1,0 +1,226 @@
+"""Every synchronous API path and exception, against real Redis."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import liblock
+from conftest import Cluster, free_port, wait_until
+
+
+def test_abi_and_library_path(client1) -> None:
+    assert liblock.abi_version() == liblock.ABI_VERSION == 1
+    assert liblock.library_path() and liblock.library_path().endswith("liblock.so")
+
+
+def test_acquire_release_keys_on_wire(c3: Cluster, client3) -> None:
+    lock = client3.acquire("orders:42", ttl=10.0)
+    assert isinstance(lock, liblock.Lock)
+    assert lock.resource == "orders:42" and lock.key == "orders:42"
+    assert len(lock.token) >= 20
+    assert not lock.lost and not lock.released
+    assert 0 < lock.validity <= 10.0
+    # SET key token NX PX ttl on every node
+    for i in range(3):
+        assert c3.do(i, "GET", "orders:42") == lock.token
+        assert 0 < c3.do(i, "PTTL", "orders:42") <= 10000
+    info = lock.info()
+    for k in ("resource", "key", "token", "validity_ms", "auto_extend", "lost"):
+        assert k in info
+    assert info["auto_extend"] is False
+    lock.release()
+    assert lock.released and lock.validity == 0.0 and not lock.lost
+    assert c3.all_keys() == []
+    assert "released" in repr(lock)
+
+
+def test_key_prefix(c1: Cluster) -> None:
+    with liblock.Client(c1.urls, key_prefix="app:") as client:
+        with client.lock("job", ttl=5) as lock:
+            assert lock.key == "app:job"
+            assert c1.all_keys() == ["app:job"]
+            assert c1.do(0, "GET", "app:job") == lock.token
+    assert c1.all_keys() == []
+
+
+def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
+    lock = client3.acquire("busy", ttl=10)
+    with pytest.raises(liblock.NotAcquired) as e:
+        client3.acquire("busy", ttl=1)
+    assert e.value.status == 1 and isinstance(e.value, liblock.LockError)
+    assert str(e.value)
+    with pytest.raises(liblock.NotAcquired):
+        client3.acquire("busy", ttl=1, wait=0.2)
+    # the failed attempts left the holder's key untouched
+    assert [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3
+    # a waiter gets it once the holder releases
+    got = []
+    t = threading.Thread(target=lambda: got.append(client3.acquire("busy", ttl=5, wait=20)))
+    t.start()
+    lock.release()
+    t.join(30)
+    assert got and not got[0].lost
+    got[0].release()
+
+
+def test_excludes_plain_setnx_lock(c1: Cluster, client1) -> None:
+    assert c1.do(0, "SET", "shared", "someone-else", "NX", "PX", "10000") == "OK"
+    with pytest.raises(liblock.NotAcquired):
+        client1.acquire("shared", ttl=1)
+    assert c1.do(0, "GET", "shared") == "someone-else"
+    c1.do(0, "DEL", "shared")
+    with client1.lock("shared", ttl=5):
+        assert c1.do(0, "SET", "shared", "x", "NX") is None
+
+
+def test_extend(c3: Cluster, client3) -> None:
+    lock = client3.acquire("ext", ttl=1.0)
+    lock.extend(30.0)
+    assert lock.validity > 10.0
+    assert all(c3.do(i, "PTTL", "ext") > 10000 for i in range(3))
+    lock.release()
+
+
+def test_extend_and_release_after_overwrite_raise_lost(c3: Cluster, client3) -> None:
+    lock = client3.acquire("stolen", ttl=10)
+    for i in range(3):
+        c3.do(i, "SET", "stolen", "thief")
+    with pytest.raises(liblock.LockLost) as e:
+        lock.extend(10)
+    assert e.value.status == 2
+    assert lock.lost
+    with pytest.raises(liblock.LockLost):
+        lock.release()
+    # never touches a key another owner holds
+    assert [c3.do(i, "GET", "stolen") for i in range(3)] == ["thief"] * 3
+
+
+def test_expired_lock_is_lost(c1: Cluster, client1) -> None:
+    lock = client1.acquire("short", ttl=0.05)
+    wait_until(lambda: lock.validity == 0.0, what="validity to run out")
+    wait_until(lambda: c1.all_keys() == [], what="key to expire")
+    with pytest.raises(liblock.LockLost):
+        lock.extend(1)  # never re-acquires an expired lock
+    assert c1.all_keys() == []
+    with pytest.raises(liblock.LockLost):
+        lock.release()
+
+
+def test_with_block_raises_lock_lost_on_exit(c1: Cluster, client1) -> None:
+    with pytest.raises(liblock.LockLost):
+        with client1.lock("w", ttl=0.05) as lock:
+            wait_until(lambda: c1.all_keys() == [], what="key to expire")
+    assert lock.released and lock.lost
+    # configurable
+    with client1.lock("w", ttl=0.05, raise_on_lost=False) as lock:
+        wait_until(lambda: c1.all_keys() == [], what="key to expire")
+    assert lock.lost
+    # an exception from the body wins over LockLost
+    with pytest.raises(KeyError):
+        with client1.lock("w", ttl=0.05):
+            wait_until(lambda: c1.all_keys() == [], what="key to expire")
+            raise KeyError("body")
+
+
+def test_with_block_releases_on_exception(c3: Cluster, client3) -> None:
+    with pytest.raises(RuntimeError):
+        with client3.lock("exc", ttl=10):
+            assert c3.all_keys() == ["exc"] * 3
+            raise RuntimeError("boom")
+    assert c3.all_keys() == []
+
+
+def test_with_block_not_acquired(client3) -> None:
+    ctx = client3.lock("held", ttl=10)
+    with ctx as lock:
+        assert ctx.lock is lock
+        with pytest.raises(liblock.NotAcquired):
+            with client3.lock("held", ttl=1, wait=0.05):
+                pytest.fail("entered a block without the lock")
+        lock.release()  # released early inside the block: leaving is fine
+    assert lock.released
+
+
+def test_lock_as_context_manager(c3: Cluster, client3) -> None:
+    with client3.acquire("cm", ttl=10) as lock:
+        assert c3.all_keys() == ["cm"] * 3
+    assert lock.released and c3.all_keys() == []
+
+
+def test_double_release_is_invalid_handle(client3) -> None:
+    lock = client3.acquire("twice", ttl=10)
+    lock.release()
+    with pytest.raises(liblock.InvalidHandle) as e:
+        lock.release()
+    assert e.value.status == 4
+    with pytest.raises(liblock.InvalidHandle):
+        lock.extend(1)
+    with pytest.raises(liblock.InvalidHandle):
+        lock.info()
+
+
+def test_closed_client(c3: Cluster) -> None:
+    client = liblock.Client(c3.urls)
+    lock = client.acquire("closing", ttl=30)
+    assert not client.closed
+    client.close()
+    assert client.closed and "closed" in repr(client)
+    client.close()  # idempotent
+    # closing released the lock it held
+    assert c3.all_keys() == []
+    with pytest.raises(liblock.InvalidHandle):
+        client.acquire("closing", ttl=1)
+    with pytest.raises(liblock.InvalidHandle):
+        lock.extend(1)
+
+
+def test_unavailable_when_nothing_listens() -> None:
+    with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.05) as client:
+        with pytest.raises(liblock.Unavailable) as e:
+            client.acquire("x", ttl=1)
+        assert e.value.status == 5 and str(e.value)
+
+
+def test_unavailable_is_not_not_acquired_with_frozen_majority(c3: Cluster, client3) -> None:
+    c3.freeze(0)
+    c3.freeze(1)
+    with pytest.raises(liblock.Unavailable):
+        client3.acquire("frozen", ttl=5)
+    c3.thaw(0)
+    c3.thaw(1)
+    wait_until(lambda: c3.all_keys() == [], what="no key left after a failed acquire")
+
+
+def test_quorum_with_minority_down(c5: Cluster) -> None:
+    with liblock.Client(c5.urls, node_timeout=0.05) as client:
+        c5.kill(0)
+        c5.kill(1)
+        with client.lock("q", ttl=5) as lock:
+            assert not lock.lost
+            assert sum(1 for keys in c5.keys() if keys == ["q"]) == 3
+        c5.kill(2)
+        with pytest.raises(liblock.Unavailable):
+            client.acquire("q", ttl=5)
+    assert c5.all_keys() == []
+
+
+def test_client_context_manager_and_repr(c1: Cluster) -> None:
+    with liblock.Client(c1.urls, node_timeout=0.1, drift_factor=0.02) as client:
+        assert "1 node" in repr(client)
+        assert client.handle > 0
+    assert client.closed
+
+
+def test_client_does_not_need_reachable_nodes() -> None:
+    with liblock.Client([f"redis://127.0.0.1:{free_port()}", "redis://user:secret@127.0.0.1:1/2"]):
+        pass
+
+
+def test_password_not_in_messages() -> None:
+    port = free_port()
+    with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.05) as client:
+        with pytest.raises(liblock.Unavailable) as e:
+            client.acquire("x", ttl=1)
+    assert "hunter2" not in str(e.value)

@@ -1,0 +1,109 @@
+"""Auto-extend keeps a lock past its ttl; loss is signalled (lost, on_lost, LockLost)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import liblock
+from conftest import Cluster, wait_until
+
+
+def _hold_past(lock: liblock.Lock, cluster: Cluster, seconds: float) -> None:
+    """Let `seconds` pass while checking the key stays ours on every node."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert not lock.lost
+        time.sleep(0.05)
+    for i in range(cluster.n):
+        assert cluster.do(i, "GET", lock.key) == lock.token
+
+
+def test_auto_extend_keeps_lock_past_ttl(c3: Cluster, client3) -> None:
+    lost = threading.Event()
+    with client3.lock("long-job", ttl=0.3, auto_extend=True, on_lost=lambda l: lost.set()) as lock:
+        assert lock.auto_extend
+        _hold_past(lock, c3, 1.5)  # five ttls
+        assert lock.validity > 0
+    assert not lost.is_set()
+    assert c3.all_keys() == []
+
+
+def test_no_auto_extend_expires(c3: Cluster, client3) -> None:
+    lock = client3.acquire("short-job", ttl=0.2)
+    wait_until(lambda: c3.all_keys() == [], what="expiry")
+    assert lock.lost or lock.validity == 0.0
+    with pytest.raises(liblock.LockLost):
+        lock.release()
+
+
+def test_loss_by_overwrite_calls_on_lost(c3: Cluster, client3) -> None:
+    got = []
+    fired = threading.Event()
+
+    def on_lost(lock: liblock.Lock) -> None:
+        got.append(lock)
+        fired.set()
+
+    lock = client3.acquire("ow", ttl=0.3, auto_extend=True, on_lost=on_lost)
+    for i in range(2):  # a majority
+        c3.do(i, "SET", "ow", "thief")
+    assert fired.wait(20), "on_lost was not called"
+    assert got == [lock] and lock.lost
+    with pytest.raises(liblock.LockLost):
+        lock.release()
+    assert [c3.do(i, "GET", "ow") for i in range(2)] == ["thief"] * 2
+
+
+def test_loss_by_killing_majority(c3: Cluster, client3) -> None:
+    fired = threading.Event()
+    with pytest.raises(liblock.LockLost):
+        with client3.lock("kill", ttl=0.3, auto_extend=True, on_lost=lambda l: fired.set()) as lock:
+            c3.kill(0)
+            c3.kill(1)
+            assert fired.wait(20), "on_lost was not called"
+            assert lock.lost
+
+
+def test_on_lost_without_callback_and_replacement(c1: Cluster, client1) -> None:
+    first, second = threading.Event(), threading.Event()
+    lock = client1.acquire("repl", ttl=0.3, auto_extend=True)
+    lock.on_lost(lambda l: first.set())
+    lock.on_lost(lambda l: second.set())  # replaces the first
+    c1.do(0, "SET", "repl", "thief")
+    assert second.wait(20)
+    assert not first.is_set()
+    wait_until(lambda: lock.lost, what="lost flag")
+
+
+def test_on_lost_registered_after_loss_still_fires(c1: Cluster, client1) -> None:
+    lock = client1.acquire("late", ttl=0.05)
+    wait_until(lambda: lock.validity == 0.0, what="expiry")
+    fired = threading.Event()
+    lock.on_lost(lambda l: fired.set())
+    assert fired.wait(20)
+    assert lock.lost
+
+
+def test_on_lost_not_called_after_release(c1: Cluster, client1) -> None:
+    fired = threading.Event()
+    lock = client1.acquire("rel", ttl=0.2, auto_extend=True, on_lost=lambda l: fired.set())
+    lock.release()
+    time.sleep(0.5)
+    assert not fired.is_set()
+
+
+def test_on_lost_exception_does_not_crash(c1: Cluster, client1, capfd) -> None:
+    fired = threading.Event()
+
+    def bad(lock: liblock.Lock) -> None:
+        fired.set()
+        raise RuntimeError("callback bug")
+
+    lock = client1.acquire("bad-cb", ttl=0.3, auto_extend=True, on_lost=bad)
+    c1.do(0, "SET", "bad-cb", "thief")
+    assert fired.wait(20)
+    wait_until(lambda: "callback bug" in capfd.readouterr().err, what="traceback printed")
+    assert lock.lost
