@@ -261,6 +261,35 @@ func TestNewFromClients(t *testing.T) {
 	}
 }
 
+// TestEndedContext: Extend and Release with an ended context report it and
+// leave the lock as it was.
+func TestEndedContext(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := newClient(t, c)
+	l, err := cl.Acquire(context.Background(), "res", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Extend(ctx, time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("extend: %v", err)
+	}
+	if err := l.Release(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("release: %v", err)
+	}
+	if _, err := cl.Acquire(ctx, "other", time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire: %v", err)
+	}
+	if v, _ := c.Nodes[0].Do("GET", "res"); v != l.Token() {
+		t.Fatalf("the lock changed: %q", v)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.AssertNoKeys(t)
+}
+
 func TestErrorMessages(t *testing.T) {
 	c := redistest.Start(t, 3)
 	cl := newClient(t, c)

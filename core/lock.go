@@ -105,6 +105,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("liblock: extend %q: %w", l.resource, err)
+	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
 	return l.extendLocked(ctx, ttl)
@@ -161,6 +164,9 @@ func (l *Lock) extendLocked(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) Release(ctx context.Context) error {
 	if ctx == nil {
 		return argError("ctx", "must not be nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("liblock: release %q: %w", l.resource, err)
 	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
