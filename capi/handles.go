@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/liblock/liblock/core"
+)
+
+// maxHandle keeps handles exact in a JavaScript number (below 2^53).
+const maxHandle = 1<<53 - 1
+
+var errHandlesExhausted = errors.New("liblock: no handles left in this process")
+
+// handleTable maps handles to typed objects. Handles count up from 1 and are
+// never reused; they are not pointers, so a made-up handle can only miss.
+type handleTable struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]any // *clientObj, *lockObj or *opObj
+}
+
+var handles = &handleTable{m: map[uint64]any{}}
+
+func (t *handleTable) add(obj any) (uint64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.next >= maxHandle {
+		return 0, errHandlesExhausted
+	}
+	t.next++
+	t.m[t.next] = obj
+	return t.next, nil
+}
+
+func (t *handleTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// get returns the object of handle h if it is a T.
+func get[T any](t *handleTable, h uint64) (T, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	obj, ok := t.m[h].(T)
+	return obj, ok
+}
+
+// take removes handle h and returns its object if it is a T; a handle of
+// another kind is left alone.
+func take[T any](t *handleTable, h uint64) (T, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	obj, ok := t.m[h].(T)
+	if ok {
+		delete(t.m, h)
+	}
+	return obj, ok
+}
+
+// clientObj is a client handle's object.
+type clientObj struct {
+	id uint64
+	c  *core.Client
+
+	mu     sync.Mutex
+	closed bool
+	locks  map[uint64]*lockObj
+	ops    map[*opObj]struct{}
+}
+
+// lockObj is a lock handle's object.
+type lockObj struct {
+	id     uint64
+	client *clientObj
+	l      *core.Lock
+
+	mu       sync.Mutex
+	freed    bool   // lock_free ran: no more on-lost callbacks
+	released bool   // a release returned LOCK_OK: no more on-lost callbacks
+	lostGen  uint64 // bumped by each lock_on_lost, so a replaced callback never runs
+}
+
+// opObj is one pending asynchronous operation. Acquires have a handle (for
+// lock_cancel); every op is listed in its client so that freeing the client
+// cancels it.
+type opObj struct {
+	id     uint64 // 0 when the op has no handle
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	done     bool
+	canceled bool
+}
+
+// tryCancel cancels the op unless its result is already decided.
+func (o *opObj) tryCancel() bool {
+	o.mu.Lock()
+	if o.done {
+		o.mu.Unlock()
+		return false
+	}
+	o.canceled = true
+	o.mu.Unlock()
+	o.cancel()
+	return true
+}
+
+// finish decides the op's result: after it, lock_cancel cannot touch it. It
+// reports whether the op was canceled first.
+func (o *opObj) finish() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done = true
+	return o.canceled
+}
+
+// addOp registers op with the client, or reports that the client is closed.
+func (c *clientObj) addOp(op *opObj) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.ops[op] = struct{}{}
+	return true
+}
+
+func (c *clientObj) removeOp(op *opObj) {
+	c.mu.Lock()
+	delete(c.ops, op)
+	c.mu.Unlock()
+}
+
+// addLock gives a freshly acquired lock a handle, unless the client has been
+// freed meanwhile: then the lock is released and ErrClosed returned.
+func (c *clientObj) addLock(l *core.Lock) (uint64, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = l.Release(context.Background())
+		return 0, core.ErrClosed
+	}
+	lo := &lockObj{client: c, l: l}
+	id, err := handles.add(lo)
+	if err != nil {
+		c.mu.Unlock()
+		_ = l.Release(context.Background())
+		return 0, err
+	}
+	lo.id = id
+	c.locks[id] = lo
+	c.mu.Unlock()
+	return id, nil
+}
+
+// free closes the client: its lock handles go away, its pending operations
+// are canceled, and core's Close releases the locks still held. The client's
+// handle must already have been taken out of the table.
+func (c *clientObj) free() {
+	c.mu.Lock()
+	c.closed = true
+	locks := c.locks
+	ops := c.ops
+	c.locks = map[uint64]*lockObj{}
+	c.ops = map[*opObj]struct{}{}
+	c.mu.Unlock()
+	for id, lo := range locks {
+		if _, ok := take[*lockObj](handles, id); ok {
+			lo.markFreed()
+		}
+	}
+	for op := range ops {
+		op.tryCancel()
+	}
+	_ = c.c.Close() // releases every lock still held, waits for acquires in flight
+}
+
+// markFreed stops on-lost callbacks for good.
+func (lo *lockObj) markFreed() {
+	lo.mu.Lock()
+	lo.freed = true
+	lo.mu.Unlock()
+	lo.l.OnLost(nil)
+}
+
+// free releases the lock if still held and forgets it. The handle must
+// already have been taken out of the table.
+func (lo *lockObj) free() {
+	lo.client.mu.Lock()
+	delete(lo.client.locks, lo.id)
+	lo.client.mu.Unlock()
+	lo.markFreed()
+	// If the nodes cannot be reached, core keeps the lock in its client and
+	// the client's Close tries again; otherwise the keys expire by their ttl.
+	_ = lo.l.Release(context.Background())
+}

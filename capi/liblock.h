@@ -1,0 +1,350 @@
+/*
+ * liblock.h -- the C ABI of liblock, a Redlock (distributed lock over N
+ * independent Redis masters) client.
+ *
+ * ABI version 1. The contract is docs/c-abi.md (shared/spec/c-abi.md); this
+ * header documents it function by function.
+ *
+ * CONVENTIONS
+ *
+ *   Handles.  Clients, locks and pending operations are named by uint64_t
+ *   handles. 0 is never a valid handle; a handle is never reused within a
+ *   process; every handle is below 2^53, so a JavaScript number holds it
+ *   exactly. Passing an unknown, freed or wrong-kind handle returns
+ *   LOCK_INVALID_HANDLE and does nothing else: it never crashes.
+ *
+ *   Errors.  Every function but lock_abi_version, lock_version,
+ *   lock_string_free and the lock_debug_* functions returns an int32_t
+ *   status (LOCK_OK or an error below). The optional out-parameter
+ *   `char **err` (NULL is allowed) receives, when the call fails, a
+ *   NUL-terminated, human-readable message allocated by the library, which
+ *   the caller frees with lock_string_free; when the call succeeds, *err is
+ *   set to NULL. Messages never contain passwords from node URLs.
+ *
+ *   Argument checking order.  The handle is checked first
+ *   (LOCK_INVALID_HANDLE), then the other arguments (LOCK_INVALID_ARGUMENT).
+ *
+ *   Strings.  Strings going in are NUL-terminated UTF-8 and are copied before
+ *   the call returns. Strings coming out are C-heap copies (free them with
+ *   lock_string_free) or, for lock_version, static. No pointer into Go memory
+ *   is ever handed out.
+ *
+ *   Threads.  Every function may be called from any thread at any time,
+ *   concurrently with any other, including on the same handle. Synchronous
+ *   calls block the calling thread for their network round trips (each node
+ *   request is bounded by node_timeout_ms) and, for lock_acquire with
+ *   wait_ms, for up to wait_ms.
+ *
+ *   Callbacks.  Callbacks run on threads owned by the library, never on the
+ *   caller's thread. They may call any function of this library. The `err`
+ *   string a callback receives is valid only during the call.
+ *
+ *   Durations are int64_t milliseconds.
+ *
+ *   Processes.  The library embeds the Go runtime: use it only in the process
+ *   that loaded it. A child created by fork() after the library was loaded
+ *   must not call it (it would hang); use spawn/exec. dlclose() does not
+ *   unload it. glibc only (not musl).
+ *
+ * LIMITS
+ *
+ *   ttl_ms:          1 .. 86400000 (24 h)
+ *   wait_ms:         0 .. 86400000 (24 h)
+ *   resource:        1 .. 1024 bytes of UTF-8
+ *   key_prefix:      0 .. 256 bytes of UTF-8
+ *   nodes:           1 .. 64 URLs
+ *   node_timeout_ms: 1 .. 60000, default 50
+ *   drift_factor:    0 .. 0.1, default 0.01
+ *   JSON arguments:  at most 1 MiB
+ */
+#ifndef LIBLOCK_H
+#define LIBLOCK_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version this header describes; compare with lock_abi_version(). */
+#define LIBLOCK_ABI_VERSION 1
+
+/* Status codes. */
+#define LOCK_OK               0 /* done */
+#define LOCK_NOT_ACQUIRED     1 /* held by another owner: no quorum of grants before the wait ran out */
+#define LOCK_LOST             2 /* extend/release: no longer held on a quorum (expired, or someone else holds it) */
+#define LOCK_INVALID_ARGUMENT 3 /* NULL where a value is required, bad resource/ttl, malformed JSON, unknown JSON key, bad node URL */
+#define LOCK_INVALID_HANDLE   4 /* unknown, freed, or wrong-kind handle */
+#define LOCK_UNAVAILABLE      5 /* too many nodes failed (errors, timeouts, refused connections) for a quorum */
+#define LOCK_CANCELED         6 /* a pending operation was canceled (lock_cancel, or its client was freed) */
+#define LOCK_INTERNAL         7 /* a bug inside the library; the message says what; the process survives */
+
+/*
+ * lock_callback -- the completion callback of the asynchronous functions and
+ * of lock_on_lost.
+ *
+ *   user_data  the pointer given when the callback was registered, untouched.
+ *   status     the final status (LOCK_OK or an error code).
+ *   handle     lock_acquire_async: the new lock handle on LOCK_OK, else 0.
+ *              lock_extend_async, lock_release_async, lock_on_lost: the lock's
+ *              handle (0 when the operation was canceled).
+ *   err        NULL on LOCK_OK, else a message valid only during the call
+ *              (copy it to keep it; do not free it).
+ *
+ * Called on a library thread. It should return promptly: it occupies a
+ * library goroutine, not a host thread, but the caller's own state may need
+ * synchronization.
+ */
+typedef void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err);
+
+/*
+ * lock_abi_version -- returns LIBLOCK_ABI_VERSION of the loaded library.
+ * Thread-safe; cannot fail.
+ */
+int32_t lock_abi_version(void);
+
+/*
+ * lock_version -- returns the library's version, e.g. "0.1.0", as a static
+ * string: do not free it. Thread-safe; cannot fail. (Extension: not in the
+ * version-1 contract.)
+ */
+const char *lock_version(void);
+
+/*
+ * lock_string_free -- frees a string returned by this library through an
+ * `err` out-parameter or by lock_info. NULL is fine. Freeing a string twice,
+ * or one the library did not allocate, is undefined behaviour (as free()).
+ */
+void lock_string_free(char *s);
+
+/*
+ * lock_client_new -- creates a client over a set of independent Redis
+ * masters. It validates the configuration; it does not connect (connections
+ * are made on first use), so the nodes need not be reachable yet.
+ *
+ *   config_json  a JSON object, required:
+ *       "nodes"            array of strings, required, 1..64 URLs:
+ *                          redis://[user:password@]host:port[/db],
+ *                          rediss://... (TLS), unix:///path/to/socket
+ *       "node_timeout_ms"  integer > 0, at most 60000; default 50: the longest
+ *                          any single node request may take
+ *       "drift_factor"     number >= 0, at most 0.1; default 0.01; 0 means no
+ *                          drift allowance. validity = ttl - elapsed -
+ *                          (ttl * drift_factor + 2 ms)
+ *       "key_prefix"       string, at most 256 bytes; default ""
+ *     Keys are case-sensitive; an unknown or repeated key, a value of the
+ *     wrong type (a float or a string for an integer, null anywhere), or
+ *     anything after the object is LOCK_INVALID_ARGUMENT.
+ *   out_client   receives the new client handle on LOCK_OK; required.
+ *   err          optional, see CONVENTIONS.
+ *
+ * Free the client with lock_free. Thread-safe.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_ARGUMENT (NULL config_json or out_client, bad
+ * JSON, a bad URL, a value out of range) or LOCK_INTERNAL.
+ */
+int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **err);
+
+/*
+ * lock_acquire -- takes the lock on `resource`, blocking the calling thread.
+ *
+ * The Redis key is key_prefix + resource, exactly; its value is a random
+ * token (128 random bits) set with SET key token NX PX ttl on every node at
+ * once, so a liblock lock and a plain SET NX lock on the same key exclude
+ * each other. It succeeds when a majority (N/2+1) of nodes granted it and the
+ * remaining validity is positive; otherwise the key is dropped on every node
+ * where this token may be, including nodes that did not answer.
+ *
+ *   client        a client handle.
+ *   resource      the resource name, 1..1024 bytes of UTF-8; required.
+ *   ttl_ms        the lease, 1..86400000 ms.
+ *   options_json  NULL for the defaults, or a JSON object:
+ *       "wait_ms"      integer >= 0, at most 86400000; default 0 (one
+ *                      attempt): keep retrying, with randomized backoff, for
+ *                      at most this long. A release through the same client
+ *                      wakes its waiters at once.
+ *       "auto_extend"  bool; default false: while held, extend the lock in
+ *                      the background (about every ttl/3) until it is
+ *                      released, freed or lost (see lock_on_lost).
+ *   out_lock      receives the new lock handle on LOCK_OK; required.
+ *   err           optional.
+ *
+ * The lock handle stays valid, whatever happens to the lock, until lock_free
+ * (or until its client is freed). Thread-safe.
+ *
+ * Returns LOCK_OK, LOCK_NOT_ACQUIRED (another owner holds it),
+ * LOCK_UNAVAILABLE (too many nodes failed), LOCK_INVALID_HANDLE,
+ * LOCK_INVALID_ARGUMENT, LOCK_CANCELED (the client was freed while waiting)
+ * or LOCK_INTERNAL.
+ */
+int32_t lock_acquire(uint64_t client, const char *resource, int64_t ttl_ms,
+                     const char *options_json, uint64_t *out_lock, char **err);
+
+/*
+ * lock_extend -- resets the lock's expiry to ttl_ms from now on the nodes
+ * where this token still holds it. It succeeds only on a quorum within the
+ * remaining validity; it never re-acquires a lock that has already expired.
+ *
+ *   lock    a lock handle.
+ *   ttl_ms  the new lease, 1..86400000 ms.
+ *   err     optional.
+ *
+ * Thread-safe; serialized with other extends/releases of the same lock.
+ *
+ * Returns LOCK_OK, LOCK_LOST (expired, released, or held by another owner
+ * now; lock_on_lost's callback fires), LOCK_UNAVAILABLE (too many nodes failed
+ * to tell; the lock stays held until its current validity ends),
+ * LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT or LOCK_INTERNAL.
+ */
+int32_t lock_extend(uint64_t lock, int64_t ttl_ms, char **err);
+
+/*
+ * lock_release -- deletes the key on every node where this token holds it;
+ * never touches a key that another owner holds. The handle stays valid until
+ * lock_free.
+ *
+ *   lock  a lock handle.
+ *   err   optional.
+ *
+ * Returns LOCK_OK (it was still held on a quorum), LOCK_LOST (it was not, or
+ * it had already been released), LOCK_UNAVAILABLE (too many nodes failed to
+ * tell: the lock is not marked released; call lock_release again),
+ * LOCK_INVALID_HANDLE or LOCK_INTERNAL.
+ */
+int32_t lock_release(uint64_t lock, char **err);
+
+/*
+ * lock_free -- frees a client or a lock handle.
+ *
+ *   Lock handle: releases the lock if it is still held (errors are ignored:
+ *   if the nodes cannot be reached the keys expire by their ttl, and the
+ *   client retries when it is freed), stops its on-lost callback (one that
+ *   is already running may finish), and frees the handle.
+ *
+ *   Client handle: makes every pending operation of the client complete with
+ *   LOCK_CANCELED (a blocking lock_acquire returns LOCK_CANCELED), frees all
+ *   its lock handles, releasing the locks still held, closes its connections
+ *   and frees the handle. Blocks until the releases are done (each bounded
+ *   by node_timeout_ms). It does not wait for callbacks, so it may be
+ *   called from one.
+ *
+ * Operation handles cannot be freed (they expire when their callback runs):
+ * lock_free(op) returns LOCK_INVALID_HANDLE. Two frees racing: one gets
+ * LOCK_OK, the other LOCK_INVALID_HANDLE. Thread-safe.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE or LOCK_INTERNAL.
+ */
+int32_t lock_free(uint64_t handle);
+
+/*
+ * lock_acquire_async -- lock_acquire without blocking: validates the
+ * arguments and returns at once. If it returns LOCK_OK, `cb` is called
+ * exactly once, later, on a library thread, with the final status (as
+ * lock_acquire's, or LOCK_CANCELED), the new lock handle (0 when none) and a
+ * message (NULL on success). If it returns anything else, `cb` is never
+ * called. A thousand pending acquires occupy no host thread.
+ *
+ *   client, resource, ttl_ms, options_json  as for lock_acquire.
+ *   cb         the completion callback; required.
+ *   user_data  passed to cb untouched; may be NULL.
+ *   out_op     optional (NULL is fine): receives the operation's handle, for
+ *              lock_cancel. It is written before cb can run. It is valid
+ *              until the result is decided (just before cb runs); after that
+ *              lock_cancel returns LOCK_INVALID_HANDLE.
+ *   err        optional.
+ *
+ * Returns LOCK_OK (accepted), LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT
+ * (including a NULL cb) or LOCK_INTERNAL.
+ */
+int32_t lock_acquire_async(uint64_t client, const char *resource, int64_t ttl_ms,
+                           const char *options_json, lock_callback cb, void *user_data,
+                           uint64_t *out_op, char **err);
+
+/*
+ * lock_extend_async -- lock_extend without blocking. On LOCK_OK, cb is called
+ * exactly once with lock_extend's status (or LOCK_CANCELED if the client is
+ * freed first) and the lock's handle.
+ *
+ * Returns LOCK_OK (accepted), LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT
+ * (ttl out of range, NULL cb) or LOCK_INTERNAL.
+ */
+int32_t lock_extend_async(uint64_t lock, int64_t ttl_ms, lock_callback cb, void *user_data, char **err);
+
+/*
+ * lock_release_async -- lock_release without blocking. On LOCK_OK, cb is
+ * called exactly once with lock_release's status (or LOCK_CANCELED if the
+ * client is freed first) and the lock's handle.
+ *
+ * Returns LOCK_OK (accepted), LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT
+ * (NULL cb) or LOCK_INTERNAL.
+ */
+int32_t lock_release_async(uint64_t lock, lock_callback cb, void *user_data, char **err);
+
+/*
+ * lock_cancel -- cancels a pending lock_acquire_async. Its callback then
+ * reports LOCK_CANCELED promptly (within about one node_timeout_ms), and no
+ * key is left behind on any node (a lock granted at that moment is released
+ * again).
+ *
+ *   op  an operation handle from lock_acquire_async's out_op.
+ *
+ * Returns LOCK_OK (canceled: the callback will report LOCK_CANCELED),
+ * LOCK_INVALID_HANDLE (unknown handle, or the operation's result was already
+ * decided: its callback reports that result) or LOCK_INTERNAL.
+ */
+int32_t lock_cancel(uint64_t op);
+
+/*
+ * lock_on_lost -- registers the lock's loss callback: called at most once, on
+ * a library thread, with status LOCK_LOST and the lock's handle, when the
+ * library learns that the lock is no longer held (a background extension
+ * could not keep a quorum, an extend found it gone, or its validity ran out).
+ * If the lock is already lost, it is called at once (on a library thread).
+ * It is not called after a successful release or after lock_free. One per
+ * lock: a second call replaces the first; cb NULL removes it.
+ *
+ *   lock       a lock handle.
+ *   cb         the callback, or NULL.
+ *   user_data  passed to cb untouched.
+ *   err        optional.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE or LOCK_INTERNAL.
+ */
+int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **err);
+
+/*
+ * lock_info -- describes a lock as a JSON object, e.g.
+ *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
+ *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,
+ *    "lost":false,"released":false}
+ * validity_ms is what remains by the local monotonic clock (0 when expired,
+ * lost or released).
+ *
+ *   lock       a lock handle.
+ *   info_json  receives the JSON on LOCK_OK (free with lock_string_free);
+ *              required.
+ *   err        optional.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT (NULL
+ * info_json) or LOCK_INTERNAL.
+ */
+int32_t lock_info(uint64_t lock, char **info_json, char **err);
+
+/*
+ * Debugging aids for leak tests (extensions, not part of the contract; their
+ * meaning may change):
+ *   lock_debug_goroutines  the number of goroutines in the embedded Go runtime.
+ *   lock_debug_handles     the number of live handles (clients, locks, ops).
+ *   lock_debug_panic       panics inside the library on purpose and returns
+ *                          LOCK_INTERNAL with the message in *err (optional),
+ *                          showing that a panic never crosses the boundary.
+ */
+int64_t lock_debug_goroutines(void);
+int64_t lock_debug_handles(void);
+int32_t lock_debug_panic(char **err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBLOCK_H */

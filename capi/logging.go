@@ -1,0 +1,16 @@
+package main
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// go-redis logs connection failures to the process's stderr. A library
+// loaded into someone else's process must not write there: the failures are
+// reported through status codes and messages instead.
+type silentLogger struct{}
+
+func (silentLogger) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(silentLogger{}) }

@@ -1,0 +1,1174 @@
+/*
+ * capi_test.c -- the C test of liblock.so, run by capi/test/run.sh under
+ * build/redisnodes, which provides real redis-servers through
+ * LIBLOCK_NODES (comma-separated redis:// URLs) and LIBLOCK_NODE_PIDS.
+ *
+ * It exercises every exported function and every status code, talks to the
+ * nodes directly over plain TCP (RESP) to check and overwrite keys, and
+ * freezes (SIGSTOP/SIGCONT) and kills (SIGKILL) nodes.
+ *
+ * Environment:
+ *   LIBLOCK_TEST_QUICK=1   skip the 20,000-cycle leak test and use fewer
+ *                          iterations (for valgrind).
+ *   LIBLOCK_TEST_TIMEOUT   node_timeout_ms for the clients (default 50).
+ *   LIBLOCK_TEST_KILL=1    end with the SIGKILL test (kills a minority).
+ *
+ * Timing assertions are upper bounds only, generous on purpose.
+ *
+ * Prints "N passed, M failed" last; exits non-zero on any failure.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "liblock.h"
+
+/* ---------- test bookkeeping ---------- */
+
+static int passed, failed;
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define CHECK(cond, ...) check_((cond), __FILE__, __LINE__, #cond, __VA_ARGS__)
+static int check_(int ok, const char *file, int line, const char *expr, const char *fmt, ...) {
+	pthread_mutex_lock(&report_mu);
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		va_list ap;
+		va_start(ap, fmt);
+		fprintf(stderr, "FAIL %s:%d: %s: ", file, line, expr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&report_mu);
+	return ok;
+}
+
+/* CHECK_ST checks a status and the err out-parameter (NULL on success, a
+ * message on failure), then frees the message. */
+#define CHECK_ST(got, want, errp) check_st_((got), (want), #want, (errp), __FILE__, __LINE__, #got)
+static int check_st_(int32_t got, int32_t want, const char *wname, char **errp, const char *file, int line,
+                     const char *expr) {
+	int ok = check_(got == want, file, line, expr, "status %d, want %d (%s) err=%s", got, want, wname,
+	                *errp ? *errp : "(null)");
+	if (got == LOCK_OK)
+		ok &= check_(*errp == NULL, file, line, expr, "err must be NULL on success");
+	else
+		ok &= check_(*errp != NULL && strlen(*errp) > 0, file, line, expr, "err must be set on failure");
+	lock_string_free(*errp);
+	*errp = NULL;
+	return ok;
+}
+
+static double now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms) {
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+	}
+}
+
+/* ---------- the nodes ---------- */
+
+#define MAXN 16
+static int nnodes;
+static char *node_urls[MAXN];
+static int node_ports[MAXN];
+static pid_t node_pids[MAXN];
+static int node_frozen[MAXN], node_dead[MAXN];
+static int node_timeout_ms = 50;
+static int quick;
+
+static void parse_env(void) {
+	const char *urls = getenv("LIBLOCK_NODES"), *pids = getenv("LIBLOCK_NODE_PIDS");
+	if (!urls || !pids) {
+		fprintf(stderr, "run under build/redisnodes: LIBLOCK_NODES and LIBLOCK_NODE_PIDS are required\n");
+		exit(2);
+	}
+	char *u = strdup(urls), *save = NULL;
+	for (char *t = strtok_r(u, ",", &save); t && nnodes < MAXN; t = strtok_r(NULL, ",", &save)) {
+		node_urls[nnodes] = strdup(t);
+		const char *colon = strrchr(t, ':');
+		node_ports[nnodes] = colon ? atoi(colon + 1) : 0;
+		nnodes++;
+	}
+	free(u);
+	char *p = strdup(pids);
+	int i = 0;
+	for (char *t = strtok_r(p, ",", &save); t && i < MAXN; t = strtok_r(NULL, ",", &save))
+		node_pids[i++] = (pid_t)atoi(t);
+	free(p);
+	if (i != nnodes) {
+		fprintf(stderr, "LIBLOCK_NODES and LIBLOCK_NODE_PIDS disagree\n");
+		exit(2);
+	}
+	if (getenv("LIBLOCK_TEST_QUICK") && strcmp(getenv("LIBLOCK_TEST_QUICK"), "1") == 0)
+		quick = 1;
+	if (getenv("LIBLOCK_TEST_TIMEOUT"))
+		node_timeout_ms = atoi(getenv("LIBLOCK_TEST_TIMEOUT"));
+}
+
+static void freeze(int i) {
+	kill(node_pids[i], SIGSTOP);
+	node_frozen[i] = 1;
+}
+static void thaw(int i) {
+	kill(node_pids[i], SIGCONT);
+	node_frozen[i] = 0;
+}
+
+/* rcmd sends one command to node i over plain TCP and reads one reply into
+ * out (the raw RESP text). Returns 0 on success. Only for live nodes. */
+static int rcmd(int i, char *out, size_t outsz, int argc, const char **argv) {
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	struct timeval tv = {2, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)node_ports[i]);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		close(fd);
+		return -1;
+	}
+	char buf[4096];
+	int n = snprintf(buf, sizeof buf, "*%d\r\n", argc);
+	for (int a = 0; a < argc; a++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "$%zu\r\n%s\r\n", strlen(argv[a]), argv[a]);
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	size_t got = 0;
+	for (;;) {
+		ssize_t r = read(fd, out + got, outsz - 1 - got);
+		if (r <= 0) {
+			close(fd);
+			return -1;
+		}
+		got += (size_t)r;
+		out[got] = 0;
+		char *eol = strstr(out, "\r\n");
+		if (!eol)
+			continue;
+		if (out[0] == '$') {
+			long len = atol(out + 1);
+			if (len < 0 || got >= (size_t)(eol - out) + 2 + (size_t)len + 2)
+				break;
+			continue;
+		}
+		break;
+	}
+	close(fd);
+	return 0;
+}
+
+/* rget returns node i's value of key in val ("" when absent). */
+static int rget(int i, const char *key, char *val, size_t valsz) {
+	char out[4096];
+	const char *argv[] = {"GET", key};
+	val[0] = 0;
+	if (rcmd(i, out, sizeof out, 2, argv) != 0)
+		return -1;
+	if (out[0] == '$' && out[1] != '-') {
+		char *body = strstr(out, "\r\n") + 2;
+		char *end = strstr(body, "\r\n");
+		if (end)
+			*end = 0;
+		snprintf(val, valsz, "%s", body);
+	}
+	return 0;
+}
+
+static int rset(int i, const char *key, const char *val) {
+	char out[256];
+	const char *argv[] = {"SET", key, val};
+	return rcmd(i, out, sizeof out, 3, argv) == 0 && strncmp(out, "+OK", 3) == 0 ? 0 : -1;
+}
+
+static void rdel(int i, const char *key) {
+	char out[256];
+	const char *argv[] = {"DEL", key};
+	rcmd(i, out, sizeof out, 2, argv);
+}
+
+/* nodes_with returns how many live nodes hold key (with value val if not NULL). */
+static int nodes_with(const char *key, const char *val) {
+	int n = 0;
+	char got[512];
+	for (int i = 0; i < nnodes; i++) {
+		if (node_frozen[i] || node_dead[i])
+			continue;
+		if (rget(i, key, got, sizeof got) == 0 && got[0] && (!val || strcmp(got, val) == 0))
+			n++;
+	}
+	return n;
+}
+
+/* ---------- helpers around the library ---------- */
+
+static char *config_json(const char *prefix, int timeout_ms) {
+	static char buf[8192];
+	int n = snprintf(buf, sizeof buf, "{\"nodes\":[");
+	for (int i = 0; i < nnodes; i++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\"", i ? "," : "", node_urls[i]);
+	snprintf(buf + n, sizeof buf - (size_t)n, "],\"node_timeout_ms\":%d,\"key_prefix\":\"%s\"}", timeout_ms, prefix);
+	return buf;
+}
+
+static uint64_t new_client(const char *prefix) {
+	uint64_t c = 0;
+	char *err = NULL;
+	CHECK_ST(lock_client_new(config_json(prefix, node_timeout_ms), &c, &err), LOCK_OK, &err);
+	CHECK(c != 0, "client handle");
+	return c;
+}
+
+/* json_field copies the raw value of "key" in a flat JSON object. */
+static int json_field(const char *js, const char *key, char *out, size_t outsz) {
+	char pat[128];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(js, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	if (*p == '"') {
+		p++;
+		const char *e = strchr(p, '"');
+		snprintf(out, outsz, "%.*s", (int)(e - p), p);
+	} else {
+		size_t l = strcspn(p, ",}");
+		snprintf(out, outsz, "%.*s", (int)l, p);
+	}
+	return 0;
+}
+
+static void info_field(uint64_t lock, const char *key, char *out, size_t outsz) {
+	char *js = NULL, *err = NULL;
+	out[0] = 0;
+	CHECK_ST(lock_info(lock, &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(json_field(js, key, out, outsz) == 0, "lock_info lacks %s: %s", key, js);
+		lock_string_free(js);
+	}
+}
+
+/* A completion record for callbacks. */
+typedef struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int calls;
+	int32_t status;
+	uint64_t handle;
+	char err[512];
+	pthread_t thread;
+} done_t;
+
+static void done_init(done_t *d) {
+	memset(d, 0, sizeof *d);
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_cond_init(&d->cv, NULL);
+}
+
+static void done_destroy(done_t *d) {
+	pthread_mutex_destroy(&d->mu);
+	pthread_cond_destroy(&d->cv);
+}
+
+static void on_done(void *ud, int32_t status, uint64_t handle, const char *err) {
+	done_t *d = ud;
+	pthread_mutex_lock(&d->mu);
+	d->calls++;
+	d->status = status;
+	d->handle = handle;
+	d->thread = pthread_self();
+	snprintf(d->err, sizeof d->err, "%s", err ? err : "");
+	if (status == LOCK_OK && err != NULL)
+		snprintf(d->err, sizeof d->err, "BUG: err not NULL on LOCK_OK");
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* wait_done waits up to ms for the callback; returns the number of calls. */
+static int wait_done(done_t *d, int ms) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&d->mu);
+	while (d->calls == 0 && pthread_cond_timedwait(&d->cv, &d->mu, &ts) == 0) {
+	}
+	int calls = d->calls;
+	pthread_mutex_unlock(&d->mu);
+	return calls;
+}
+
+static int calls_of(done_t *d) {
+	pthread_mutex_lock(&d->mu);
+	int c = d->calls;
+	pthread_mutex_unlock(&d->mu);
+	return c;
+}
+
+/* The bound for one operation that may hit a node timeout. */
+static double bound_ms(void) { return node_timeout_ms * 4 + 500 + (quick ? 2000 : 0); }
+
+/* ---------- tests ---------- */
+
+static void test_basics(void) {
+	CHECK(lock_abi_version() == LIBLOCK_ABI_VERSION, "abi version %d", lock_abi_version());
+	CHECK(lock_version() != NULL && strlen(lock_version()) > 0, "lock_version");
+	lock_string_free(NULL);
+	char *err = NULL;
+	CHECK_ST(lock_debug_panic(&err), LOCK_INTERNAL, &err);
+	CHECK(lock_debug_panic(NULL) == LOCK_INTERNAL, "panic without err");
+	CHECK(lock_debug_goroutines() > 0, "goroutines");
+	CHECK(lock_debug_handles() >= 0, "handles");
+}
+
+static void test_client_config(void) {
+	static const char *bad[] = {
+	    "",
+	    "not json",
+	    "null",
+	    "[]",
+	    "\"x\"",
+	    "{}",
+	    "{\"nodes\":[]}",
+	    "{\"nodes\":null}",
+	    "{\"nodes\":\"redis://127.0.0.1:1\"}",
+	    "{\"nodes\":[1]}",
+	    "{\"nodes\":[null]}",
+	    "{\"nodes\":[\"\"]}",
+	    "{\"nodes\":[\"http://127.0.0.1:1\"]}",
+	    "{\"nodes\":[\"redis://\"]}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"nodetimeout\":5}",
+	    "{\"Nodes\":[\"redis://127.0.0.1:1\"]}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":0}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":-5}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":1.5}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":1e2}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":\"50\"}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":null}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":60001}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":99999999999999999999}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"drift_factor\":-0.1}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"drift_factor\":0.5}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"drift_factor\":\"0.01\"}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"key_prefix\":5}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"key_prefix\":null}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"]} x",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"]}{}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"nodes\":[\"redis://127.0.0.1:2\"]}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"]",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		uint64_t c = 77;
+		char *err = NULL;
+		int32_t st = lock_client_new(bad[i], &c, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT, "config %s: status %d err=%s", bad[i], st, err ? err : "(null)");
+		CHECK(err != NULL, "config %s: err", bad[i]);
+		lock_string_free(err);
+	}
+	/* over-long key prefix */
+	{
+		char js[1024], pre[300];
+		memset(pre, 'p', 257);
+		pre[257] = 0;
+		snprintf(js, sizeof js, "{\"nodes\":[\"redis://127.0.0.1:1\"],\"key_prefix\":\"%s\"}", pre);
+		uint64_t c = 0;
+		char *err = NULL;
+		CHECK_ST(lock_client_new(js, &c, &err), LOCK_INVALID_ARGUMENT, &err);
+	}
+	/* 65 nodes */
+	{
+		char js[4096];
+		int n = snprintf(js, sizeof js, "{\"nodes\":[");
+		for (int i = 0; i < 65; i++)
+			n += snprintf(js + n, sizeof js - (size_t)n, "%s\"redis://127.0.0.1:%d\"", i ? "," : "", 1000 + i);
+		snprintf(js + n, sizeof js - (size_t)n, "]}");
+		uint64_t c = 0;
+		char *err = NULL;
+		CHECK_ST(lock_client_new(js, &c, &err), LOCK_INVALID_ARGUMENT, &err);
+	}
+	uint64_t c = 0;
+	char *err = NULL;
+	CHECK_ST(lock_client_new(NULL, &c, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_client_new("{\"nodes\":[\"redis://127.0.0.1:1\"]}", NULL, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK(lock_client_new(NULL, &c, NULL) == LOCK_INVALID_ARGUMENT, "NULL err out-param is fine");
+
+	/* valid ones, none needs a reachable node; drift_factor 0 is valid */
+	static const char *good[] = {
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"]}",
+	    " { \"nodes\" : [ \"redis://127.0.0.1:1\" ] } ",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"drift_factor\":0}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"drift_factor\":0.1,\"node_timeout_ms\":60000,\"key_prefix\":\"\"}",
+	    "{\"nodes\":[\"redis://u:pw@127.0.0.1:1/2\",\"rediss://127.0.0.1:2\",\"unix:///tmp/x.sock\"]}",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		c = 0;
+		err = (char *)1; /* must be overwritten with NULL */
+		int32_t st = lock_client_new(good[i], &c, &err);
+		CHECK(st == LOCK_OK && c != 0 && err == NULL, "config %s: status %d", good[i], st);
+		if (st != LOCK_OK)
+			lock_string_free(err);
+		CHECK(lock_free(c) == LOCK_OK, "free client");
+		CHECK(lock_free(c) == LOCK_INVALID_HANDLE, "double free client");
+	}
+}
+
+static void test_unreachable(void) {
+	/* Refused connections: LOCK_UNAVAILABLE, and the password never shows. */
+	uint64_t c = 0, l = 0;
+	char *err = NULL;
+	CHECK_ST(lock_client_new("{\"nodes\":[\"redis://user:s3cr3tpw@127.0.0.1:1\",\"redis://127.0.0.1:2\",\"redis://127.0.0.1:3\"],"
+	                         "\"node_timeout_ms\":100}",
+	                         &c, &err),
+	         LOCK_OK, &err);
+	double t0 = now_ms();
+	int32_t st = lock_acquire(c, "unreachable", 1000, NULL, &l, &err);
+	double el = now_ms() - t0;
+	CHECK(st == LOCK_UNAVAILABLE, "refused nodes: status %d", st);
+	CHECK(err && !strstr(err, "s3cr3tpw"), "password in message: %s", err ? err : "");
+	CHECK(el < 100 * 4 + 500 + (quick ? 2000 : 0), "refused nodes took %.0f ms", el);
+	lock_string_free(err);
+	CHECK(lock_free(c) == LOCK_OK, "free");
+}
+
+static void test_basic_lock(void) {
+	uint64_t c = new_client("t1:");
+	uint64_t l = 0;
+	char *err = NULL, buf[512], tok[512];
+	CHECK_ST(lock_acquire(c, "basic", 10000, NULL, &l, &err), LOCK_OK, &err);
+	CHECK(l != 0 && l < (1ULL << 53), "lock handle %" PRIu64, l);
+	info_field(l, "resource", buf, sizeof buf);
+	CHECK(strcmp(buf, "basic") == 0, "resource %s", buf);
+	info_field(l, "key", buf, sizeof buf);
+	CHECK(strcmp(buf, "t1:basic") == 0, "key %s", buf);
+	info_field(l, "token", tok, sizeof tok);
+	CHECK(strlen(tok) >= 21, "token %s", tok);
+	CHECK(nodes_with("t1:basic", tok) == nnodes, "the key holds the token on every node");
+	info_field(l, "validity_ms", buf, sizeof buf);
+	CHECK(atol(buf) > 9000 && atol(buf) <= 10000, "validity %s", buf);
+	info_field(l, "auto_extend", buf, sizeof buf);
+	CHECK(strcmp(buf, "false") == 0, "auto_extend %s", buf);
+	info_field(l, "lost", buf, sizeof buf);
+	CHECK(strcmp(buf, "false") == 0, "lost %s", buf);
+
+	/* a plain SET NX by another program on the same key is excluded */
+	{
+		char out[256];
+		const char *argv[] = {"SET", "t1:basic", "intruder", "NX", "PX", "10000"};
+		CHECK(rcmd(0, out, sizeof out, 6, argv) == 0 && out[0] == '$' && out[1] == '-', "SET NX must fail: %s", out);
+	}
+	/* another owner: NOT_ACQUIRED */
+	uint64_t l2 = 0;
+	CHECK_ST(lock_acquire(c, "basic", 10000, "{\"wait_ms\":0}", &l2, &err), LOCK_NOT_ACQUIRED, &err);
+	double t0 = now_ms();
+	CHECK_ST(lock_acquire(c, "basic", 10000, "{\"wait_ms\":150}", &l2, &err), LOCK_NOT_ACQUIRED, &err);
+	double el = now_ms() - t0;
+	CHECK(el >= 140 && el < 150 + bound_ms(), "wait_ms 150 took %.0f ms", el);
+
+	CHECK_ST(lock_extend(l, 20000, &err), LOCK_OK, &err);
+	info_field(l, "validity_ms", buf, sizeof buf);
+	CHECK(atol(buf) > 19000, "validity after extend %s", buf);
+	info_field(l, "ttl_ms", buf, sizeof buf);
+	CHECK(strcmp(buf, "20000") == 0, "ttl after extend %s", buf);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	CHECK(nodes_with("t1:basic", NULL) == 0, "released: no key left");
+	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
+	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
+	info_field(l, "released", buf, sizeof buf);
+	CHECK(strcmp(buf, "true") == 0, "released %s", buf);
+	info_field(l, "validity_ms", buf, sizeof buf);
+	CHECK(strcmp(buf, "0") == 0, "validity after release %s", buf);
+	CHECK(lock_free(l) == LOCK_OK, "free released lock");
+	CHECK(lock_free(l) == LOCK_INVALID_HANDLE, "double free lock");
+
+	/* free of a held lock releases it */
+	CHECK_ST(lock_acquire(c, "basic", 10000, "{\"auto_extend\":true,\"wait_ms\":1000}", &l, &err), LOCK_OK, &err);
+	info_field(l, "auto_extend", buf, sizeof buf);
+	CHECK(strcmp(buf, "true") == 0, "auto_extend %s", buf);
+	CHECK(nodes_with("t1:basic", NULL) == nnodes, "held");
+	CHECK(lock_free(l) == LOCK_OK, "free held lock");
+	CHECK(nodes_with("t1:basic", NULL) == 0, "free released the key");
+
+	/* NULL err everywhere */
+	CHECK(lock_acquire(c, "basic", 1000, NULL, &l, NULL) == LOCK_OK, "acquire, NULL err");
+	CHECK(lock_extend(l, 1000, NULL) == LOCK_OK, "extend, NULL err");
+	CHECK(lock_release(l, NULL) == LOCK_OK, "release, NULL err");
+	CHECK(lock_release(l, NULL) == LOCK_LOST, "release twice, NULL err");
+	CHECK(lock_free(l) == LOCK_OK, "free");
+
+	/* drift_factor 0 and a short ttl: validity is ttl - elapsed - 2 ms */
+	{
+		uint64_t c0 = 0;
+		char js[8192];
+		snprintf(js, sizeof js, "%s", config_json("t1:", node_timeout_ms));
+		js[strlen(js) - 1] = 0;
+		strcat(js, ",\"drift_factor\":0}");
+		CHECK_ST(lock_client_new(js, &c0, &err), LOCK_OK, &err);
+		CHECK_ST(lock_acquire(c0, "drift", 100000, NULL, &l, &err), LOCK_OK, &err);
+		info_field(l, "validity_ms", buf, sizeof buf);
+		/* with the default 0.01 the drift would be 1 s */
+		CHECK(atol(buf) > 99000, "validity with drift 0: %s", buf);
+		CHECK(lock_free(l) == LOCK_OK, "free");
+		CHECK(lock_free(c0) == LOCK_OK, "free");
+	}
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
+static void test_bad_arguments(void) {
+	uint64_t c = new_client("t2:");
+	uint64_t l = 0, h = 0;
+	char *err = NULL;
+	char longres[1100];
+	memset(longres, 'r', 1025);
+	longres[1025] = 0;
+	done_t d;
+	done_init(&d);
+
+	CHECK_ST(lock_acquire(c, NULL, 1000, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "", 1000, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, longres, 1000, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	longres[1024] = 0; /* exactly 1024 is fine */
+	CHECK_ST(lock_acquire(c, longres, 1000, NULL, &l, &err), LOCK_OK, &err);
+	CHECK(lock_free(l) == LOCK_OK, "free");
+	CHECK_ST(lock_acquire(c, "\xff\xfe", 1000, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", 0, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", -1, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", 86400001, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", INT64_MAX, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", INT64_MIN, NULL, &l, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire(c, "a", 1000, NULL, NULL, &err), LOCK_INVALID_ARGUMENT, &err);
+	static const char *badopts[] = {
+	    "",
+	    "x",
+	    "null",
+	    "[]",
+	    "{\"wait\":5}",
+	    "{\"Wait_ms\":5}",
+	    "{\"wait_ms\":-1}",
+	    "{\"wait_ms\":1.0}",
+	    "{\"wait_ms\":\"5\"}",
+	    "{\"wait_ms\":null}",
+	    "{\"wait_ms\":86400001}",
+	    "{\"auto_extend\":1}",
+	    "{\"auto_extend\":\"true\"}",
+	    "{\"auto_extend\":null}",
+	    "{} {}",
+	    "{\"wait_ms\":1,\"wait_ms\":2}",
+	};
+	for (size_t i = 0; i < sizeof badopts / sizeof badopts[0]; i++) {
+		int32_t st = lock_acquire(c, "a", 1000, badopts[i], &l, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT, "options %s: status %d", badopts[i], st);
+		CHECK(err != NULL, "options %s: err", badopts[i]);
+		lock_string_free(err);
+		err = NULL;
+		st = lock_acquire_async(c, "a", 1000, badopts[i], on_done, &d, &h, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT, "async options %s: status %d", badopts[i], st);
+		lock_string_free(err);
+		err = NULL;
+	}
+	CHECK_ST(lock_acquire(c, "a", 1000, "{}", &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_extend(l, 0, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_extend(l, -5, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_extend(l, 86400001, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_info(l, NULL, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_extend_async(l, 0, on_done, &d, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_extend_async(l, 1000, NULL, &d, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_release_async(l, NULL, &d, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire_async(c, NULL, 1000, NULL, on_done, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire_async(c, "", 1000, NULL, on_done, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire_async(c, "a", 0, NULL, on_done, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_acquire_async(c, "a", 1000, NULL, NULL, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK(lock_free(l) == LOCK_OK, "free");
+	sleep_ms(50);
+	CHECK(calls_of(&d) == 0, "no callback after a rejected async call (%d)", calls_of(&d));
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	done_destroy(&d);
+}
+
+static void test_bad_handles(void) {
+	uint64_t c = new_client("t3:");
+	uint64_t l = 0, freed_lock = 0, freed_client = 0, op = 0, out = 0;
+	char *err = NULL, *js = NULL;
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire(c, "h", 10000, NULL, &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "h2", 10000, NULL, &freed_lock, &err), LOCK_OK, &err);
+	CHECK(lock_free(freed_lock) == LOCK_OK, "free");
+	CHECK_ST(lock_client_new(config_json("t3:", node_timeout_ms), &freed_client, &err), LOCK_OK, &err);
+	CHECK(lock_free(freed_client) == LOCK_OK, "free");
+	/* a pending op handle: wait on the held resource */
+	CHECK_ST(lock_acquire_async(c, "h", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
+
+	uint64_t not_clients[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed_client, l, op, freed_lock};
+	for (size_t i = 0; i < sizeof not_clients / sizeof not_clients[0]; i++) {
+		uint64_t h = not_clients[i];
+		CHECK_ST(lock_acquire(h, "x", 1000, NULL, &out, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_acquire_async(h, "x", 1000, NULL, on_done, &d, &out, &err), LOCK_INVALID_HANDLE, &err);
+	}
+	uint64_t not_locks[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed_lock, c, op, freed_client};
+	for (size_t i = 0; i < sizeof not_locks / sizeof not_locks[0]; i++) {
+		uint64_t h = not_locks[i];
+		CHECK_ST(lock_extend(h, 1000, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_release(h, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_extend_async(h, 1000, on_done, &d, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_release_async(h, on_done, &d, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_on_lost(h, on_done, &d, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_info(h, &js, &err), LOCK_INVALID_HANDLE, &err);
+	}
+	uint64_t not_ops[] = {0, 123456789, UINT64_MAX, c, l, freed_lock};
+	for (size_t i = 0; i < sizeof not_ops / sizeof not_ops[0]; i++)
+		CHECK(lock_cancel(not_ops[i]) == LOCK_INVALID_HANDLE, "cancel of a non-op");
+	uint64_t not_freeable[] = {0, 123456789, UINT64_MAX, freed_lock, freed_client, op};
+	for (size_t i = 0; i < sizeof not_freeable / sizeof not_freeable[0]; i++)
+		CHECK(lock_free(not_freeable[i]) == LOCK_INVALID_HANDLE, "free of %" PRIu64, not_freeable[i]);
+	/* a handle problem wins over an argument problem */
+	CHECK_ST(lock_acquire(0, NULL, 0, "bad", NULL, &err), LOCK_INVALID_HANDLE, &err);
+
+	/* the op is still pending and the lock still held: nothing happened */
+	CHECK(calls_of(&d) == 0, "no callback from rejected calls");
+	CHECK(nodes_with("t3:h", NULL) == nnodes, "lock still held");
+	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "cancel after callback");
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	CHECK_ST(lock_info(l, &js, &err), LOCK_INVALID_HANDLE, &err); /* freed with its client */
+	CHECK(lock_free(l) == LOCK_INVALID_HANDLE, "lock freed with its client");
+	sleep_ms(20);
+	CHECK(calls_of(&d) == 1, "exactly one callback");
+	done_destroy(&d);
+}
+
+/* ----- contention ----- */
+
+typedef struct {
+	uint64_t client;
+	int iterations;
+	int acquired;
+} worker_t;
+
+static volatile int holders;
+static volatile int overlaps;
+
+static void *contender(void *arg) {
+	worker_t *w = arg;
+	for (int i = 0; i < w->iterations; i++) {
+		uint64_t l = 0;
+		char *err = NULL;
+		int32_t st = lock_acquire(w->client, "contended", 5000, "{\"wait_ms\":20000}", &l, &err);
+		if (!CHECK(st == LOCK_OK, "contended acquire: %d %s", st, err ? err : "")) {
+			lock_string_free(err);
+			continue;
+		}
+		if (__atomic_add_fetch(&holders, 1, __ATOMIC_SEQ_CST) != 1)
+			__atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
+		usleep(200);
+		__atomic_sub_fetch(&holders, 1, __ATOMIC_SEQ_CST);
+		st = lock_release(l, &err);
+		CHECK(st == LOCK_OK, "contended release: %d %s", st, err ? err : "");
+		lock_string_free(err);
+		lock_free(l);
+		w->acquired++;
+	}
+	return NULL;
+}
+
+static void test_contention(void) {
+	/* two clients (two "processes"), four threads each */
+	uint64_t c1 = new_client("t4:"), c2 = new_client("t4:");
+	enum { NT = 8 };
+	pthread_t th[NT];
+	worker_t w[NT];
+	int iters = quick ? 5 : 25;
+	for (int i = 0; i < NT; i++) {
+		w[i] = (worker_t){i % 2 ? c1 : c2, iters, 0};
+		pthread_create(&th[i], NULL, contender, &w[i]);
+	}
+	int total = 0;
+	for (int i = 0; i < NT; i++) {
+		pthread_join(th[i], NULL);
+		total += w[i].acquired;
+	}
+	CHECK(total == NT * iters, "all acquired: %d of %d", total, NT * iters);
+	CHECK(overlaps == 0, "at most one holder at a time: %d overlaps", overlaps);
+	CHECK(nodes_with("t4:contended", NULL) == 0, "no key left");
+	lock_free(c1);
+	lock_free(c2);
+}
+
+/* ----- racing calls on one handle ----- */
+
+static uint64_t race_handle;
+static int race_status[2];
+static void *race_free(void *arg) {
+	race_status[(intptr_t)arg] = lock_free(race_handle);
+	return NULL;
+}
+static void *race_release(void *arg) {
+	race_status[(intptr_t)arg] = lock_release(race_handle, NULL);
+	return NULL;
+}
+static void *race_extend(void *arg) {
+	race_status[(intptr_t)arg] = lock_extend(race_handle, 5000, NULL);
+	return NULL;
+}
+
+static void test_races(void) {
+	uint64_t c = new_client("t5:");
+	char *err = NULL;
+	for (int i = 0; i < (quick ? 5 : 50); i++) {
+		pthread_t a, b;
+		/* two frees */
+		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
+		pthread_create(&a, NULL, race_free, (void *)0);
+		pthread_create(&b, NULL, race_free, (void *)1);
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		CHECK((race_status[0] == LOCK_OK) + (race_status[1] == LOCK_OK) == 1 &&
+		          (race_status[0] == LOCK_INVALID_HANDLE) + (race_status[1] == LOCK_INVALID_HANDLE) == 1,
+		      "two frees: %d %d", race_status[0], race_status[1]);
+		CHECK(nodes_with("t5:race", NULL) == 0, "freed");
+		/* an extend racing a release */
+		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
+		pthread_create(&a, NULL, race_extend, (void *)0);
+		pthread_create(&b, NULL, race_release, (void *)1);
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		CHECK((race_status[0] == LOCK_OK || race_status[0] == LOCK_LOST) && race_status[1] == LOCK_OK,
+		      "extend/release race: %d %d", race_status[0], race_status[1]);
+		CHECK(nodes_with("t5:race", NULL) == 0, "released, not re-acquired by the extend");
+		/* a free racing a client free */
+		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
+		if (i == 0) {
+			uint64_t keep = race_handle, c2 = new_client("t5:");
+			CHECK_ST(lock_acquire(c2, "race2", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
+			pthread_create(&a, NULL, race_free, (void *)0);
+			CHECK(lock_free(c2) == LOCK_OK, "client free");
+			pthread_join(a, NULL);
+			CHECK(race_status[0] == LOCK_OK || race_status[0] == LOCK_INVALID_HANDLE, "free vs client free: %d",
+			      race_status[0]);
+			CHECK(nodes_with("t5:race2", NULL) == 0, "released by one of the frees");
+			race_handle = keep;
+		}
+		CHECK(lock_free(race_handle) == LOCK_OK, "free");
+	}
+	lock_free(c);
+}
+
+/* ----- async ----- */
+
+static void test_async(void) {
+	uint64_t c = new_client("t6:");
+	char *err = NULL;
+	uint64_t op = 0;
+	done_t d;
+
+	/* acquire, extend, release */
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "async", 10000, NULL, on_done, &d, &op, &err), LOCK_OK, &err);
+	CHECK(op != 0 && op < (1ULL << 53), "op handle");
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_OK && d.handle != 0, "async acquire: %d %s",
+	      d.status, d.err);
+	CHECK(!pthread_equal(d.thread, pthread_self()), "callback on a library thread");
+	CHECK(d.err[0] == 0, "err %s", d.err);
+	uint64_t l = d.handle;
+	CHECK(nodes_with("t6:async", NULL) == nnodes, "held");
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "op expired after its callback");
+	done_destroy(&d);
+
+	done_init(&d);
+	CHECK_ST(lock_extend_async(l, 30000, on_done, &d, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_OK && d.handle == l, "async extend: %d", d.status);
+	done_destroy(&d);
+
+	/* async acquire of a held resource without wait: NOT_ACQUIRED via callback */
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "async", 10000, NULL, on_done, &d, NULL, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_NOT_ACQUIRED && d.handle == 0 && d.err[0],
+	      "async not acquired: %d", d.status);
+	done_destroy(&d);
+
+	/* a waiter is woken by the release */
+	done_t w;
+	done_init(&w);
+	CHECK_ST(lock_acquire_async(c, "async", 10000, "{\"wait_ms\":30000}", on_done, &w, &op, &err), LOCK_OK, &err);
+	sleep_ms(30);
+	CHECK(calls_of(&w) == 0, "still waiting");
+	done_init(&d);
+	CHECK_ST(lock_release_async(l, on_done, &d, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_OK && d.handle == l, "async release: %d", d.status);
+	done_destroy(&d);
+	CHECK(wait_done(&w, (int)bound_ms()) == 1 && w.status == LOCK_OK, "waiter got it: %d", w.status);
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "cancel after success");
+	done_init(&d);
+	CHECK_ST(lock_release_async(l, on_done, &d, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_LOST, "second async release: %d", d.status);
+	done_destroy(&d);
+	CHECK(lock_free(l) == LOCK_OK, "free");
+	l = w.handle;
+	done_destroy(&w);
+
+	/* cancel a waiting acquire: LOCK_CANCELED promptly, no key of its own left */
+	char holder_tok[512];
+	info_field(l, "token", holder_tok, sizeof holder_tok);
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "async", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
+	sleep_ms(30);
+	double t0 = now_ms();
+	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED && d.handle == 0, "canceled: %d",
+	      d.status);
+	CHECK(now_ms() - t0 < bound_ms(), "cancel took %.0f ms", now_ms() - t0);
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "second cancel");
+	CHECK(nodes_with("t6:async", holder_tok) == nnodes, "the holder's key is untouched");
+	done_destroy(&d);
+	CHECK(lock_free(l) == LOCK_OK, "free");
+	CHECK(nodes_with("t6:async", NULL) == 0, "no key left");
+
+	/* cancel racing a free-resource acquire: CANCELED leaves no key, OK holds */
+	int canceled = 0, won = 0;
+	for (int i = 0; i < (quick ? 10 : 100); i++) {
+		char res[64], key[80];
+		snprintf(res, sizeof res, "cancel-race-%d", i);
+		snprintf(key, sizeof key, "t6:%s", res);
+		done_init(&d);
+		CHECK_ST(lock_acquire_async(c, res, 10000, NULL, on_done, &d, &op, &err), LOCK_OK, &err);
+		if (i % 3)
+			usleep((useconds_t)(i * 10));
+		int32_t cst = lock_cancel(op);
+		CHECK(wait_done(&d, (int)bound_ms()) == 1, "callback");
+		if (d.status == LOCK_CANCELED) {
+			canceled++;
+			CHECK(cst == LOCK_OK, "CANCELED only after a successful cancel");
+			CHECK(nodes_with(key, NULL) == 0, "canceled acquire left a key (%s)", key);
+		} else {
+			won++;
+			CHECK(d.status == LOCK_OK && cst == LOCK_INVALID_HANDLE, "not canceled: %d cancel %d", d.status, cst);
+			CHECK(lock_free(d.handle) == LOCK_OK, "free");
+		}
+		done_destroy(&d);
+	}
+	printf("# cancel race: %d canceled, %d acquired first\n", canceled, won);
+	CHECK(canceled > 0, "some cancel won");
+
+	/* freeing the client cancels its pending operations and frees its locks */
+	uint64_t held = 0;
+	CHECK_ST(lock_acquire(c, "busy", 10000, NULL, &held, &err), LOCK_OK, &err);
+	enum { NW = 20 };
+	done_t ws[NW];
+	for (int i = 0; i < NW; i++) {
+		done_init(&ws[i]);
+		CHECK_ST(lock_acquire_async(c, "busy", 10000, "{\"wait_ms\":60000}", on_done, &ws[i], NULL, &err), LOCK_OK,
+		         &err);
+	}
+	done_t ext;
+	done_init(&ext);
+	sleep_ms(30);
+	t0 = now_ms();
+	CHECK(lock_free(c) == LOCK_OK, "free client with pending ops");
+	for (int i = 0; i < NW; i++) {
+		CHECK(wait_done(&ws[i], (int)bound_ms()) == 1 && ws[i].status == LOCK_CANCELED, "pending op %d: %d", i,
+		      ws[i].status);
+		done_destroy(&ws[i]);
+	}
+	CHECK(now_ms() - t0 < bound_ms() * 2, "client free took %.0f ms", now_ms() - t0);
+	CHECK(nodes_with("t6:busy", NULL) == 0, "the client's held lock was released");
+	CHECK(lock_free(held) == LOCK_INVALID_HANDLE, "its lock handle went with it");
+	CHECK_ST(lock_extend_async(held, 1000, on_done, &ext, &err), LOCK_INVALID_HANDLE, &err);
+	done_destroy(&ext);
+}
+
+/* ----- loss ----- */
+
+static void test_on_lost(void) {
+	uint64_t c = new_client("t7:");
+	char *err = NULL, tok[512], buf[64];
+	uint64_t l = 0;
+	done_t d;
+
+	/* auto-extended lock whose keys are overwritten by someone else */
+	done_init(&d);
+	CHECK_ST(lock_acquire(c, "lost", 600, "{\"auto_extend\":true}", &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
+	info_field(l, "token", tok, sizeof tok);
+	sleep_ms(700); /* outlives its ttl thanks to the auto-extension */
+	CHECK(calls_of(&d) == 0, "auto-extended lock not lost");
+	CHECK(nodes_with("t7:lost", tok) == nnodes, "still held after its ttl");
+	for (int i = 0; i < nnodes; i++)
+		CHECK(rset(i, "t7:lost", "other") == 0, "overwrite node %d", i);
+	CHECK(wait_done(&d, 600 + (int)bound_ms()) == 1 && d.status == LOCK_LOST && d.handle == l, "on_lost: %d",
+	      d.status);
+	CHECK(!pthread_equal(d.thread, pthread_self()), "on_lost on a library thread");
+	info_field(l, "lost", buf, sizeof buf);
+	CHECK(strcmp(buf, "true") == 0, "lost %s", buf);
+	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
+	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
+	CHECK(nodes_with("t7:lost", "other") == nnodes, "another owner's key is never touched");
+	sleep_ms(50);
+	CHECK(calls_of(&d) == 1, "on_lost called once");
+	CHECK(lock_free(l) == LOCK_OK, "free");
+	for (int i = 0; i < nnodes; i++)
+		rdel(i, "t7:lost");
+	done_destroy(&d);
+
+	/* a plain lock whose validity runs out; registering after the loss calls at once */
+	done_init(&d);
+	CHECK_ST(lock_acquire(c, "expire", 100, NULL, &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, 100 + (int)bound_ms()) == 1 && d.status == LOCK_LOST, "expired: %d", d.status);
+	done_destroy(&d);
+	done_init(&d);
+	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_LOST, "late registration: %d", d.status);
+	done_destroy(&d);
+	CHECK(lock_free(l) == LOCK_OK, "free");
+
+	/* replaced, removed, and never after a release or a free */
+	done_t d1, d2, d3;
+	done_init(&d1);
+	done_init(&d2);
+	done_init(&d3);
+	uint64_t l2 = 0, l3 = 0;
+	CHECK_ST(lock_acquire(c, "quiet", 150, NULL, &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l, on_done, &d1, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l, on_done, &d2, &err), LOCK_OK, &err); /* replaces d1 */
+	CHECK_ST(lock_acquire(c, "quiet2", 150, NULL, &l2, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l2, on_done, &d3, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l2, NULL, NULL, &err), LOCK_OK, &err); /* removed */
+	CHECK_ST(lock_acquire(c, "quiet3", 150, NULL, &l3, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l3, on_done, &d3, &err), LOCK_OK, &err);
+	CHECK(lock_free(l3) == LOCK_OK, "free"); /* freed: never called */
+	CHECK(wait_done(&d2, 150 + (int)bound_ms()) == 1, "the replacement is called");
+	sleep_ms(300);
+	CHECK(calls_of(&d1) == 0, "the replaced callback is not called");
+	CHECK(calls_of(&d3) == 0, "removed / freed: not called");
+	lock_free(l);
+	lock_free(l2);
+	CHECK_ST(lock_acquire(c, "quiet", 150, NULL, &l, &err), LOCK_OK, &err);
+	done_init(&d);
+	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	sleep_ms(300);
+	CHECK(calls_of(&d) == 0, "not called after a release");
+	lock_free(l);
+	done_destroy(&d);
+	done_destroy(&d1);
+	done_destroy(&d2);
+	done_destroy(&d3);
+	lock_free(c);
+}
+
+/* ----- frozen and killed nodes ----- */
+
+static void test_frozen(void) {
+	int minority = (nnodes - 1) / 2, majority = nnodes / 2 + 1;
+	uint64_t c = new_client("t8:"), l = 0, pre = 0;
+	char *err = NULL;
+
+	CHECK_ST(lock_acquire(c, "pre", 30000, NULL, &pre, &err), LOCK_OK, &err);
+	/* a frozen minority: still acquires, extends and releases within the bound */
+	for (int i = 0; i < minority; i++)
+		freeze(i);
+	double t0 = now_ms();
+	CHECK_ST(lock_acquire(c, "frozen-min", 10000, NULL, &l, &err), LOCK_OK, &err);
+	double el = now_ms() - t0;
+	CHECK(el < bound_ms(), "frozen minority: acquire took %.0f ms (bound %.0f)", el, bound_ms());
+	t0 = now_ms();
+	CHECK_ST(lock_extend(l, 10000, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	el = now_ms() - t0;
+	CHECK(el < 2 * bound_ms(), "frozen minority: extend+release took %.0f ms", el);
+	lock_free(l);
+	printf("# frozen minority (%d of %d): acquire ok\n", minority, nnodes);
+	for (int i = 0; i < minority; i++)
+		thaw(i);
+
+	/* a frozen majority: LOCK_UNAVAILABLE within the bound, for every operation */
+	for (int i = 0; i < majority; i++)
+		freeze(i);
+	t0 = now_ms();
+	CHECK_ST(lock_acquire(c, "frozen-maj", 10000, NULL, &l, &err), LOCK_UNAVAILABLE, &err);
+	el = now_ms() - t0;
+	CHECK(el < bound_ms(), "frozen majority: acquire took %.0f ms (bound %.0f)", el, bound_ms());
+	t0 = now_ms();
+	CHECK_ST(lock_extend(pre, 30000, &err), LOCK_UNAVAILABLE, &err);
+	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: extend took %.0f ms", now_ms() - t0);
+	t0 = now_ms();
+	CHECK_ST(lock_release(pre, &err), LOCK_UNAVAILABLE, &err);
+	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: release took %.0f ms", now_ms() - t0);
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "frozen-maj", 10000, NULL, on_done, &d, NULL, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_UNAVAILABLE, "async unavailable: %d", d.status);
+	done_destroy(&d);
+	printf("# frozen majority (%d of %d): unavailable\n", majority, nnodes);
+	for (int i = 0; i < majority; i++)
+		thaw(i);
+	/* the release can be retried once the nodes are back */
+	CHECK_ST(lock_release(pre, &err), LOCK_OK, &err);
+	lock_free(pre);
+	/* a frozen acquire canceled: no key on the live nodes at once. The frozen
+	 * nodes may still hold SETs in their socket buffers, which they run when
+	 * thawed, after the cleanup that timed out: such a key holds only this
+	 * (canceled) token and goes away by its ttl. */
+	for (int i = 0; i < majority; i++)
+		freeze(i);
+	done_init(&d);
+	uint64_t op = 0;
+	CHECK_ST(lock_acquire_async(c, "frozen-cancel", 1000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK,
+	         &err);
+	sleep_ms(node_timeout_ms * 2);
+	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
+	done_destroy(&d);
+	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "canceled acquire left no key on the live nodes");
+	for (int i = 0; i < majority; i++)
+		thaw(i);
+	double end = now_ms() + 1000 + bound_ms();
+	while (nodes_with("t8:frozen-cancel", NULL) > 0 && now_ms() < end)
+		sleep_ms(20);
+	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "late keys on thawed nodes expire by their ttl");
+	lock_free(c);
+}
+
+static void test_killed(void) {
+	int minority = (nnodes - 1) / 2;
+	if (minority == 0)
+		return;
+	uint64_t c = new_client("t9:"), l = 0;
+	char *err = NULL;
+	for (int i = nnodes - minority; i < nnodes; i++) {
+		kill(node_pids[i], SIGKILL);
+		node_dead[i] = 1;
+	}
+	sleep_ms(50);
+	double t0 = now_ms();
+	CHECK_ST(lock_acquire(c, "killed", 10000, NULL, &l, &err), LOCK_OK, &err);
+	CHECK(now_ms() - t0 < bound_ms(), "killed minority: acquire took %.0f ms", now_ms() - t0);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	lock_free(c);
+}
+
+/* ----- leaks ----- */
+
+static long rss_kb(void) {
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int64_t settle_goroutines(int64_t target, int ms) {
+	double end = now_ms() + ms;
+	int64_t g;
+	while ((g = lock_debug_goroutines()) > target && now_ms() < end)
+		sleep_ms(10);
+	return g;
+}
+
+static void test_leaks(void) {
+	int64_t g0 = lock_debug_goroutines(), h0 = lock_debug_handles();
+	uint64_t c = new_client("t10:");
+	char *err = NULL;
+	int cycles = quick ? 200 : 20000, warm = quick ? 50 : 2000;
+	for (int i = 0; i < warm; i++) {
+		uint64_t l = 0;
+		if (lock_acquire(c, "leak", 5000, NULL, &l, NULL) == LOCK_OK) {
+			lock_release(l, NULL);
+			lock_free(l);
+		}
+	}
+	int64_t g1 = settle_goroutines(0, 200);
+	long rss1 = rss_kb();
+	double t0 = now_ms();
+	int fails = 0;
+	for (int i = 0; i < cycles; i++) {
+		uint64_t l = 0;
+		int32_t st = lock_acquire(c, "leak", 5000, NULL, &l, &err);
+		if (st != LOCK_OK) {
+			fails++;
+			lock_string_free(err);
+			err = NULL;
+			continue;
+		}
+		if (lock_release(l, NULL) != LOCK_OK)
+			fails++;
+		if (lock_free(l) != LOCK_OK)
+			fails++;
+	}
+	double el = now_ms() - t0;
+	long rss2 = rss_kb();
+	int64_t g2 = settle_goroutines(g1, 3000);
+	CHECK(fails == 0, "%d failed cycles", fails);
+	CHECK(g2 <= g1, "goroutines back to baseline: %" PRId64 " -> %" PRId64, g1, g2);
+	CHECK(rss2 - rss1 < 8 * 1024, "RSS growth %ld kB", rss2 - rss1);
+	printf("# leak: %d acquire/release/free cycles on %d nodes in %.1f s (%.0f us/cycle); RSS %ld kB -> %ld kB "
+	       "(%+ld kB); goroutines %" PRId64 " -> %" PRId64 "\n",
+	       cycles, nnodes, el / 1000, el * 1000 / cycles, rss1, rss2, rss2 - rss1, g1, g2);
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	int64_t g3 = settle_goroutines(g0, 3000);
+	CHECK(g3 <= g0, "goroutines back to the pre-client baseline: %" PRId64 " -> %" PRId64, g0, g3);
+	CHECK(lock_debug_handles() == h0, "handles back: %" PRId64 " -> %" PRId64, h0, lock_debug_handles());
+}
+
+int main(void) {
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_env();
+	printf("# %d nodes, node_timeout_ms %d%s\n", nnodes, node_timeout_ms, quick ? ", quick" : "");
+	struct {
+		const char *name;
+		void (*fn)(void);
+	} tests[] = {
+	    {"basics", test_basics},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
+	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
+	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},
+	    {"on_lost", test_on_lost},     {"frozen", test_frozen},               {"leaks", test_leaks},
+	};
+	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+		int f0 = failed;
+		double t0 = now_ms();
+		tests[i].fn();
+		printf("# %-14s %s (%.0f ms)\n", tests[i].name, failed == f0 ? "ok" : "FAILED", now_ms() - t0);
+	}
+	if (getenv("LIBLOCK_TEST_KILL") && strcmp(getenv("LIBLOCK_TEST_KILL"), "1") == 0) {
+		int f0 = failed;
+		test_killed();
+		printf("# %-14s %s\n", "killed", failed == f0 ? "ok" : "FAILED");
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,14 @@
+// Internal to capi: the declarations the Go side needs. The public header is
+// liblock.h.
+#ifndef LIBLOCK_TRAMPOLINE_H
+#define LIBLOCK_TRAMPOLINE_H
+#include <stdint.h>
+
+#define LIBLOCK_VERSION_STRING "0.1.0"
+
+typedef void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err);
+
+void liblock_invoke(lock_callback cb, void *user_data, int32_t status,
+                    uint64_t handle, const char *err);
+const char *lock_version(void);
+#endif
