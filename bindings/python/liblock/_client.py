@@ -34,6 +34,8 @@ _MS_CLAMP = 2**62
 
 def _ms(name: str, value: Any) -> int:
     """Seconds (int, float or timedelta) -> integer milliseconds for the C ABI."""
+    if type(value) is float and -1e15 < value < 1e15:  # fast path; excludes NaN/inf
+        return round(value * 1000)
     if isinstance(value, datetime.timedelta):
         value = value.total_seconds()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -492,12 +494,14 @@ class Client:
 
     @staticmethod
     def _acquire_args(resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any) -> Tuple[bytes, int, bytes]:
+                      on_lost: Any) -> Tuple[bytes, int, Optional[bytes]]:
         res = _text("resource", resource)
         ttl_ms = _ms("ttl", ttl)
         wait_ms = _ms("wait", wait)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
+        if wait_ms == 0 and not auto_extend:
+            return res, ttl_ms, None  # NULL: the library's defaults
         opts = json.dumps({"wait_ms": wait_ms, "auto_extend": auto_extend}).encode()
         return res, ttl_ms, opts
 

@@ -37,8 +37,9 @@ def candidates() -> List[Tuple[str, Path]]:
     if env:
         out.append(("LIBLOCK_PATH", Path(env)))
     here = Path(__file__).resolve().parent
-    # bindings/python/liblock/_lib.py -> repository root is three levels up.
-    out.append(("repository build", here.parents[2] / "build" / LIB_NAME))
+    # Run from a liblock checkout (bindings/python/liblock/_lib.py): its build/.
+    if here.parent.name == "python" and here.parents[1].name == "bindings":
+        out.append(("repository build", here.parents[2] / "build" / LIB_NAME))
     out.append(("packaged copy", here / LIB_NAME))
     return out
 

@@ -8,4 +8,4 @@ for f in build/liblock.so build/redisnodes; do
 done
 export PYTHONPATH="$ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
-exec "$PY" -m pytest -p no:cacheprovider --timeout=120 -q "$@" bindings/python/tests
+exec "$PY" -m pytest -p no:cacheprovider --timeout=120 --timeout-method=thread -q "$@" bindings/python/tests

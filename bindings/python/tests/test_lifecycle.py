@@ -133,3 +133,16 @@ def test_not_liblock_fails_clearly(tmp_path) -> None:
     p = _run("import liblock\ntry:\n liblock.abi_version()\n"
              "except liblock.LibraryError as e: print('ERR', e)", LIBLOCK_PATH=str(bogus))
     assert "ERR cannot load" in p.stdout, p.stdout + p.stderr
+
+
+def test_interpreter_exit_releases_held_locks(c3: Cluster) -> None:
+    code = f"""
+import liblock
+client = liblock.Client({c3.urls!r})
+lock = client.acquire("exit-held", ttl=30)
+auto = client.acquire("exit-auto", ttl=30, auto_extend=True)
+print(lock.token)
+"""
+    p = _run(code)
+    assert p.returncode == 0, p.stderr
+    assert c3.all_keys() == []
