@@ -12,7 +12,7 @@ import secrets
 import statistics
 import sys
 import time
-from typing import Callable, List
+from typing import Callable, Dict, List
 
 import redis
 
@@ -23,28 +23,56 @@ WARMUP = 200
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 
-def measure(pair: Callable[[int], None]) -> float:
-    for i in range(WARMUP):
-        pair(i)
+BLOCKS = 10  # variants alternate in blocks, so that load changes hit them alike
+
+
+def timed(pair: Callable[[int], None], n: int) -> List[int]:
     samples: List[int] = []
-    for i in range(N):
+    for i in range(n):
         t0 = time.perf_counter_ns()
         pair(i)
         samples.append(time.perf_counter_ns() - t0)
-    return statistics.median(samples) / 1000.0
+    return samples
 
 
-def measure_async(client: liblock.Client) -> float:
-    async def run() -> float:
+def timed_async(client: liblock.Client, n: int) -> List[int]:
+    async def run() -> List[int]:
         samples: List[int] = []
-        for i in range(WARMUP + N):
+        for _ in range(n):
             t0 = time.perf_counter_ns()
             lock = await client.acquire_async("bench:async", ttl=10.0)
             await lock.release_async()
-            if i >= WARMUP:
-                samples.append(time.perf_counter_ns() - t0)
-        return statistics.median(samples) / 1000.0
+            samples.append(time.perf_counter_ns() - t0)
+        return samples
     return asyncio.run(run())
+
+
+def raw_pair(client: liblock.Client) -> Callable[[int], None]:
+    """The same pair as bare ctypes calls: what the library itself costs."""
+    from ctypes import byref, c_uint64, c_void_p
+    from liblock import _lib
+    dll = _lib.lib()
+    handle = client.handle
+
+    def pair(i: int) -> None:
+        out, err = c_uint64(), c_void_p()
+        if dll.lock_acquire(handle, b"bench:raw", 10000, None, byref(out), byref(err)) != 0:
+            raise RuntimeError(_lib.take_string(err))
+        if dll.lock_release(out.value, byref(err)) != 0:
+            raise RuntimeError(_lib.take_string(err))
+        dll.lock_free(out.value)
+    return pair
+
+
+def compare(variants: Dict[str, Callable[[int], List[int]]]) -> Dict[str, float]:
+    """Median µs per variant; each callable runs n pairs and returns their ns."""
+    for run in variants.values():
+        run(WARMUP)
+    samples: Dict[str, List[int]] = {name: [] for name in variants}
+    for _ in range(BLOCKS):
+        for name, run in variants.items():
+            samples[name].extend(run(N // BLOCKS))
+    return {name: statistics.median(v) / 1000.0 for name, v in samples.items()}
 
 
 def redis_py_pair(conns: List["redis.Redis"], sha: str) -> Callable[[int], None]:
@@ -63,7 +91,8 @@ def main() -> None:
     urls = [u for u in os.environ.get("LIBLOCK_NODES", "").split(",") if u]
     if len(urls) < 5:
         sys.exit("bench.py: run under `build/redisnodes -n 5 -- ...` (LIBLOCK_NODES needs 5 URLs)")
-    print(f"acquire+release pairs, median of {N} (after {WARMUP} warm-up), one client, loopback")
+    print(f"acquire+release pairs, median of {N} per variant (after {WARMUP} warm-up; variants alternate"
+          f" in {BLOCKS} blocks), one client, one resource, loopback")
     print(f"python {sys.version.split()[0]}, redis-py {redis.__version__}, liblock ABI {liblock.abi_version()}")
     rows = []
     for n in (1, 5):
@@ -72,18 +101,25 @@ def main() -> None:
         sha = conns[0].script_load(RELEASE)
         for r in conns[1:]:
             r.script_load(RELEASE)
-        baseline = measure(redis_py_pair(conns, sha))
         with liblock.Client(nodes, node_timeout=0.5) as client:
-            binding = measure(lambda i: client.acquire("bench:liblock", ttl=10.0).release())
-            async_ = measure_async(client)
+            base_pair = redis_py_pair(conns, sha)
+            raw = raw_pair(client)
+            res = compare({
+                "sync": lambda n: timed(lambda i: client.acquire("bench:liblock", ttl=10.0).release(), n),
+                "async": lambda n: timed_async(client, n),
+                "redis-py": lambda n: timed(base_pair, n),
+                "raw": lambda n: timed(raw, n),
+            })
+        rows.append((n, res["sync"], res["async"], res["raw"], res["redis-py"]))
         for r in conns:
             r.close()
-        rows.append((n, binding, async_, baseline))
-    print(f"{'nodes':>5}  {'liblock sync µs':>15}  {'liblock asyncio µs':>18}  {'redis-py µs':>11}  {'sync/redis-py':>13}")
-    for n, b, a, r in rows:
-        print(f"{n:>5}  {b:>15.1f}  {a:>18.1f}  {r:>11.1f}  {b / r:>12.2f}x")
+    print(f"{'nodes':>5}  {'liblock sync':>12}  {'liblock asyncio':>15}  {'bare ctypes':>11}"
+          f"  {'redis-py':>8}  {'sync/redis-py':>13}   (medians, µs per pair)")
+    for n, b, a, raw, r in rows:
+        print(f"{n:>5}  {b:>12.1f}  {a:>15.1f}  {raw:>11.1f}  {r:>8.1f}  {b / r:>12.2f}x")
     print("redis-py on 5 nodes talks to the nodes one after another (its sync API has no fan-out);"
-          " liblock asks all nodes at once.")
+          " liblock asks all nodes at once.\n'bare ctypes' is the same pair as three ctypes calls"
+          " with no Lock object: the binding's own cost is the difference to 'liblock sync'.")
 
 
 if __name__ == "__main__":
