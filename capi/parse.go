@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/liblock/liblock/core"
 )
@@ -56,6 +57,11 @@ var jsonNull = []byte("null")
 func parseObject(what, s string, fields map[string]func(raw []byte) error) error {
 	if len(s) > maxJSONLength {
 		return argErr(what, "longer than %d bytes", maxJSONLength)
+	}
+	if !utf8.ValidString(s) {
+		// encoding/json would silently turn bad bytes into U+FFFD, changing
+		// a key prefix or a URL behind the caller's back.
+		return argErr(what, "not valid UTF-8")
 	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()

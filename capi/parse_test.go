@@ -55,6 +55,7 @@ func TestParseConfig(t *testing.T) {
 		`{"nodes":[` + url1 + `],"key_prefix":"` + strings.Repeat("p", 257) + `"}`,
 		`{"nodes":[` + url1 + `]} x`, `{"nodes":[` + url1 + `]}{}`, `{"nodes":[` + url1 + `]`, `{"nodes":[` + url1 + `],}`,
 		`{"nodes":[` + strings.Repeat(url1+",", 64) + url1 + `]}`,
+		"{\"nodes\":[" + url1 + "],\"key_prefix\":\"\xff\"}",
 	}
 	for _, js := range bad {
 		_, err := parseConfig(js)

@@ -1139,6 +1139,42 @@ static void test_leaks(void) {
 	printf("# leak: %d acquire/release/free cycles on %d nodes in %.1f s (%.0f us/cycle); RSS %ld kB -> %ld kB "
 	       "(%+ld kB); goroutines %" PRId64 " -> %" PRId64 "\n",
 	       cycles, nnodes, el / 1000, el * 1000 / cycles, rss1, rss2, rss2 - rss1, g1, g2);
+	/* async: acquire, release, free, and acquires canceled while waiting */
+	{
+		int n = quick ? 50 : 2000, bad = 0;
+		uint64_t held = 0;
+		CHECK_ST(lock_acquire(c, "leak-held", 60000, NULL, &held, &err), LOCK_OK, &err);
+		for (int i = 0; i < n; i++) {
+			done_t d;
+			done_init(&d);
+			uint64_t op = 0;
+			if (lock_acquire_async(c, "leak-async", 5000, NULL, on_done, &d, &op, NULL) != LOCK_OK ||
+			    wait_done(&d, 5000) != 1 || d.status != LOCK_OK)
+				bad++;
+			else {
+				uint64_t l = d.handle;
+				done_destroy(&d);
+				done_init(&d);
+				if (lock_release_async(l, on_done, &d, NULL) != LOCK_OK || wait_done(&d, 5000) != 1 ||
+				    d.status != LOCK_OK || lock_free(l) != LOCK_OK)
+					bad++;
+			}
+			done_destroy(&d);
+			done_init(&d);
+			if (lock_acquire_async(c, "leak-held", 5000, "{\"wait_ms\":60000}", on_done, &d, &op, NULL) !=
+			        LOCK_OK ||
+			    lock_cancel(op) != LOCK_OK || wait_done(&d, 5000) != 1 || d.status != LOCK_CANCELED)
+				bad++;
+			done_destroy(&d);
+		}
+		CHECK(bad == 0, "%d bad async cycles", bad);
+		lock_free(held);
+		int64_t g4 = settle_goroutines(g1, 3000);
+		CHECK(g4 <= g1, "goroutines back after async cycles: %" PRId64 " -> %" PRId64, g1, g4);
+		printf("# leak: %d async acquire/release/free + acquire/cancel cycles; RSS now %ld kB; goroutines %" PRId64
+		       "\n",
+		       n, rss_kb(), g4);
+	}
 	CHECK(lock_free(c) == LOCK_OK, "free");
 	int64_t g3 = settle_goroutines(g0, 3000);
 	CHECK(g3 <= g0, "goroutines back to the pre-client baseline: %" PRId64 " -> %" PRId64, g0, g3);
