@@ -31,3 +31,21 @@ func (o acquireOptions) validate() error {
 	}
 	return nil
 }
+
+// AcquireSettings applies opts as Acquire does and returns what they select,
+// or the same invalid-argument error Acquire would return ("opts" for a nil
+// option, "wait" for one out of range). Backends that carry the options across
+// a boundary (the wasm host) use it.
+func AcquireSettings(opts ...AcquireOption) (wait time.Duration, autoExtend bool, err error) {
+	var o acquireOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return 0, false, argError("opts", "nil AcquireOption")
+		}
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return 0, false, err
+	}
+	return o.wait, o.autoExtend, nil
+}
