@@ -73,7 +73,8 @@ def _bool(name: str, value: Any) -> bool:
 def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
     if value is not None and not callable(value):
         raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
-    return value
+    fn: Optional[Callable[..., Any]] = value
+    return fn
 
 
 def _call(fn: Callable[..., int], *args: Any) -> None:
@@ -180,7 +181,8 @@ class Lock:
         status = dll.lock_info(self._handle, byref(out), byref(err))
         text = _lib.take_string(out)
         _lib.check(status, err)
-        return json.loads(text or "{}")
+        info: Dict[str, Any] = json.loads(text or "{}")
+        return info
 
     @property
     def validity(self) -> float:

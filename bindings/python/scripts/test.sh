@@ -8,4 +8,6 @@ for f in build/liblock.so build/redisnodes; do
 done
 export PYTHONPATH="$ROOT/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
+echo "mypy --strict bindings/python/liblock"
+"$PY" -m mypy --strict --no-incremental --cache-dir=/dev/null bindings/python/liblock
 exec "$PY" -m pytest -p no:cacheprovider --timeout=120 --timeout-method=thread -q "$@" bindings/python/tests

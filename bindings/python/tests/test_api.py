@@ -224,3 +224,28 @@ def test_password_not_in_messages() -> None:
         with pytest.raises(liblock.Unavailable) as e:
             client.acquire("x", ttl=1)
     assert "hunter2" not in str(e.value)
+
+
+def test_close_while_another_thread_waits(c3: Cluster) -> None:
+    holder = liblock.Client(c3.urls)
+    held = holder.acquire("blocked", ttl=30)
+    client = liblock.Client(c3.urls)
+    result = []
+
+    def waiter() -> None:
+        try:
+            result.append(client.acquire("blocked", ttl=5, wait=30))
+        except liblock.LockError as e:
+            result.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    import time
+    time.sleep(0.2)  # let it reach the wait inside the library
+    client.close()
+    t.join(20)
+    assert not t.is_alive(), "a waiting acquire did not return when its client was closed"
+    assert isinstance(result[0], liblock.Canceled), result
+    held.release()
+    holder.close()
+    assert c3.all_keys() == []
