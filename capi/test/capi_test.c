@@ -786,6 +786,54 @@ static void test_races(void) {
 
 /* ----- async ----- */
 
+typedef struct {
+	uint64_t client;
+	int32_t status;
+	double took_ms;
+} sync_waiter_t;
+
+static void *sync_waiter(void *arg) {
+	sync_waiter_t *w = arg;
+	uint64_t l = 0;
+	char *err = NULL;
+	double t0 = now_ms();
+	w->status = lock_acquire(w->client, "busy", 10000, "{\"wait_ms\":60000}", &l, &err);
+	w->took_ms = now_ms() - t0;
+	if (w->status != LOCK_OK)
+		CHECK(err != NULL, "err set");
+	lock_string_free(err);
+	return NULL;
+}
+
+/* A callback that calls back into the library: frees the lock it got, then
+ * the client that is running it. */
+typedef struct {
+	done_t d;
+	uint64_t client;
+	int32_t free_lock, free_client;
+} reentrant_t;
+
+static void reentrant_cb(void *ud, int32_t status, uint64_t handle, const char *err) {
+	reentrant_t *r = ud;
+	r->free_lock = status == LOCK_OK ? lock_free(handle) : -1;
+	r->free_client = lock_free(r->client);
+	on_done(&r->d, status, handle, err);
+}
+
+static void test_reentrant(void) {
+	reentrant_t r;
+	done_init(&r.d);
+	r.client = new_client("t11:");
+	char *err = NULL;
+	CHECK_ST(lock_acquire_async(r.client, "re", 10000, NULL, reentrant_cb, &r, NULL, &err), LOCK_OK, &err);
+	CHECK(wait_done(&r.d, (int)bound_ms()) == 1 && r.d.status == LOCK_OK, "reentrant: %d", r.d.status);
+	CHECK(r.free_lock == LOCK_OK && r.free_client == LOCK_OK, "frees from a callback: %d %d", r.free_lock,
+	      r.free_client);
+	CHECK(nodes_with("t11:re", NULL) == 0, "released from the callback");
+	CHECK(lock_free(r.client) == LOCK_INVALID_HANDLE, "client gone");
+	done_destroy(&r.d);
+}
+
 static void test_async(void) {
 	uint64_t c = new_client("t6:");
 	char *err = NULL;
@@ -892,9 +940,15 @@ static void test_async(void) {
 	}
 	done_t ext;
 	done_init(&ext);
+	sync_waiter_t sw = {c, -1, 0};
+	pthread_t swt;
+	pthread_create(&swt, NULL, sync_waiter, &sw);
 	sleep_ms(30);
 	t0 = now_ms();
 	CHECK(lock_free(c) == LOCK_OK, "free client with pending ops");
+	pthread_join(swt, NULL);
+	CHECK(sw.status == LOCK_CANCELED, "a blocking acquire ends with LOCK_CANCELED when its client is freed: %d",
+	      sw.status);
 	for (int i = 0; i < NW; i++) {
 		CHECK(wait_done(&ws[i], (int)bound_ms()) == 1 && ws[i].status == LOCK_CANCELED, "pending op %d: %d", i,
 		      ws[i].status);
@@ -1191,7 +1245,7 @@ int main(void) {
 	} tests[] = {
 	    {"basics", test_basics},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
-	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},
+	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
 	    {"on_lost", test_on_lost},     {"frozen", test_frozen},               {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
