@@ -526,9 +526,53 @@ class Client:
         """
         res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         dll = _lib.lib()
+        if opts is not None and threading.current_thread() is threading.main_thread() \
+                and _ms("wait", wait) > 0:
+            # A wait in the main thread stays interruptible (Ctrl-C cancels it).
+            return Lock(self, self._acquire_interruptible(dll, res, ttl_ms, opts), on_lost=on_lost)
         out = c_uint64()
         _call(dll.lock_acquire, self._handle, res, ttl_ms, opts, byref(out))
         return Lock(self, out.value, on_lost=on_lost)
+
+    def _acquire_interruptible(self, dll: Any, res: bytes, ttl_ms: int, opts: bytes) -> int:
+        """lock_acquire_async + an Event: the main thread waits in Python, where a
+        signal (KeyboardInterrupt) can reach it; the exception cancels the acquire."""
+        event = threading.Event()
+        gate = threading.Lock()
+        state: Dict[str, Any] = {"abandoned": False, "result": None}
+
+        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+            with gate:
+                if not state["abandoned"]:
+                    state["result"] = (status, handle, msg)
+                    event.set()
+                    return
+            if handle:
+                _free_raw(handle)  # nobody will own it: release and free
+
+        key = _lib.register(done)
+        op = c_uint64()
+        err = c_void_p()
+        status = dll.lock_acquire_async(self._handle, res, ttl_ms, opts, _lib.C_CALLBACK, key,
+                                        byref(op), byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        try:
+            event.wait()
+        except BaseException:
+            with gate:
+                result = state["result"]
+                state["abandoned"] = True
+            if result is None:
+                dll.lock_cancel(op.value)
+            elif result[1]:
+                _free_raw(result[1])
+            raise
+        status, handle, msg = state["result"]
+        if status != OK:
+            raise error_for(status, msg)
+        return int(handle)
 
     async def acquire_async(
         self,

@@ -56,7 +56,6 @@ def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
     # the failed attempts left the holder's key untouched
     assert [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3
     # a waiter gets it once the holder releases
-    got = []
     t = threading.Thread(target=lambda: got.append(client3.acquire("busy", ttl=5, wait=20)))
     t.start()
     lock.release()
@@ -248,4 +247,52 @@ def test_close_while_another_thread_waits(c3: Cluster) -> None:
     assert isinstance(result[0], liblock.Canceled), result
     held.release()
     holder.close()
+    assert c3.all_keys() == []
+
+
+def test_ctrl_c_cancels_a_waiting_acquire(c3: Cluster, client3) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    held = client3.acquire("interrupt", ttl=30)
+    code = f"""
+import liblock, sys
+client = liblock.Client({c3.urls!r})
+print("waiting", flush=True)
+try:
+    client.acquire("interrupt", ttl=5, wait=60)
+    print("acquired?!")
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "waiting"
+        import time
+        time.sleep(0.3)  # inside the wait
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert out.strip() == "interrupted"
+    assert [c3.do(i, "GET", "interrupt") for i in range(3)] == [held.token] * 3
+    held.release()
+    assert c3.all_keys() == []
+
+
+def test_main_thread_waiting_acquire_paths(c3: Cluster, client3) -> None:
+    held = client3.acquire("mt", ttl=30)
+    with pytest.raises(liblock.NotAcquired):
+        client3.acquire("mt", ttl=1, wait=0.1)  # main thread, interruptible path
+    t = threading.Timer(0.2, held.release)
+    t.start()
+    lock = client3.acquire("mt", ttl=5, wait=20)
+    t.join()
+    assert lock.token != held.token and not lock.lost
+    lock.release()
     assert c3.all_keys() == []
