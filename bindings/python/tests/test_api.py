@@ -56,6 +56,7 @@ def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
     # the failed attempts left the holder's key untouched
     assert [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3
     # a waiter gets it once the holder releases
+    got = []
     t = threading.Thread(target=lambda: got.append(client3.acquire("busy", ttl=5, wait=20)))
     t.start()
     lock.release()
