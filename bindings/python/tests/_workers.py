@@ -25,16 +25,19 @@ def contend(urls: List[str], resource: str, rounds: int, marker: str) -> List[Tu
     return spans
 
 
-def nightly(urls: List[str], resource: str) -> bool:
-    """Run-once job: True if this process got the lock."""
+def nightly(urls: List[str], resource: str, start_at: float) -> bool:
+    """Run-once job started in several processes at the same wall-clock instant:
+    True if this process got the lock (and ran the job)."""
     import liblock
 
     with liblock.Client(urls, node_timeout=0.05) as client:
+        client.acquire(f"warm-up:{os.getpid()}", ttl=1).release()  # connected before the race
+        time.sleep(max(0.0, start_at - time.time()))
         try:
-            lock = client.acquire(resource, ttl=30.0)
+            # the short wait only resolves split votes between simultaneous starters
+            lock = client.acquire(resource, ttl=30.0, wait=0.2)
         except liblock.NotAcquired:
             return False
-        # keep it: the job "runs" until every process has tried
-        time.sleep(0.5)
+        time.sleep(2.0)  # the job: far longer than the others' wait
         lock.release()
         return True

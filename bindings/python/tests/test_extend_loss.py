@@ -23,9 +23,9 @@ def _hold_past(lock: liblock.Lock, cluster: Cluster, seconds: float) -> None:
 
 def test_auto_extend_keeps_lock_past_ttl(c3: Cluster, client3) -> None:
     lost = threading.Event()
-    with client3.lock("long-job", ttl=0.3, auto_extend=True, on_lost=lambda l: lost.set()) as lock:
+    with client3.lock("long-job", ttl=1.0, auto_extend=True, on_lost=lambda l: lost.set()) as lock:
         assert lock.auto_extend
-        _hold_past(lock, c3, 1.5)  # five ttls
+        _hold_past(lock, c3, 3.5)  # three and a half ttls
         assert lock.validity > 0
     assert not lost.is_set()
     assert c3.all_keys() == []
