@@ -1,0 +1,118 @@
+// Type declarations for liblock's Node.js binding.
+
+export interface ClientOptions {
+  /** One URL per independent Redis master: redis://[user:password@]host:port[/db], rediss://..., unix:///path. 1..64 of them. */
+  nodes: string[];
+  /** The longest any single node request may take, in ms (integer, 1..60000; default 50). */
+  nodeTimeout?: number;
+  /** Clock drift allowance, 0..0.1 (default 0.01). */
+  driftFactor?: number;
+  /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
+  keyPrefix?: string;
+}
+
+export interface AcquireOptions {
+  /** The lease in ms (integer, 1..86400000). Required. */
+  ttl: number;
+  /** Keep retrying for at most this many ms (integer, 0..86400000; default 0: one attempt). */
+  wait?: number;
+  /** Extend the lock in the background until released or lost (default false; true for using()). */
+  autoExtend?: boolean;
+  /** Cancels a pending acquire (CanceledError); no key is left behind. */
+  signal?: AbortSignal;
+}
+
+export type ErrorCode =
+  | 'NOT_ACQUIRED'
+  | 'UNAVAILABLE'
+  | 'LOST'
+  | 'CANCELED'
+  | 'INVALID_ARGUMENT'
+  | 'INVALID_HANDLE'
+  | 'INTERNAL';
+
+/** Base class of every error thrown by liblock. */
+export class LockError extends Error {
+  readonly code: ErrorCode;
+  /** The C ABI status code (1..7). */
+  readonly status: number;
+}
+/** Another owner holds the resource: no quorum of grants before the wait ran out. */
+export class NotAcquiredError extends LockError { readonly code: 'NOT_ACQUIRED'; }
+/** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
+export class UnavailableError extends LockError { readonly code: 'UNAVAILABLE'; }
+/** The lock is no longer held on a quorum. */
+export class LockLostError extends LockError { readonly code: 'LOST'; }
+/** The pending operation was canceled (its AbortSignal, or close()). `cause` is the signal's reason. */
+export class CanceledError extends LockError { readonly code: 'CANCELED'; }
+/** A bad argument: a wrong type (checked in JS) or a value out of range (checked by the library). */
+export class InvalidArgumentError extends LockError { readonly code: 'INVALID_ARGUMENT'; }
+/** The client was closed (or the lock freed). */
+export class InvalidHandleError extends LockError { readonly code: 'INVALID_HANDLE'; }
+/** A bug inside liblock; the message says what. */
+export class InternalError extends LockError { readonly code: 'INTERNAL'; }
+
+export class Lock implements AsyncDisposable {
+  private constructor();
+  readonly resource: string;
+  /** keyPrefix + resource. */
+  readonly key: string;
+  /** The random token stored as the key's value. */
+  readonly token: string;
+  readonly autoExtend: boolean;
+  /** Whether release() completed. */
+  readonly released: boolean;
+  /** Whether the library knows the lock is no longer held. */
+  readonly lost: boolean;
+  /** Remaining validity in ms (0 once expired, released or lost). */
+  readonly validity: number;
+  /** Aborted, with a LockLostError as its reason, when the lock is lost. */
+  readonly signal: AbortSignal;
+  /** Resets the expiry to ttl ms from now; LockLostError if it already expired. */
+  extend(ttl: number): Promise<void>;
+  /** Deletes the key where this token holds it; LockLostError if it was no longer held. */
+  release(): Promise<void>;
+  /** Releases, ignoring LockLostError. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export class Client {
+  constructor(options: ClientOptions);
+  readonly closed: boolean;
+  acquire(resource: string, options: AcquireOptions): Promise<Lock>;
+  /**
+   * Runs fn while holding the lock (auto-extended unless autoExtend: false),
+   * then releases it. Rejects with fn's error, or with LockLostError if the
+   * lock was lost while fn ran.
+   */
+  using<T>(resource: string, options: AcquireOptions, fn: (signal: AbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
+  /** Cancels pending operations, releases held locks, closes connections. Never rejects. */
+  close(): Promise<void>;
+}
+
+export const ABI_VERSION: 1;
+
+export interface LibraryInfo {
+  path: string;
+  from: 'LIBLOCK_PATH' | 'repository build' | 'packaged copy';
+  abiVersion: number;
+  version: string | null;
+}
+/** Loads liblock.so if needed and tells which file was loaded. */
+export function library(): LibraryInfo;
+
+declare const _default: {
+  Client: typeof Client;
+  Lock: typeof Lock;
+  LockError: typeof LockError;
+  NotAcquiredError: typeof NotAcquiredError;
+  UnavailableError: typeof UnavailableError;
+  LockLostError: typeof LockLostError;
+  CanceledError: typeof CanceledError;
+  InvalidArgumentError: typeof InvalidArgumentError;
+  InvalidHandleError: typeof InvalidHandleError;
+  InternalError: typeof InternalError;
+  ABI_VERSION: 1;
+  library: typeof library;
+};
+export default _default;

@@ -1,0 +1,804 @@
+'use strict';
+// liblock for Node.js: a thin binding over liblock.so (the C ABI of the Go
+// core) through koffi. Every operation that can wait on the network goes
+// through the library's non-blocking calls (lock_*_async); their completion
+// callbacks come back from Go threads and koffi queues them onto the JS main
+// thread. The binding has no retry loop, timer or watchdog of its own: the
+// core waits (with randomized backoff and wake-ups), extends and detects loss.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
+
+const ABI_VERSION = 1;
+
+// ---------------------------------------------------------------- errors
+
+const STATUS = Object.freeze({
+  OK: 0,
+  NOT_ACQUIRED: 1,
+  LOST: 2,
+  INVALID_ARGUMENT: 3,
+  INVALID_HANDLE: 4,
+  UNAVAILABLE: 5,
+  CANCELED: 6,
+  INTERNAL: 7,
+});
+const CODE_OF = ['OK', 'NOT_ACQUIRED', 'LOST', 'INVALID_ARGUMENT', 'INVALID_HANDLE', 'UNAVAILABLE', 'CANCELED', 'INTERNAL'];
+
+/** Base class of every error this package throws; `code` is stable. */
+class LockError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+function defineError(name, code) {
+  const cls = {
+    [name]: class extends LockError {},
+  }[name];
+  Object.defineProperty(cls.prototype, 'code', { value: code, enumerable: true });
+  Object.defineProperty(cls.prototype, 'status', { value: STATUS[code], enumerable: false });
+  return cls;
+}
+/** Another owner holds the resource: no quorum of grants before the wait ran out. */
+const NotAcquiredError = defineError('NotAcquiredError', 'NOT_ACQUIRED');
+/** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
+const UnavailableError = defineError('UnavailableError', 'UNAVAILABLE');
+/** The lock is no longer held on a quorum (expired, released, or taken by someone else). */
+const LockLostError = defineError('LockLostError', 'LOST');
+/** The pending operation was canceled (AbortSignal, or the client was closed). */
+const CanceledError = defineError('CanceledError', 'CANCELED');
+/** A bad argument: wrong type (checked here) or out of range (checked by the library). */
+const InvalidArgumentError = defineError('InvalidArgumentError', 'INVALID_ARGUMENT');
+/** The client or lock was closed/freed. */
+const InvalidHandleError = defineError('InvalidHandleError', 'INVALID_HANDLE');
+/** A bug inside liblock; the message says what. */
+const InternalError = defineError('InternalError', 'INTERNAL');
+
+const ERROR_OF = [null, NotAcquiredError, LockLostError, InvalidArgumentError, InvalidHandleError,
+  UnavailableError, CanceledError, InternalError];
+
+function errorFor(status, message) {
+  const cls = ERROR_OF[status] || InternalError;
+  if (!message) message = `liblock: ${CODE_OF[status] || `status ${status}`}`;
+  const e = new cls(message);
+  if (!ERROR_OF[status]) e.message += ` (unknown status ${status})`;
+  return e;
+}
+
+// ---------------------------------------------------------------- library
+
+let native = null; // loaded lazily, once, on the main thread
+
+function candidatePaths() {
+  const out = [];
+  if (process.env.LIBLOCK_PATH) out.push({ from: 'LIBLOCK_PATH', file: process.env.LIBLOCK_PATH, required: true });
+  out.push({ from: 'repository build', file: path.resolve(__dirname, '..', '..', 'build', 'liblock.so') });
+  out.push({ from: 'packaged copy', file: path.join(__dirname, 'prebuilt', 'liblock.so') });
+  return out;
+}
+
+function loadNative() {
+  if (native) return native;
+  if (!isMainThread) {
+    throw new LockError('liblock: load the library on the main thread only (not in a worker thread)');
+  }
+  let chosen = null;
+  const tried = [];
+  for (const c of candidatePaths()) {
+    tried.push(`${c.file} (${c.from})`);
+    if (fs.existsSync(c.file)) { chosen = c; break; }
+    if (c.required) {
+      throw new LockError(`liblock: LIBLOCK_PATH=${c.file} does not exist`);
+    }
+  }
+  if (!chosen) {
+    throw new LockError(`liblock: cannot find liblock.so; tried ${tried.join(', ')}. ` +
+      'Build it with `make build` at the repository root, or set LIBLOCK_PATH.');
+  }
+  const koffi = require('koffi');
+  // Every completion callback comes from its own Go thread and waits there
+  // until the main thread has run it; koffi's default of 256 callbacks in
+  // flight at once is too few for thousands of pending acquires canceled
+  // together. This fails harmlessly if another library was loaded first.
+  try { koffi.config({ ...koffi.config(), max_async_calls: 4096 }); } catch { /* keep defaults */ }
+  let lib;
+  try {
+    lib = koffi.load(chosen.file);
+  } catch (e) {
+    throw new LockError(`liblock: cannot load ${chosen.file} (${chosen.from}): ${e.message}`, { cause: e });
+  }
+  let abiFn;
+  try {
+    abiFn = lib.func('int32_t lock_abi_version(void)');
+  } catch (e) {
+    throw new LockError(`liblock: ${chosen.file} is not liblock (no lock_abi_version): ${e.message}`, { cause: e });
+  }
+  const abi = abiFn();
+  if (abi !== ABI_VERSION) {
+    throw new LockError(`liblock: ABI version mismatch: ${chosen.file} (${chosen.from}) has ABI ${abi}, ` +
+      `this binding needs ABI ${ABI_VERSION}; rebuild the library (make build) or install a matching package`);
+  }
+  // user_data is declared as uintptr_t (same register class as void * on
+  // every 64-bit ABI): it carries a small integer id, never a pointer.
+  const Callback = koffi.proto('void liblock_node_cb(uintptr_t user_data, int32_t status, uint64_t handle, const char *err)');
+  const n = {
+    koffi,
+    path: chosen.file,
+    from: chosen.from,
+    abi,
+    client_new: lib.func('int32_t lock_client_new(const char *config_json, _Out_ uint64_t *out_client, _Out_ void **err)'),
+    acquire_async: lib.func('int32_t lock_acquire_async(uint64_t client, const char *resource, int64_t ttl_ms, const char *options_json, liblock_node_cb *cb, uintptr_t user_data, _Out_ uint64_t *out_op, _Out_ void **err)'),
+    extend_async: lib.func('int32_t lock_extend_async(uint64_t lock, int64_t ttl_ms, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
+    release_async: lib.func('int32_t lock_release_async(uint64_t lock, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
+    cancel: lib.func('int32_t lock_cancel(uint64_t op)'),
+    on_lost: lib.func('int32_t lock_on_lost(uint64_t lock, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
+    info: lib.func('int32_t lock_info(uint64_t lock, _Out_ void **info_json, _Out_ void **err)'),
+    free: lib.func('int32_t lock_free(uint64_t handle)'),
+    string_free: lib.func('void lock_string_free(void *s)'),
+    version: null,
+    debugHandles: null,
+  };
+  try { n.version = lib.func('const char *lock_version(void)'); } catch { /* optional extension */ }
+  try { n.debugHandles = lib.func('int64_t lock_debug_handles(void)'); } catch { /* optional extension */ }
+  try { n.debugPanic = lib.func('int32_t lock_debug_panic(_Out_ void **err)'); } catch { /* optional extension */ }
+  // Two registered callbacks serve every operation of the process, keyed by
+  // the id in user_data: the slot limit (8192) can never be reached however
+  // many operations are pending, and a late call (e.g. an on-lost callback
+  // already running when its lock was freed) finds no entry and is ignored
+  // instead of jumping into an unregistered trampoline.
+  slotBase = Number(koffi.alloc('uint8_t', 2 * SLOTS)); // never freed, never touched
+  n.doneCb = koffi.register(onDone, koffi.pointer(Callback));
+  n.lostCb = koffi.register(onLost, koffi.pointer(Callback));
+  process.once('exit', () => {
+    // Nothing may call into JS once the process is exiting.
+    try { koffi.unregister(n.doneCb); koffi.unregister(n.lostCb); } catch { /* ignore */ }
+  });
+  native = n;
+  return n;
+}
+
+// ---------------------------------------------------------------- calls off the main thread
+
+// Why the binding calls into liblock through koffi's thread pool: koffi runs
+// a native call on a stack of its own, so the Go runtime, seeing a stack
+// pointer outside the bounds it knows for the thread, asks glibc for them
+// again on every call (pthread_getattr_np), and for the main thread glibc
+// finds them by parsing /proc/self/maps: about 0.2 ms per call in a Node
+// process, on the event loop. On a pool thread the same lookup is cheap.
+// Only the non-blocking entry points go through the pool (each call returns
+// in microseconds): nothing that waits on the network ever occupies a pool
+// thread. Submissions are queued past MAX_SUBMITS so that koffi's limit on
+// asynchronous calls (shared with the completion callbacks) is never hit.
+const MAX_SUBMITS = 512;
+let submitting = 0;
+const submitQueue = [];
+
+function submit(fn, args, done) {
+  if (submitting >= MAX_SUBMITS) {
+    submitQueue.push([fn, args, done]);
+    return;
+  }
+  submitting++;
+  fn.async(...args, (err, status) => {
+    submitting--;
+    if (submitQueue.length > 0) {
+      const [f, a, d] = submitQueue.shift();
+      submit(f, a, d);
+    }
+    if (done) done(err, status);
+  });
+}
+
+function noop() {}
+
+// takeString reads a library-allocated C string and frees it (off the main
+// thread: lock_string_free is a Go export too).
+function takeString(ptr) {
+  if (ptr === null || ptr === undefined || ptr === 0n) return null;
+  const s = native.koffi.decode(ptr, 'char', -1);
+  submit(native.string_free, [ptr], null);
+  return s;
+}
+
+// ---------------------------------------------------------------- pending operations
+
+// user_data carries a slot number as an address inside a C-heap block that
+// the binding owns and never dereferences: liblock keeps user_data as a
+// pointer on Go stacks, where a small integer such as 1 makes the Go runtime
+// abort ("invalid pointer found on stack"); an address in malloc'ed memory is
+// just a foreign pointer to it.
+const SLOTS = 1 << 20; // pending operations at once; as many lost-watches
+let slotBase = 0; // address of the block (2 * SLOTS bytes)
+
+const pending = new Map(); // slot -> (status, handle, err) => void
+const freeSlots = [];
+let nextSlot = 0;
+// koffi's callback relay does not keep the event loop alive; this timer does,
+// while some operation is pending (it never fires in practice).
+let keepAlive = null;
+
+function addPending(fn) {
+  let slot = freeSlots.pop();
+  if (slot === undefined) {
+    if (nextSlot >= SLOTS) throw new InternalError(`liblock: more than ${SLOTS} operations pending at once`);
+    slot = nextSlot++;
+  }
+  pending.set(slot, fn);
+  if (pending.size === 1) {
+    if (!keepAlive) keepAlive = setInterval(() => {}, 0x7fffffff);
+    else keepAlive.ref();
+  }
+  return slotBase + slot;
+}
+
+// dropPending forgets an operation whose callback will never run (the call
+// was refused), or that just completed; the slot may then be reused, since a
+// completion callback runs exactly once.
+function dropPending(ud) {
+  const slot = ud - slotBase;
+  const fn = pending.get(slot);
+  if (fn === undefined) return undefined;
+  pending.delete(slot);
+  freeSlots.push(slot);
+  if (pending.size === 0 && keepAlive) keepAlive.unref();
+  return fn;
+}
+
+function onDone(ud, status, handle, err) {
+  const fn = dropPending(Number(ud));
+  if (fn) fn(status, Number(handle), err);
+  else if (status === STATUS.OK && handle) {
+    // Unknown operation (cannot happen): do not leak a lock.
+    submit(native.free, [handle], null);
+  }
+}
+
+// Lost-watches use slots in the second half of the block, in turn: an
+// on-lost callback may still arrive just after its lock was freed, so a slot
+// is reused only after a million other locks.
+const lostWatch = new Map(); // slot -> lock state
+let nextLost = 0;
+
+function addLostWatch(st) {
+  for (let i = 0; i < SLOTS; i++) {
+    const slot = SLOTS + (nextLost++ % SLOTS);
+    if (!lostWatch.has(slot)) {
+      lostWatch.set(slot, st);
+      return slot;
+    }
+  }
+  throw new InternalError(`liblock: more than ${SLOTS} locks held at once`);
+}
+
+function onLost(ud, status, handle, err) {
+  const slot = Number(ud) - slotBase;
+  const st = lostWatch.get(slot);
+  if (!st || st.handle !== Number(handle)) return;
+  lostWatch.delete(slot);
+  markLost(st, err || 'liblock: lock lost');
+}
+
+function markLost(st, message) {
+  if (st.lost || st.released) return;
+  st.lost = true;
+  if (!st.controller.signal.aborted) st.controller.abort(new LockLostError(message));
+}
+
+// A call into the library that reports through (status, err out-param).
+function check(status, errBox) {
+  const msg = takeString(errBox[0]);
+  if (status !== STATUS.OK) throw errorFor(status, msg);
+}
+
+// ---------------------------------------------------------------- argument kinds
+
+function kind(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'NaN';
+    if (!Number.isFinite(v)) return String(v);
+  }
+  return typeof v;
+}
+
+function badArg(what, msg) {
+  return new InvalidArgumentError(`liblock: invalid argument: ${what}: ${msg}`);
+}
+
+function intArg(what, v, optional) {
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'number') throw badArg(what, `must be an integer number of milliseconds, got ${kind(v)}`);
+  if (!Number.isSafeInteger(v)) {
+    throw badArg(what, Number.isInteger(v) ? `must be a safe integer, got ${v}` : `must be an integer, got ${kind(v) === 'number' ? v : kind(v)}`);
+  }
+  return v;
+}
+
+function stringArg(what, v) {
+  if (typeof v !== 'string') throw badArg(what, `must be a string, got ${kind(v)}`);
+  // A C string ends at NUL, and a lone surrogate would be changed by UTF-8
+  // encoding: either would lock a different key than the one asked for.
+  if (v.includes('\0')) throw badArg(what, 'must not contain a NUL character');
+  if (typeof v.isWellFormed === 'function' ? !v.isWellFormed() : /[\uD800-\uDFFF]/.test(v.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ''))) {
+    throw badArg(what, 'must be well-formed Unicode (no lone surrogates)');
+  }
+  return v;
+}
+
+function optionsArg(what, v, allowed) {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw badArg(what, `must be an object, got ${kind(v)}`);
+  for (const k of Object.keys(v)) {
+    if (!allowed.includes(k)) throw badArg(what, `unknown option ${JSON.stringify(k)} (known: ${allowed.join(', ')})`);
+  }
+  return v;
+}
+
+function isAbortSignal(s) {
+  return typeof AbortSignal !== 'undefined' && s instanceof AbortSignal;
+}
+
+function canceledBy(signal) {
+  return new CanceledError('liblock: acquire canceled by its AbortSignal', { cause: signal.reason });
+}
+
+// ---------------------------------------------------------------- cleanup of dropped objects
+
+// Locks and clients that are garbage-collected without release()/close()
+// have their handles freed. lock_free releases a lock still held, which is
+// network I/O bounded by node_timeout: it runs on koffi's thread pool, not
+// on the main thread.
+function freeInBackground(handle) {
+  try {
+    submit(native.free, [handle], null);
+  } catch { /* process shutting down */ }
+}
+
+const lockRegistry = new FinalizationRegistry((st) => {
+  if (st.lostId) lostWatch.delete(st.lostId);
+  if (st.handle && !st.client.closed) {
+    const h = st.handle;
+    st.handle = 0;
+    st.client.locks.delete(st);
+    freeInBackground(h);
+  }
+});
+
+const clientRegistry = new FinalizationRegistry((cs) => {
+  if (!cs.closed && cs.handle) {
+    cs.closed = true;
+    const h = cs.handle;
+    cs.handle = 0;
+    freeInBackground(h);
+  }
+});
+
+// ---------------------------------------------------------------- Lock
+
+/** A held (or once held) lock. Get one from Client#acquire. */
+class Lock {
+  #st;
+
+  /** @internal */
+  constructor(st) {
+    this.#st = st;
+    lockRegistry.register(this, st, st);
+    if (st.autoExtend) watchLoss(st);
+  }
+
+  /** The resource name given to acquire. */
+  get resource() { return this.#st.resource; }
+  /** The Redis key: the client's keyPrefix + resource. */
+  get key() { return this.#st.key; }
+  /** The random token stored as the key's value (read from the library once). */
+  get token() {
+    const st = this.#st;
+    if (st.token === null) {
+      const info = infoOf(st);
+      if (info) st.token = info.token;
+    }
+    return st.token;
+  }
+  /** Whether the library extends this lock in the background. */
+  get autoExtend() { return this.#st.autoExtend; }
+  /** Whether release() completed (held or not). */
+  get released() { return this.#st.released; }
+  /** Whether the library knows the lock is no longer held (a synchronous call into the library). */
+  get lost() {
+    const st = this.#st;
+    if (st.lost) return true;
+    if (st.released) return false;
+    const info = infoOf(st);
+    if (info && info.lost) markLost(st, 'liblock: lock lost');
+    return st.lost;
+  }
+  /** Remaining validity in ms by the local monotonic clock (0 once expired, released or lost). */
+  get validity() {
+    const st = this.#st;
+    if (st.released || st.lost) return 0;
+    const info = infoOf(st);
+    return info ? Math.max(0, info.validity_ms) : 0;
+  }
+  /** Aborted, with a LockLostError as its reason, when the lock is lost. */
+  get signal() {
+    const st = this.#st;
+    watchLoss(st);
+    return st.controller.signal;
+  }
+
+  #run(name, fn, args) {
+    const st = this.#st;
+    if (st.client.closed || !st.handle) {
+      return Promise.reject(new InvalidHandleError(`liblock: ${name}: the lock's client is closed`));
+    }
+    return new Promise((resolve, reject) => {
+      const errBox = [null];
+      st.inflight++;
+      const ud = addPending((status, handle, err) => {
+        st.inflight--;
+        if (status === STATUS.OK) resolve();
+        else reject(errorFor(status, err));
+      });
+      submit(fn, [st.handle, ...args, native.doneCb, ud, errBox], (e, status) => {
+        if (e) status = STATUS.INTERNAL;
+        if (status === STATUS.OK) return;
+        const msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+        if (dropPending(ud)) {
+          st.inflight--;
+          reject(errorFor(status, msg));
+        }
+      });
+    });
+  }
+
+  /**
+   * Resets the expiry to `ttl` ms from now where this token still holds the
+   * key; never re-acquires an expired lock (LockLostError).
+   * @param {number} ttl
+   */
+  async extend(ttl) {
+    intArg('ttl', ttl);
+    const st = this.#st;
+    if (st.released) throw new LockLostError('liblock: extend: already released');
+    try {
+      await this.#run('extend', native.extend_async, [ttl]);
+    } catch (e) {
+      if (e.code === 'LOST') markLost(st, e.message);
+      throw e;
+    } finally {
+      maybeFree(st);
+    }
+  }
+
+  /**
+   * Deletes the key on every node where this token holds it. Resolves when it
+   * was still held on a quorum; rejects with LockLostError when it was not
+   * (or was already released), UnavailableError when too many nodes failed to
+   * tell (the lock stays held: call release again).
+   */
+  async release() {
+    const st = this.#st;
+    if (st.released) throw new LockLostError('liblock: release: already released');
+    try {
+      await this.#run('release', native.release_async, []);
+      st.released = true;
+    } catch (e) {
+      if (e.code === 'LOST') {
+        st.lost = true;
+        st.released = true;
+      }
+      throw e;
+    } finally {
+      if (st.released) {
+        if (st.lostId) lostWatch.delete(st.lostId);
+        maybeFree(st);
+      }
+    }
+  }
+
+  /** For `await using lock = await client.acquire(...)`: releases, ignoring LOST. */
+  async [Symbol.asyncDispose]() {
+    const st = this.#st;
+    if (st.released || st.client.closed) return;
+    try {
+      await this.release();
+    } catch (e) {
+      if (e.code !== 'LOST') throw e;
+    }
+  }
+
+  get [Symbol.toStringTag]() { return 'Lock'; }
+}
+
+// infoOf reads lock_info (a synchronous call; no I/O). null when the handle
+// is gone.
+function infoOf(st) {
+  if (!st.handle || st.client.closed) return null;
+  const out = [null];
+  const err = [null];
+  const status = native.info(st.handle, out, err);
+  const msg = takeString(err[0]);
+  if (status !== STATUS.OK) {
+    if (status === STATUS.INVALID_HANDLE) return null;
+    throw errorFor(status, msg);
+  }
+  return JSON.parse(takeString(out[0]));
+}
+
+// watchLoss registers the lock's on-lost callback, once (always for
+// auto-extended locks, otherwise when lock.signal is first read).
+function watchLoss(st) {
+  if (st.lostId || st.released || st.lost || !st.handle || st.client.closed) return;
+  st.lostId = addLostWatch(st);
+  const errBox = [null];
+  submit(native.on_lost, [st.handle, native.lostCb, slotBase + st.lostId, errBox], (e, status) => {
+    if (!e && status === STATUS.OK) return;
+    const msg = e ? e.message : takeString(errBox[0]);
+    if (status === STATUS.INVALID_HANDLE) return; // freed meanwhile
+    // Cannot watch: say so on the signal rather than keep silent.
+    lostWatch.delete(st.lostId);
+    markLost(st, `liblock: cannot watch the lock for loss: ${msg}`);
+  });
+}
+
+// After a release settled (OK or LOST) and no operation is in flight, the
+// handle is freed: lock_free then has nothing left to do on the network.
+function maybeFree(st) {
+  if (!st.released || st.inflight > 0 || !st.handle) return;
+  const h = st.handle;
+  st.handle = 0;
+  st.client.locks.delete(st);
+  lockRegistry.unregister(st);
+  if (!st.client.closed) submit(native.free, [h], null);
+}
+
+if (!Symbol.asyncDispose) {
+  // Node 18 has no Symbol.asyncDispose; Node 20 has it.
+  Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('nodejs.asyncDispose') });
+}
+
+// ---------------------------------------------------------------- Client
+
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'signal'];
+
+/** A client over a set of independent Redis masters (Redlock). */
+class Client {
+  #cs;
+
+  /**
+   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string}} options
+   */
+  constructor(options) {
+    if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw badArg('options', `must be an object with at least "nodes", got ${kind(options)}`);
+    }
+    optionsArg('options', options, CLIENT_OPTIONS);
+    const cfg = {};
+    const { nodes, nodeTimeout, driftFactor, keyPrefix } = options;
+    if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
+    cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
+    if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout);
+    if (driftFactor !== undefined) {
+      if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor)) {
+        throw badArg('driftFactor', `must be a finite number, got ${kind(driftFactor)}`);
+      }
+      cfg.drift_factor = driftFactor;
+    }
+    if (keyPrefix !== undefined) cfg.key_prefix = stringArg('keyPrefix', keyPrefix);
+    const n = loadNative();
+    const out = [0];
+    const errBox = [null];
+    check(n.client_new(JSON.stringify(cfg), out, errBox), errBox);
+    this.#cs = { handle: Number(out[0]), closed: false, locks: new Set(), keyPrefix: cfg.key_prefix || '' };
+    clientRegistry.register(this, this.#cs, this.#cs);
+  }
+
+  /** Whether close() was called. */
+  get closed() { return this.#cs.closed; }
+
+  /**
+   * Takes the lock on `resource`. Waits (with randomized backoff, woken early
+   * by releases through this client) for at most `wait` ms.
+   * @param {string} resource
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, signal?: AbortSignal}} options
+   * @returns {Promise<Lock>}
+   */
+  async acquire(resource, options) {
+    stringArg('resource', resource);
+    if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
+    optionsArg('options', options, ACQUIRE_OPTIONS);
+    const ttl = intArg('ttl', options.ttl);
+    const wait = intArg('wait', options.wait, true);
+    const autoExtend = options.autoExtend;
+    if (autoExtend !== undefined && typeof autoExtend !== 'boolean') {
+      throw badArg('autoExtend', `must be a boolean, got ${kind(autoExtend)}`);
+    }
+    const signal = options.signal;
+    if (signal !== undefined && !isAbortSignal(signal)) {
+      throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
+    }
+    const cs = this.#cs;
+    if (cs.closed) throw new InvalidHandleError('liblock: acquire: the client is closed');
+    if (signal && signal.aborted) throw canceledBy(signal);
+
+    const opts = {};
+    if (wait !== undefined) opts.wait_ms = wait;
+    if (autoExtend) opts.auto_extend = true;
+    const optsJson = wait === undefined && !autoExtend ? null : JSON.stringify(opts);
+
+    const n = native;
+    let opHandle = 0;
+    let abortedBySignal = false;
+    let ud = 0;
+    const result = new Promise((resolve) => {
+      ud = addPending((status, handle, err) => resolve({ status, handle, err }));
+    });
+    const outOp = [0];
+    const errBox = [null];
+    submit(n.acquire_async, [cs.handle, resource, ttl, optsJson, n.doneCb, ud, outOp, errBox], (e, status) => {
+      if (e) status = STATUS.INTERNAL;
+      if (status === STATUS.OK) {
+        opHandle = Number(outOp[0]);
+        if (abortedBySignal) submit(n.cancel, [opHandle], null);
+        return;
+      }
+      const msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+      const fn = dropPending(ud); // the callback will never run
+      if (fn) fn(status, 0, msg);
+    });
+    let onAbort = null;
+    if (signal) {
+      onAbort = () => {
+        abortedBySignal = true;
+        // INVALID_HANDLE when the result is already decided: fine. Before the
+        // submission completed, the cancel is sent when it does.
+        if (opHandle) submit(n.cancel, [opHandle], null);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    let r;
+    try {
+      r = await result;
+    } finally {
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+    if (r.status !== STATUS.OK) {
+      if (r.handle) freeInBackground(r.handle); // defensive: never leak a lock
+      if (r.status === STATUS.CANCELED && abortedBySignal) throw canceledBy(signal);
+      throw errorFor(r.status, r.err);
+    }
+    const st = {
+      client: cs, handle: r.handle, resource, autoExtend: !!autoExtend,
+      key: cs.keyPrefix + resource, token: null,
+      released: false, lost: false, inflight: 0,
+      controller: new AbortController(),
+      lostId: 0,
+    };
+    if (cs.closed) {
+      // closed while the callback was queued: the library freed the lock.
+      st.handle = 0;
+      st.released = true;
+      throw new CanceledError('liblock: acquire: the client was closed');
+    }
+    cs.locks.add(st);
+    return new Lock(st);
+  }
+
+  /**
+   * Runs `fn` while holding the lock on `resource` (auto-extended unless
+   * `autoExtend: false`), then releases it. `fn` receives an AbortSignal that
+   * aborts if the lock is lost. Resolves with fn's result; rejects with fn's
+   * error, or with LockLostError if the lock was lost while fn ran.
+   * @template T
+   * @param {string} resource
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, signal?: AbortSignal}} options
+   * @param {(signal: AbortSignal, lock: Lock) => Promise<T> | T} fn
+   * @returns {Promise<T>}
+   */
+  async using(resource, options, fn) {
+    if (typeof fn !== 'function') throw badArg('fn', `must be a function, got ${kind(fn)}`);
+    if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
+    optionsArg('options', options, ACQUIRE_OPTIONS);
+    const lock = await this.acquire(resource, { autoExtend: true, ...options });
+    const signal = lock.signal;
+    let value;
+    try {
+      value = await fn(signal, lock);
+    } catch (e) {
+      try { await lock.release(); } catch { /* fn's error wins */ }
+      throw e;
+    }
+    const wasLost = signal.aborted;
+    try {
+      await lock.release();
+    } catch (e) {
+      if (e.code === 'LOST' && wasLost) throw signal.reason;
+      throw e;
+    }
+    if (wasLost) throw signal.reason;
+    return value;
+  }
+
+  /**
+   * Closes the client: pending operations reject with CanceledError, locks
+   * still held are released, connections are closed. Safe to call twice.
+   * The returned promise resolves once the releases are done (each bounded
+   * by nodeTimeout); it never rejects.
+   * @returns {Promise<void>}
+   */
+  close() {
+    const cs = this.#cs;
+    if (cs.closed) return cs.closing;
+    cs.closed = true;
+    const h = cs.handle;
+    clientRegistry.unregister(cs);
+    for (const st of cs.locks) {
+      if (st.lostId) lostWatch.delete(st.lostId);
+      lockRegistry.unregister(st);
+      st.handle = 0;
+    }
+    cs.locks.clear();
+    // lock_free on the client cancels its pending operations (their promises
+    // reject with CanceledError) and releases the locks still held: network
+    // I/O bounded by nodeTimeout, so it runs off the main thread.
+    cs.closing = new Promise((resolve) => {
+      submit(native.free, [h], () => resolve());
+    });
+    return cs.closing;
+  }
+
+  get [Symbol.toStringTag]() { return 'Client'; }
+}
+
+/** Information about the loaded library (loads it if needed). */
+function library() {
+  const n = loadNative();
+  return {
+    path: n.path,
+    from: n.from,
+    abiVersion: n.abi,
+    version: n.version ? n.version() : null,
+  };
+}
+
+/** @internal Debug counters of the loaded library, for leak tests. */
+function _debug() {
+  const n = loadNative();
+  return {
+    handles: n.debugHandles ? Number(n.debugHandles()) : null,
+    pending: pending.size,
+    lostWatch: lostWatch.size,
+    submitting,
+  };
+}
+
+/** @internal Makes the library panic inside a call (a debug export), to test LOCK_INTERNAL. */
+function _debugPanic() {
+  const n = loadNative();
+  if (!n.debugPanic) return null;
+  const errBox = [null];
+  const status = n.debugPanic(errBox);
+  const msg = takeString(errBox[0]);
+  return status === STATUS.OK ? null : errorFor(status, msg);
+}
+
+module.exports = {
+  Client,
+  Lock,
+  LockError,
+  NotAcquiredError,
+  UnavailableError,
+  LockLostError,
+  CanceledError,
+  InvalidArgumentError,
+  InvalidHandleError,
+  InternalError,
+  ABI_VERSION,
+  library,
+  _debug,
+  _debugPanic,
+};

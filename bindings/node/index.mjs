@@ -1,0 +1,18 @@
+// ESM entry point: the same objects as the CommonJS one.
+import liblock from './index.js';
+
+export const {
+  Client,
+  Lock,
+  LockError,
+  NotAcquiredError,
+  UnavailableError,
+  LockLostError,
+  CanceledError,
+  InvalidArgumentError,
+  InvalidHandleError,
+  InternalError,
+  ABI_VERSION,
+  library,
+} = liblock;
+export default liblock;

@@ -1,0 +1,238 @@
+'use strict';
+// Every API path and error code against real redis-servers.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const Redis = require('ioredis');
+const liblock = require('..');
+const { Client, Lock, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
+  InvalidArgumentError, InvalidHandleError, InternalError } = liblock;
+const { startNodes, waitFor, assertNoUnhandled } = require('./helpers');
+
+let nodes;
+let client;
+let redis;
+before(async () => {
+  nodes = await startNodes(3);
+  client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
+});
+after(async () => {
+  await client.close();
+  await Promise.all(redis.map((r) => r.quit()));
+  await nodes.stop();
+  assertNoUnhandled(assert);
+});
+
+async function valuesOf(key) {
+  return Promise.all(redis.map((r) => r.get(key)));
+}
+
+test('library(): path, ABI version', () => {
+  const info = liblock.library();
+  assert.equal(info.abiVersion, 1);
+  assert.equal(info.abiVersion, liblock.ABI_VERSION);
+  assert.match(info.path, /liblock\.so$/);
+});
+
+test('acquire, token on the wire, validity, key, release removes the key', async () => {
+  const lock = await client.acquire('api:basic', { ttl: 5000 });
+  assert.ok(lock instanceof Lock);
+  assert.equal(lock.resource, 'api:basic');
+  assert.equal(lock.key, 'api:basic');
+  assert.equal(typeof lock.token, 'string');
+  assert.ok(lock.token.length >= 20, lock.token);
+  assert.deepEqual(await valuesOf('api:basic'), [lock.token, lock.token, lock.token]);
+  const v = lock.validity;
+  assert.ok(v > 4000 && v <= 5000, `validity ${v}`);
+  assert.equal(lock.lost, false);
+  assert.equal(lock.released, false);
+  assert.equal(lock.signal.aborted, false);
+  assert.equal(lock.autoExtend, false);
+  await lock.release();
+  assert.equal(lock.released, true);
+  assert.equal(lock.validity, 0);
+  assert.deepEqual(await valuesOf('api:basic'), [null, null, null]);
+  // A second release: the lock is no longer held.
+  await assert.rejects(lock.release(), (e) => e instanceof LockLostError && e.code === 'LOST');
+  await assert.rejects(lock.extend(1000), (e) => e instanceof LockLostError && e.code === 'LOST');
+});
+
+test('NOT_ACQUIRED while held; wait gets it once released', async () => {
+  const a = await client.acquire('api:held', { ttl: 5000 });
+  const t0 = Date.now();
+  await assert.rejects(client.acquire('api:held', { ttl: 5000 }),
+    (e) => e instanceof NotAcquiredError && e instanceof LockError && e instanceof Error && e.code === 'NOT_ACQUIRED');
+  await assert.rejects(client.acquire('api:held', { ttl: 5000, wait: 150 }), (e) => e.code === 'NOT_ACQUIRED' && /held by another/.test(e.message));
+  assert.ok(Date.now() - t0 >= 140, 'waited about 150 ms');
+  const pending = client.acquire('api:held', { ttl: 5000, wait: 5000 });
+  await a.release();
+  const b = await pending;
+  assert.notEqual(b.token, a.token);
+  await b.release();
+});
+
+test('a plain SET NX lock on the same key excludes liblock, and the other way round', async () => {
+  await Promise.all(redis.map((r) => r.set('api:wire', 'someone-else', 'PX', 5000, 'NX')));
+  await assert.rejects(client.acquire('api:wire', { ttl: 1000 }), { code: 'NOT_ACQUIRED' });
+  await Promise.all(redis.map((r) => r.del('api:wire')));
+  const lock = await client.acquire('api:wire', { ttl: 5000 });
+  assert.deepEqual(await Promise.all(redis.map((r) => r.set('api:wire', 'x', 'PX', 5000, 'NX'))), [null, null, null]);
+  // release never deletes a key that another owner holds
+  await Promise.all(redis.map((r) => r.set('api:wire', 'intruder')));
+  await assert.rejects(lock.release(), { code: 'LOST' });
+  assert.deepEqual(await valuesOf('api:wire'), ['intruder', 'intruder', 'intruder']);
+  await Promise.all(redis.map((r) => r.del('api:wire')));
+});
+
+test('extend resets the expiry; LOST once expired (never re-acquires)', async () => {
+  const lock = await client.acquire('api:extend', { ttl: 300 });
+  await lock.extend(5000);
+  const pttl = await redis[0].pttl('api:extend');
+  assert.ok(pttl > 4000, `pttl ${pttl}`);
+  assert.ok(lock.validity > 4000);
+  await lock.release();
+
+  const short = await client.acquire('api:expire', { ttl: 30 });
+  await waitFor(() => short.validity === 0, { what: 'validity to run out' });
+  await assert.rejects(short.extend(5000), (e) => e instanceof LockLostError && e.code === 'LOST');
+  assert.equal(short.lost, true);
+  assert.equal(short.signal.aborted, true);
+  assert.ok(short.signal.reason instanceof LockLostError);
+  // Redis drops the key by its own expiry (validity ends a little before it).
+  await waitFor(async () => (await valuesOf('api:expire')).every((v) => v === null), { what: 'the key to expire' });
+  await assert.rejects(short.release(), { code: 'LOST' });
+});
+
+test('release after expiry: LOST, and another owner\'s key is untouched', async () => {
+  const lock = await client.acquire('api:relexp', { ttl: 20 });
+  await waitFor(async () => (await valuesOf('api:relexp')).every((v) => v === null), { what: 'expiry' });
+  const other = await client.acquire('api:relexp', { ttl: 5000 });
+  await assert.rejects(lock.release(), { code: 'LOST' });
+  assert.deepEqual(await valuesOf('api:relexp'), [other.token, other.token, other.token]);
+  await other.release();
+});
+
+test('keyPrefix is prepended to the key, exactly', async () => {
+  const c = new Client({ nodes: nodes.urls, keyPrefix: 'svc:{a}:' });
+  const lock = await c.acquire('r1', { ttl: 5000 });
+  assert.equal(lock.key, 'svc:{a}:r1');
+  assert.equal(await redis[1].get('svc:{a}:r1'), lock.token);
+  await lock.release();
+  await c.close();
+});
+
+test('UNAVAILABLE when no quorum of nodes answers (distinct from NOT_ACQUIRED)', async () => {
+  const dead = new Client({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', nodes.urls[0]], nodeTimeout: 50 });
+  await assert.rejects(dead.acquire('api:unavail', { ttl: 1000 }),
+    (e) => e instanceof UnavailableError && e.code === 'UNAVAILABLE');
+  await dead.close();
+});
+
+test('INVALID_ARGUMENT from the library (ranges), with its message', async () => {
+  await assert.rejects(client.acquire('x', { ttl: 0 }), (e) => e instanceof InvalidArgumentError && e.code === 'INVALID_ARGUMENT' && /ttl/.test(e.message));
+  await assert.rejects(client.acquire('x', { ttl: 86400001 }), { code: 'INVALID_ARGUMENT' });
+  await assert.rejects(client.acquire('', { ttl: 1000 }), { code: 'INVALID_ARGUMENT' });
+  await assert.rejects(client.acquire('r'.repeat(1025), { ttl: 1000 }), { code: 'INVALID_ARGUMENT' });
+  await assert.rejects(client.acquire('é'.repeat(513), { ttl: 1000 }), { code: 'INVALID_ARGUMENT' }); // 1026 bytes
+  const ok = await client.acquire('r'.repeat(1024), { ttl: 1000 });
+  await ok.release();
+  await assert.rejects(client.acquire('x', { ttl: 1000, wait: -1 }), { code: 'INVALID_ARGUMENT' });
+  await assert.rejects(client.acquire('x', { ttl: 1000, wait: 86400001 }), { code: 'INVALID_ARGUMENT' });
+  const lock = await client.acquire('api:badextend', { ttl: 1000 });
+  await assert.rejects(lock.extend(0), { code: 'INVALID_ARGUMENT' });
+  await lock.release();
+  assert.throws(() => new Client({ nodes: [] }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: ['http://x'] }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: nodes.urls, nodeTimeout: 0 }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: nodes.urls, nodeTimeout: 60001 }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: nodes.urls, driftFactor: 0.5 }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: nodes.urls, driftFactor: -0.1 }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: nodes.urls, keyPrefix: 'p'.repeat(257) }), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => new Client({ nodes: Array(65).fill(nodes.urls[0]) }), { code: 'INVALID_ARGUMENT' });
+  const c = new Client({ nodes: nodes.urls, nodeTimeout: 60000, driftFactor: 0.1, keyPrefix: 'p'.repeat(256) });
+  await c.close();
+});
+
+test('INVALID_HANDLE after close; close cancels pending acquires (CANCELED) and releases held locks', async () => {
+  const c = new Client({ nodes: nodes.urls });
+  const held = await c.acquire('api:close', { ttl: 60000 });
+  const other = new Client({ nodes: nodes.urls });
+  const blocker = await other.acquire('api:close2', { ttl: 60000 });
+  const waiting = c.acquire('api:close2', { ttl: 1000, wait: 60000 });
+  const closed = c.close();
+  assert.equal(c.closed, true);
+  await assert.rejects(waiting, (e) => e instanceof CanceledError && e.code === 'CANCELED');
+  await closed;
+  await c.close(); // twice is fine
+  assert.deepEqual(await valuesOf('api:close'), [null, null, null], 'close released the held lock');
+  await assert.rejects(c.acquire('api:close', { ttl: 1000 }), (e) => e instanceof InvalidHandleError && e.code === 'INVALID_HANDLE');
+  await assert.rejects(held.extend(1000), { code: 'INVALID_HANDLE' });
+  await assert.rejects(held.release(), { code: 'INVALID_HANDLE' });
+  assert.equal(held.validity, 0);
+  await held[Symbol.asyncDispose](); // no throw on a closed client
+  await blocker.release();
+  await other.close();
+});
+
+test('INTERNAL: a panic inside the library becomes InternalError, the process survives', () => {
+  const e = liblock._debugPanic();
+  if (e === null) return; // the library has no debug export: nothing to provoke
+  assert.ok(e instanceof InternalError);
+  assert.equal(e.code, 'INTERNAL');
+});
+
+test('using(): returns fn\'s value, auto-extends, releases; fn\'s error is rethrown after release', async () => {
+  let seen;
+  const v = await client.using('api:using', { ttl: 200 }, async (signal, lock) => {
+    seen = lock;
+    assert.ok(signal instanceof AbortSignal);
+    assert.equal(lock.autoExtend, true);
+    assert.equal(await redis[0].get('api:using'), lock.token);
+    // longer than the ttl: auto-extension keeps it
+    const t0 = Date.now();
+    await waitFor(() => Date.now() - t0 > 500, { what: 'time to pass' });
+    assert.equal(signal.aborted, false);
+    assert.equal(await redis[0].get('api:using'), lock.token);
+    return 42;
+  });
+  assert.equal(v, 42);
+  assert.equal(seen.released, true);
+  assert.deepEqual(await valuesOf('api:using'), [null, null, null]);
+  await assert.rejects(client.using('api:using', { ttl: 1000 }, async () => { throw new Error('boom'); }), /boom/);
+  assert.deepEqual(await valuesOf('api:using'), [null, null, null]);
+  const held = await client.acquire('api:using', { ttl: 5000 });
+  await assert.rejects(client.using('api:using', { ttl: 1000 }, async () => 1), { code: 'NOT_ACQUIRED' });
+  await held.release();
+  assert.equal(await client.using('api:using', { ttl: 1000, autoExtend: false }, (signal, lock) => lock.autoExtend), false);
+});
+
+test('Symbol.asyncDispose releases (and ignores an already-lost lock)', async () => {
+  const lock = await client.acquire('api:dispose', { ttl: 5000 });
+  await lock[Symbol.asyncDispose]();
+  assert.equal(lock.released, true);
+  assert.deepEqual(await valuesOf('api:dispose'), [null, null, null]);
+  await lock[Symbol.asyncDispose]();
+  const short = await client.acquire('api:dispose', { ttl: 20 });
+  await waitFor(() => short.validity === 0, { what: 'expiry' });
+  await short[Symbol.asyncDispose]();
+});
+
+test('ESM entry point exports the same classes', async () => {
+  const esm = await import(path.join(__dirname, '..', 'index.mjs'));
+  assert.equal(esm.Client, Client);
+  assert.equal(esm.LockLostError, LockLostError);
+  assert.equal(esm.default.Client, Client);
+  const viaName = await import('liblock').catch(() => null); // self-reference when installed as a package
+  if (viaName) assert.equal(viaName.Client, Client);
+});
+
+test('concurrent extend and release on one lock settle cleanly', async () => {
+  const lock = await client.acquire('api:race', { ttl: 5000 });
+  const results = await Promise.allSettled([lock.extend(5000), lock.release(), lock.extend(5000)]);
+  assert.equal(results[1].status, 'fulfilled');
+  for (const r of [results[0], results[2]]) {
+    if (r.status === 'rejected') assert.ok(['LOST'].includes(r.reason.code), r.reason.message);
+  }
+  assert.deepEqual(await valuesOf('api:race'), [null, null, null]);
+});

@@ -1,0 +1,83 @@
+'use strict';
+// Handle cleanup: released locks free their handles; dropped locks and
+// clients are freed (and their locks released) by FinalizationRegistry.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const liblock = require('..');
+const { Client } = liblock;
+const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+
+let nodes;
+before(async () => { nodes = await startNodes(3); });
+after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
+
+const handles = () => liblock._debug().handles;
+
+test('acquire/release/extend cycles leave no handle, pending operation or watch behind', async (t) => {
+  if (handles() === null) t.skip('library has no lock_debug_handles');
+  const base = handles();
+  const client = new Client({ nodes: nodes.urls });
+  for (let i = 0; i < 200; i++) {
+    const lock = await client.acquire('clean:cycle', { ttl: 5000, autoExtend: i % 2 === 0 });
+    void lock.signal;
+    if (i % 3 === 0) await lock.extend(5000);
+    await lock.release();
+  }
+  await waitFor(() => handles() === base + 1, { what: `handles back to ${base + 1}, at ${handles()}` });
+  const d = liblock._debug();
+  assert.equal(d.pending, 0);
+  assert.equal(d.lostWatch, 0);
+  await client.close();
+  await waitFor(() => handles() === base, { what: 'client handle freed' });
+});
+
+test('a dropped lock is freed by the FinalizationRegistry, which releases it', async () => {
+  const client = new Client({ nodes: nodes.urls });
+  const base = handles();
+  await (async () => {
+    for (let i = 0; i < 5; i++) await client.acquire(`clean:dropped:${i}`, { ttl: 60000, autoExtend: true });
+  })();
+  assert.equal(handles(), base + 5);
+  assert.equal((await nodes.keys())[0].length, 5);
+  await waitFor(async () => {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+    return handles() === base;
+  }, { what: 'dropped locks to be freed', timeout: 20000 });
+  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'dropped locks released' });
+  await client.close();
+});
+
+test('a dropped client is freed, its locks released', async () => {
+  const base = handles();
+  let lockHeld;
+  await (async () => {
+    const client = new Client({ nodes: nodes.urls });
+    lockHeld = await client.acquire('clean:client', { ttl: 60000 });
+    lockHeld = null; // drop the lock and the client
+  })();
+  assert.ok(handles() >= base + 1);
+  await waitFor(async () => {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+    return handles() === base;
+  }, { what: 'dropped client to be freed', timeout: 20000 });
+  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'its lock released' });
+});
+
+test('after close, nothing of the client stays', async () => {
+  const base = handles();
+  const client = new Client({ nodes: nodes.urls });
+  const a = await client.acquire('clean:close:a', { ttl: 60000, autoExtend: true });
+  void a.signal;
+  await client.acquire('clean:close:b', { ttl: 60000 });
+  await client.close();
+  assert.equal(handles(), base);
+  assert.equal(liblock._debug().lostWatch, 0);
+  assert.deepEqual(await nodes.keys(), [[], [], []]);
+});

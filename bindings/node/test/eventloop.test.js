@@ -1,0 +1,79 @@
+'use strict';
+// 1,000 concurrent waiting acquires occupy no host thread: a timer keeps
+// ticking on the event loop, and the libuv thread pool stays free for others.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const { setMaxListeners } = require('node:events');
+const { Client } = require('..');
+const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+
+let nodes;
+before(async () => { nodes = await startNodes(3); });
+after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
+
+test('1,000 waiting acquires: the event loop keeps ticking and the thread pool stays free', async () => {
+  const client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  const holder = await client.acquire('loop:r', { ttl: 60000 });
+  let last = performance.now();
+  let maxGap = 0;
+  let maxGapAt = '';
+  let phase = 'submitting';
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    if (now - last > maxGap) {
+      maxGap = now - last;
+      maxGapAt = phase;
+    }
+    last = now;
+    ticks++;
+  }, 10);
+  const ac = new AbortController();
+  setMaxListeners(2000, ac.signal); // one signal for 1,000 acquires
+  const all = Promise.allSettled(Array.from({ length: 1000 }, (_, i) =>
+    client.acquire('loop:r', { ttl: 60000, wait: 120000, signal: ac.signal })));
+  // All 1,000 are accepted by the library and waiting.
+  await waitFor(() => require('..')._debug().submitting === 0, { what: 'submissions' });
+  phase = 'waiting';
+  const t0 = performance.now();
+  const ticks0 = ticks;
+  // The thread pool is not parked on the waits: 8 file reads (4 pool threads) finish at once.
+  const reads = await Promise.all(Array.from({ length: 8 }, () => fs.promises.readFile(__filename, 'utf8')));
+  assert.equal(reads.length, 8);
+  assert.ok(performance.now() - t0 < 1000, `file reads took ${performance.now() - t0} ms`);
+  await waitFor(() => performance.now() - t0 > 1000, { what: 'a second of waiting' });
+  const ticksDuring = ticks - ticks0;
+  phase = 'canceling';
+  ac.abort();
+  const results = await all;
+  clearInterval(timer);
+  assert.ok(results.every((r) => r.status === 'rejected' && r.reason.code === 'CANCELED'),
+    'every waiter was canceled');
+  assert.ok(ticksDuring >= 40, `only ${ticksDuring} ticks of 10 ms in a second`);
+  assert.ok(maxGap < 250, `event loop stalled for ${maxGap.toFixed(1)} ms while ${maxGapAt}`);
+  await holder.release();
+  await client.close();
+  assert.deepEqual(await nodes.keys(), [[], [], []]);
+  const d = require('..')._debug();
+  assert.equal(d.pending, 0);
+});
+
+test('1,000 waiters are all served, one at a time, when released in turn', async () => {
+  const client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  let inside = 0;
+  let maxInside = 0;
+  let served = 0;
+  const N = 300;
+  await Promise.all(Array.from({ length: N }, async () => {
+    const lock = await client.acquire('loop:served', { ttl: 10000, wait: 120000 });
+    inside++;
+    maxInside = Math.max(maxInside, inside);
+    inside--;
+    served++;
+    await lock.release();
+  }));
+  assert.equal(served, N);
+  assert.equal(maxInside, 1);
+  await client.close();
+});

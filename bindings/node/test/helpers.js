@@ -1,0 +1,81 @@
+'use strict';
+// Test helpers: real redis-servers through build/redisnodes (mode 1), an
+// unhandled-rejection tripwire, and polling with deadlines.
+const { spawn, execFileSync } = require('node:child_process');
+const path = require('node:path');
+const fs = require('node:fs');
+const readline = require('node:readline');
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const REDISNODES = path.join(ROOT, 'build', 'redisnodes');
+
+function checkTools() {
+  if (!fs.existsSync(REDISNODES)) {
+    throw new Error(`${REDISNODES} is missing: run \`make build\` at the repository root`);
+  }
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('redis-server is missing: apt-get install -y redis-server');
+  }
+}
+
+/** Starts n real redis-servers; returns a controller speaking redisnodes' stdin protocol. */
+async function startNodes(n) {
+  checkTools();
+  const child = spawn(REDISNODES, ['-n', String(n)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout });
+  const waiting = [];
+  const buffered = [];
+  lines.on('line', (line) => {
+    const w = waiting.shift();
+    if (w) w.resolve(JSON.parse(line)); else buffered.push(JSON.parse(line));
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  child.on('exit', () => { for (const w of waiting.splice(0)) w.reject(new Error('redisnodes exited')); });
+  const next = () => new Promise((resolve, reject) => {
+    if (buffered.length) resolve(buffered.shift()); else waiting.push({ resolve, reject });
+  });
+  const first = await next();
+  let nodes = first.nodes;
+  const cmd = async (line) => {
+    child.stdin.write(line + '\n');
+    const r = await next();
+    if (!r.ok) throw new Error(`redisnodes ${line}: ${r.error}`);
+    return r;
+  };
+  return {
+    get nodes() { return nodes; },
+    get urls() { return nodes.map((x) => x.url); },
+    kill: (i) => cmd(`kill ${i}`),
+    freeze: (i) => cmd(`freeze ${i}`),
+    thaw: (i) => cmd(`thaw ${i}`),
+    restart: async (i) => { const r = await cmd(`restart ${i}`); nodes = (await cmd('nodes')).nodes; return r; },
+    flush: () => cmd('flush'),
+    keys: async () => (await cmd('keys')).keys,
+    async stop() {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/** Polls cond() until it returns truthy or the deadline passes. */
+async function waitFor(cond, { timeout = 10000, interval = 5, what = 'condition' } = {}) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const v = await cond();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** Fails the test run on any unhandled rejection (lock loss must never surface as one). */
+const unhandled = [];
+process.on('unhandledRejection', (reason) => { unhandled.push(reason); });
+function assertNoUnhandled(assert) {
+  assert.deepStrictEqual(unhandled.map(String), [], 'unhandled rejections');
+}
+
+module.exports = { startNodes, waitFor, assertNoUnhandled, unhandled, ROOT };
