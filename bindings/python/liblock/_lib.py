@@ -176,14 +176,17 @@ def check(status: int, err: c_void_p) -> None:
 # 4096 it finds on a goroutine stack, so the key must look like real memory.)
 
 _pending: Dict[int, Tuple[Callable[[int, int, Optional[str]], None], Any]] = {}
-_pending_lock = threading.Lock()
+# RLocks: a finalizer (free_lock -> unregister) may run from a garbage collection
+# triggered on this very thread while the lock is held.
+_pending_lock = threading.RLock()
 
 
 def register(fn: Callable[[int, int, Optional[str]], None]) -> int:
     anchor = ctypes.c_char()
     key = ctypes.addressof(anchor)
+    entry = (fn, anchor)
     with _pending_lock:
-        _pending[key] = (fn, anchor)
+        _pending[key] = entry
     return key
 
 
@@ -224,7 +227,7 @@ C_CALLBACK = CALLBACK(_trampoline)
 # ------------------------------------------------------------ handle counts
 
 _live = 0
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()
 
 
 def handle_opened() -> None:

@@ -105,5 +105,11 @@ def test_on_lost_exception_does_not_crash(c1: Cluster, client1, capfd) -> None:
     lock = client1.acquire("bad-cb", ttl=0.3, auto_extend=True, on_lost=bad)
     c1.do(0, "SET", "bad-cb", "thief")
     assert fired.wait(20)
-    wait_until(lambda: "callback bug" in capfd.readouterr().err, what="traceback printed")
+    err = []  # readouterr() consumes: accumulate until the whole traceback is there
+
+    def printed() -> bool:
+        err.append(capfd.readouterr().err)
+        return "callback bug" in "".join(err)
+
+    wait_until(printed, what="traceback printed")
     assert lock.lost
