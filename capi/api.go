@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/liblock/liblock/core"
+)
+
+// This file is the ABI's logic in plain Go: the exports (exports.go) only
+// convert C arguments, call these functions and write the results back. The
+// Go tests drive these functions directly, under the race detector.
+
+// result is a failed call's status and message; nil means LOCK_OK.
+type result struct {
+	code int32
+	msg  string
+}
+
+func errResult(e error) *result { return &result{statusOf(e), e.Error()} }
+
+var badHandle = &result{statusInvalidHandle, msgInvalidHandle}
+
+// notifyFunc receives the outcome of an async call (msg "" on success).
+type notifyFunc func(status int32, handle uint64, msg string)
+
+func lookupClient(h uint64) (*clientObj, *result) {
+	co, ok := get[*clientObj](handles, h)
+	if !ok {
+		return nil, badHandle
+	}
+	return co, nil
+}
+
+func lookupLock(h uint64) (*lockObj, *result) {
+	lo, ok := get[*lockObj](handles, h)
+	if !ok {
+		return nil, badHandle
+	}
+	return lo, nil
+}
+
+// clientNew parses config JSON and makes a client handle.
+func clientNew(js string) (uint64, *result) {
+	cfg, e := parseConfig(js)
+	if e != nil {
+		return 0, errResult(e)
+	}
+	c, e := core.New(cfg)
+	if e != nil {
+		return 0, errResult(e)
+	}
+	co := &clientObj{c: c, locks: map[uint64]*lockObj{}, ops: map[*opObj]struct{}{}}
+	id, e := handles.add(co)
+	if e != nil {
+		_ = c.Close()
+		return 0, &result{statusInternal, e.Error()}
+	}
+	co.id = id
+	return id, nil
+}
+
+// acquire blocks until the lock is taken or the attempt fails.
+func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
+	l, e := co.c.Acquire(context.Background(), res, ttl, opts.coreOptions()...)
+	if e != nil {
+		return 0, errResult(e)
+	}
+	id, e := co.addLock(l)
+	if e != nil {
+		return 0, errResult(e)
+	}
+	return id, nil
+}
+
+func extend(lo *lockObj, ttl time.Duration) *result {
+	if e := lo.l.Extend(context.Background(), ttl); e != nil {
+		return errResult(e)
+	}
+	return nil
+}
+
+// noteReleased stops on-lost callbacks after a successful release.
+func (lo *lockObj) noteReleased(e error) {
+	if e == nil {
+		lo.mu.Lock()
+		lo.released = true
+		lo.mu.Unlock()
+	}
+}
+
+func release(lo *lockObj) *result {
+	e := lo.l.Release(context.Background())
+	lo.noteReleased(e)
+	if e != nil {
+		return errResult(e)
+	}
+	return nil
+}
+
+// freeHandle frees a client or a lock handle.
+func freeHandle(h uint64) int32 {
+	if co, ok := take[*clientObj](handles, h); ok {
+		co.free()
+		return statusOK
+	}
+	if lo, ok := take[*lockObj](handles, h); ok {
+		lo.free()
+		return statusOK
+	}
+	return statusInvalidHandle
+}
+
+// runAsync runs fn on a library goroutine for an accepted async call and
+// calls notify exactly once with the outcome, even if fn panics. The op must
+// already be registered with its client.
+func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, fn func(ctx context.Context) (uint64, error)) {
+	go func() {
+		var h uint64
+		var e error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					h, e = 0, fmt.Errorf("liblock: internal error: %v", r)
+				}
+			}()
+			h, e = fn(ctx)
+		}()
+		canceled := op.finish()
+		op.cancel()
+		co.removeOp(op)
+		if op.id != 0 {
+			take[*opObj](handles, op.id)
+		}
+		switch {
+		case canceled:
+			notify(statusCanceled, 0, msgCanceled)
+		case e != nil:
+			notify(statusOf(e), h, e.Error())
+		default:
+			notify(statusOK, h, "")
+		}
+	}()
+}
+
+// acquireAsync starts an acquire and returns its op handle.
+func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOptions, notify notifyFunc) (uint64, *result) {
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &opObj{cancel: cancel}
+	id, e := handles.add(op)
+	if e != nil {
+		cancel()
+		return 0, &result{statusInternal, e.Error()}
+	}
+	op.id = id
+	if !co.addOp(op) {
+		take[*opObj](handles, id)
+		cancel()
+		return 0, badHandle // the client was freed meanwhile
+	}
+	runAsync(ctx, co, op, notify, func(ctx context.Context) (uint64, error) {
+		l, e := co.c.Acquire(ctx, res, ttl, opts.coreOptions()...)
+		if e != nil {
+			return 0, e
+		}
+		if op.finish() { // canceled just as it succeeded: give it back
+			_ = l.Release(context.Background())
+			return 0, nil
+		}
+		return co.addLock(l)
+	})
+	return id, nil
+}
+
+// lockAsync starts fn (an extend or a release) on lo.
+func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) error) *result {
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &opObj{cancel: cancel}
+	if !lo.client.addOp(op) {
+		cancel()
+		return badHandle
+	}
+	runAsync(ctx, lo.client, op, notify, func(ctx context.Context) (uint64, error) {
+		return lo.id, fn(ctx)
+	})
+	return nil
+}
+
+func extendAsync(lo *lockObj, ttl time.Duration, notify notifyFunc) *result {
+	return lockAsync(lo, notify, func(ctx context.Context) error { return lo.l.Extend(ctx, ttl) })
+}
+
+func releaseAsync(lo *lockObj, notify notifyFunc) *result {
+	return lockAsync(lo, notify, func(ctx context.Context) error {
+		e := lo.l.Release(ctx)
+		lo.noteReleased(e)
+		return e
+	})
+}
+
+// cancelOp cancels a pending acquire.
+func cancelOp(h uint64) int32 {
+	o, ok := get[*opObj](handles, h)
+	if !ok || !o.tryCancel() {
+		return statusInvalidHandle
+	}
+	return statusOK
+}
+
+// onLost registers (or, with nil, removes) the lock's loss callback.
+func onLost(lo *lockObj, notify notifyFunc) {
+	lo.mu.Lock()
+	lo.lostGen++
+	gen := lo.lostGen
+	lo.mu.Unlock()
+	if notify == nil {
+		lo.l.OnLost(nil)
+		return
+	}
+	lo.l.OnLost(func(e error) {
+		defer func() { _ = recover() }()
+		lo.mu.Lock()
+		skip := lo.freed || lo.released || lo.lostGen != gen
+		lo.mu.Unlock()
+		if skip {
+			return
+		}
+		msg := "liblock: lock lost"
+		if e != nil {
+			msg = e.Error()
+		}
+		notify(statusLost, lo.id, msg)
+	})
+}
+
+// lockInfo is the JSON written by lock_info.
+type lockInfo struct {
+	Handle     uint64 `json:"handle"`
+	Client     uint64 `json:"client"`
+	Resource   string `json:"resource"`
+	Key        string `json:"key"`
+	Token      string `json:"token"`
+	TTLMs      int64  `json:"ttl_ms"`
+	ValidityMs int64  `json:"validity_ms"`
+	AutoExtend bool   `json:"auto_extend"`
+	Lost       bool   `json:"lost"`
+	Released   bool   `json:"released"`
+}
+
+func info(lo *lockObj) (string, *result) {
+	lo.mu.Lock()
+	released := lo.released
+	lo.mu.Unlock()
+	b, e := json.Marshal(lockInfo{
+		Handle: lo.id, Client: lo.client.id,
+		Resource: lo.l.Resource(), Key: lo.l.Key(), Token: lo.l.Token(),
+		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
+		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
+	})
+	if e != nil {
+		return "", &result{statusInternal, e.Error()}
+	}
+	return string(b), nil
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core/redistest"
+)
+
+// These tests drive the ABI's logic (api.go) against real redis-servers,
+// under the race detector, with Go callbacks in place of C ones.
+
+func configFor(c *redistest.Cluster) string {
+	b, _ := json.Marshal(map[string]any{"nodes": c.URLs(), "node_timeout_ms": 200})
+	return string(b)
+}
+
+type outcome struct {
+	status int32
+	handle uint64
+	msg    string
+}
+
+// recorder is a notifyFunc that counts its calls.
+type recorder struct {
+	calls atomic.Int32
+	ch    chan outcome
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan outcome, 4)} }
+
+func (r *recorder) notify(status int32, handle uint64, msg string) {
+	r.calls.Add(1)
+	r.ch <- outcome{status, handle, msg}
+}
+
+func (r *recorder) wait(t *testing.T) outcome {
+	t.Helper()
+	select {
+	case o := <-r.ch:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("no callback")
+	}
+	return outcome{}
+}
+
+func mustClient(t *testing.T, js string) *clientObj {
+	t.Helper()
+	id, r := clientNew(js)
+	if r != nil {
+		t.Fatalf("clientNew: %+v", r)
+	}
+	co, lr := lookupClient(id)
+	if lr != nil {
+		t.Fatal("lookup")
+	}
+	return co
+}
+
+func TestAPILifecycle(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	h0 := handles.len()
+	co := mustClient(t, configFor(cl))
+	id, r := acquire(co, "res", 5*time.Second, acquireOptions{})
+	if r != nil {
+		t.Fatalf("acquire: %+v", r)
+	}
+	if _, r := acquire(co, "res", 5*time.Second, acquireOptions{}); r == nil || r.code != statusNotAcquired {
+		t.Fatalf("second acquire: %+v", r)
+	}
+	lo, _ := lookupLock(id)
+	js, r := info(lo)
+	if r != nil || !strings.Contains(js, `"resource":"res"`) || !strings.Contains(js, `"lost":false`) {
+		t.Fatalf("info %s %+v", js, r)
+	}
+	if r := extend(lo, 10*time.Second); r != nil {
+		t.Fatalf("extend %+v", r)
+	}
+	if r := release(lo); r != nil {
+		t.Fatalf("release %+v", r)
+	}
+	if r := release(lo); r == nil || r.code != statusLost {
+		t.Fatalf("second release %+v", r)
+	}
+	if freeHandle(id) != statusOK || freeHandle(id) != statusInvalidHandle {
+		t.Fatal("free lock")
+	}
+	if freeHandle(co.id) != statusOK || freeHandle(co.id) != statusInvalidHandle {
+		t.Fatal("free client")
+	}
+	cl.AssertNoKeys(t)
+	if handles.len() != h0 {
+		t.Fatalf("handles %d -> %d", h0, handles.len())
+	}
+}
+
+func TestAPIAsyncCancelAndClientFree(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	co := mustClient(t, configFor(cl))
+	held, r := acquire(co, "busy", 30*time.Second, acquireOptions{})
+	if r != nil {
+		t.Fatal(r)
+	}
+	// cancel one waiter
+	rec := newRecorder()
+	op, r := acquireAsync(co, "busy", time.Second, acquireOptions{Wait: time.Minute}, rec.notify)
+	if r != nil {
+		t.Fatal(r)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if cancelOp(op) != statusOK {
+		t.Fatal("cancel")
+	}
+	if o := rec.wait(t); o.status != statusCanceled || o.handle != 0 {
+		t.Fatalf("canceled: %+v", o)
+	}
+	if cancelOp(op) != statusInvalidHandle {
+		t.Fatal("cancel after the callback")
+	}
+	// free the client with many waiters, async releases and a sync waiter
+	var recs []*recorder
+	for i := 0; i < 50; i++ {
+		rec := newRecorder()
+		if _, r := acquireAsync(co, "busy", time.Second, acquireOptions{Wait: time.Minute}, rec.notify); r != nil {
+			t.Fatal(r)
+		}
+		recs = append(recs, rec)
+	}
+	syncDone := make(chan *result)
+	go func() {
+		_, r := acquire(co, "busy", time.Second, acquireOptions{Wait: time.Minute})
+		syncDone <- r
+	}()
+	time.Sleep(30 * time.Millisecond)
+	if freeHandle(co.id) != statusOK {
+		t.Fatal("free client")
+	}
+	for _, rec := range recs {
+		if o := rec.wait(t); o.status != statusCanceled {
+			t.Fatalf("pending op: %+v", o)
+		}
+	}
+	if r := <-syncDone; r == nil || r.code != statusCanceled {
+		t.Fatalf("sync waiter: %+v", r)
+	}
+	if freeHandle(held) != statusInvalidHandle {
+		t.Fatal("lock handle survived its client")
+	}
+	time.Sleep(50 * time.Millisecond)
+	for _, rec := range recs {
+		if n := rec.calls.Load(); n != 1 {
+			t.Fatalf("callback called %d times", n)
+		}
+	}
+	cl.AssertNoKeys(t)
+}
+
+// TestAPIRaces hammers one client from many goroutines: acquires (sync and
+// async), cancels, extends racing releases, double frees and info, while
+// the client is finally freed under them. Run with -race.
+func TestAPIRaces(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	co := mustClient(t, configFor(cl))
+	var wg sync.WaitGroup
+	var holders, overlaps atomic.Int32
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				id, r := acquire(co, "hot", 5*time.Second, acquireOptions{Wait: 20 * time.Second})
+				if r != nil {
+					t.Errorf("acquire: %+v", r)
+					return
+				}
+				if holders.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				lo, _ := lookupLock(id)
+				onLost(lo, func(int32, uint64, string) {})
+				_, _ = info(lo)
+				holders.Add(-1)
+				var inner sync.WaitGroup
+				inner.Add(2)
+				go func() { defer inner.Done(); extend(lo, 5*time.Second) }()
+				go func() { defer inner.Done(); release(lo) }()
+				inner.Wait()
+				inner.Add(2)
+				res := make([]int32, 2)
+				go func() { defer inner.Done(); res[0] = freeHandle(id) }()
+				go func() { defer inner.Done(); res[1] = freeHandle(id) }()
+				inner.Wait()
+				if res[0]+res[1] != statusInvalidHandle {
+					t.Errorf("two frees: %v", res)
+				}
+			}
+		}()
+	}
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				rec := newRecorder()
+				op, r := acquireAsync(co, fmt.Sprintf("c%d-%d", g, i), time.Second, acquireOptions{}, rec.notify)
+				if r != nil {
+					t.Errorf("acquireAsync: %+v", r)
+					return
+				}
+				cst := cancelOp(op)
+				o := rec.wait(t)
+				switch {
+				case o.status == statusCanceled && cst == statusOK:
+				case o.status == statusOK && cst == statusInvalidHandle:
+					freeHandle(o.handle)
+				default:
+					t.Errorf("cancel %d, outcome %+v", cst, o)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if overlaps.Load() != 0 {
+		t.Fatalf("%d overlaps", overlaps.Load())
+	}
+	if freeHandle(co.id) != statusOK {
+		t.Fatal("free")
+	}
+	cl.AssertNoKeys(t)
+}
+
+func TestAPIOnLost(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	co := mustClient(t, configFor(cl))
+	defer freeHandle(co.id)
+	id, r := acquire(co, "lost", 300*time.Millisecond, acquireOptions{AutoExtend: true})
+	if r != nil {
+		t.Fatal(r)
+	}
+	lo, _ := lookupLock(id)
+	rec := newRecorder()
+	onLost(lo, rec.notify)
+	for _, n := range cl.Nodes {
+		if _, err := n.Do("SET", "lost", "other"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o := rec.wait(t); o.status != statusLost || o.handle != id {
+		t.Fatalf("on lost: %+v", o)
+	}
+	if r := release(lo); r == nil || r.code != statusLost {
+		t.Fatalf("release of a lost lock: %+v", r)
+	}
+	for _, n := range cl.Nodes {
+		if v, _ := n.Do("GET", "lost"); v != "other" {
+			t.Fatalf("another owner's key touched: %q", v)
+		}
+	}
+	freeHandle(id)
+	cl.FlushAll()
+}
