@@ -1,0 +1,287 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/wasm/internal/abi"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// callState travels in the context of every call into an instance, to the
+// host functions the call makes.
+type callState struct {
+	user   context.Context // the caller's context: ends a waiting acquire
+	client *Client
+	inst   *instance
+}
+
+type stateKey struct{}
+
+func withState(ctx context.Context, st *callState) context.Context {
+	return context.WithValue(ctx, stateKey{}, st)
+}
+
+// hostExec is liblock.exec(req, req_len, resp, resp_cap) -> resp_len.
+func hostExec(ctx context.Context, m api.Module, stack []uint64) {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	reqPtr, reqLen := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	respPtr, respCap := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
+	mem := m.Memory()
+	raw, ok := mem.Read(reqPtr, reqLen)
+	if st == nil || !ok {
+		panic("liblock.exec: called outside a host call or out of range") // traps the call
+	}
+	in := st.inst
+	if in.dec == nil {
+		in.dec = msgpack.NewDecoder(nil)
+		in.enc = msgpack.NewEncoder(nil)
+	}
+	in.dec.Reset(bytes.NewReader(raw))
+	req, err := decodeRequest(in.dec)
+	var replies []core.Reply
+	sent := make([]bool, len(req.Cmds))
+	if err != nil {
+		panic(fmt.Sprintf("liblock.exec: malformed request: %v", err))
+	}
+	for i, c := range req.Cmds {
+		sent[i] = c != nil
+	}
+	replies = st.client.nodes.exec(time.Duration(req.TimeoutMS)*time.Millisecond, req.Cmds)
+	var buf bytes.Buffer
+	in.enc.Reset(&buf)
+	if err := encodeReplies(in.enc, sent, replies); err != nil {
+		panic(fmt.Sprintf("liblock.exec: encode response: %v", err))
+	}
+	in.pending = buf.Bytes()
+	if uint32(len(in.pending)) <= respCap {
+		mem.Write(respPtr, in.pending)
+	}
+	stack[0] = api.EncodeU32(uint32(len(in.pending)))
+}
+
+// hostExecTake is liblock.exec_take(buf, buf_len) -> copied.
+func hostExecTake(ctx context.Context, m api.Module, stack []uint64) {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	p, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	if st == nil {
+		panic("liblock.exec_take: called outside a host call")
+	}
+	b := st.inst.pending
+	if uint32(len(b)) > n {
+		b = b[:n]
+	}
+	m.Memory().Write(p, b)
+	stack[0] = api.EncodeU32(uint32(len(b)))
+}
+
+// hostInterrupted is liblock.interrupted() -> 0 go on, 1 the caller's
+// context ended, 2 the client is closing.
+func hostInterrupted(ctx context.Context, _ api.Module, stack []uint64) {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	var v uint32
+	switch {
+	case st == nil:
+	case st.user != nil && st.user.Err() != nil:
+		v = 1
+	case st.client.isClosing():
+		v = 2
+	}
+	stack[0] = api.EncodeU32(v)
+}
+
+func decodeRequest(d *msgpack.Decoder) (abi.Request, error) {
+	var r abi.Request
+	n, err := d.DecodeArrayLen()
+	if err != nil {
+		return r, err
+	}
+	if n != 3 {
+		return r, fmt.Errorf("array of %d, want 3", n)
+	}
+	if r.Client, err = d.DecodeUint64(); err != nil {
+		return r, err
+	}
+	if r.TimeoutMS, err = d.DecodeInt64(); err != nil {
+		return r, err
+	}
+	nodes, err := d.DecodeArrayLen()
+	if err != nil {
+		return r, err
+	}
+	if nodes < 0 || nodes > core.MaxNodes {
+		return r, fmt.Errorf("%d nodes", nodes)
+	}
+	r.Cmds = make([]core.Command, nodes)
+	for i := range r.Cmds {
+		k, err := d.DecodeArrayLen()
+		if err != nil {
+			return r, err
+		}
+		if k < 0 {
+			continue
+		}
+		cmd := make(core.Command, k)
+		for j := range cmd {
+			if cmd[j], err = d.DecodeString(); err != nil {
+				return r, err
+			}
+		}
+		r.Cmds[i] = cmd
+	}
+	return r, nil
+}
+
+func encodeReplies(e *msgpack.Encoder, sent []bool, replies []core.Reply) error {
+	if err := e.EncodeArrayLen(len(replies)); err != nil {
+		return err
+	}
+	for i, r := range replies {
+		if !sent[i] {
+			if err := e.EncodeNil(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := e.EncodeArrayLen(2); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case r.Err != nil:
+			if err = e.EncodeInt(abi.ReplyError); err == nil {
+				err = e.EncodeString(r.Err.Error())
+			}
+		case r.Nil:
+			if err = e.EncodeInt(abi.ReplyNil); err == nil {
+				err = e.EncodeNil()
+			}
+		case r.Str != "":
+			if err = e.EncodeInt(abi.ReplyString); err == nil {
+				err = e.EncodeString(r.Str)
+			}
+		default:
+			if err = e.EncodeInt(abi.ReplyInt); err == nil {
+				err = e.EncodeInt(r.Int)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeSet is the host's Redis I/O: one go-redis client per node.
+type nodeSet struct {
+	clients []*redis.Client
+}
+
+func newNodeSet(urls []string, timeout time.Duration) (*nodeSet, error) {
+	ns := &nodeSet{clients: make([]*redis.Client, len(urls))}
+	for i, raw := range urls {
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			ns.close()
+			return nil, &core.ArgumentError{Arg: fmt.Sprintf("nodes[%d]", i), Reason: scrub(err.Error(), raw)}
+		}
+		// Deadlines from the context, no retries of its own (the module
+		// retries), no extra commands on connect.
+		opt.ContextTimeoutEnabled = true
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = timeout, timeout, timeout, timeout
+		opt.MaxRetries = -1
+		opt.DisableIdentity = true
+		opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+		ns.clients[i] = redis.NewClient(opt)
+	}
+	return ns, nil
+}
+
+// exec runs cmds[i] on node i, all at once, each within timeout.
+func (ns *nodeSet) exec(timeout time.Duration, cmds []core.Command) []core.Reply {
+	replies := make([]core.Reply, len(cmds))
+	if len(cmds) != len(ns.clients) {
+		for i := range replies {
+			replies[i].Err = fmt.Errorf("liblock host: %d commands for %d nodes", len(cmds), len(ns.clients))
+		}
+		return replies
+	}
+	last := -1
+	for i, c := range cmds {
+		if c != nil {
+			last = i
+		}
+	}
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		switch {
+		case c == nil:
+		case i == last: // this goroutine takes one node itself
+			replies[i] = ns.do(timeout, i, c)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				replies[i] = ns.do(timeout, i, c)
+			}()
+		}
+	}
+	wg.Wait()
+	return replies
+}
+
+func (ns *nodeSet) do(timeout time.Duration, node int, cmd core.Command) core.Reply {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := make([]any, len(cmd))
+	for i, a := range cmd {
+		args[i] = a
+	}
+	v, err := ns.clients[node].Do(ctx, args...).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return core.Reply{Nil: true}
+	case err != nil:
+		return core.Reply{Err: err}
+	}
+	switch v := v.(type) {
+	case int64:
+		return core.Reply{Int: v}
+	case string:
+		return core.Reply{Str: v}
+	default:
+		return core.Reply{Str: fmt.Sprint(v)}
+	}
+}
+
+func (ns *nodeSet) close() {
+	for _, c := range ns.clients {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
+
+// scrub removes a URL's password from a message that might repeat it.
+func scrub(msg, rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		rest := rawURL[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				if pw := rest[colon+1 : at]; pw != "" {
+					msg = strings.ReplaceAll(msg, pw, "xxxxx")
+				}
+			}
+		}
+	}
+	return msg
+}

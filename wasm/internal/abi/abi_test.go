@@ -1,0 +1,141 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+func TestParseConfig(t *testing.T) {
+	good := `{"nodes":["redis://127.0.0.1:1","unix:///tmp/r.sock"],"node_timeout_ms":75,"drift_factor":0.02,"key_prefix":"app:\u00e9\ud83d\ude00"}`
+	cfg, err := ParseConfig(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 2 || cfg.NodeTimeout != 75*time.Millisecond || *cfg.DriftFactor != 0.02 || cfg.KeyPrefix != "app:é😀" {
+		t.Fatalf("parsed %+v", cfg)
+	}
+	for _, tc := range []struct{ in, arg string }{
+		{``, "config"},
+		{`[]`, "config"},
+		{`{"nodes":["redis://h:1"]} x`, "config"},
+		{`{"Nodes":["redis://h:1"]}`, "config"},
+		{`{"nodes":["redis://h:1"],"nodes":["redis://h:1"]}`, "config"},
+		{`{"nodes":["redis://h:1"],"extra":1}`, "config"},
+		{`{"nodes":null}`, "nodes"},
+		{`{}`, "nodes"},
+		{`{"nodes":"redis://h:1"}`, "nodes"},
+		{`{"nodes":[1]}`, "nodes[0]"},
+		{`{"nodes":["http://h:1"]}`, "nodes[0]"},
+		{`{"nodes":["redis://h:1/x"]}`, "nodes[0]"},
+		{`{"nodes":["redis://h:1"],"node_timeout_ms":1.5}`, "node_timeout_ms"},
+		{`{"nodes":["redis://h:1"],"node_timeout_ms":-1}`, "node_timeout_ms"},
+		{`{"nodes":["redis://h:1"],"node_timeout_ms":0}`, "node_timeout_ms"},
+		{`{"nodes":["redis://h:1"],"node_timeout_ms":3600000}`, "node_timeout_ms"},
+		{`{"nodes":["redis://h:1"],"drift_factor":"0.1"}`, "drift_factor"},
+		{`{"nodes":["redis://h:1"],"drift_factor":0.5}`, "drift_factor"},
+		{`{"nodes":["redis://h:1"],"key_prefix":1}`, "key_prefix"},
+		{`{"nodes":["redis://h:1"],"key_prefix":"a` + "\x01" + `"}`, "config"},
+		{`{"nodes":["redis://h:1"]`, "config"},
+		{"{\"nodes\":[\"redis://h:1\"],\"key_prefix\":\"\xff\"}", "config"},
+	} {
+		_, err := ParseConfig(tc.in)
+		var ae *core.ArgumentError
+		if !errors.As(err, &ae) || ae.Arg != tc.arg {
+			t.Errorf("%s: got %v, want an error for %q", tc.in, err, tc.arg)
+		}
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	o, err := ParseOptions(`{"wait_ms":250,"auto_extend":true}`, false)
+	if err != nil || o.Wait != 250*time.Millisecond || !o.AutoExtend {
+		t.Fatalf("got %+v, %v", o, err)
+	}
+	if o, err := ParseOptions("", true); err != nil || o != (AcquireOptions{}) {
+		t.Fatalf("NULL options: %+v, %v", o, err)
+	}
+	for _, in := range []string{``, `{"wait":1}`, `{"wait_ms":-1}`, `{"auto_extend":1}`, `{"wait_ms":1e3}`} {
+		if _, err := ParseOptions(in, false); !errors.Is(err, core.ErrInvalidArgument) {
+			t.Errorf("%s: got %v", in, err)
+		}
+	}
+}
+
+// The hand-written JSON writer agrees with encoding/json.
+func TestEncodeErrorIsJSON(t *testing.T) {
+	err := &core.UnavailableError{Op: "acquire", Reason: "3 of 5 \"failed\"\n", Nodes: []*core.NodeError{
+		{Node: 0, Addr: "127.0.0.1:1", Err: errors.New("dial tcp: refused \u2028 \x01")},
+	}}
+	var rec ErrorRecord
+	if jerr := json.Unmarshal(EncodeError(err), &rec); jerr != nil {
+		t.Fatalf("%v: %s", jerr, EncodeError(err))
+	}
+	if !reflect.DeepEqual(rec, RecordOf(err)) {
+		t.Fatalf("got %+v, want %+v", rec, RecordOf(err))
+	}
+	var in Info
+	want := Info{Resource: "r\"\\", Key: "p:r", Token: "T", ValidityMS: 5, TTLMS: 9, AutoExtend: true}
+	if jerr := json.Unmarshal(EncodeInfo(want), &in); jerr != nil || in != want {
+		t.Fatalf("info %+v, %v", in, jerr)
+	}
+}
+
+// The module's msgpack subset and vmihailenco/msgpack (the Go host's)
+// understand each other.
+func TestMsgpackInterop(t *testing.T) {
+	long := string(bytes.Repeat([]byte("x"), 70000))
+	req := Request{Client: 1 << 40, TimeoutMS: 300, Cmds: []core.Command{
+		{"SET", "k", "tok", "NX", "PX", "10000"}, nil, {"EVAL", long, "1", "k"},
+	}}
+	var got []any
+	if err := msgpack.Unmarshal(AppendRequest(nil, req), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got[0].(uint64) != 1<<40 || len(got[2].([]any)) != 3 || got[2].([]any)[1] != nil || got[2].([]any)[2].([]any)[1] != long {
+		t.Fatalf("decoded %v", got[:2])
+	}
+	// A response as a host would write it, with integers of every size.
+	var buf bytes.Buffer
+	e := msgpack.NewEncoder(&buf)
+	ints := []int64{0, 1, -1, 127, 128, -33, 70000, -70000, 1 << 40, -(1 << 40)}
+	_ = e.EncodeArrayLen(len(ints) + 4)
+	for _, v := range ints {
+		_ = e.Encode([]any{ReplyInt, v})
+	}
+	_ = e.Encode([]any{ReplyNil, nil})
+	_ = e.Encode([]any{ReplyString, "OK"})
+	_ = e.Encode([]any{ReplyError, "NOSCRIPT No matching script"})
+	_ = e.EncodeNil()
+	replies, err := ParseReplies(buf.Bytes(), len(ints)+4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range ints {
+		if replies[i].Int != v {
+			t.Errorf("int %d: got %d", v, replies[i].Int)
+		}
+	}
+	n := len(ints)
+	if !replies[n].Nil || replies[n+1].Str != "OK" || replies[n+2].Err == nil || replies[n+2].Err.Error() != "NOSCRIPT No matching script" || replies[n+3] != (core.Reply{}) {
+		t.Fatalf("replies %+v", replies[n:])
+	}
+	if _, err := ParseReplies(buf.Bytes()[:buf.Len()-3], len(ints)+4); err == nil {
+		t.Fatal("truncated response accepted")
+	}
+}
+
+func TestState(t *testing.T) {
+	b := make([]byte, StateSize)
+	s := State{ValidityMS: 9876, NextPollMS: -1, Flags: FlagLost | FlagAutoExtend}
+	PutState(b, s)
+	if ReadState(b) != s {
+		t.Fatal(ReadState(b))
+	}
+}

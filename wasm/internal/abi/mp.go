@@ -1,0 +1,281 @@
+package abi
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/liblock/liblock/core"
+)
+
+// The module's side of the exec host call: a msgpack writer and reader for
+// exactly the messages of PROTOCOL.md (arrays, nil, integers, strings).
+// Hosts use any msgpack library; the Go host uses vmihailenco/msgpack/v5.
+
+// Reply kinds in an exec response.
+const (
+	ReplyNil    = 0 // a nil reply (SET NX on an existing key)
+	ReplyInt    = 1 // an integer reply
+	ReplyString = 2 // a status or bulk-string reply
+	ReplyError  = 3 // the node failed or answered an error; the text says what
+)
+
+// Request is one exec host call: every node's command for one step.
+type Request struct {
+	Client    uint64         // the client handle the commands belong to
+	TimeoutMS int64          // each node's exchange must end within this
+	Cmds      []core.Command // one per node; nil: send nothing to that node
+}
+
+// AppendRequest appends r as [client, timeout_ms, [cmd|nil, ...]].
+func AppendRequest(b []byte, r Request) []byte {
+	b = appendArrayLen(b, 3)
+	b = appendUint(b, r.Client)
+	b = appendUint(b, uint64(max(r.TimeoutMS, 0)))
+	b = appendArrayLen(b, len(r.Cmds))
+	for _, cmd := range r.Cmds {
+		if cmd == nil {
+			b = append(b, 0xc0)
+			continue
+		}
+		b = appendArrayLen(b, len(cmd))
+		for _, a := range cmd {
+			b = appendString(b, a)
+		}
+	}
+	return b
+}
+
+func appendArrayLen(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x90|byte(n))
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
+}
+
+func appendUint(b []byte, v uint64) []byte {
+	switch {
+	case v < 128:
+		return append(b, byte(v))
+	case v <= 0xff:
+		return append(b, 0xcc, byte(v))
+	case v <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(v))
+	case v <= 0xffffffff:
+		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(v))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0xcf), v)
+}
+
+func appendString(b []byte, s string) []byte {
+	switch n := len(s); {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n <= 0xff:
+		b = append(b, 0xd9, byte(n))
+	case n <= 0xffff:
+		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
+	default:
+		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
+	}
+	return append(b, s...)
+}
+
+var errShort = errors.New("msgpack: unexpected end of data")
+
+type mpReader struct {
+	b []byte
+	i int
+}
+
+func (r *mpReader) byte() (byte, error) {
+	if r.i >= len(r.b) {
+		return 0, errShort
+	}
+	c := r.b[r.i]
+	r.i++
+	return c, nil
+}
+
+func (r *mpReader) take(n int) ([]byte, error) {
+	if n < 0 || len(r.b)-r.i < n {
+		return nil, errShort
+	}
+	s := r.b[r.i : r.i+n]
+	r.i += n
+	return s, nil
+}
+
+func (r *mpReader) uintN(n int) (uint64, error) {
+	s, err := r.take(n)
+	if err != nil {
+		return 0, err
+	}
+	var v uint64
+	for _, c := range s {
+		v = v<<8 | uint64(c)
+	}
+	return v, nil
+}
+
+// arrayLen reads an array header; -1 for nil.
+func (r *mpReader) arrayLen() (int, error) {
+	c, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c == 0xc0:
+		return -1, nil
+	case c&0xf0 == 0x90:
+		return int(c & 0x0f), nil
+	case c == 0xdc:
+		v, err := r.uintN(2)
+		return int(v), err
+	case c == 0xdd:
+		v, err := r.uintN(4)
+		return int(v), err
+	}
+	return 0, fmt.Errorf("msgpack: want an array, got 0x%02x", c)
+}
+
+func (r *mpReader) int() (int64, error) {
+	c, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c < 0x80:
+		return int64(c), nil
+	case c >= 0xe0:
+		return int64(int8(c)), nil
+	case c >= 0xcc && c <= 0xcf: // uint 8..64
+		v, err := r.uintN(1 << (c - 0xcc))
+		return int64(v), err
+	case c >= 0xd0 && c <= 0xd3: // int 8..64
+		n := 1 << (c - 0xd0)
+		v, err := r.uintN(n)
+		shift := 64 - 8*n
+		return int64(v<<shift) >> shift, err
+	}
+	return 0, fmt.Errorf("msgpack: want an integer, got 0x%02x", c)
+}
+
+// str reads a str or bin.
+func (r *mpReader) str() (string, error) {
+	c, err := r.byte()
+	if err != nil {
+		return "", err
+	}
+	var n uint64
+	switch {
+	case c&0xe0 == 0xa0:
+		n = uint64(c & 0x1f)
+	case c == 0xd9 || c == 0xc4:
+		n, err = r.uintN(1)
+	case c == 0xda || c == 0xc5:
+		n, err = r.uintN(2)
+	case c == 0xdb || c == 0xc6:
+		n, err = r.uintN(4)
+	default:
+		return "", fmt.Errorf("msgpack: want a string, got 0x%02x", c)
+	}
+	if err != nil {
+		return "", err
+	}
+	s, err := r.take(int(n))
+	return string(s), err
+}
+
+// ParseReplies reads an exec response for n nodes.
+func ParseReplies(b []byte, n int) ([]core.Reply, error) {
+	r := &mpReader{b: b}
+	got, err := r.arrayLen()
+	if err != nil {
+		return nil, err
+	}
+	if got != n {
+		return nil, fmt.Errorf("exec response: %d replies for %d nodes", got, n)
+	}
+	replies := make([]core.Reply, n)
+	for i := range replies {
+		k, err := r.arrayLen()
+		if err != nil {
+			return nil, err
+		}
+		if k < 0 {
+			continue // no command was sent to this node
+		}
+		if k != 2 {
+			return nil, fmt.Errorf("exec response: reply %d is an array of %d, want 2", i, k)
+		}
+		kind, err := r.int()
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case ReplyNil:
+			var c byte
+			if c, err = r.byte(); err == nil && c != 0xc0 {
+				err = fmt.Errorf("exec response: reply %d: nil kind with value 0x%02x", i, c)
+			}
+			replies[i].Nil = true
+		case ReplyInt:
+			replies[i].Int, err = r.int()
+		case ReplyString:
+			replies[i].Str, err = r.str()
+		case ReplyError:
+			var msg string
+			msg, err = r.str()
+			replies[i].Err = errors.New(msg)
+		default:
+			err = fmt.Errorf("exec response: reply %d has kind %d", i, kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return replies, nil
+}
+
+// State is what lock_poll writes: 24 bytes, little-endian.
+//
+//	offset 0  int64  validity_ms  how long the lock is still certainly held; 0 when lost, released or expired
+//	offset 8  int64  next_poll_ms when to call lock_poll again for this lock; -1: never (released or lost)
+//	offset 16 uint32 flags        bit 0 lost, bit 1 released, bit 2 auto_extend
+//	offset 20 uint32 reserved     0
+type State struct {
+	ValidityMS int64
+	NextPollMS int64
+	Flags      uint32
+}
+
+// State flags.
+const (
+	FlagLost       = 1 << 0
+	FlagReleased   = 1 << 1
+	FlagAutoExtend = 1 << 2
+)
+
+// StateSize is the size of State on the wire.
+const StateSize = 24
+
+// PutState writes s in its wire layout into b (at least StateSize bytes).
+func PutState(b []byte, s State) {
+	binary.LittleEndian.PutUint64(b[0:], uint64(s.ValidityMS))
+	binary.LittleEndian.PutUint64(b[8:], uint64(s.NextPollMS))
+	binary.LittleEndian.PutUint32(b[16:], s.Flags)
+	binary.LittleEndian.PutUint32(b[20:], 0)
+}
+
+// ReadState reads what PutState wrote.
+func ReadState(b []byte) State {
+	return State{
+		ValidityMS: int64(binary.LittleEndian.Uint64(b[0:])),
+		NextPollMS: int64(binary.LittleEndian.Uint64(b[8:])),
+		Flags:      binary.LittleEndian.Uint32(b[16:]),
+	}
+}

@@ -1,0 +1,258 @@
+// Package abi is what the liblock wasm module and its hosts share: status
+// codes, the error record, the parsing of the C ABI's config and options
+// JSON (the same keys, checks and argument names as capi/parse.go), and the
+// module's side of the msgpack host call. It must stay small: the module
+// links it, and neither encoding/json nor a reflection-based msgpack fits in
+// the module's 3 MiB budget. See wasm/PROTOCOL.md.
+package abi
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/liblock/liblock/core"
+)
+
+// The JSON accepted by lock_client_new and lock_acquire is parsed strictly:
+// a JSON object, each key exactly one of the documented names (case
+// matters, no duplicates), each value of its documented type (an integer is
+// written without fraction or exponent; null is never a value), and nothing
+// after the object.
+
+// MaxJSONLength bounds the JSON text a caller may pass (1 MiB).
+const MaxJSONLength = 1 << 20
+
+// AcquireOptions is the parsed options JSON of an acquire.
+type AcquireOptions struct {
+	Wait       time.Duration
+	AutoExtend bool
+}
+
+// CoreOptions returns the options as core.AcquireOption values.
+func (o AcquireOptions) CoreOptions() []core.AcquireOption {
+	var opts []core.AcquireOption
+	if o.Wait > 0 {
+		opts = append(opts, core.Wait(o.Wait))
+	}
+	if o.AutoExtend {
+		opts = append(opts, core.AutoExtend())
+	}
+	return opts
+}
+
+func argErr(arg, format string, a ...any) error {
+	return &core.ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
+}
+
+// parseObject walks one JSON object, handing each value to its field's
+// function. Unknown and duplicate keys, malformed JSON, a non-object and
+// trailing data are errors naming what (e.g. "config").
+func parseObject(what, s string, fields map[string]func(v jvalue) error) error {
+	if len(s) > MaxJSONLength {
+		return argErr(what, "longer than %d bytes", MaxJSONLength)
+	}
+	if !utf8.ValidString(s) {
+		return argErr(what, "not valid UTF-8")
+	}
+	members, err := parseJSONObject(s)
+	switch err {
+	case nil:
+	case errNotObject:
+		return argErr(what, "must be a JSON object")
+	default:
+		return argErr(what, "malformed JSON: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		f, known := fields[m.key]
+		if !known {
+			return argErr(what, "unknown key %q", m.key)
+		}
+		if seen[m.key] {
+			return argErr(what, "duplicate key %q", m.key)
+		}
+		seen[m.key] = true
+		if m.val.kind == jNull {
+			return argErr(m.key, "must not be null")
+		}
+		if err := f(m.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == "" && (s == "0" || s[0] != '0')
+}
+
+// parseMillis reads a non-negative JSON integer of milliseconds, at most max.
+func parseMillis(key string, v jvalue, max time.Duration) (time.Duration, error) {
+	if v.kind != jNumber || !isInteger(v.s) {
+		return 0, argErr(key, "must be an integer number of milliseconds")
+	}
+	if v.s[0] == '-' {
+		return 0, argErr(key, "must not be negative")
+	}
+	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil || n > max.Milliseconds() {
+		return 0, argErr(key, "must be at most %d ms", max.Milliseconds())
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+func parseString(key string, v jvalue) (string, error) {
+	if v.kind != jString {
+		return "", argErr(key, "must be a string")
+	}
+	return v.s, nil
+}
+
+// ParseConfig parses a client's config JSON (the C ABI's keys: nodes,
+// node_timeout_ms, drift_factor, key_prefix) and validates the result.
+func ParseConfig(s string) (core.Config, error) {
+	var cfg core.Config
+	haveNodes := false
+	err := parseObject("config", s, map[string]func(jvalue) error{
+		"nodes": func(v jvalue) error {
+			if v.kind != jArray {
+				return argErr("nodes", "must be an array of strings")
+			}
+			if len(v.arr) > core.MaxNodes {
+				return argErr("nodes", "at most %d nodes, got %d", core.MaxNodes, len(v.arr))
+			}
+			cfg.Nodes = make([]string, 0, len(v.arr))
+			for i, it := range v.arr {
+				u, err := parseString(fmt.Sprintf("nodes[%d]", i), it)
+				if err != nil {
+					return err
+				}
+				cfg.Nodes = append(cfg.Nodes, u)
+			}
+			haveNodes = true
+			return nil
+		},
+		"node_timeout_ms": func(v jvalue) error {
+			d, err := parseMillis("node_timeout_ms", v, core.MaxNodeTimeout)
+			if err != nil {
+				return err
+			}
+			if d == 0 {
+				return argErr("node_timeout_ms", "must be > 0")
+			}
+			cfg.NodeTimeout = d
+			return nil
+		},
+		"drift_factor": func(v jvalue) error {
+			if v.kind != jNumber {
+				return argErr("drift_factor", "must be a number")
+			}
+			f, err := strconv.ParseFloat(v.s, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return argErr("drift_factor", "must be a number")
+			}
+			if f < 0 || f > core.MaxDriftFactor {
+				return argErr("drift_factor", "must be between 0 and %v, got %v", core.MaxDriftFactor, f)
+			}
+			cfg.DriftFactor = &f // 0 means no drift allowance, not the default
+			return nil
+		},
+		"key_prefix": func(v jvalue) error {
+			p, err := parseString("key_prefix", v)
+			cfg.KeyPrefix = p
+			return err
+		},
+	})
+	if err != nil {
+		return core.Config{}, err
+	}
+	if !haveNodes {
+		return core.Config{}, argErr("nodes", "required: an array of at least one node URL")
+	}
+	if err := cfg.Validate(); err != nil {
+		return core.Config{}, err
+	}
+	// The native library's go-redis also rejects a database that is not a
+	// number; the module has no go-redis, so it checks that here.
+	for i, raw := range cfg.Nodes {
+		if err := checkDB(raw); err != nil {
+			return core.Config{}, argErr(fmt.Sprintf("nodes[%d]", i), "%s", err)
+		}
+	}
+	return cfg, nil
+}
+
+// ParseOptions parses an acquire's options JSON; isNull stands for a NULL
+// pointer (all defaults).
+func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
+	var o AcquireOptions
+	if isNull {
+		return o, nil
+	}
+	err := parseObject("options", s, map[string]func(jvalue) error{
+		"wait_ms": func(v jvalue) error {
+			d, err := parseMillis("wait_ms", v, core.MaxWait)
+			o.Wait = d
+			return err
+		},
+		"auto_extend": func(v jvalue) error {
+			if v.kind != jBool {
+				return argErr("auto_extend", "must be true or false")
+			}
+			o.AutoExtend = v.b
+			return nil
+		},
+	})
+	if err != nil {
+		return AcquireOptions{}, err
+	}
+	return o, nil
+}
+
+// TTLFromMillis checks an int64 ttl in milliseconds before converting it, so
+// that huge values cannot overflow time.Duration.
+func TTLFromMillis(ms int64) (time.Duration, error) {
+	if ms < core.MinTTL.Milliseconds() || ms > core.MaxTTL.Milliseconds() {
+		return 0, argErr("ttl_ms", "must be between %d and %d, got %d", core.MinTTL.Milliseconds(), core.MaxTTL.Milliseconds(), ms)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// checkDB rejects a redis:// or rediss:// URL whose path is not a database
+// number. Its message never repeats the URL.
+func checkDB(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		return nil
+	}
+	p := strings.TrimPrefix(u.Path, "/")
+	if p == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 0 {
+		return fmt.Errorf("invalid database number %q", p)
+	}
+	return nil
+}
+
+// NodeAddr is a node URL's address without credentials, as go-redis names
+// it: host:port (port 6379 by default), or the socket path of a unix URL.
+func NodeAddr(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(malformed URL)"
+	}
+	if u.Scheme == "unix" {
+		return u.Path
+	}
+	if u.Port() == "" {
+		return u.Hostname() + ":6379"
+	}
+	return u.Host
+}
