@@ -177,14 +177,14 @@ def c5() -> Iterator[Cluster]:
 @pytest.fixture
 def client3(c3: Cluster) -> Iterator[Any]:
     import liblock
-    with liblock.Client(c3.urls, node_timeout=0.05) as client:
+    with liblock.Client(c3.urls, node_timeout=0.5) as client:
         yield client
 
 
 @pytest.fixture
 def client1(c1: Cluster) -> Iterator[Any]:
     import liblock
-    with liblock.Client(c1.urls, node_timeout=0.05) as client:
+    with liblock.Client(c1.urls, node_timeout=0.5) as client:
         yield client
 
 

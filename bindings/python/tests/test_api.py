@@ -37,7 +37,7 @@ def test_acquire_release_keys_on_wire(c3: Cluster, client3) -> None:
 
 
 def test_key_prefix(c1: Cluster) -> None:
-    with liblock.Client(c1.urls, key_prefix="app:") as client:
+    with liblock.Client(c1.urls, node_timeout=0.5, key_prefix="app:") as client:
         with client.lock("job", ttl=5) as lock:
             assert lock.key == "app:job"
             assert c1.all_keys() == ["app:job"]
@@ -162,7 +162,7 @@ def test_double_release_is_invalid_handle(client3) -> None:
 
 
 def test_closed_client(c3: Cluster) -> None:
-    client = liblock.Client(c3.urls)
+    client = liblock.Client(c3.urls, node_timeout=0.5)
     lock = client.acquire("closing", ttl=30)
     assert not client.closed
     client.close()
@@ -177,7 +177,7 @@ def test_closed_client(c3: Cluster) -> None:
 
 
 def test_unavailable_when_nothing_listens() -> None:
-    with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.05) as client:
+    with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.5) as client:
         with pytest.raises(liblock.Unavailable) as e:
             client.acquire("x", ttl=1)
         assert e.value.status == 5 and str(e.value)
@@ -194,7 +194,7 @@ def test_unavailable_is_not_not_acquired_with_frozen_majority(c3: Cluster, clien
 
 
 def test_quorum_with_minority_down(c5: Cluster) -> None:
-    with liblock.Client(c5.urls, node_timeout=0.05) as client:
+    with liblock.Client(c5.urls, node_timeout=0.5) as client:
         c5.kill(0)
         c5.kill(1)
         with client.lock("q", ttl=5) as lock:
@@ -220,16 +220,16 @@ def test_client_does_not_need_reachable_nodes() -> None:
 
 def test_password_not_in_messages() -> None:
     port = free_port()
-    with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.05) as client:
+    with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.5) as client:
         with pytest.raises(liblock.Unavailable) as e:
             client.acquire("x", ttl=1)
     assert "hunter2" not in str(e.value)
 
 
 def test_close_while_another_thread_waits(c3: Cluster) -> None:
-    holder = liblock.Client(c3.urls)
+    holder = liblock.Client(c3.urls, node_timeout=0.5)
     held = holder.acquire("blocked", ttl=30)
-    client = liblock.Client(c3.urls)
+    client = liblock.Client(c3.urls, node_timeout=0.5)
     result = []
 
     def waiter() -> None:
@@ -261,7 +261,7 @@ def test_ctrl_c_cancels_a_waiting_acquire(c3: Cluster, client3) -> None:
     held = client3.acquire("interrupt", ttl=30)
     code = f"""
 import liblock, sys
-client = liblock.Client({c3.urls!r})
+client = liblock.Client({c3.urls!r}, node_timeout=0.5)
 print("waiting", flush=True)
 try:
     client.acquire("interrupt", ttl=5, wait=60)

@@ -174,3 +174,22 @@ def test_boundaries_accepted(c1, client1) -> None:
 def test_raise_on_lost_type(client1) -> None:
     with pytest.raises(TypeError):
         client1.lock("r", ttl=1, raise_on_lost="no")
+
+
+def test_exception_hierarchy_and_status_mapping() -> None:
+    from liblock._errors import error_for
+
+    expect = {1: liblock.NotAcquired, 2: liblock.LockLost, 3: liblock.InvalidArgument,
+              4: liblock.InvalidHandle, 5: liblock.Unavailable, 6: liblock.Canceled,
+              7: liblock.InternalError}
+    for status, cls in expect.items():
+        e = error_for(status, "msg from the library")
+        assert type(e) is cls and e.status == status and e.message == "msg from the library"
+        assert isinstance(e, liblock.LockError)
+    assert "LOCK_INTERNAL" in str(error_for(7, None))
+    unknown = error_for(99, "x")
+    assert type(unknown) is liblock.LockError and unknown.status == 99
+    assert issubclass(liblock.InvalidArgument, ValueError)
+    assert issubclass(liblock.ArgumentTypeError, TypeError)
+    assert issubclass(liblock.LibraryError, OSError)
+    assert not issubclass(liblock.NotAcquired, ValueError)

@@ -145,9 +145,9 @@ def test_cancel_racing_success_leaves_no_key(c1: Cluster, client1) -> None:
 
 def test_close_client_cancels_pending(c3: Cluster) -> None:
     async def main() -> None:
-        holder_client = liblock.Client(c3.urls)
+        holder_client = liblock.Client(c3.urls, node_timeout=0.5)
         holder = await holder_client.acquire_async("pend", ttl=30)
-        client = liblock.Client(c3.urls)
+        client = liblock.Client(c3.urls, node_timeout=0.5)
         task = asyncio.ensure_future(client.acquire_async("pend", ttl=10, wait=30))
         await asyncio.sleep(0.1)
         client.close()

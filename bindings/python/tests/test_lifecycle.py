@@ -31,7 +31,7 @@ def test_dropped_lock_is_released(c3: Cluster, client3) -> None:
 
 def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
     base = liblock.live_handles()
-    client = liblock.Client(c3.urls)
+    client = liblock.Client(c3.urls, node_timeout=0.5)
     locks = [client.acquire(f"c{i}", ttl=30, auto_extend=(i % 2 == 0)) for i in range(4)]
     assert liblock.live_handles() == base + 5
     assert len(c3.all_keys()) == 12
@@ -42,7 +42,7 @@ def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
 
 
 def test_lock_keeps_its_client_alive(c1: Cluster) -> None:
-    lock = liblock.Client(c1.urls).acquire("orphan", ttl=30)
+    lock = liblock.Client(c1.urls, node_timeout=0.5).acquire("orphan", ttl=30)
     gc.collect()
     lock.extend(30)  # the client was not finalized under the lock
     lock.release()
@@ -138,7 +138,7 @@ def test_not_liblock_fails_clearly(tmp_path) -> None:
 def test_interpreter_exit_releases_held_locks(c3: Cluster) -> None:
     code = f"""
 import liblock
-client = liblock.Client({c3.urls!r})
+client = liblock.Client({c3.urls!r}, node_timeout=0.5)
 lock = client.acquire("exit-held", ttl=30)
 auto = client.acquire("exit-auto", ttl=30, auto_extend=True)
 print(lock.token)
