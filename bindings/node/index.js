@@ -169,9 +169,10 @@ function loadNative() {
 // process, on the event loop. On a pool thread the same lookup is cheap.
 // Only the non-blocking entry points go through the pool (each call returns
 // in microseconds): nothing that waits on the network ever occupies a pool
-// thread. Submissions are queued past MAX_SUBMITS so that koffi's limit on
-// asynchronous calls (shared with the completion callbacks) is never hit.
-const MAX_SUBMITS = 512;
+// thread. Submissions are queued past MAX_SUBMITS, so that koffi's limit on
+// asynchronous calls (shared with the completion callbacks) is never hit and
+// a burst of thousands of calls is spread over many event-loop turns.
+const MAX_SUBMITS = 64;
 let submitting = 0;
 const submitQueue = [];
 
@@ -445,7 +446,12 @@ class Lock {
       submit(fn, [st.handle, ...args, native.doneCb, ud, errBox], (e, status) => {
         if (e) status = STATUS.INTERNAL;
         if (status === STATUS.OK) return;
-        const msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+        let msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+        if (status === STATUS.INVALID_HANDLE && st.client.closed) {
+          // close() overtook the submission on the thread pool.
+          status = STATUS.CANCELED;
+          msg = `liblock: ${name}: canceled: the client was closed`;
+        }
         if (dropPending(ud)) {
           st.inflight--;
           reject(errorFor(status, msg));
@@ -646,7 +652,12 @@ class Client {
         if (abortedBySignal) submit(n.cancel, [opHandle], null);
         return;
       }
-      const msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+      let msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
+      if (status === STATUS.INVALID_HANDLE && cs.closed) {
+        // close() overtook the submission on the thread pool.
+        status = STATUS.CANCELED;
+        msg = 'liblock: acquire: canceled: the client was closed';
+      }
       const fn = dropPending(ud); // the callback will never run
       if (fn) fn(status, 0, msg);
     });
