@@ -58,7 +58,6 @@ func clientNew(js string) (uint64, *result) {
 		_ = c.Close()
 		return 0, &result{statusInternal, e.Error()}
 	}
-	co.id = id
 	return id, nil
 }
 
@@ -154,7 +153,6 @@ func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOpti
 		cancel()
 		return 0, &result{statusInternal, e.Error()}
 	}
-	op.id = id
 	if !co.addOp(op) {
 		take[*opObj](handles, id)
 		cancel()

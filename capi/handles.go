@@ -30,9 +30,16 @@ func (t *handleTable) add(obj any) (uint64, error) {
 		return 0, errHandlesExhausted
 	}
 	t.next++
+	if o, ok := obj.(interface{ setID(uint64) }); ok {
+		o.setID(t.next) // before the object is published
+	}
 	t.m[t.next] = obj
 	return t.next, nil
 }
+
+func (c *clientObj) setID(id uint64) { c.id = id }
+func (lo *lockObj) setID(id uint64)  { lo.id = id }
+func (o *opObj) setID(id uint64)     { o.id = id }
 
 func (t *handleTable) len() int {
 	t.mu.Lock()
@@ -150,7 +157,6 @@ func (c *clientObj) addLock(l *core.Lock) (uint64, error) {
 		_ = l.Release(context.Background())
 		return 0, err
 	}
-	lo.id = id
 	c.locks[id] = lo
 	c.mu.Unlock()
 	return id, nil
