@@ -24,7 +24,7 @@ def worker(client: liblock.Client, n: int, balance: list) -> None:
 def main() -> None:
     print(f"(1) ten workers contend for {RESOURCE!r} on {len(nodes())} Redis nodes")
     balance = [0]
-    with liblock.Client(nodes(), node_timeout=0.05) as client:
+    with liblock.Client(nodes(), node_timeout=0.25) as client:
         threads = [threading.Thread(target=worker, args=(client, n, balance)) for n in range(10)]
         for t in threads:
             t.start()

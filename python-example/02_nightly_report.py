@@ -20,7 +20,7 @@ RESOURCE = "nightly-report:2026-11-22"
 def job(start_at: float) -> int:
     me = f"pid {os.getpid()}"
     set_origin(start_at)
-    with liblock.Client(nodes(), node_timeout=0.05) as client:
+    with liblock.Client(nodes(), node_timeout=0.25) as client:
         client.acquire(f"warm-up:{os.getpid()}", ttl=1).release()  # connect before the race
         time.sleep(max(0.0, start_at - time.time()))
         try:
@@ -32,7 +32,7 @@ def job(start_at: float) -> int:
             log(me, "report already taken by another process: skipping")
             return 0
         log(me, "got the lock: generating the nightly report …")
-        time.sleep(1.0)
+        time.sleep(2.0)
         lock.release()
         log(me, "report done, lock released")
         return 1
@@ -43,7 +43,7 @@ def main() -> None:
         sys.exit(10 + job(float(sys.argv[2])))
     procs = 5
     print(f"(2) the nightly report job starts in {procs} processes at once")
-    start_at = time.time() + 1.0
+    start_at = time.time() + 2.0  # every process is up and connected by then
     children = [subprocess.Popen([sys.executable, __file__, "--job", repr(start_at)]) for _ in range(procs)]
     ran = sum(1 for p in children if p.wait() == 11)
     print(f"  the report ran {ran} time(s) out of {procs} starts")

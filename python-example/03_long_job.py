@@ -13,7 +13,7 @@ RESOURCE = "reindex-catalog"
 
 def main() -> None:
     print("(3) a 3-second job holding a lock whose ttl is 1 second, with auto_extend")
-    with liblock.Client(nodes(), node_timeout=0.05) as client:
+    with liblock.Client(nodes(), node_timeout=0.25) as client:
         lost = []
         with client.lock(RESOURCE, ttl=1.0, auto_extend=True, on_lost=lost.append) as lock:
             for step in range(1, 7):

@@ -19,4 +19,4 @@ def test_demo_script(tmp_path) -> None:
     assert "final balance 100" in out
     assert "the report ran 1 time(s) out of 5 starts" in out
     assert "on_lost was called 0 time(s)" in out
-    assert "50/50 rounds with node 0 dead" in out
+    assert "50/50 rounds with node 0 dead" in out and "Unavailable" in out
