@@ -151,10 +151,10 @@ function loadNative() {
   slotBase = Number(koffi.alloc('uint8_t', 2 * SLOTS)); // never freed, never touched
   n.doneCb = koffi.register(onDone, koffi.pointer(Callback));
   n.lostCb = koffi.register(onLost, koffi.pointer(Callback));
-  process.once('exit', () => {
-    // Nothing may call into JS once the process is exiting.
-    try { koffi.unregister(n.doneCb); koffi.unregister(n.lostCb); } catch { /* ignore */ }
-  });
+  // They stay registered for the life of the process: a Go thread may call
+  // one at any moment, up to exit (koffi drops calls once the environment is
+  // torn down), and unregistering a trampoline a thread is about to call
+  // would be a use-after-free.
   native = n;
   return n;
 }
@@ -182,14 +182,25 @@ function submit(fn, args, done) {
     return;
   }
   submitting++;
-  fn.async(...args, (err, status) => {
+  try {
+    fn.async(...args, (err, status) => {
+      submitting--;
+      drainSubmits();
+      if (done) done(err, status);
+    });
+  } catch (err) {
+    // koffi refused the call (it cannot take more asynchronous calls):
+    // report it like a failed call, never by throwing into a callback.
     submitting--;
-    if (submitQueue.length > 0) {
-      const [f, a, d] = submitQueue.shift();
-      submit(f, a, d);
-    }
-    if (done) done(err, status);
-  });
+    if (done) queueMicrotask(() => done(err, STATUS.INTERNAL));
+  }
+}
+
+function drainSubmits() {
+  while (submitQueue.length > 0 && submitting < MAX_SUBMITS) {
+    const [f, a, d] = submitQueue.shift();
+    submit(f, a, d);
+  }
 }
 
 function noop() {}
