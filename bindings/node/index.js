@@ -688,6 +688,13 @@ class Client {
     } finally {
       if (signal) signal.removeEventListener('abort', onAbort);
     }
+    if (r.status === STATUS.OK && abortedBySignal) {
+      // The signal fired before this promise settled, though after the
+      // library had decided: honour the abort and give the lock back
+      // (lock_free releases it, off the main thread).
+      freeInBackground(r.handle);
+      throw canceledBy(signal);
+    }
     if (r.status !== STATUS.OK) {
       if (r.handle) freeInBackground(r.handle); // defensive: never leak a lock
       if (r.status === STATUS.CANCELED && abortedBySignal) throw canceledBy(signal);
