@@ -290,7 +290,7 @@ func lockInfo(lock uint64, out, errOut unsafe.Pointer) (status int32) {
 
 // Auto-extension and expiry run on the core's timers, which fire only while
 // an export runs. lock_poll lets every due timer of the module run (an
-// extension round trip included), then writes the lock's state (24 bytes,
+// extension round trip included), then writes the lock's state (64 bytes,
 // see abi.State) at out: the host calls it again after next_poll_ms.
 const (
 	maxPollInterval = 100 * time.Millisecond
@@ -312,7 +312,7 @@ func lockPoll(lock uint64, out unsafe.Pointer) (status int32) {
 		runtime.Gosched()
 	}
 	l := le.l
-	var s abi.State
+	s := abi.State{Token: l.Token()}
 	s.ValidityMS = l.Validity().Milliseconds()
 	switch {
 	case le.released:

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -46,39 +45,8 @@ func (l *Lock) Key() string { return l.c.prefix + l.resource }
 // Token returns the random value stored in the key.
 func (l *Lock) Token() string {
 	l.mu.Lock()
-	t := l.token
-	l.mu.Unlock()
-	if t != "" {
-		return t
-	}
-	l.in.mu.Lock()
-	defer l.in.mu.Unlock()
-	l.fetchTokenLocked()
-	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.token
-}
-
-// fetchTokenLocked reads the token from lock_info once. in.mu must be held.
-func (l *Lock) fetchTokenLocked() {
-	l.mu.Lock()
-	skip := l.token != "" || l.done
-	l.mu.Unlock()
-	if skip || l.in.closed {
-		return
-	}
-	in := l.in
-	st := in.stack[:]
-	st[0], st[1], st[2] = l.h, uint64(in.scratch+offInfo), uint64(in.scratch+offErr)
-	if err := in.info.CallWithStack(l.ctx(), st); err != nil || api.DecodeI32(st[0]) != abi.OK {
-		return
-	}
-	var info abi.Info
-	if json.Unmarshal(in.takeBuf(offInfo), &info) == nil {
-		l.mu.Lock()
-		l.token = info.Token
-		l.mu.Unlock()
-	}
 }
 
 // Validity returns how long the lock is still certainly held, by the local
@@ -121,6 +89,9 @@ func (l *Lock) refreshLocked() {
 	s := abi.ReadState(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.token == "" {
+		l.token = s.Token
+	}
 	l.validUntil = time.Now().Add(time.Duration(s.ValidityMS) * time.Millisecond)
 	l.nextPoll = time.Duration(s.NextPollMS) * time.Millisecond
 	if s.Flags&abi.FlagReleased != 0 {
@@ -249,7 +220,6 @@ func (l *Lock) Release(ctx context.Context) error {
 		in.mu.Unlock()
 		return decodeError(status, rec)
 	}
-	l.fetchTokenLocked() // keep Token working after the handle is gone
 	st[0] = l.h
 	_ = in.free.CallWithStack(l.ctx(), st)
 	l.mu.Lock()

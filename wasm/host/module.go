@@ -132,9 +132,9 @@ type instance struct {
 const (
 	offHandle    = 0  // uint64 out handle
 	offErr       = 8  // (ptr, len) of an error record
-	offState     = 16 // abi.State, 24 bytes
-	offInfo      = 40 // (ptr, len) of an info JSON
-	scratchSize  = 64
+	offInfo      = 16 // (ptr, len) of an info JSON
+	offState     = 24 // abi.State, 64 bytes
+	scratchSize  = 88
 	initialInCap = 4096
 )
 

@@ -133,7 +133,7 @@ func TestMsgpackInterop(t *testing.T) {
 
 func TestState(t *testing.T) {
 	b := make([]byte, StateSize)
-	s := State{ValidityMS: 9876, NextPollMS: -1, Flags: FlagLost | FlagAutoExtend}
+	s := State{ValidityMS: 9876, NextPollMS: -1, Flags: FlagLost | FlagAutoExtend, Token: "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 	PutState(b, s)
 	if ReadState(b) != s {
 		t.Fatal(ReadState(b))

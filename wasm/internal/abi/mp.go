@@ -241,16 +241,18 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 	return replies, nil
 }
 
-// State is what lock_poll writes: 24 bytes, little-endian.
+// State is what lock_poll writes: 64 bytes, little-endian.
 //
-//	offset 0  int64  validity_ms  how long the lock is still certainly held; 0 when lost, released or expired
-//	offset 8  int64  next_poll_ms when to call lock_poll again for this lock; -1: never (released or lost)
-//	offset 16 uint32 flags        bit 0 lost, bit 1 released, bit 2 auto_extend
-//	offset 20 uint32 reserved     0
+//	offset 0  int64     validity_ms  how long the lock is still certainly held; 0 when lost, released or expired
+//	offset 8  int64     next_poll_ms when to call lock_poll again for this lock; -1: never (released or lost)
+//	offset 16 uint32    flags        bit 0 lost, bit 1 released, bit 2 auto_extend
+//	offset 20 uint32    token_len    length of the token (at most 40)
+//	offset 24 [40]byte  token        the lock's token, token_len bytes of it
 type State struct {
 	ValidityMS int64
 	NextPollMS int64
 	Flags      uint32
+	Token      string
 }
 
 // State flags.
@@ -260,22 +262,28 @@ const (
 	FlagAutoExtend = 1 << 2
 )
 
-// StateSize is the size of State on the wire.
-const StateSize = 24
+// StateSize is the size of State on the wire; maxToken the token room.
+const (
+	StateSize = 64
+	maxToken  = StateSize - 24
+)
 
 // PutState writes s in its wire layout into b (at least StateSize bytes).
 func PutState(b []byte, s State) {
 	binary.LittleEndian.PutUint64(b[0:], uint64(s.ValidityMS))
 	binary.LittleEndian.PutUint64(b[8:], uint64(s.NextPollMS))
 	binary.LittleEndian.PutUint32(b[16:], s.Flags)
-	binary.LittleEndian.PutUint32(b[20:], 0)
+	n := copy(b[24:StateSize], s.Token)
+	binary.LittleEndian.PutUint32(b[20:], uint32(n))
 }
 
 // ReadState reads what PutState wrote.
 func ReadState(b []byte) State {
+	n := min(binary.LittleEndian.Uint32(b[20:]), maxToken)
 	return State{
 		ValidityMS: int64(binary.LittleEndian.Uint64(b[0:])),
 		NextPollMS: int64(binary.LittleEndian.Uint64(b[8:])),
 		Flags:      binary.LittleEndian.Uint32(b[16:]),
+		Token:      string(b[24 : 24+n]),
 	}
 }
