@@ -2,8 +2,9 @@
  * liblock.h -- the C ABI of liblock, a Redlock (distributed lock over N
  * independent Redis masters) client.
  *
- * ABI version 1. The contract is docs/c-abi.md (shared/spec/c-abi.md); this
- * header documents it function by function.
+ * ABI version 1. The project's contract file (spec/c-abi.md in the shared
+ * project notes) is authoritative; this header documents it function by
+ * function, with the implementation's limits and extensions.
  *
  * CONVENTIONS
  *
@@ -219,7 +220,8 @@ int32_t lock_release(uint64_t lock, char **err);
  *   Lock handle: releases the lock if it is still held (errors are ignored:
  *   if the nodes cannot be reached the keys expire by their ttl, and the
  *   client retries when it is freed), stops its on-lost callback (one that
- *   is already running may finish), and frees the handle.
+ *   is already running may finish), and frees the handle. Blocks for the
+ *   release round trip (bounded by node_timeout_ms).
  *
  *   Client handle: makes every pending operation of the client complete with
  *   LOCK_CANCELED (a blocking lock_acquire returns LOCK_CANCELED), frees all

@@ -229,6 +229,8 @@ static int nodes_with(const char *key, const char *val) {
 	return n;
 }
 
+static int quorum(void) { return nnodes / 2 + 1; }
+
 /* ---------- helpers around the library ---------- */
 
 static char *config_json(const char *prefix, int timeout_ms) {
@@ -517,7 +519,7 @@ static void test_basic_lock(void) {
 	CHECK_ST(lock_acquire(c, "basic", 10000, "{\"auto_extend\":true,\"wait_ms\":1000}", &l, &err), LOCK_OK, &err);
 	info_field(l, "auto_extend", buf, sizeof buf);
 	CHECK(strcmp(buf, "true") == 0, "auto_extend %s", buf);
-	CHECK(nodes_with("t1:basic", NULL) == nnodes, "held");
+	CHECK(nodes_with("t1:basic", NULL) >= quorum(), "held");
 	CHECK(lock_free(l) == LOCK_OK, "free held lock");
 	CHECK(nodes_with("t1:basic", NULL) == 0, "free released the key");
 
@@ -630,6 +632,8 @@ static void test_bad_handles(void) {
 	CHECK(lock_free(freed_client) == LOCK_OK, "free");
 	/* a pending op handle: wait on the held resource */
 	CHECK_ST(lock_acquire_async(c, "h", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
+	int held_on = nodes_with("t3:h", NULL);
+	CHECK(held_on >= quorum(), "held");
 
 	uint64_t not_clients[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed_client, l, op, freed_lock};
 	for (size_t i = 0; i < sizeof not_clients / sizeof not_clients[0]; i++) {
@@ -658,7 +662,7 @@ static void test_bad_handles(void) {
 
 	/* the op is still pending and the lock still held: nothing happened */
 	CHECK(calls_of(&d) == 0, "no callback from rejected calls");
-	CHECK(nodes_with("t3:h", NULL) == nnodes, "lock still held");
+	CHECK(nodes_with("t3:h", NULL) == held_on, "lock still held");
 	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
 	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
 	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "cancel after callback");
@@ -851,7 +855,7 @@ static void test_async(void) {
 	CHECK(!pthread_equal(d.thread, pthread_self()), "callback on a library thread");
 	CHECK(d.err[0] == 0, "err %s", d.err);
 	uint64_t l = d.handle;
-	CHECK(nodes_with("t6:async", NULL) == nnodes, "held");
+	CHECK(nodes_with("t6:async", NULL) >= quorum(), "held");
 	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "op expired after its callback");
 	done_destroy(&d);
 
@@ -890,6 +894,8 @@ static void test_async(void) {
 	/* cancel a waiting acquire: LOCK_CANCELED promptly, no key of its own left */
 	char holder_tok[512];
 	info_field(l, "token", holder_tok, sizeof holder_tok);
+	int holder_on = nodes_with("t6:async", holder_tok);
+	CHECK(holder_on >= quorum(), "held");
 	done_init(&d);
 	CHECK_ST(lock_acquire_async(c, "async", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
 	sleep_ms(30);
@@ -899,7 +905,7 @@ static void test_async(void) {
 	      d.status);
 	CHECK(now_ms() - t0 < bound_ms(), "cancel took %.0f ms", now_ms() - t0);
 	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "second cancel");
-	CHECK(nodes_with("t6:async", holder_tok) == nnodes, "the holder's key is untouched");
+	CHECK(nodes_with("t6:async", holder_tok) == holder_on, "the holder's key is untouched");
 	done_destroy(&d);
 	CHECK(lock_free(l) == LOCK_OK, "free");
 	CHECK(nodes_with("t6:async", NULL) == 0, "no key left");
@@ -978,7 +984,7 @@ static void test_on_lost(void) {
 	info_field(l, "token", tok, sizeof tok);
 	sleep_ms(700); /* outlives its ttl thanks to the auto-extension */
 	CHECK(calls_of(&d) == 0, "auto-extended lock not lost");
-	CHECK(nodes_with("t7:lost", tok) == nnodes, "still held after its ttl");
+	CHECK(nodes_with("t7:lost", tok) >= quorum(), "still held after its ttl");
 	for (int i = 0; i < nnodes; i++)
 		CHECK(rset(i, "t7:lost", "other") == 0, "overwrite node %d", i);
 	CHECK(wait_done(&d, 600 + (int)bound_ms()) == 1 && d.status == LOCK_LOST && d.handle == l, "on_lost: %d",

@@ -50,7 +50,7 @@ if [ "${LIBLOCK_NO_VALGRIND:-}" = 1 ]; then
 elif command -v valgrind >/dev/null; then
 	# Under valgrind everything is ~10x slower: a larger node timeout keeps
 	# the timing bounds meaningful.
-	run "3 nodes, quick, valgrind memcheck" env LIBLOCK_TEST_QUICK=1 LIBLOCK_TEST_TIMEOUT=500 \
+	run "3 nodes, quick, valgrind memcheck" env LIBLOCK_TEST_QUICK=1 LIBLOCK_TEST_TIMEOUT=1000 \
 		$B/redisnodes -n 3 -- valgrind --quiet --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,possible --num-callers=30 \
 		--suppressions=capi/test/valgrind.supp $B/capi_test
