@@ -14,6 +14,6 @@ if ! command -v redis-server >/dev/null 2>&1; then
   echo "test-node: redis-server is missing: apt-get install -y redis-server" >&2
   exit 1
 fi
-npm ci --no-audit --no-fund --loglevel=error
+npm ci --include=dev --no-audit --no-fund --loglevel=error
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"
 exec node --test --test-concurrency=1 --test-timeout=120000 test/*.test.js
