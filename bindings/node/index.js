@@ -393,10 +393,12 @@ const clientRegistry = new FinalizationRegistry((cs) => {
 /** A held (or once held) lock. Get one from Client#acquire. */
 class Lock {
   #st;
+  #client; // keeps the Client (whose finalizer would free this lock) alive
 
   /** @internal */
-  constructor(st) {
+  constructor(st, client) {
     this.#st = st;
+    this.#client = client;
     lockRegistry.register(this, st, st);
     if (st.autoExtend) watchLoss(st);
   }
@@ -714,7 +716,7 @@ class Client {
       throw new CanceledError('liblock: acquire: the client was closed');
     }
     cs.locks.add(st);
-    return new Lock(st);
+    return new Lock(st, this);
   }
 
   /**

@@ -81,3 +81,17 @@ test('after close, nothing of the client stays', async () => {
   assert.equal(liblock._debug().lostWatch, 0);
   assert.deepEqual(await nodes.keys(), [[], [], []]);
 });
+
+test('a lock keeps its client alive: dropping only the client releases nothing', async () => {
+  const lock = await (async () => {
+    const client = new Client({ nodes: nodes.urls });
+    return client.acquire('clean:orphan', { ttl: 60000 });
+  })();
+  for (let i = 0; i < 5; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal((await nodes.keys()).filter((k) => k.includes('clean:orphan')).length, 3, 'still held on every node');
+  await lock.extend(60000);
+  await lock.release();
+});
