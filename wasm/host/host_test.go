@@ -41,6 +41,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "build liblock.wasm:", err)
 		return 1
 	}
+	os.Setenv("LIBLOCK_TEST_WASM", wasmPath) // for the package's internal tests
 	mod, err = host.Load(wasmPath, host.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
