@@ -73,7 +73,7 @@ func goStringMax(s *C.char, max int) (string, bool) {
 
 // cNotify makes a notifyFunc that calls a C callback; the message is a C
 // string valid only during the call.
-func cNotify(cb C.lock_callback, ud unsafe.Pointer) notifyFunc {
+func cNotify(cb C.lock_callback, ud C.uintptr_t) notifyFunc {
 	return func(status int32, handle uint64, msg string) {
 		var cmsg *C.char
 		if msg != "" {
@@ -202,7 +202,7 @@ func lock_free(handle C.uint64_t) (status C.int32_t) {
 }
 
 //export lock_acquire_async
-func lock_acquire_async(client C.uint64_t, resource *C.char, ttlMs C.int64_t, optionsJSON *C.char, cb C.lock_callback, ud unsafe.Pointer, outOp *C.uint64_t, err **C.char) (status C.int32_t) {
+func lock_acquire_async(client C.uint64_t, resource *C.char, ttlMs C.int64_t, optionsJSON *C.char, cb C.lock_callback, ud C.uintptr_t, outOp *C.uint64_t, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
 	co, r := lookupClient(uint64(client))
@@ -233,7 +233,7 @@ func lock_acquire_async(client C.uint64_t, resource *C.char, ttlMs C.int64_t, op
 }
 
 //export lock_extend_async
-func lock_extend_async(lock C.uint64_t, ttlMs C.int64_t, cb C.lock_callback, ud unsafe.Pointer, err **C.char) (status C.int32_t) {
+func lock_extend_async(lock C.uint64_t, ttlMs C.int64_t, cb C.lock_callback, ud C.uintptr_t, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
 	lo, r := lookupLock(uint64(lock))
@@ -251,7 +251,7 @@ func lock_extend_async(lock C.uint64_t, ttlMs C.int64_t, cb C.lock_callback, ud 
 }
 
 //export lock_release_async
-func lock_release_async(lock C.uint64_t, cb C.lock_callback, ud unsafe.Pointer, err **C.char) (status C.int32_t) {
+func lock_release_async(lock C.uint64_t, cb C.lock_callback, ud C.uintptr_t, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
 	lo, r := lookupLock(uint64(lock))
@@ -271,7 +271,7 @@ func lock_cancel(op C.uint64_t) (status C.int32_t) {
 }
 
 //export lock_on_lost
-func lock_on_lost(lock C.uint64_t, cb C.lock_callback, ud unsafe.Pointer, err **C.char) (status C.int32_t) {
+func lock_on_lost(lock C.uint64_t, cb C.lock_callback, ud C.uintptr_t, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
 	lo, r := lookupLock(uint64(lock))

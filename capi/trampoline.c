@@ -4,10 +4,10 @@
 
 // liblock_invoke calls a caller-supplied callback: Go cannot call a C
 // function pointer directly.
-void liblock_invoke(lock_callback cb, void *user_data, int32_t status,
+void liblock_invoke(lock_callback cb, uintptr_t user_data, int32_t status,
                     uint64_t handle, const char *err) {
 	if (cb != 0) {
-		cb(user_data, status, handle, err);
+		cb((void *)user_data, status, handle, err);
 	}
 }
 

@@ -8,7 +8,9 @@
 
 typedef void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err);
 
-void liblock_invoke(lock_callback cb, void *user_data, int32_t status,
+// user_data travels through Go as an integer: Go's stack copier kills the
+// process on "pointers" below 4096, and callers may pass small integers.
+void liblock_invoke(lock_callback cb, uintptr_t user_data, int32_t status,
                     uint64_t handle, const char *err);
 const char *lock_version(void);
 #endif

@@ -242,6 +242,15 @@ static char *config_json(const char *prefix, int timeout_ms) {
 	return buf;
 }
 
+/* small_ud_cb records the user_data it got: callers pass integers too. */
+static uintptr_t small_ud_seen;
+static uint64_t small_ud_handle;
+static void small_ud_cb(void *ud, int32_t status, uint64_t handle, const char *err) {
+	(void)err;
+	if (status == LOCK_OK) __atomic_store_n(&small_ud_handle, handle, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&small_ud_seen, (uintptr_t)ud, __ATOMIC_SEQ_CST);
+}
+
 static uint64_t new_client(const char *prefix) {
 	uint64_t c = 0;
 	char *err = NULL;
@@ -1247,6 +1256,26 @@ static void test_leaks(void) {
 	CHECK(lock_debug_handles() == h0, "handles back: %" PRId64 " -> %" PRId64, h0, lock_debug_handles());
 }
 
+/* A user_data that is a small integer, not an address, must come back
+ * unchanged: Go's runtime kills the process if it keeps such a value as a
+ * pointer. */
+static void test_small_user_data(void) {
+	uint64_t c = new_client("smallud:"), op = 0;
+	char *err = NULL;
+	for (uintptr_t v = 1; v <= 3; v++) {
+		__atomic_store_n(&small_ud_seen, 0, __ATOMIC_SEQ_CST);
+		CHECK_ST(lock_acquire_async(c, "r", 10000, "{\"wait_ms\":1000}", small_ud_cb, (void *)v, &op, &err), LOCK_OK, &err);
+		for (int i = 0; i < 5000 && __atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST) == 0; i++) usleep(1000);
+		CHECK(__atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST) == v, "user_data %lu came back as %lu", (unsigned long)v,
+		      (unsigned long)__atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST));
+		uint64_t l = __atomic_load_n(&small_ud_handle, __ATOMIC_SEQ_CST);
+		CHECK(l != 0, "lock handle");
+		CHECK_ST(lock_on_lost(l, small_ud_cb, (void *)(v + 10), &err), LOCK_OK, &err);
+		CHECK(lock_free(l) == LOCK_OK, "free lock");
+	}
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -1255,7 +1284,7 @@ int main(void) {
 		const char *name;
 		void (*fn)(void);
 	} tests[] = {
-	    {"basics", test_basics},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
+	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
 	    {"on_lost", test_on_lost},     {"frozen", test_frozen},               {"leaks", test_leaks},
