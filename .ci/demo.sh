@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== liblock demo on $LIBLOCK_NODES"
 go run ./core/cmd/liblock-demo
-for demo in python-example/demo.sh node-example/demo.sh; do
+for demo in node-example/demo.sh python-example/demo.sh; do   # python kills a node: last
   if [ -f "$demo" ]; then
     echo; echo "== $demo"; bash "$demo"
   fi
