@@ -72,6 +72,11 @@ func tune(opt *redis.Options, timeout time.Duration) {
 	opt.WriteTimeout = timeout
 	opt.PoolTimeout = timeout
 	opt.MaxRetries = -1
+	// One dial per request: go-redis's default of 5 dials 100 ms apart
+	// turns a refused connection (a dead node) into a full node timeout
+	// reported as "context deadline exceeded", call after call.
+	opt.DialerRetries = 1
+	opt.DialerRetryTimeout = time.Millisecond
 	opt.DisableIdentity = true
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
