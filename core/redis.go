@@ -18,22 +18,6 @@ import (
 // go-redis client tuned so that the node timeout always holds. It validates
 // cfg but does not connect: connections are made on first use.
 func New(cfg Config) (*Client, error) {
-	t, err := DialTransport(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c, err := NewWithTransport(t, cfg)
-	if err != nil {
-		_ = t.Close()
-	}
-	return c, err
-}
-
-// DialTransport returns the Transport that New runs on: one go-redis client
-// per node in cfg, all nodes in parallel, each request bounded by the node
-// timeout and by the context. Hosts that carry out Redis I/O for the wasm
-// module use it too. It validates cfg but does not connect.
-func DialTransport(cfg Config) (Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -48,7 +32,11 @@ func DialTransport(cfg Config) (Transport, error) {
 		tune(opt, timeout)
 		clients[i] = redis.NewClient(opt)
 	}
-	return newRedisTransport(clients, timeout, true), nil
+	c, err := NewWithTransport(newRedisTransport(clients, timeout, true), cfg)
+	if err != nil {
+		closeAll(clients)
+	}
+	return c, err
 }
 
 // NewFromClients returns a Client over existing go-redis clients, one per
