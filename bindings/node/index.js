@@ -77,7 +77,7 @@ let wasmBackend = null;
 function wasm() {
   if (!wasmBackend) {
     wasmBackend = require('./lib/wasm-backend');
-    wasmBackend.bind({ LockError, InternalError, InvalidHandleError, CanceledError, Lock, errorFor, canceledBy, markLost });
+    wasmBackend.bind({ LockError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost });
   }
   return wasmBackend;
 }

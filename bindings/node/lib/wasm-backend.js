@@ -285,9 +285,14 @@ const backend = {
       st.inflight--;
     }
     if (r.validUntil !== undefined && r.status === OK) st.validUntil = r.validUntil;
+    // The worker frees a lock as soon as a release settled (OK or LOST).
+    if (name === 'release' && (r.status === OK || r.status === 2)) st.workerFreed = true;
     if (r.status !== OK) {
       if (r.status === 4 && cs.closed) {
         throw new F.CanceledError(`liblock: ${name}: canceled: the client was closed`);
+      }
+      if (r.status === 4 && st.workerFreed) {
+        throw new F.LockLostError(`liblock: ${name}: already released`);
       }
       throw errorOf(r);
     }
@@ -297,6 +302,7 @@ const backend = {
   free(lock) {
     const st = lockStates.get(lock);
     lockStates.delete(lock);
+    if (st && st.workerFreed) return;
     const wk = st ? st.client.w.worker : worker;
     if (wk && !wk.exited) call(wk, { t: 'free', lock }, false);
   },

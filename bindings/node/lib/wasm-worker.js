@@ -245,7 +245,16 @@ const handlers = {
   release(m) {
     if (!locks.has(m.lock)) return reply(m.id, 4, { message: 'liblock: release: not a live lock handle' });
     const status = x.lock_release(BigInt(m.lock), inst.out + OUT_ERR);
-    return reply(m.id, status, inst.takeError());
+    const err = inst.takeError();
+    if (status === 0 || status === 2) {
+      // Released (or found lost): nothing is left to do on the network, so
+      // the handle is freed now, sparing the main thread a message.
+      const l = locks.get(m.lock);
+      locks.delete(m.lock);
+      l.client.locks.delete(m.lock);
+      if (x.lock_free(BigInt(m.lock)) === 0) countHandles(-1);
+    }
+    return reply(m.id, status, err);
   },
 
   free(m) {
