@@ -137,7 +137,7 @@ function onMessage(wk, msg) {
       if (st) st.validUntil = msg.validUntil;
       break;
     }
-    case 'ready': wk.readyMs = performance.now() - wk.startedAt; wk.nonBlocking = msg.nonBlocking; break;
+    case 'ready': wk.readyMs = performance.now() - wk.startedAt; break;
     case 'fatal': workerFailed(wk, msg.message); break;
     default: break;
   }
@@ -367,7 +367,6 @@ function debug() {
     submitting: wk ? posted - Atomics.load(wk.ctrl, W.PROCESSED) : 0,
     worker: !!wk,
     clients: clients.size,
-    nonBlocking: wk ? wk.nonBlocking : null,
     workerReadyMs: wk ? wk.readyMs : null,
   };
 }

@@ -48,6 +48,11 @@ class Instance {
     if (this.abi !== ABI_VERSION) {
       throw new ModuleMismatchError(`ABI version mismatch: ${where} has ABI ${this.abi}, this binding needs ABI ${ABI_VERSION}`);
     }
+    for (const f of ['lock_acquire_start', 'lock_run', 'lock_op_result', 'lock_cancel']) {
+      if (typeof exports[f] !== 'function') {
+        throw new ModuleMismatchError(`${where} is too old for this binding: it has no ${f} (the non-blocking acquire)`);
+      }
+    }
     this.out = exports.lock_buf_alloc(OUT_SIZE);
     this.bufs = [{ ptr: 0, cap: 0 }, { ptr: 0, cap: 0 }];
   }

@@ -137,6 +137,7 @@ class NodeSet {
       let timer = null;
       const finish = () => {
         if (timer) clearTimeout(timer);
+        left = 0;
         resolve(out);
       };
       for (let i = 0; i < cmds.length; i++) {
@@ -151,7 +152,14 @@ class NodeSet {
         });
       }
       if (left === 0) { resolve(out); return; }
-      timer = setTimeout(() => {
+      // When the timer fires, answers may already wait in the sockets (a
+      // main-thread stall — a long GC, a busy callback — delays timers and
+      // I/O alike, and timers run first): setImmediate runs after this
+      // loop's I/O callbacks, so those answers count and only silent nodes
+      // time out.
+      timer = setTimeout(() => setImmediate(expire), timeoutMs);
+      const expire = () => {
+        if (left === 0) return;
         deadline.expired = true;
         for (let i = 0; i < cmds.length; i++) {
           if (cmds[i] && out[i] === null) {
@@ -160,7 +168,7 @@ class NodeSet {
           }
         }
         resolve(out);
-      }, timeoutMs);
+      };
     });
   }
 

@@ -57,11 +57,8 @@ function hostImports(memory) {
       new Uint8Array(memory().buffer, p, n).set(b.subarray(0, n));
       return n;
     },
-    // Cancellation goes through lock_cancel; the blocking lock_acquire
-    // (used only by a module without lock_acquire_start) polls this.
-    interrupted() {
-      return blockingAcquire && blockingAcquire.canceled ? 1 : 0;
-    },
+    // Only the blocking lock_acquire polls this; cancellation goes through lock_cancel.
+    interrupted() { return 0; },
   };
 }
 
@@ -82,7 +79,6 @@ function cidOfRequest(req) {
 
 const inst = new Instance(wasmModule, hostImports, where);
 const x = inst.x;
-const nonBlocking = typeof x.lock_acquire_start === 'function';
 const RUN_EVENTS = 64;
 const runCap = 8 + 16 * RUN_EVENTS;
 const runBuf = x.lock_buf_alloc(runCap);
@@ -93,7 +89,6 @@ const ops = new Map(); // op handle -> { id (request id), client }
 const opByRequest = new Map(); // request id -> op handle
 const locks = new Map(); // lock handle -> { client, autoExtend, validUntil }
 let liveHandles = 0;
-let blockingAcquire = null; // { id, canceled } while a blocking lock_acquire runs
 
 function countHandles(d) {
   liveHandles += d;
@@ -173,7 +168,6 @@ function arm(ms) {
 function run() {
   timer = null;
   immediate = null;
-  if (!nonBlocking) return;
   for (let round = 0; round < 16; round++) {
     const n = x.lock_run(runBuf, runCap);
     const v = inst.view();
@@ -216,7 +210,6 @@ const handlers = {
     if (!c) return reply(m.id, 4, { message: 'liblock: acquire: the client is closed' });
     const [rp, rn] = inst.putString(0, m.resource);
     const [op, on] = m.opts === null ? [0, 0] : inst.putString(1, m.opts);
-    if (!nonBlocking) return acquireBlocking(m, c, rp, rn, op, on);
     const status = x.lock_acquire_start(BigInt(c.handle), rp, rn, BigInt(m.ttl), op, on, inst.out + OUT_HANDLE, inst.out + OUT_ERR);
     const err = inst.takeError();
     if (status !== 0) return reply(m.id, status, err);
@@ -291,23 +284,6 @@ const handlers = {
   },
 };
 
-// Stand-in while the module has only the blocking lock_acquire: the acquire
-// holds the instance for its whole wait (interrupted() sees a cancel).
-// No auto-extension timers in this mode.
-function acquireBlocking(m, c, rp, rn, op, on) {
-  blockingAcquire = { id: m.id, canceled: false };
-  const status = x.lock_acquire(BigInt(c.handle), rp, rn, BigInt(m.ttl), op, on, inst.out + OUT_HANDLE, inst.out + OUT_ERR);
-  blockingAcquire = null;
-  const err = inst.takeError();
-  if (status !== 0) return reply(m.id, status, err);
-  const lock = inst.outHandle();
-  countHandles(1);
-  const st = lockState(lock);
-  locks.set(lock, { client: c, autoExtend: m.autoExtend, validUntil: st.validUntil });
-  c.locks.add(lock);
-  return reply(m.id, 0, null, { lock, ...st });
-}
-
 parentPort.on('message', (m) => {
   Atomics.add(ctrl, W.PROCESSED, 1); // picked up (the eventloop test waits for all)
   try {
@@ -322,4 +298,4 @@ parentPort.on('message', (m) => {
   run();
 });
 
-parentPort.postMessage({ t: 'ready', abi: inst.abi, nonBlocking });
+parentPort.postMessage({ t: 'ready', abi: inst.abi });
