@@ -62,7 +62,10 @@ class NodeConn {
     if (!this.options) this.options = optionsFor(this.url);
     const R = loadRedis();
     const r = new R(this.options);
-    r.on('error', () => { /* reported through the command that failed */ });
+    // ioredis rejects a failed dial with "Connection is closed."; the
+    // socket's own error (ECONNREFUSED …) says more, so it is kept.
+    this.lastError = null;
+    r.on('error', (e) => { if (this.redis === r) this.lastError = e; });
     r.on('end', () => { if (this.redis === r) { this.redis = null; this.ready = null; } });
     r.on('ready', () => { if (r.stream && r.stream.unref) r.stream.unref(); });
     this.redis = r;
@@ -88,8 +91,10 @@ class NodeConn {
       if (deadline.expired) return [3, 'i/o timeout'];
       // A Redis error reply (ReplyError) keeps the connection; anything else
       // (refused, reset, closed) drops it: the next request dials again.
-      if (!(e && e.name === 'ReplyError')) this.#drop();
-      return [3, errorText(e)];
+      if (e && e.name === 'ReplyError') return [3, errorText(e)];
+      const cause = this.lastError || e;
+      this.#drop();
+      return [3, errorText(cause)];
     }
   }
 
