@@ -16,7 +16,7 @@
 // so new Client() throws synchronously with the module's own message.
 
 const path = require('node:path');
-const { Worker, MessageChannel } = require('node:worker_threads');
+const { Worker, MessageChannel, receiveMessageOnPort } = require('node:worker_threads');
 const exchange = require('./wasm-exchange');
 const { W, STATE } = exchange;
 const { loadModule, validateConfig } = require('./wasm-module');
@@ -73,7 +73,22 @@ function startWorker() {
   w.unref();
   worker = wk;
   posted = 0;
+  listen(wk, 0);
   return wk;
+}
+
+// listen waits (without blocking, and without keeping the process alive)
+// for the worker's next exec request: it bumps W.SEQ and notifies.
+function listen(wk, seen) {
+  const r = Atomics.waitAsync(wk.ctrl, W.SEQ, seen);
+  const next = () => {
+    if (wk.exited) return;
+    const seq = Atomics.load(wk.ctrl, W.SEQ);
+    if (seq !== seen) onExec(wk);
+    listen(wk, seq);
+  };
+  if (r.async) r.value.then(next);
+  else queueMicrotask(next);
 }
 
 // A worker that failed (a trap, a crash) is not used again: its calls fail
@@ -87,6 +102,7 @@ function workerFailed(wk, message) {
     fn({ status: INTERNAL, err: { message: `liblock: ${message}` } });
   }
   refs = 0;
+  Atomics.notify(wk.ctrl, W.SEQ);
   for (const cs of clients.values()) {
     if (cs.w.worker === wk) cs.w.dead = `liblock: ${message}`;
   }
@@ -126,7 +142,6 @@ function onMessage(wk, msg) {
       maybeStop();
       break;
     }
-    case 'exec': onExec(wk, msg); break;
     case 'lost': {
       const st = lockStates.get(msg.lock);
       if (st) F.markLost(st, 'liblock: lock lost: it could no longer be kept on a quorum of nodes, or its validity ran out');
@@ -145,14 +160,18 @@ function onMessage(wk, msg) {
 
 // onExec answers the worker's exec host call: decode, send to the nodes in
 // parallel, write the response, wake the worker. Always answers.
-function onExec(wk, msg) {
+function onExec(wk) {
   let req = null;
   let n = 0;
   try {
-    req = decode(msg.big || wk.data.slice(0, wk.ctrl[W.REQ_LEN]));
+    const len = wk.ctrl[W.REQ_LEN];
+    let bytes;
+    if (len <= wk.data.length) bytes = wk.data.slice(0, len);
+    else { const m = receiveMessageOnPort(wk.port); bytes = m ? m.message : new Uint8Array(0); }
+    req = decode(bytes);
     n = req[2].length;
   } catch { /* malformed: answered with no entries below */ }
-  const cs = clients.get(msg.cid);
+  const cs = clients.get(wk.ctrl[W.CID]);
   const done = (entries) => respond(wk, entries);
   if (!req) return done([]);
   if (!cs || !cs.w.nodes) return done(req[2].map((c) => (c ? [3, 'liblock: the client is closed'] : null)));
@@ -340,6 +359,7 @@ function maybeStop() {
   if (!wk || clients.size > 0 || replies.size > 0) return;
   wk.exited = true;
   worker = null;
+  Atomics.notify(wk.ctrl, W.SEQ); // settles the pending waitAsync
   wk.w.terminate().catch(() => {});
 }
 

@@ -12,6 +12,8 @@ const W = Object.freeze({
   RESP_LEN: 2, // bytes of the response; more than the data area: it came by message
   HANDLES: 3, // live handles in the worker's instance (clients, locks, operations), for leak tests
   PROCESSED: 4, // requests the worker has handled (the main thread counts those it posted)
+  SEQ: 5, // exec requests so far: the worker bumps and notifies it, the main thread waits on it (Atomics.waitAsync)
+  CID: 6, // the client (the main thread's id) the pending exec request is for
   COUNT: 16,
 });
 const STATE = Object.freeze({ IDLE: 0, REQUEST: 1, RESPONSE: 2 });

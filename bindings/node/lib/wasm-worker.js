@@ -24,15 +24,15 @@ function hostImports(memory) {
   return {
     exec(reqP, reqLen, respP, respCap) {
       const req = new Uint8Array(memory().buffer, reqP, reqLen);
-      const cid = cidOfRequest(req);
+      ctrl[W.CID] = cidOfRequest(req);
+      ctrl[W.REQ_LEN] = reqLen;
+      if (reqLen <= data.length) data.set(req);
+      else bigPort.postMessage(req.slice()); // the main thread takes it with receiveMessageOnPort
       Atomics.store(ctrl, W.STATE, STATE.REQUEST);
-      if (reqLen <= data.length) {
-        data.set(req);
-        ctrl[W.REQ_LEN] = reqLen;
-        parentPort.postMessage({ t: 'exec', cid });
-      } else {
-        parentPort.postMessage({ t: 'exec', cid, big: req.slice() });
-      }
+      // The main thread waits for this with Atomics.waitAsync: cheaper than a
+      // message (no serialization, no MessagePort).
+      Atomics.add(ctrl, W.SEQ, 1);
+      Atomics.notify(ctrl, W.SEQ);
       while (Atomics.load(ctrl, W.STATE) === STATE.REQUEST) Atomics.wait(ctrl, W.STATE, STATE.REQUEST);
       const n = ctrl[W.RESP_LEN];
       let resp;
