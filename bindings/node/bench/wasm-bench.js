@@ -55,8 +55,8 @@ async function run(urls) {
   const results = {};
   for (const n of [1, 5]) {
     const clients = {
-      native: new Client({ nodes: urls.slice(0, n), nodeTimeout: 50, backend: 'native' }),
-      wasm: new Client({ nodes: urls.slice(0, n), nodeTimeout: 50, backend: 'wasm' }),
+      native: new Client({ nodes: urls.slice(0, n), nodeTimeout: 500, backend: 'native' }),
+      wasm: new Client({ nodes: urls.slice(0, n), nodeTimeout: 500, backend: 'wasm' }),
     };
     for (const [name, c] of Object.entries(clients)) await pairs(c, `bench:wasm:warm:${name}`, 300);
     const rounds = { native: [], wasm: [] };
