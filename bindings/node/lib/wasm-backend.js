@@ -224,6 +224,7 @@ const backend = {
       w: { worker: wk, nodes: new NodeSet(cfg.nodes), created: null, dead: null },
     };
     clients.set(cid, cs);
+    cs.w.nodes.warm();
     // Not kept alive: an idle open client must not hold the process.
     cs.w.created = call(wk, { t: 'client', cid, json }, false).then((r) => {
       if (r.status !== OK) cs.w.dead = (r.err && r.err.message) || `liblock: client creation failed (status ${r.status})`;

@@ -11,6 +11,7 @@
 // restarted one is used again at once), no offline queue, no retries (the
 // module retries), and sockets unref()'d so an idle open client does not
 // keep the process alive (the worker is ref()'d while a call is pending).
+// A new client starts dialing its nodes at once, in the background.
 
 let Redis = null; // ioredis, loaded on first use of the wasm backend
 
@@ -98,6 +99,16 @@ class NodeConn {
     }
   }
 
+  /**
+   * Dials in the background (errors ignored: the first request dials again),
+   * so that the first exchange, bounded by the node timeout, does not also
+   * pay for the dial in a process whose code paths are still cold.
+   */
+  warm() {
+    if (this.redis) return;
+    this.#dial().catch(() => { /* the next request dials again */ });
+  }
+
   /** Drops the connection after a timeout (a late answer must not be read as the next one's). */
   timedOut() { this.#drop(); }
 
@@ -125,6 +136,11 @@ function errorText(e) {
 class NodeSet {
   constructor(urls) {
     this.conns = urls.map((u) => new NodeConn(u));
+  }
+
+  /** Starts dialing every node in the background. */
+  warm() {
+    for (const c of this.conns) c.warm();
   }
 
   /**
