@@ -9,6 +9,12 @@ export interface ClientOptions {
   driftFactor?: number;
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
+  /**
+   * 'native' (default): liblock.so through koffi. 'wasm': liblock.wasm in a
+   * worker thread, its Redis I/O done with ioredis on the main thread; the
+   * same API, errors and behaviour.
+   */
+  backend?: 'native' | 'wasm';
 }
 
 export interface AcquireOptions {
@@ -98,8 +104,22 @@ export interface LibraryInfo {
   abiVersion: number;
   version: string | null;
 }
+export interface WasmLibraryInfo {
+  path: string;
+  from: 'LIBLOCK_WASM_PATH' | 'repository build' | 'packaged copy';
+  abiVersion: number;
+  version: null;
+  /** Bytes of liblock.wasm. */
+  size: number;
+  /** new WebAssembly.Module, in this process (ms). */
+  compileMs: number;
+  /** Instantiating it on the main thread, _initialize included (ms). */
+  instantiateMs: number;
+}
 /** Loads liblock.so if needed and tells which file was loaded. */
-export function library(): LibraryInfo;
+export function library(backend?: 'native'): LibraryInfo;
+/** Loads and compiles liblock.wasm if needed and tells which file, and what loading cost. */
+export function library(backend: 'wasm'): WasmLibraryInfo;
 
 declare const _default: {
   Client: typeof Client;

@@ -71,6 +71,17 @@ function errorFor(status, message) {
 
 let native = null; // loaded lazily, once, on the main thread
 
+// backend: 'wasm' (lib/wasm-backend.js) is loaded with the first client that
+// asks for it; it shares this file's classes, errors and argument checks.
+let wasmBackend = null;
+function wasm() {
+  if (!wasmBackend) {
+    wasmBackend = require('./lib/wasm-backend');
+    wasmBackend.bind({ LockError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost });
+  }
+  return wasmBackend;
+}
+
 function candidatePaths() {
   const out = [];
   if (process.env.LIBLOCK_PATH) out.push({ from: 'LIBLOCK_PATH', file: process.env.LIBLOCK_PATH, required: true });
@@ -375,13 +386,15 @@ const lockRegistry = new FinalizationRegistry((st) => {
     const h = st.handle;
     st.handle = 0;
     st.client.locks.delete(st);
-    freeInBackground(h);
+    if (st.client.be) st.client.be.free(h);
+    else freeInBackground(h);
   }
 });
 
 const clientRegistry = new FinalizationRegistry((cs) => {
   if (!cs.closed && cs.handle) {
     cs.closed = true;
+    if (cs.be) { cs.be.freeClient(cs); return; }
     const h = cs.handle;
     cs.handle = 0;
     freeInBackground(h);
@@ -483,7 +496,7 @@ class Lock {
     const st = this.#st;
     if (st.released) throw new LockLostError('liblock: extend: already released');
     try {
-      await this.#run('extend', native.extend_async, [ttl]);
+      await (st.client.be ? st.client.be.extend(st, ttl) : this.#run('extend', native.extend_async, [ttl]));
     } catch (e) {
       if (e.code === 'LOST') markLost(st, e.message);
       throw e;
@@ -502,7 +515,7 @@ class Lock {
     const st = this.#st;
     if (st.released) throw new LockLostError('liblock: release: already released');
     try {
-      await this.#run('release', native.release_async, []);
+      await (st.client.be ? st.client.be.release(st) : this.#run('release', native.release_async, []));
       st.released = true;
     } catch (e) {
       if (e.code === 'LOST') {
@@ -535,6 +548,7 @@ class Lock {
 // infoOf reads lock_info (a synchronous call; no I/O). null when the handle
 // is gone.
 function infoOf(st) {
+  if (st.client.be) return st.client.be.info(st);
   if (!st.handle || st.client.closed) return null;
   const out = [null];
   const err = [null];
@@ -550,6 +564,7 @@ function infoOf(st) {
 // watchLoss registers the lock's on-lost callback, once (always for
 // auto-extended locks, otherwise when lock.signal is first read).
 function watchLoss(st) {
+  if (st.client.be) return; // the wasm backend reports every loss
   if (st.lostId || st.released || st.lost || !st.handle || st.client.closed) return;
   st.lostId = addLostWatch(st);
   const errBox = [null];
@@ -571,7 +586,9 @@ function maybeFree(st) {
   st.handle = 0;
   st.client.locks.delete(st);
   lockRegistry.unregister(st);
-  if (!st.client.closed) submit(native.free, [h], null);
+  if (st.client.closed) return;
+  if (st.client.be) st.client.be.free(h);
+  else submit(native.free, [h], null);
 }
 
 if (!Symbol.asyncDispose) {
@@ -581,7 +598,8 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'backend'];
+const BACKENDS = ['native', 'wasm'];
 const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'signal'];
 
 /** A client over a set of independent Redis masters (Redlock). */
@@ -608,6 +626,15 @@ class Client {
       cfg.drift_factor = driftFactor;
     }
     if (keyPrefix !== undefined) cfg.key_prefix = stringArg('keyPrefix', keyPrefix);
+    const { backend } = options;
+    if (backend !== undefined && !BACKENDS.includes(backend)) {
+      throw badArg('backend', `must be ${BACKENDS.map((b) => JSON.stringify(b)).join(' or ')}, got ${typeof backend === 'string' ? JSON.stringify(backend) : kind(backend)}`);
+    }
+    if (backend === 'wasm') {
+      this.#cs = wasm().backend.clientNew(cfg);
+      clientRegistry.register(this, this.#cs, this.#cs);
+      return;
+    }
     const n = loadNative();
     const out = [0];
     const errBox = [null];
@@ -643,6 +670,7 @@ class Client {
     const cs = this.#cs;
     if (cs.closed) throw new InvalidHandleError('liblock: acquire: the client is closed');
     if (signal && signal.aborted) throw canceledBy(signal);
+    if (cs.be) return cs.be.acquire(this, cs, resource, ttl, wait, autoExtend, signal);
 
     const opts = {};
     if (wait !== undefined) opts.wait_ms = wait;
@@ -776,7 +804,7 @@ class Client {
     // lock_free on the client cancels its pending operations (their promises
     // reject with CanceledError) and releases the locks still held: network
     // I/O bounded by nodeTimeout, so it runs off the main thread.
-    cs.closing = new Promise((resolve) => {
+    cs.closing = cs.be ? cs.be.closeClient(cs) : new Promise((resolve) => {
       submit(native.free, [h], () => resolve());
     });
     return cs.closing;
@@ -785,8 +813,12 @@ class Client {
   get [Symbol.toStringTag]() { return 'Client'; }
 }
 
-/** Information about the loaded library (loads it if needed). */
-function library() {
+/**
+ * Information about the loaded library (loads it if needed): liblock.so, or
+ * with 'wasm' liblock.wasm (with its compile and instantiate times).
+ */
+function library(backend) {
+  if (backend === 'wasm') return wasm().library();
   const n = loadNative();
   return {
     path: n.path,
@@ -797,7 +829,8 @@ function library() {
 }
 
 /** @internal Debug counters of the loaded library, for leak tests. */
-function _debug() {
+function _debug(backend) {
+  if (backend === 'wasm') return wasm().debug();
   const n = loadNative();
   return {
     handles: n.debugHandles ? Number(n.debugHandles()) : null,

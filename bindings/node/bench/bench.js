@@ -107,4 +107,6 @@ async function contention(lib, res) {
     console.log(`${name.padEnd(30)} ${ms.toFixed(2).padStart(6)} ms/section`);
   }
   await close();
+  // The wasm backend beside the native one, same nodes (bench/wasm-bench.js).
+  await require('./wasm-bench').run(urls);
 })().catch((e) => { console.error(e); process.exit(1); });

@@ -3,13 +3,13 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, CanceledError } = require('..');
-const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, waitFor, withBackend } = require('./helpers');
 
 let nodes;
 let client;
 before(async () => {
   nodes = await startNodes(3);
-  client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
 });
 after(async () => {
   await client.close();

@@ -5,13 +5,13 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, InvalidArgumentError } = require('..');
-const { startNodes, assertNoUnhandled } = require('./helpers');
+const { startNodes, assertNoUnhandled, withBackend } = require('./helpers');
 
 let nodes;
 let client;
 before(async () => {
   nodes = await startNodes(1);
-  client = new Client({ nodes: nodes.urls });
+  client = new Client(withBackend({ nodes: nodes.urls }));
 });
 after(async () => {
   await client.close();
@@ -24,21 +24,21 @@ const notInts = [1.5, NaN, Infinity, -Infinity, 10n, '1000', null, true, {}, [],
 
 test('Client options of the wrong kind', () => {
   for (const o of [undefined, null, 'redis://127.0.0.1:1', 42, [], true]) {
-    assert.throws(() => new Client(o), isBadArg(/options/), String(o));
+    assert.throws(() => new Client(withBackend(o)), isBadArg(/options/), String(o));
   }
   for (const n of [undefined, null, 'redis://127.0.0.1:1', 1, {}, [1], [null], ['redis://a\0b'], [new String('redis://x')]]) {
-    assert.throws(() => new Client({ nodes: n }), isBadArg(/nodes/), String(n));
+    assert.throws(() => new Client(withBackend({ nodes: n })), isBadArg(/nodes/), String(n));
   }
   for (const t of notInts) {
-    assert.throws(() => new Client({ nodes: nodes.urls, nodeTimeout: t }), isBadArg(/nodeTimeout/), String(t));
+    assert.throws(() => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: t })), isBadArg(/nodeTimeout/), String(t));
   }
   for (const d of [NaN, Infinity, '0.01', 1n, null, {}]) {
-    assert.throws(() => new Client({ nodes: nodes.urls, driftFactor: d }), isBadArg(/driftFactor/), String(d));
+    assert.throws(() => new Client(withBackend({ nodes: nodes.urls, driftFactor: d })), isBadArg(/driftFactor/), String(d));
   }
   for (const p of [1, null, {}, 'a\0b', '\uD800x']) {
-    assert.throws(() => new Client({ nodes: nodes.urls, keyPrefix: p }), isBadArg(/keyPrefix/), String(p));
+    assert.throws(() => new Client(withBackend({ nodes: nodes.urls, keyPrefix: p })), isBadArg(/keyPrefix/), String(p));
   }
-  assert.throws(() => new Client({ nodes: nodes.urls, nodetimeout: 50 }), isBadArg(/unknown option "nodetimeout"/));
+  assert.throws(() => new Client(withBackend({ nodes: nodes.urls, nodetimeout: 50 })), isBadArg(/unknown option "nodetimeout"/));
 });
 
 test('acquire arguments of the wrong kind', async () => {

@@ -7,7 +7,7 @@ const v8 = require('node:v8');
 const vm = require('node:vm');
 const liblock = require('..');
 const { Client } = liblock;
-const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, waitFor, withBackend, debug, settled } = require('./helpers');
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
@@ -16,12 +16,12 @@ let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
-const handles = () => liblock._debug().handles;
+const handles = () => debug().handles;
 
 test('acquire/release/extend cycles leave no handle, pending operation or watch behind', async (t) => {
   if (handles() === null) t.skip('library has no lock_debug_handles');
   const base = handles();
-  const client = new Client({ nodes: nodes.urls });
+  const client = new Client(withBackend({ nodes: nodes.urls }));
   for (let i = 0; i < 200; i++) {
     const lock = await client.acquire('clean:cycle', { ttl: 5000, autoExtend: i % 2 === 0 });
     void lock.signal;
@@ -29,7 +29,7 @@ test('acquire/release/extend cycles leave no handle, pending operation or watch 
     await lock.release();
   }
   await waitFor(() => handles() === base + 1, { what: `handles back to ${base + 1}, at ${handles()}` });
-  const d = liblock._debug();
+  const d = await settled();
   assert.equal(d.pending, 0);
   assert.equal(d.lostWatch, 0);
   await client.close();
@@ -37,8 +37,8 @@ test('acquire/release/extend cycles leave no handle, pending operation or watch 
 });
 
 test('a dropped lock is freed by the FinalizationRegistry, which releases it', async () => {
-  const client = new Client({ nodes: nodes.urls });
-  const base = handles();
+  const client = new Client(withBackend({ nodes: nodes.urls }));
+  const base = (await settled()).handles;
   await (async () => {
     for (let i = 0; i < 5; i++) await client.acquire(`clean:dropped:${i}`, { ttl: 60000, autoExtend: true });
   })();
@@ -57,7 +57,7 @@ test('a dropped client is freed, its locks released', async () => {
   const base = handles();
   let lockHeld;
   await (async () => {
-    const client = new Client({ nodes: nodes.urls });
+    const client = new Client(withBackend({ nodes: nodes.urls }));
     lockHeld = await client.acquire('clean:client', { ttl: 60000 });
     lockHeld = null; // drop the lock and the client
   })();
@@ -72,19 +72,19 @@ test('a dropped client is freed, its locks released', async () => {
 
 test('after close, nothing of the client stays', async () => {
   const base = handles();
-  const client = new Client({ nodes: nodes.urls });
+  const client = new Client(withBackend({ nodes: nodes.urls }));
   const a = await client.acquire('clean:close:a', { ttl: 60000, autoExtend: true });
   void a.signal;
   await client.acquire('clean:close:b', { ttl: 60000 });
   await client.close();
   assert.equal(handles(), base);
-  assert.equal(liblock._debug().lostWatch, 0);
+  assert.equal(debug().lostWatch, 0);
   assert.deepEqual(await nodes.keys(), [[], [], []]);
 });
 
 test('a lock keeps its client alive: dropping only the client releases nothing', async () => {
   const lock = await (async () => {
-    const client = new Client({ nodes: nodes.urls });
+    const client = new Client(withBackend({ nodes: nodes.urls }));
     return client.acquire('clean:orphan', { ttl: 60000 });
   })();
   for (let i = 0; i < 5; i++) {

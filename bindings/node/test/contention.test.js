@@ -7,14 +7,14 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('..');
-const { startNodes, assertNoUnhandled } = require('./helpers');
+const { startNodes, assertNoUnhandled, withBackend } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
 test('one process: 10 tasks x 20 sections on one resource never overlap', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
   let inside = 0;
   let maxInside = 0;
   let sections = 0;
@@ -39,8 +39,8 @@ test('one process: 10 tasks x 20 sections on one resource never overlap', async 
 });
 
 test('one process, two clients (no shared wake-ups) never overlap', async () => {
-  const a = new Client({ nodes: nodes.urls });
-  const b = new Client({ nodes: nodes.urls });
+  const a = new Client(withBackend({ nodes: nodes.urls }));
+  const b = new Client(withBackend({ nodes: nodes.urls }));
   let inside = 0;
   let maxInside = 0;
   await Promise.all([a, b, a, b].map(async (c) => {

@@ -6,14 +6,14 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const { setMaxListeners } = require('node:events');
 const { Client } = require('..');
-const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, waitFor, withBackend, debug } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
 test('1,000 waiting acquires: the event loop keeps ticking and the thread pool stays free', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
   const holder = await client.acquire('loop:r', { ttl: 60000 });
   let last = performance.now();
   let phase = 'submitting';
@@ -30,7 +30,7 @@ test('1,000 waiting acquires: the event loop keeps ticking and the thread pool s
   const all = Promise.allSettled(Array.from({ length: 1000 }, (_, i) =>
     client.acquire('loop:r', { ttl: 60000, wait: 120000, signal: ac.signal })));
   // All 1,000 are accepted by the library and waiting.
-  await waitFor(() => require('..')._debug().submitting === 0, { what: 'submissions' });
+  await waitFor(() => debug().submitting === 0, { what: 'submissions' });
   phase = 'waiting';
   const t0 = performance.now();
   const ticks0 = ticks;
@@ -57,12 +57,12 @@ test('1,000 waiting acquires: the event loop keeps ticking and the thread pool s
   await holder.release();
   await client.close();
   assert.deepEqual(await nodes.keys(), [[], [], []]);
-  const d = require('..')._debug();
+  const d = debug();
   assert.equal(d.pending, 0);
 });
 
 test('100 waiters are all served, one at a time, when released in turn', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 100 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
   let inside = 0;
   let maxInside = 0;
   let served = 0;

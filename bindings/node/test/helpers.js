@@ -78,4 +78,31 @@ function assertNoUnhandled(assert) {
   assert.deepStrictEqual(unhandled.map(String), [], 'unhandled rejections');
 }
 
-module.exports = { startNodes, waitFor, assertNoUnhandled, unhandled, ROOT };
+/** The backend under test: LIBLOCK_BACKEND, 'native' (default) or 'wasm' (scripts/test-wasm.sh). */
+const BACKEND = process.env.LIBLOCK_BACKEND || 'native';
+if (!['native', 'wasm'].includes(BACKEND)) throw new Error(`LIBLOCK_BACKEND=${BACKEND}: must be native or wasm`);
+
+/**
+ * Client options with the backend under test added. Anything that is not a
+ * plain options object passes through unchanged (the argument tests).
+ */
+function withBackend(o) {
+  if (o && typeof o === 'object' && !Array.isArray(o) && !('backend' in o)) return { ...o, backend: BACKEND };
+  return o;
+}
+
+/** The library's debug counters for the backend under test. */
+function debug() {
+  return require('..')._debug(BACKEND);
+}
+
+/**
+ * Waits until every call made so far has been answered, so that debug()'s
+ * handle count is current (the wasm backend counts handles in its worker).
+ */
+async function settled() {
+  await waitFor(() => { const d = debug(); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
+  return debug();
+}
+
+module.exports = { startNodes, waitFor, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };

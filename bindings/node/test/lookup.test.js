@@ -2,13 +2,17 @@
 // Library lookup: LIBLOCK_PATH, else the repository's build/liblock.so, else
 // the packaged copy; clear errors for a missing file or a library that is
 // not liblock. Each case runs in a fresh process (the library loads once).
-const { test } = require('node:test');
+const nodeTest = require('node:test');
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { ROOT, assertNoUnhandled } = require('./helpers');
+const { ROOT, assertNoUnhandled, BACKEND } = require('./helpers');
+
+// liblock.so lookup: native backend only (wasm-lookup.test.js covers liblock.wasm).
+const test = BACKEND === 'native' ? nodeTest.test
+  : (name, fn) => nodeTest.test(name, { skip: 'liblock.so lookup: native backend only' }, fn);
 
 const pkg = path.join(__dirname, '..');
 function run(code, env) {

@@ -4,14 +4,14 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, LockLostError } = require('..');
-const { startNodes, assertNoUnhandled, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, waitFor, withBackend } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
 test('auto-extend keeps a lock well past its ttl', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 50 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
   const lock = await client.acquire('lost:keep', { ttl: 200, autoExtend: true });
   assert.equal(lock.autoExtend, true);
   const t0 = Date.now();
@@ -25,7 +25,7 @@ test('auto-extend keeps a lock well past its ttl', async () => {
 });
 
 test('without auto-extend, lock.signal aborts when the validity runs out', async () => {
-  const client = new Client({ nodes: nodes.urls });
+  const client = new Client(withBackend({ nodes: nodes.urls }));
   const lock = await client.acquire('lost:expire', { ttl: 100 });
   const signal = lock.signal;
   let reason = null;
@@ -40,7 +40,7 @@ test('without auto-extend, lock.signal aborts when the validity runs out', async
 });
 
 test('majority of nodes killed: auto-extension fails, lock.signal aborts, no unhandled rejection', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 50 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
   const lock = await client.acquire('lost:kill', { ttl: 300, autoExtend: true });
   const aborted = new Promise((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }));
   await nodes.kill(0);
@@ -58,7 +58,7 @@ test('majority of nodes killed: auto-extension fails, lock.signal aborts, no unh
 });
 
 test('using(): the signal passed to fn aborts on loss and using rejects with LockLostError', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 50 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
   let sawAbort = false;
   const p = client.using('lost:using', { ttl: 300 }, async (signal) => {
     await nodes.freeze(1);
@@ -76,7 +76,7 @@ test('using(): the signal passed to fn aborts on loss and using rejects with Loc
 });
 
 test('one frozen node of three: acquire, extend and release still work, bounded by nodeTimeout', async () => {
-  const client = new Client({ nodes: nodes.urls, nodeTimeout: 50 });
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
   await nodes.freeze(2);
   try {
     const t0 = Date.now();
