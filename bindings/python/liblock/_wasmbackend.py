@@ -189,6 +189,8 @@ class WasmBackend:
     def _locked(self, fn: Callable[[_wasm.Instance], Any], run: bool = True) -> Any:
         """fn(instance) under _mu, then lock_run; completions run after _mu is released."""
         completions: List[Callable[[], None]] = []
+        if os.getpid() != self._pid:
+            self._usable()  # raises; before _mu, which a parent's thread may have held at fork
         with self._mu:
             inst = self._usable()
             try:
