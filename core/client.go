@@ -128,9 +128,15 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 		if remaining <= 0 {
 			return nil, err
 		}
-		sleep := delay/2 + mrand.N(delay/2+1)
-		delay = min(2*delay, maxRetryDelay)
-		timer := time.NewTimer(min(sleep, remaining))
+		// Only the oldest local waiter polls the nodes; the others wait to
+		// be woken (by a local release, or by becoming the oldest), so a
+		// thousand waiters on one key cost one poller, not a thousand.
+		sleep := remaining
+		if c.isOldest(key, wake) {
+			sleep = min(delay/2+mrand.N(delay/2+1), remaining)
+			delay = min(2*delay, maxRetryDelay)
+		}
+		timer := time.NewTimer(sleep)
 		select {
 		case <-timer.C:
 		case <-wake:
@@ -215,11 +221,22 @@ func (c *Client) subscribe(key string) *waiter {
 	return w
 }
 
-// unsubscribe removes w; a wake it got but did not use goes to the next.
+// isOldest reports whether the waiter listening on wake is the oldest on
+// key: the one that polls the nodes.
+func (c *Client) isOldest(key string, wake <-chan struct{}) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.waiters[key]
+	return len(q) > 0 && (<-chan struct{})(q[0].ch) == wake
+}
+
+// unsubscribe removes w; a wake it got but did not use goes to the next,
+// and when w was the oldest the next oldest is woken to take over polling.
 func (c *Client) unsubscribe(key string, w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	q := c.waiters[key]
+	wasOldest := len(q) > 0 && q[0] == w
 	for i, x := range q {
 		if x == w {
 			q = append(q[:i:i], q[i+1:]...)
@@ -234,7 +251,14 @@ func (c *Client) unsubscribe(key string, w *waiter) {
 	select {
 	case <-w.ch:
 		c.wakeLocked(key)
+		return
 	default:
+	}
+	if wasOldest && len(q) > 0 {
+		select {
+		case q[0].ch <- struct{}{}:
+		default: // already woken
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 	"unsafe"
 
@@ -32,12 +31,14 @@ var (
 type clientEntry struct {
 	c     *core.Client
 	locks map[uint64]struct{}
+	ops   map[uint64]struct{} // pending or untaken lock_acquire_start operations
 }
 
 type lockEntry struct {
 	l        *core.Lock
 	client   uint64
 	released bool
+	events   bool // acquired by lock_acquire_start: its loss is a lock_run event
 }
 
 func newHandle(v any) uint64 {
@@ -85,7 +86,7 @@ func guard(status *int32, errOut unsafe.Pointer) {
 // out, or two zeros when err is nil.
 func setErr(out unsafe.Pointer, err error) int32 {
 	if out == nil {
-		return abi.StatusOf(err)
+		return statusOf(err)
 	}
 	if err == nil {
 		putPair(out, nil, 0)
@@ -95,6 +96,14 @@ func setErr(out unsafe.Pointer, err error) int32 {
 	b := alloc(len(rec))
 	copy(b, rec)
 	putPair(out, unsafe.Pointer(unsafe.SliceData(b)), len(b))
+	return statusOf(err)
+}
+
+// statusOf is abi.StatusOf plus the module's own invalid-handle error.
+func statusOf(err error) int32 {
+	if errors.Is(err, errInvalidHandle) {
+		return abi.InvalidHandle
+	}
 	return abi.StatusOf(err)
 }
 
@@ -142,7 +151,7 @@ func lockClientNew(cfgPtr unsafe.Pointer, cfgLen uint32, outClient, errOut unsaf
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := newHandle(&clientEntry{c: c, locks: map[uint64]struct{}{}})
+	h := newHandle(&clientEntry{c: c, locks: map[uint64]struct{}{}, ops: map[uint64]struct{}{}})
 	t.client = h
 	putU64(outClient, h)
 	return setErr(errOut, nil)
@@ -155,26 +164,13 @@ const pollInterval = 5 * time.Millisecond
 func lockAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int64, optPtr unsafe.Pointer, optLen uint32, outLock, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
 	putU64(outLock, 0)
-	ce, ok := handles[client].(*clientEntry)
-	if !ok {
-		return invalidHandle(errOut, "client")
-	}
-	resource, ok := str(resPtr, resLen)
-	if !ok {
-		return setErr(errOut, &core.ArgumentError{Arg: "resource", Reason: "must not be NULL"})
-	}
-	ttl, err := abi.TTLFromMillis(ttlMS)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	optJSON, hasOpts := str(optPtr, optLen)
-	o, err := abi.ParseOptions(optJSON, !hasOpts)
+	req, err := parseAcquire(client, resPtr, resLen, ttlMS, optPtr, optLen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
 	ctx := context.Background()
 	var stopPoll func()
-	if o.Wait > 0 {
+	if req.opts.Wait > 0 {
 		// Waits sleep inside this call; a goroutine asks the host every
 		// pollInterval whether to give up.
 		var cancel context.CancelFunc
@@ -198,17 +194,62 @@ func lockAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int6
 		}()
 		stopPoll = func() { close(stop); <-done; cancel() }
 	}
-	l, err := ce.c.Acquire(ctx, resource, ttl, o.CoreOptions()...)
+	l, err := req.ce.c.Acquire(ctx, req.resource, req.ttl, req.opts.CoreOptions()...)
 	if stopPoll != nil {
 		stopPoll()
 	}
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := newHandle(&lockEntry{l: l, client: client})
-	ce.locks[h] = struct{}{}
-	putU64(outLock, h)
+	putU64(outLock, addLock(req.ce, client, l, false))
 	return setErr(errOut, nil)
+}
+
+// acquireRequest is a validated lock_acquire or lock_acquire_start call.
+type acquireRequest struct {
+	ce       *clientEntry
+	resource string
+	ttl      time.Duration
+	opts     abi.AcquireOptions
+}
+
+// parseAcquire validates an acquire's arguments the same way for the
+// blocking and the non-blocking export.
+func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int64, optPtr unsafe.Pointer, optLen uint32) (acquireRequest, error) {
+	ce, ok := handles[client].(*clientEntry)
+	if !ok {
+		return acquireRequest{}, fmt.Errorf("%w: not a live client handle", errInvalidHandle)
+	}
+	resource, ok := str(resPtr, resLen)
+	if !ok {
+		return acquireRequest{}, &core.ArgumentError{Arg: "resource", Reason: "must not be NULL"}
+	}
+	ttl, err := abi.TTLFromMillis(ttlMS)
+	if err != nil {
+		return acquireRequest{}, err
+	}
+	optJSON, hasOpts := str(optPtr, optLen)
+	o, err := abi.ParseOptions(optJSON, !hasOpts)
+	if err != nil {
+		return acquireRequest{}, err
+	}
+	return acquireRequest{ce: ce, resource: resource, ttl: ttl, opts: o}, nil
+}
+
+// addLock gives an acquired lock its handle. Locks of the non-blocking
+// path (events) report their loss as a lock_run event.
+func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
+	le := &lockEntry{l: l, client: client, events: events}
+	h := newHandle(le)
+	ce.locks[h] = struct{}{}
+	if events {
+		l.OnLost(func(error) {
+			if handles[h] == le {
+				queued = append(queued, event{handle: h, kind: eventLost, status: abi.Lost})
+			}
+		})
+	}
+	return h
 }
 
 //go:wasmexport lock_extend
@@ -239,19 +280,39 @@ func lockRelease(lock uint64, errOut unsafe.Pointer) (status int32) {
 	return setErr(errOut, err)
 }
 
-// lock_free frees a client (closing it: its locks are released and freed)
-// or a lock (released first if still held).
+// lock_free frees a client (closing it: its pending operations are
+// canceled, its locks released and freed), a lock (released first if still
+// held) or an acquire operation (canceled if pending; its lock released if it
+// succeeded and was never taken).
 //
 //go:wasmexport lock_free
 func lockFree(h uint64) (status int32) {
 	defer guard(&status, nil)
 	switch e := handles[h].(type) {
 	case *clientEntry:
+		// Pending acquires stop first (their cleanup needs the client),
+		// then the client's locks are released by Close.
+		for oh := range e.ops {
+			op, ok := handles[oh].(*opEntry)
+			delete(handles, oh) // first: a freed operation reports nothing
+			if ok {
+				op.stop()
+			}
+		}
 		delete(handles, h)
 		for lh := range e.locks {
 			delete(handles, lh)
 		}
 		_ = e.c.Close()
+	case *opEntry:
+		delete(handles, h) // first: a freed operation reports nothing
+		e.stop()
+		if ce, ok := handles[e.client].(*clientEntry); ok {
+			delete(ce.ops, h)
+		}
+		if e.err == nil && e.lock != 0 {
+			lockFree(e.lock) // acquired but never taken: release it
+		}
 	case *lockEntry:
 		delete(handles, h)
 		if ce, ok := handles[e.client].(*clientEntry); ok {
@@ -304,13 +365,7 @@ func lockPoll(lock uint64, out unsafe.Pointer) (status int32) {
 	if !ok {
 		return abi.InvalidHandle
 	}
-	// Each yield lets the scheduler run expired timers; their callbacks
-	// (core's tick and expire) start goroutines that run to their end: the
-	// host call inside them is synchronous, and nothing preempts.
-	runtime.Gosched()
-	for i := 0; i < pollYields && runtime.NumGoroutine() > 1; i++ {
-		runtime.Gosched()
-	}
+	runDue()
 	l := le.l
 	s := abi.State{Token: l.Token()}
 	s.ValidityMS = l.Validity().Milliseconds()
@@ -321,11 +376,8 @@ func lockPoll(lock uint64, out unsafe.Pointer) (status int32) {
 	case l.IsLost():
 		s.Flags |= abi.FlagLost
 		s.NextPollMS = -1
-	case l.AutoExtend():
-		s.NextPollMS = min(max(l.TTL()/10, time.Millisecond), maxPollInterval, l.Validity()+time.Millisecond).Milliseconds()
 	default:
-		// The expiry timer fires when the validity ends.
-		s.NextPollMS = (l.Validity() + time.Millisecond).Milliseconds()
+		s.NextPollMS = nextPoll(l).Milliseconds()
 	}
 	if l.AutoExtend() {
 		s.Flags |= abi.FlagAutoExtend

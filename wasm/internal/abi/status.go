@@ -20,6 +20,8 @@ const (
 	Unavailable     int32 = 5
 	Canceled        int32 = 6
 	Internal        int32 = 7
+	// Pending is wasm-only: lock_op_result of an acquire still running.
+	Pending int32 = 8
 )
 
 // StatusOf maps an error of the core to its status code.

@@ -1,0 +1,140 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/redistest"
+)
+
+// setCalls is how many SET commands node has served (INFO commandstats).
+func setCalls(t *testing.T, n *redistest.Node) int {
+	t.Helper()
+	info, err := n.Do("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
+			v, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	return 0
+}
+
+// TestOnlyOldestWaiterPolls: many local waiters on a key held elsewhere
+// cost one poller, not one each. Fifty waiters over 2 s would make
+// thousands of attempts if each polled (backoff ≤ 50 ms); with one poller
+// it is one attempt each plus one poller's.
+func TestOnlyOldestWaiterPolls(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 1)
+	holder, waiters := newClient(t, c), newClient(t, c)
+	ctx := context.Background()
+	held, err := holder.Acquire(ctx, "busy", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := setCalls(t, c.Nodes[0])
+	const n, wait = 50, 2 * time.Second
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := waiters.Acquire(ctx, "busy", time.Second, core.Wait(wait))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, core.ErrNotAcquired) {
+			t.Fatalf("waiter: %v", err)
+		}
+	}
+	// One poller's backoff reaches 25–50 ms after five attempts, so it
+	// makes well under 200 attempts in 2 s; every waiter adds its first and
+	// last attempt. Fifty pollers would make over 2,000.
+	calls, limit := setCalls(t, c.Nodes[0])-before, 2*n+200
+	t.Logf("%d SET attempts by %d waiters in %v", calls, n, wait)
+	if calls > limit {
+		t.Fatalf("%d SET attempts by %d waiters in %v: more than one poller (limit %d)", calls, n, wait, limit)
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.AssertNoKeys(t)
+}
+
+// TestNextWaiterTakesOverPolling: when the polling waiter leaves (its
+// context ends), the next one polls in its place, so a release by another
+// process (which wakes nobody here) is still noticed long before the
+// waiter's own wait runs out.
+func TestNextWaiterTakesOverPolling(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 1)
+	holder, waiters := newClient(t, c), newClient(t, c)
+	held, err := holder.Acquire(context.Background(), "handover", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstCtx, cancelFirst := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := waiters.Acquire(firstCtx, "handover", time.Second, core.Wait(time.Minute))
+		first <- err
+	}()
+	// The first waiter is queued before the second one starts.
+	waitForSetCalls(t, c.Nodes[0], setCalls(t, c.Nodes[0])+1)
+	const wait = time.Minute
+	second := make(chan error, 1)
+	var got *core.Lock
+	go func() {
+		l, err := waiters.Acquire(context.Background(), "handover", time.Second, core.Wait(wait))
+		got = l
+		second <- err
+	}()
+	cancelFirst()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first waiter: %v", err)
+	}
+	start := time.Now()
+	if err := held.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("second waiter: %v", err)
+	}
+	// Without a poller it would only have tried again at the end of its
+	// one-minute wait.
+	if waited := time.Since(start); waited > wait/2 {
+		t.Fatalf("second waiter got the lock %v after the release: nobody was polling", waited)
+	}
+	if err := got.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.AssertNoKeys(t)
+}
+
+func waitForSetCalls(t *testing.T, n *redistest.Node, atLeast int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for setCalls(t, n) < atLeast {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d SET calls after 10 s", atLeast)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
