@@ -341,28 +341,27 @@ class WasmBackend:
     def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
                 interruptible: bool) -> int:
         waiter = _SyncWaiter(self)
-        box: List[int] = []
 
         def start(inst: _wasm.Instance) -> Tuple[int, int, Optional[str]]:
             status, op, msg = self._start(inst, client, res, ttl_ms, opts)
-            if status != OK:
-                return status, 0, msg
-            box.append(op)
-            result = self._take_result(inst, op)
-            if result[0] == PENDING:
+            if status == OK:
+                # The lock_run after this call reports the op when its first attempt
+                # settled it (the usual case), else a later one (driver) does.
                 self._waiters[op] = waiter
-            return result
+            return status, op, msg
 
         result: Tuple[int, int, Optional[str]] = self._locked(start)
-        status, handle, msg = result
-        if status == PENDING:
+        status, op, msg = result
+        if status != OK:
+            raise error_for(status, msg)
+        if waiter.result is None:
             try:
                 waiter.event.wait()
             except BaseException:
-                self._abandon_sync(waiter, box[0])
+                self._abandon_sync(waiter, op)
                 raise
-            assert waiter.result is not None
-            status, handle, msg = waiter.result
+        assert waiter.result is not None
+        status, handle, msg = waiter.result
         if status != OK:
             raise error_for(status, msg)
         return handle
@@ -388,25 +387,22 @@ class WasmBackend:
                       done: Done) -> Callable[[], None]:
         state: Dict[str, Any] = {"op": 0, "canceled": False}
 
-        def start(inst: _wasm.Instance) -> Tuple[int, int, Optional[str]]:
+        def start(inst: _wasm.Instance) -> Tuple[int, Optional[str]]:
             if state["canceled"]:
-                return CANCELED, 0, "liblock: canceled"
+                return CANCELED, "liblock: canceled"
             status, op, msg = self._start(inst, client, res, ttl_ms, opts)
-            if status != OK:
-                return status, 0, msg
-            result = self._take_result(inst, op)
-            if result[0] == PENDING:
-                self._waiters[op] = done
+            if status == OK:
+                self._waiters[op] = done  # completed by this or a later lock_run
                 state["op"] = op
-            return result
+            return status, msg
 
         def run() -> None:
             try:
-                status, handle, msg = self._locked(start)
+                status, msg = self._locked(start)
             except InvalidHandle as e:
-                status, handle, msg = CANCELED if self._closing else INVALID_HANDLE, 0, str(e)
-            if status != PENDING:
-                done(status, handle, msg)
+                status, msg = CANCELED if self._closing else INVALID_HANDLE, str(e)
+            if status != OK:
+                done(status, 0, msg)
 
         def cancel() -> None:
             def job() -> None:

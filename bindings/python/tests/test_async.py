@@ -99,8 +99,8 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
                  for _ in range(1000)]
         await asyncio.sleep(0.3)
         assert not any(t.done() for t in tasks)
-        # a thousand waiters, no thread each
-        assert threading.active_count() == threads_before
+        # a thousand waiters, no thread each (the wasm backend has one driver thread per client)
+        assert threading.active_count() == threads_before + (1 if BACKEND == "wasm" else 0)
         for t in tasks:
             t.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
