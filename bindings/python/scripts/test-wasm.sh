@@ -16,6 +16,6 @@ echo "mypy --strict bindings/python/liblock"
 "$PY" -m mypy --strict --no-incremental --cache-dir=/dev/null bindings/python/liblock
 # Compile the module once (wasmtime caches compiled code on disk) so that the first
 # test does not pay seconds of compilation inside its timeout.
-"$PY" -c 'import liblock._wasm as w; c = w.compiled(); print(f"liblock.wasm: {c.path} compiled in {c.compile_seconds:.2f} s (cache {"on" if c.cached else "off"})")'
+"$PY" -c 'import liblock._wasm as w; c = w.compiled(); print("liblock.wasm: %s compiled in %.2f s (wasmtime cache %s)" % (c.path, c.compile_seconds, "on" if c.cached else "off"))'
 echo "pytest (LIBLOCK_BACKEND=wasm)"
 exec "$PY" -m pytest -p no:cacheprovider --timeout=120 --timeout-method=thread -q "$@" bindings/python/tests
