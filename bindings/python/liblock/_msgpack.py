@@ -99,6 +99,66 @@ class _Reader:
 
 def decode_request(data: bytes) -> Tuple[int, int, List[Optional[Command]]]:
     """``(client, timeout_ms, cmds)``; each command is a list of byte strings or None."""
+    try:
+        return _decode_common(data)
+    except (IndexError, _NotCommon):
+        return _decode_any(data)
+
+
+class _NotCommon(Exception):
+    pass
+
+
+def _decode_common(data: bytes) -> Tuple[int, int, List[Optional[Command]]]:
+    """The shape the module writes in practice (fixarray, fixint client and timeout or
+    uint16 timeout, fixstr/str8 arguments) without a method call per byte; anything
+    else goes to the general reader."""
+    if data[0] != 0x93 or data[1] > 0x7F:
+        raise _NotCommon
+    client = data[1]
+    b = data[2]
+    if b <= 0x7F:
+        timeout_ms, pos = b, 3
+    elif b == 0xCC:
+        timeout_ms, pos = data[3], 4
+    elif b == 0xCD:
+        timeout_ms, pos = (data[3] << 8) | data[4], 5
+    else:
+        raise _NotCommon
+    b = data[pos]
+    if not 0x90 <= b <= 0x9F:
+        raise _NotCommon
+    pos += 1
+    cmds: List[Optional[Command]] = []
+    for _ in range(b & 0x0F):
+        b = data[pos]
+        pos += 1
+        if b == 0xC0:
+            cmds.append(None)
+            continue
+        if not 0x90 <= b <= 0x9F:
+            raise _NotCommon
+        cmd = []
+        for _ in range(b & 0x0F):
+            h = data[pos]
+            if 0xA0 <= h <= 0xBF:
+                n, pos = h & 0x1F, pos + 1
+            elif h == 0xD9:
+                n, pos = data[pos + 1], pos + 2
+            else:
+                raise _NotCommon
+            end = pos + n
+            if end > len(data):
+                raise _NotCommon
+            cmd.append(data[pos:end])
+            pos = end
+        cmds.append(cmd)
+    if pos != len(data):
+        raise _NotCommon
+    return client, timeout_ms, cmds
+
+
+def _decode_any(data: bytes) -> Tuple[int, int, List[Optional[Command]]]:
     r = _Reader(data)
     if r.array_len(r.byte()) != 3:
         raise MsgpackError("a request is an array of 3")

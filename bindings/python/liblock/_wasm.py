@@ -77,7 +77,7 @@ def _import_wasmtime() -> Tuple[Any, Any]:
                  "wasmtime_trap_new", "wasmtime_store_context"):
         if not hasattr(ffi, name):
             raise LibraryError(
-                f"wasmtime {getattr(wasmtime, '__version__', '?')} lacks {name}; "
+                f"this wasmtime lacks {name}; "
                 f"this binding is tested with {WASMTIME_PIN}")
     return wasmtime, ffi
 
@@ -180,6 +180,11 @@ class Instance:
             raise LibraryError(f"cannot instantiate {c.path}: {e}") from None
         exports = instance.exports(self.store)
         self._ctx = self.store._context()
+        # The ctypes functions themselves, not wasmtime's Python wrappers around them
+        # (one frame less per call; these run a dozen times per lock operation).
+        self._call_unchecked = getattr(ffi, "_wasmtime_func_call_unchecked", ffi.wasmtime_func_call_unchecked)
+        self._memory_data = getattr(ffi, "_wasmtime_memory_data", ffi.wasmtime_memory_data)
+        self._memory_size = getattr(ffi, "_wasmtime_memory_data_size", ffi.wasmtime_memory_data_size)
         self._raw = (ffi.wasmtime_val_raw_t * 8)()
         self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
         self._trap_ref = ctypes.byref(self._trap)
@@ -276,7 +281,7 @@ class Instance:
         raw = self._raw
         for i, a in enumerate(args):
             raw[i].i64 = a
-        err = self._ffi.wasmtime_func_call_unchecked(self._ctx, self._funcs[name], raw, 8, self._trap_ref)
+        err = self._call_unchecked(self._ctx, self._funcs[name], raw, 8, self._trap_ref)
         if err or self._trap:
             self._fail(name, err)
         return int(raw[0].i32)
@@ -296,9 +301,9 @@ class Instance:
     # ------------------------------------------------------------ memory
 
     def _base(self) -> Tuple[int, int]:
-        ffi = self._ffi
-        base = ctypes.addressof(ffi.wasmtime_memory_data(self._ctx, self._mem_ref).contents)
-        return base, int(ffi.wasmtime_memory_data_size(self._ctx, self._mem_ref))
+        # Asked again every time: memory may grow (and so move) during any call.
+        base = ctypes.addressof(self._memory_data(self._ctx, self._mem_ref).contents)
+        return base, int(self._memory_size(self._ctx, self._mem_ref))
 
     def read(self, ptr: int, n: int) -> bytes:
         base, size = self._base()

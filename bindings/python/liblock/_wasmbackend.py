@@ -204,11 +204,21 @@ class WasmBackend:
     # ------------------------------------------------------------ the driver
 
     def _arm(self, next_ms: int) -> None:
-        new = None if next_ms < 0 else time.monotonic() + next_ms / 1000.0
+        """Set the driver's next lock_run. Waking the driver costs a thread switch, so it
+        is woken only for an earlier deadline; a later or "nothing scheduled" (-1) answer
+        leaves it to wake at its old deadline, run lock_run once for nothing, and re-arm.
+        (An acquire+release pair thus wakes nobody: acquire asks for a run at the end of
+        the validity, release for none.)"""
+        now = time.monotonic()
         with self._cv:
             old = self._deadline
+            if next_ms < 0:
+                if old is not None and old <= now:
+                    self._deadline = None
+                return
+            new = now + next_ms / 1000.0
             self._deadline = new
-            if new is not None and (old is None or new < old):
+            if old is None or new < old:
                 self._wake()
 
     def _post(self, run: Callable[[], None], abort: Optional[Callable[[], None]] = None) -> None:

@@ -120,8 +120,8 @@ def main() -> None:
         sys.exit("bench.py: run under `build/redisnodes -n 5 -- ...` (LIBLOCK_NODES needs 5 URLs)")
     print(f"acquire+release pairs, median of {N} per variant (after {WARMUP} warm-up; variants alternate"
           f" in {BLOCKS} blocks), one client, one resource, loopback")
-    import wasmtime
-    print(f"python {sys.version.split()[0]}, redis-py {redis.__version__}, wasmtime {wasmtime.__version__}, "
+    from importlib.metadata import version
+    print(f"python {sys.version.split()[0]}, redis-py {redis.__version__}, wasmtime {version('wasmtime')}, "
           f"liblock ABI {liblock.abi_version()}")
     starts = wasm_start_times()
     print("liblock.wasm start-up: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in starts.items()))

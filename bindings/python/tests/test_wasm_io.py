@@ -111,3 +111,14 @@ def test_exec_frozen_node_costs_the_timeout_not_a_hang(c3: Cluster) -> None:
             [(2, b"n0"), (2, b"n1"), (2, b"n2")]
     finally:
         ns.close()
+
+
+@pytest.mark.parametrize("timeout", [1, 127, 128, 255, 256, 50000, 70000])
+def test_decode_request_fast_and_general_paths_agree(timeout: int) -> None:
+    from liblock._msgpack import _decode_any
+    t = (bytes((timeout,)) if timeout < 128 else b"\xcc" + bytes((timeout,)) if timeout < 256
+         else b"\xcd" + timeout.to_bytes(2, "big") if timeout < 65536 else b"\xce" + timeout.to_bytes(4, "big"))
+    long_arg = b"s" * 40
+    req = b"\x93\x05" + t + b"\x93\x93\xa3SET\xa1k\xd9\x28" + long_arg + b"\xc0\x90"
+    expect = (5, timeout, [[b"SET", b"k", long_arg], None, []])
+    assert decode_request(req) == expect == _decode_any(req)
