@@ -85,7 +85,9 @@ class WasmBackend:
     def __init__(self) -> None:
         self._pid = os.getpid()
         self._mu = threading.Lock()      # serializes every export call
-        self._cv = threading.Condition(threading.Lock())  # driver state below
+        # Guards the driver state below. Reentrant: a Lock finalizer posts its free here,
+        # and a garbage collection may run it on a thread that already holds _cv.
+        self._cv = threading.Condition(threading.RLock())
         self._deadline: Optional[float] = None  # monotonic time of the next lock_run
         self._jobs: List[Job] = []
         self._stop = False
@@ -147,8 +149,8 @@ class WasmBackend:
                     key = self._lost_keys.pop(handle, 0)
                     if key:
                         out.append(self._lost_fire(key, handle))
-            if n < inst.RUN_EVENTS and next_ms != 0:
-                break
+            if n < inst.RUN_EVENTS:
+                break  # (next_ms 0 with room left: the driver runs it at once, without holding _mu here)
         self._arm(next_ms)
         return out
 
