@@ -5,15 +5,17 @@
         with client.lock("orders:42", ttl=10.0, wait=5.0) as lock:
             ...
 
-A thin ctypes layer: waiting, backoff, auto-extension, loss detection and
-quorum logic all live in liblock.so. The library is loaded on first use.
+A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
+all live in liblock's core, run either natively (liblock.so through ctypes, the
+default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``).
+Nothing is loaded before the first client needs it.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from . import _lib
+from . import _lib, _wasm
 from ._client import Client, Lock, LockContext
 from ._errors import (
     ArgumentTypeError,
@@ -51,6 +53,7 @@ __all__ = [
     "abi_version",
     "library_path",
     "live_handles",
+    "wasm_path",
 ]
 
 
@@ -62,6 +65,11 @@ def abi_version() -> int:
 def library_path() -> Optional[str]:
     """Path of the loaded liblock.so, or None if not loaded yet."""
     return _lib.loaded_path()
+
+
+def wasm_path() -> Optional[str]:
+    """Path of the liblock.wasm compiled for the wasm backend, or None if no wasm client was made."""
+    return _wasm.loaded_path()
 
 
 def live_handles() -> int:

@@ -9,11 +9,11 @@ import math
 import numbers
 import threading
 import weakref
-from ctypes import byref, c_uint64, c_void_p
 from types import TracebackType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
 from . import _lib
+from ._backend import Backend, check_backend_name
 from ._errors import (
     OK,
     LOST,
@@ -77,31 +77,6 @@ def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
     return fn
 
 
-def _call(fn: Callable[..., int], *args: Any) -> None:
-    """Call a C function whose last parameter is ``char **err`` and raise on failure."""
-    err = c_void_p()
-    status = fn(*args, byref(err))
-    _lib.check(status, err)
-
-
-def _release_then_free(handle: int) -> None:
-    """Release and free a lock handle nobody will own, without blocking the caller."""
-    dll = _lib.lib()
-    key = _lib.register(lambda status, h, msg: _free_raw(handle))
-    status = dll.lock_release_async(handle, _lib.C_CALLBACK, key, None)
-    if status != OK:
-        _lib.unregister(key)
-        _free_raw(handle)
-
-
-def _free_raw(handle: int) -> None:
-    if not _lib.forked() and handle:
-        try:
-            _lib.lib().lock_free(handle)
-        except Exception:  # noqa: BLE001
-            pass
-
-
 def _future_from_callback(
     loop: asyncio.AbstractEventLoop,
 ) -> Tuple["asyncio.Future[Tuple[int, int, Optional[str]]]", Callable[[int, int, Optional[str]], None]]:
@@ -145,8 +120,9 @@ class Lock:
         loop: Optional[asyncio.AbstractEventLoop] = None,
     ) -> None:
         _lib.handle_opened()
+        self._backend: Backend = client._backend
         self._lost_key = [0]  # on_lost registration, shared with the finalizer
-        self._finalizer = weakref.finalize(self, _lib.free_lock, handle, self._lost_key)
+        self._finalizer = weakref.finalize(self, self._backend.free_lock, handle, self._lost_key)
         self._client = client  # keeps the client (and so the handle's owner) alive
         self._handle = handle
         self._loop = loop
@@ -175,12 +151,7 @@ class Lock:
 
     def info(self) -> Dict[str, Any]:
         """The library's description of the lock (``lock_info``) as a dict."""
-        dll = _lib.lib()
-        out = c_void_p()
-        err = c_void_p()
-        status = dll.lock_info(self._handle, byref(out), byref(err))
-        text = _lib.take_string(out)
-        _lib.check(status, err)
+        text = self._backend.info(self._handle)
         info: Dict[str, Any] = json.loads(text or "{}")
         return info
 
@@ -238,12 +209,11 @@ class Lock:
             callback(lock)
 
         key = _lib.register(fire)
-        err = c_void_p()
-        status = _lib.lib().lock_on_lost(self._handle, _lib.C_CALLBACK, key, byref(err))
-        if status != OK:
+        try:
+            self._backend.on_lost(self._handle, key)
+        except BaseException:
             _lib.unregister(key)
-            _lib.check(status, err)
-        _lib.take_string(err)
+            raise
         with self._state_lock:
             old, self._lost_key[0] = self._lost_key[0], key
         if old:
@@ -270,7 +240,7 @@ class Lock:
         """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it expired."""
         ttl_ms = _ms("ttl", ttl)
         try:
-            _call(_lib.lib().lock_extend, self._handle, ttl_ms)
+            self._backend.extend(self._handle, ttl_ms)
         except LockLost:
             self._lost = True
             raise
@@ -281,10 +251,7 @@ class Lock:
         Raises :class:`LockLost` when it was no longer held on a quorum (nothing
         another owner holds is touched), :class:`InvalidHandle` when already released.
         """
-        dll = _lib.lib()
-        err = c_void_p()
-        status = dll.lock_release(self._handle, byref(err))
-        msg = _lib.take_string(err)
+        status, msg = self._backend.release(self._handle)
         self._finish_release(status)
         if status != OK:
             raise error_for(status, msg)
@@ -302,12 +269,7 @@ class Lock:
         ttl_ms = _ms("ttl", ttl)
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
-        key = _lib.register(done)
-        err = c_void_p()
-        status = _lib.lib().lock_extend_async(self._handle, ttl_ms, _lib.C_CALLBACK, key, byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
+        self._backend.extend_async(self._handle, ttl_ms, done)
         status, _, msg = await asyncio.shield(fut)
         if status == LOST:
             self._lost = True
@@ -318,12 +280,7 @@ class Lock:
         """Like :meth:`release`, without blocking the event loop."""
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
-        key = _lib.register(done)
-        err = c_void_p()
-        status = _lib.lib().lock_release_async(self._handle, _lib.C_CALLBACK, key, byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
+        self._backend.release_async(self._handle, done)
         status, _, msg = await asyncio.shield(fut)
         self._finish_release(status)
         if status != OK:
@@ -417,6 +374,8 @@ class Client:
     ``unix:///path``). ``node_timeout``: seconds any single node request may take
     (default 0.05). ``drift_factor``: clock drift allowance (default 0.01).
     ``key_prefix``: prepended to every resource to form the Redis key.
+    ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
+    (liblock.wasm under wasmtime, Redis I/O through redis-py; see the README).
 
     Close it with :meth:`close` or use it as a (async) context manager; a dropped
     client is closed by its finalizer. Closing releases the locks it still holds.
@@ -430,7 +389,9 @@ class Client:
         node_timeout: Optional[Seconds] = None,
         drift_factor: Optional[float] = None,
         key_prefix: Optional[str] = None,
+        backend: str = "native",
     ) -> None:
+        check_backend_name(backend)
         if isinstance(nodes, (str, bytes)) or nodes is None:
             raise ArgumentTypeError(
                 f"nodes must be a list of URL strings, not {type(nodes).__name__}")
@@ -454,17 +415,20 @@ class Client:
         if key_prefix is not None:
             _text("key_prefix", key_prefix)
             config["key_prefix"] = key_prefix
-        dll = _lib.lib()
-        out = c_uint64()
-        _call(dll.lock_client_new, json.dumps(config).encode("utf-8"), byref(out))
-        self._handle = out.value
+        self._backend: Backend = _make_backend(backend)
+        self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"))
         _lib.handle_opened()
-        self._finalizer = weakref.finalize(self, _lib.free_handle, self._handle)
+        self._finalizer = weakref.finalize(self, self._backend.free_client, self._handle)
         self._nodes = len(node_list)
 
     @property
     def handle(self) -> int:
         return self._handle
+
+    @property
+    def backend(self) -> str:
+        """``"native"`` or ``"wasm"``: the engine running this client's locks."""
+        return self._backend.name
 
     @property
     def closed(self) -> bool:
@@ -490,7 +454,8 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<liblock.Client {self._nodes} node(s){' closed' if self.closed else ''}>"
+        return (f"<liblock.Client {self._nodes} node(s) {self._backend.name}"
+                f"{' closed' if self.closed else ''}>")
 
     # ------------------------------------------------------------ acquire
 
@@ -525,54 +490,11 @@ class Client:
         is released; ``on_lost(lock)`` is called if that fails.
         """
         res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
-        dll = _lib.lib()
-        if opts is not None and threading.current_thread() is threading.main_thread() \
-                and _ms("wait", wait) > 0:
-            # A wait in the main thread stays interruptible (Ctrl-C cancels it).
-            return Lock(self, self._acquire_interruptible(dll, res, ttl_ms, opts), on_lost=on_lost)
-        out = c_uint64()
-        _call(dll.lock_acquire, self._handle, res, ttl_ms, opts, byref(out))
-        return Lock(self, out.value, on_lost=on_lost)
-
-    def _acquire_interruptible(self, dll: Any, res: bytes, ttl_ms: int, opts: bytes) -> int:
-        """lock_acquire_async + an Event: the main thread waits in Python, where a
-        signal (KeyboardInterrupt) can reach it; the exception cancels the acquire."""
-        event = threading.Event()
-        gate = threading.Lock()
-        state: Dict[str, Any] = {"abandoned": False, "result": None}
-
-        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
-            with gate:
-                if not state["abandoned"]:
-                    state["result"] = (status, handle, msg)
-                    event.set()
-                    return
-            if handle:
-                _free_raw(handle)  # nobody will own it: release and free
-
-        key = _lib.register(done)
-        op = c_uint64()
-        err = c_void_p()
-        status = dll.lock_acquire_async(self._handle, res, ttl_ms, opts, _lib.C_CALLBACK, key,
-                                        byref(op), byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
-        try:
-            event.wait()
-        except BaseException:
-            with gate:
-                result = state["result"]
-                state["abandoned"] = True
-            if result is None:
-                dll.lock_cancel(op.value)
-            elif result[1]:
-                _free_raw(result[1])
-            raise
-        status, handle, msg = state["result"]
-        if status != OK:
-            raise error_for(status, msg)
-        return int(handle)
+        # A wait in the main thread stays interruptible (Ctrl-C cancels it).
+        interruptible = opts is not None and threading.current_thread() is threading.main_thread() \
+            and _ms("wait", wait) > 0
+        handle = self._backend.acquire(self._handle, res, ttl_ms, opts, interruptible)
+        return Lock(self, handle, on_lost=on_lost)
 
     async def acquire_async(
         self,
@@ -590,7 +512,7 @@ class Client:
         """
         res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         loop = asyncio.get_running_loop()
-        dll = _lib.lib()
+        backend = self._backend
         fut: "asyncio.Future[Tuple[int, int]]" = loop.create_future()
         gate = threading.Lock()
         abandoned = [False]
@@ -598,7 +520,7 @@ class Client:
         def settle(status: int, handle: int, msg: Optional[str]) -> None:  # on the loop
             if fut.done():  # the waiter was cancelled after the library answered
                 if handle:
-                    _release_then_free(handle)
+                    backend.release_then_free(handle)
                 return
             if status == OK:
                 fut.set_result((status, handle))
@@ -615,22 +537,15 @@ class Client:
                 except RuntimeError:  # loop closed
                     pass
             if handle:
-                _free_raw(handle)  # releases it: nobody will ever own this lock
+                backend.release_then_free(handle)  # nobody will ever own this lock
 
-        key = _lib.register(done)
-        op = c_uint64()
-        err = c_void_p()
-        status = dll.lock_acquire_async(self._handle, res, ttl_ms, opts, _lib.C_CALLBACK, key,
-                                        byref(op), byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
+        cancel = backend.acquire_async(self._handle, res, ttl_ms, opts, done)
         try:
             _, handle = await fut
         except asyncio.CancelledError:
             with gate:
                 abandoned[0] = True
-            dll.lock_cancel(op.value)
+            cancel()
             raise
         return Lock(self, handle, on_lost=on_lost, loop=loop)
 
@@ -650,3 +565,11 @@ class Client:
         """
         self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost)
+
+
+def _make_backend(name: str) -> Backend:
+    if name == "wasm":
+        from ._wasmbackend import WasmBackend
+        return WasmBackend()
+    from ._native import NATIVE
+    return NATIVE

@@ -236,11 +236,16 @@ def handle_opened() -> None:
         _live += 1
 
 
-def free_handle(handle: int) -> None:
-    """Finalizer-safe lock_free: a no-op after fork or when the library is gone."""
+def handle_closed() -> None:
+    """Counterpart of :func:`handle_opened` (any backend)."""
     global _live
     with _live_lock:
         _live -= 1
+
+
+def free_handle(handle: int) -> None:
+    """Finalizer-safe lock_free: a no-op after fork or when the library is gone."""
+    handle_closed()
     if _forked or _lib is None or not handle:
         return
     try:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# make bench (Python part): the binding beside redis-py, same run, 1 and 5 nodes.
+# make bench (Python part): the binding (native and wasm backends) beside redis-py, same run, 1 and 5 nodes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/venv.sh" requirements-dev.txt
 cd "$ROOT"
-for f in build/liblock.so build/redisnodes; do
+for f in build/liblock.so build/liblock.wasm build/redisnodes; do
   [ -f "$f" ] || { echo "liblock: $f is missing; run \`make build\` first" >&2; exit 1; }
 done
 echo "== Python binding benchmark"

@@ -6,6 +6,9 @@ import os
 import time
 from typing import List, Tuple
 
+# The backend under test (conftest.BACKEND; spawned children inherit the environment).
+BACKEND = os.environ.get("LIBLOCK_BACKEND", "native")
+
 
 def contend(urls: List[str], resource: str, rounds: int, marker: str) -> List[Tuple[float, float]]:
     """Take the lock `rounds` times; inside, create `marker` with O_EXCL (fails if
@@ -13,7 +16,7 @@ def contend(urls: List[str], resource: str, rounds: int, marker: str) -> List[Tu
     import liblock
 
     spans = []
-    with liblock.Client(urls, node_timeout=0.5) as client:
+    with liblock.Client(urls, node_timeout=0.5, backend=BACKEND) as client:
         for _ in range(rounds):
             with client.lock(resource, ttl=10.0, wait=60.0):
                 t0 = time.monotonic()
@@ -30,7 +33,7 @@ def nightly(urls: List[str], resource: str, start_at: float) -> bool:
     True if this process got the lock (and ran the job)."""
     import liblock
 
-    with liblock.Client(urls, node_timeout=0.5) as client:
+    with liblock.Client(urls, node_timeout=0.5, backend=BACKEND) as client:
         client.acquire(f"warm-up:{os.getpid()}", ttl=1).release()  # connected before the race
         time.sleep(max(0.0, start_at - time.time()))
         try:

@@ -20,6 +20,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 REDISNODES = ROOT / "build" / "redisnodes"
 
+# The engine under test: scripts/test.sh runs the suite with the default (native),
+# scripts/test-wasm.sh with LIBLOCK_BACKEND=wasm. Every Client a test makes gets it.
+BACKEND = os.environ.get("LIBLOCK_BACKEND", "native")
+if BACKEND not in ("native", "wasm"):
+    raise RuntimeError(f"LIBLOCK_BACKEND must be 'native' or 'wasm', not {BACKEND!r}")
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers", "native_only: checks liblock.so itself (ctypes lookup, Go runtime and fork); "
+        "skipped when LIBLOCK_BACKEND=wasm")
+    config.addinivalue_line("markers", "wasm_only: checks the wasm backend itself")
+
+
+def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
+    for item in items:
+        if BACKEND != "native" and item.get_closest_marker("native_only"):
+            item.add_marker(pytest.mark.skip(reason="native backend only (LIBLOCK_BACKEND=wasm)"))
+        if BACKEND != "wasm" and item.get_closest_marker("wasm_only"):
+            item.add_marker(pytest.mark.skip(reason="wasm backend only (LIBLOCK_BACKEND=wasm)"))
+
 
 def wait_until(pred: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01,
                what: str = "condition") -> Any:
@@ -177,14 +198,14 @@ def c5() -> Iterator[Cluster]:
 @pytest.fixture
 def client3(c3: Cluster) -> Iterator[Any]:
     import liblock
-    with liblock.Client(c3.urls, node_timeout=0.5) as client:
+    with liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND) as client:
         yield client
 
 
 @pytest.fixture
 def client1(c1: Cluster) -> Iterator[Any]:
     import liblock
-    with liblock.Client(c1.urls, node_timeout=0.5) as client:
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
         yield client
 
 

@@ -7,9 +7,10 @@ import threading
 import pytest
 
 import liblock
-from conftest import Cluster, free_port, wait_until
+from conftest import BACKEND, Cluster, free_port, wait_until
 
 
+@pytest.mark.native_only
 def test_abi_and_library_path(client1) -> None:
     assert liblock.abi_version() == liblock.ABI_VERSION == 1
     assert liblock.library_path() and liblock.library_path().endswith("liblock.so")
@@ -37,7 +38,7 @@ def test_acquire_release_keys_on_wire(c3: Cluster, client3) -> None:
 
 
 def test_key_prefix(c1: Cluster) -> None:
-    with liblock.Client(c1.urls, node_timeout=0.5, key_prefix="app:") as client:
+    with liblock.Client(c1.urls, node_timeout=0.5, key_prefix="app:", backend=BACKEND) as client:
         with client.lock("job", ttl=5) as lock:
             assert lock.key == "app:job"
             assert c1.all_keys() == ["app:job"]
@@ -162,7 +163,7 @@ def test_double_release_is_invalid_handle(client3) -> None:
 
 
 def test_closed_client(c3: Cluster) -> None:
-    client = liblock.Client(c3.urls, node_timeout=0.5)
+    client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     lock = client.acquire("closing", ttl=30)
     assert not client.closed
     client.close()
@@ -177,7 +178,7 @@ def test_closed_client(c3: Cluster) -> None:
 
 
 def test_unavailable_when_nothing_listens() -> None:
-    with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.5) as client:
+    with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.5, backend=BACKEND) as client:
         with pytest.raises(liblock.Unavailable) as e:
             client.acquire("x", ttl=1)
         assert e.value.status == 5 and str(e.value)
@@ -194,7 +195,7 @@ def test_unavailable_is_not_not_acquired_with_frozen_majority(c3: Cluster, clien
 
 
 def test_quorum_with_minority_down(c5: Cluster) -> None:
-    with liblock.Client(c5.urls, node_timeout=0.5) as client:
+    with liblock.Client(c5.urls, node_timeout=0.5, backend=BACKEND) as client:
         c5.kill(0)
         c5.kill(1)
         with client.lock("q", ttl=5) as lock:
@@ -207,29 +208,29 @@ def test_quorum_with_minority_down(c5: Cluster) -> None:
 
 
 def test_client_context_manager_and_repr(c1: Cluster) -> None:
-    with liblock.Client(c1.urls, node_timeout=0.1, drift_factor=0.02) as client:
+    with liblock.Client(c1.urls, node_timeout=0.1, drift_factor=0.02, backend=BACKEND) as client:
         assert "1 node" in repr(client)
         assert client.handle > 0
     assert client.closed
 
 
 def test_client_does_not_need_reachable_nodes() -> None:
-    with liblock.Client([f"redis://127.0.0.1:{free_port()}", "redis://user:secret@127.0.0.1:1/2"]):
+    with liblock.Client([f"redis://127.0.0.1:{free_port()}", "redis://user:secret@127.0.0.1:1/2"], backend=BACKEND):
         pass
 
 
 def test_password_not_in_messages() -> None:
     port = free_port()
-    with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.5) as client:
+    with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.5, backend=BACKEND) as client:
         with pytest.raises(liblock.Unavailable) as e:
             client.acquire("x", ttl=1)
     assert "hunter2" not in str(e.value)
 
 
 def test_close_while_another_thread_waits(c3: Cluster) -> None:
-    holder = liblock.Client(c3.urls, node_timeout=0.5)
+    holder = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     held = holder.acquire("blocked", ttl=30)
-    client = liblock.Client(c3.urls, node_timeout=0.5)
+    client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     result = []
 
     def waiter() -> None:
@@ -261,7 +262,7 @@ def test_ctrl_c_cancels_a_waiting_acquire(c3: Cluster, client3) -> None:
     held = client3.acquire("interrupt", ttl=30)
     code = f"""
 import liblock, sys
-client = liblock.Client({c3.urls!r}, node_timeout=0.5)
+client = liblock.Client({c3.urls!r}, node_timeout=0.5, backend={BACKEND!r})
 print("waiting", flush=True)
 try:
     client.acquire("interrupt", ttl=5, wait=60)

@@ -10,6 +10,7 @@ import math
 import pytest
 
 import liblock
+from conftest import BACKEND
 
 URL = "redis://127.0.0.1:1"
 
@@ -23,7 +24,7 @@ def _check(exc_info, base) -> None:
 @pytest.mark.parametrize("nodes", [None, URL, b"redis://x", 42, [1], [None], [b"redis://127.0.0.1:1"], {1: 2}.values()])
 def test_client_nodes_type(nodes) -> None:
     with pytest.raises(TypeError) as e:
-        liblock.Client(nodes)
+        liblock.Client(nodes, backend=BACKEND)
     _check(e, liblock.ArgumentTypeError)
 
 
@@ -31,7 +32,7 @@ def test_client_nodes_type(nodes) -> None:
                                    [URL] * 65, ["redis://127.0.0.1:notaport"]])
 def test_client_nodes_value(nodes) -> None:
     with pytest.raises(ValueError) as e:
-        liblock.Client(nodes)
+        liblock.Client(nodes, backend=BACKEND)
     _check(e, liblock.InvalidArgument)
 
 
@@ -58,20 +59,20 @@ def test_client_nodes_value(nodes) -> None:
 ])
 def test_client_options(kw, exc) -> None:
     with pytest.raises(exc) as e:
-        liblock.Client([URL], **kw)
+        liblock.Client([URL], **kw, backend=BACKEND)
     _check(e, liblock.LockError)
 
 
 def test_client_unknown_keyword() -> None:
     with pytest.raises(TypeError):
-        liblock.Client([URL], nodetimeout=1)  # type: ignore[call-arg]
+        liblock.Client([URL], nodetimeout=1, backend=BACKEND)  # type: ignore[call-arg]
 
 
 def test_good_options_accepted() -> None:
     with liblock.Client((u for u in [URL]), node_timeout=datetime.timedelta(milliseconds=20),
-                        drift_factor=0, key_prefix=""):
+                        drift_factor=0, key_prefix="", backend=BACKEND):
         pass
-    with liblock.Client([URL] * 64, node_timeout=60, drift_factor=0.1, key_prefix="p" * 256):
+    with liblock.Client([URL] * 64, node_timeout=60, drift_factor=0.1, key_prefix="p" * 256, backend=BACKEND):
         pass
 
 

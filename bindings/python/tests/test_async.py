@@ -10,7 +10,7 @@ from typing import List
 import pytest
 
 import liblock
-from conftest import Cluster, wait_until
+from conftest import BACKEND, Cluster, wait_until
 
 
 def test_async_with_and_methods(c3: Cluster, client3) -> None:
@@ -91,7 +91,7 @@ def test_async_contention(c3: Cluster, client3) -> None:
 def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
     threads_before = threading.active_count()
     # a thousand waiters retrying keep the nodes busy: a roomier node timeout
-    client3 = liblock.Client(c3.urls, node_timeout=2.0)
+    client3 = liblock.Client(c3.urls, node_timeout=2.0, backend=BACKEND)
 
     async def main() -> None:
         holder = await client3.acquire_async("hot", ttl=30)
@@ -99,8 +99,8 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
                  for _ in range(1000)]
         await asyncio.sleep(0.3)
         assert not any(t.done() for t in tasks)
-        # a thousand waiters, no thread each
-        assert threading.active_count() == threads_before
+        # a thousand waiters, no thread each (the wasm backend has one driver thread per client)
+        assert threading.active_count() == threads_before + (1 if BACKEND == "wasm" else 0)
         for t in tasks:
             t.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -145,9 +145,9 @@ def test_cancel_racing_success_leaves_no_key(c1: Cluster, client1) -> None:
 
 def test_close_client_cancels_pending(c3: Cluster) -> None:
     async def main() -> None:
-        holder_client = liblock.Client(c3.urls, node_timeout=0.5)
+        holder_client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
         holder = await holder_client.acquire_async("pend", ttl=30)
-        client = liblock.Client(c3.urls, node_timeout=0.5)
+        client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
         task = asyncio.ensure_future(client.acquire_async("pend", ttl=10, wait=30))
         await asyncio.sleep(0.1)
         client.close()

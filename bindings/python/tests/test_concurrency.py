@@ -10,7 +10,7 @@ from typing import List, Tuple
 import pytest
 
 import liblock
-from conftest import Cluster
+from conftest import BACKEND, Cluster
 
 
 def assert_no_overlap(spans: List[Tuple[float, float]]) -> None:
@@ -46,8 +46,8 @@ def test_threads_contend(request, nodes: int) -> None:
             errors.append(e)
 
     # half the threads share one client, the others have their own
-    shared = liblock.Client(cluster.urls, node_timeout=0.5)
-    own = [liblock.Client(cluster.urls, node_timeout=0.5) for _ in range(threads_n // 2)]
+    shared = liblock.Client(cluster.urls, node_timeout=0.5, backend=BACKEND)
+    own = [liblock.Client(cluster.urls, node_timeout=0.5, backend=BACKEND) for _ in range(threads_n // 2)]
     clients = [shared] * (threads_n - len(own)) + own
     ts = [threading.Thread(target=worker, args=(c,)) for c in clients]
     for t in ts:

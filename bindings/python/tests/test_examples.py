@@ -7,9 +7,12 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.native_only  # the demo runs on the default backend; it does not exercise wasm
 def test_demo_script(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIBLOCK_")}
     p = subprocess.run(["bash", str(ROOT / "python-example" / "demo.sh")], cwd=tmp_path, env=env,

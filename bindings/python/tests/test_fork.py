@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import Cluster
+from conftest import BACKEND, Cluster
 
 BINDING = str(Path(__file__).resolve().parents[1])
 
@@ -45,11 +45,12 @@ def _in_fork(fn) -> str:
         return f.read()
 
 
+@pytest.mark.native_only  # wasm: test_wasm.test_forked_child_cannot_use_the_parents_client
 def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
     lock = client3.acquire("fork", ttl=10)
     out = _in_fork(lambda: repr(client3.acquire("fork2", ttl=1)))
     assert out.startswith("ForkedProcessError:") and "spawn" in out
-    out = _in_fork(lambda: repr(liblock.Client(c3.urls, node_timeout=0.5)))
+    out = _in_fork(lambda: repr(liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)))
     assert out.startswith("ForkedProcessError:")
     out = _in_fork(lambda: repr(lock.release()))
     assert out.startswith("ForkedProcessError:")
@@ -61,7 +62,7 @@ def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
 
 
 def test_fork_child_drops_objects_without_hanging(c1: Cluster) -> None:
-    client = liblock.Client(c1.urls, node_timeout=0.5)
+    client = liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND)
     lock = client.acquire("drop", ttl=10)
 
     def child() -> str:
@@ -105,7 +106,7 @@ import liblock, liblock._lib as L
 assert L._lib is None, "loaded at import"
 pid = os.fork()
 if pid == 0:
-    c = liblock.Client({c1.urls!r}, node_timeout=0.5)
+    c = liblock.Client({c1.urls!r}, node_timeout=0.5, backend={BACKEND!r})
     c.acquire("before-load", ttl=5).release()
     c.close()
     os._exit(0)

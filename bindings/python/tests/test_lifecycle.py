@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import Cluster, wait_until
+from conftest import BACKEND, Cluster, wait_until
 
 BINDING = Path(__file__).resolve().parents[1]
 ROOT = BINDING.parents[1]
@@ -31,7 +31,7 @@ def test_dropped_lock_is_released(c3: Cluster, client3) -> None:
 
 def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
     base = liblock.live_handles()
-    client = liblock.Client(c3.urls, node_timeout=0.5)
+    client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     locks = [client.acquire(f"c{i}", ttl=30, auto_extend=(i % 2 == 0)) for i in range(4)]
     assert liblock.live_handles() == base + 5
     assert len(c3.all_keys()) == 12
@@ -42,7 +42,7 @@ def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
 
 
 def test_lock_keeps_its_client_alive(c1: Cluster) -> None:
-    lock = liblock.Client(c1.urls, node_timeout=0.5).acquire("orphan", ttl=30)
+    lock = liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND).acquire("orphan", ttl=30)
     gc.collect()
     lock.extend(30)  # the client was not finalized under the lock
     lock.release()
@@ -90,6 +90,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=e, timeout=60, capture_output=True, text=True)
 
 
+@pytest.mark.native_only
 def test_lazy_loading_and_default_lookup() -> None:
     p = _run("import liblock, liblock._lib as L; assert L._lib is None; "
              "print(liblock.abi_version(), liblock.library_path())")
@@ -97,6 +98,7 @@ def test_lazy_loading_and_default_lookup() -> None:
     assert p.stdout.split() == ["1", str(ROOT / "build" / "liblock.so")]
 
 
+@pytest.mark.native_only
 def test_liblock_path_missing_file() -> None:
     p = _run("import liblock\ntry:\n liblock.Client(['redis://127.0.0.1:1'])\n"
              "except liblock.LibraryError as e: print('ERR', e)", LIBLOCK_PATH="/nonexistent/liblock.so")
@@ -104,6 +106,7 @@ def test_liblock_path_missing_file() -> None:
     assert "ERR" in p.stdout and "/nonexistent/liblock.so" in p.stdout
 
 
+@pytest.mark.native_only
 def test_liblock_path_used(tmp_path) -> None:
     copy = tmp_path / "copy-liblock.so"
     copy.write_bytes((ROOT / "build" / "liblock.so").read_bytes())
@@ -112,6 +115,7 @@ def test_liblock_path_used(tmp_path) -> None:
     assert p.stdout.split() == ["1", str(copy)]
 
 
+@pytest.mark.native_only
 def test_abi_mismatch_fails_clearly(tmp_path) -> None:
     import shutil
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -127,6 +131,7 @@ def test_abi_mismatch_fails_clearly(tmp_path) -> None:
     assert "ERR" in p.stdout and "version 99" in p.stdout and "needs version 1" in p.stdout
 
 
+@pytest.mark.native_only
 def test_not_liblock_fails_clearly(tmp_path) -> None:
     bogus = tmp_path / "liblock.so"
     bogus.write_text("not a library")
@@ -138,7 +143,7 @@ def test_not_liblock_fails_clearly(tmp_path) -> None:
 def test_interpreter_exit_releases_held_locks(c3: Cluster) -> None:
     code = f"""
 import liblock
-client = liblock.Client({c3.urls!r}, node_timeout=0.5)
+client = liblock.Client({c3.urls!r}, node_timeout=0.5, backend={BACKEND!r})
 lock = client.acquire("exit-held", ttl=30)
 auto = client.acquire("exit-auto", ttl=30, auto_extend=True)
 print(lock.token)

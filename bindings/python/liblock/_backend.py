@@ -1,0 +1,83 @@
+"""The small internal interface between the Python front end (``_client``) and an
+engine that runs liblock's core: the native ``liblock.so`` (``_native``) or
+``liblock.wasm`` under wasmtime (``_wasmbackend``).
+
+Its shape is the C ABI's (handles, status codes, ``(status, handle, message)``
+completions), so ``_client`` keeps one code path for both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Protocol, Tuple
+
+# A completion: (status, handle, message). Called exactly once, on an engine
+# thread or (when it finishes at once) on the calling thread; must not block.
+Done = Callable[[int, int, Optional[str]], None]
+
+BACKENDS = ("native", "wasm")
+
+
+class Backend(Protocol):
+    """What a Client needs from its engine. Every method raises the binding's
+    exceptions (``_errors``); ``free_*`` never raise (finalizers)."""
+
+    name: str
+
+    def client_new(self, config: bytes) -> int:
+        """Parse the config JSON and make a client; its handle."""
+        ...
+
+    def free_client(self, handle: int) -> None:
+        """Close a client (releasing its locks, cancelling its pending acquires)."""
+        ...
+
+    def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
+                interruptible: bool) -> int:
+        """Blocking acquire; the lock handle. ``interruptible``: wait in Python so
+        that a signal's exception (Ctrl-C) cancels the pending acquire."""
+        ...
+
+    def acquire_async(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
+                      done: Done) -> Callable[[], None]:
+        """Start an acquire that completes through ``done``; returns its cancel function."""
+        ...
+
+    def extend(self, lock: int, ttl_ms: int) -> None:
+        ...
+
+    def release(self, lock: int) -> Tuple[int, Optional[str]]:
+        """(status, message): OK and LOST both end the lock."""
+        ...
+
+    def extend_async(self, lock: int, ttl_ms: int, done: Done) -> None:
+        ...
+
+    def release_async(self, lock: int, done: Done) -> None:
+        ...
+
+    def on_lost(self, lock: int, key: int) -> None:
+        """Call the function registered as ``key`` in ``_lib``'s registry when the lock is lost."""
+        ...
+
+    def info(self, lock: int) -> Optional[str]:
+        """The lock_info JSON."""
+        ...
+
+    def release_then_free(self, lock: int) -> None:
+        """Release and free a lock nobody will own, without blocking the caller."""
+        ...
+
+    def free_lock(self, lock: int, lost_key: List[int]) -> None:
+        """Finalizer of a Lock: drop its on_lost registration, free (and so release) it."""
+        ...
+
+
+def check_backend_name(value: Any) -> str:
+    """Validate ``Client(..., backend=...)``."""
+    from ._errors import ArgumentTypeError, InvalidArgument
+
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
+    if value not in BACKENDS:
+        raise InvalidArgument(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {value!r}")
+    return value

@@ -1,0 +1,152 @@
+"""The native backend: liblock.so through ctypes (``_lib``), behind ``_backend.Backend``."""
+
+from __future__ import annotations
+
+import threading
+from ctypes import byref, c_uint64, c_void_p
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import _lib
+from ._backend import Done
+from ._errors import OK, error_for
+
+
+def _call(fn: Callable[..., int], *args: Any) -> None:
+    """Call a C function whose last parameter is ``char **err`` and raise on failure."""
+    err = c_void_p()
+    status = fn(*args, byref(err))
+    _lib.check(status, err)
+
+
+def _free_raw(handle: int) -> None:
+    if not _lib.forked() and handle:
+        try:
+            _lib.lib().lock_free(handle)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class NativeBackend:
+    """Stateless: every handle lives in the one liblock.so of the process."""
+
+    name = "native"
+
+    def client_new(self, config: bytes) -> int:
+        out = c_uint64()
+        _call(_lib.lib().lock_client_new, config, byref(out))
+        return int(out.value)
+
+    def free_client(self, handle: int) -> None:
+        _lib.free_handle(handle)
+
+    def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
+                interruptible: bool) -> int:
+        dll = _lib.lib()
+        if interruptible:
+            return self._acquire_interruptible(dll, client, res, ttl_ms, opts)
+        out = c_uint64()
+        _call(dll.lock_acquire, client, res, ttl_ms, opts, byref(out))
+        return int(out.value)
+
+    def _acquire_interruptible(self, dll: Any, client: int, res: bytes, ttl_ms: int,
+                               opts: Optional[bytes]) -> int:
+        """lock_acquire_async + an Event: the main thread waits in Python, where a
+        signal (KeyboardInterrupt) can reach it; the exception cancels the acquire."""
+        event = threading.Event()
+        gate = threading.Lock()
+        state: Dict[str, Any] = {"abandoned": False, "result": None}
+
+        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+            with gate:
+                if not state["abandoned"]:
+                    state["result"] = (status, handle, msg)
+                    event.set()
+                    return
+            if handle:
+                _free_raw(handle)  # nobody will own it: release and free
+
+        key = _lib.register(done)
+        op = c_uint64()
+        err = c_void_p()
+        status = dll.lock_acquire_async(client, res, ttl_ms, opts, _lib.C_CALLBACK, key,
+                                        byref(op), byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        try:
+            event.wait()
+        except BaseException:
+            with gate:
+                result = state["result"]
+                state["abandoned"] = True
+            if result is None:
+                dll.lock_cancel(op.value)
+            elif result[1]:
+                _free_raw(result[1])
+            raise
+        status, handle, msg = state["result"]
+        if status != OK:
+            raise error_for(status, msg)
+        return int(handle)
+
+    def acquire_async(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
+                      done: Done) -> Callable[[], None]:
+        dll = _lib.lib()
+        key = _lib.register(done)
+        op = c_uint64()
+        err = c_void_p()
+        status = dll.lock_acquire_async(client, res, ttl_ms, opts, _lib.C_CALLBACK, key,
+                                        byref(op), byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+        return lambda: dll.lock_cancel(op.value)
+
+    def extend(self, lock: int, ttl_ms: int) -> None:
+        _call(_lib.lib().lock_extend, lock, ttl_ms)
+
+    def release(self, lock: int) -> Tuple[int, Optional[str]]:
+        err = c_void_p()
+        status = _lib.lib().lock_release(lock, byref(err))
+        return int(status), _lib.take_string(err)
+
+    def _async(self, fn: Any, done: Done, *args: Any) -> None:
+        key = _lib.register(done)
+        err = c_void_p()
+        status = fn(*args, _lib.C_CALLBACK, key, byref(err))
+        if status != OK:
+            _lib.unregister(key)
+        _lib.check(status, err)
+
+    def extend_async(self, lock: int, ttl_ms: int, done: Done) -> None:
+        self._async(_lib.lib().lock_extend_async, done, lock, ttl_ms)
+
+    def release_async(self, lock: int, done: Done) -> None:
+        self._async(_lib.lib().lock_release_async, done, lock)
+
+    def on_lost(self, lock: int, key: int) -> None:
+        err = c_void_p()
+        status = _lib.lib().lock_on_lost(lock, _lib.C_CALLBACK, key, byref(err))
+        _lib.check(status, err)
+
+    def info(self, lock: int) -> Optional[str]:
+        out = c_void_p()
+        err = c_void_p()
+        status = _lib.lib().lock_info(lock, byref(out), byref(err))
+        text = _lib.take_string(out)
+        _lib.check(status, err)
+        return text
+
+    def release_then_free(self, lock: int) -> None:
+        dll = _lib.lib()
+        key = _lib.register(lambda status, h, msg: _free_raw(lock))
+        status = dll.lock_release_async(lock, _lib.C_CALLBACK, key, None)
+        if status != OK:
+            _lib.unregister(key)
+            _free_raw(lock)
+
+    def free_lock(self, lock: int, lost_key: List[int]) -> None:
+        _lib.free_lock(lock, lost_key)
+
+
+NATIVE = NativeBackend()
