@@ -22,6 +22,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -1276,6 +1278,114 @@ static void test_small_user_data(void) {
 	CHECK(lock_free(c) == LOCK_OK, "free client");
 }
 
+/* drain_until collects completions from the queue into got (at most max),
+ * polling the queue's pipe, until want have arrived or ms pass; returns the
+ * number collected. */
+static int drain_until(lock_completion *got, int want, int max, int ms) {
+	int fd = lock_queue_fd(), n = 0;
+	double end = now_ms() + ms;
+	while (n < want && now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 20) > 0) {
+			char buf[64];
+			while (read(fd, buf, sizeof buf) > 0) {
+			}
+		}
+		/* Small batches: exercises a drain that leaves entries behind. */
+		int32_t k;
+		while (n < max && (k = lock_queue_drain(got + n, max - n < 3 ? max - n : 3)) > 0)
+			n += k;
+	}
+	return n;
+}
+
+static void test_queue(void) {
+	int fd = lock_queue_fd();
+	CHECK(fd >= 0, "lock_queue_fd %d", fd);
+	CHECK(lock_queue_fd() == fd, "lock_queue_fd is stable");
+	CHECK(fd < 0 || (fcntl(fd, F_GETFL) & O_NONBLOCK), "the queue's fd is non-blocking");
+	lock_completion one[4];
+	CHECK(lock_queue_drain(NULL, 4) == 0, "drain(NULL)");
+	CHECK(lock_queue_drain(one, 0) == 0, "drain(max 0)");
+	CHECK(lock_queue_drain(one, -1) == 0, "drain(max -1)");
+	CHECK(lock_queue_drain(one, 4) == 0, "nothing queued");
+
+	/* Called directly: the message is copied, user_data comes back as is. */
+	char msg[] = "direct";
+	lock_queue_callback((void *)7, LOCK_LOST, 42, msg);
+	msg[0] = 'X';
+	lock_queue_callback(NULL, LOCK_OK, 0, NULL);
+	CHECK(drain_until(one, 2, 4, 2000) == 2, "two direct completions");
+	CHECK(one[0].user_data == (void *)7 && one[0].status == LOCK_LOST && one[0].handle == 42 && one[0].err &&
+	          strcmp(one[0].err, "direct") == 0,
+	      "first completion: %p %d %" PRIu64 " %s", one[0].user_data, one[0].status, one[0].handle,
+	      one[0].err ? one[0].err : "(null)");
+	CHECK(one[1].user_data == NULL && one[1].status == LOCK_OK && one[1].err == NULL, "second completion");
+	lock_string_free(one[0].err);
+
+	/* Real operations: N acquires, every completion exactly once. */
+	enum { N = 100 };
+	uint64_t c = new_client("queue:");
+	char *err = NULL;
+	static char marks[N];
+	static lock_completion got[2 * N];
+	memset(marks, 0, sizeof marks);
+	int accepted = 0;
+	for (int i = 0; i < N; i++) {
+		char res[32];
+		snprintf(res, sizeof res, "r%d", i);
+		if (CHECK_ST(lock_acquire_async(c, res, 10000, NULL, lock_queue_callback, &marks[i], NULL, &err), LOCK_OK, &err))
+			accepted++;
+	}
+	int n = drain_until(got, accepted, 2 * N, (int)bound_ms() * 4);
+	CHECK(n == accepted, "%d of %d acquire completions", n, accepted);
+	uint64_t locks[N] = {0};
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		char *m = got[i].user_data;
+		int idx = (int)(m - marks);
+		if (idx < 0 || idx >= N || marks[idx]++ != 0) {
+			CHECK(0, "completion %d: unknown or repeated user_data %p", i, got[i].user_data);
+			continue;
+		}
+		if (got[i].status == LOCK_OK && got[i].handle != 0 && got[i].err == NULL) {
+			locks[idx] = got[i].handle;
+			ok++;
+		}
+		lock_string_free(got[i].err);
+	}
+	CHECK(ok == accepted, "%d of %d acquired", ok, accepted);
+
+	/* A failure carries its message: r0 is held, one attempt only. */
+	if (locks[0]) {
+		CHECK_ST(lock_acquire_async(c, "r0", 10000, NULL, lock_queue_callback, NULL, NULL, &err), LOCK_OK, &err);
+		CHECK(drain_until(one, 1, 1, (int)bound_ms()) == 1, "NOT_ACQUIRED completion");
+		CHECK(one[0].status == LOCK_NOT_ACQUIRED && one[0].handle == 0 && one[0].err && strlen(one[0].err) > 0,
+		      "NOT_ACQUIRED with a message: %d %s", one[0].status, one[0].err ? one[0].err : "(null)");
+		lock_string_free(one[0].err);
+	}
+
+	/* Releases through the queue, then every handle freed. */
+	int rel = 0;
+	for (int i = 0; i < N; i++)
+		if (locks[i] && CHECK_ST(lock_release_async(locks[i], lock_queue_callback, &marks[i], &err), LOCK_OK, &err))
+			rel++;
+	n = drain_until(got, rel, 2 * N, (int)bound_ms() * 4);
+	CHECK(n == rel, "%d of %d release completions", n, rel);
+	int relok = 0;
+	for (int i = 0; i < n; i++) {
+		if (got[i].status == LOCK_OK)
+			relok++;
+		lock_string_free(got[i].err);
+	}
+	CHECK(relok == rel, "%d of %d released", relok, rel);
+	for (int i = 0; i < N; i++)
+		if (locks[i])
+			CHECK(lock_free(locks[i]) == LOCK_OK, "free lock %d", i);
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+	CHECK(lock_queue_drain(one, 4) == 0, "queue empty at the end");
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -1287,7 +1397,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"on_lost", test_on_lost},     {"frozen", test_frozen},               {"leaks", test_leaks},
+	    {"on_lost", test_on_lost},     {"queue", test_queue},   {"frozen", test_frozen},               {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		int f0 = failed;
