@@ -4,12 +4,12 @@
 // Why: a host such as Node can only run JS on its main thread. With a
 // callback per completion (koffi's registered callbacks), every completion
 // makes the library thread hand the call to the main thread and wait there
-// until JS has run: an eventfd write, a contended queue mutex and a condition
-// variable, three thread wake-ups per result (about 35-75 µs on a 2-core VM).
-// Here a completion is a struct appended under a mutex, and one byte is
-// written to a pipe when the queue goes from empty to non-empty; the event
-// loop, which already watches the pipe, drains everything that has arrived
-// with one call. The library thread never waits for the host.
+// until JS has run. Here a completion is a struct appended under a mutex;
+// only the completion that finds the queue empty wakes the host (a wake-up
+// function, and a byte on a pipe if one was asked for), and the host drains
+// everything that has arrived by then with one call. Under load, many
+// completions share one wake-up, and the other library threads never wait
+// for the host.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,11 @@ static size_t capacity, head, count;
 static int notified;            // a byte was written since the last drain emptied the queue
 static int pipe_r = -1, pipe_w = -1;
 static pthread_once_t pipe_once = PTHREAD_ONCE_INIT;
+static void (*wakeup_fn)(void); // read and written atomically
+
+void lock_queue_set_wakeup(void (*fn)(void)) {
+	__atomic_store_n(&wakeup_fn, fn, __ATOMIC_SEQ_CST);
+}
 
 static void open_pipe(void) {
 	int fds[2];
@@ -75,18 +80,23 @@ void lock_queue_callback(void *user_data, int32_t status, uint64_t handle, const
 	c->handle = handle;
 	c->err = msg;
 	count++;
-	int wake = !notified && pipe_w >= 0;
-	if (wake) {
-		notified = 1;
-	}
+	int wake = !notified;
+	notified = 1;
 	pthread_mutex_unlock(&queue_mu);
-	if (wake) {
+	if (!wake) {
+		return;
+	}
+	if (pipe_w >= 0) {
 		// One byte per empty->non-empty transition; EAGAIN (a full pipe)
 		// means the reader has bytes to read anyway.
 		ssize_t r;
 		do {
 			r = write(pipe_w, "", 1);
 		} while (r < 0 && errno == EINTR);
+	}
+	void (*fn)(void) = __atomic_load_n(&wakeup_fn, __ATOMIC_SEQ_CST);
+	if (fn != NULL) {
+		fn();
 	}
 }
 

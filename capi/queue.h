@@ -15,4 +15,5 @@ typedef struct lock_completion {
 int32_t lock_queue_fd(void);
 void lock_queue_callback(void *user_data, int32_t status, uint64_t handle, const char *err);
 int32_t lock_queue_drain(lock_completion *out, int32_t max);
+void lock_queue_set_wakeup(void (*fn)(void));
 #endif

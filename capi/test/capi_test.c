@@ -1299,6 +1299,55 @@ static int drain_until(lock_completion *got, int want, int max, int ms) {
 	return n;
 }
 
+static int wakeups;
+static void on_wakeup(void) { __atomic_add_fetch(&wakeups, 1, __ATOMIC_SEQ_CST); }
+
+/* The wake-up function is called when a completion finds the queue empty,
+ * not again until a drain emptied it. Runs before test_queue: a library
+ * thread that queued a completion there may call the wake-up function late,
+ * once a test set one (a spurious wake-up, which the contract allows), and
+ * that would upset the exact counts here. */
+static void test_queue_wakeup(void) {
+	lock_completion got[8];
+	while (lock_queue_drain(got, 8) > 0) {
+	}
+	lock_queue_set_wakeup(on_wakeup);
+	__atomic_store_n(&wakeups, 0, __ATOMIC_SEQ_CST);
+	lock_queue_callback((void *)1, LOCK_OK, 1, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 1, "wake-up on the first completion: %d", wakeups);
+	lock_queue_callback((void *)2, LOCK_OK, 2, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 1, "no wake-up while undrained: %d", wakeups);
+	CHECK(lock_queue_drain(got, 8) == 2 && got[0].user_data == (void *)1 && got[1].user_data == (void *)2,
+	      "both drained, in order");
+	lock_queue_callback((void *)3, LOCK_LOST, 3, "m");
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 2, "wake-up again after the drain: %d", wakeups);
+	/* From a real operation, on a library thread. */
+	uint64_t c = new_client("queuewake:");
+	char *err = NULL;
+	CHECK(lock_queue_drain(got, 8) == 1 && got[0].err && strcmp(got[0].err, "m") == 0, "third drained");
+	lock_string_free(got[0].err);
+	CHECK_ST(lock_acquire_async(c, "w", 10000, NULL, lock_queue_callback, (void *)4, NULL, &err), LOCK_OK, &err);
+	double end = now_ms() + bound_ms();
+	int n = 0;
+	while (n == 0 && now_ms() < end) {
+		while (__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) < 3 && now_ms() < end)
+			sleep_ms(1);
+		n = lock_queue_drain(got, 8);
+	}
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 3, "wake-up from a library thread: %d", wakeups);
+	CHECK(n == 1 && got[0].user_data == (void *)4, "the acquire's completion: %d, %p", n, n ? got[0].user_data : NULL);
+	for (int i = 0; i < n; i++) {
+		if (got[i].status == LOCK_OK)
+			CHECK(lock_free(got[i].handle) == LOCK_OK, "free");
+		lock_string_free(got[i].err);
+	}
+	lock_queue_set_wakeup(NULL);
+	lock_queue_callback((void *)5, LOCK_OK, 5, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 3, "no wake-up once removed");
+	CHECK(lock_queue_drain(got, 8) == 1, "fifth drained");
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
 static void test_queue(void) {
 	int fd = lock_queue_fd();
 	CHECK(fd >= 0, "lock_queue_fd %d", fd);
@@ -1405,7 +1454,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"on_lost", test_on_lost},     {"queue", test_queue},   {"frozen", test_frozen},               {"leaks", test_leaks},
+	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		int f0 = failed;
