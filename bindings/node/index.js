@@ -408,9 +408,11 @@ function markLost(st, message) {
   if (!st.controller.signal.aborted) st.controller.abort(new LockLostError(message));
 }
 
-// A call into the library that reports through (status, err out-param).
-function check(status) {
-  const msg = takeErr();
+// A call into the library that reports through (status, err out-param box).
+function check(status, box) {
+  const p = box[0];
+  box[0] = null;
+  const msg = takeString(p);
   if (status !== STATUS.OK) throw errorFor(status, msg);
 }
 
@@ -727,10 +729,10 @@ class Client {
     }
     if (keyPrefix !== undefined) cfg.key_prefix = stringArg('keyPrefix', keyPrefix);
     const n = loadNative();
-    check(n.client_new(JSON.stringify(cfg), outBox, errBox));
-    const handle = Number(outBox[0]);
-    outBox[0] = null;
-    this.#cs = { handle, closed: false, locks: new Set(), keyPrefix: cfg.key_prefix || '' };
+    const out = [0];
+    const errBox = [null];
+    check(n.client_new(JSON.stringify(cfg), out, errBox), errBox);
+    this.#cs = { handle: Number(out[0]), closed: false, locks: new Set(), keyPrefix: cfg.key_prefix || '' };
     clientRegistry.register(this, this.#cs, this.#cs);
   }
 
