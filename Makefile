@@ -15,7 +15,7 @@ deps:
 ## build: liblock.so + liblock.h, liblock.wasm, and the redisnodes test harness
 build: $(BUILD)/redisnodes $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
 
-$(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/liblock.h)
+$(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*.c capi/*.h)
 	@mkdir -p $(BUILD)
 	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $(BUILD)/liblock.so ./capi
 	cp capi/liblock.h $(BUILD)/liblock.h   # the hand-written header replaces cgo's generated one

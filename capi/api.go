@@ -112,11 +112,11 @@ func freeHandle(h uint64) int32 {
 	return statusInvalidHandle
 }
 
-// runAsync runs fn on a library goroutine for an accepted async call and
-// calls notify exactly once with the outcome, even if fn panics. The op must
-// already be registered with its client.
+// runAsync runs fn on a library goroutine (a reused worker, workers.go) for
+// an accepted async call and calls notify exactly once with the outcome, even
+// if fn panics. The op must already be registered with its client.
 func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, fn func(ctx context.Context) (uint64, error)) {
-	go func() {
+	spawn(func() {
 		var h uint64
 		var e error
 		func() {
@@ -141,7 +141,7 @@ func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, 
 		default:
 			notify(statusOK, h, "")
 		}
-	}()
+	})
 }
 
 // acquireAsync starts an acquire and returns its op handle.

@@ -333,6 +333,56 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
 int32_t lock_info(uint64_t lock, char **info_json, char **err);
 
 /*
+ * COMPLETION QUEUE (extension, not part of the version-1 contract)
+ *
+ * For hosts with an event loop that can run their code on one thread only
+ * (Node through koffi): instead of a callback that hands every completion to
+ * that thread and waits there, pass lock_queue_callback as the `cb` of the
+ * asynchronous functions and of lock_on_lost. It copies the completion into
+ * a process-wide queue and returns at once. The host learns that the queue
+ * went from empty to non-empty in either (or both) of two ways, then calls
+ * lock_queue_drain until it returns less than `max`:
+ *   - a wake-up function set with lock_queue_set_wakeup, called on the
+ *     library thread that queued the completion (koffi relays it to the
+ *     main thread), or
+ *   - the read end of a pipe, lock_queue_fd(), watched by the event loop:
+ *     one byte is written per empty->non-empty transition; read and discard
+ *     the bytes before draining.
+ * No completion is left without a wake-up; a wake-up may find the queue
+ * already drained.
+ *
+ *   lock_completion  one completion, as the callback would have received it;
+ *                    `err` is a copy the caller owns: free it with
+ *                    lock_string_free (NULL on LOCK_OK). `reserved` is 0.
+ *   lock_queue_callback  a lock_callback; thread-safe. It never waits for the
+ *                    host, except inside the wake-up function if the host's
+ *                    function waits (it waits for memory if malloc fails).
+ *   lock_queue_drain moves up to `max` of the oldest completions into `out`
+ *                    and returns how many; 0 for a NULL `out` or max <= 0.
+ *                    Thread-safe; each completion is returned exactly once.
+ *                    Pure C: it does not enter the Go runtime.
+ *   lock_queue_set_wakeup  sets (NULL: removes) the wake-up function. It may
+ *                    call any function of this library.
+ *   lock_queue_fd    the pipe's read end (non-blocking, close-on-exec),
+ *                    created on the first call; the same on every call; -1
+ *                    if no pipe could be created. Do not close it.
+ *
+ * There is one queue per process: one host event loop should own it.
+ */
+typedef struct lock_completion {
+	void *user_data;
+	int32_t status;
+	int32_t reserved;
+	uint64_t handle;
+	char *err;
+} lock_completion;
+
+int32_t lock_queue_fd(void);
+void lock_queue_callback(void *user_data, int32_t status, uint64_t handle, const char *err);
+int32_t lock_queue_drain(lock_completion *out, int32_t max);
+void lock_queue_set_wakeup(void (*fn)(void));
+
+/*
  * Debugging aids for leak tests (extensions, not part of the contract; their
  * meaning may change):
  *   lock_debug_goroutines  the number of goroutines in the embedded Go runtime.

@@ -109,10 +109,12 @@ function loadNative() {
       'Build it with `make build` at the repository root, or set LIBLOCK_PATH.');
   }
   const koffi = require('koffi');
-  // Every completion callback comes from its own Go thread and waits there
-  // until the main thread has run it; koffi's default of 256 callbacks in
-  // flight at once is too few for thousands of pending acquires canceled
-  // together. This fails harmlessly if another library was loaded first.
+  // A koffi callback called from a Go thread waits there until the main
+  // thread has run it. With the completion queue only its wake-up function
+  // is called that way (a few at a time); without it (an older library)
+  // every completion is, and koffi's default of 256 callbacks in flight at
+  // once is too few for thousands of pending acquires canceled together.
+  // This fails harmlessly if another library was loaded first.
   try { koffi.config({ ...koffi.config(), max_async_calls: 4096 }); } catch { /* keep defaults */ }
   let lib;
   try {
@@ -154,35 +156,137 @@ function loadNative() {
   try { n.version = lib.func('const char *lock_version(void)'); } catch { /* optional extension */ }
   try { n.debugHandles = lib.func('int64_t lock_debug_handles(void)'); } catch { /* optional extension */ }
   try { n.debugPanic = lib.func('int32_t lock_debug_panic(_Out_ void **err)'); } catch { /* optional extension */ }
-  // Two registered callbacks serve every operation of the process, keyed by
-  // the id in user_data: the slot limit (8192) can never be reached however
-  // many operations are pending, and a late call (e.g. an on-lost callback
-  // already running when its lock was freed) finds no entry and is ignored
-  // instead of jumping into an unregistered trampoline.
   slotBase = Number(koffi.alloc('uint8_t', 2 * SLOTS)); // never freed, never touched
-  n.doneCb = koffi.register(onDone, koffi.pointer(Callback));
-  n.lostCb = koffi.register(onLost, koffi.pointer(Callback));
-  // They stay registered for the life of the process: a Go thread may call
-  // one at any moment, up to exit (koffi drops calls once the environment is
-  // torn down), and unregistering a trampoline a thread is about to call
-  // would be a use-after-free.
+  if (!openQueue(n, lib)) {
+    // Fallback for a library without the completion queue: two registered
+    // callbacks serve every operation of the process, keyed by the id in
+    // user_data, so the slot limit (8192) can never be reached, and a late
+    // call (e.g. an on-lost callback already running when its lock was
+    // freed) finds no entry and is ignored instead of jumping into an
+    // unregistered trampoline. They stay registered for the life of the
+    // process: a Go thread may call one at any moment, up to exit.
+    n.doneCb = koffi.register(onDone, koffi.pointer(Callback));
+    n.lostCb = koffi.register(onLost, koffi.pointer(Callback));
+    const keepAlive = setInterval(() => {}, 0x7fffffff); // koffi's relay does not keep the loop alive
+    keepAlive.unref();
+    n.ref = () => keepAlive.ref();
+    n.unref = () => keepAlive.unref();
+  }
   native = n;
   return n;
 }
 
-// ---------------------------------------------------------------- calls off the main thread
+// ---------------------------------------------------------------- completion queue
 
-// Why the binding calls into liblock through koffi's thread pool: koffi runs
-// a native call on a stack of its own, so the Go runtime, seeing a stack
-// pointer outside the bounds it knows for the thread, asks glibc for them
-// again on every call (pthread_getattr_np), and for the main thread glibc
-// finds them by parsing /proc/self/maps: about 0.2 ms per call in a Node
-// process, on the event loop. On a pool thread the same lookup is cheap.
-// Only the non-blocking entry points go through the pool (each call returns
-// in microseconds): nothing that waits on the network ever occupies a pool
-// thread. Submissions are queued past MAX_SUBMITS, so that koffi's limit on
-// asynchronous calls (shared with the completion callbacks) is never hit and
-// a burst of thousands of calls is spread over many event-loop turns.
+// Completions arrive through liblock's completion queue (capi/queue.c): the
+// library's C function lock_queue_callback is the callback of every
+// operation; it appends (user_data, status, handle, err) to a queue and, when
+// the queue was empty, calls one koffi-registered wake-up function, which
+// koffi relays to this thread; it drains everything queued by then in one
+// call. Per completion this costs what a koffi callback per operation costs
+// when operations come one at a time, and far less under load: one relay
+// (one parked library thread) per batch instead of per completion. A pipe
+// watched by a net.Socket (lock_queue_fd) was measured too: Node's stream
+// machinery cost more main-thread time per completion than koffi's relay.
+// Nothing runs on a libuv pool thread.
+//
+// The queue is one per loaded library, so it is shared by every copy of this
+// module in the process that loads the same file: one wake-up function
+// drains it and hands each completion to the copy that owns its user_data
+// range.
+const COMPLETION_SIZE = 32; // sizeof(lock_completion) on 64-bit Linux
+const DRAIN_MAX = 256;
+const QUEUES = Symbol.for('liblock.node.completionQueues.v1');
+
+function openQueue(n, lib) {
+  let drain;
+  let setWakeup;
+  let cb;
+  try {
+    drain = lib.func('int32_t lock_queue_drain(void *out, int32_t max)');
+    setWakeup = lib.func('void lock_queue_set_wakeup(void *fn)');
+    cb = lib.symbol('lock_queue_callback');
+  } catch {
+    return false; // an older library: no queue
+  }
+  const queues = (globalThis[QUEUES] ||= new Map());
+  let q = queues.get(cb);
+  if (!q) {
+    q = newQueue(n.koffi, drain, setWakeup);
+    queues.set(cb, q);
+  }
+  q.owners.push({ lo: slotBase, hi: slotBase + 2 * SLOTS, done: onDone, lost: onLost });
+  n.doneCb = cb;
+  n.lostCb = cb;
+  n.ref = () => { if (q.refs++ === 0) q.alive.ref(); };
+  n.unref = () => { if (--q.refs === 0) q.alive.unref(); };
+  return true;
+}
+
+function newQueue(koffi, drain, setWakeup) {
+  const buf = Buffer.alloc(COMPLETION_SIZE * DRAIN_MAX);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const q = { owners: [], refs: 0, alive: null, wake: null };
+  const drainAll = () => {
+    let count;
+    do {
+      count = drain(buf, DRAIN_MAX);
+      for (let i = 0, off = 0; i < count; i++, off += COMPLETION_SIZE) {
+        const ud = Number(view.getBigUint64(off, true));
+        const status = view.getInt32(off + 8, true);
+        const handle = Number(view.getBigUint64(off + 16, true));
+        const errPtr = view.getBigUint64(off + 24, true);
+        const err = errPtr === 0n ? null : takeString(errPtr);
+        deliver(q.owners, ud, status, handle, err);
+      }
+    } while (count === DRAIN_MAX);
+  };
+  // Registered for the life of the process: a library thread may call it at
+  // any moment, up to exit (koffi drops calls once the environment is torn
+  // down); unregistering it while a thread is about to call it would be a
+  // use-after-free.
+  q.wake = koffi.register(drainAll, koffi.pointer(koffi.proto('void liblock_node_wake(void)')));
+  setWakeup(q.wake);
+  // koffi's relay does not keep the event loop alive; this timer does, while
+  // some operation is pending (it never fires).
+  q.alive = setInterval(() => {}, 0x7fffffff);
+  q.alive.unref();
+  return q;
+}
+
+function deliver(owners, ud, status, handle, err) {
+  for (let i = 0; i < owners.length; i++) {
+    const o = owners[i];
+    if (ud < o.lo || ud >= o.hi) continue;
+    try {
+      if (ud - o.lo >= SLOTS) o.lost(ud, status, handle, err);
+      else o.done(ud, status, handle, err);
+    } catch (e) {
+      // A listener threw (on a lost lock's signal, say): report it as an
+      // uncaught error, after every other completion was delivered.
+      queueMicrotask(() => { throw e; });
+    }
+    return;
+  }
+}
+
+// ---------------------------------------------------------------- calls into the library
+
+// Every entry point that returns at once (the lock_*_async calls, cancel,
+// on_lost, info, string_free, and lock_free of a lock whose release has
+// settled) is called synchronously on the main thread: each takes about a
+// microsecond. That is only true because liblock.so answers the Go runtime's
+// per-call stack-bounds question for the main thread from a cache
+// (capi/stackbound.c); before that, each call cost 0.1-0.2 ms of
+// /proc/self/maps parsing, and the binding hopped through koffi's thread
+// pool to avoid it. Nothing here waits for a lock: waiting happens in Go, and
+// the results come back through the registered callbacks.
+//
+// The only calls that do network I/O, lock_free of a client (close) and of a
+// lock still held (a dropped Lock), run on koffi's thread pool: each is
+// bounded by node_timeout and never waits for a lock. They are queued past
+// MAX_SUBMITS, so that koffi's limit on asynchronous calls (shared with the
+// completion callbacks) is never hit.
 const MAX_SUBMITS = 64;
 let submitting = 0;
 const submitQueue = [];
@@ -214,15 +318,25 @@ function drainSubmits() {
   }
 }
 
-function noop() {}
+// Out-parameter boxes reused by every synchronous call: each is read right
+// after the call returns, and no JS runs in between (the library never calls
+// a callback on the caller's thread), so one of each is enough.
+const errBox = [null];
+const outBox = [null];
 
-// takeString reads a library-allocated C string and frees it (off the main
-// thread: lock_string_free is a Go export too).
+// takeString reads a library-allocated C string and frees it.
 function takeString(ptr) {
   if (ptr === null || ptr === undefined || ptr === 0n) return null;
   const s = native.koffi.decode(ptr, 'char', -1);
-  submit(native.string_free, [ptr], null);
+  native.string_free(ptr);
   return s;
+}
+
+// takeErr returns (and frees) the message left in errBox by the last call.
+function takeErr() {
+  const p = errBox[0];
+  errBox[0] = null;
+  return takeString(p);
 }
 
 // ---------------------------------------------------------------- pending operations
@@ -238,9 +352,8 @@ let slotBase = 0; // address of the block (2 * SLOTS bytes)
 const pending = new Map(); // slot -> (status, handle, err) => void
 const freeSlots = [];
 let nextSlot = 0;
-// koffi's callback relay does not keep the event loop alive; this timer does,
-// while some operation is pending (it never fires in practice).
-let keepAlive = null;
+// Neither the completion pipe nor koffi's callback relay keeps the event loop
+// alive by itself: native.ref() does, while some operation is pending.
 
 function addPending(fn) {
   let slot = freeSlots.pop();
@@ -249,10 +362,7 @@ function addPending(fn) {
     slot = nextSlot++;
   }
   pending.set(slot, fn);
-  if (pending.size === 1) {
-    if (!keepAlive) keepAlive = setInterval(() => {}, 0x7fffffff);
-    else keepAlive.ref();
-  }
+  if (pending.size === 1) native.ref();
   return slotBase + slot;
 }
 
@@ -265,7 +375,7 @@ function dropPending(ud) {
   if (fn === undefined) return undefined;
   pending.delete(slot);
   freeSlots.push(slot);
-  if (pending.size === 0 && keepAlive) keepAlive.unref();
+  if (pending.size === 0) native.unref();
   return fn;
 }
 
@@ -309,9 +419,11 @@ function markLost(st, message) {
   if (!st.controller.signal.aborted) st.controller.abort(new LockLostError(message));
 }
 
-// A call into the library that reports through (status, err out-param).
-function check(status, errBox) {
-  const msg = takeString(errBox[0]);
+// A call into the library that reports through (status, err out-param box).
+function check(status, box) {
+  const p = box[0];
+  box[0] = null;
+  const msg = takeString(p);
   if (status !== STATUS.OK) throw errorFor(status, msg);
 }
 
@@ -456,33 +568,36 @@ class Lock {
     return st.controller.signal;
   }
 
-  #run(name, fn, args) {
+  // #run starts an extend or a release (fn: their _async call; arg: the ttl,
+  // or undefined) and settles when its completion callback ran.
+  #run(name, fn, arg) {
     const st = this.#st;
     if (st.client.closed || !st.handle) {
       return Promise.reject(new InvalidHandleError(`liblock: ${name}: the lock's client is closed`));
     }
     return new Promise((resolve, reject) => {
-      const errBox = [null];
       st.inflight++;
       const ud = addPending((status, handle, err) => {
         st.inflight--;
         if (status === STATUS.OK) resolve();
         else reject(errorFor(status, err));
       });
-      submit(fn, [st.handle, ...args, native.doneCb, ud, errBox], (e, status) => {
-        if (e) status = STATUS.INTERNAL;
-        if (status === STATUS.OK) return;
-        let msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
-        if (status === STATUS.INVALID_HANDLE && st.client.closed) {
-          // close() overtook the submission on the thread pool.
-          status = STATUS.CANCELED;
-          msg = `liblock: ${name}: canceled: the client was closed`;
-        }
-        if (dropPending(ud)) {
-          st.inflight--;
-          reject(errorFor(status, msg));
-        }
-      });
+      let status;
+      let msg;
+      try {
+        status = arg === undefined
+          ? fn(st.handle, native.doneCb, ud, errBox)
+          : fn(st.handle, arg, native.doneCb, ud, errBox);
+        msg = status === STATUS.OK ? null : takeErr();
+      } catch (e) {
+        status = STATUS.INTERNAL;
+        msg = `liblock: ${e.message}`;
+      }
+      if (status === STATUS.OK) return;
+      if (dropPending(ud)) { // the callback will never run
+        st.inflight--;
+        reject(errorFor(status, msg));
+      }
     });
   }
 
@@ -496,7 +611,7 @@ class Lock {
     const st = this.#st;
     if (st.released) throw new LockLostError('liblock: extend: already released');
     try {
-      await (st.client.be ? st.client.be.extend(st, ttl) : this.#run('extend', native.extend_async, [ttl]));
+      await (st.client.be ? st.client.be.extend(st, ttl) : this.#run('extend', native.extend_async, ttl));
     } catch (e) {
       if (e.code === 'LOST') markLost(st, e.message);
       throw e;
@@ -515,7 +630,7 @@ class Lock {
     const st = this.#st;
     if (st.released) throw new LockLostError('liblock: release: already released');
     try {
-      await (st.client.be ? st.client.be.release(st) : this.#run('release', native.release_async, []));
+      await (st.client.be ? st.client.be.release(st) : this.#run('release', native.release_async, undefined));
       st.released = true;
     } catch (e) {
       if (e.code === 'LOST') {
@@ -550,15 +665,15 @@ class Lock {
 function infoOf(st) {
   if (st.client.be) return st.client.be.info(st);
   if (!st.handle || st.client.closed) return null;
-  const out = [null];
-  const err = [null];
-  const status = native.info(st.handle, out, err);
-  const msg = takeString(err[0]);
+  const status = native.info(st.handle, outBox, errBox);
+  const msg = takeErr();
   if (status !== STATUS.OK) {
     if (status === STATUS.INVALID_HANDLE) return null;
     throw errorFor(status, msg);
   }
-  return JSON.parse(takeString(out[0]));
+  const json = outBox[0];
+  outBox[0] = null;
+  return JSON.parse(takeString(json));
 }
 
 // watchLoss registers the lock's on-lost callback, once (always for
@@ -567,19 +682,24 @@ function watchLoss(st) {
   if (st.client.be) return; // the wasm backend reports every loss
   if (st.lostId || st.released || st.lost || !st.handle || st.client.closed) return;
   st.lostId = addLostWatch(st);
-  const errBox = [null];
-  submit(native.on_lost, [st.handle, native.lostCb, slotBase + st.lostId, errBox], (e, status) => {
-    if (!e && status === STATUS.OK) return;
-    const msg = e ? e.message : takeString(errBox[0]);
-    if (status === STATUS.INVALID_HANDLE) return; // freed meanwhile
-    // Cannot watch: say so on the signal rather than keep silent.
-    lostWatch.delete(st.lostId);
-    markLost(st, `liblock: cannot watch the lock for loss: ${msg}`);
-  });
+  let status;
+  let msg;
+  try {
+    status = native.on_lost(st.handle, native.lostCb, slotBase + st.lostId, errBox);
+    msg = takeErr();
+  } catch (e) {
+    status = STATUS.INTERNAL;
+    msg = e.message;
+  }
+  if (status === STATUS.OK || status === STATUS.INVALID_HANDLE) return; // INVALID_HANDLE: freed meanwhile
+  // Cannot watch: say so on the signal rather than keep silent.
+  lostWatch.delete(st.lostId);
+  markLost(st, `liblock: cannot watch the lock for loss: ${msg}`);
 }
 
 // After a release settled (OK or LOST) and no operation is in flight, the
-// handle is freed: lock_free then has nothing left to do on the network.
+// handle is freed: lock_free then has nothing left to do on the network, so
+// it is called right here.
 function maybeFree(st) {
   if (!st.released || st.inflight > 0 || !st.handle) return;
   const h = st.handle;
@@ -588,7 +708,7 @@ function maybeFree(st) {
   lockRegistry.unregister(st);
   if (st.client.closed) return;
   if (st.client.be) st.client.be.free(h);
-  else submit(native.free, [h], null);
+  else native.free(h);
 }
 
 if (!Symbol.asyncDispose) {
@@ -684,31 +804,27 @@ class Client {
     const result = new Promise((resolve) => {
       ud = addPending((status, handle, err) => resolve({ status, handle, err }));
     });
-    const outOp = [0];
-    const errBox = [null];
-    submit(n.acquire_async, [cs.handle, resource, ttl, optsJson, n.doneCb, ud, outOp, errBox], (e, status) => {
-      if (e) status = STATUS.INTERNAL;
-      if (status === STATUS.OK) {
-        opHandle = Number(outOp[0]);
-        if (abortedBySignal) submit(n.cancel, [opHandle], null);
-        return;
-      }
-      let msg = e ? `liblock: ${e.message}` : takeString(errBox[0]);
-      if (status === STATUS.INVALID_HANDLE && cs.closed) {
-        // close() overtook the submission on the thread pool.
-        status = STATUS.CANCELED;
-        msg = 'liblock: acquire: canceled: the client was closed';
-      }
+    let status;
+    let msg = null;
+    try {
+      status = n.acquire_async(cs.handle, resource, ttl, optsJson, n.doneCb, ud, outBox, errBox);
+      if (status === STATUS.OK) opHandle = Number(outBox[0]);
+      else msg = takeErr();
+      outBox[0] = null;
+    } catch (e) {
+      status = STATUS.INTERNAL;
+      msg = `liblock: ${e.message}`;
+    }
+    if (status !== STATUS.OK) {
       const fn = dropPending(ud); // the callback will never run
       if (fn) fn(status, 0, msg);
-    });
+    }
     let onAbort = null;
-    if (signal) {
+    if (signal && opHandle) {
       onAbort = () => {
         abortedBySignal = true;
-        // INVALID_HANDLE when the result is already decided: fine. Before the
-        // submission completed, the cancel is sent when it does.
-        if (opHandle) submit(n.cancel, [opHandle], null);
+        // INVALID_HANDLE when the result is already decided: fine.
+        n.cancel(opHandle);
       };
       signal.addEventListener('abort', onAbort, { once: true });
     }
@@ -844,9 +960,8 @@ function _debug(backend) {
 function _debugPanic() {
   const n = loadNative();
   if (!n.debugPanic) return null;
-  const errBox = [null];
   const status = n.debugPanic(errBox);
-  const msg = takeString(errBox[0]);
+  const msg = takeErr();
   return status === STATUS.OK ? null : errorFor(status, msg);
 }
 

@@ -22,6 +22,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -1276,6 +1278,171 @@ static void test_small_user_data(void) {
 	CHECK(lock_free(c) == LOCK_OK, "free client");
 }
 
+/* drain_until collects completions from the queue into got (at most max),
+ * polling the queue's pipe, until want have arrived or ms pass; returns the
+ * number collected. */
+static int drain_until(lock_completion *got, int want, int max, int ms) {
+	int fd = lock_queue_fd(), n = 0;
+	double end = now_ms() + ms;
+	while (n < want && now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 20) > 0) {
+			char buf[64];
+			while (read(fd, buf, sizeof buf) > 0) {
+			}
+		}
+		/* Small batches: exercises a drain that leaves entries behind. */
+		int32_t k;
+		while (n < max && (k = lock_queue_drain(got + n, max - n < 3 ? max - n : 3)) > 0)
+			n += k;
+	}
+	return n;
+}
+
+static int wakeups;
+static void on_wakeup(void) { __atomic_add_fetch(&wakeups, 1, __ATOMIC_SEQ_CST); }
+
+/* The wake-up function is called when a completion finds the queue empty,
+ * not again until a drain emptied it. Runs before test_queue: a library
+ * thread that queued a completion there may call the wake-up function late,
+ * once a test set one (a spurious wake-up, which the contract allows), and
+ * that would upset the exact counts here. */
+static void test_queue_wakeup(void) {
+	lock_completion got[8];
+	while (lock_queue_drain(got, 8) > 0) {
+	}
+	lock_queue_set_wakeup(on_wakeup);
+	__atomic_store_n(&wakeups, 0, __ATOMIC_SEQ_CST);
+	lock_queue_callback((void *)1, LOCK_OK, 1, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 1, "wake-up on the first completion: %d", wakeups);
+	lock_queue_callback((void *)2, LOCK_OK, 2, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 1, "no wake-up while undrained: %d", wakeups);
+	CHECK(lock_queue_drain(got, 8) == 2 && got[0].user_data == (void *)1 && got[1].user_data == (void *)2,
+	      "both drained, in order");
+	lock_queue_callback((void *)3, LOCK_LOST, 3, "m");
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 2, "wake-up again after the drain: %d", wakeups);
+	/* From a real operation, on a library thread. */
+	uint64_t c = new_client("queuewake:");
+	char *err = NULL;
+	CHECK(lock_queue_drain(got, 8) == 1 && got[0].err && strcmp(got[0].err, "m") == 0, "third drained");
+	lock_string_free(got[0].err);
+	CHECK_ST(lock_acquire_async(c, "w", 10000, NULL, lock_queue_callback, (void *)4, NULL, &err), LOCK_OK, &err);
+	double end = now_ms() + bound_ms();
+	int n = 0;
+	while (n == 0 && now_ms() < end) {
+		while (__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) < 3 && now_ms() < end)
+			sleep_ms(1);
+		n = lock_queue_drain(got, 8);
+	}
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 3, "wake-up from a library thread: %d", wakeups);
+	CHECK(n == 1 && got[0].user_data == (void *)4, "the acquire's completion: %d, %p", n, n ? got[0].user_data : NULL);
+	for (int i = 0; i < n; i++) {
+		if (got[i].status == LOCK_OK)
+			CHECK(lock_free(got[i].handle) == LOCK_OK, "free");
+		lock_string_free(got[i].err);
+	}
+	lock_queue_set_wakeup(NULL);
+	lock_queue_callback((void *)5, LOCK_OK, 5, NULL);
+	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 3, "no wake-up once removed");
+	CHECK(lock_queue_drain(got, 8) == 1, "fifth drained");
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
+static void test_queue(void) {
+	int fd = lock_queue_fd();
+	CHECK(fd >= 0, "lock_queue_fd %d", fd);
+	CHECK(lock_queue_fd() == fd, "lock_queue_fd is stable");
+	CHECK(fd < 0 || (fcntl(fd, F_GETFL) & O_NONBLOCK), "the queue's fd is non-blocking");
+	lock_completion one[4];
+	CHECK(lock_queue_drain(NULL, 4) == 0, "drain(NULL)");
+	CHECK(lock_queue_drain(one, 0) == 0, "drain(max 0)");
+	CHECK(lock_queue_drain(one, -1) == 0, "drain(max -1)");
+	CHECK(lock_queue_drain(one, 4) == 0, "nothing queued");
+
+	/* Called directly: the message is copied, user_data comes back as is. */
+	char msg[] = "direct";
+	lock_queue_callback((void *)7, LOCK_LOST, 42, msg);
+	msg[0] = 'X';
+	lock_queue_callback(NULL, LOCK_OK, 0, NULL);
+	CHECK(drain_until(one, 2, 4, 2000) == 2, "two direct completions");
+	CHECK(one[0].user_data == (void *)7 && one[0].status == LOCK_LOST && one[0].handle == 42 && one[0].err &&
+	          strcmp(one[0].err, "direct") == 0,
+	      "first completion: %p %d %" PRIu64 " %s", one[0].user_data, one[0].status, one[0].handle,
+	      one[0].err ? one[0].err : "(null)");
+	CHECK(one[1].user_data == NULL && one[1].status == LOCK_OK && one[1].err == NULL, "second completion");
+	lock_string_free(one[0].err);
+
+	/* Real operations: N acquires, every completion exactly once. */
+	enum { N = 100 };
+	uint64_t c = new_client("queue:");
+	char *err = NULL;
+	static char marks[N];
+	static lock_completion got[2 * N];
+	memset(marks, 0, sizeof marks);
+	int accepted = 0;
+	for (int i = 0; i < N; i++) {
+		char res[32];
+		snprintf(res, sizeof res, "r%d", i);
+		if (CHECK_ST(lock_acquire_async(c, res, 10000, NULL, lock_queue_callback, &marks[i], NULL, &err), LOCK_OK, &err))
+			accepted++;
+	}
+	int n = drain_until(got, accepted, 2 * N, (int)bound_ms() * 4);
+	CHECK(n == accepted, "%d of %d acquire completions", n, accepted);
+	uint64_t locks[N] = {0};
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		char *m = got[i].user_data;
+		int idx = (int)(m - marks);
+		if (idx < 0 || idx >= N || marks[idx]++ != 0) {
+			CHECK(0, "completion %d: unknown or repeated user_data %p", i, got[i].user_data);
+			continue;
+		}
+		if (got[i].status == LOCK_OK) {
+			CHECK(got[i].handle != 0 && got[i].err == NULL, "OK completion with a handle and no message");
+			locks[idx] = got[i].handle;
+			ok++;
+		} else {
+			/* Possible on a loaded machine (valgrind): a node timeout. */
+			CHECK(got[i].handle == 0 && got[i].err != NULL, "a failed completion has a message, no handle");
+		}
+		lock_string_free(got[i].err);
+	}
+	CHECK(ok > 0, "%d of %d acquired", ok, accepted);
+	if (ok < accepted)
+		printf("# queue: %d of %d acquires failed (node timeouts on a loaded machine)\n", accepted - ok, accepted);
+
+	/* A failure carries its message: r0 is held, one attempt only. */
+	if (locks[0]) {
+		CHECK_ST(lock_acquire_async(c, "r0", 10000, NULL, lock_queue_callback, NULL, NULL, &err), LOCK_OK, &err);
+		CHECK(drain_until(one, 1, 1, (int)bound_ms()) == 1, "NOT_ACQUIRED completion");
+		CHECK((one[0].status == LOCK_NOT_ACQUIRED || one[0].status == LOCK_UNAVAILABLE) && one[0].handle == 0 && one[0].err && strlen(one[0].err) > 0,
+		      "NOT_ACQUIRED with a message: %d %s", one[0].status, one[0].err ? one[0].err : "(null)");
+		lock_string_free(one[0].err);
+	}
+
+	/* Releases through the queue, then every handle freed. */
+	int rel = 0;
+	for (int i = 0; i < N; i++)
+		if (locks[i] && CHECK_ST(lock_release_async(locks[i], lock_queue_callback, &marks[i], &err), LOCK_OK, &err))
+			rel++;
+	n = drain_until(got, rel, 2 * N, (int)bound_ms() * 4);
+	CHECK(n == rel, "%d of %d release completions", n, rel);
+	int relok = 0;
+	for (int i = 0; i < n; i++) {
+		if (got[i].status == LOCK_OK)
+			relok++;
+		else
+			CHECK(got[i].err != NULL, "a failed release has a message");
+		lock_string_free(got[i].err);
+	}
+	CHECK(relok > 0, "%d of %d released", relok, rel);
+	for (int i = 0; i < N; i++)
+		if (locks[i])
+			CHECK(lock_free(locks[i]) == LOCK_OK, "free lock %d", i);
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+	CHECK(lock_queue_drain(one, 4) == 0, "queue empty at the end");
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -1287,7 +1454,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"on_lost", test_on_lost},     {"frozen", test_frozen},               {"leaks", test_leaks},
+	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		int f0 = failed;

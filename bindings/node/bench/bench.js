@@ -21,7 +21,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 
 function makeLibs(nodeUrls) {
   const clients = nodeUrls.map((u) => new Redis(u, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: true }));
-  const liblock = new Client({ nodes: nodeUrls, nodeTimeout: 50 });
+  const liblock = new Client({ nodes: nodeUrls, nodeTimeout: 1000 });
   const redlock = new Redlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
   const redlockWait = new Redlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
   const libs = {
@@ -45,14 +45,18 @@ function makeLibs(nodeUrls) {
   return { libs, close, ready: Promise.all(clients.map((c) => c.ping())) };
 }
 
+// pairs returns the median µs per pair and the process's CPU time (user +
+// system, all threads: Node's and, for liblock, the Go runtime's) per pair.
 async function pairs(lib, res, n) {
   const t = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
     await lib.pair(res);
     t.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
-  return median(t);
+  const cpu = process.cpuUsage(cpu0);
+  return { us: median(t), cpu: (cpu.user + cpu.system) / n };
 }
 
 async function contention(lib, res) {
@@ -75,25 +79,33 @@ async function contention(lib, res) {
 (async () => {
   console.log(`liblock Node bench: ${PAIRS} acquire+release pairs x ${ROUNDS} rounds (median of round medians, µs per pair), node ${process.version}`);
   const results = {};
+  const cpuPerPair = {};
   for (const n of [1, 5]) {
     const { libs, close, ready } = makeLibs(urls.slice(0, n));
     await ready;
     for (const name of Object.keys(libs)) await pairs(libs[name], `bench:warm:${name}`, 200);
     const rounds = {};
+    const cpus = {};
     for (let r = 0; r < ROUNDS; r++) {
       for (const name of Object.keys(libs)) {
-        (rounds[name] ||= []).push(await pairs(libs[name], `bench:pair:${n}:${name}`, PAIRS));
+        const { us, cpu } = await pairs(libs[name], `bench:pair:${n}:${name}`, PAIRS);
+        (rounds[name] ||= []).push(us);
+        (cpus[name] ||= []).push(cpu);
       }
     }
-    for (const name of Object.keys(libs)) (results[name] ||= {})[n] = median(rounds[name]);
+    for (const name of Object.keys(libs)) {
+      (results[name] ||= {})[n] = median(rounds[name]);
+      (cpuPerPair[name] ||= {})[n] = median(cpus[name]);
+    }
     await close();
   }
   const names = Object.keys(results);
   const fastestPeer = (n) => Math.min(...names.filter((x) => x !== 'liblock').map((x) => results[x][n]));
   console.log('');
-  console.log('library                        1 node µs   5 nodes µs');
+  console.log('library                        1 node µs   5 nodes µs   CPU µs/pair 1 node, 5 nodes');
   for (const name of names) {
-    console.log(`${name.padEnd(30)} ${results[name][1].toFixed(1).padStart(9)}   ${results[name][5].toFixed(1).padStart(10)}`);
+    console.log(`${name.padEnd(30)} ${results[name][1].toFixed(1).padStart(9)}   ${results[name][5].toFixed(1).padStart(10)}` +
+      `   ${cpuPerPair[name][1].toFixed(0).padStart(11)}, ${cpuPerPair[name][5].toFixed(0)}`);
   }
   for (const n of [1, 5]) {
     console.log(`liblock / fastest peer, ${n} node${n > 1 ? 's' : ''}: ${(results.liblock[n] / fastestPeer(n)).toFixed(2)}`);

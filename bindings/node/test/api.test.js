@@ -95,6 +95,10 @@ test('extend resets the expiry; LOST once expired (never re-acquires)', async ()
 
   const short = await client.acquire('api:expire', { ttl: 30 });
   await waitFor(() => short.validity === 0, { what: 'validity to run out' });
+  // validity is whole milliseconds, truncated: 0 may still mean up to 1 ms
+  // left, in which an extension rightly succeeds. Wait out that millisecond.
+  const zeroAt = performance.now();
+  await waitFor(() => performance.now() - zeroAt > 1.5, { what: 'the last partial millisecond' });
   await assert.rejects(short.extend(5000), (e) => e instanceof LockLostError && e.code === 'LOST');
   assert.equal(short.lost, true);
   assert.equal(short.signal.aborted, true);
