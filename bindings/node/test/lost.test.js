@@ -60,9 +60,9 @@ test('majority of nodes killed: auto-extension fails, lock.signal aborts, no unh
 });
 
 test('using(): the signal passed to fn aborts on loss and using rejects with LockLostError', async () => {
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 150 }));
   let sawAbort = false;
-  const p = client.using('lost:using', { ttl: 300 }, async (signal) => {
+  const p = client.using('lost:using', { ttl: 600 }, async (signal) => {
     await nodes.freeze(1);
     await nodes.freeze(2);
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
