@@ -18,6 +18,14 @@ type callState struct {
 	user   context.Context // the caller's context: ends a waiting acquire
 	client *Client
 	inst   *instance
+
+	// For lock_acquire: what the host sees of the attempts, so that it
+	// need not ask the module (lock_poll) after a success. token is the
+	// token of the last SET the module sent; attempt is a time no later
+	// than the module's start of that attempt (the end of the exec before
+	// it, or the call's start); lastEnd is when the last exec ended.
+	token            string
+	attempt, lastEnd time.Time
 }
 
 type stateKey struct{}
@@ -51,7 +59,11 @@ func hostExec(ctx context.Context, m api.Module, stack []uint64) {
 	for i, c := range req.Cmds {
 		sent[i] = c != nil
 	}
+	if token, ok := setNXToken(req.Cmds); ok {
+		st.token, st.attempt = token, st.lastEnd
+	}
 	replies = st.client.nodes.exec(time.Duration(req.TimeoutMS)*time.Millisecond, req.Cmds)
+	st.lastEnd = time.Now()
 	var buf bytes.Buffer
 	in.enc.Reset(&buf)
 	if err := encodeReplies(in.enc, sent, replies); err != nil {
@@ -62,6 +74,20 @@ func hostExec(ctx context.Context, m api.Module, stack []uint64) {
 		mem.Write(respPtr, in.pending)
 	}
 	stack[0] = api.EncodeU32(uint32(len(in.pending)))
+}
+
+// setNXToken returns the token of an acquire attempt's SET key token NX PX
+// ttl (PROTOCOL.md §5), the same command on every node it is sent to.
+func setNXToken(cmds []core.Command) (string, bool) {
+	for _, c := range cmds {
+		if c != nil {
+			if len(c) == 6 && c[0] == "SET" && c[3] == "NX" && c[4] == "PX" {
+				return c[2], true
+			}
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // hostExecTake is liblock.exec_take(buf, buf_len) -> copied.
