@@ -20,9 +20,10 @@ $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*
 	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $(BUILD)/liblock.so ./capi
 	cp capi/liblock.h $(BUILD)/liblock.h   # the hand-written header replaces cgo's generated one
 
-$(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_test.go' -not -path 'wasm/host/*' 2>/dev/null)
+# go build for wasip1, then wasm-opt -Oz (binaryen, installed by deps): see the script.
+$(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_test.go' -not -path 'wasm/host/*' 2>/dev/null) wasm/scripts/build.sh | deps
 	@mkdir -p $(BUILD)
-	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $@ ./wasm
+	GO=$(GO) bash wasm/scripts/build.sh $@
 
 $(BUILD)/redisnodes: $(CORE_GO)
 	@mkdir -p $(BUILD)

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -102,7 +101,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	defer c.pending.Done()
 
 	key := c.prefix + resource
-	token := rand.Text() // 128 random bits
+	token := newToken() // 128 random bits
 	deadline := time.Now().Add(o.wait)
 	var wake <-chan struct{} // nil, never ready, without a wait
 	if o.wait > 0 {

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"net/url"
 	"time"
 	"unicode/utf8"
 )
@@ -94,33 +93,23 @@ func checkNodeURL(raw string) error {
 	if raw == "" {
 		return fmt.Errorf("empty URL")
 	}
-	u, err := url.Parse(raw)
+	u, err := parseNodeURL(raw)
 	if err != nil {
 		return fmt.Errorf("malformed URL")
 	}
-	switch u.Scheme {
+	switch u.scheme {
 	case "redis", "rediss":
-		if u.Hostname() == "" {
-			return fmt.Errorf("%s URL without a host", u.Scheme)
+		if u.hostname == "" {
+			return fmt.Errorf("%s URL without a host", u.scheme)
 		}
 	case "unix":
-		if u.Path == "" {
+		if u.path == "" {
 			return fmt.Errorf("unix URL without a socket path")
 		}
 	default:
-		return fmt.Errorf("scheme %q is not redis, rediss or unix", u.Scheme)
+		return fmt.Errorf("scheme %q is not redis, rediss or unix", u.scheme)
 	}
 	return nil
-}
-
-// RedactURL returns the URL with any password replaced by "xxxxx", for
-// messages and logs.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(malformed URL)"
-	}
-	return u.Redacted()
 }
 
 func checkResource(resource string) error {

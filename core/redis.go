@@ -18,6 +18,22 @@ import (
 // go-redis client tuned so that the node timeout always holds. It validates
 // cfg but does not connect: connections are made on first use.
 func New(cfg Config) (*Client, error) {
+	t, err := DialTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewWithTransport(t, cfg)
+	if err != nil {
+		_ = t.Close()
+	}
+	return c, err
+}
+
+// DialTransport returns the Transport that New runs on: one go-redis client
+// per node in cfg, all nodes in parallel, each request bounded by the node
+// timeout and by the context. Hosts that carry out Redis I/O for the wasm
+// module use it too. It validates cfg but does not connect.
+func DialTransport(cfg Config) (Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -32,11 +48,7 @@ func New(cfg Config) (*Client, error) {
 		tune(opt, timeout)
 		clients[i] = redis.NewClient(opt)
 	}
-	c, err := NewWithTransport(newRedisTransport(clients, timeout, true), cfg)
-	if err != nil {
-		closeAll(clients)
-	}
-	return c, err
+	return newRedisTransport(clients, timeout, true), nil
 }
 
 // NewFromClients returns a Client over existing go-redis clients, one per

@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"strconv"
 	"time"
 )
@@ -15,8 +13,7 @@ type script struct {
 }
 
 func newScript(src string) script {
-	sum := sha1.Sum([]byte(src))
-	return script{src: src, sha: hex.EncodeToString(sum[:])}
+	return script{src: src, sha: scriptSHA1(src)}
 }
 
 var (

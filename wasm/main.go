@@ -3,6 +3,8 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/liblock.wasm ./wasm
 //
+// followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both.
+//
 // It runs the same Redlock code as package core, over a core.Transport
 // whose Exec is one batched host call (liblock.exec, msgpack). Its exports
 // mirror the C ABI. PROTOCOL.md describes imports, exports and messages;

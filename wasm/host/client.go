@@ -23,6 +23,7 @@ type Client struct {
 	m       *Module
 	cfgJSON string
 	prefix  string
+	drift   float64 // the configuration's drift factor
 	nodes   *nodeSet
 
 	mu      sync.Mutex
@@ -40,7 +41,10 @@ func (m *Module) NewClient(cfg core.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{m: m, cfgJSON: cfgJSON, prefix: cfg.KeyPrefix, closing: make(chan struct{}), all: map[*instance]struct{}{}, locks: map[*Lock]struct{}{}}
+	c := &Client{m: m, cfgJSON: cfgJSON, prefix: cfg.KeyPrefix, drift: core.DefaultDriftFactor, closing: make(chan struct{}), all: map[*instance]struct{}{}, locks: map[*Lock]struct{}{}}
+	if cfg.DriftFactor != nil {
+		c.drift = *cfg.DriftFactor
+	}
 	in, err := c.newInstance()
 	if err != nil {
 		return nil, err
@@ -201,14 +205,16 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 		return nil, err
 	}
 	in.mu.Lock()
-	h, status, rec, callErr := c.callAcquire(ctx, in, resource, ttl, optJSON)
+	h, status, rec, seen, callErr := c.callAcquire(ctx, in, resource, ttl, optJSON)
 	if callErr != nil {
 		in.close() // a trapped instance is not used again
 	}
 	var l *Lock
 	if status == abi.OK && callErr == nil {
 		l = &Lock{c: c, in: in, h: h, resource: resource, lost: make(chan struct{})}
-		l.refreshLocked()
+		if autoExtend || !l.primeLocked(seen, ttl, time.Now()) {
+			l.refreshLocked()
+		}
 	}
 	in.mu.Unlock()
 
@@ -240,13 +246,14 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	return l, nil
 }
 
-func (c *Client) callAcquire(ctx context.Context, in *instance, resource string, ttl time.Duration, optJSON string) (h uint64, status int32, rec []byte, err error) {
+// callAcquire calls lock_acquire; seen is what the host saw of its attempts.
+func (c *Client) callAcquire(ctx context.Context, in *instance, resource string, ttl time.Duration, optJSON string) (h uint64, status int32, rec []byte, seen *callState, err error) {
 	if in.closed {
-		return 0, 0, nil, core.ErrClosed
+		return 0, 0, nil, nil, core.ErrClosed
 	}
 	ptrs, err := in.input(resource, optJSON)
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, nil, err
 	}
 	st := in.stack[:]
 	st[0] = in.client
@@ -257,14 +264,15 @@ func (c *Client) callAcquire(ctx context.Context, in *instance, resource string,
 		st[4], st[5] = uint64(ptrs[1][0]), uint64(ptrs[1][1])
 	}
 	st[6], st[7] = uint64(in.scratch+offHandle), uint64(in.scratch+offErr)
-	if err := in.acquire.CallWithStack(withState(ctx, &callState{user: ctx, client: c, inst: in}), st); err != nil {
-		return 0, 0, nil, fmt.Errorf("liblock: wasm lock_acquire: %w", err)
+	seen = &callState{user: ctx, client: c, inst: in, lastEnd: time.Now()}
+	if err := in.acquire.CallWithStack(withState(ctx, seen), st); err != nil {
+		return 0, 0, nil, nil, fmt.Errorf("liblock: wasm lock_acquire: %w", err)
 	}
 	status = api.DecodeI32(st[0])
 	if status != abi.OK {
-		return 0, status, in.takeBuf(offErr), nil
+		return 0, status, in.takeBuf(offErr), seen, nil
 	}
-	return in.u64(offHandle), status, nil, nil
+	return in.u64(offHandle), status, nil, seen, nil
 }
 
 func checkTTL(ttl time.Duration) error {

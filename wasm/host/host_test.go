@@ -34,8 +34,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	wasmPath = filepath.Join(dir, "liblock.wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o", wasmPath, "github.com/liblock/liblock/wasm")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	// The same build as the Makefile's, wasm-opt included.
+	cmd := exec.Command("bash", filepath.Join("..", "scripts", "build.sh"), wasmPath)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build liblock.wasm:", err)

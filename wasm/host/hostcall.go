@@ -3,16 +3,11 @@ package host
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/wasm/internal/abi"
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -23,6 +18,14 @@ type callState struct {
 	user   context.Context // the caller's context: ends a waiting acquire
 	client *Client
 	inst   *instance
+
+	// For lock_acquire: what the host sees of the attempts, so that it
+	// need not ask the module (lock_poll) after a success. token is the
+	// token of the last SET the module sent; attempt is a time no later
+	// than the module's start of that attempt (the end of the exec before
+	// it, or the call's start); lastEnd is when the last exec ended.
+	token            string
+	attempt, lastEnd time.Time
 }
 
 type stateKey struct{}
@@ -56,7 +59,11 @@ func hostExec(ctx context.Context, m api.Module, stack []uint64) {
 	for i, c := range req.Cmds {
 		sent[i] = c != nil
 	}
+	if token, ok := setNXToken(req.Cmds); ok {
+		st.token, st.attempt = token, st.lastEnd
+	}
 	replies = st.client.nodes.exec(time.Duration(req.TimeoutMS)*time.Millisecond, req.Cmds)
+	st.lastEnd = time.Now()
 	var buf bytes.Buffer
 	in.enc.Reset(&buf)
 	if err := encodeReplies(in.enc, sent, replies); err != nil {
@@ -67,6 +74,20 @@ func hostExec(ctx context.Context, m api.Module, stack []uint64) {
 		mem.Write(respPtr, in.pending)
 	}
 	stack[0] = api.EncodeU32(uint32(len(in.pending)))
+}
+
+// setNXToken returns the token of an acquire attempt's SET key token NX PX
+// ttl (PROTOCOL.md §5), the same command on every node it is sent to.
+func setNXToken(cmds []core.Command) (string, bool) {
+	for _, c := range cmds {
+		if c != nil {
+			if len(c) == 6 && c[0] == "SET" && c[3] == "NX" && c[4] == "PX" {
+				return c[2], true
+			}
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // hostExecTake is liblock.exec_take(buf, buf_len) -> copied.
@@ -181,107 +202,36 @@ func encodeReplies(e *msgpack.Encoder, sent []bool, replies []core.Reply) error 
 	return nil
 }
 
-// nodeSet is the host's Redis I/O: one go-redis client per node.
+// nodeSet is the host's Redis I/O: core's own go-redis transport, so the
+// host keeps exactly the native timeouts, dialing and tuning.
 type nodeSet struct {
-	clients []*redis.Client
+	t core.Transport
 }
 
 func newNodeSet(urls []string, timeout time.Duration) (*nodeSet, error) {
-	ns := &nodeSet{clients: make([]*redis.Client, len(urls))}
-	for i, raw := range urls {
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			ns.close()
-			return nil, &core.ArgumentError{Arg: fmt.Sprintf("nodes[%d]", i), Reason: scrub(err.Error(), raw)}
-		}
-		// Deadlines from the context, no retries of its own (the module
-		// retries), no extra commands on connect.
-		opt.ContextTimeoutEnabled = true
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = timeout, timeout, timeout, timeout
-		opt.MaxRetries = -1
-		opt.DisableIdentity = true
-		opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-		ns.clients[i] = redis.NewClient(opt)
+	t, err := core.DialTransport(core.Config{Nodes: urls, NodeTimeout: timeout})
+	if err != nil {
+		return nil, err
 	}
-	return ns, nil
+	return &nodeSet{t: t}, nil
 }
 
 // exec runs cmds[i] on node i, all at once, each within timeout.
 func (ns *nodeSet) exec(timeout time.Duration, cmds []core.Command) []core.Reply {
-	replies := make([]core.Reply, len(cmds))
-	if len(cmds) != len(ns.clients) {
+	if n := len(ns.t.Nodes()); len(cmds) != n {
+		replies := make([]core.Reply, len(cmds))
 		for i := range replies {
-			replies[i].Err = fmt.Errorf("liblock host: %d commands for %d nodes", len(cmds), len(ns.clients))
+			replies[i].Err = fmt.Errorf("liblock host: %d commands for %d nodes", len(cmds), n)
 		}
 		return replies
 	}
-	last := -1
-	for i, c := range cmds {
-		if c != nil {
-			last = i
-		}
-	}
-	var wg sync.WaitGroup
-	for i, c := range cmds {
-		switch {
-		case c == nil:
-		case i == last: // this goroutine takes one node itself
-			replies[i] = ns.do(timeout, i, c)
-		default:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				replies[i] = ns.do(timeout, i, c)
-			}()
-		}
-	}
-	wg.Wait()
-	return replies
-}
-
-func (ns *nodeSet) do(timeout time.Duration, node int, cmd core.Command) core.Reply {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := make([]any, len(cmd))
-	for i, a := range cmd {
-		args[i] = a
-	}
-	v, err := ns.clients[node].Do(ctx, args...).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return core.Reply{Nil: true}
-	case err != nil:
-		return core.Reply{Err: err}
-	}
-	switch v := v.(type) {
-	case int64:
-		return core.Reply{Int: v}
-	case string:
-		return core.Reply{Str: v}
-	default:
-		return core.Reply{Str: fmt.Sprint(v)}
-	}
+	return ns.t.Exec(ctx, cmds)
 }
 
 func (ns *nodeSet) close() {
-	for _, c := range ns.clients {
-		if c != nil {
-			_ = c.Close()
-		}
+	if ns != nil && ns.t != nil {
+		_ = ns.t.Close()
 	}
-}
-
-// scrub removes a URL's password from a message that might repeat it.
-func scrub(msg, rawURL string) string {
-	if i := strings.Index(rawURL, "://"); i >= 0 {
-		rest := rawURL[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
-				if pw := rest[colon+1 : at]; pw != "" {
-					msg = strings.ReplaceAll(msg, pw, "xxxxx")
-				}
-			}
-		}
-	}
-	return msg
 }

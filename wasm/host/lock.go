@@ -105,6 +105,32 @@ func (l *Lock) refreshLocked() {
 	}
 }
 
+// primeLocked sets up a lock that lock_acquire just granted (without
+// auto-extension) from what the host saw of the call, sparing a lock_poll
+// round (≈ 12 µs of a ≈ 170 µs pair): the token is the one of the last
+// attempt's SET, and the validity is the module's formula with the attempt
+// start and end the host saw, which enclose the module's own: never more
+// than the module's validity. It reports false when it cannot (then ask
+// the module). in.mu must be held.
+func (l *Lock) primeLocked(seen *callState, ttl time.Duration, end time.Time) bool {
+	if seen == nil || seen.token == "" || seen.attempt.IsZero() {
+		return false
+	}
+	drift := time.Duration(float64(ttl)*l.c.drift) + 2*time.Millisecond
+	validity := ttl - end.Sub(seen.attempt) - drift
+	if validity <= 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.token = seen.token
+	l.validUntil = seen.attempt.Add(validity)
+	// As lock_poll says for a lock without auto-extension: come back when
+	// the validity has ended, to learn the expiry.
+	l.nextPoll = time.Until(l.validUntil) + time.Millisecond
+	return true
+}
+
 // scheduleLocked arms the poll timer. mu must be held.
 func (l *Lock) scheduleLocked() {
 	l.stopTimerLocked()

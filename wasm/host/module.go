@@ -33,6 +33,16 @@ import (
 type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	// instantiating lets one instantiation run at a time, process-wide for
+	// this Module. Instantiating is a burst of CPU (wazero copies the data
+	// segments and allocates the memory, then Go's runtime starts inside
+	// the module, where the Go scheduler cannot preempt it). Several at
+	// once (a burst of concurrent first acquires) filled the run queue of
+	// a 2-core machine for 100-200 ms: go-redis goroutines of other calls
+	// waited that long to run, their node timeouts fired on loopback, and
+	// a release that lost a node that way still succeeded on the quorum but
+	// left its key on that node until the ttl ran out.
+	instantiating sync.Mutex
 	// CompileTime is how long compiling the module took (short when the
 	// compilation cache had it).
 	CompileTime time.Duration
@@ -152,8 +162,17 @@ func LastInstantiateTime() time.Duration {
 	return lastInstantiate.d
 }
 
+// beforeInstantiate, when set (by tests), runs inside the instantiation's
+// critical section.
+var beforeInstantiate func()
+
 func (m *Module) newInstance() (*instance, error) {
 	ctx := context.Background()
+	m.instantiating.Lock()
+	defer m.instantiating.Unlock()
+	if beforeInstantiate != nil {
+		beforeInstantiate()
+	}
 	start := time.Now()
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, wazero.NewModuleConfig().
 		WithName(""). // anonymous: any number of instances

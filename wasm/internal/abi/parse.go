@@ -9,7 +9,6 @@ package abi
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -225,13 +224,14 @@ func TTLFromMillis(ms int64) (time.Duration, error) {
 }
 
 // checkDB rejects a redis:// or rediss:// URL whose path is not a database
-// number. Its message never repeats the URL.
+// number. Its message never repeats the URL. raw has passed
+// core.Config.Validate.
 func checkDB(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+	scheme, _, path := nodeURLParts(raw)
+	if scheme != "redis" && scheme != "rediss" {
 		return nil
 	}
-	p := strings.TrimPrefix(u.Path, "/")
+	p := strings.TrimPrefix(path, "/")
 	if p == "" {
 		return nil
 	}
@@ -243,16 +243,77 @@ func checkDB(raw string) error {
 
 // NodeAddr is a node URL's address without credentials, as go-redis names
 // it: host:port (port 6379 by default), or the socket path of a unix URL.
+// raw has passed core.Config.Validate.
 func NodeAddr(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(malformed URL)"
+	scheme, host, path := nodeURLParts(raw)
+	if scheme == "unix" {
+		return path
 	}
-	if u.Scheme == "unix" {
-		return u.Path
+	hostname, port := host, ""
+	if colon := strings.LastIndexByte(host, ':'); colon != -1 && isPort(host[colon+1:]) {
+		hostname, port = host[:colon], host[colon+1:]
 	}
-	if u.Port() == "" {
-		return u.Hostname() + ":6379"
+	if port == "" {
+		if strings.HasPrefix(hostname, "[") && strings.HasSuffix(hostname, "]") {
+			hostname = hostname[1 : len(hostname)-1]
+		}
+		return hostname + ":6379"
 	}
-	return u.Host
+	return host
+}
+
+// nodeURLParts reads, from a URL that core.Config.Validate accepted (so
+// url.Parse accepts it and its scheme is redis, rediss or unix), what
+// url.Parse would put in Scheme, Host and Path. It does not use net/url,
+// which with net/netip would add about 200 KB to the module (core checks
+// the URL with a net/url-equivalent parser of its own on wasip1).
+func nodeURLParts(raw string) (scheme, host, path string) {
+	s, _, _ := strings.Cut(raw, "#")
+	s, _, _ = strings.Cut(s, "?")
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return "", "", ""
+	}
+	scheme = strings.ToLower(scheme)
+	if !strings.HasPrefix(rest, "/") {
+		return scheme, "", "" // opaque
+	}
+	if strings.HasPrefix(rest, "//") {
+		authority := rest[2:]
+		rest = ""
+		if i := strings.IndexByte(authority, '/'); i >= 0 {
+			authority, rest = authority[:i], authority[i:]
+		}
+		host = percentDecode(authority[strings.LastIndex(authority, "@")+1:])
+	}
+	return scheme, host, percentDecode(rest)
+}
+
+// isPort reports whether s is empty or all digits.
+func isPort(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// percentDecode decodes the %XX escapes of a string url.Parse accepted.
+func percentDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b = append(b, byte(v))
+				i += 2
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
