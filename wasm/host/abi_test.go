@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -40,20 +39,8 @@ func rawCall(t *testing.T, in *instance, name string, args ...uint64) (int32, ab
 // TestRawABI drives the exports as PROTOCOL.md describes them, without the
 // Go API: statuses, error records, handles that are never reused.
 func TestRawABI(t *testing.T) {
-	path := os.Getenv("LIBLOCK_TEST_WASM")
-	if path == "" {
-		t.Skip("run through the package's TestMain")
-	}
-	m, err := Load(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	in, err := m.newInstance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.close()
+	m := loadTestModule(t)
+	in := newTestInstance(t, m)
 	errOut := uint64(in.scratch + offErr)
 	out := uint64(in.scratch + offHandle)
 	str := func(s string) (uint64, uint64) {
@@ -81,6 +68,7 @@ func TestRawABI(t *testing.T) {
 	}
 
 	c := redistest.Start(t, 1)
+	var err error
 	if rawClient.nodes, err = newNodeSet(c.URLs(), 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

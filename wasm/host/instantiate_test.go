@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,15 +19,7 @@ import (
 // node timeouts fired, and a release that lost a node that way left its key
 // there (SeedContention: "node 0 still holds keys").
 func TestInstantiationsDoNotOverlap(t *testing.T) {
-	path := os.Getenv("LIBLOCK_TEST_WASM")
-	if path == "" {
-		t.Skip("run through the package's TestMain")
-	}
-	m, err := Load(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := loadTestModule(t)
 	c := redistest.Start(t, 1)
 
 	var inFlight, most atomic.Int32

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,20 +35,9 @@ type nbHarness struct {
 
 func newNBHarness(t *testing.T, nodes []string, cfg string) *nbHarness {
 	t.Helper()
-	path := os.Getenv("LIBLOCK_TEST_WASM")
-	if path == "" {
-		t.Skip("run through the package's TestMain")
-	}
-	m, err := Load(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	in, err := m.newInstance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(in.close)
+	m := loadTestModule(t)
+	in := newTestInstance(t, m)
+	var err error
 	if rawClient.nodes, err = newNodeSet(nodes, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

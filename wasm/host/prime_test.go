@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -14,15 +13,7 @@ import (
 // the module (primeLocked) has the module's token and never more validity
 // than the module gives it, also after waiting through retries.
 func TestPrimedLockAgreesWithModule(t *testing.T) {
-	path := os.Getenv("LIBLOCK_TEST_WASM")
-	if path == "" {
-		t.Skip("run through the package's TestMain")
-	}
-	m, err := Load(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := loadTestModule(t)
 	c := redistest.Start(t, 3)
 	drift := 0.05
 	cl, err := m.NewClient(core.Config{Nodes: c.URLs(), NodeTimeout: 100 * time.Millisecond, DriftFactor: &drift})
