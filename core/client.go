@@ -2,8 +2,8 @@ package core
 
 import (
 	"context"
-	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -46,14 +46,14 @@ type waiter struct {
 // is used to bound cleanup after a canceled acquire.
 func NewWithTransport(t Transport, cfg Config) (*Client, error) {
 	if t == nil {
-		return nil, argError("transport", "must not be nil")
+		return nil, invalidArg("transport", "must not be nil")
 	}
 	if err := cfg.validateOptions(); err != nil {
 		return nil, err
 	}
 	n := len(t.Nodes())
 	if n == 0 || n > MaxNodes {
-		return nil, argError("nodes", "between 1 and %d nodes, got %d", MaxNodes, n)
+		return nil, invalidArg("nodes", "between 1 and "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(n))
 	}
 	return &Client{
 		t:          t,
@@ -77,7 +77,7 @@ func (c *Client) Quorum() int { return c.quorum }
 // when ctx ended first. No key is left behind on failure.
 func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	if ctx == nil {
-		return nil, argError("ctx", "must not be nil")
+		return nil, invalidArg("ctx", "must not be nil")
 	}
 	if err := checkResource(resource); err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	var o acquireOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return nil, argError("opts", "nil AcquireOption")
+			return nil, invalidArg("opts", "nil AcquireOption")
 		}
 		opt(&o)
 	}
@@ -114,7 +114,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	delay := minRetryDelay
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("liblock: acquire %q: %w", resource, err)
+			return nil, wrap("liblock: acquire "+strconv.Quote(resource), err)
 		}
 		validUntil, err := c.tryAcquire(ctx, resource, key, token, ttl)
 		if err == nil {
@@ -122,7 +122,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 		}
 		remaining := time.Until(deadline)
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("liblock: acquire %q: %w", resource, ctxErr)
+			return nil, wrap("liblock: acquire "+strconv.Quote(resource), ctxErr)
 		}
 		if remaining <= 0 {
 			return nil, err
@@ -187,12 +187,12 @@ func (c *Client) tryAcquire(ctx context.Context, resource, key, token string, tt
 
 	switch {
 	case len(failed) > len(nodes)-c.quorum:
-		return time.Time{}, &UnavailableError{Op: "acquire", Reason: fmt.Sprintf("%d of %d nodes failed, quorum is %d", len(failed), len(nodes), c.quorum), Nodes: failed}
+		return time.Time{}, &UnavailableError{Op: "acquire", Reason: strconv.Itoa(len(failed)) + " of " + strconv.Itoa(len(nodes)) + " nodes failed, quorum is " + strconv.Itoa(c.quorum), Nodes: failed}
 	case granted >= c.quorum:
-		return time.Time{}, &UnavailableError{Op: "acquire", Reason: fmt.Sprintf("granted by a quorum but too slowly: no validity left of a %v ttl", ttl), Nodes: failed}
+		return time.Time{}, &UnavailableError{Op: "acquire", Reason: "granted by a quorum but too slowly: no validity left of a " + ttl.String() + " ttl", Nodes: failed}
 	}
 	return time.Time{}, &opError{op: "acquire", resource: resource, kind: ErrNotAcquired,
-		detail: fmt.Sprintf("granted by %d of %d nodes, quorum is %d", granted, len(nodes), c.quorum)}
+		detail: "granted by " + strconv.Itoa(granted) + " of " + strconv.Itoa(len(nodes)) + " nodes, quorum is " + strconv.Itoa(c.quorum)}
 }
 
 // validity is what is left of ttl after an operation that took elapsed.

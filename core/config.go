@@ -1,7 +1,8 @@
 package core
 
 import (
-	"fmt"
+	"errors"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -57,16 +58,17 @@ func (cfg Config) driftFactor() float64 {
 // Validate checks everything but the node list.
 func (cfg Config) validateOptions() error {
 	if cfg.NodeTimeout < 0 || cfg.NodeTimeout > MaxNodeTimeout {
-		return argError("node_timeout", "must be > 0 and at most %v, got %v", MaxNodeTimeout, cfg.NodeTimeout)
+		return invalidArg("node_timeout", "must be > 0 and at most "+MaxNodeTimeout.String()+", got "+cfg.NodeTimeout.String())
 	}
 	if d := cfg.driftFactor(); !(d >= 0 && d <= MaxDriftFactor) { // also rejects NaN
-		return argError("drift_factor", "must be between 0 and %v, got %v", MaxDriftFactor, d)
+		// FormatFloat(x, 'g', -1, 64) prints what fmt's %v does (NaN, +Inf too).
+		return invalidArg("drift_factor", "must be between 0 and "+strconv.FormatFloat(MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(d, 'g', -1, 64))
 	}
 	if len(cfg.KeyPrefix) > MaxKeyPrefix {
-		return argError("key_prefix", "longer than %d bytes", MaxKeyPrefix)
+		return invalidArg("key_prefix", "longer than "+strconv.Itoa(MaxKeyPrefix)+" bytes")
 	}
 	if !utf8.ValidString(cfg.KeyPrefix) {
-		return argError("key_prefix", "not valid UTF-8")
+		return invalidArg("key_prefix", "not valid UTF-8")
 	}
 	return nil
 }
@@ -74,14 +76,14 @@ func (cfg Config) validateOptions() error {
 // Validate checks the configuration without connecting to anything.
 func (cfg Config) Validate() error {
 	if len(cfg.Nodes) == 0 {
-		return argError("nodes", "at least one node URL is required")
+		return invalidArg("nodes", "at least one node URL is required")
 	}
 	if len(cfg.Nodes) > MaxNodes {
-		return argError("nodes", "at most %d nodes, got %d", MaxNodes, len(cfg.Nodes))
+		return invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(cfg.Nodes)))
 	}
 	for i, raw := range cfg.Nodes {
 		if err := checkNodeURL(raw); err != nil {
-			return argError(fmt.Sprintf("nodes[%d]", i), "%s", err)
+			return invalidArg(indexed("nodes", i), err.Error())
 		}
 	}
 	return cfg.validateOptions()
@@ -91,23 +93,23 @@ func (cfg Config) Validate() error {
 // never repeat the URL, which may hold a password.
 func checkNodeURL(raw string) error {
 	if raw == "" {
-		return fmt.Errorf("empty URL")
+		return errors.New("empty URL")
 	}
 	u, err := parseNodeURL(raw)
 	if err != nil {
-		return fmt.Errorf("malformed URL")
+		return errors.New("malformed URL")
 	}
 	switch u.scheme {
 	case "redis", "rediss":
 		if u.hostname == "" {
-			return fmt.Errorf("%s URL without a host", u.scheme)
+			return errors.New(u.scheme + " URL without a host")
 		}
 	case "unix":
 		if u.path == "" {
-			return fmt.Errorf("unix URL without a socket path")
+			return errors.New("unix URL without a socket path")
 		}
 	default:
-		return fmt.Errorf("scheme %q is not redis, rediss or unix", u.scheme)
+		return errors.New("scheme " + strconv.Quote(u.scheme) + " is not redis, rediss or unix")
 	}
 	return nil
 }
@@ -115,18 +117,18 @@ func checkNodeURL(raw string) error {
 func checkResource(resource string) error {
 	switch {
 	case resource == "":
-		return argError("resource", "must not be empty")
+		return invalidArg("resource", "must not be empty")
 	case len(resource) > MaxResourceLength:
-		return argError("resource", "longer than %d bytes", MaxResourceLength)
+		return invalidArg("resource", "longer than "+strconv.Itoa(MaxResourceLength)+" bytes")
 	case !utf8.ValidString(resource):
-		return argError("resource", "not valid UTF-8")
+		return invalidArg("resource", "not valid UTF-8")
 	}
 	return nil
 }
 
 func checkTTL(ttl time.Duration) error {
 	if ttl < MinTTL || ttl > MaxTTL {
-		return argError("ttl", "must be between %v and %v, got %v", MinTTL, MaxTTL, ttl)
+		return invalidArg("ttl", "must be between "+MinTTL.String()+" and "+MaxTTL.String()+", got "+ttl.String())
 	}
 	return nil
 }

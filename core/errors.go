@@ -2,7 +2,7 @@ package core
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -32,14 +32,36 @@ type ArgumentError struct {
 }
 
 func (e *ArgumentError) Error() string {
-	return fmt.Sprintf("liblock: invalid argument: %s: %s", e.Arg, e.Reason)
+	return "liblock: invalid argument: " + e.Arg + ": " + e.Reason
 }
 
 // Is makes errors.Is(err, ErrInvalidArgument) true.
 func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
 
-func argError(arg, format string, a ...any) error {
-	return &ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
+// invalidArg is the ArgumentError for arg. Callers build reason with
+// strconv rather than fmt: fmt (with reflect) would add ≈ 190 KB to the wasm
+// module, which must stay under 3 MiB (wasm/README.md).
+func invalidArg(arg, reason string) error {
+	return &ArgumentError{Arg: arg, Reason: reason}
+}
+
+// indexed names one element of a list argument: indexed("nodes", 1) is
+// "nodes[1]".
+func indexed(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
+
+// wrapError is fmt.Errorf("msg: %w", err) without fmt: errors.Is and
+// errors.As see err through Unwrap.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
+
+// wrap returns an error that reads "prefix: " + err.Error() and unwraps to err.
+func wrap(prefix string, err error) error {
+	return &wrapError{msg: prefix + ": " + err.Error(), err: err}
 }
 
 // NodeError is one node's failure during an operation.
@@ -49,7 +71,17 @@ type NodeError struct {
 	Err  error
 }
 
-func (e *NodeError) Error() string { return fmt.Sprintf("node %d (%s): %v", e.Node, e.Addr, e.Err) }
+func (e *NodeError) Error() string {
+	return "node " + strconv.Itoa(e.Node) + " (" + e.Addr + "): " + errString(e.Err)
+}
+
+// errString is what fmt's %v prints for err, nil included.
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
 func (e *NodeError) Unwrap() error { return e.Err }
 
 // UnavailableError reports an operation that could not reach a quorum
@@ -62,7 +94,7 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "liblock: %s: unavailable: %s", e.Op, e.Reason)
+	b.WriteString("liblock: " + e.Op + ": unavailable: " + e.Reason)
 	for _, n := range e.Nodes {
 		b.WriteString("; ")
 		b.WriteString(n.Error())
@@ -90,9 +122,9 @@ type opError struct {
 
 func (e *opError) Error() string {
 	if e.detail == "" {
-		return fmt.Sprintf("%v (%s %q)", e.kind, e.op, e.resource)
+		return errString(e.kind) + " (" + e.op + " " + strconv.Quote(e.resource) + ")"
 	}
-	return fmt.Sprintf("%v: %s (%s %q)", e.kind, e.detail, e.op, e.resource)
+	return errString(e.kind) + ": " + e.detail + " (" + e.op + " " + strconv.Quote(e.resource) + ")"
 }
 
 func (e *opError) Unwrap() error { return e.kind }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -100,13 +99,13 @@ func (l *Lock) OnLost(fn func(error)) {
 // tell, and the lock stays held until its current validity ends.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if ctx == nil {
-		return argError("ctx", "must not be nil")
+		return invalidArg("ctx", "must not be nil")
 	}
 	if err := checkTTL(ttl); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("liblock: extend %q: %w", l.resource, err)
+		return wrap("liblock: extend "+strconv.Quote(l.resource), err)
 	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
@@ -148,11 +147,11 @@ func (l *Lock) extendLocked(ctx context.Context, ttl time.Duration) error {
 		return l.markLost(l.errLost("extend", "validity ran out during the extension"))
 	case held+len(failed) < l.c.quorum:
 		l.dropKeys()
-		return l.markLost(l.errLost("extend", fmt.Sprintf("held on only %d of %d nodes, quorum is %d", held, n, l.c.quorum)))
+		return l.markLost(l.errLost("extend", "held on only "+strconv.Itoa(held)+" of "+strconv.Itoa(n)+" nodes, quorum is "+strconv.Itoa(l.c.quorum)))
 	case held >= l.c.quorum:
-		return &UnavailableError{Op: "extend", Reason: fmt.Sprintf("extended too slowly for a %v ttl", ttl), Nodes: failed}
+		return &UnavailableError{Op: "extend", Reason: "extended too slowly for a " + ttl.String() + " ttl", Nodes: failed}
 	}
-	return &UnavailableError{Op: "extend", Reason: fmt.Sprintf("%d of %d nodes failed, quorum is %d; the lock stays held until its current validity ends", len(failed), n, l.c.quorum), Nodes: failed}
+	return &UnavailableError{Op: "extend", Reason: strconv.Itoa(len(failed)) + " of " + strconv.Itoa(n) + " nodes failed, quorum is " + strconv.Itoa(l.c.quorum) + "; the lock stays held until its current validity ends", Nodes: failed}
 }
 
 // Release deletes the key on every node where this token holds it. It
@@ -163,10 +162,10 @@ func (l *Lock) extendLocked(ctx context.Context, ttl time.Duration) error {
 // returns ErrLost the second time, without I/O.
 func (l *Lock) Release(ctx context.Context) error {
 	if ctx == nil {
-		return argError("ctx", "must not be nil")
+		return invalidArg("ctx", "must not be nil")
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("liblock: release %q: %w", l.resource, err)
+		return wrap("liblock: release "+strconv.Quote(l.resource), err)
 	}
 	l.opMu.Lock()
 	defer l.opMu.Unlock()
@@ -191,12 +190,12 @@ func (l *Lock) Release(ctx context.Context) error {
 	case deleted >= l.c.quorum && start.Before(validUntil):
 		err = nil
 	case deleted+len(failed) < l.c.quorum || deleted >= l.c.quorum:
-		err = l.errLost("release", fmt.Sprintf("held on only %d of %d nodes when released", deleted, len(replies)))
+		err = l.errLost("release", "held on only "+strconv.Itoa(deleted)+" of "+strconv.Itoa(len(replies))+" nodes when released")
 	default:
 		l.mu.Lock()
 		l.scheduleLocked(time.Now()) // still ours until validUntil: keep watching
 		l.mu.Unlock()
-		return &UnavailableError{Op: "release", Reason: fmt.Sprintf("%d of %d nodes failed, cannot tell whether it was still held; call Release again", len(failed), len(replies)), Nodes: failed}
+		return &UnavailableError{Op: "release", Reason: strconv.Itoa(len(failed)) + " of " + strconv.Itoa(len(replies)) + " nodes failed, cannot tell whether it was still held; call Release again", Nodes: failed}
 	}
 	l.mu.Lock()
 	l.released = true

@@ -27,7 +27,7 @@ func AutoExtend() AcquireOption {
 
 func (o acquireOptions) validate() error {
 	if o.wait < 0 || o.wait > MaxWait {
-		return argError("wait", "must be between 0 and %v, got %v", MaxWait, o.wait)
+		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+o.wait.String())
 	}
 	return nil
 }
@@ -40,7 +40,7 @@ func AcquireSettings(opts ...AcquireOption) (wait time.Duration, autoExtend bool
 	var o acquireOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return 0, false, argError("opts", "nil AcquireOption")
+			return 0, false, invalidArg("opts", "nil AcquireOption")
 		}
 		opt(&o)
 	}

@@ -1,7 +1,5 @@
 package core
 
-import "encoding/binary"
-
 // sha1Hex is the hex SHA-1 of s (RFC 3174), for the wasip1 build, where
 // crypto/sha1 would bring crypto/internal/fips140only and with it the FIPS
 // DRBG, AES, SHA-2 and SHA-3. It names the Lua scripts for EVALSHA: not a
@@ -14,11 +12,14 @@ func sha1Hex(s string) string {
 	for len(msg)%64 != 56 {
 		msg = append(msg, 0)
 	}
-	msg = binary.BigEndian.AppendUint64(msg, uint64(len(s))*8)
+	bits := uint64(len(s)) * 8 // big-endian by hand: encoding/binary imports reflect
+	for shift := 56; shift >= 0; shift -= 8 {
+		msg = append(msg, byte(bits>>shift))
+	}
 	var w [80]uint32
 	for ; len(msg) > 0; msg = msg[64:] {
 		for i := 0; i < 16; i++ {
-			w[i] = binary.BigEndian.Uint32(msg[4*i:])
+			w[i] = uint32(msg[4*i])<<24 | uint32(msg[4*i+1])<<16 | uint32(msg[4*i+2])<<8 | uint32(msg[4*i+3])
 		}
 		for i := 16; i < 80; i++ {
 			x := w[i-3] ^ w[i-8] ^ w[i-14] ^ w[i-16]

@@ -4,9 +4,7 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"time"
 	"unsafe"
 
@@ -78,7 +76,7 @@ func lockBufFree(p unsafe.Pointer) { delete(buffers, p) }
 func guard(status *int32, errOut unsafe.Pointer) {
 	if r := recover(); r != nil {
 		*status = abi.Internal
-		setErr(errOut, fmt.Errorf("liblock: internal error: %v", r))
+		setErr(errOut, internalError(r))
 	}
 }
 
@@ -109,13 +107,13 @@ func statusOf(err error) int32 {
 
 func putPair(out, p unsafe.Pointer, n int) {
 	o := unsafe.Slice((*byte)(out), 8)
-	binary.LittleEndian.PutUint32(o[0:], uint32(uintptr(p)))
-	binary.LittleEndian.PutUint32(o[4:], uint32(n))
+	putLE32(o[0:], uint32(uintptr(p)))
+	putLE32(o[4:], uint32(n))
 }
 
 func putU64(out unsafe.Pointer, v uint64) {
 	if out != nil {
-		binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(out), 8), v)
+		putLE64(unsafe.Slice((*byte)(out), 8), v)
 	}
 }
 
@@ -127,10 +125,8 @@ func str(p unsafe.Pointer, n uint32) (string, bool) {
 	return string(unsafe.Slice((*byte)(p), n)), true
 }
 
-var errInvalidHandle = errors.New("liblock: invalid handle")
-
 func invalidHandle(errOut unsafe.Pointer, what string) int32 {
-	setErr(errOut, fmt.Errorf("%w: not a live %s handle", errInvalidHandle, what))
+	setErr(errOut, &handleError{what: what})
 	return abi.InvalidHandle
 }
 
@@ -218,7 +214,7 @@ type acquireRequest struct {
 func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int64, optPtr unsafe.Pointer, optLen uint32) (acquireRequest, error) {
 	ce, ok := handles[client].(*clientEntry)
 	if !ok {
-		return acquireRequest{}, fmt.Errorf("%w: not a live client handle", errInvalidHandle)
+		return acquireRequest{}, &handleError{what: "client"}
 	}
 	resource, ok := str(resPtr, resLen)
 	if !ok {

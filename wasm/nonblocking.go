@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"runtime"
 	"time"
 	"unsafe"
@@ -87,7 +85,7 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 		defer cancel()
 		defer func() {
 			if r := recover(); r != nil {
-				op.err = fmt.Errorf("liblock: internal error: %v", r)
+				op.err = internalError(r)
 				queued = append(queued, event{handle: h, kind: eventOpDone, status: abi.Internal})
 			}
 		}()
@@ -166,15 +164,15 @@ func lockRun(out unsafe.Pointer, capacity uint32) (n int32) {
 			}
 		}
 		b := buf[8+int(n)*eventSize:]
-		binary.LittleEndian.PutUint64(b[0:], e.handle)
-		binary.LittleEndian.PutUint32(b[8:], e.kind)
-		binary.LittleEndian.PutUint32(b[12:], uint32(e.status))
+		putLE64(b[0:], e.handle)
+		putLE32(b[8:], e.kind)
+		putLE32(b[12:], uint32(e.status))
 		n++
 	}
 	if len(queued) == 0 {
 		queued = nil // let the backing array go
 	}
-	binary.LittleEndian.PutUint64(buf[0:], uint64(nextRunMS()))
+	putLE64(buf[0:], uint64(nextRunMS()))
 	return n
 }
 

@@ -1,9 +1,8 @@
 package abi
 
 import (
-	"encoding/binary"
 	"errors"
-	"fmt"
+	"strconv"
 
 	"github.com/liblock/liblock/core"
 )
@@ -51,9 +50,9 @@ func appendArrayLen(b []byte, n int) []byte {
 	case n < 16:
 		return append(b, 0x90|byte(n))
 	case n <= 0xffff:
-		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
+		return appendBE16(append(b, 0xdc), uint16(n))
 	}
-	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
+	return appendBE32(append(b, 0xdd), uint32(n))
 }
 
 func appendUint(b []byte, v uint64) []byte {
@@ -63,11 +62,11 @@ func appendUint(b []byte, v uint64) []byte {
 	case v <= 0xff:
 		return append(b, 0xcc, byte(v))
 	case v <= 0xffff:
-		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(v))
+		return appendBE16(append(b, 0xcd), uint16(v))
 	case v <= 0xffffffff:
-		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(v))
+		return appendBE32(append(b, 0xce), uint32(v))
 	}
-	return binary.BigEndian.AppendUint64(append(b, 0xcf), v)
+	return appendBE64(append(b, 0xcf), v)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -77,9 +76,9 @@ func appendString(b []byte, s string) []byte {
 	case n <= 0xff:
 		b = append(b, 0xd9, byte(n))
 	case n <= 0xffff:
-		b = binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
+		b = appendBE16(append(b, 0xda), uint16(n))
 	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
+		b = appendBE32(append(b, 0xdb), uint32(n))
 	}
 	return append(b, s...)
 }
@@ -139,7 +138,7 @@ func (r *mpReader) arrayLen() (int, error) {
 		v, err := r.uintN(4)
 		return int(v), err
 	}
-	return 0, fmt.Errorf("msgpack: want an array, got 0x%02x", c)
+	return 0, errors.New("msgpack: want an array, got " + hexByte(c))
 }
 
 func (r *mpReader) int() (int64, error) {
@@ -161,7 +160,7 @@ func (r *mpReader) int() (int64, error) {
 		shift := 64 - 8*n
 		return int64(v<<shift) >> shift, err
 	}
-	return 0, fmt.Errorf("msgpack: want an integer, got 0x%02x", c)
+	return 0, errors.New("msgpack: want an integer, got " + hexByte(c))
 }
 
 // str reads a str or bin.
@@ -181,7 +180,7 @@ func (r *mpReader) str() (string, error) {
 	case c == 0xdb || c == 0xc6:
 		n, err = r.uintN(4)
 	default:
-		return "", fmt.Errorf("msgpack: want a string, got 0x%02x", c)
+		return "", errors.New("msgpack: want a string, got " + hexByte(c))
 	}
 	if err != nil {
 		return "", err
@@ -198,7 +197,7 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 		return nil, err
 	}
 	if got != n {
-		return nil, fmt.Errorf("exec response: %d replies for %d nodes", got, n)
+		return nil, errors.New("exec response: " + strconv.Itoa(got) + " replies for " + strconv.Itoa(n) + " nodes")
 	}
 	replies := make([]core.Reply, n)
 	for i := range replies {
@@ -210,7 +209,7 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 			continue // no command was sent to this node
 		}
 		if k != 2 {
-			return nil, fmt.Errorf("exec response: reply %d is an array of %d, want 2", i, k)
+			return nil, errors.New("exec response: reply " + strconv.Itoa(i) + " is an array of " + strconv.Itoa(k) + ", want 2")
 		}
 		kind, err := r.int()
 		if err != nil {
@@ -220,7 +219,7 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 		case ReplyNil:
 			var c byte
 			if c, err = r.byte(); err == nil && c != 0xc0 {
-				err = fmt.Errorf("exec response: reply %d: nil kind with value 0x%02x", i, c)
+				err = errors.New("exec response: reply " + strconv.Itoa(i) + ": nil kind with value " + hexByte(c))
 			}
 			replies[i].Nil = true
 		case ReplyInt:
@@ -232,7 +231,7 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 			msg, err = r.str()
 			replies[i].Err = errors.New(msg)
 		default:
-			err = fmt.Errorf("exec response: reply %d has kind %d", i, kind)
+			err = errors.New("exec response: reply " + strconv.Itoa(i) + " has kind " + strconv.FormatInt(kind, 10))
 		}
 		if err != nil {
 			return nil, err
@@ -270,20 +269,26 @@ const (
 
 // PutState writes s in its wire layout into b (at least StateSize bytes).
 func PutState(b []byte, s State) {
-	binary.LittleEndian.PutUint64(b[0:], uint64(s.ValidityMS))
-	binary.LittleEndian.PutUint64(b[8:], uint64(s.NextPollMS))
-	binary.LittleEndian.PutUint32(b[16:], s.Flags)
+	putLE64(b[0:], uint64(s.ValidityMS))
+	putLE64(b[8:], uint64(s.NextPollMS))
+	putLE32(b[16:], s.Flags)
 	n := copy(b[24:StateSize], s.Token)
-	binary.LittleEndian.PutUint32(b[20:], uint32(n))
+	putLE32(b[20:], uint32(n))
 }
 
 // ReadState reads what PutState wrote.
 func ReadState(b []byte) State {
-	n := min(binary.LittleEndian.Uint32(b[20:]), maxToken)
+	n := min(le32(b[20:]), maxToken)
 	return State{
-		ValidityMS: int64(binary.LittleEndian.Uint64(b[0:])),
-		NextPollMS: int64(binary.LittleEndian.Uint64(b[8:])),
-		Flags:      binary.LittleEndian.Uint32(b[16:]),
+		ValidityMS: int64(le64(b[0:])),
+		NextPollMS: int64(le64(b[8:])),
+		Flags:      le32(b[16:]),
 		Token:      string(b[24 : 24+n]),
 	}
+}
+
+// hexByte writes c as fmt's "0x%02x" does, without fmt (module size).
+func hexByte(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{'0', 'x', digits[c>>4], digits[c&0x0f]})
 }

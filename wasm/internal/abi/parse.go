@@ -7,7 +7,7 @@
 package abi
 
 import (
-	"fmt"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -44,16 +44,21 @@ func (o AcquireOptions) CoreOptions() []core.AcquireOption {
 	return opts
 }
 
-func argErr(arg, format string, a ...any) error {
-	return &core.ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
+// argErr is the ArgumentError for arg. Reasons are built with strconv, not
+// fmt: fmt (with reflect) would add ≈ 190 KB to the module (wasm/README.md).
+func argErr(arg, reason string) error {
+	return &core.ArgumentError{Arg: arg, Reason: reason}
 }
+
+// nodeArg names the i-th node URL: "nodes[i]".
+func nodeArg(i int) string { return "nodes[" + strconv.Itoa(i) + "]" }
 
 // parseObject walks one JSON object, handing each value to its field's
 // function. Unknown and duplicate keys, malformed JSON, a non-object and
 // trailing data are errors naming what (e.g. "config").
 func parseObject(what, s string, fields map[string]func(v jvalue) error) error {
 	if len(s) > MaxJSONLength {
-		return argErr(what, "longer than %d bytes", MaxJSONLength)
+		return argErr(what, "longer than "+strconv.Itoa(MaxJSONLength)+" bytes")
 	}
 	if !utf8.ValidString(s) {
 		return argErr(what, "not valid UTF-8")
@@ -64,16 +69,16 @@ func parseObject(what, s string, fields map[string]func(v jvalue) error) error {
 	case errNotObject:
 		return argErr(what, "must be a JSON object")
 	default:
-		return argErr(what, "malformed JSON: %v", err)
+		return argErr(what, "malformed JSON: "+err.Error())
 	}
 	seen := map[string]bool{}
 	for _, m := range members {
 		f, known := fields[m.key]
 		if !known {
-			return argErr(what, "unknown key %q", m.key)
+			return argErr(what, "unknown key "+strconv.Quote(m.key))
 		}
 		if seen[m.key] {
-			return argErr(what, "duplicate key %q", m.key)
+			return argErr(what, "duplicate key "+strconv.Quote(m.key))
 		}
 		seen[m.key] = true
 		if m.val.kind == jNull {
@@ -101,7 +106,7 @@ func parseMillis(key string, v jvalue, max time.Duration) (time.Duration, error)
 	}
 	n, err := strconv.ParseInt(v.s, 10, 64)
 	if err != nil || n > max.Milliseconds() {
-		return 0, argErr(key, "must be at most %d ms", max.Milliseconds())
+		return 0, argErr(key, "must be at most "+strconv.FormatInt(max.Milliseconds(), 10)+" ms")
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }
@@ -124,11 +129,11 @@ func ParseConfig(s string) (core.Config, error) {
 				return argErr("nodes", "must be an array of strings")
 			}
 			if len(v.arr) > core.MaxNodes {
-				return argErr("nodes", "at most %d nodes, got %d", core.MaxNodes, len(v.arr))
+				return argErr("nodes", "at most "+strconv.Itoa(core.MaxNodes)+" nodes, got "+strconv.Itoa(len(v.arr)))
 			}
 			cfg.Nodes = make([]string, 0, len(v.arr))
 			for i, it := range v.arr {
-				u, err := parseString(fmt.Sprintf("nodes[%d]", i), it)
+				u, err := parseString(nodeArg(i), it)
 				if err != nil {
 					return err
 				}
@@ -157,7 +162,7 @@ func ParseConfig(s string) (core.Config, error) {
 				return argErr("drift_factor", "must be a number")
 			}
 			if f < 0 || f > core.MaxDriftFactor {
-				return argErr("drift_factor", "must be between 0 and %v, got %v", core.MaxDriftFactor, f)
+				return argErr("drift_factor", "must be between 0 and "+strconv.FormatFloat(core.MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(f, 'g', -1, 64))
 			}
 			cfg.DriftFactor = &f // 0 means no drift allowance, not the default
 			return nil
@@ -181,7 +186,7 @@ func ParseConfig(s string) (core.Config, error) {
 	// number; the module has no go-redis, so it checks that here.
 	for i, raw := range cfg.Nodes {
 		if err := checkDB(raw); err != nil {
-			return core.Config{}, argErr(fmt.Sprintf("nodes[%d]", i), "%s", err)
+			return core.Config{}, argErr(nodeArg(i), err.Error())
 		}
 	}
 	return cfg, nil
@@ -218,7 +223,7 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 // that huge values cannot overflow time.Duration.
 func TTLFromMillis(ms int64) (time.Duration, error) {
 	if ms < core.MinTTL.Milliseconds() || ms > core.MaxTTL.Milliseconds() {
-		return 0, argErr("ttl_ms", "must be between %d and %d, got %d", core.MinTTL.Milliseconds(), core.MaxTTL.Milliseconds(), ms)
+		return 0, argErr("ttl_ms", "must be between "+strconv.FormatInt(core.MinTTL.Milliseconds(), 10)+" and "+strconv.FormatInt(core.MaxTTL.Milliseconds(), 10)+", got "+strconv.FormatInt(ms, 10))
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -236,7 +241,7 @@ func checkDB(raw string) error {
 		return nil
 	}
 	if n, err := strconv.Atoi(p); err != nil || n < 0 {
-		return fmt.Errorf("invalid database number %q", p)
+		return errors.New("invalid database number " + strconv.Quote(p))
 	}
 	return nil
 }
