@@ -14,27 +14,20 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// New returns a Client over the nodes in cfg, each reached with its own
-// go-redis client tuned so that the node timeout always holds. It validates
-// cfg but does not connect: connections are made on first use.
+// New returns a Client over the nodes in cfg, reached through liblock's own
+// RESP transport, which keeps the node timeout on every request. It
+// validates cfg but does not connect: connections are made on first use.
 func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	timeout := cfg.nodeTimeout()
-	clients := make([]*redis.Client, len(cfg.Nodes))
-	for i, raw := range cfg.Nodes {
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			closeAll(clients[:i])
-			return nil, argError(fmt.Sprintf("nodes[%d]", i), "%s", scrub(err.Error(), raw))
-		}
-		tune(opt, timeout)
-		clients[i] = redis.NewClient(opt)
-	}
-	c, err := NewWithTransport(newRedisTransport(clients, timeout, true), cfg)
+	t, err := newRespTransport(cfg.Nodes, cfg.nodeTimeout())
 	if err != nil {
-		closeAll(clients)
+		return nil, err
+	}
+	c, err := NewWithTransport(t, cfg)
+	if err != nil {
+		_ = t.Close()
 	}
 	return c, err
 }
