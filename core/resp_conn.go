@@ -27,7 +27,6 @@ type respConn struct {
 	tls  bool
 	r    *bufio.Reader
 	wbuf []byte
-	idle time.Time // when it was put back in its node's idle list
 }
 
 // readBufSize fits every reply the core gets many times over.
@@ -144,7 +143,9 @@ func (cn *respConn) alive() bool {
 // pending reports whether some of a reply has arrived: buffered, or
 // waiting in the socket.
 func (cn *respConn) pending() bool {
-	if cn.r.Buffered() > 0 {
+	if cn.r.Buffered() > 0 || cn.tls {
+		// TLS may hold a decrypted reply in its own buffer: let the
+		// read (with its grace) tell.
 		return true
 	}
 	if cn.raw == nil {
