@@ -70,8 +70,8 @@ func dialConn(ctx context.Context, opt *redis.Options, rawURL string, deadline t
 }
 
 // handshake sends the commands a new connection needs before its first
-// use, one at a time: a command must never run on a connection whose AUTH
-// or SELECT failed.
+// use, one at a time, each answered before the next: a command must never
+// run on a connection whose AUTH or SELECT failed.
 func (cn *respConn) handshake(opt *redis.Options) error {
 	var steps []Command
 	switch {
@@ -85,6 +85,17 @@ func (cn *respConn) handshake(opt *redis.Options) error {
 	}
 	if opt.ClientName != "" {
 		steps = append(steps, Command{"CLIENT", "SETNAME", opt.ClientName})
+	}
+	if len(steps) == 0 {
+		// The node must answer before the connection carries a command.
+		// A frozen node still accepts connections (the kernel does), and
+		// a command written to one runs whenever it thaws, long after we
+		// gave up on it: a late SET NX would then block the key for its
+		// ttl, a late release would delete a key that a retried Release
+		// then reports lost. Without this, each timed-out request's fresh
+		// connection would queue one more such command; with it, only
+		// connections that were idle when the node froze can.
+		steps = append(steps, Command{"PING"})
 	}
 	for _, cmd := range steps {
 		if err := cn.write(cmd); err != nil {

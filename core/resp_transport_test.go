@@ -154,6 +154,15 @@ func TestRespFrozenNodes(t *testing.T) {
 	if idle := core.IdleConns(tr); idle[0]+idle[1]+idle[2]+idle[3] != 0 {
 		t.Errorf("timed-out connections kept: %v", idle)
 	}
+	// A request while they are still frozen goes over new connections,
+	// which must not carry it before the node has answered: a frozen node
+	// runs what it was sent whenever it thaws.
+	replies = tr.Exec(ctx, all(5, "SET", "late", "v", "NX", "PX", "60000"))
+	for i := range 4 {
+		if replies[i].Err == nil {
+			t.Errorf("frozen node %d answered %+v", i, replies[i])
+		}
+	}
 	for _, n := range c.Nodes[:4] {
 		if err := n.Thaw(); err != nil {
 			t.Fatal(err)
@@ -162,6 +171,11 @@ func TestRespFrozenNodes(t *testing.T) {
 	// The thawed nodes now answer "stale" on connections we closed.
 	wantEcho(t, tr.Exec(ctx, all(5, "ECHO", "fresh")), []int{0, 1, 2, 3, 4}, "fresh")
 	wantEcho(t, tr.Exec(ctx, all(5, "ECHO", "again")), []int{0, 1, 2, 3, 4}, "again")
+	for _, n := range c.Nodes[:4] {
+		if v, err := n.Do("EXISTS", "late"); err != nil || v != "0" {
+			t.Errorf("node %d ran the SET sent while it was frozen (EXISTS %q, %v)", n.Index, v, err)
+		}
+	}
 }
 
 // TestRespKilledAndRestarted: a dead node is refused at once; a restarted
