@@ -13,15 +13,18 @@ func NewRespTransport(urls []string, timeout time.Duration) (Transport, error) {
 	return t, nil
 }
 
-// IdleConns reports how many idle connections a transport made by
-// NewRespTransport keeps, per node.
-func IdleConns(t Transport) []int {
+// ConnCounts reports, per node, how many connections a transport made by
+// NewRespTransport keeps idle and has open, and how many calls wait for one.
+func ConnCounts(t Transport) (idle, open, waiting []int) {
 	rt := t.(*respTransport)
-	counts := make([]int, len(rt.nodes))
-	for i, n := range rt.nodes {
-		n.mu.Lock()
-		counts[i] = len(n.idle)
-		n.mu.Unlock()
+	for _, n := range rt.nodes {
+		i, o, w := n.conns()
+		idle = append(idle, i)
+		open = append(open, o)
+		waiting = append(waiting, w)
 	}
-	return counts
+	return idle, open, waiting
 }
+
+// MaxConnsPerNode is the transport's bound on open connections per node.
+const MaxConnsPerNode = maxConnsPerNode

@@ -26,26 +26,11 @@ type respTransport struct {
 	closed  atomic.Bool
 }
 
-// respNode is one node: how to reach it and its idle connections.
-type respNode struct {
-	opt    *redis.Options
-	rawURL string // only to scrub the password from messages
-
-	mu     sync.Mutex
-	idle   []*respConn // most recently used last
-	closed bool
-}
-
-const (
-	// maxIdlePerNode bounds the connections kept per node; concurrent
-	// calls beyond it dial extra ones, which are closed after use.
-	maxIdlePerNode = 8
-	// lateGrace: once one node has used up the deadline, the replies of
-	// the others that have (at least partly) arrived are read with this
-	// much extra time: a deadline in the past would make every read fail
-	// at once, losing answers that came in time.
-	lateGrace = time.Millisecond
-)
+// lateGrace: once one node has used up the deadline, the replies of the
+// others that have (at least partly) arrived are read with this much extra
+// time: a deadline in the past would make every read fail at once, losing
+// answers that came in time.
+const lateGrace = time.Millisecond
 
 var errTransportClosed = errors.New("liblock: transport closed")
 
@@ -89,66 +74,69 @@ func (t *respTransport) Exec(ctx context.Context, cmds []Command) []Reply {
 		defer g.finish(stop)
 	}
 
+	// Write on every idle connection at once.
 	conns := make([]*respConn, len(cmds))
-	var dials []int
+	var dials, waits []int // nodes with no idle connection
 	for i, cmd := range cmds {
 		if cmd == nil {
 			continue
 		}
-		cn := t.nodes[i].get()
-		if cn == nil {
+		switch cn, dial := t.nodes[i].take(); {
+		case cn != nil:
+			conns[i], replies[i].Err = t.send(ctx, i, cn, cmd, deadline, g)
+		case dial:
 			dials = append(dials, i)
-			continue
+		default:
+			waits = append(waits, i)
 		}
-		if !g.track(cn.nc) {
-			cn.close()
-			replies[i].Err = ctx.Err()
-			continue
-		}
-		_ = cn.nc.SetDeadline(deadline)
-		if err := cn.write(cmd); err != nil {
-			cn.close()
-			t.nodes[i].discardIdle()
-			replies[i].Err = ioError(ctx, err)
-			continue
-		}
-		conns[i] = cn
 	}
+	// Dial where needed, in parallel when more than one: a node that does
+	// not answer SYNs must not use up the others' time.
 	switch len(dials) {
 	case 0:
 	case 1:
 		i := dials[0]
-		conns[i], replies[i].Err = t.dial(ctx, i, cmds[i], deadline, g)
+		conns[i], replies[i].Err = t.connect(ctx, i, cmds[i], true, deadline, g)
 	default:
-		// In parallel: a node that does not answer SYNs must not use up
-		// the others' time.
 		var wg sync.WaitGroup
 		for _, i := range dials {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				conns[i], replies[i].Err = t.dial(ctx, i, cmds[i], deadline, g)
+				conns[i], replies[i].Err = t.connect(ctx, i, cmds[i], true, deadline, g)
 			}()
 		}
 		wg.Wait()
 	}
+	t.collect(ctx, conns, replies, deadline, g)
+	// Nodes with all their connections in use (a burst of concurrent
+	// calls): wait for one, holding none, so that calls waiting on each
+	// other's connections cannot block each other until the deadline.
+	for _, i := range waits {
+		conns[i], replies[i].Err = t.connect(ctx, i, cmds[i], false, deadline, g)
+		t.collect(ctx, conns, replies, deadline, g)
+	}
+	return replies
+}
 
-	overdue := false // a node has used up the deadline
+// collect reads the reply on every connection in conns, node by node, and
+// hands each connection back to its node (or closes it on failure).
+func (t *respTransport) collect(ctx context.Context, conns []*respConn, replies []Reply, deadline time.Time, g *interrupter) {
+	overdue := false // the deadline has passed
 	for i, cn := range conns {
 		if cn == nil {
 			continue
 		}
+		conns[i] = nil
 		if !overdue && !time.Now().Before(deadline) {
-			overdue = true // e.g. a dial used up the time
+			overdue = true // a frozen node, or a dial, used up the time
 		}
 		if overdue {
-			// The deadline has passed, and a read would fail at once
-			// even if the reply is there: read only the replies that
-			// arrived (in time), with a little time to finish them.
+			// A read would fail at once even if the reply is there:
+			// read only the replies that arrived (in time), with a
+			// little time to finish them.
 			if g.fired() || !cn.pending() {
-				cn.close()
-				conns[i] = nil
-				t.nodes[i].discardIdle()
+				t.fail(i, cn)
 				replies[i].Err = ioError(ctx, cn.timeoutError())
 				continue
 			}
@@ -156,38 +144,58 @@ func (t *respTransport) Exec(ctx context.Context, cmds []Command) []Reply {
 		}
 		r, err := readReply(cn.r)
 		if err != nil {
-			cn.close()
-			conns[i] = nil
-			t.nodes[i].discardIdle()
+			t.fail(i, cn)
 			replies[i].Err = ioError(ctx, err)
 			continue
 		}
 		replies[i] = r
+		// No interrupt may touch a connection once another call may use it.
+		g.untrack(cn.nc)
+		t.nodes[i].put(cn)
 	}
-	if g != nil {
-		g.finish(nil) // no interrupt may touch a connection once it is idle
-	}
-	for i, cn := range conns {
-		if cn != nil {
-			t.nodes[i].put(cn)
-		}
-	}
-	return replies
 }
 
-// dial makes a new connection to node i and writes cmd on it.
-func (t *respTransport) dial(ctx context.Context, i int, cmd Command, deadline time.Time, g *interrupter) (*respConn, error) {
-	n := t.nodes[i]
-	cn, err := dialConn(ctx, n.opt, n.rawURL, deadline, g.track)
-	if err != nil {
-		return nil, ioError(ctx, err)
+// send writes cmd on cn, which node i gave out.
+func (t *respTransport) send(ctx context.Context, i int, cn *respConn, cmd Command, deadline time.Time, g *interrupter) (*respConn, error) {
+	if !g.track(cn.nc) {
+		t.nodes[i].discard(cn)
+		return nil, ctx.Err()
 	}
 	_ = cn.nc.SetDeadline(deadline)
 	if err := cn.write(cmd); err != nil {
-		cn.close()
+		t.fail(i, cn)
 		return nil, ioError(ctx, err)
 	}
 	return cn, nil
+}
+
+// connect gets node i a connection when it had no idle one, dialing one
+// (with the slot reserved, or one freed while waiting when the node has
+// too many open) or taking one handed back, and writes cmd on it.
+func (t *respTransport) connect(ctx context.Context, i int, cmd Command, reserved bool, deadline time.Time, g *interrupter) (*respConn, error) {
+	n := t.nodes[i]
+	var cn *respConn
+	dial, err := reserved, error(nil)
+	if !reserved {
+		cn, dial, err = n.wait(ctx, deadline)
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case dial:
+		if cn, err = dialConn(ctx, n.opt, n.rawURL, deadline, g.track); err != nil {
+			n.release()
+			return nil, ioError(ctx, err)
+		}
+	}
+	return t.send(ctx, i, cn, cmd, deadline, g)
+}
+
+// fail closes a connection that failed; the node's idle ones most likely
+// failed too (a restart, a death), so they go as well.
+func (t *respTransport) fail(i int, cn *respConn) {
+	t.nodes[i].discard(cn)
+	t.nodes[i].discardIdle()
 }
 
 // ioError reports an interrupted exchange as the context's error.
@@ -210,65 +218,9 @@ func failAll(replies []Reply, cmds []Command, err error) []Reply {
 func (t *respTransport) Close() error {
 	t.closed.Store(true)
 	for _, n := range t.nodes {
-		n.mu.Lock()
-		n.closed = true
-		idle := n.idle
-		n.idle = nil
-		n.mu.Unlock()
-		for _, cn := range idle {
-			cn.close()
-		}
+		n.close()
 	}
 	return nil
-}
-
-// get takes the most recently used idle connection that is still alive, or
-// returns nil.
-func (n *respNode) get() *respConn {
-	for {
-		n.mu.Lock()
-		k := len(n.idle)
-		if k == 0 || n.closed {
-			n.mu.Unlock()
-			return nil
-		}
-		cn := n.idle[k-1]
-		n.idle[k-1] = nil
-		n.idle = n.idle[:k-1]
-		n.mu.Unlock()
-		// One non-blocking recv (as go-redis does): a connection the
-		// server closed (restart, client timeout) is replaced here
-		// instead of failing a request. Measured: within the noise of
-		// the pair benchmark, next to the write syscalls.
-		if cn.alive() {
-			return cn
-		}
-		cn.close()
-	}
-}
-
-// put returns a connection whose last reply was read whole.
-func (n *respNode) put(cn *respConn) {
-	n.mu.Lock()
-	if n.closed || len(n.idle) >= maxIdlePerNode {
-		n.mu.Unlock()
-		cn.close()
-		return
-	}
-	n.idle = append(n.idle, cn)
-	n.mu.Unlock()
-}
-
-// discardIdle closes the idle connections after one failed: the node most
-// likely restarted or died, and they would fail too, one request each.
-func (n *respNode) discardIdle() {
-	n.mu.Lock()
-	idle := n.idle
-	n.idle = nil
-	n.mu.Unlock()
-	for _, cn := range idle {
-		cn.close()
-	}
 }
 
 // interrupter ends the blocked I/O of one Exec when its context ends, by
@@ -293,6 +245,24 @@ func (g *interrupter) track(nc net.Conn) bool {
 	}
 	g.conns = append(g.conns, nc)
 	return true
+}
+
+// untrack forgets nc; once it returns, no interrupt touches nc.
+func (g *interrupter) untrack(nc net.Conn) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, c := range g.conns {
+		if c == nc {
+			last := len(g.conns) - 1
+			g.conns[i] = g.conns[last]
+			g.conns[last] = nil
+			g.conns = g.conns[:last]
+			return
+		}
+	}
 }
 
 func (g *interrupter) interrupt() {

@@ -112,9 +112,10 @@ func TestRespConcurrentExec(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for i, n := range core.IdleConns(tr) {
-		if n < 1 || n > 8 {
-			t.Errorf("node %d keeps %d idle connections, want 1..8", i, n)
+	idle, open, _ := core.ConnCounts(tr)
+	for i := range idle {
+		if idle[i] < 1 || idle[i] > 8 || open[i] != idle[i] {
+			t.Errorf("node %d keeps %d idle connections of %d open, want 1..8, all idle", i, idle[i], open[i])
 		}
 	}
 	if err := c.FlushAll(); err != nil {
@@ -151,8 +152,8 @@ func TestRespFrozenNodes(t *testing.T) {
 		}
 	}
 	wantEcho(t, replies, []int{4}, "stale")
-	if idle := core.IdleConns(tr); idle[0]+idle[1]+idle[2]+idle[3] != 0 {
-		t.Errorf("timed-out connections kept: %v", idle)
+	if _, open, _ := core.ConnCounts(tr); open[0]+open[1]+open[2]+open[3] != 0 {
+		t.Errorf("timed-out connections kept: %v open", open)
 	}
 	// A request while they are still frozen goes over new connections,
 	// which must not carry it before the node has answered: a frozen node
@@ -294,6 +295,86 @@ func TestRespAuthSelect(t *testing.T) {
 	if _, err := core.NewRespTransport([]string{"redis://u:pw-in-url@" + addr + "/x"}, time.Second); err == nil || strings.Contains(err.Error(), "pw-in-url") {
 		t.Errorf("bad db: %v", err)
 	}
+}
+
+// TestRespConnectionBound: a burst of concurrent calls opens at most
+// MaxConnsPerNode connections per node; the calls beyond wait for one
+// within their deadline, and give up at it.
+func TestRespConnectionBound(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 2)
+	tr := newTransport(t, c.URLs(), 5*time.Second)
+	ctx := context.Background()
+	const callers = 100
+	stop := make(chan struct{})
+	maxOpen := make(chan int, 1)
+	go func() { // watch the open count while the burst runs
+		m := 0
+		for {
+			select {
+			case <-stop:
+				maxOpen <- m
+				return
+			default:
+			}
+			_, open, _ := core.ConnCounts(tr)
+			m = max(m, open[0], open[1])
+			runtime.Gosched()
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range 10 {
+				word := fmt.Sprintf("%d-%d", w, r)
+				replies := tr.Exec(ctx, all(2, "ECHO", word))
+				for i, got := range replies {
+					if got.Err != nil || got.Str != word {
+						t.Errorf("node %d: %+v, want %q", i, got, word)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if m := <-maxOpen; m > core.MaxConnsPerNode || m < 2 {
+		t.Errorf("%d connections open at most, bound %d", m, core.MaxConnsPerNode)
+	}
+
+	// Every connection stuck on a frozen node: the other calls wait (and
+	// give up at their deadline); nothing stays open.
+	frozen := newTransport(t, c.URLs()[:1], 2*time.Second)
+	if err := c.Nodes[0].Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	const burst = core.MaxConnsPerNode + 5
+	results := make(chan core.Reply, burst)
+	for range burst {
+		go func() { results <- frozen.Exec(ctx, all(1, "ECHO", "x"))[0] }()
+	}
+	locktest.Eventually(t, 5*time.Second, "the bound reached and the rest waiting", func() bool {
+		_, open, waiting := core.ConnCounts(frozen)
+		if open[0] > core.MaxConnsPerNode {
+			t.Fatalf("%d connections open, bound %d", open[0], core.MaxConnsPerNode)
+		}
+		return open[0] == core.MaxConnsPerNode && waiting[0] == burst-core.MaxConnsPerNode
+	})
+	for range burst {
+		if r := <-results; r.Err == nil {
+			t.Fatalf("a frozen node answered %+v", r)
+		}
+	}
+	if _, open, waiting := core.ConnCounts(frozen); open[0] != 0 || waiting[0] != 0 {
+		t.Errorf("%d connections open, %d calls waiting after every call ended", open[0], waiting[0])
+	}
+	if err := c.Nodes[0].Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	wantEcho(t, frozen.Exec(ctx, all(1, "ECHO", "thawed")), []int{0}, "thawed")
 }
 
 // TestRespCancel: canceling the context ends an Exec blocked on a frozen
