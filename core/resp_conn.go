@@ -27,6 +27,10 @@ type respConn struct {
 	tls  bool
 	r    *bufio.Reader
 	wbuf []byte
+	// early holds bytes that readNow took from the socket, in now, for
+	// the reply reader to see first.
+	early []byte
+	now   [64]byte
 }
 
 // readBufSize fits every reply the core gets many times over.
@@ -48,7 +52,8 @@ func dialConn(ctx context.Context, opt *redis.Options, rawURL string, deadline t
 		nc.Close()
 		return nil, context.Cause(ctx)
 	}
-	cn := &respConn{nc: nc, r: bufio.NewReaderSize(nc, readBufSize)}
+	cn := &respConn{nc: nc}
+	cn.r = bufio.NewReaderSize(cn, readBufSize)
 	if sc, ok := nc.(syscall.Conn); ok {
 		cn.raw, _ = sc.SyscallConn()
 	}
@@ -122,52 +127,86 @@ func (cn *respConn) write(cmd Command) error {
 	return err
 }
 
+// Read is what the reply reader reads: the bytes readNow took first, then
+// the connection.
+func (cn *respConn) Read(p []byte) (int, error) {
+	if len(cn.early) > 0 {
+		n := copy(p, cn.early)
+		cn.early = cn.early[n:]
+		return n, nil
+	}
+	return cn.nc.Read(p)
+}
+
+// readNow reads what has arrived without waiting, for the reply reader to
+// read later: it returns how many bytes (0 at EOF or on an error), or -1
+// when nothing has arrived. Plain read(2), not recv(MSG_PEEK): that is
+// what valgrind's suppressions for the Go runtime cover (make test-c).
+// Only for connections without TLS, whose bytes are its records.
+func (cn *respConn) readNow() int {
+	n := -1
+	err := cn.raw.Control(func(fd uintptr) {
+		k, err := syscall.Read(int(fd), cn.now[:])
+		switch {
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+		case err != nil:
+			n = 0
+		default:
+			n = k
+		}
+	})
+	if err != nil {
+		return 0
+	}
+	if n > 0 {
+		cn.early = cn.now[:n]
+	}
+	return n
+}
+
 // alive reports whether an idle connection may still be used: the server
 // has not closed it (it restarted, or dropped an idle client) and has not
-// sent anything unasked. It costs one non-blocking recv.
+// sent anything unasked. It costs one non-blocking read.
 func (cn *respConn) alive() bool {
-	if cn.r.Buffered() > 0 {
+	switch {
+	case cn.r.Buffered() > 0 || len(cn.early) > 0:
 		return false
-	}
-	if cn.raw == nil {
+	case cn.raw == nil:
 		return true
+	case cn.tls:
+		return cn.peekTLS()
 	}
+	return cn.readNow() < 0
+}
+
+// peekTLS is alive's check under TLS: it must not take bytes from under
+// the TLS layer, and bytes that came unasked may be TLS's own (a session
+// ticket): only EOF or an error means dead.
+func (cn *respConn) peekTLS() bool {
 	ok := true
-	var buf [1]byte
 	err := cn.raw.Control(func(fd uintptr) {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		n, _, err := syscall.Recvfrom(int(fd), cn.now[:1], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
-		case n == 0 && err == nil: // EOF: the server closed it
-			ok = false
-		case n > 0:
-			// Unasked data: out of step, unless it is TLS's own traffic
-			// (a session ticket), which the TLS layer reads.
-			ok = cn.tls
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-		default:
+		case n > 0 || err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+		default: // EOF (n == 0, no error) or an error
 			ok = false
 		}
 	})
 	return ok && err == nil
 }
 
-// pending reports whether some of a reply has arrived: buffered, or
-// waiting in the socket.
+// pending reports whether some of a reply (or EOF) has arrived: buffered,
+// or waiting in the socket.
 func (cn *respConn) pending() bool {
-	if cn.r.Buffered() > 0 || cn.tls {
+	switch {
+	case cn.r.Buffered() > 0 || len(cn.early) > 0 || cn.tls:
 		// TLS may hold a decrypted reply in its own buffer: let the
 		// read (with its grace) tell.
 		return true
-	}
-	if cn.raw == nil {
+	case cn.raw == nil:
 		return false
 	}
-	n := 0
-	var buf [1]byte
-	_ = cn.raw.Control(func(fd uintptr) {
-		n, _, _ = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	})
-	return n > 0
+	return cn.readNow() >= 0
 }
 
 // timeoutError is the error of a read that found no reply by the deadline.
