@@ -16,10 +16,10 @@ const (
 	// use or being dialed). A burst of concurrent calls beyond it waits,
 	// within its deadline, for a connection to come back: a thousand
 	// concurrent acquires must not open a thousand sockets per node (file
-	// descriptors, Redis's maxclients). go-redis's pool did the same.
+	// descriptors, Redis's maxclients). go-redis's pool did the same (20
+	// on 2 cores). Idle connections are kept up to the same bound: closing
+	// them only to dial again at the next burst costs more.
 	maxConnsPerNode = 16
-	// maxIdlePerNode bounds the connections kept open while unused.
-	maxIdlePerNode = 8
 )
 
 // respNode is one node: how to reach it, and its connections.
@@ -112,7 +112,7 @@ func (n *respNode) wait(ctx context.Context, deadline time.Time) (cn *respConn, 
 }
 
 // put returns a connection whose last reply was read whole: to a waiter,
-// to the idle list, or closed when enough are idle.
+// or to the idle list (closed, once the node is).
 func (n *respNode) put(cn *respConn) {
 	n.mu.Lock()
 	if len(n.waiters) > 0 && !n.closed {
@@ -122,7 +122,7 @@ func (n *respNode) put(cn *respConn) {
 		n.mu.Unlock()
 		return
 	}
-	if !n.closed && len(n.idle) < maxIdlePerNode {
+	if !n.closed {
 		n.idle = append(n.idle, cn)
 		n.mu.Unlock()
 		return

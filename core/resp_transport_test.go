@@ -114,8 +114,8 @@ func TestRespConcurrentExec(t *testing.T) {
 	wg.Wait()
 	idle, open, _ := core.ConnCounts(tr)
 	for i := range idle {
-		if idle[i] < 1 || idle[i] > 8 || open[i] != idle[i] {
-			t.Errorf("node %d keeps %d idle connections of %d open, want 1..8, all idle", i, idle[i], open[i])
+		if idle[i] < 1 || idle[i] > core.MaxConnsPerNode || open[i] != idle[i] {
+			t.Errorf("node %d keeps %d idle connections of %d open, want 1..%d, all idle", i, idle[i], open[i], core.MaxConnsPerNode)
 		}
 	}
 	if err := c.FlushAll(); err != nil {
