@@ -39,8 +39,8 @@ const readBufSize = 1024
 // dialConn makes a new connection to the node described by opt: one dial
 // attempt, then AUTH, SELECT and CLIENT SETNAME as the URL asks, each
 // answered before the connection is used. rawURL is only used to keep the
-// password out of error messages.
-func dialConn(ctx context.Context, opt *redis.Options, rawURL string, deadline time.Time, track func(net.Conn) bool) (*respConn, error) {
+// password out of error messages. g interrupts the handshake when ctx ends.
+func dialConn(ctx context.Context, opt *redis.Options, rawURL string, deadline time.Time, g *interrupter) (*respConn, error) {
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	d := net.Dialer{} // Go sets TCP_NODELAY on TCP connections by default
@@ -48,10 +48,12 @@ func dialConn(ctx context.Context, opt *redis.Options, rawURL string, deadline t
 	if err != nil {
 		return nil, err
 	}
-	if !track(nc) { // ctx ended while we dialed
+	if !g.track(nc) { // ctx ended while we dialed
 		nc.Close()
-		return nil, context.Cause(ctx)
+		return nil, ctx.Err()
 	}
+	// The caller tracks the connection it gets (cn.nc, maybe TLS) itself.
+	defer g.untrack(nc)
 	cn := &respConn{nc: nc}
 	cn.r = bufio.NewReaderSize(cn, readBufSize)
 	if sc, ok := nc.(syscall.Conn); ok {

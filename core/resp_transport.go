@@ -183,7 +183,7 @@ func (t *respTransport) connect(ctx context.Context, i int, cmd Command, reserve
 	case err != nil:
 		return nil, err
 	case dial:
-		if cn, err = dialConn(ctx, n.opt, n.rawURL, deadline, g.track); err != nil {
+		if cn, err = dialConn(ctx, n.opt, n.rawURL, deadline, g); err != nil {
 			n.release()
 			return nil, ioError(ctx, err)
 		}

@@ -4,12 +4,22 @@ package core_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -477,4 +487,133 @@ func openFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(entries)
+}
+
+// TestRespTLS: rediss:// URLs speak TLS (the URL's skip_verify accepts the
+// test's self-signed certificate), with AUTH inside the TLS session.
+func TestRespTLS(t *testing.T) {
+	leakCheck(t)
+	dir := t.TempDir()
+	writeSelfSigned(t, dir)
+	port := freePort(t)
+	kill := startServer(t, "--port", "0", "--tls-port", fmt.Sprint(port),
+		"--tls-cert-file", dir+"/cert.pem", "--tls-key-file", dir+"/key.pem", "--tls-ca-cert-file", dir+"/cert.pem",
+		"--tls-auth-clients", "no", "--requirepass", "tls-pw")
+
+	url := fmt.Sprintf("rediss://:tls-pw@127.0.0.1:%d?skip_verify=true", port)
+	tr := newTransport(t, []string{url}, 5*time.Second)
+	ctx := context.Background()
+	locktest.Eventually(t, 10*time.Second, "the TLS server answers", func() bool {
+		return tr.Exec(ctx, all(1, "PING"))[0].Str == "PONG"
+	})
+	wantEcho(t, tr.Exec(ctx, all(1, "ECHO", "over tls")), []int{0}, "over tls")
+	if r := tr.Exec(ctx, all(1, "SET", "k", "v", "NX", "PX", "60000"))[0]; r.Err != nil || r.Str != "OK" {
+		t.Fatalf("SET NX: %+v", r)
+	}
+	if r := tr.Exec(ctx, all(1, "SET", "k", "v", "NX", "PX", "60000"))[0]; r.Err != nil || !r.Nil {
+		t.Fatalf("second SET NX: %+v", r)
+	}
+	if r := tr.Exec(ctx, all(1, "EVALSHA", "0000000000000000000000000000000000000000", "1", "k"))[0]; r.Err == nil || !strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
+		t.Fatalf("EVALSHA: %+v", r)
+	}
+	// Without skip_verify the self-signed certificate is refused.
+	strict := newTransport(t, []string{fmt.Sprintf("rediss://:tls-pw@127.0.0.1:%d", port)}, 5*time.Second)
+	if r := strict.Exec(ctx, all(1, "PING"))[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "certificate") {
+		t.Fatalf("self-signed certificate accepted: %+v", r)
+	}
+	kill()
+	if r := tr.Exec(ctx, all(1, "PING"))[0]; r.Err == nil {
+		t.Fatalf("a dead node answered %+v", r)
+	}
+}
+
+// TestRespUnixSocket: unix:// URLs, with a database number.
+func TestRespUnixSocket(t *testing.T) {
+	leakCheck(t)
+	sock := t.TempDir() + "/redis.sock"
+	kill := startServer(t, "--port", "0", "--unixsocket", sock)
+	tr := newTransport(t, []string{"unix://" + sock + "?db=2"}, 5*time.Second)
+	ctx := context.Background()
+	locktest.Eventually(t, 10*time.Second, "the server answers on its socket", func() bool {
+		return tr.Exec(ctx, all(1, "PING"))[0].Str == "PONG"
+	})
+	if r := tr.Exec(ctx, all(1, "SET", "k", "v", "NX", "PX", "60000"))[0]; r.Err != nil || r.Str != "OK" {
+		t.Fatalf("SET NX: %+v", r)
+	}
+	if r := tr.Exec(ctx, all(1, "EVAL", "return redis.call('INFO', 'keyspace')", "0"))[0]; r.Err != nil || !strings.Contains(r.Str, "db2:keys=1") {
+		t.Fatalf("the key is not in db 2: %+v", r)
+	}
+	if got := tr.Nodes(); len(got) != 1 || got[0] != sock {
+		t.Fatalf("Nodes() = %q, want the socket path", got)
+	}
+	kill()
+	if r := tr.Exec(ctx, all(1, "PING"))[0]; r.Err == nil {
+		t.Fatalf("a dead node answered %+v", r)
+	}
+}
+
+// startServer starts a bare redis-server for the URL forms redistest does
+// not cover (TLS, unix sockets); kill stops it, and so does the test's end.
+func startServer(t *testing.T, args ...string) (kill func()) {
+	t.Helper()
+	bin, err := redistest.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	var once sync.Once
+	kill = func() { once.Do(func() { _ = cmd.Process.Kill(); <-exited }) }
+	t.Cleanup(kill)
+	return kill
+}
+
+func writeSelfSigned(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "liblock test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{
+		"cert.pem": {Type: "CERTIFICATE", Bytes: der},
+		"key.pem":  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(dir+"/"+name, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
