@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,10 @@ var errTransportClosed = errors.New("liblock: transport closed")
 
 // newRespTransport parses every node URL (with go-redis's parser, so the
 // accepted forms and messages stay those of go-redis) without connecting.
+// It uses the URL's address, user name, password, db, TLS settings
+// (skip_verify) and client_name; go-redis's pool, retry and timeout
+// parameters are accepted and ignored, as the node timeout governs every
+// request (core.New overrode them before too).
 func newRespTransport(urls []string, timeout time.Duration) (*respTransport, error) {
 	t := &respTransport{timeout: timeout}
 	for i, raw := range urls {
@@ -198,10 +203,14 @@ func (t *respTransport) fail(i int, cn *respConn) {
 	t.nodes[i].discardIdle()
 }
 
-// ioError reports an interrupted exchange as the context's error.
+// ioError reports an interrupted exchange as the context's error, and a
+// bare EOF as what it means.
 func ioError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("connection closed by the node (%w)", err)
 	}
 	return err
 }
