@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/redistest"
@@ -20,21 +22,53 @@ const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.c
 // BenchmarkPair measures one acquire+release pair, per iteration, through
 // liblock and through raw go-redis (SET NX PX, then EVALSHA of the release
 // script; on N nodes, in parallel goroutines, as a minimal Redlock would),
-// on the same nodes in the same run. It reports the median pair latency as
-// p50-µs; make bench prints the ratio.
+// on the same nodes in the same run. liblock-goredis is the Client over
+// go-redis clients (NewFromClients), tuned as core.New tuned them before it
+// got its own RESP transport: the same-run baseline of that transport. It
+// reports the median pair latency as p50-µs and the process CPU time (user
+// + system, all threads; the redis-servers are other processes) per pair as
+// cpu-µs; make bench prints the medians and the ratios.
 func BenchmarkPair(b *testing.B) {
 	for _, n := range []int{1, 5} {
 		c := redistest.Start(b, n)
 		b.Run(fmt.Sprintf("nodes=%d/go-redis-raw", n), func(b *testing.B) { benchRaw(b, c) })
-		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c) })
+		b.Run(fmt.Sprintf("nodes=%d/liblock-goredis", n), func(b *testing.B) { benchLiblock(b, c, goRedisClient) })
+		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c, respClient) })
 	}
 }
 
-func benchLiblock(b *testing.B, c *redistest.Cluster) {
+// respClient is core.New.
+func respClient(b *testing.B, c *redistest.Cluster) *core.Client {
 	cl, err := core.New(core.Config{Nodes: c.URLs()})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return cl
+}
+
+// goRedisClient makes Clients over go-redis, with the options core.New's
+// go-redis transport used (deadlines from the context, no retries).
+func goRedisClient(b *testing.B, c *redistest.Cluster) *core.Client {
+	clients := make([]*redis.Client, len(c.Nodes))
+	for i, n := range c.Nodes {
+		t := core.DefaultNodeTimeout
+		clients[i] = redis.NewClient(&redis.Options{
+			Addr: n.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
+			DialTimeout: t, ReadTimeout: t, WriteTimeout: t, PoolTimeout: t,
+			DialerRetries: 1, DialerRetryTimeout: time.Millisecond, DisableIdentity: true,
+			MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		})
+		b.Cleanup(func() { _ = clients[i].Close() })
+	}
+	cl, err := core.NewFromClients(core.Config{}, clients...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cl
+}
+
+func benchLiblock(b *testing.B, c *redistest.Cluster, newClient func(*testing.B, *redistest.Cluster) *core.Client) {
+	cl := newClient(b, c)
 	defer cl.Close()
 	ctx := context.Background()
 	pair := func() {
@@ -83,19 +117,32 @@ func benchRaw(b *testing.B, c *redistest.Cluster) {
 	measure(b, pair)
 }
 
-// measure warms up, times every iteration and reports the median.
+// measure warms up, times every iteration and reports the median, and the
+// process CPU time per iteration.
 func measure(b *testing.B, pair func()) {
 	for range 200 {
 		pair()
 	}
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		start := time.Now()
 		pair()
 		times = append(times, time.Since(start))
 	}
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs")
+}
+
+// cpuTime is this process's user + system CPU time, all threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

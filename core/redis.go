@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// New returns a Client over the nodes in cfg, each reached with its own
-// go-redis client tuned so that the node timeout always holds. It validates
-// cfg but does not connect: connections are made on first use.
+// New returns a Client over the nodes in cfg, reached through liblock's own
+// RESP transport, which keeps the node timeout on every request. It
+// validates cfg but does not connect: connections are made on first use.
 func New(cfg Config) (*Client, error) {
 	t, err := DialTransport(cfg)
 	if err != nil {
@@ -29,26 +28,15 @@ func New(cfg Config) (*Client, error) {
 	return c, err
 }
 
-// DialTransport returns the Transport that New runs on: one go-redis client
-// per node in cfg, all nodes in parallel, each request bounded by the node
-// timeout and by the context. Hosts that carry out Redis I/O for the wasm
+// DialTransport returns the Transport that New runs on: liblock's RESP
+// transport (commands written to every node, then the replies read, each
+// request bounded by the node timeout and by the context). Hosts that carry out Redis I/O for the wasm
 // module use it too. It validates cfg but does not connect.
 func DialTransport(cfg Config) (Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	timeout := cfg.nodeTimeout()
-	clients := make([]*redis.Client, len(cfg.Nodes))
-	for i, raw := range cfg.Nodes {
-		opt, err := redis.ParseURL(raw)
-		if err != nil {
-			closeAll(clients[:i])
-			return nil, argError(fmt.Sprintf("nodes[%d]", i), "%s", scrub(err.Error(), raw))
-		}
-		tune(opt, timeout)
-		clients[i] = redis.NewClient(opt)
-	}
-	return newRedisTransport(clients, timeout, true), nil
+	return newRespTransport(cfg.Nodes, cfg.nodeTimeout())
 }
 
 // NewFromClients returns a Client over existing go-redis clients, one per
@@ -72,25 +60,6 @@ func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
 		}
 	}
 	return NewWithTransport(newRedisTransport(clients, cfg.nodeTimeout(), false), cfg)
-}
-
-// tune makes a go-redis client keep the node timeout: deadlines from the
-// context, no retries of its own (the algorithm retries), and no extra
-// commands on connect.
-func tune(opt *redis.Options, timeout time.Duration) {
-	opt.ContextTimeoutEnabled = true
-	opt.DialTimeout = timeout
-	opt.ReadTimeout = timeout
-	opt.WriteTimeout = timeout
-	opt.PoolTimeout = timeout
-	opt.MaxRetries = -1
-	// One dial per request: go-redis's default of 5 dials 100 ms apart
-	// turns a refused connection (a dead node) into a full node timeout
-	// reported as "context deadline exceeded", call after call.
-	opt.DialerRetries = 1
-	opt.DialerRetryTimeout = time.Millisecond
-	opt.DisableIdentity = true
-	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
 func closeAll(clients []*redis.Client) {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,13 +53,22 @@ type Cluster struct {
 	owned bool // dir was created by us and is removed on Close
 }
 
+// Options configures the nodes StartWith and StartClusterWith start.
+type Options struct {
+	// Password, when set, starts every node with --requirepass: URL and
+	// URLs then carry it (redis://:password@host:port), and Do and the
+	// readiness check authenticate with it.
+	Password string
+}
+
 // Node is one redis-server process on a fixed loopback port. Its methods are
 // safe for concurrent use.
 type Node struct {
-	Index int
-	Port  int
-	dir   string
-	bin   string
+	Index    int
+	Port     int
+	dir      string
+	bin      string
+	password string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -71,7 +81,13 @@ type Node struct {
 // naming the install command.
 func Start(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	c, err := StartCluster(n, tb.TempDir())
+	return StartWith(tb, n, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(tb testing.TB, n int, opts Options) *Cluster {
+	tb.Helper()
+	c, err := StartClusterWith(n, tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
@@ -82,6 +98,11 @@ func Start(tb testing.TB, n int) *Cluster {
 // StartCluster starts n nodes with their data directories under dir. An
 // empty dir means a new temporary directory, removed by Close.
 func StartCluster(n int, dir string) (*Cluster, error) {
+	return StartClusterWith(n, dir, Options{})
+}
+
+// StartClusterWith is StartCluster with options.
+func StartClusterWith(n int, dir string, opts Options) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("redistest: need at least one node, got %d", n)
 	}
@@ -103,7 +124,7 @@ func StartCluster(n int, dir string) (*Cluster, error) {
 		c.owned = true
 	}
 	for i := 0; i < n; i++ {
-		node := &Node{Index: i, dir: filepath.Join(c.dir, fmt.Sprintf("node%d", i)), bin: bin}
+		node := &Node{Index: i, dir: filepath.Join(c.dir, fmt.Sprintf("node%d", i)), bin: bin, password: opts.Password}
 		if err := os.MkdirAll(node.dir, 0o755); err != nil {
 			c.Close()
 			return nil, err
@@ -139,8 +160,13 @@ func (c *Cluster) Close() {
 // Addr is the node's host:port.
 func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
 
-// URL is the node's redis:// URL.
-func (n *Node) URL() string { return "redis://" + n.Addr() }
+// URL is the node's redis:// URL, with the password if it has one.
+func (n *Node) URL() string {
+	if n.password != "" {
+		return (&url.URL{Scheme: "redis", User: url.UserPassword("", n.password), Host: n.Addr()}).String()
+	}
+	return "redis://" + n.Addr()
+}
 
 // PID returns the process id of the running server, or 0 when it is down.
 func (n *Node) PID() int {
@@ -185,6 +211,9 @@ func (n *Node) start() error {
 		"--protected-mode", "yes",
 		"--logfile", filepath.Join(n.dir, "redis.log"),
 	}
+	if n.password != "" {
+		args = append(args, "--requirepass", n.password)
+	}
 	cmd := exec.Command(n.bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -192,7 +221,7 @@ func (n *Node) start() error {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if err := waitReady(n.Addr(), exited); err != nil {
+	if err := waitReady(n.Addr(), n.password, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		log, _ := os.ReadFile(filepath.Join(n.dir, "redis.log"))
@@ -256,7 +285,20 @@ func (n *Node) Do(args ...string) (string, error) {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	return roundTrip(bufio.NewReader(conn), conn, args)
+	r := bufio.NewReader(conn)
+	if err := auth(r, conn, n.password); err != nil {
+		return "", err
+	}
+	return roundTrip(r, conn, args)
+}
+
+// auth authenticates a fresh connection when the node has a password.
+func auth(r *bufio.Reader, w net.Conn, password string) error {
+	if password == "" {
+		return nil
+	}
+	_, err := roundTrip(r, w, []string{"AUTH", password})
+	return err
 }
 
 func roundTrip(r *bufio.Reader, w net.Conn, args []string) (string, error) {
@@ -362,14 +404,18 @@ func (n *Node) isFrozen() bool {
 	return n.frozen
 }
 
-func waitReady(addr string, exited <-chan struct{}) error {
+func waitReady(addr, password string, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	for {
 		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			_ = conn.SetDeadline(time.Now().Add(time.Second))
-			out, perr := roundTrip(bufio.NewReader(conn), conn, []string{"PING"})
+			r := bufio.NewReader(conn)
+			out, perr := "", auth(r, conn, password)
+			if perr == nil {
+				out, perr = roundTrip(r, conn, []string{"PING"})
+			}
 			conn.Close()
 			if perr == nil && out == "PONG" {
 				return nil

@@ -1,7 +1,9 @@
 // Command benchreport reads `go test -bench` output on standard input,
 // passes it through, and then prints, for every benchmark, the median of
-// its p50-µs metric over the -count runs, and for every liblock benchmark
-// its ratio to the baseline of the same group measured in the same run.
+// its p50-µs metric (and of its cpu-µs metric, process CPU per pair, when
+// reported) over the -count runs, and for every liblock benchmark
+// (…/liblock, …/liblock-<variant>) the ratios to the baseline of the same
+// group (…/go-redis-raw) measured in the same run.
 package main
 
 import (
@@ -13,8 +15,11 @@ import (
 	"strings"
 )
 
+// metrics holds one benchmark's samples per unit.
+type metrics map[string][]float64
+
 func main() {
-	samples := map[string][]float64{}
+	samples := map[string]metrics{}
 	var order []string
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -29,15 +34,19 @@ func main() {
 			name = name[:i]
 		}
 		for i := 2; i+1 < len(fields); i++ {
-			if fields[i+1] == "p50-µs" {
-				v, err := strconv.ParseFloat(fields[i], 64)
-				if err == nil {
-					if _, seen := samples[name]; !seen {
-						order = append(order, name)
-					}
-					samples[name] = append(samples[name], v)
-				}
+			unit := fields[i+1]
+			if unit != "p50-µs" && unit != "cpu-µs" {
+				continue
 			}
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			if _, seen := samples[name]; !seen {
+				order = append(order, name)
+				samples[name] = metrics{}
+			}
+			samples[name][unit] = append(samples[name][unit], v)
 		}
 	}
 	if len(order) == 0 {
@@ -45,18 +54,36 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println()
-	fmt.Printf("%-48s %12s %8s\n", "benchmark (median of runs)", "p50 µs/pair", "ratio")
+	fmt.Printf("%-48s %12s %8s %12s %8s\n", "benchmark (median of runs)", "p50 µs/pair", "ratio", "cpu µs/pair", "ratio")
 	for _, name := range order {
-		med := median(samples[name])
-		ratio := ""
-		if strings.HasSuffix(name, "/liblock") {
-			base := strings.TrimSuffix(name, "/liblock") + "/go-redis-raw"
-			if b, ok := samples[base]; ok {
-				ratio = fmt.Sprintf("%.2f×", med/median(b))
-			}
+		var base metrics
+		if group, leaf, ok := cut(name); ok && strings.HasPrefix(leaf, "liblock") {
+			base = samples[group+"/go-redis-raw"]
 		}
-		fmt.Printf("%-48s %12.1f %8s\n", name, med, ratio)
+		fmt.Printf("%-48s", name)
+		for _, unit := range []string{"p50-µs", "cpu-µs"} {
+			v := samples[name][unit]
+			if len(v) == 0 {
+				fmt.Printf(" %12s %8s", "-", "")
+				continue
+			}
+			ratio := ""
+			if b := base[unit]; len(b) > 0 {
+				ratio = fmt.Sprintf("%.2f×", median(v)/median(b))
+			}
+			fmt.Printf(" %12.1f %8s", median(v), ratio)
+		}
+		fmt.Println()
 	}
+}
+
+// cut splits "BenchmarkPair/nodes=1/liblock" into its group and leaf.
+func cut(name string) (group, leaf string, ok bool) {
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
 }
 
 func median(v []float64) float64 {
