@@ -75,7 +75,14 @@ func (t *respTransport) Exec(ctx context.Context, cmds []Command) []Reply {
 		// Cancellation interrupts blocked reads; no goroutine unless ctx
 		// is a kind of context the context package cannot hook into.
 		g = &interrupter{conns: make([]net.Conn, 0, len(cmds))}
-		stop := context.AfterFunc(ctx, g.interrupt)
+		// Only a cancellation interrupts: a deadline of ctx is already
+		// in deadline, which the connections enforce themselves, and the
+		// replies that arrived before it must still be read.
+		stop := context.AfterFunc(ctx, func() {
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				g.interrupt()
+			}
+		})
 		defer g.finish(stop)
 	}
 

@@ -189,6 +189,29 @@ func TestRespFrozenNodes(t *testing.T) {
 	}
 }
 
+// TestRespFrozenNodeWithContextDeadline: when the caller's context ends at
+// the node timeout (the wasm host bounds each exchange that way), a frozen
+// node read first must not cost the others their replies: the context's
+// deadline is a deadline, not a cancellation.
+func TestRespFrozenNodeWithContextDeadline(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 3)
+	const timeout = 200 * time.Millisecond
+	tr := newTransport(t, c.URLs(), timeout)
+	wantEcho(t, tr.Exec(context.Background(), all(3, "ECHO", "warm")), []int{0, 1, 2}, "warm")
+	if err := c.Nodes[0].Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Nodes[0].Thaw()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	replies := tr.Exec(ctx, all(3, "ECHO", "live"))
+	if replies[0].Err == nil {
+		t.Errorf("frozen node 0 answered %+v", replies[0])
+	}
+	wantEcho(t, replies, []int{1, 2}, "live")
+}
+
 // TestRespKilledAndRestarted: a dead node is refused at once; a restarted
 // one is reconnected to without a failed request.
 func TestRespKilledAndRestarted(t *testing.T) {
