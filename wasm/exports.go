@@ -107,13 +107,13 @@ func statusOf(err error) int32 {
 
 func putPair(out, p unsafe.Pointer, n int) {
 	o := unsafe.Slice((*byte)(out), 8)
-	putLE32(o[0:], uint32(uintptr(p)))
-	putLE32(o[4:], uint32(n))
+	abi.PutLE32(o[0:], uint32(uintptr(p)))
+	abi.PutLE32(o[4:], uint32(n))
 }
 
 func putU64(out unsafe.Pointer, v uint64) {
 	if out != nil {
-		putLE64(unsafe.Slice((*byte)(out), 8), v)
+		abi.PutLE64(unsafe.Slice((*byte)(out), 8), v)
 	}
 }
 

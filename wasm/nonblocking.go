@@ -164,15 +164,15 @@ func lockRun(out unsafe.Pointer, capacity uint32) (n int32) {
 			}
 		}
 		b := buf[8+int(n)*eventSize:]
-		putLE64(b[0:], e.handle)
-		putLE32(b[8:], e.kind)
-		putLE32(b[12:], uint32(e.status))
+		abi.PutLE64(b[0:], e.handle)
+		abi.PutLE32(b[8:], e.kind)
+		abi.PutLE32(b[12:], uint32(e.status))
 		n++
 	}
 	if len(queued) == 0 {
 		queued = nil // let the backing array go
 	}
-	putLE64(buf[0:], uint64(nextRunMS()))
+	abi.PutLE64(buf[0:], uint64(nextRunMS()))
 	return n
 }
 

@@ -14,14 +14,16 @@ func appendBE64(b []byte, v uint64) []byte {
 	return appendBE32(appendBE32(b, uint32(v>>32)), uint32(v))
 }
 
-func putLE32(b []byte, v uint32) {
+// PutLE32 stores v little-endian in b[0:4] (encoding/binary would link reflect).
+func PutLE32(b []byte, v uint32) {
 	_ = b[3] // one bounds check
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
-func putLE64(b []byte, v uint64) {
-	putLE32(b[4:8], uint32(v>>32))
-	putLE32(b[0:4], uint32(v))
+// PutLE64 stores v little-endian in b[0:8].
+func PutLE64(b []byte, v uint64) {
+	PutLE32(b[4:8], uint32(v>>32))
+	PutLE32(b[0:4], uint32(v))
 }
 
 func le32(b []byte) uint32 {

@@ -19,12 +19,12 @@ func TestByteOrderMatchesEncodingBinary(t *testing.T) {
 			t.Errorf("appendBE64(%#x) = % x, want % x", v, got, want)
 		}
 		var got, want [8]byte
-		putLE64(got[:], v)
+		PutLE64(got[:], v)
 		binary.LittleEndian.PutUint64(want[:], v)
 		if got != want || le64(got[:]) != v {
 			t.Errorf("putLE64/le64(%#x): % x, want % x", v, got, want)
 		}
-		putLE32(got[:], uint32(v))
+		PutLE32(got[:], uint32(v))
 		binary.LittleEndian.PutUint32(want[:], uint32(v))
 		if got != want || le32(got[:]) != uint32(v) {
 			t.Errorf("putLE32/le32(%#x): % x, want % x", v, got, want)

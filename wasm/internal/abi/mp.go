@@ -269,11 +269,11 @@ const (
 
 // PutState writes s in its wire layout into b (at least StateSize bytes).
 func PutState(b []byte, s State) {
-	putLE64(b[0:], uint64(s.ValidityMS))
-	putLE64(b[8:], uint64(s.NextPollMS))
-	putLE32(b[16:], s.Flags)
+	PutLE64(b[0:], uint64(s.ValidityMS))
+	PutLE64(b[8:], uint64(s.NextPollMS))
+	PutLE32(b[16:], s.Flags)
 	n := copy(b[24:StateSize], s.Token)
-	putLE32(b[20:], uint32(n))
+	PutLE32(b[20:], uint32(n))
 }
 
 // ReadState reads what PutState wrote.
