@@ -10,7 +10,8 @@ export interface ClientOptions {
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
   /**
-   * 'native' (default): liblock.so through koffi. 'wasm': liblock.wasm in a
+   * 'native' (default): liblock.so through koffi (Linux glibc; koffi is an
+   * optional dependency, loaded with the first native client). 'wasm': liblock.wasm in a
    * worker thread, its Redis I/O done with ioredis on the main thread; the
    * same API, errors and behaviour.
    */
@@ -35,12 +36,13 @@ export type ErrorCode =
   | 'CANCELED'
   | 'INVALID_ARGUMENT'
   | 'INVALID_HANDLE'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'LOAD_FAILED';
 
 /** Base class of every error thrown by liblock. */
 export class LockError extends Error {
   readonly code: ErrorCode;
-  /** The C ABI status code (1..7). */
+  /** The C ABI status code (1..7; LoadError: 7, as no library call was made). */
   readonly status: number;
 }
 /** Another owner holds the resource: no quorum of grants before the wait ran out. */
@@ -57,6 +59,13 @@ export class InvalidArgumentError extends LockError { readonly code: 'INVALID_AR
 export class InvalidHandleError extends LockError { readonly code: 'INVALID_HANDLE'; }
 /** A bug inside liblock; the message says what. */
 export class InternalError extends LockError { readonly code: 'INTERNAL'; }
+/**
+ * The backend's library could not be loaded: for the native backend koffi
+ * (an optional dependency) or liblock.so (missing, not loadable on this
+ * platform, wrong ABI); for the wasm backend liblock.wasm. The message says
+ * what is missing; where the native backend cannot load, backend: 'wasm' can.
+ */
+export class LoadError extends LockError { readonly code: 'LOAD_FAILED'; }
 
 export class Lock implements AsyncDisposable {
   private constructor();

@@ -55,6 +55,15 @@ const InvalidArgumentError = defineError('InvalidArgumentError', 'INVALID_ARGUME
 const InvalidHandleError = defineError('InvalidHandleError', 'INVALID_HANDLE');
 /** A bug inside liblock; the message says what. */
 const InternalError = defineError('InternalError', 'INTERNAL');
+/**
+ * The backend's library could not be loaded: for the native backend koffi
+ * (an optional dependency) or liblock.so (missing, not loadable on this
+ * platform, wrong ABI); for the wasm backend liblock.wasm. Nothing was sent
+ * to Redis. `status` is LOCK_INTERNAL's (7): no library call was made.
+ */
+class LoadError extends LockError {}
+Object.defineProperty(LoadError.prototype, 'code', { value: 'LOAD_FAILED', enumerable: true });
+Object.defineProperty(LoadError.prototype, 'status', { value: STATUS.INTERNAL, enumerable: false });
 
 const ERROR_OF = [null, NotAcquiredError, LockLostError, InvalidArgumentError, InvalidHandleError,
   UnavailableError, CanceledError, InternalError];
@@ -77,7 +86,7 @@ let wasmBackend = null;
 function wasm() {
   if (!wasmBackend) {
     wasmBackend = require('./lib/wasm-backend');
-    wasmBackend.bind({ LockError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost });
+    wasmBackend.bind({ LockError, LoadError, InvalidArgumentError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost });
   }
   return wasmBackend;
 }
@@ -90,25 +99,53 @@ function candidatePaths() {
   return out;
 }
 
+// Said by every load failure of the native backend: where it cannot work,
+// the wasm backend can.
+const WASM_HINT = "use new Client({ nodes, backend: 'wasm' }) (liblock.wasm; no koffi, no liblock.so) instead";
+
+// koffi is an optional dependency: its install may fail (or be skipped) on
+// a platform without a prebuilt binary, and `npm install liblock` must still
+// succeed there for the wasm backend. It is required here, never at module
+// load.
+function loadKoffi() {
+  try {
+    return require('koffi');
+  } catch (e) {
+    throw new LoadError(`liblock: the native backend needs the koffi package, which cannot be loaded ` +
+      `(${e.message.split('\n')[0]}); it is an optional dependency of liblock, so its install may have failed ` +
+      `or been skipped on this platform: install it (npm install koffi@3.3.4), or ${WASM_HINT}`, { cause: e });
+  }
+}
+
+// koffi's type names are global to the process and a name can be declared
+// only once (koffi throws "Duplicate type name"); another copy of this
+// module in the process (a second node_modules/liblock, a copy under another
+// path, an older version) declares its own types, so every declaration gets
+// a name of its own: no shared counter is needed, and no copy can collide
+// with another's.
+function typeName(base) {
+  return `${base}_${require('node:crypto').randomBytes(8).toString('hex')}`;
+}
+
 function loadNative() {
   if (native) return native;
   if (!isMainThread) {
-    throw new LockError('liblock: load the library on the main thread only (not in a worker thread)');
+    throw new LoadError('liblock: load the library on the main thread only (not in a worker thread)');
   }
+  const koffi = loadKoffi();
   let chosen = null;
   const tried = [];
   for (const c of candidatePaths()) {
     tried.push(`${c.file} (${c.from})`);
     if (fs.existsSync(c.file)) { chosen = c; break; }
     if (c.required) {
-      throw new LockError(`liblock: LIBLOCK_PATH=${c.file} does not exist`);
+      throw new LoadError(`liblock: LIBLOCK_PATH=${c.file} does not exist; set it to liblock.so, or ${WASM_HINT}`);
     }
   }
   if (!chosen) {
-    throw new LockError(`liblock: cannot find liblock.so; tried ${tried.join(', ')}. ` +
-      'Build it with `make build` at the repository root, or set LIBLOCK_PATH.');
+    throw new LoadError(`liblock: cannot find liblock.so; tried ${tried.join(', ')}. ` +
+      `Build it with \`make build\` at the repository root, set LIBLOCK_PATH, or ${WASM_HINT}`);
   }
-  const koffi = require('koffi');
   // A koffi callback called from a Go thread waits there until the main
   // thread has run it. With the completion queue only its wake-up function
   // is called that way (a few at a time); without it (an older library)
@@ -120,33 +157,35 @@ function loadNative() {
   try {
     lib = koffi.load(chosen.file);
   } catch (e) {
-    throw new LockError(`liblock: cannot load ${chosen.file} (${chosen.from}): ${e.message}`, { cause: e });
+    throw new LoadError(`liblock: cannot load ${chosen.file} (${chosen.from}): ${e.message} ` +
+      `(liblock.so needs Linux with glibc on the CPU it was built for); ${WASM_HINT}`, { cause: e });
   }
   let abiFn;
   try {
     abiFn = lib.func('int32_t lock_abi_version(void)');
   } catch (e) {
-    throw new LockError(`liblock: ${chosen.file} is not liblock (no lock_abi_version): ${e.message}`, { cause: e });
+    throw new LoadError(`liblock: ${chosen.file} is not liblock (no lock_abi_version): ${e.message}`, { cause: e });
   }
   const abi = abiFn();
   if (abi !== ABI_VERSION) {
-    throw new LockError(`liblock: ABI version mismatch: ${chosen.file} (${chosen.from}) has ABI ${abi}, ` +
+    throw new LoadError(`liblock: ABI version mismatch: ${chosen.file} (${chosen.from}) has ABI ${abi}, ` +
       `this binding needs ABI ${ABI_VERSION}; rebuild the library (make build) or install a matching package`);
   }
   // user_data is declared as uintptr_t (same register class as void * on
   // every 64-bit ABI): it carries a small integer id, never a pointer.
-  const Callback = koffi.proto('void liblock_node_cb(uintptr_t user_data, int32_t status, uint64_t handle, const char *err)');
+  const cbName = typeName('liblock_node_cb');
+  const Callback = koffi.proto(`void ${cbName}(uintptr_t user_data, int32_t status, uint64_t handle, const char *err)`);
   const n = {
     koffi,
     path: chosen.file,
     from: chosen.from,
     abi,
     client_new: lib.func('int32_t lock_client_new(const char *config_json, _Out_ uint64_t *out_client, _Out_ void **err)'),
-    acquire_async: lib.func('int32_t lock_acquire_async(uint64_t client, const char *resource, int64_t ttl_ms, const char *options_json, liblock_node_cb *cb, uintptr_t user_data, _Out_ uint64_t *out_op, _Out_ void **err)'),
-    extend_async: lib.func('int32_t lock_extend_async(uint64_t lock, int64_t ttl_ms, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
-    release_async: lib.func('int32_t lock_release_async(uint64_t lock, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
+    acquire_async: lib.func(`int32_t lock_acquire_async(uint64_t client, const char *resource, int64_t ttl_ms, const char *options_json, ${cbName} *cb, uintptr_t user_data, _Out_ uint64_t *out_op, _Out_ void **err)`),
+    extend_async: lib.func(`int32_t lock_extend_async(uint64_t lock, int64_t ttl_ms, ${cbName} *cb, uintptr_t user_data, _Out_ void **err)`),
+    release_async: lib.func(`int32_t lock_release_async(uint64_t lock, ${cbName} *cb, uintptr_t user_data, _Out_ void **err)`),
     cancel: lib.func('int32_t lock_cancel(uint64_t op)'),
-    on_lost: lib.func('int32_t lock_on_lost(uint64_t lock, liblock_node_cb *cb, uintptr_t user_data, _Out_ void **err)'),
+    on_lost: lib.func(`int32_t lock_on_lost(uint64_t lock, ${cbName} *cb, uintptr_t user_data, _Out_ void **err)`),
     info: lib.func('int32_t lock_info(uint64_t lock, _Out_ void **info_json, _Out_ void **err)'),
     free: lib.func('int32_t lock_free(uint64_t handle)'),
     string_free: lib.func('void lock_string_free(void *s)'),
@@ -245,7 +284,7 @@ function newQueue(koffi, drain, setWakeup) {
   // any moment, up to exit (koffi drops calls once the environment is torn
   // down); unregistering it while a thread is about to call it would be a
   // use-after-free.
-  q.wake = koffi.register(drainAll, koffi.pointer(koffi.proto('void liblock_node_wake(void)')));
+  q.wake = koffi.register(drainAll, koffi.pointer(koffi.proto(`void ${typeName('liblock_node_wake')}(void)`)));
   setWakeup(q.wake);
   // koffi's relay does not keep the event loop alive; this timer does, while
   // some operation is pending (it never fires).
@@ -976,6 +1015,7 @@ module.exports = {
   InvalidArgumentError,
   InvalidHandleError,
   InternalError,
+  LoadError,
   ABI_VERSION,
   library,
   _debug,

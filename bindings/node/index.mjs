@@ -12,6 +12,7 @@ export const {
   InvalidArgumentError,
   InvalidHandleError,
   InternalError,
+  LoadError,
   ABI_VERSION,
   library,
 } = liblock;

@@ -20,7 +20,8 @@ const { Worker, MessageChannel, receiveMessageOnPort } = require('node:worker_th
 const exchange = require('./wasm-exchange');
 const { W, STATE } = exchange;
 const { loadModule, validateConfig } = require('./wasm-module');
-const { NodeSet } = require('./wasm-io');
+const { NodeSet, parseNodeURL } = require('./wasm-io');
+const { NodeURLError, scrub } = require('./node-url');
 const { decode, Encoder } = require('./msgpack');
 
 const OK = 0;
@@ -38,7 +39,7 @@ function bind(frontEnd) { F = frontEnd; }
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 function loaded() {
-  return loadModule((msg, cause) => new F.LockError(msg, cause ? { cause } : undefined));
+  return loadModule((msg, cause) => new F.LoadError(msg, cause ? { cause } : undefined));
 }
 
 // ---------------------------------------------------------------- the worker
@@ -204,6 +205,37 @@ function errorOf(r) {
   return F.errorFor(r.status, r.err && r.err.message);
 }
 
+// ---------------------------------------------------------------- node URLs
+
+// nodeSpec reads nodes[i] as the native backend does (go-redis's ParseURL,
+// lib/node-url.js): its connection settings, or the native backend's
+// InvalidArgumentError for a URL go-redis rejects (an unknown or malformed
+// query parameter, skip_verify on a non-TLS URL, …), which the module,
+// having no go-redis, accepts.
+function nodeSpec(nodes, i) {
+  try {
+    return parseNodeURL(nodes[i]);
+  } catch (e) {
+    if (!(e instanceof NodeURLError)) throw e;
+    return F.errorFor(3, `liblock: invalid argument: nodes[${i}]: ${scrub(e.message, nodes[i])}`);
+  }
+}
+
+// The module checks a redis:// URL's database number itself (the native
+// backend leaves that to go-redis, after every other check): for a config
+// it rejects for that, the native backend reports go-redis's message for
+// the first node go-redis rejects. null when the module's error is another.
+function nativeMessage(nodes, bad) {
+  const err = bad.err || {};
+  const m = /^nodes\[(\d+)\]$/.exec(err.arg || '');
+  if (bad.status !== 3 || !m || !/invalid database number/.test(err.message || '')) return null;
+  for (let i = 0; i <= Number(m[1]); i++) {
+    const r = nodeSpec(nodes, i);
+    if (r instanceof Error) return r;
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------- the backend
 
 const backend = {
@@ -216,12 +248,18 @@ const backend = {
     const m = loaded();
     const json = JSON.stringify(cfg);
     const bad = validateConfig(m, json);
-    if (bad) throw errorOf(bad);
+    if (bad) throw nativeMessage(cfg.nodes, bad) || errorOf(bad);
+    const specs = [];
+    for (let i = 0; i < cfg.nodes.length; i++) {
+      const r = nodeSpec(cfg.nodes, i);
+      if (r instanceof Error) throw r;
+      specs.push(r);
+    }
     const wk = startWorker();
     const cid = nextCid++;
     const cs = {
       handle: cid, closed: false, locks: new Set(), keyPrefix: cfg.key_prefix || '', be: backend,
-      w: { worker: wk, nodes: new NodeSet(cfg.nodes), created: null, dead: null },
+      w: { worker: wk, nodes: new NodeSet(cfg.nodes, specs), created: null, dead: null },
     };
     clients.set(cid, cs);
     cs.w.nodes.warm();

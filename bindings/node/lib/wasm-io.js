@@ -20,58 +20,94 @@ function loadRedis() {
   return Redis;
 }
 
-/** ioredis options for one node URL (the module has validated its syntax). */
-function optionsFor(url) {
-  const u = new URL(url);
+const net = require('node:net');
+const { parseNodeURL, handshakeSteps, scrub } = require('./node-url');
+
+/**
+ * ioredis options for one node: where to connect and how (TLS), from the
+ * settings the native backend reads from the same URL (lib/node-url.js).
+ * ioredis itself sends nothing on a new connection (no AUTH, SELECT, CLIENT
+ * SETINFO or ready check): NodeConn runs the native backend's handshake.
+ */
+function optionsFor(spec) {
   const base = {
     lazyConnect: true,
     enableOfflineQueue: false,
     enableReadyCheck: false,
+    disableClientInfo: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     autoResubscribe: false,
     autoResendUnfulfilledCommands: false,
     connectTimeout: 0, // bounded by the exchange's own timer
   };
-  if (u.protocol === 'unix:') return { ...base, path: decodeURIComponent(u.pathname) };
-  const o = { ...base, host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || 6379) };
-  if (u.username) o.username = decodeURIComponent(u.username);
-  if (u.password) o.password = decodeURIComponent(u.password);
-  const db = u.pathname.replace(/^\//, '');
-  if (db) o.db = Number(db);
-  if (u.protocol === 'rediss:') o.tls = { servername: o.host };
+  if (spec.network === 'unix') return { ...base, path: spec.path };
+  const o = { ...base, host: spec.host, port: spec.port };
+  if (spec.tls) {
+    // go-redis: tls.Config{ServerName: host, MinVersion: TLS 1.2,
+    // InsecureSkipVerify: skip_verify}. Node checks the certificate against
+    // servername, else host; an IP address is not a server name (RFC 6066),
+    // so for one only host is given, and Node checks the IP SANs as Go does.
+    o.tls = { minVersion: 'TLSv1.2', rejectUnauthorized: !spec.tls.skipVerify };
+    if (!net.isIP(spec.host)) o.tls.servername = spec.tls.servername;
+  }
   return o;
 }
 
 /** One node of one client: at most one live ioredis connection. */
 class NodeConn {
-  constructor(url) {
+  /** @param {string} url  @param {object} spec what parseNodeURL made of it */
+  constructor(url, spec) {
     this.url = url;
+    this.spec = spec;
     this.options = null;
     this.redis = null;
-    this.ready = null; // Promise of the dial in progress
+    this.ready = null; // Promise of the dial (connect, then handshake) in progress
+    this.up = false; // the current connection's handshake has succeeded
   }
 
   #drop() {
     const r = this.redis;
     this.redis = null;
     this.ready = null;
+    this.up = false;
     if (r) r.disconnect();
   }
 
   #dial() {
-    if (!this.options) this.options = optionsFor(this.url);
+    if (!this.options) this.options = optionsFor(this.spec);
     const R = loadRedis();
     const r = new R(this.options);
     // ioredis rejects a failed dial with "Connection is closed."; the
     // socket's own error (ECONNREFUSED …) says more, so it is kept.
     this.lastError = null;
     r.on('error', (e) => { if (this.redis === r) this.lastError = e; });
-    r.on('end', () => { if (this.redis === r) { this.redis = null; this.ready = null; } });
+    r.on('end', () => { if (this.redis === r) { this.redis = null; this.ready = null; this.up = false; } });
     r.on('ready', () => { if (r.stream && r.stream.unref) r.stream.unref(); });
     this.redis = r;
-    this.ready = r.connect();
+    this.ready = r.connect().then(() => this.#handshake(r));
     return this.ready;
+  }
+
+  // The native backend's handshake (core/resp_conn.go): each command
+  // answered before the next, a refusal fails the dial ("AUTH refused:
+  // WRONGPASS …", the connection dropped), and nothing else is sent before.
+  async #handshake(r) {
+    for (const step of handshakeSteps(this.spec)) {
+      try {
+        await r.call(step[0], ...step.slice(1));
+      } catch (e) {
+        const err = new Error(scrub(`${step[0]} refused: ${errorText(e)}`, this.url));
+        if (this.redis === r) {
+          this.#drop(); // never used after a failed AUTH or SELECT
+          this.lastError = err;
+        } else {
+          r.disconnect();
+        }
+        throw err;
+      }
+    }
+    if (this.redis === r) this.up = true;
   }
 
   /**
@@ -83,7 +119,8 @@ class NodeConn {
   async send(args, deadline) {
     try {
       if (!this.redis || this.redis.status === 'end' || this.redis.status === 'close') this.#dial();
-      if (this.redis.status !== 'ready') await this.ready;
+      // Not ioredis's 'ready': that comes before the handshake has run.
+      if (!this.up) await this.ready;
       if (deadline.expired) return [3, 'i/o timeout'];
       const v = await this.redis.call(args[0], ...args.slice(1));
       if (deadline.expired) return [3, 'i/o timeout'];
@@ -95,7 +132,7 @@ class NodeConn {
       if (e && e.name === 'ReplyError') return [3, errorText(e)];
       const cause = this.lastError || e;
       this.#drop();
-      return [3, errorText(cause)];
+      return [3, scrub(errorText(cause), this.url)];
     }
   }
 
@@ -134,8 +171,12 @@ function errorText(e) {
 
 /** The connections of one client, in the config's node order. */
 class NodeSet {
-  constructor(urls) {
-    this.conns = urls.map((u) => new NodeConn(u));
+  /**
+   * @param {string[]} urls the client's node URLs
+   * @param {object[]} specs parseNodeURL of each (the caller reports a bad one)
+   */
+  constructor(urls, specs) {
+    this.conns = urls.map((u, i) => new NodeConn(u, specs[i]));
   }
 
   /** Starts dialing every node in the background. */
@@ -198,4 +239,4 @@ class NodeSet {
   }
 }
 
-module.exports = { NodeSet, optionsFor };
+module.exports = { NodeSet, optionsFor, parseNodeURL };
