@@ -5,6 +5,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)   # wasm-opt, for build/liblock.wasm
+command -v openssl >/dev/null 2>&1 || need+=(openssl)     # self-signed certificates for the TLS tests
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 cmd="apt-get update && apt-get install -y ${need[*]}"
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -18,3 +19,4 @@ apt-get install -y -qq "${need[@]}" >/dev/null
 # The package may start a system-wide server on 6379; tests never use it.
 command -v redis-server >/dev/null
 command -v wasm-opt >/dev/null
+command -v openssl >/dev/null
