@@ -99,7 +99,9 @@ class InternalError(LockError):
 
 
 class LibraryError(LockError, OSError):
-    """liblock.so could not be found or loaded, or its ABI version does not match."""
+    """What a backend needs is missing: liblock.so not found, not loadable on this
+    platform or of another ABI version (native; the message names LIBLOCK_PATH and
+    ``backend="wasm"``), or liblock.wasm, wasmtime or redis-py (wasm backend)."""
 
 
 class ForkedProcessError(LockError):

@@ -44,7 +44,17 @@ def candidates() -> List[Tuple[str, Path]]:
     return out
 
 
+# Said by every "cannot find or load liblock.so" error: where the native library
+# cannot go (macOS, Windows, musl, sandboxes), the wasm backend needs no .so.
+ALTERNATIVE = (
+    "Set LIBLOCK_PATH to the path of a liblock.so built for this platform (`make build` in the "
+    "liblock repository writes build/liblock.so), or use the wasm backend, which needs no "
+    "native library: liblock.Client(nodes, backend=\"wasm\") (pip install \"liblock[wasm]\").")
+
+
 def find_library() -> Path:
+    """The first candidate that is a file. An LIBLOCK_PATH that names no file is an
+    error of its own (an explicit path is not a hint to fall back from)."""
     tried = []
     env = os.environ.get("LIBLOCK_PATH")
     for what, path in candidates():
@@ -52,12 +62,8 @@ def find_library() -> Path:
             return path
         tried.append(f"{what}: {path}")
         if what == "LIBLOCK_PATH" and env:
-            # An explicit path that does not exist is an error, not a hint.
-            raise LibraryError(f"LIBLOCK_PATH={env} does not name a file")
-    raise LibraryError(
-        "liblock.so not found; tried " + "; ".join(tried)
-        + ". Build it with `make build` in the liblock repository, or set LIBLOCK_PATH."
-    )
+            raise LibraryError(f"LIBLOCK_PATH={env} does not name a file. {ALTERNATIVE}")
+    raise LibraryError(f"{LIB_NAME} not found; tried " + "; ".join(tried) + ". " + ALTERNATIVE)
 
 
 def _after_fork_in_child() -> None:
@@ -127,11 +133,11 @@ def lib() -> ctypes.CDLL:
         try:
             dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
         except OSError as e:
-            raise LibraryError(f"cannot load {path}: {e}") from e
+            raise LibraryError(f"cannot load {path} on {sys.platform}: {e}. {ALTERNATIVE}") from e
         try:
             abi = dll.lock_abi_version
         except AttributeError:
-            raise LibraryError(f"{path} is not liblock (no lock_abi_version symbol)") from None
+            raise LibraryError(f"{path} is not liblock (no lock_abi_version symbol). {ALTERNATIVE}") from None
         abi.restype = c_int32
         abi.argtypes = []
         version = abi()

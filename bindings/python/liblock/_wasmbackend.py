@@ -40,6 +40,7 @@ from ._errors import (
     error_for,
 )
 from ._msgpack import decode_request, encode_response
+from ._nodeurl import NodeURLError
 
 REDIS_PIN = "redis==5.2.1"
 PENDING = 8  # lock_op_result: the operation has not finished (wasm only)
@@ -99,7 +100,13 @@ class WasmBackend:
         self._live_locks: Set[int] = set()   # lock handles not freed yet
         self._nodes: Any = None
         self._client = 0
-        self._inst: Optional[_wasm.Instance] = _wasm.Instance(self._exec)
+        self._inst: Optional[_wasm.Instance] = None
+        try:  # before compiling the module (seconds): a missing redis-py fails at once
+            from . import _redisio
+        except ImportError as e:
+            raise LibraryError(f"the wasm backend needs redis-py: pip install {REDIS_PIN} ({e})") from None
+        self._redisio = _redisio
+        self._inst = _wasm.Instance(self._exec)
 
     # ------------------------------------------------------------ plumbing
 
@@ -286,13 +293,13 @@ class WasmBackend:
 
         self._client = int(self._locked(make, run=False))
         try:
-            from ._redisio import NodeSet
-        except ImportError as e:
+            # The module checked the URLs' syntax; go-redis's further checks (the native
+            # backend's: db, options, skip_verify only with rediss, ...) happen here.
+            self._nodes = self._redisio.NodeSet(list(cfg["nodes"]), cfg.get("node_timeout_ms", 50) / 1000.0)
+        except NodeURLError as e:
             self._close_now()
-            raise LibraryError(f"the wasm backend needs redis-py: pip install {REDIS_PIN} ({e})") from None
-        try:
-            self._nodes = NodeSet(list(cfg["nodes"]), cfg.get("node_timeout_ms", 50) / 1000.0)
-        except Exception as e:  # noqa: BLE001 - a URL the module took but redis-py does not
+            raise InvalidArgument(f"liblock: invalid argument: {e}") from None
+        except Exception as e:  # noqa: BLE001 - nothing else is expected; still no leak
             self._close_now()
             raise InvalidArgument(f"liblock: invalid argument: nodes: {e}") from None
         return self._client
