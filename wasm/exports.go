@@ -19,17 +19,17 @@ import (
 // info JSON) until lock_buf_free.
 var buffers = map[unsafe.Pointer][]byte{}
 
-// handles maps every live handle to a *clientEntry or *lockEntry. Handles
-// count up from 1 and are never reused (kept below 2^53).
+// handles maps every live handle to a *clientEntry, *lockEntry or
+// *opEntry. Handles count up from 1 and are never reused (kept below 2^53).
 var (
-	handles    = map[uint64]any{}
+	handles    handleTable
 	nextHandle uint64
 )
 
 type clientEntry struct {
 	c     *core.Client
-	locks map[uint64]struct{}
-	ops   map[uint64]struct{} // pending or untaken lock_acquire_start operations
+	locks handleTable // the client's live locks (entries: nil)
+	ops   handleTable // pending or untaken lock_acquire_start operations (entries: nil)
 }
 
 type lockEntry struct {
@@ -41,7 +41,7 @@ type lockEntry struct {
 
 func newHandle(v any) uint64 {
 	nextHandle++
-	handles[nextHandle] = v
+	handles.put(nextHandle, v)
 	return nextHandle
 }
 
@@ -147,7 +147,7 @@ func lockClientNew(cfgPtr unsafe.Pointer, cfgLen uint32, outClient, errOut unsaf
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := newHandle(&clientEntry{c: c, locks: map[uint64]struct{}{}, ops: map[uint64]struct{}{}})
+	h := newHandle(&clientEntry{c: c})
 	t.client = h
 	putU64(outClient, h)
 	return setErr(errOut, nil)
@@ -212,7 +212,7 @@ type acquireRequest struct {
 // parseAcquire validates an acquire's arguments the same way for the
 // blocking and the non-blocking export.
 func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int64, optPtr unsafe.Pointer, optLen uint32) (acquireRequest, error) {
-	ce, ok := handles[client].(*clientEntry)
+	ce, ok := handles.get(client).(*clientEntry)
 	if !ok {
 		return acquireRequest{}, &handleError{what: "client"}
 	}
@@ -237,10 +237,10 @@ func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int
 func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
 	le := &lockEntry{l: l, client: client, events: events}
 	h := newHandle(le)
-	ce.locks[h] = struct{}{}
+	ce.locks.put(h, nil)
 	if events {
 		l.OnLost(func(error) {
-			if handles[h] == le {
+			if handles.get(h) == le {
 				queued = append(queued, event{handle: h, kind: eventLost, status: abi.Lost})
 			}
 		})
@@ -251,7 +251,7 @@ func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
 //go:wasmexport lock_extend
 func lockExtend(lock uint64, ttlMS int64, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -265,7 +265,7 @@ func lockExtend(lock uint64, ttlMS int64, errOut unsafe.Pointer) (status int32) 
 //go:wasmexport lock_release
 func lockRelease(lock uint64, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -284,35 +284,35 @@ func lockRelease(lock uint64, errOut unsafe.Pointer) (status int32) {
 //go:wasmexport lock_free
 func lockFree(h uint64) (status int32) {
 	defer guard(&status, nil)
-	switch e := handles[h].(type) {
+	switch e := handles.get(h).(type) {
 	case *clientEntry:
 		// Pending acquires stop first (their cleanup needs the client),
 		// then the client's locks are released by Close.
-		for oh := range e.ops {
-			op, ok := handles[oh].(*opEntry)
-			delete(handles, oh) // first: a freed operation reports nothing
+		for _, oh := range e.ops.handles() {
+			op, ok := handles.get(oh).(*opEntry)
+			handles.remove(oh) // first: a freed operation reports nothing
 			if ok {
 				op.stop()
 			}
 		}
-		delete(handles, h)
-		for lh := range e.locks {
-			delete(handles, lh)
+		handles.remove(h)
+		for _, lh := range e.locks.handles() {
+			handles.remove(lh)
 		}
 		_ = e.c.Close()
 	case *opEntry:
-		delete(handles, h) // first: a freed operation reports nothing
+		handles.remove(h) // first: a freed operation reports nothing
 		e.stop()
-		if ce, ok := handles[e.client].(*clientEntry); ok {
-			delete(ce.ops, h)
+		if ce, ok := handles.get(e.client).(*clientEntry); ok {
+			ce.ops.remove(h)
 		}
 		if e.err == nil && e.lock != 0 {
 			lockFree(e.lock) // acquired but never taken: release it
 		}
 	case *lockEntry:
-		delete(handles, h)
-		if ce, ok := handles[e.client].(*clientEntry); ok {
-			delete(ce.locks, h)
+		handles.remove(h)
+		if ce, ok := handles.get(e.client).(*clientEntry); ok {
+			ce.locks.remove(h)
 		}
 		if !e.released {
 			_ = e.l.Release(context.Background())
@@ -329,7 +329,7 @@ func lockFree(h uint64) (status int32) {
 //go:wasmexport lock_info
 func lockInfo(lock uint64, out, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -357,7 +357,7 @@ const (
 //go:wasmexport lock_poll
 func lockPoll(lock uint64, out unsafe.Pointer) (status int32) {
 	defer guard(&status, nil)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return abi.InvalidHandle
 	}
