@@ -139,3 +139,76 @@ func TestState(t *testing.T) {
 		t.Fatal(ReadState(b))
 	}
 }
+
+// AppendRequest copies a command equal to the one before it as bytes; the
+// message must decode the same as one encoded command by command.
+func TestAppendRequestRepeatedCommands(t *testing.T) {
+	set := core.Command{"SET", "k", "tok", "NX", "PX", "10000"}
+	key, tok := "k", "tok"
+	eval := func() core.Command { return append(core.Command{"EVALSHA", "sha", "1", key}, tok) }
+	cases := [][]core.Command{
+		{set, set, set, nil, set},
+		{eval(), eval(), nil, eval()},
+		{eval(), {"EVALSHA", "sha", "1", "k", "other"}, eval(), {"EVALSHA", "sha", "1", "k"}, {"EVALSHA", "shb", "1", "k", "tok"}},
+		{nil, nil},
+		{},
+	}
+	for _, cmds := range cases {
+		var got []any
+		if err := msgpack.Unmarshal(AppendRequest([]byte("junk")[:0], Request{Client: 7, TimeoutMS: 50, Cmds: cmds}), &got); err != nil {
+			t.Fatal(err)
+		}
+		nodes := got[2].([]any)
+		if len(nodes) != len(cmds) {
+			t.Fatalf("%d nodes, want %d", len(nodes), len(cmds))
+		}
+		for i, c := range cmds {
+			if c == nil {
+				if nodes[i] != nil {
+					t.Fatalf("node %d: %v, want nil", i, nodes[i])
+				}
+				continue
+			}
+			args := nodes[i].([]any)
+			if len(args) != len(c) {
+				t.Fatalf("node %d: %v, want %v", i, args, c)
+			}
+			for j := range c {
+				if args[j] != c[j] {
+					t.Fatalf("node %d: %v, want %v", i, args, c)
+				}
+			}
+		}
+	}
+}
+
+// ParseReplies's fast paths for the common replies, and what only looks
+// like them.
+func TestParseRepliesFastPaths(t *testing.T) {
+	b := []byte{0x96,
+		0x92, 0x02, 0xa2, 'O', 'K', // "OK"
+		0x92, 0x01, 0x01, // 1
+		0x92, 0x01, 0x00, // 0
+		0x92, 0x00, 0xc0, // nil
+		0x92, 0x02, 0xa3, 'O', 'K', 'S', // "OKS": not the fast path
+		0x92, 0x01, 0xcc, 0xc8, // 200
+	}
+	replies, err := ParseReplies(b, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []core.Reply{{Str: "OK"}, {Int: 1}, {}, {Nil: true}, {Str: "OKS"}, {Int: 200}}
+	if !reflect.DeepEqual(replies, want) {
+		t.Fatalf("got %+v, want %+v", replies, want)
+	}
+	for _, bad := range [][]byte{
+		{0x91, 0x92, 0x02, 0xa2, 'O'},
+		{0x91, 0x92, 0x01},
+		{0x91, 0x92, 0x00},
+		{0x91, 0x92, 0x00, 0x01},
+	} {
+		if r, err := ParseReplies(bad, 1); err == nil {
+			t.Errorf("% x accepted: %+v", bad, r)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package abi
 
 import (
 	"errors"
+	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/liblock/liblock/core"
 )
@@ -27,22 +29,62 @@ type Request struct {
 }
 
 // AppendRequest appends r as [client, timeout_ms, [cmd|nil, ...]].
+//
+// Every node usually gets the same command (the same slice for SET, equal
+// strings for the scripts), so a command equal to the one before it is
+// copied as encoded bytes instead of being encoded again.
 func AppendRequest(b []byte, r Request) []byte {
+	b = slices.Grow(b, requestSize(r))
 	b = appendArrayLen(b, 3)
 	b = appendUint(b, r.Client)
 	b = appendUint(b, uint64(max(r.TimeoutMS, 0)))
 	b = appendArrayLen(b, len(r.Cmds))
+	var prev core.Command
+	prevStart, prevEnd := 0, 0
 	for _, cmd := range r.Cmds {
 		if cmd == nil {
 			b = append(b, 0xc0)
 			continue
 		}
+		if prev != nil && sameCommand(cmd, prev) {
+			b = append(b, b[prevStart:prevEnd]...)
+			continue
+		}
+		prev, prevStart = cmd, len(b)
 		b = appendArrayLen(b, len(cmd))
 		for _, a := range cmd {
 			b = appendString(b, a)
 		}
+		prevEnd = len(b)
 	}
 	return b
+}
+
+// requestSize is an upper bound of r's encoded size, so that AppendRequest
+// grows its buffer at most once.
+func requestSize(r Request) int {
+	n := 1 + 9 + 9 + 5
+	for _, cmd := range r.Cmds {
+		n += 5
+		for _, a := range cmd {
+			n += 5 + len(a)
+		}
+	}
+	return n
+}
+
+// sameCommand reports whether a and b have equal arguments; arguments that
+// share their bytes (the usual case) compare without reading them.
+func sameCommand(a, b core.Command) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || (unsafe.StringData(a[i]) != unsafe.StringData(b[i]) && a[i] != b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func appendArrayLen(b []byte, n int) []byte {
@@ -201,6 +243,24 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 	}
 	replies := make([]core.Reply, n)
 	for i := range replies {
+		// The replies of a lock that is free or held by us, in the smallest
+		// encodings (any codec writes them so), skip the general reader.
+		if rest := b[r.i:]; len(rest) >= 3 && rest[0] == 0x92 {
+			switch {
+			case rest[1] == ReplyString && len(rest) >= 5 && rest[2] == 0xa2 && rest[3] == 'O' && rest[4] == 'K':
+				replies[i].Str = "OK"
+				r.i += 5
+				continue
+			case rest[1] == ReplyInt && rest[2] < 0x80:
+				replies[i].Int = int64(rest[2])
+				r.i += 3
+				continue
+			case rest[1] == ReplyNil && rest[2] == 0xc0:
+				replies[i].Nil = true
+				r.i += 3
+				continue
+			}
+		}
 		k, err := r.arrayLen()
 		if err != nil {
 			return nil, err
