@@ -2,7 +2,6 @@ package abi
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"unsafe"
 
@@ -34,7 +33,6 @@ type Request struct {
 // strings for the scripts), so a command equal to the one before it is
 // copied as encoded bytes instead of being encoded again.
 func AppendRequest(b []byte, r Request) []byte {
-	b = slices.Grow(b, requestSize(r))
 	b = appendArrayLen(b, 3)
 	b = appendUint(b, r.Client)
 	b = appendUint(b, uint64(max(r.TimeoutMS, 0)))
@@ -53,24 +51,15 @@ func AppendRequest(b []byte, r Request) []byte {
 		prev, prevStart = cmd, len(b)
 		b = appendArrayLen(b, len(cmd))
 		for _, a := range cmd {
-			b = appendString(b, a)
+			if len(a) < 32 { // fixstr, inline: a call costs in Go-wasm
+				b = append(append(b, 0xa0|byte(len(a))), a...)
+			} else {
+				b = appendString(b, a)
+			}
 		}
 		prevEnd = len(b)
 	}
 	return b
-}
-
-// requestSize is an upper bound of r's encoded size, so that AppendRequest
-// grows its buffer at most once.
-func requestSize(r Request) int {
-	n := 1 + 9 + 9 + 5
-	for _, cmd := range r.Cmds {
-		n += 5
-		for _, a := range cmd {
-			n += 5 + len(a)
-		}
-	}
-	return n
 }
 
 // sameCommand reports whether a and b have equal arguments; arguments that
