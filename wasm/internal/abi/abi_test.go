@@ -212,3 +212,65 @@ func TestParseRepliesFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// ParseRequest reads what AppendRequest writes, and a request as another
+// codec writes it; AppendReplies writes what ParseReplies and
+// vmihailenco/msgpack read.
+func TestHostSideCodec(t *testing.T) {
+	long := string(bytes.Repeat([]byte("y"), 300))
+	set := core.Command{"SET", "k", "tok", "NX", "PX", "10000"}
+	for _, cmds := range [][]core.Command{
+		{set, nil, set, set},
+		{{"EVALSHA", "s", "1", "k", "t"}, {"EVALSHA", "s", "1", "k", "u"}, {"EVAL", long, "1", "k"}, {"EVAL", long, "1", "k"}},
+		{nil},
+		{},
+	} {
+		in := Request{Client: 1 << 40, TimeoutMS: 70000, Cmds: cmds}
+		got, err := ParseRequest(AppendRequest(nil, in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, in) && !(len(cmds) == 0 && len(got.Cmds) == 0) {
+			t.Fatalf("got %+v, want %+v", got, in)
+		}
+		// The same through a general codec (fixed-size integers).
+		other, err := msgpack.Marshal([]any{uint64(1 << 40), int64(70000), cmds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err = ParseRequest(other); err != nil || got.Client != 1<<40 || got.TimeoutMS != 70000 || len(got.Cmds) != len(cmds) {
+			t.Fatalf("general codec: %+v, %v", got, err)
+		}
+	}
+	for _, bad := range [][]byte{
+		{0x92, 0x01, 0x01},
+		{0x93, 0x01, 0x01},
+		{0x93, 0x01, 0x01, 0xc0},
+		{0x93, 0x01, 0x01, 0x91, 0x91, 0x01},
+		{0x93, 0x01, 0x01, 0x92, 0x91, 0xa1, 'x'},
+		append([]byte{0x93, 0x01, 0x01, 0xdc, 0x00, 65}, bytes.Repeat([]byte{0xc0}, 65)...),
+	} {
+		if r, err := ParseRequest(bad); err == nil {
+			t.Errorf("% x accepted: %+v", bad, r)
+		}
+	}
+
+	cmds := []core.Command{set, nil, set, set, set, set, set, set, set, set}
+	replies := []core.Reply{{Str: "OK"}, {}, {Nil: true}, {Int: 1}, {Int: -1}, {Int: -100}, {Int: -40000}, {Int: -3e9}, {Int: 1 << 40}, {Err: errors.New("NOSCRIPT x")}}
+	b := AppendReplies(nil, cmds, replies)
+	back, err := ParseReplies(b, len(replies))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back[9].Err == nil || back[9].Err.Error() != "NOSCRIPT x" {
+		t.Fatalf("error reply %+v", back[9])
+	}
+	back[9].Err, replies[9].Err = nil, nil
+	if !reflect.DeepEqual(back, replies) {
+		t.Fatalf("got %+v, want %+v", back, replies)
+	}
+	var general []any
+	if err := msgpack.Unmarshal(b, &general); err != nil || len(general) != len(replies) || general[1] != nil {
+		t.Fatalf("general codec: %v, %v", general, err)
+	}
+}
