@@ -26,10 +26,11 @@ var (
 	nextHandle uint64
 )
 
+// clientEntry is a client. Its locks and operations are found by a scan of
+// handles when it is freed (rare), so that an acquire and a release need
+// not keep a per-client set too.
 type clientEntry struct {
-	c     *core.Client
-	locks handleTable // the client's live locks (entries: nil)
-	ops   handleTable // pending or untaken lock_acquire_start operations (entries: nil)
+	c *core.Client
 }
 
 type lockEntry struct {
@@ -197,7 +198,7 @@ func lockAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int6
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	putU64(outLock, addLock(req.ce, client, l, false))
+	putU64(outLock, addLock(client, l, false))
 	return setErr(errOut, nil)
 }
 
@@ -234,10 +235,9 @@ func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int
 
 // addLock gives an acquired lock its handle. Locks of the non-blocking
 // path (events) report their loss as a lock_run event.
-func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
+func addLock(client uint64, l *core.Lock, events bool) uint64 {
 	le := &lockEntry{l: l, client: client, events: events}
 	h := newHandle(le)
-	ce.locks.put(h, nil)
 	if events {
 		l.OnLost(func(error) {
 			if handles.get(h) == le {
@@ -288,7 +288,7 @@ func lockFree(h uint64) (status int32) {
 	case *clientEntry:
 		// Pending acquires stop first (their cleanup needs the client),
 		// then the client's locks are released by Close.
-		for _, oh := range e.ops.handles() {
+		for _, oh := range clientHandles(h, false) {
 			op, ok := handles.get(oh).(*opEntry)
 			handles.remove(oh) // first: a freed operation reports nothing
 			if ok {
@@ -296,24 +296,18 @@ func lockFree(h uint64) (status int32) {
 			}
 		}
 		handles.remove(h)
-		for _, lh := range e.locks.handles() {
+		for _, lh := range clientHandles(h, true) {
 			handles.remove(lh)
 		}
 		_ = e.c.Close()
 	case *opEntry:
 		handles.remove(h) // first: a freed operation reports nothing
 		e.stop()
-		if ce, ok := handles.get(e.client).(*clientEntry); ok {
-			ce.ops.remove(h)
-		}
 		if e.err == nil && e.lock != 0 {
 			lockFree(e.lock) // acquired but never taken: release it
 		}
 	case *lockEntry:
 		handles.remove(h)
-		if ce, ok := handles.get(e.client).(*clientEntry); ok {
-			ce.locks.remove(h)
-		}
 		if !e.released {
 			_ = e.l.Release(context.Background())
 		}
@@ -321,6 +315,25 @@ func lockFree(h uint64) (status int32) {
 		return abi.InvalidHandle
 	}
 	return abi.OK
+}
+
+// clientHandles returns the handles of the client's locks (locks) or
+// operations (!locks).
+func clientHandles(client uint64, locks bool) []uint64 {
+	var hs []uint64
+	handles.each(func(h uint64, v any) {
+		switch e := v.(type) {
+		case *lockEntry:
+			if locks && e.client == client {
+				hs = append(hs, h)
+			}
+		case *opEntry:
+			if !locks && e.client == client {
+				hs = append(hs, h)
+			}
+		}
+	})
+	return hs
 }
 
 // lock_info writes the pointer and length of a JSON object describing the

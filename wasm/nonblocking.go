@@ -77,7 +77,6 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &opEntry{client: client, cancel: cancel, done: make(chan struct{})}
 	h := newHandle(op)
-	req.ce.ops.put(h, nil)
 	pending++
 	go func() {
 		defer close(op.done)
@@ -99,7 +98,7 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 			return
 		}
 		if err == nil {
-			op.lock = addLock(req.ce, client, l, true)
+			op.lock = addLock(client, l, true)
 		}
 		op.err = err
 		queued = append(queued, event{handle: h, kind: eventOpDone, status: statusOf(err)})
@@ -122,9 +121,6 @@ func lockOpResult(h uint64, outLock, errOut unsafe.Pointer) (status int32) {
 		return abi.Pending
 	}
 	handles.remove(h)
-	if ce, ok := handles.get(op.client).(*clientEntry); ok {
-		ce.ops.remove(h)
-	}
 	if op.err == nil {
 		putU64(outLock, op.lock)
 	}
