@@ -10,7 +10,8 @@ import (
 
 // The module's side of the exec host call: a msgpack writer and reader for
 // exactly the messages of PROTOCOL.md (arrays, nil, integers, strings).
-// Hosts use any msgpack library; the Go host uses vmihailenco/msgpack/v5.
+// Hosts use any msgpack library; the Go host uses this package too
+// (hostside.go), and the tests check it against vmihailenco/msgpack/v5.
 
 // Reply kinds in an exec response.
 const (
