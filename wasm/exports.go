@@ -19,17 +19,18 @@ import (
 // info JSON) until lock_buf_free.
 var buffers = map[unsafe.Pointer][]byte{}
 
-// handles maps every live handle to a *clientEntry or *lockEntry. Handles
-// count up from 1 and are never reused (kept below 2^53).
+// handles maps every live handle to a *clientEntry, *lockEntry or
+// *opEntry. Handles count up from 1 and are never reused (kept below 2^53).
 var (
-	handles    = map[uint64]any{}
+	handles    handleTable
 	nextHandle uint64
 )
 
+// clientEntry is a client. Its locks and operations are found by a scan of
+// handles when it is freed (rare), so that an acquire and a release need
+// not keep a per-client set too.
 type clientEntry struct {
-	c     *core.Client
-	locks map[uint64]struct{}
-	ops   map[uint64]struct{} // pending or untaken lock_acquire_start operations
+	c *core.Client
 }
 
 type lockEntry struct {
@@ -41,7 +42,7 @@ type lockEntry struct {
 
 func newHandle(v any) uint64 {
 	nextHandle++
-	handles[nextHandle] = v
+	handles.put(nextHandle, v)
 	return nextHandle
 }
 
@@ -147,7 +148,7 @@ func lockClientNew(cfgPtr unsafe.Pointer, cfgLen uint32, outClient, errOut unsaf
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := newHandle(&clientEntry{c: c, locks: map[uint64]struct{}{}, ops: map[uint64]struct{}{}})
+	h := newHandle(&clientEntry{c: c})
 	t.client = h
 	putU64(outClient, h)
 	return setErr(errOut, nil)
@@ -197,7 +198,7 @@ func lockAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int6
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	putU64(outLock, addLock(req.ce, client, l, false))
+	putU64(outLock, addLock(client, l, false))
 	return setErr(errOut, nil)
 }
 
@@ -212,7 +213,7 @@ type acquireRequest struct {
 // parseAcquire validates an acquire's arguments the same way for the
 // blocking and the non-blocking export.
 func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int64, optPtr unsafe.Pointer, optLen uint32) (acquireRequest, error) {
-	ce, ok := handles[client].(*clientEntry)
+	ce, ok := handles.get(client).(*clientEntry)
 	if !ok {
 		return acquireRequest{}, &handleError{what: "client"}
 	}
@@ -234,13 +235,12 @@ func parseAcquire(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS int
 
 // addLock gives an acquired lock its handle. Locks of the non-blocking
 // path (events) report their loss as a lock_run event.
-func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
+func addLock(client uint64, l *core.Lock, events bool) uint64 {
 	le := &lockEntry{l: l, client: client, events: events}
 	h := newHandle(le)
-	ce.locks[h] = struct{}{}
 	if events {
 		l.OnLost(func(error) {
-			if handles[h] == le {
+			if handles.get(h) == le {
 				queued = append(queued, event{handle: h, kind: eventLost, status: abi.Lost})
 			}
 		})
@@ -251,7 +251,7 @@ func addLock(ce *clientEntry, client uint64, l *core.Lock, events bool) uint64 {
 //go:wasmexport lock_extend
 func lockExtend(lock uint64, ttlMS int64, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -265,7 +265,7 @@ func lockExtend(lock uint64, ttlMS int64, errOut unsafe.Pointer) (status int32) 
 //go:wasmexport lock_release
 func lockRelease(lock uint64, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -284,36 +284,30 @@ func lockRelease(lock uint64, errOut unsafe.Pointer) (status int32) {
 //go:wasmexport lock_free
 func lockFree(h uint64) (status int32) {
 	defer guard(&status, nil)
-	switch e := handles[h].(type) {
+	switch e := handles.get(h).(type) {
 	case *clientEntry:
 		// Pending acquires stop first (their cleanup needs the client),
 		// then the client's locks are released by Close.
-		for oh := range e.ops {
-			op, ok := handles[oh].(*opEntry)
-			delete(handles, oh) // first: a freed operation reports nothing
+		for _, oh := range clientHandles(h, false) {
+			op, ok := handles.get(oh).(*opEntry)
+			handles.remove(oh) // first: a freed operation reports nothing
 			if ok {
 				op.stop()
 			}
 		}
-		delete(handles, h)
-		for lh := range e.locks {
-			delete(handles, lh)
+		handles.remove(h)
+		for _, lh := range clientHandles(h, true) {
+			handles.remove(lh)
 		}
 		_ = e.c.Close()
 	case *opEntry:
-		delete(handles, h) // first: a freed operation reports nothing
+		handles.remove(h) // first: a freed operation reports nothing
 		e.stop()
-		if ce, ok := handles[e.client].(*clientEntry); ok {
-			delete(ce.ops, h)
-		}
 		if e.err == nil && e.lock != 0 {
 			lockFree(e.lock) // acquired but never taken: release it
 		}
 	case *lockEntry:
-		delete(handles, h)
-		if ce, ok := handles[e.client].(*clientEntry); ok {
-			delete(ce.locks, h)
-		}
+		handles.remove(h)
 		if !e.released {
 			_ = e.l.Release(context.Background())
 		}
@@ -323,13 +317,32 @@ func lockFree(h uint64) (status int32) {
 	return abi.OK
 }
 
+// clientHandles returns the handles of the client's locks (locks) or
+// operations (!locks).
+func clientHandles(client uint64, locks bool) []uint64 {
+	var hs []uint64
+	handles.each(func(h uint64, v any) {
+		switch e := v.(type) {
+		case *lockEntry:
+			if locks && e.client == client {
+				hs = append(hs, h)
+			}
+		case *opEntry:
+			if !locks && e.client == client {
+				hs = append(hs, h)
+			}
+		}
+	})
+	return hs
+}
+
 // lock_info writes the pointer and length of a JSON object describing the
 // lock at out (2 × uint32); free it with lock_buf_free.
 //
 //go:wasmexport lock_info
 func lockInfo(lock uint64, out, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return invalidHandle(errOut, "lock")
 	}
@@ -357,7 +370,7 @@ const (
 //go:wasmexport lock_poll
 func lockPoll(lock uint64, out unsafe.Pointer) (status int32) {
 	defer guard(&status, nil)
-	le, ok := handles[lock].(*lockEntry)
+	le, ok := handles.get(lock).(*lockEntry)
 	if !ok {
 		return abi.InvalidHandle
 	}

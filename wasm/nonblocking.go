@@ -77,7 +77,6 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &opEntry{client: client, cancel: cancel, done: make(chan struct{})}
 	h := newHandle(op)
-	req.ce.ops[h] = struct{}{}
 	pending++
 	go func() {
 		defer close(op.done)
@@ -90,7 +89,7 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 			}
 		}()
 		l, err := req.ce.c.Acquire(ctx, req.resource, req.ttl, req.opts.CoreOptions()...)
-		if handles[h] != op {
+		if handles.get(h) != op {
 			// Freed while pending (lock_free of the op or its client):
 			// nobody will take the lock, so it must not stay held.
 			if err == nil {
@@ -99,7 +98,7 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 			return
 		}
 		if err == nil {
-			op.lock = addLock(req.ce, client, l, true)
+			op.lock = addLock(client, l, true)
 		}
 		op.err = err
 		queued = append(queued, event{handle: h, kind: eventOpDone, status: statusOf(err)})
@@ -113,7 +112,7 @@ func lockAcquireStart(client uint64, resPtr unsafe.Pointer, resLen uint32, ttlMS
 func lockOpResult(h uint64, outLock, errOut unsafe.Pointer) (status int32) {
 	defer guard(&status, errOut)
 	putU64(outLock, 0)
-	op, ok := handles[h].(*opEntry)
+	op, ok := handles.get(h).(*opEntry)
 	if !ok {
 		return invalidHandle(errOut, "operation")
 	}
@@ -121,10 +120,7 @@ func lockOpResult(h uint64, outLock, errOut unsafe.Pointer) (status int32) {
 		setErr(errOut, nil)
 		return abi.Pending
 	}
-	delete(handles, h)
-	if ce, ok := handles[op.client].(*clientEntry); ok {
-		delete(ce.ops, h)
-	}
+	handles.remove(h)
 	if op.err == nil {
 		putU64(outLock, op.lock)
 	}
@@ -134,7 +130,7 @@ func lockOpResult(h uint64, outLock, errOut unsafe.Pointer) (status int32) {
 //go:wasmexport lock_cancel
 func lockCancel(h uint64) (status int32) {
 	defer guard(&status, nil)
-	op, ok := handles[h].(*opEntry)
+	op, ok := handles.get(h).(*opEntry)
 	if !ok || op.finished() {
 		return abi.InvalidHandle
 	}
@@ -159,7 +155,7 @@ func lockRun(out unsafe.Pointer, capacity uint32) (n int32) {
 		e := queued[0]
 		queued = queued[1:]
 		if e.kind == eventLost {
-			if _, live := handles[e.handle].(*lockEntry); !live {
+			if _, live := handles.get(e.handle).(*lockEntry); !live {
 				continue // freed since: nobody to tell
 			}
 		}
@@ -193,13 +189,11 @@ func nextRunMS() int64 {
 	if pending > 0 {
 		earlier(runInterval)
 	}
-	for _, v := range handles {
-		le, ok := v.(*lockEntry)
-		if !ok || le.released || le.l.IsLost() {
-			continue
+	handles.each(func(_ uint64, v any) {
+		if le, ok := v.(*lockEntry); ok && !le.released && !le.l.IsLost() {
+			earlier(nextPoll(le.l))
 		}
-		earlier(nextPoll(le.l))
-	}
+	})
 	if !scheduled {
 		return -1
 	}

@@ -94,6 +94,7 @@ func (c *Client) newInstance() (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.lockCtx = withState(context.Background(), &callState{client: c, inst: in})
 	ptrs, err := in.input(c.cfgJSON)
 	if err != nil {
 		in.close()
@@ -103,7 +104,7 @@ func (c *Client) newInstance() (*instance, error) {
 	st := in.stack[:]
 	st[0], st[1] = uint64(ptrs[0][0]), uint64(ptrs[0][1])
 	st[2], st[3] = uint64(in.scratch+offHandle), uint64(in.scratch+offErr)
-	if err := f.CallWithStack(withState(context.Background(), &callState{client: c, inst: in}), st); err != nil {
+	if err := f.CallWithStack(in.lockCtx, st); err != nil {
 		in.close()
 		return nil, fmt.Errorf("liblock: wasm lock_client_new: %w", err)
 	}
@@ -176,7 +177,7 @@ func (c *Client) put(in *instance) {
 // in.mu must be held.
 func (c *Client) freeGuest(in *instance) {
 	in.stack[0] = in.client
-	_ = in.free.CallWithStack(withState(context.Background(), &callState{client: c, inst: in}), in.stack[:])
+	_ = in.free.CallWithStack(in.lockCtx, in.stack[:])
 	in.close()
 }
 

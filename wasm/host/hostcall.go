@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/wasm/internal/abi"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // callState travels in the context of every call into an instance, to the
@@ -45,31 +43,16 @@ func hostExec(ctx context.Context, m api.Module, stack []uint64) {
 		panic("liblock.exec: called outside a host call or out of range") // traps the call
 	}
 	in := st.inst
-	if in.dec == nil {
-		in.dec = msgpack.NewDecoder(nil)
-		in.enc = msgpack.NewEncoder(nil)
-	}
-	in.dec.Reset(bytes.NewReader(raw))
-	req, err := decodeRequest(in.dec)
-	var replies []core.Reply
-	sent := make([]bool, len(req.Cmds))
+	req, err := abi.ParseRequest(raw)
 	if err != nil {
-		panic(fmt.Sprintf("liblock.exec: malformed request: %v", err))
-	}
-	for i, c := range req.Cmds {
-		sent[i] = c != nil
+		panic("liblock.exec: malformed request: " + err.Error())
 	}
 	if token, ok := setNXToken(req.Cmds); ok {
 		st.token, st.attempt = token, st.lastEnd
 	}
-	replies = st.client.nodes.exec(time.Duration(req.TimeoutMS)*time.Millisecond, req.Cmds)
+	replies := st.client.nodes.exec(time.Duration(req.TimeoutMS)*time.Millisecond, req.Cmds)
 	st.lastEnd = time.Now()
-	var buf bytes.Buffer
-	in.enc.Reset(&buf)
-	if err := encodeReplies(in.enc, sent, replies); err != nil {
-		panic(fmt.Sprintf("liblock.exec: encode response: %v", err))
-	}
-	in.pending = buf.Bytes()
+	in.pending = abi.AppendReplies(in.pending[:0], req.Cmds, replies)
 	if uint32(len(in.pending)) <= respCap {
 		mem.Write(respPtr, in.pending)
 	}
@@ -118,88 +101,6 @@ func hostInterrupted(ctx context.Context, _ api.Module, stack []uint64) {
 		v = 2
 	}
 	stack[0] = api.EncodeU32(v)
-}
-
-func decodeRequest(d *msgpack.Decoder) (abi.Request, error) {
-	var r abi.Request
-	n, err := d.DecodeArrayLen()
-	if err != nil {
-		return r, err
-	}
-	if n != 3 {
-		return r, fmt.Errorf("array of %d, want 3", n)
-	}
-	if r.Client, err = d.DecodeUint64(); err != nil {
-		return r, err
-	}
-	if r.TimeoutMS, err = d.DecodeInt64(); err != nil {
-		return r, err
-	}
-	nodes, err := d.DecodeArrayLen()
-	if err != nil {
-		return r, err
-	}
-	if nodes < 0 || nodes > core.MaxNodes {
-		return r, fmt.Errorf("%d nodes", nodes)
-	}
-	r.Cmds = make([]core.Command, nodes)
-	for i := range r.Cmds {
-		k, err := d.DecodeArrayLen()
-		if err != nil {
-			return r, err
-		}
-		if k < 0 {
-			continue
-		}
-		cmd := make(core.Command, k)
-		for j := range cmd {
-			if cmd[j], err = d.DecodeString(); err != nil {
-				return r, err
-			}
-		}
-		r.Cmds[i] = cmd
-	}
-	return r, nil
-}
-
-func encodeReplies(e *msgpack.Encoder, sent []bool, replies []core.Reply) error {
-	if err := e.EncodeArrayLen(len(replies)); err != nil {
-		return err
-	}
-	for i, r := range replies {
-		if !sent[i] {
-			if err := e.EncodeNil(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := e.EncodeArrayLen(2); err != nil {
-			return err
-		}
-		var err error
-		switch {
-		case r.Err != nil:
-			if err = e.EncodeInt(abi.ReplyError); err == nil {
-				err = e.EncodeString(r.Err.Error())
-			}
-		case r.Nil:
-			if err = e.EncodeInt(abi.ReplyNil); err == nil {
-				err = e.EncodeNil()
-			}
-		case r.Str != "":
-			if err = e.EncodeInt(abi.ReplyString); err == nil {
-				err = e.EncodeString(r.Str)
-			}
-		default:
-			if err = e.EncodeInt(abi.ReplyInt); err == nil {
-				err = e.EncodeInt(r.Int)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // nodeSet is the host's Redis I/O: core's own go-redis transport, so the

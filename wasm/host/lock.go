@@ -65,9 +65,7 @@ func (l *Lock) Validity() time.Duration {
 // validity ran out. A Release does not close it.
 func (l *Lock) Lost() <-chan struct{} { return l.lost }
 
-func (l *Lock) ctx() context.Context {
-	return withState(context.Background(), &callState{client: l.c, inst: l.in})
-}
+func (l *Lock) ctx() context.Context { return l.in.lockCtx }
 
 // refreshLocked runs lock_poll (due timers of the module, then the state)
 // and records the state. in.mu must be held.

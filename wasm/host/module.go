@@ -25,7 +25,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Module is a compiled liblock.wasm. Make one per process and share it;
@@ -133,9 +132,10 @@ type instance struct {
 	inCap   uint32
 	stack   [8]uint64
 
-	pending []byte // the last exec response, for exec_take
-	enc     *msgpack.Encoder
-	dec     *msgpack.Decoder
+	pending []byte // the last exec response, for exec_take (reused)
+	// lockCtx carries the callState of the calls for held locks (extend,
+	// release, poll, free): made once, as those calls need nothing else.
+	lockCtx context.Context
 }
 
 // Offsets in an instance's scratch buffer.
@@ -233,9 +233,12 @@ func (in *instance) freeBuf(p uint32) {
 	_ = in.bufFree.CallWithStack(context.Background(), in.stack[:])
 }
 
-// input writes strings one after another into the input buffer and returns
-// each one's (ptr, len).
-func (in *instance) input(strs ...string) ([][2]uint32, error) {
+// input writes up to two strings one after another into the input buffer
+// and returns each one's (ptr, len).
+func (in *instance) input(strs ...string) (out [2][2]uint32, err error) {
+	if len(strs) > len(out) {
+		return out, fmt.Errorf("liblock: %d input strings, at most %d", len(strs), len(out))
+	}
 	total := 0
 	for _, s := range strs {
 		total += len(s)
@@ -243,16 +246,15 @@ func (in *instance) input(strs ...string) ([][2]uint32, error) {
 	if uint32(total) > in.inCap {
 		p, err := in.alloc(uint32(total))
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		in.freeBuf(in.in)
 		in.in, in.inCap = p, uint32(total)
 	}
-	out := make([][2]uint32, len(strs))
 	off := in.in
 	for i, s := range strs {
 		if !in.mem.WriteString(off, s) {
-			return nil, fmt.Errorf("liblock: wasm memory write out of range")
+			return out, fmt.Errorf("liblock: wasm memory write out of range")
 		}
 		out[i] = [2]uint32{off, uint32(len(s))}
 		off += uint32(len(s))

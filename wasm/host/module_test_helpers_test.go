@@ -7,7 +7,7 @@ import (
 
 // loadTestModule loads the module the package's TestMain built, for tests
 // that drive instances directly; the module is closed when the test ends.
-func loadTestModule(t *testing.T) *Module {
+func loadTestModule(t testing.TB) *Module {
 	t.Helper()
 	path := os.Getenv("LIBLOCK_TEST_WASM")
 	if path == "" {

@@ -139,3 +139,138 @@ func TestState(t *testing.T) {
 		t.Fatal(ReadState(b))
 	}
 }
+
+// AppendRequest copies a command equal to the one before it as bytes; the
+// message must decode the same as one encoded command by command.
+func TestAppendRequestRepeatedCommands(t *testing.T) {
+	set := core.Command{"SET", "k", "tok", "NX", "PX", "10000"}
+	key, tok := "k", "tok"
+	eval := func() core.Command { return append(core.Command{"EVALSHA", "sha", "1", key}, tok) }
+	cases := [][]core.Command{
+		{set, set, set, nil, set},
+		{eval(), eval(), nil, eval()},
+		{eval(), {"EVALSHA", "sha", "1", "k", "other"}, eval(), {"EVALSHA", "sha", "1", "k"}, {"EVALSHA", "shb", "1", "k", "tok"}},
+		{nil, nil},
+		{},
+	}
+	for _, cmds := range cases {
+		var got []any
+		if err := msgpack.Unmarshal(AppendRequest([]byte("junk")[:0], Request{Client: 7, TimeoutMS: 50, Cmds: cmds}), &got); err != nil {
+			t.Fatal(err)
+		}
+		nodes := got[2].([]any)
+		if len(nodes) != len(cmds) {
+			t.Fatalf("%d nodes, want %d", len(nodes), len(cmds))
+		}
+		for i, c := range cmds {
+			if c == nil {
+				if nodes[i] != nil {
+					t.Fatalf("node %d: %v, want nil", i, nodes[i])
+				}
+				continue
+			}
+			args := nodes[i].([]any)
+			if len(args) != len(c) {
+				t.Fatalf("node %d: %v, want %v", i, args, c)
+			}
+			for j := range c {
+				if args[j] != c[j] {
+					t.Fatalf("node %d: %v, want %v", i, args, c)
+				}
+			}
+		}
+	}
+}
+
+// ParseReplies's fast paths for the common replies, and what only looks
+// like them.
+func TestParseRepliesFastPaths(t *testing.T) {
+	b := []byte{0x96,
+		0x92, 0x02, 0xa2, 'O', 'K', // "OK"
+		0x92, 0x01, 0x01, // 1
+		0x92, 0x01, 0x00, // 0
+		0x92, 0x00, 0xc0, // nil
+		0x92, 0x02, 0xa3, 'O', 'K', 'S', // "OKS": not the fast path
+		0x92, 0x01, 0xcc, 0xc8, // 200
+	}
+	replies, err := ParseReplies(b, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []core.Reply{{Str: "OK"}, {Int: 1}, {}, {Nil: true}, {Str: "OKS"}, {Int: 200}}
+	if !reflect.DeepEqual(replies, want) {
+		t.Fatalf("got %+v, want %+v", replies, want)
+	}
+	for _, bad := range [][]byte{
+		{0x91, 0x92, 0x02, 0xa2, 'O'},
+		{0x91, 0x92, 0x01},
+		{0x91, 0x92, 0x00},
+		{0x91, 0x92, 0x00, 0x01},
+	} {
+		if r, err := ParseReplies(bad, 1); err == nil {
+			t.Errorf("% x accepted: %+v", bad, r)
+		}
+	}
+}
+
+// ParseRequest reads what AppendRequest writes, and a request as another
+// codec writes it; AppendReplies writes what ParseReplies and
+// vmihailenco/msgpack read.
+func TestHostSideCodec(t *testing.T) {
+	long := string(bytes.Repeat([]byte("y"), 300))
+	set := core.Command{"SET", "k", "tok", "NX", "PX", "10000"}
+	for _, cmds := range [][]core.Command{
+		{set, nil, set, set},
+		{{"EVALSHA", "s", "1", "k", "t"}, {"EVALSHA", "s", "1", "k", "u"}, {"EVAL", long, "1", "k"}, {"EVAL", long, "1", "k"}},
+		{nil},
+		{},
+	} {
+		in := Request{Client: 1 << 40, TimeoutMS: 70000, Cmds: cmds}
+		got, err := ParseRequest(AppendRequest(nil, in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, in) && !(len(cmds) == 0 && len(got.Cmds) == 0) {
+			t.Fatalf("got %+v, want %+v", got, in)
+		}
+		// The same through a general codec (fixed-size integers).
+		other, err := msgpack.Marshal([]any{uint64(1 << 40), int64(70000), cmds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err = ParseRequest(other); err != nil || got.Client != 1<<40 || got.TimeoutMS != 70000 || len(got.Cmds) != len(cmds) {
+			t.Fatalf("general codec: %+v, %v", got, err)
+		}
+	}
+	for _, bad := range [][]byte{
+		{0x92, 0x01, 0x01},
+		{0x93, 0x01, 0x01},
+		{0x93, 0x01, 0x01, 0xc0},
+		{0x93, 0x01, 0x01, 0x91, 0x91, 0x01},
+		{0x93, 0x01, 0x01, 0x92, 0x91, 0xa1, 'x'},
+		append([]byte{0x93, 0x01, 0x01, 0xdc, 0x00, 65}, bytes.Repeat([]byte{0xc0}, 65)...),
+	} {
+		if r, err := ParseRequest(bad); err == nil {
+			t.Errorf("% x accepted: %+v", bad, r)
+		}
+	}
+
+	cmds := []core.Command{set, nil, set, set, set, set, set, set, set, set}
+	replies := []core.Reply{{Str: "OK"}, {}, {Nil: true}, {Int: 1}, {Int: -1}, {Int: -100}, {Int: -40000}, {Int: -3e9}, {Int: 1 << 40}, {Err: errors.New("NOSCRIPT x")}}
+	b := AppendReplies(nil, cmds, replies)
+	back, err := ParseReplies(b, len(replies))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back[9].Err == nil || back[9].Err.Error() != "NOSCRIPT x" {
+		t.Fatalf("error reply %+v", back[9])
+	}
+	back[9].Err, replies[9].Err = nil, nil
+	if !reflect.DeepEqual(back, replies) {
+		t.Fatalf("got %+v, want %+v", back, replies)
+	}
+	var general []any
+	if err := msgpack.Unmarshal(b, &general); err != nil || len(general) != len(replies) || general[1] != nil {
+		t.Fatalf("general codec: %v, %v", general, err)
+	}
+}

@@ -3,13 +3,15 @@ package abi
 import (
 	"errors"
 	"strconv"
+	"unsafe"
 
 	"github.com/liblock/liblock/core"
 )
 
 // The module's side of the exec host call: a msgpack writer and reader for
 // exactly the messages of PROTOCOL.md (arrays, nil, integers, strings).
-// Hosts use any msgpack library; the Go host uses vmihailenco/msgpack/v5.
+// Hosts use any msgpack library; the Go host uses this package too
+// (hostside.go), and the tests check it against vmihailenco/msgpack/v5.
 
 // Reply kinds in an exec response.
 const (
@@ -27,22 +29,52 @@ type Request struct {
 }
 
 // AppendRequest appends r as [client, timeout_ms, [cmd|nil, ...]].
+//
+// Every node usually gets the same command (the same slice for SET, equal
+// strings for the scripts), so a command equal to the one before it is
+// copied as encoded bytes instead of being encoded again.
 func AppendRequest(b []byte, r Request) []byte {
 	b = appendArrayLen(b, 3)
 	b = appendUint(b, r.Client)
 	b = appendUint(b, uint64(max(r.TimeoutMS, 0)))
 	b = appendArrayLen(b, len(r.Cmds))
+	var prev core.Command
+	prevStart, prevEnd := 0, 0
 	for _, cmd := range r.Cmds {
 		if cmd == nil {
 			b = append(b, 0xc0)
 			continue
 		}
+		if prev != nil && sameCommand(cmd, prev) {
+			b = append(b, b[prevStart:prevEnd]...)
+			continue
+		}
+		prev, prevStart = cmd, len(b)
 		b = appendArrayLen(b, len(cmd))
 		for _, a := range cmd {
-			b = appendString(b, a)
+			if len(a) < 32 { // fixstr, inline: a call costs in Go-wasm
+				b = append(append(b, 0xa0|byte(len(a))), a...)
+			} else {
+				b = appendString(b, a)
+			}
 		}
+		prevEnd = len(b)
 	}
 	return b
+}
+
+// sameCommand reports whether a and b have equal arguments; arguments that
+// share their bytes (the usual case) compare without reading them.
+func sameCommand(a, b core.Command) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || (unsafe.StringData(a[i]) != unsafe.StringData(b[i]) && a[i] != b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func appendArrayLen(b []byte, n int) []byte {
@@ -201,6 +233,24 @@ func ParseReplies(b []byte, n int) ([]core.Reply, error) {
 	}
 	replies := make([]core.Reply, n)
 	for i := range replies {
+		// The replies of a lock that is free or held by us, in the smallest
+		// encodings (any codec writes them so), skip the general reader.
+		if rest := b[r.i:]; len(rest) >= 3 && rest[0] == 0x92 {
+			switch {
+			case rest[1] == ReplyString && len(rest) >= 5 && rest[2] == 0xa2 && rest[3] == 'O' && rest[4] == 'K':
+				replies[i].Str = "OK"
+				r.i += 5
+				continue
+			case rest[1] == ReplyInt && rest[2] < 0x80:
+				replies[i].Int = int64(rest[2])
+				r.i += 3
+				continue
+			case rest[1] == ReplyNil && rest[2] == 0xc0:
+				replies[i].Nil = true
+				r.i += 3
+				continue
+			}
+		}
 		k, err := r.arrayLen()
 		if err != nil {
 			return nil, err
