@@ -9,6 +9,10 @@
 const fs = require('node:fs');
 const { getRandomValues } = require('node:crypto');
 
+const POOL_SIZE = 4096;
+const pool = new Uint8Array(POOL_SIZE);
+let poolLeft = 0;
+
 const ESUCCESS = 0;
 const EBADF = 8;
 const EINVAL = 28;
@@ -42,7 +46,16 @@ function nowNs(id) {
  * @param {() => WebAssembly.Memory} memory the instance's memory (set after instantiation)
  */
 function wasiImports(memory) {
-  const dv = () => new DataView(memory().buffer);
+  // One DataView per memory buffer (a new one only after the memory grew):
+  // the clock is read about a dozen times per acquire+release pair, and a
+  // DataView per call was a visible share of the worker's time.
+  let viewOf = null;
+  let view = null;
+  const dv = () => {
+    const b = memory().buffer;
+    if (b !== viewOf) { viewOf = b; view = new DataView(b); }
+    return view;
+  };
   const bytes = (p, n) => new Uint8Array(memory().buffer, p, n);
   return {
     args_sizes_get(argc, bufSize) {
@@ -65,6 +78,17 @@ function wasiImports(memory) {
       return ESUCCESS;
     },
     random_get(p, n) {
+      if (n <= POOL_SIZE) {
+        // Small requests (a lock token, the runtime's seeds) come from a
+        // pool refilled from the CSPRNG 4 KB at a time, as Node's own
+        // randomUUID does: one getRandomValues per request cost ~4 % of the
+        // worker's time.
+        if (poolLeft < n) { getRandomValues(pool); poolLeft = POOL_SIZE; }
+        bytes(p, n).set(pool.subarray(POOL_SIZE - poolLeft, POOL_SIZE - poolLeft + n));
+        pool.fill(0, POOL_SIZE - poolLeft, POOL_SIZE - poolLeft + n); // handed-out bytes are not kept
+        poolLeft -= n;
+        return ESUCCESS;
+      }
       for (let off = 0; off < n; off += 65536) {
         getRandomValues(bytes(p + off, Math.min(65536, n - off)));
       }

@@ -55,11 +55,19 @@ class Instance {
     }
     this.out = exports.lock_buf_alloc(OUT_SIZE);
     this.bufs = [{ ptr: 0, cap: 0 }, { ptr: 0, cap: 0 }];
+    this.viewOf = null;
+    this.dataView = null;
   }
 
   /** The memory as bytes (re-read after every call: memory may grow). */
   bytes() { return new Uint8Array(this.x.memory.buffer); }
-  view() { return new DataView(this.x.memory.buffer); }
+
+  /** A DataView of the memory, made again only when the memory grew (its buffer changed). */
+  view() {
+    const b = this.x.memory.buffer;
+    if (b !== this.viewOf) { this.viewOf = b; this.dataView = new DataView(b); }
+    return this.dataView;
+  }
 
   /**
    * Writes s (UTF-8) into scratch buffer `slot` (0 or 1); returns [ptr, len].
