@@ -64,7 +64,7 @@ bench: deps build bench-go
 	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
 
 bench-go: deps
-	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 5 ./core/ | $(GO) run ./core/internal/benchreport
+	$(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ | $(GO) run ./core/internal/benchreport
 
 clean:
 	rm -rf $(BUILD)
