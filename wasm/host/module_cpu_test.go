@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/locktest"
 )
 
 // BenchmarkModuleCPU measures the CPU one acquire+release pair costs in the
@@ -41,7 +42,7 @@ func benchModuleCPU(b *testing.B, n int) {
 	}
 	defer c.Close()
 	real := c.nodes
-	c.nodes = &nodeSet{t: freeKeyTransport{nodes: real.t.Nodes()}}
+	c.nodes = &nodeSet{t: locktest.FreeKeyTransport{Addrs: real.t.Nodes()}}
 	real.close()
 
 	ctx := context.Background()
@@ -102,25 +103,4 @@ func debugMallocs(c *Client) int64 {
 		return -1
 	}
 	return int64(v[0])
-}
-
-// freeKeyTransport answers every command as Redis does for a key nobody
-// else holds: SET → OK, a script → 1.
-type freeKeyTransport struct{ nodes []string }
-
-func (t freeKeyTransport) Nodes() []string { return t.nodes }
-func (t freeKeyTransport) Close() error    { return nil }
-
-func (t freeKeyTransport) Exec(_ context.Context, cmds []core.Command) []core.Reply {
-	replies := make([]core.Reply, len(cmds))
-	for i, c := range cmds {
-		switch {
-		case c == nil:
-		case c[0] == "SET":
-			replies[i].Str = "OK"
-		default:
-			replies[i].Int = 1
-		}
-	}
-	return replies
 }
