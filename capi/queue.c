@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "queue.h"
+#include "liblock.h" // the queue's public declarations
 
 static pthread_mutex_t queue_mu = PTHREAD_MUTEX_INITIALIZER;
 static lock_completion *ring;   // capacity entries; head is the oldest
