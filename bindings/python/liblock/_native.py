@@ -65,14 +65,7 @@ class NativeBackend:
             if handle:
                 _free_raw(handle)  # nobody will own it: release and free
 
-        key = _lib.register(done)
-        op = c_uint64()
-        err = c_void_p()
-        status = dll.lock_acquire_async(client, res, ttl_ms, opts, _lib.C_CALLBACK, key,
-                                        byref(op), byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
+        op = _start_acquire(dll, client, res, ttl_ms, opts, done)
         try:
             event.wait()
         except BaseException:
@@ -80,7 +73,7 @@ class NativeBackend:
                 result = state["result"]
                 state["abandoned"] = True
             if result is None:
-                dll.lock_cancel(op.value)
+                dll.lock_cancel(op)
             elif result[1]:
                 _free_raw(result[1])
             raise
@@ -92,15 +85,8 @@ class NativeBackend:
     def acquire_async(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
                       done: Done) -> Callable[[], None]:
         dll = _lib.lib()
-        key = _lib.register(done)
-        op = c_uint64()
-        err = c_void_p()
-        status = dll.lock_acquire_async(client, res, ttl_ms, opts, _lib.C_CALLBACK, key,
-                                        byref(op), byref(err))
-        if status != OK:
-            _lib.unregister(key)
-        _lib.check(status, err)
-        return lambda: dll.lock_cancel(op.value)
+        op = _start_acquire(dll, client, res, ttl_ms, opts, done)
+        return lambda: dll.lock_cancel(op)
 
     def extend(self, lock: int, ttl_ms: int) -> None:
         _call(_lib.lib().lock_extend, lock, ttl_ms)
@@ -150,3 +136,18 @@ class NativeBackend:
 
 
 NATIVE = NativeBackend()
+
+
+def _start_acquire(dll: Any, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
+                   done: Done) -> int:
+    """lock_acquire_async with ``done`` as its completion; returns the operation handle.
+    Raises (and unregisters ``done``) when the library refuses the call."""
+    key = _lib.register(done)
+    op = c_uint64()
+    err = c_void_p()
+    status = dll.lock_acquire_async(client, res, ttl_ms, opts, _lib.C_CALLBACK, key,
+                                    byref(op), byref(err))
+    if status != OK:
+        _lib.unregister(key)
+    _lib.check(status, err)
+    return int(op.value)
