@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import ForkedProcessError, LibraryError, error_for
+from ._files import search_path
 
 ABI_VERSION = 1
 LIB_NAME = "liblock.so"
@@ -32,16 +33,7 @@ _forked = False
 
 def candidates() -> List[Tuple[str, Path]]:
     """Where the library is looked for, in order."""
-    out: List[Tuple[str, Path]] = []
-    env = os.environ.get("LIBLOCK_PATH")
-    if env:
-        out.append(("LIBLOCK_PATH", Path(env)))
-    here = Path(__file__).resolve().parent
-    # Run from a liblock checkout (bindings/python/liblock/_lib.py): its build/.
-    if here.parent.name == "python" and here.parents[1].name == "bindings":
-        out.append(("repository build", here.parents[2] / "build" / LIB_NAME))
-    out.append(("packaged copy", here / LIB_NAME))
-    return out
+    return search_path("LIBLOCK_PATH", LIB_NAME)
 
 
 # Said by every "cannot find or load liblock.so" error: where the native library

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import InternalError, LibraryError
+from ._files import search_path
 
 ABI_VERSION = 1
 WASM_NAME = "liblock.wasm"
@@ -41,15 +42,7 @@ ExecFn = Callable[[bytes], bytes]
 
 def candidates() -> List[Tuple[str, Path]]:
     """Where the module is looked for, in order."""
-    out: List[Tuple[str, Path]] = []
-    env = os.environ.get("LIBLOCK_WASM_PATH")
-    if env:
-        out.append(("LIBLOCK_WASM_PATH", Path(env)))
-    here = Path(__file__).resolve().parent
-    if here.parent.name == "python" and here.parents[1].name == "bindings":
-        out.append(("repository build", here.parents[2] / "build" / WASM_NAME))
-    out.append(("packaged copy", here / WASM_NAME))
-    return out
+    return search_path("LIBLOCK_WASM_PATH", WASM_NAME)
 
 
 def find_module() -> Path:
