@@ -86,7 +86,7 @@ let wasmBackend = null;
 function wasm() {
   if (!wasmBackend) {
     wasmBackend = require('./lib/wasm-backend');
-    wasmBackend.bind({ LockError, LoadError, InvalidArgumentError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost });
+    wasmBackend.bind({ LockError, LoadError, InvalidArgumentError, InternalError, InvalidHandleError, CanceledError, LockLostError, Lock, errorFor, canceledBy, markLost, settleAbortable });
   }
   return wasmBackend;
 }
@@ -515,6 +515,23 @@ function isAbortSignal(s) {
   return typeof AbortSignal !== 'undefined' && s instanceof AbortSignal;
 }
 
+/**
+ * Waits for a pending acquire's result while `signal` (if any) may abort it:
+ * an abort calls `cancel` (the backend's way to stop the operation) and is
+ * reported as `aborted`, so the caller can give back a lock the backend
+ * granted after the signal fired. The listener is removed once settled.
+ */
+async function settleAbortable(result, signal, cancel) {
+  let aborted = false;
+  const onAbort = () => { aborted = true; cancel(); };
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return { r: await result, aborted };
+  } finally {
+    if (signal) signal.removeEventListener('abort', onAbort);
+  }
+}
+
 function canceledBy(signal) {
   return new CanceledError('liblock: acquire canceled by its AbortSignal', { cause: signal.reason });
 }
@@ -838,7 +855,6 @@ class Client {
 
     const n = native;
     let opHandle = 0;
-    let abortedBySignal = false;
     let ud = 0;
     const result = new Promise((resolve) => {
       ud = addPending((status, handle, err) => resolve({ status, handle, err }));
@@ -858,21 +874,8 @@ class Client {
       const fn = dropPending(ud); // the callback will never run
       if (fn) fn(status, 0, msg);
     }
-    let onAbort = null;
-    if (signal && opHandle) {
-      onAbort = () => {
-        abortedBySignal = true;
-        // INVALID_HANDLE when the result is already decided: fine.
-        n.cancel(opHandle);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    let r;
-    try {
-      r = await result;
-    } finally {
-      if (signal) signal.removeEventListener('abort', onAbort);
-    }
+    // INVALID_HANDLE from the cancel when the result is already decided: fine.
+    const { r, aborted: abortedBySignal } = await settleAbortable(result, opHandle ? signal : null, () => n.cancel(opHandle));
     if (r.status === STATUS.OK && abortedBySignal) {
       // The signal fired before this promise settled, though after the
       // library had decided: honour the abort and give the lock back

@@ -278,24 +278,11 @@ const backend = {
     if (autoExtend) opts.auto_extend = true;
     const optsJson = wait === undefined && !autoExtend ? null : JSON.stringify(opts);
     const wk = cs.w.worker;
-    let abortedBySignal = false;
-    let id = 0;
     const result = call(wk, { t: 'acquire', cid: cs.handle, resource, ttl, opts: optsJson, autoExtend: !!autoExtend });
-    id = nextId - 1;
-    let onAbort = null;
-    if (signal) {
-      onAbort = () => {
-        abortedBySignal = true;
-        if (!wk.exited) { posted++; wk.w.postMessage({ t: 'cancel', target: id }); }
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    let r;
-    try {
-      r = await result;
-    } finally {
-      if (signal) signal.removeEventListener('abort', onAbort);
-    }
+    const id = nextId - 1;
+    const { r, aborted: abortedBySignal } = await F.settleAbortable(result, signal, () => {
+      if (!wk.exited) { posted++; wk.w.postMessage({ t: 'cancel', target: id }); }
+    });
     if (r.status === OK && (abortedBySignal || cs.closed)) {
       // The signal fired (or close() ran) before this promise settled,
       // though after the module had decided: give the lock back.
