@@ -16,6 +16,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -155,6 +156,9 @@ func lock_acquire(client C.uint64_t, resource *C.char, ttlMs C.int64_t, optionsJ
 	if r != nil {
 		return ret(err, r)
 	}
+	// From here on, freeing the client makes this call end CANCELED.
+	blockingAcquires.Add(1)
+	defer blockingAcquires.Add(-1)
 	res, ttl, opts, e := acquireArgs(resource, ttlMs, optionsJSON)
 	if e != nil {
 		return retErr(err, e)
@@ -311,6 +315,17 @@ func lock_debug_goroutines() C.int64_t { return C.int64_t(runtime.NumGoroutine()
 
 //export lock_debug_handles
 func lock_debug_handles() C.int64_t { return C.int64_t(handles.len()) }
+
+// blockingAcquires counts the lock_acquire calls that have found their
+// client and not yet returned.
+var blockingAcquires atomic.Int64
+
+// lock_debug_blocking tells a test when a blocking lock_acquire is under way
+// (its client found), so that it can free the client under it without a
+// sleep standing in for that condition.
+//
+//export lock_debug_blocking
+func lock_debug_blocking() C.int64_t { return C.int64_t(blockingAcquires.Load()) }
 
 // lock_debug_panic panics inside an export, to show that a panic becomes
 // LOCK_INTERNAL and the process survives.

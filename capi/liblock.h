@@ -387,12 +387,16 @@ void lock_queue_set_wakeup(void (*fn)(void));
  * meaning may change):
  *   lock_debug_goroutines  the number of goroutines in the embedded Go runtime.
  *   lock_debug_handles     the number of live handles (clients, locks, ops).
+ *   lock_debug_blocking    the number of lock_acquire calls under way that
+ *                          have found their client (freeing the client now
+ *                          ends them with LOCK_CANCELED).
  *   lock_debug_panic       panics inside the library on purpose and returns
  *                          LOCK_INTERNAL with the message in *err (optional),
  *                          showing that a panic never crosses the boundary.
  */
 int64_t lock_debug_goroutines(void);
 int64_t lock_debug_handles(void);
+int64_t lock_debug_blocking(void);
 int32_t lock_debug_panic(char **err);
 
 #ifdef __cplusplus

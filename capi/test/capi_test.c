@@ -962,7 +962,10 @@ static void test_async(void) {
 	sync_waiter_t sw = {c, -1, 0};
 	pthread_t swt;
 	pthread_create(&swt, NULL, sync_waiter, &sw);
-	sleep_ms(30);
+	double until = now_ms() + bound_ms();
+	while (lock_debug_blocking() < 1 && now_ms() < until)
+		sleep_ms(1);
+	CHECK(lock_debug_blocking() == 1, "the blocking acquire is under way");
 	t0 = now_ms();
 	CHECK(lock_free(c) == LOCK_OK, "free client with pending ops");
 	pthread_join(swt, NULL);
