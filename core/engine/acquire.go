@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"sort"
+	"strconv"
+	"time"
+)
+
+// acquireOp is one Acquire: attempts, retries and waiting until it ends.
+type acquireOp struct {
+	id         OpID
+	resource   string
+	key        string
+	ttl        time.Duration
+	wait       bool
+	waitUntil  time.Duration
+	autoExtend bool
+	att        *attempt      // the attempt in flight, or nil
+	delay      time.Duration // the next backoff's scale
+	woken      bool          // a release was seen during the attempt in flight
+	queued     bool          // in e.waiters[key]
+	finished   bool
+	timerGen   uint64
+}
+
+// Attempt states per node.
+const (
+	pending = iota
+	granted
+	refused // a nil reply: the key exists, our token is not there
+	failed
+)
+
+// attempt is one round of SET NX PX to every node, with its own token: a
+// late cleanup of one attempt can then never delete a later attempt's key.
+type attempt struct {
+	op       *acquireOp
+	token    string
+	start    time.Duration
+	state    []uint8
+	granted  int
+	refused  int
+	failed   int
+	causes   []*NodeError
+	decided  bool
+	canceled bool
+}
+
+func (o *acquireOp) live(gen uint64) bool { return !o.finished && gen == o.timerGen }
+
+// fire is the end of a backoff or of a waiter's sleep: one more attempt.
+func (o *acquireOp) fire(e *Engine, gen uint64) {
+	if o.live(gen) && o.att == nil {
+		e.startAttempt(o)
+	}
+}
+
+func (e *Engine) startAttempt(o *acquireOp) {
+	o.timerGen++
+	o.woken = false
+	a := &attempt{op: o, token: newToken(e.env), start: e.now, state: make([]uint8, len(e.nodes))}
+	o.att = a
+	px := strconv.FormatInt(o.ttl.Milliseconds(), 10)
+	for _, n := range e.nodes {
+		e.send(n, a, nil, "SET", o.key, a.token, "NX", "PX", px)
+	}
+}
+
+func (a *attempt) reply(e *Engine, i int, r Reply) {
+	if a.state[i] != pending {
+		return
+	}
+	switch {
+	case r.Err != nil:
+		a.state[i] = failed
+		a.failed++
+		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+	case r.Nil:
+		a.state[i] = refused
+		a.refused++
+	default:
+		a.state[i] = granted
+		a.granted++
+	}
+	if a.decided {
+		return // late: a failed attempt's cleanup is already queued behind it
+	}
+	o := a.op
+	n := len(e.nodes)
+	left := n - a.granted - a.refused - a.failed
+	switch {
+	case a.granted >= e.quorum:
+		a.decided = true
+		// Decided as soon as a quorum granted: the others' late grants hold
+		// only our own token, which the lock's release deletes everywhere.
+		until := e.validUntil(a.start, o.ttl)
+		if e.now < until {
+			e.acquired(o, a, until)
+			return
+		}
+		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: "granted by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(a.causes)})
+	case a.granted+left < e.quorum:
+		a.decided = true
+		if a.failed > n-e.quorum {
+			e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: strconv.Itoa(a.failed) + " of " + strconv.Itoa(n) + " nodes failed, " + e.quorumText(), Nodes: sortCauses(a.causes)})
+			return
+		}
+		e.attemptFailed(a, errNotAcquired(o.resource, "granted by "+strconv.Itoa(a.granted)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
+	}
+}
+
+func sortCauses(c []*NodeError) []*NodeError {
+	sort.Slice(c, func(i, j int) bool { return c[i].Node < c[j].Node })
+	return c
+}
+
+// cleanup deletes the attempt's token from every node that may hold it:
+// all but those that answered nil. A command queued behind the attempt's
+// SET on the same connection runs after it.
+func (e *Engine) cleanup(a *attempt) {
+	for i, n := range e.nodes {
+		if a.state[i] != refused {
+			e.sendScript(n, discard{}, releaseScript, a.op.key, a.token)
+		}
+	}
+}
+
+// discard is the handler of requests whose replies do not matter.
+type discard struct{}
+
+func (discard) reply(*Engine, int, Reply) {}
+
+func (e *Engine) attemptFailed(a *attempt, err error) {
+	o := a.op
+	e.cleanup(a)
+	if o.att == a {
+		o.att = nil
+	}
+	if o.finished {
+		return
+	}
+	switch {
+	case e.closing:
+		e.finishAcquire(o, 0, ErrClosed)
+	case !o.wait || e.now >= o.waitUntil:
+		e.finishAcquire(o, 0, err)
+	case o.woken:
+		e.startAttempt(o)
+	case e.oldest(o):
+		// Only the oldest local waiter polls the nodes; the others sleep
+		// until a release wakes them or their wait runs out, so a thousand
+		// waiters on one key cost one poller.
+		d := min(o.delay/2+time.Duration(e.rng.Int64N(int64(o.delay/2)+1)), o.waitUntil-e.now)
+		o.delay = min(2*o.delay, maxRetryDelay)
+		o.timerGen++
+		e.timers.push(e.now+d, o, o.timerGen)
+	default:
+		o.timerGen++
+		e.timers.push(o.waitUntil, o, o.timerGen)
+	}
+}
+
+func (e *Engine) oldest(o *acquireOp) bool {
+	q := e.waiters[o.key]
+	return len(q) > 0 && q[0] == o
+}
+
+func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
+	if o.att == a {
+		o.att = nil
+	}
+	l := &lockState{
+		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
+		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend,
+	}
+	e.locks[l.id] = l
+	e.schedule(l)
+	e.finishAcquire(o, l.id, nil)
+}
+
+// finishAcquire ends an acquire and reports it. Ending one in flight
+// (canceled, closed) cleans up its attempt.
+func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
+	if o.finished {
+		return
+	}
+	o.finished = true
+	o.timerGen++
+	delete(e.ops, o.id)
+	if a := o.att; a != nil && !a.decided {
+		a.decided = true
+		e.cleanup(a)
+	}
+	o.att = nil
+	if o.queued {
+		e.unqueue(o)
+	}
+	e.emit(Action{Kind: ActDone, Op: o.id, Lock: lock, Err: err})
+}
+
+// unqueue removes a waiter; when it was the oldest, the next oldest takes
+// over polling at once.
+func (e *Engine) unqueue(o *acquireOp) {
+	o.queued = false
+	q := e.waiters[o.key]
+	wasOldest := len(q) > 0 && q[0] == o
+	for i, x := range q {
+		if x == o {
+			q = append(q[:i:i], q[i+1:]...)
+			break
+		}
+	}
+	if len(q) == 0 {
+		delete(e.waiters, o.key)
+		return
+	}
+	e.waiters[o.key] = q
+	if wasOldest {
+		e.wakeOne(q[0])
+	}
+}
+
+// wake tells the oldest local waiter on key not yet woken that the key may
+// be free. Waking them all would make them split the vote and all back off.
+func (e *Engine) wake(key string) {
+	for _, o := range e.waiters[key] {
+		if !o.woken {
+			e.wakeOne(o)
+			return
+		}
+	}
+}
+
+func (e *Engine) wakeOne(o *acquireOp) {
+	if o.att != nil {
+		o.woken = true // retry as soon as the attempt in flight fails
+		return
+	}
+	e.startAttempt(o)
+}
+
+func sortedOps(m map[OpID]*acquireOp) []*acquireOp {
+	s := make([]*acquireOp, 0, len(m))
+	for _, o := range m {
+		s = append(s, o)
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].id < s[j].id })
+	return s
+}

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits and defaults. Values outside the limits are rejected with
+// ErrInvalidArgument before anything is sent to Redis.
+const (
+	DefaultNodeTimeout = 50 * time.Millisecond
+	MaxNodeTimeout     = time.Minute
+	DefaultDriftFactor = 0.01
+	// MaxDriftFactor: a drift of a tenth of the ttl already means clocks
+	// that cannot be trusted for leases at all.
+	MaxDriftFactor = 0.1
+	MinTTL         = time.Millisecond
+	// MaxTTL is the longest lease: hold a lock longer with auto-extension.
+	MaxTTL            = 24 * time.Hour
+	MaxWait           = 24 * time.Hour
+	MaxResourceLength = 1024 // bytes
+	MaxKeyPrefix      = 256  // bytes
+	MaxNodes          = 64
+	// ClockPrecision is Redis's expiry precision, added to the drift.
+	ClockPrecision = 2 * time.Millisecond
+)
+
+// Retry delays while waiting: randomized (jitter breaks split votes between
+// contenders) and growing, so that a long wait does not hammer the nodes.
+const (
+	minRetryDelay = 2 * time.Millisecond
+	maxRetryDelay = 50 * time.Millisecond
+)
+
+// Node is one Redis master, resolved: how to reach it and what the
+// connection handshake sends. ParseNode makes one from a node URL.
+type Node struct {
+	Network    string // "tcp" or "unix"
+	Addr       string // host:port, or the socket path
+	TLS        bool
+	ServerName string // TLS server name
+	SkipVerify bool   // TLS without certificate verification
+	Username   string
+	Password   string
+	DB         int
+	ClientName string
+}
+
+// Config describes an Engine.
+type Config struct {
+	Nodes []Node
+	// NodeTimeout bounds every single node exchange, for every operation.
+	// Zero means DefaultNodeTimeout.
+	NodeTimeout time.Duration
+	// DriftFactor is the clock drift allowance: a lock is held until
+	// start + ttl − (ttl × DriftFactor + 2 ms). Nil means DefaultDriftFactor.
+	DriftFactor *float64
+	// KeyPrefix is prepended to every resource to form the Redis key.
+	KeyPrefix string
+}
+
+func (cfg Config) nodeTimeout() time.Duration {
+	if cfg.NodeTimeout == 0 {
+		return DefaultNodeTimeout
+	}
+	return cfg.NodeTimeout
+}
+
+func (cfg Config) driftFactor() float64 {
+	if cfg.DriftFactor == nil {
+		return DefaultDriftFactor
+	}
+	return *cfg.DriftFactor
+}
+
+// ValidateOptions checks everything but the node list.
+func (cfg Config) ValidateOptions() error {
+	if cfg.NodeTimeout < 0 || cfg.NodeTimeout > MaxNodeTimeout {
+		return invalidArg("node_timeout", "must be > 0 and at most "+MaxNodeTimeout.String()+", got "+cfg.NodeTimeout.String())
+	}
+	if d := cfg.driftFactor(); !(d >= 0 && d <= MaxDriftFactor) { // also rejects NaN
+		return invalidArg("drift_factor", "must be between 0 and "+strconv.FormatFloat(MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(d, 'g', -1, 64))
+	}
+	if len(cfg.KeyPrefix) > MaxKeyPrefix {
+		return invalidArg("key_prefix", "longer than "+strconv.Itoa(MaxKeyPrefix)+" bytes")
+	}
+	if !utf8.ValidString(cfg.KeyPrefix) {
+		return invalidArg("key_prefix", "not valid UTF-8")
+	}
+	return nil
+}
+
+// Validate checks the whole configuration.
+func (cfg Config) Validate() error {
+	if len(cfg.Nodes) == 0 {
+		return invalidArg("nodes", "at least one node URL is required")
+	}
+	if len(cfg.Nodes) > MaxNodes {
+		return invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(cfg.Nodes)))
+	}
+	for i, n := range cfg.Nodes {
+		if n.Addr == "" || (n.Network != "tcp" && n.Network != "unix") {
+			return invalidArg(indexed("nodes", i), "no address")
+		}
+	}
+	return cfg.ValidateOptions()
+}
+
+// ParseNodes reads node URLs (redis://, rediss://, unix://) exactly as
+// go-redis's ParseURL does; an error names the URL's place ("nodes[1]") and
+// never repeats its password.
+func ParseNodes(urls []string) ([]Node, error) {
+	if len(urls) == 0 {
+		return nil, invalidArg("nodes", "at least one node URL is required")
+	}
+	if len(urls) > MaxNodes {
+		return nil, invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(urls)))
+	}
+	nodes := make([]Node, len(urls))
+	for i, raw := range urls {
+		if raw == "" {
+			return nil, invalidArg(indexed("nodes", i), "empty URL")
+		}
+		n, err := parseNodeURL(raw)
+		if err != nil {
+			return nil, invalidArg(indexed("nodes", i), err.Error())
+		}
+		nodes[i] = n
+	}
+	return nodes, nil
+}
+
+// CheckResource validates a resource name.
+func CheckResource(resource string) error {
+	switch {
+	case resource == "":
+		return invalidArg("resource", "must not be empty")
+	case len(resource) > MaxResourceLength:
+		return invalidArg("resource", "longer than "+strconv.Itoa(MaxResourceLength)+" bytes")
+	case !utf8.ValidString(resource):
+		return invalidArg("resource", "not valid UTF-8")
+	}
+	return nil
+}
+
+// CheckTTL validates a lock ttl.
+func CheckTTL(ttl time.Duration) error {
+	if ttl < MinTTL || ttl > MaxTTL {
+		return invalidArg("ttl", "must be between "+MinTTL.String()+" and "+MaxTTL.String()+", got "+ttl.String())
+	}
+	return nil
+}
+
+// CheckWait validates a wait budget.
+func CheckWait(wait time.Duration) error {
+	if wait < 0 || wait > MaxWait {
+		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+wait.String())
+	}
+	return nil
+}

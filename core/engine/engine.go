@@ -1,0 +1,461 @@
+package engine
+
+import (
+	mrand "math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// ConnID names one connection the engine asked its host to open.
+type ConnID uint32
+
+// OpID names one operation (acquire, extend, release) requested of an
+// Engine; its outcome comes back as one ActDone action.
+type OpID uint64
+
+// LockID names one lock an Engine holds or held.
+type LockID uint64
+
+// ActionKind says what an Action asks of the host, or reports to it.
+type ActionKind uint8
+
+// The actions an Engine emits. Hosts must handle each.
+const (
+	// ActOpen: open connection Conn to node Node as Dial says, then call
+	// Opened (or ConnFailed).
+	ActOpen ActionKind = 1
+	// ActWrite: write Data to connection Conn, in order.
+	ActWrite ActionKind = 2
+	// ActClose: close connection Conn (or abandon its opening); the engine
+	// has forgotten it and expects no more events about it.
+	ActClose ActionKind = 3
+	// ActDone: operation Op ended: Err nil on success (Lock names the new
+	// lock of a successful acquire), else why it failed.
+	ActDone ActionKind = 4
+	// ActLost: lock Lock is no longer held (Err says why). Never after the
+	// lock was released.
+	ActLost ActionKind = 5
+	// ActTimer: call Tick after Delay (from now). Each ActTimer replaces the
+	// previous one. A Tick that finds nothing due is harmless; once the
+	// timer has fired and Tick was called, no timer is set until the next
+	// ActTimer.
+	ActTimer ActionKind = 6
+	// ActClosed: Close finished; every connection has been closed. The
+	// engine accepts no more operations.
+	ActClosed ActionKind = 7
+)
+
+// Dial is how to open a connection: the resolved node, without the
+// handshake (which the engine writes itself once the host reports the
+// connection open).
+type Dial struct {
+	Network    string // "tcp" or "unix"
+	Addr       string // host:port or a socket path
+	TLS        bool
+	ServerName string
+	SkipVerify bool
+}
+
+// Action is one thing an Engine asks of its host, or tells it.
+type Action struct {
+	Kind  ActionKind
+	Conn  ConnID        // ActOpen, ActWrite, ActClose
+	Node  int           // ActOpen
+	Dial  *Dial         // ActOpen
+	Data  []byte        // ActWrite: valid until the end of the next input call
+	Op    OpID          // ActDone
+	Lock  LockID        // ActDone of an acquire (0 on failure), ActLost
+	Err   error         // ActDone (nil on success), ActLost
+	Delay time.Duration // ActTimer
+}
+
+// Engine is liblock's Redlock client with no I/O of its own: the host feeds
+// it operation requests and I/O events, and carries out the actions it
+// returns (Next). It owns every decision — tokens, quorum, validity,
+// cleanup, waiting and backoff, local waiter queues, extension, loss — and
+// the Redis wire: command encoding, reply parsing, the connection
+// handshake, per-node deadlines and when to drop a connection.
+//
+// An Engine is not safe for concurrent use: a host calls it from one thread
+// (or under one mutex) at a time.
+type Engine struct {
+	env     Env
+	nodes   []*node
+	timeout time.Duration
+	drift   float64
+	prefix  string
+	quorum  int
+	rng     *mrand.Rand
+
+	actions  []Action
+	rd       int
+	nextConn ConnID
+	nextID   uint64
+	ops      map[OpID]*acquireOp
+	locks    map[LockID]*lockState
+	waiters  map[string][]*acquireOp
+	timers   timerHeap
+	reported time.Duration // the deadline last reported in an ActTimer
+	hasRep   bool
+	closing  bool
+	closed   bool
+	now      time.Duration // Env.Now at the start of the current input
+}
+
+// New returns an Engine for cfg, with env as its clock and randomness.
+func New(cfg Config, env Env) (*Engine, error) {
+	if env == nil {
+		return nil, invalidArg("env", "must not be nil")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var seed [16]byte
+	env.Random(seed[:])
+	e := &Engine{
+		env:     env,
+		timeout: cfg.nodeTimeout(),
+		drift:   cfg.driftFactor(),
+		prefix:  cfg.KeyPrefix,
+		quorum:  len(cfg.Nodes)/2 + 1,
+		rng:     mrand.New(mrand.NewPCG(le64(seed[:8]), le64(seed[8:]))),
+		ops:     map[OpID]*acquireOp{},
+		locks:   map[LockID]*lockState{},
+		waiters: map[string][]*acquireOp{},
+	}
+	for i, n := range cfg.Nodes {
+		e.nodes = append(e.nodes, &node{idx: i, spec: n, name: n.Addr})
+	}
+	return e, nil
+}
+
+func le64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// Quorum returns how many nodes must agree: N/2+1.
+func (e *Engine) Quorum() int { return e.quorum }
+
+// NodeCount returns the number of nodes.
+func (e *Engine) NodeCount() int { return len(e.nodes) }
+
+// NodeAddr returns node i's address, without credentials.
+func (e *Engine) NodeAddr(i int) string { return e.nodes[i].name }
+
+// NodeTimeout returns the bound on every node exchange.
+func (e *Engine) NodeTimeout() time.Duration { return e.timeout }
+
+// Next returns the next action for the host, or false when there is none.
+// Hosts drain it after every input call.
+func (e *Engine) Next() (Action, bool) {
+	if e.rd >= len(e.actions) {
+		return Action{}, false
+	}
+	a := e.actions[e.rd]
+	e.actions[e.rd] = Action{}
+	e.rd++
+	return a, true
+}
+
+// Deadline returns when Tick must be called next, on Env's clock.
+func (e *Engine) Deadline() (time.Duration, bool) { return e.timers.peek() }
+
+// begin starts an input: it reads the clock and runs what is due.
+func (e *Engine) begin() {
+	if e.rd >= len(e.actions) {
+		e.actions, e.rd = e.actions[:0], 0
+	}
+	e.now = e.env.Now()
+	e.advance()
+}
+
+// end finishes an input: the writes it made, the timer, the end of a Close.
+func (e *Engine) end() {
+	for _, n := range e.nodes {
+		n.flush(e)
+	}
+	if e.closing && !e.closed && e.idle() {
+		e.closed = true
+		for _, n := range e.nodes {
+			n.drop(e)
+		}
+		e.emit(Action{Kind: ActClosed})
+	}
+	// The host's one timer is re-armed only when something is due sooner
+	// than it is set for: a timer that fires early costs one Tick, which
+	// reports the real next deadline, while re-arming on every reply would
+	// cost a timer call per reply.
+	if at, ok := e.timers.peek(); ok && (!e.hasRep || at < e.reported) {
+		e.reported, e.hasRep = at, true
+		e.emit(Action{Kind: ActTimer, Delay: max(at-e.now, 0)})
+	}
+}
+
+func (e *Engine) emit(a Action) { e.actions = append(e.actions, a) }
+
+// advance fires every timer that is due.
+func (e *Engine) advance() {
+	for {
+		t, ok := e.timers.popDue(e.now)
+		if !ok {
+			return
+		}
+		t.target.fire(e, t.gen)
+	}
+}
+
+func (e *Engine) newID() uint64 { e.nextID++; return e.nextID }
+
+// Tick runs what is due; hosts call it when the ActTimer delay has passed
+// (calling it early or often is harmless).
+func (e *Engine) Tick() {
+	e.begin()
+	e.hasRep = false // the host's timer has fired
+	e.end()
+}
+
+// AcquireRequest describes one acquire.
+type AcquireRequest struct {
+	Resource string
+	TTL      time.Duration
+	// Wait is how long to keep retrying while another owner holds the
+	// resource or too few nodes answer; 0 makes a single attempt.
+	Wait time.Duration
+	// AutoExtend keeps extending the lock until it is released.
+	AutoExtend bool
+}
+
+// Validate checks the request as Acquire does.
+func (r AcquireRequest) Validate() error {
+	if err := CheckResource(r.Resource); err != nil {
+		return err
+	}
+	if err := CheckTTL(r.TTL); err != nil {
+		return err
+	}
+	return CheckWait(r.Wait)
+}
+
+// Acquire starts an acquire. A bad request is refused at once, with nothing
+// sent; otherwise its outcome comes as an ActDone for the returned OpID.
+func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
+	if err := r.Validate(); err != nil {
+		return 0, err
+	}
+	if e.closing {
+		return 0, ErrClosed
+	}
+	e.begin()
+	op := &acquireOp{
+		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
+		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
+		delay: minRetryDelay,
+	}
+	e.ops[op.id] = op
+	if op.wait {
+		// Queue before the first attempt, so that a release during it is
+		// not missed.
+		e.waiters[op.key] = append(e.waiters[op.key], op)
+		op.queued = true
+	}
+	e.startAttempt(op)
+	e.end()
+	return op.id, nil
+}
+
+// Cancel ends a pending acquire with ErrCanceled, leaving no key behind (the
+// attempt in flight is cleaned up in the background). It reports whether op
+// was a pending acquire.
+func (e *Engine) Cancel(op OpID) bool {
+	o := e.ops[op]
+	if o == nil {
+		return false
+	}
+	e.begin()
+	e.finishAcquire(o, 0, ErrCanceled)
+	e.end()
+	return true
+}
+
+// ErrUnknownLock: the LockID names no lock of this engine (never one, or
+// already released or forgotten).
+var ErrUnknownLock = errorString("liblock: unknown lock")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// Extend starts an extension of lock to ttl from now; it succeeds only if a
+// quorum extended it within its validity, and never re-acquires.
+func (e *Engine) Extend(lock LockID, ttl time.Duration) (OpID, error) {
+	l := e.locks[lock]
+	if l == nil {
+		return 0, ErrUnknownLock
+	}
+	if err := CheckTTL(ttl); err != nil {
+		return 0, err
+	}
+	e.begin()
+	op := &lockOp{id: OpID(e.newID()), lock: l, extend: true, ttl: ttl}
+	e.queueLockOp(op)
+	e.end()
+	return op.id, nil
+}
+
+// Release starts a release of lock: its key is deleted on every node where
+// the lock's token still holds it.
+func (e *Engine) Release(lock LockID) (OpID, error) {
+	l := e.locks[lock]
+	if l == nil {
+		return 0, ErrUnknownLock
+	}
+	e.begin()
+	op := &lockOp{id: OpID(e.newID()), lock: l}
+	e.queueLockOp(op)
+	e.end()
+	return op.id, nil
+}
+
+// Forget drops what the engine keeps of a lock without releasing it (its
+// key then stays until its ttl runs out); a host calls it when the handle
+// it gave out for the lock is freed.
+func (e *Engine) Forget(lock LockID) {
+	l := e.locks[lock]
+	if l == nil {
+		return
+	}
+	e.begin()
+	l.released = true
+	l.stopTimer()
+	if l.cur == nil && len(l.queue) == 0 {
+		delete(e.locks, lock)
+	}
+	e.end()
+}
+
+// LockInfo is what an Engine knows of one lock.
+type LockInfo struct {
+	Resource, Key, Token string
+	TTL                  time.Duration // of the last successful acquire or extend
+	Validity             time.Duration // how long it is still certainly held; 0 once lost or released
+	AutoExtend           bool
+	Released             bool
+	Lost                 error // why it was lost, or nil
+}
+
+// Lock returns what the engine knows of lock; false for an unknown lock.
+func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
+	l := e.locks[lock]
+	if l == nil {
+		return LockInfo{}, false
+	}
+	info := LockInfo{
+		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
+		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
+	}
+	if !l.released && l.lostErr == nil {
+		info.Validity = max(0, l.validUntil-e.env.Now())
+	}
+	return info, true
+}
+
+// Close ends the engine: pending acquires end with ErrClosed, every held
+// lock is released (each bounded by the node timeout), and once nothing is
+// in flight every connection is closed and ActClosed is emitted.
+func (e *Engine) Close() {
+	if e.closing {
+		return
+	}
+	e.begin()
+	e.closing = true
+	for _, o := range sortedOps(e.ops) {
+		e.finishAcquire(o, 0, ErrClosed)
+	}
+	for _, l := range sortedLocks(e.locks) {
+		if !l.released {
+			e.queueLockOp(&lockOp{lock: l, internal: true})
+		}
+	}
+	e.end()
+}
+
+// Closed reports whether Close has finished.
+func (e *Engine) Closed() bool { return e.closed }
+
+// idle reports whether nothing is in flight: no attempt, lock operation or
+// node request.
+func (e *Engine) idle() bool {
+	if len(e.ops) > 0 {
+		return false
+	}
+	for _, l := range e.locks {
+		if l.cur != nil {
+			return false
+		}
+	}
+	for _, n := range e.nodes {
+		if len(n.inflight) > 0 || len(n.queue) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Opened reports that connection c is open (TLS included).
+func (e *Engine) Opened(c ConnID) {
+	e.begin()
+	n := e.nodeOf(c)
+	if n == nil || n.state != stConnecting {
+		e.emit(Action{Kind: ActClose, Conn: c}) // not wanted any more
+	} else {
+		n.opened(e)
+	}
+	e.end()
+}
+
+// Received hands the engine bytes that arrived on connection c.
+func (e *Engine) Received(c ConnID, p []byte) {
+	e.begin()
+	if n := e.nodeOf(c); n != nil {
+		n.received(e, p)
+	}
+	e.end()
+}
+
+// ConnFailed reports that connection c could not be opened, failed, or was
+// closed by the node; err says why.
+func (e *Engine) ConnFailed(c ConnID, err error) {
+	e.begin()
+	if n := e.nodeOf(c); n != nil {
+		if err == nil {
+			err = errorString("connection closed by the node")
+		}
+		n.fail(e, err)
+	}
+	e.end()
+}
+
+func (e *Engine) nodeOf(c ConnID) *node {
+	if c == 0 {
+		return nil
+	}
+	for _, n := range e.nodes {
+		if n.conn == c {
+			return n
+		}
+	}
+	return nil
+}
+
+// validUntil is when a lock set (or extended) by a round that started at
+// start certainly ends: the key was set no earlier than start, so it lives
+// at least until start + ttl by the node's clock, less the drift.
+func (e *Engine) validUntil(start, ttl time.Duration) time.Duration {
+	return start + ttl - (time.Duration(float64(ttl)*e.drift) + ClockPrecision)
+}
+
+func (e *Engine) quorumText() string { return "quorum is " + strconv.Itoa(e.quorum) }

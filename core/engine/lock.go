@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"sort"
+	"strconv"
+	"time"
+)
+
+// lockState is one held lock.
+type lockState struct {
+	id         LockID
+	resource   string
+	key        string
+	token      string
+	ttl        time.Duration
+	validUntil time.Duration // the lock is ours strictly before it
+	autoExtend bool
+	released   bool
+	lostErr    error
+	cur        *lockOp   // the extend or release in flight
+	queue      []*lockOp // waiting for cur: one round at a time per lock
+	timerGen   uint64
+}
+
+// lockOp is one extend or release round.
+type lockOp struct {
+	id       OpID // 0 for the engine's own (auto-extension, Close)
+	lock     *lockState
+	extend   bool
+	internal bool
+	ttl      time.Duration
+	start    time.Duration
+	until    time.Duration // the lock's validity when the round started
+	state    []uint8
+	ok       int // nodes that answered 1: the script matched our token
+	zero     int
+	failed   int
+	causes   []*NodeError
+	decided  bool
+}
+
+func (l *lockState) live(gen uint64) bool { return gen == l.timerGen && !l.released && l.lostErr == nil }
+
+func (l *lockState) stopTimer() { l.timerGen++ }
+
+// schedule arms the lock's one timer: the next auto-extension, or the
+// moment its validity runs out.
+func (e *Engine) schedule(l *lockState) {
+	l.timerGen++
+	if l.released || l.lostErr != nil {
+		return
+	}
+	if !l.autoExtend {
+		e.timers.push(l.validUntil, l, l.timerGen)
+		return
+	}
+	// Extend at a third of the ttl, and never later than halfway through
+	// what is left, so that a slow round still lands inside the validity.
+	at := min(l.ttl/3, (l.validUntil-e.now)/2)
+	e.timers.push(e.now+max(at, 0), l, l.timerGen)
+}
+
+func (l *lockState) fire(e *Engine, gen uint64) {
+	if !l.live(gen) {
+		return
+	}
+	if e.now >= l.validUntil {
+		e.markLost(l, errLost("hold", l.resource, "validity ran out"))
+		return
+	}
+	if l.autoExtend && l.cur == nil {
+		e.queueLockOp(&lockOp{lock: l, extend: true, internal: true, ttl: l.ttl})
+	}
+}
+
+func (e *Engine) queueLockOp(op *lockOp) {
+	l := op.lock
+	if l.cur != nil {
+		l.queue = append(l.queue, op)
+		return
+	}
+	e.runLockOp(op)
+}
+
+func (e *Engine) runLockOp(op *lockOp) {
+	l := op.lock
+	switch {
+	case l.released && !op.internal:
+		e.lockOpDone(op, errLost(opName(op), l.resource, "already released"))
+		return
+	case l.released:
+		e.lockOpDone(op, nil)
+		return
+	case op.extend && l.lostErr != nil:
+		e.lockOpDone(op, l.lostErr)
+		return
+	case op.extend && e.now >= l.validUntil:
+		e.lockOpDone(op, e.markLost(l, errLost("extend", l.resource, "validity ran out before the extension")))
+		return
+	}
+	l.cur = op
+	op.start, op.until = e.now, l.validUntil
+	op.state = make([]uint8, len(e.nodes))
+	if op.extend {
+		px := strconv.FormatInt(op.ttl.Milliseconds(), 10)
+		for _, n := range e.nodes {
+			e.sendScript(n, op, extendScript, l.key, l.token, px)
+		}
+		return
+	}
+	l.stopTimer()
+	for _, n := range e.nodes {
+		e.sendScript(n, op, releaseScript, l.key, l.token)
+	}
+}
+
+func opName(op *lockOp) string {
+	if op.extend {
+		return "extend"
+	}
+	return "release"
+}
+
+func (op *lockOp) reply(e *Engine, i int, r Reply) {
+	if op.state[i] != pending {
+		return
+	}
+	switch {
+	case r.Err != nil:
+		op.state[i] = failed
+		op.failed++
+		op.causes = append(op.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+	case r.Int == 1:
+		op.state[i] = granted
+		op.ok++
+	default:
+		op.state[i] = refused
+		op.zero++
+	}
+	if op.decided {
+		return
+	}
+	if op.extend {
+		e.extendReply(op)
+	} else {
+		e.releaseReply(op)
+	}
+}
+
+// extendReply decides an extension as soon as its outcome is certain.
+func (e *Engine) extendReply(op *lockOp) {
+	l := op.lock
+	n := len(e.nodes)
+	left := n - op.ok - op.zero - op.failed
+	var err error
+	switch {
+	case op.ok >= e.quorum:
+		until := e.validUntil(op.start, op.ttl)
+		switch {
+		case l.released:
+			// Released while extending (Forget): nothing to keep.
+		case l.lostErr != nil:
+			err = l.lostErr
+		case e.now < op.until && e.now < until:
+			l.validUntil, l.ttl = until, op.ttl
+			e.schedule(l)
+		default:
+			// Our keys outlived our validity; do not pretend we held the
+			// lock throughout. Drop them so others need not wait.
+			e.dropKeys(l)
+			err = e.markLost(l, errLost("extend", l.resource, "validity ran out during the extension"))
+		}
+	case op.zero > n-e.quorum:
+		e.dropKeys(l)
+		err = e.markLost(l, errLost("extend", l.resource, "held on only "+strconv.Itoa(op.ok)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
+	case op.ok+left < e.quorum:
+		err = &UnavailableError{Op: "extend", Reason: strconv.Itoa(op.failed) + " of " + strconv.Itoa(n) + " nodes failed, " + e.quorumText() + "; the lock stays held until its current validity ends", Nodes: sortCauses(op.causes)}
+		if op.internal && l.lostErr == nil && !l.released {
+			// Still ours until validUntil: try again soon, and give it up
+			// when the validity runs out.
+			l.timerGen++
+			retry := e.now + min(l.validUntil-e.now, max(e.timeout, minRetryDelay))
+			e.timers.push(min(retry, l.validUntil), l, l.timerGen)
+		}
+	default:
+		return
+	}
+	op.decided = true
+	e.lockOpDone(op, err)
+}
+
+// releaseReply decides a release as soon as its outcome is certain; the
+// nodes that have not answered still get the command.
+func (e *Engine) releaseReply(op *lockOp) {
+	l := op.lock
+	n := len(e.nodes)
+	left := n - op.ok - op.zero - op.failed
+	var err error
+	switch {
+	case op.ok >= e.quorum && l.lostErr == nil && op.start < op.until:
+	case op.ok >= e.quorum || op.zero > n-e.quorum:
+		err = l.lostErr
+		if err == nil {
+			err = errLost("release", l.resource, "held on only "+strconv.Itoa(op.ok)+" of "+strconv.Itoa(n)+" nodes when released")
+		}
+	case op.ok+left < e.quorum:
+		op.decided = true
+		if !op.internal {
+			e.schedule(l) // still ours until validUntil: keep watching
+		}
+		e.lockOpDone(op, &UnavailableError{Op: "release", Reason: strconv.Itoa(op.failed) + " of " + strconv.Itoa(n) + " nodes failed, cannot tell whether it was still held; call Release again", Nodes: sortCauses(op.causes)})
+		return
+	default:
+		return
+	}
+	op.decided = true
+	l.released = true
+	l.stopTimer()
+	e.wake(l.key)
+	e.lockOpDone(op, err)
+}
+
+// lockOpDone reports a round and starts the lock's next one.
+func (e *Engine) lockOpDone(op *lockOp, err error) {
+	l := op.lock
+	if l.cur == op {
+		l.cur = nil
+	}
+	if !op.internal {
+		e.emit(Action{Kind: ActDone, Op: op.id, Err: err})
+	}
+	if l.cur == nil && len(l.queue) > 0 {
+		next := l.queue[0]
+		l.queue = l.queue[1:]
+		e.runLockOp(next)
+		return
+	}
+	if l.released && l.cur == nil && len(l.queue) == 0 {
+		delete(e.locks, l.id)
+	}
+}
+
+// dropKeys deletes our token wherever it still is, so that others need not
+// wait for the ttl of a lock found lost.
+func (e *Engine) dropKeys(l *lockState) {
+	for _, n := range e.nodes {
+		e.sendScript(n, discard{}, releaseScript, l.key, l.token)
+	}
+}
+
+// markLost records the loss once and reports it. It returns the error that
+// is recorded.
+func (e *Engine) markLost(l *lockState, err error) error {
+	if l.lostErr != nil {
+		return l.lostErr
+	}
+	if l.released {
+		return err
+	}
+	l.lostErr = err
+	l.stopTimer()
+	e.emit(Action{Kind: ActLost, Lock: l.id, Err: err})
+	e.wake(l.key)
+	return err
+}
+
+func sortedLocks(m map[LockID]*lockState) []*lockState {
+	s := make([]*lockState, 0, len(m))
+	for _, l := range m {
+		s = append(s, l)
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].id < s[j].id })
+	return s
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Connection states of a node. A node has at most one connection; commands
+// are pipelined on it and answered in order.
+const (
+	stIdle       = iota // no connection
+	stConnecting        // ActOpen emitted, waiting for Opened
+	stHandshake         // handshake written, waiting for its replies
+	stReady             // carrying commands
+)
+
+// handler receives the reply to a request (or the node's failure as
+// Reply.Err).
+type handler interface {
+	reply(e *Engine, node int, r Reply)
+}
+
+// request is one command to one node.
+type request struct {
+	node     *node
+	h        handler
+	args     []string
+	sc       *script // for EVALSHA: the script to fall back to on NOSCRIPT
+	deadline time.Duration
+	done     bool
+}
+
+func (r *request) live(uint64) bool { return !r.done }
+
+func (r *request) fire(e *Engine, _ uint64) {
+	if !r.done && r.node.has(r) {
+		r.node.fail(e, errorString("no reply within the node timeout ("+e.timeout.String()+")"))
+	}
+}
+
+type node struct {
+	idx      int
+	spec     Node
+	name     string
+	conn     ConnID
+	state    int
+	connGen  uint64
+	queue    []*request // waiting for the connection to be ready
+	inflight []*request // written, answered in order
+	hsLeft   int        // handshake replies still expected
+	out      []byte     // bytes to write at the end of this input
+	spare    []byte
+	rbuf     []byte // received, not yet a whole reply
+}
+
+func (n *node) has(r *request) bool {
+	for _, x := range n.inflight {
+		if x == r {
+			return true
+		}
+	}
+	for _, x := range n.queue {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// send issues a command to the node, bounded by the node timeout.
+func (e *Engine) send(n *node, h handler, sc *script, args ...string) {
+	r := &request{node: n, h: h, args: args, sc: sc, deadline: e.now + e.timeout}
+	e.timers.push(r.deadline, r, 0)
+	if n.state == stReady {
+		n.out = AppendCommand(n.out, args...)
+		n.inflight = append(n.inflight, r)
+		return
+	}
+	n.queue = append(n.queue, r)
+	if n.state == stIdle {
+		n.open(e)
+	}
+}
+
+// sendScript runs a script by its sum; a node that does not have it cached
+// gets the source (EVAL) instead.
+func (e *Engine) sendScript(n *node, h handler, sc *script, key string, args ...string) {
+	e.send(n, h, sc, append([]string{"EVALSHA", sc.sha, "1", key}, args...)...)
+}
+
+func (n *node) open(e *Engine) {
+	e.nextConn++
+	n.conn, n.state = e.nextConn, stConnecting
+	n.connGen++
+	e.timers.push(e.now+e.timeout, n, n.connGen)
+	s := n.spec
+	e.emit(Action{Kind: ActOpen, Conn: n.conn, Node: n.idx, Dial: &Dial{
+		Network: s.Network, Addr: s.Addr, TLS: s.TLS, ServerName: s.ServerName, SkipVerify: s.SkipVerify,
+	}})
+}
+
+func (n *node) live(gen uint64) bool {
+	return gen == n.connGen && (n.state == stConnecting || n.state == stHandshake)
+}
+
+// fire ends a connection that did not open and answer its handshake within
+// the node timeout.
+func (n *node) fire(e *Engine, gen uint64) {
+	if gen == n.connGen && (n.state == stConnecting || n.state == stHandshake) {
+		n.fail(e, errorString("connect: no answer within the node timeout ("+e.timeout.String()+")"))
+	}
+}
+
+// handshakeStep is one command a new connection sends before any other.
+type handshakeStep struct{ name string }
+
+func (h handshakeStep) reply(e *Engine, i int, r Reply) {
+	n := e.nodes[i]
+	if r.Err != nil {
+		n.fail(e, errors.New(h.name+" refused: "+scrub(r.Err.Error(), n.spec.Password)))
+		return
+	}
+	n.hsLeft--
+	if n.hsLeft == 0 && n.state == stHandshake {
+		n.state = stReady
+		for _, q := range n.queue {
+			n.out = AppendCommand(n.out, q.args...)
+		}
+		n.inflight = append(n.inflight, n.queue...)
+		n.queue = n.queue[:0]
+	}
+}
+
+// opened writes the handshake: AUTH, SELECT and CLIENT SETNAME as the node
+// asks, or PING. The connection carries nothing else until the node has
+// answered: a frozen node still accepts connections (the kernel does), and
+// a command written to one would run whenever it thaws, long after we gave
+// up on it.
+func (n *node) opened(e *Engine) {
+	s := n.spec
+	var steps [][]string
+	switch {
+	case s.Password != "" && s.Username != "":
+		steps = append(steps, []string{"AUTH", s.Username, s.Password})
+	case s.Password != "":
+		steps = append(steps, []string{"AUTH", s.Password})
+	}
+	if s.DB != 0 {
+		steps = append(steps, []string{"SELECT", strconv.Itoa(s.DB)})
+	}
+	if s.ClientName != "" {
+		steps = append(steps, []string{"CLIENT", "SETNAME", s.ClientName})
+	}
+	if len(steps) == 0 {
+		steps = append(steps, []string{"PING"})
+	}
+	n.state, n.hsLeft = stHandshake, len(steps)
+	hs := make([]*request, len(steps))
+	for i, st := range steps {
+		n.out = AppendCommand(n.out, st...)
+		hs[i] = &request{node: n, h: handshakeStep{name: st[0]}, args: st}
+	}
+	n.inflight = append(hs, n.inflight...)
+}
+
+func (n *node) received(e *Engine, p []byte) {
+	n.rbuf = append(n.rbuf, p...)
+	off := 0
+	conn := n.conn
+	for off < len(n.rbuf) && n.conn == conn {
+		r, k, err := parseReply(n.rbuf[off:])
+		if err != nil {
+			n.fail(e, err)
+			return
+		}
+		if k == 0 {
+			break
+		}
+		off += k
+		if len(n.inflight) == 0 {
+			n.fail(e, protocolError("a reply nobody asked for"))
+			return
+		}
+		req := n.inflight[0]
+		n.inflight[0] = nil
+		n.inflight = n.inflight[1:]
+		e.deliver(req, r)
+	}
+	if n.conn != conn {
+		return // failed while delivering: rbuf belongs to the next connection
+	}
+	rest := copy(n.rbuf, n.rbuf[off:])
+	n.rbuf = n.rbuf[:rest]
+}
+
+func (e *Engine) deliver(req *request, r Reply) {
+	req.done = true
+	if req.sc != nil && r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
+		args := append([]string{"EVAL", req.sc.src}, req.args[2:]...)
+		e.send(req.node, req.h, nil, args...)
+		return
+	}
+	req.h.reply(e, req.node.idx, r)
+}
+
+// fail closes the node's connection and fails every request on it with
+// err; the next request opens a new connection.
+func (n *node) fail(e *Engine, err error) {
+	reqs := append(n.inflight, n.queue...)
+	n.inflight, n.queue = nil, nil
+	n.drop(e)
+	for _, r := range reqs {
+		if !r.done {
+			r.done = true
+			r.h.reply(e, n.idx, Reply{Err: err})
+		}
+	}
+}
+
+// drop forgets the connection and tells the host to close it.
+func (n *node) drop(e *Engine) {
+	if n.conn != 0 {
+		e.emit(Action{Kind: ActClose, Conn: n.conn})
+	}
+	n.conn, n.state, n.hsLeft = 0, stIdle, 0
+	n.connGen++
+	n.out = n.out[:0]
+	n.rbuf = n.rbuf[:0]
+}
+
+// flush turns the bytes this input wrote to the node into one ActWrite.
+func (n *node) flush(e *Engine) {
+	if len(n.out) == 0 || n.conn == 0 {
+		return
+	}
+	e.emit(Action{Kind: ActWrite, Conn: n.conn, Data: n.out})
+	n.out, n.spare = n.spare[:0], n.out
+}
+
+// scrub removes a password from a message that might repeat it.
+func scrub(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "xxxxx")
+}

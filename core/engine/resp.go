@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+)
+
+// The few bits of RESP2 the engine needs: commands go out as arrays of bulk
+// strings; replies come back as status, error, integer, bulk string or
+// (never for our commands, but skipped so a connection stays in step)
+// arrays.
+
+// Reply is one node's answer to one command.
+type Reply struct {
+	// Err is set when the node could not be reached, timed out, or answered
+	// with an error reply (whose text then starts with the Redis error code,
+	// e.g. "NOSCRIPT ...").
+	Err error
+	Nil bool   // a nil reply (SET NX on an existing key)
+	Int int64  // an integer reply
+	Str string // a status or bulk-string reply
+}
+
+// RedisError is an error reply. Its text is the reply's, so it starts with
+// the Redis error code ("NOSCRIPT ...", "WRONGTYPE ...").
+type RedisError string
+
+func (e RedisError) Error() string { return string(e) }
+
+// errProtocol marks a reply this reader does not understand; the connection
+// that sent it is closed.
+var errProtocol = errors.New("redis protocol error")
+
+const (
+	// maxReplyLine bounds a reply's header line (status, error, lengths).
+	maxReplyLine = 64 << 10
+	// maxBulk bounds a bulk-string reply; ours are tokens and script sums.
+	maxBulk = 64 << 20
+	// maxDepth bounds nested arrays in a reply nobody asked for.
+	maxDepth = 8
+)
+
+// AppendCommand appends args as one RESP2 command (an array of bulk
+// strings) to buf.
+func AppendCommand(buf []byte, args ...string) []byte {
+	buf = append(buf, '*')
+	buf = strconv.AppendInt(buf, int64(len(args)), 10)
+	buf = append(buf, '\r', '\n')
+	for _, arg := range args {
+		buf = append(buf, '$')
+		buf = strconv.AppendInt(buf, int64(len(arg)), 10)
+		buf = append(buf, '\r', '\n')
+		buf = append(buf, arg...)
+		buf = append(buf, '\r', '\n')
+	}
+	return buf
+}
+
+// parseReply reads one whole reply from the front of b. It returns the
+// reply and how many bytes it took, 0 when b holds only part of a reply,
+// or an error when b cannot be a reply (the connection is out of step).
+func parseReply(b []byte) (Reply, int, error) {
+	return parseValue(b, 0)
+}
+
+func parseValue(b []byte, depth int) (Reply, int, error) {
+	line, n, err := replyLine(b)
+	if n == 0 || err != nil {
+		return Reply{}, 0, err
+	}
+	switch line[0] {
+	case '+':
+		return Reply{Str: string(line[1:])}, n, nil
+	case '-':
+		return Reply{Err: RedisError(line[1:])}, n, nil
+	case ':':
+		v, err := parseInt(line[1:])
+		if err != nil {
+			return Reply{}, 0, err
+		}
+		return Reply{Int: v}, n, nil
+	case '$':
+		size, err := parseInt(line[1:])
+		switch {
+		case err != nil:
+			return Reply{}, 0, err
+		case size < 0:
+			return Reply{Nil: true}, n, nil
+		case size > maxBulk:
+			return Reply{}, 0, protocolError("bulk string of " + strconv.FormatInt(size, 10) + " bytes")
+		}
+		end := n + int(size) + 2
+		if len(b) < end {
+			return Reply{}, 0, nil
+		}
+		if b[end-2] != '\r' || b[end-1] != '\n' {
+			return Reply{}, 0, protocolError("bulk string not followed by CRLF")
+		}
+		return Reply{Str: string(b[n : end-2])}, end, nil
+	case '*':
+		count, err := parseInt(line[1:])
+		if err != nil {
+			return Reply{}, 0, err
+		}
+		if count < 0 {
+			return Reply{Nil: true}, n, nil
+		}
+		if depth >= maxDepth {
+			return Reply{}, 0, protocolError("arrays nested too deep")
+		}
+		// Not a reply to any command the engine sends: skip it whole.
+		off := n
+		for range count {
+			_, k, err := parseValue(b[off:], depth+1)
+			if k == 0 || err != nil {
+				return Reply{}, 0, err
+			}
+			off += k
+		}
+		return Reply{Str: "(array of " + strconv.FormatInt(count, 10) + ")"}, off, nil
+	}
+	return Reply{}, 0, protocolError("unexpected reply type " + strconv.QuoteRune(rune(line[0])))
+}
+
+// replyLine returns the header line at the front of b without its CRLF and
+// the bytes it takes with the CRLF; 0 when the line is not complete.
+func replyLine(b []byte) ([]byte, int, error) {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\n' {
+			if i < 2 || b[i-1] != '\r' {
+				return nil, 0, protocolError("malformed reply line " + strconv.Quote(string(b[:i+1])))
+			}
+			return b[:i-1], i + 1, nil
+		}
+		if i >= maxReplyLine {
+			return nil, 0, protocolError("reply line longer than " + strconv.Itoa(maxReplyLine) + " bytes")
+		}
+	}
+	return nil, 0, nil
+}
+
+// parseInt parses a RESP integer without allocating.
+func parseInt(b []byte) (int64, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, protocolError("bad integer " + strconv.Quote(string(b)))
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, protocolError("bad integer " + strconv.Quote(string(b)))
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if n < 0 { // overflowed
+		return 0, protocolError("integer out of range " + strconv.Quote(string(b)))
+	}
+	if neg {
+		n = -n
+	}
+	return n, nil
+}
+
+func protocolError(detail string) error { return Wrap(errProtocol.Error(), errors.New(detail)) }

@@ -1,0 +1,31 @@
+package engine
+
+import _ "embed"
+
+// script is a Lua script run with EVALSHA, falling back to EVAL on a node
+// that answers NOSCRIPT (which also caches it there for next time).
+type script struct {
+	src, sha string
+}
+
+var (
+	//go:embed release.lua
+	releaseSrc string
+	//go:embed extend.lua
+	extendSrc string
+)
+
+// The scripts' SHA-1 sums, the names EVALSHA runs them by
+// (TestScriptHashes checks them against crypto/sha1).
+const (
+	ReleaseSHA = "013976d92eab7585a652ddbf0f4ae3746f38b191"
+	ExtendSHA  = "c50343e01dd9310b37fcced0dccd5ac1eecff492"
+)
+
+var (
+	// releaseScript deletes the key only while it still holds our token.
+	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA}
+	// extendScript resets the expiry only while the key holds our token; it
+	// never creates the key, so an expired lock cannot be re-acquired here.
+	extendScript = &script{src: extendSrc, sha: ExtendSHA}
+)
