@@ -21,4 +21,4 @@ type systemEnv struct{}
 var origin = time.Now()
 
 func (systemEnv) Now() time.Duration { return time.Since(origin) }
-func (systemEnv) Random(p []byte)     { randomBytes(p) }
+func (systemEnv) Random(p []byte)    { randomBytes(p) }

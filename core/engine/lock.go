@@ -39,7 +39,9 @@ type lockOp struct {
 	decided  bool
 }
 
-func (l *lockState) live(gen uint64) bool { return gen == l.timerGen && !l.released && l.lostErr == nil }
+func (l *lockState) live(gen uint64) bool {
+	return gen == l.timerGen && !l.released && l.lostErr == nil
+}
 
 func (l *lockState) stopTimer() { l.timerGen++ }
 
