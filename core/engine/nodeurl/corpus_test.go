@@ -100,6 +100,11 @@ var corpus = []string{
 	"unix:///tmp/x?db=3", "unix://:pw@/tmp/a%20b.sock?db=7", "unix://u:p@/tmp/x", "unix://:unix-pw@/tmp/r.sock?db=3",
 	"redis://default:s3cret%3Apw@127.0.0.1:1/2?client_name=liblock-urls",
 
+	// every message of netip.ParseAddr, in brackets
+	"redis://[1:2:3:4:5:6:7::1.2.3.4]", "redis://[1:2x::]", "redis://[::1.2..3]", "redis://[1.2.3.4.5]", "redis://[01.2.3.4]",
+	"redis://[256.1.1.1]", "redis://[.1.2.3]", "redis://[1.2.3.4%25x]", "redis://[%25x]", "redis://[::%25]",
+	"redis://[1:2:3:4:5:6:7:8:]", "redis://[1:2:3:4:5:6:7:8::1]", "redis://[::1:]", "redis://[1:::2]", "redis://[::ffff:1.2.3.4%25z]:1",
+	"redis://[1:2:3:4:5:6:7:1.2.3.4]", "redis://[::1.2.3.4:5]", "redis://[ABCD:ef01::]", "redis://[::%C3%BC]", "redis://[%C3%BC]",
 	// IPv6 with zones, percent-escapes in user, password and host
 	"redis://[fe80::1%25eth0]", "rediss://[fe80::1%25eth0]:6380/1", "redis://[fe80::1%25eth%2D0]:1", "redis://[fe80::1%eth0]:1",
 	"redis://[::1%25lo]:1/2", "unix://[::1]/tmp/s", "redis://%75ser:%70ass@h", "redis://u%zz:p@h", "redis://u:%@h",

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -273,6 +274,9 @@ func TestNoPasswordInMessages(t *testing.T) {
 		"p4ss/w0rd":         {"p4ss/w0rd", "p4ss", "w0rd"},
 		"p4ss?w0rd":         {"p4ss?w0rd", "p4ss", "w0rd"},
 		"p4ss#w0rd":         {"p4ss#w0rd", "p4ss", "w0rd"},
+		"1234/w0rd":         {"1234/w0rd", "1234", "w0rd"},
+		"1234#w0rd":         {"1234#w0rd", "1234", "w0rd"},
+		"ab/cdef?ghi#jkl":   {"ab/cdef?ghi#jkl", "ab", "cdef", "ghi", "jkl", "ab/cdef?ghi"},
 		"50%off-sale":       {"50%off-sale", "%of", "off-sale"},
 		"pa%zzword":         {"pa%zzword", "%zz", "word"},
 		"se\"cret":          {`se"cret`, `se\"cret`},
@@ -321,4 +325,29 @@ func FuzzParse(f *testing.F) {
 		sameAsNetURL(t, raw)
 		noPasswordIn(t, raw)
 	})
+}
+
+// TestHugeURLs: a megabyte of hostile URL is parsed (and its message
+// scrubbed) in time linear in its length.
+func TestHugeURLs(t *testing.T) {
+	var pieces strings.Builder
+	pieces.WriteString("redis://u:x")
+	for i := 0; pieces.Len() < 1<<20; i++ {
+		pieces.WriteString("/p" + strconv.Itoa(i))
+	}
+	pieces.WriteString("@h:x")
+	for _, raw := range []string{
+		pieces.String(),
+		"redis://h?" + strings.Repeat("a\"=1&", maxQueryParams-1) + strings.Repeat("b", 1<<20),
+		"redis://h?" + strings.Repeat("x", 1<<20) + "=1",
+		"redis://u:" + strings.Repeat("\"", 1<<20) + "@h:x",
+		"redis://u:p@h:1/" + strings.Repeat("\"/", 1<<19),
+		"redis://:" + strings.Repeat("%zz", 1<<18) + "@h",
+	} {
+		start := time.Now()
+		_, err := Parse(raw)
+		assert.Less(t, time.Since(start), 5*time.Second, "%.40q...", raw)
+		assert.Error(t, err)
+		sameAsGoRedis(t, raw)
+	}
 }

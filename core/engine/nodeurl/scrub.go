@@ -11,16 +11,19 @@ const mask = "xxxxx"
 
 // scrub removes raw's password from msg, a message of go-redis's ParseURL
 // about raw. go-redis repeats the URL as given in url.Parse's errors
-// (`parse "<url>": ...`), and a query value or path in its own.
+// (`parse "<url>": ...`), and a path or query value in its own.
 //
 // What counts as the password:
-//   - when url.Parse accepts raw, the URL's password, as written and
-//     unescaped;
-//   - when it refuses raw, also what was probably meant as one: the text
-//     between the first ':' and the last '@' after "//" (core's scrub), and
-//     its pieces between '/', '?' and '#' — a password with an unescaped
-//     '/', '?' or '#' cuts the URL there, and url.Parse's message then
-//     quotes a piece of it (`invalid port ":p4ss" after host`).
+//   - the URL's password as url.Parse splits it (as written and
+//     unescaped), whether or not the rest of the URL is well formed;
+//   - what was probably meant as one: the text between the first ':' and
+//     the last '@' after "//" (core's scrub), that text up to a '#', and its
+//     pieces between '/', '?' and '#' (the first one, then up to 7 more of
+//     3 bytes or more). A password with an unescaped '/', '?' or '#' cuts
+//     the URL there, and the messages then quote a piece of it:
+//     `parse "redis://:p4ss": invalid port ":p4ss" after host` for
+//     redis://:p4ss#w0rd@h, `invalid database number: "w0rd@h"` for
+//     redis://:1234/w0rd@h.
 //
 // Each is replaced by "xxxxx" wherever go-redis's message quotes text from
 // the URL: in Go-quoted strings (as strconv.Quote and the time package
@@ -103,20 +106,28 @@ func secretForms(raw string) []string {
 			add(raw[u.pwSpan[0]:u.pwSpan[1]])
 		}
 	} else {
-		rest := raw
-		if i := strings.Index(raw, "//"); i >= 0 {
-			rest = raw[i+2:]
-		}
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-			if colon := strings.IndexByte(rest[:at], ':'); colon >= 0 {
-				pw := rest[colon+1 : at]
-				add(pw)
-				for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == '?' || r == '#' }) {
-					add(piece)
+		add(passwordText(raw))
+	}
+	rest := raw
+	if i := strings.Index(raw, "//"); i >= 0 {
+		rest = raw[i+2:]
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if colon := strings.IndexByte(rest[:at], ':'); colon >= 0 {
+			pw := rest[colon+1 : at]
+			add(pw)
+			if i := strings.IndexByte(pw, '#'); i >= 0 {
+				add(pw[:i])
+			}
+			// (A bounded number of pieces keeps scrub linear.)
+			pieces := strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == '?' || r == '#' })
+			for i, n := 0, 0; i < len(pieces) && n < 8; i++ {
+				if i == 0 || len(pieces[i]) >= 3 {
+					add(pieces[i])
+					n++
 				}
 			}
 		}
-		add(passwordText(raw))
 	}
 	var forms []string
 	for _, s := range secrets {
