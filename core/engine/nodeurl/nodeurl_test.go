@@ -1,6 +1,7 @@
 package nodeurl
 
 import (
+	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -290,7 +291,7 @@ func TestNoPasswordInMessages(t *testing.T) {
 		"redis://u:%s@h:1?db=%s", "rediss://u:%s@h:1?skip_verify=%s", "redis://u:%s@h:1?dial_timeout=%s",
 		"redis://u:%s@h:1?pool_size=%s", "redis://u:%s@h:1/%%qq", "redis://u:%s@h:1#%%qq", "//u:%s@h:x",
 		"redis:u:%s@h#%%qq", "ftp://u:%s@h", "unix://u:%s@/tmp/s?db=%s", "redis://u:%s@h%%qq", "redis://u:%s@h:1/x/%s",
-		"%s://u:%s@h", "redis://u:%s@h:1?%s", "redis://u:%s@[%s]",
+		"%s://u:%s@h", "redis://u:%s@h:1?%s", "redis://u:%s@[%s]", "redis://u:%s@h:1?%s=1&%s=2",
 	}
 	checked := 0
 	for pw, secrets := range passwords {
@@ -349,5 +350,48 @@ func TestHugeURLs(t *testing.T) {
 		assert.Less(t, time.Since(start), 5*time.Second, "%.40q...", raw)
 		assert.Error(t, err)
 		sameAsGoRedis(t, raw)
+	}
+}
+
+// TestRandomCombinations compares with go-redis and net/url on URLs put
+// together from random parts, many query options at a time (the fuzzer
+// rarely builds those): which error go-redis reports first depends on the
+// order in which it reads the options.
+func TestRandomCombinations(t *testing.T) {
+	schemes := []string{"redis", "rediss", "unix", "REDISS", "http", ""}
+	userinfos := []string{"", "u@", "u:p@", ":p@", ":@", "u%40x:p%3A@", "u:p%zz@", "u:p/q@", "u:p#q@", "a@b:c@", "u p@"}
+	hosts := []string{"", "h", "h:1", "h:", "[::1]", "[::1]:2", "[fe80::1%25en0]:3", "h:x", "[1.2.3.4]", "a:1:2", "h%41", "h%zz"}
+	paths := []string{"", "/", "/3", "/x", "//4//", "/1/2", "/-1", "/tmp/s", "/%zz", "/%20"}
+	keys := []string{
+		"db", "protocol", "client_name", "max_retries", "min_retry_backoff", "max_retry_backoff", "dial_timeout",
+		"read_timeout", "write_timeout", "pool_fifo", "pool_size", "pool_timeout", "min_idle_conns", "max_idle_conns",
+		"max_active_conns", "max_concurrent_dials", "pipeline_pool_size", "pipeline_read_buffer_size",
+		"pipeline_write_buffer_size", "conn_max_idle_time", "idle_timeout", "conn_max_lifetime", "max_conn_age",
+		"conn_max_lifetime_jitter", "skip_verify", "foo", "Bar", "password", "%zz", "a;b", "",
+	}
+	values := []string{"", "1", "0", "-1", "true", "false", "x", "3s", "1.5h", "3x", "99999999999999999999", "+2", "%zz", "a+b", "%C2%B5s", "1%CE%BCs"}
+	frags := []string{"", "#", "#f", "#%zz"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pick := func(s []string) string { return s[rnd.IntN(len(s))] }
+	for range 20000 {
+		var b strings.Builder
+		if s := pick(schemes); s != "" {
+			b.WriteString(s + "://")
+		}
+		b.WriteString(pick(userinfos) + pick(hosts) + pick(paths))
+		if n := rnd.IntN(5); n > 0 {
+			b.WriteString("?")
+			for i := range n {
+				if i > 0 {
+					b.WriteString("&")
+				}
+				b.WriteString(pick(keys) + "=" + pick(values))
+			}
+		}
+		b.WriteString(pick(frags))
+		raw := b.String()
+		sameAsGoRedis(t, raw)
+		sameAsNetURL(t, raw)
+		noPasswordIn(t, raw)
 	}
 }
