@@ -29,8 +29,10 @@ const mask = "xxxxx"
 // the URL: in Go-quoted strings (as strconv.Quote and the time package
 // quote them) and after "invalid URL scheme: ", "invalid URL path: " and
 // "unexpected option: ". A bad escape that lies in the password
-// (`invalid URL escape "%zz"`) is masked as a whole. The message's own
-// words are never changed, even when the password is one of them.
+// (`invalid URL escape "%zz"`) is masked as a whole. The password written
+// elsewhere in the URL too is masked there as well (redis://u:hunter2@h?db=hunter2),
+// as core's scrub did. The message's own words are never changed, even
+// when the password is one of them.
 func scrub(msg, raw string) string {
 	forms := secretForms(raw)
 	if len(forms) == 0 {
