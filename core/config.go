@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/engine/nodeurl"
 )
 
 // Limits and defaults, the engine's. Values outside the limits are rejected
@@ -61,3 +62,7 @@ func (cfg Config) Validate() error {
 	}
 	return cfg.engineConfig(nodes).Validate()
 }
+
+// RedactURL returns the URL with any password replaced by "xxxxx", for
+// messages and logs ("(malformed URL)" for one that does not parse).
+func RedactURL(raw string) string { return nodeurl.Redact(raw) }
