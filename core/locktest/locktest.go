@@ -669,7 +669,7 @@ func (s *suite) badInput(t *testing.T) {
 		{"malformed url", core.Config{Nodes: []string{urls[0], "redis://%zz"}}, "nodes[1]"},
 		// "redis://" is go-redis's localhost:6379, accepted like every URL
 		// go-redis's ParseURL accepts.
-		{"bad port", core.Config{Nodes: []string{"redis://127.0.0.1:99999"}}, "nodes[0]"},
+		{"unknown option", core.Config{Nodes: []string{"redis://127.0.0.1:1?bogus=1"}}, "nodes[0]"},
 		{"bad db", core.Config{Nodes: []string{"redis://127.0.0.1:1/notadb"}}, "nodes[0]"},
 		{"negative timeout", core.Config{Nodes: urls, NodeTimeout: -time.Second}, "node_timeout"},
 		{"absurd timeout", core.Config{Nodes: urls, NodeTimeout: time.Hour}, "node_timeout"},
