@@ -59,6 +59,10 @@ func main() {
 		var base metrics
 		if group, leaf, ok := cut(name); ok && strings.HasPrefix(leaf, "liblock") {
 			base = samples[group+"/go-redis-raw"]
+			if healthy, frozen := strings.CutSuffix(group, "-frozen1"); frozen {
+				// With a node frozen, the baseline is the healthy pair.
+				base = samples[healthy+"/"+leaf]
+			}
 		}
 		fmt.Printf("%-48s", name)
 		for _, unit := range []string{"p50-µs", "cpu-µs"} {
