@@ -3,7 +3,8 @@
 // its p50-µs metric (and of its cpu-µs metric, process CPU per pair, when
 // reported) over the -count runs, and for every liblock benchmark
 // (…/liblock, …/liblock-<variant>) the ratios to the baseline of the same
-// group (…/go-redis-raw) measured in the same run.
+// group (…/go-redis-raw) measured in the same run; a …-frozen1 group (one
+// node frozen) is compared with the healthy group's pair instead.
 package main
 
 import (
