@@ -63,4 +63,3 @@ func statusOf(err error) (int32, bool) {
 	}
 	return 0, false
 }
-
