@@ -74,7 +74,6 @@ type simClient struct {
 	closePausedC time.Duration
 	closed       bool
 	trouble      []time.Duration // per node: last time an exchange failed (true time)
-	inputs       int
 	forgotten    map[string]bool // tokens of forgotten locks
 }
 
@@ -118,7 +117,6 @@ func (c *simClient) resume() {
 
 // drain carries out the engine's actions after an input.
 func (c *simClient) drain() {
-	c.inputs++
 	for {
 		a, ok := c.eng.Next()
 		if !ok {
@@ -540,7 +538,7 @@ func (t *simTask) done(op *simOp, a Action) {
 		t.holdEnd = false
 		t.retries = 0
 		l := c.eng.locks[a.Lock]
-		hold := s.dur(0, l.ttl)
+		hold := s.dur(time.Duration(float64(l.ttl)*s.cfg.holdMin), l.ttl)
 		if s.chance(s.cfg.overholdP) {
 			hold = s.dur(l.ttl, 2*l.ttl)
 		}

@@ -47,10 +47,8 @@ type simNode struct {
 	conns   []*simConn // connections the node holds open
 	// restartAt: when a node that is down comes back (true time).
 	restartAt time.Duration
-	freezeGen uint64 // a thaw is for the freeze of its generation only
-	// stats
-	execs int
-	args  [][]byte // scratch
+	freezeGen uint64   // a thaw is for the freeze of its generation only
+	args      [][]byte // scratch
 }
 
 // nodeItem is something that arrived at a frozen node: bytes, or the
@@ -194,7 +192,6 @@ func (n *simNode) resetConn(c *simConn) {
 
 // exec runs one command and appends its reply.
 func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
-	n.execs++
 	if len(args) == 0 {
 		return append(out, "-ERR empty command\r\n"...)
 	}
