@@ -36,6 +36,7 @@ test: deps test-go test-c test-node test-python test-wasm
 test-go: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/wasm')
+	$(GO) test -count=1 -run 'TestSim' ./core/engine/   # the simulation at full size (≥ 1M operations); the -race run above uses a small one
 
 ## sim: the engine's deterministic simulation, much longer than in test-go (random seeds; a failure prints its replay command)
 sim:
