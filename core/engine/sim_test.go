@@ -65,6 +65,7 @@ type simConfig struct {
 	drifts                []float64 // a client's drift factor is one of these; nil: the default
 	halfQuorum            bool      // control: quorum N/2 instead of N/2+1
 	shrinkExtend          bool      // extensions may ask for a shorter ttl than the lock's
+	closeUnhealed         bool      // the clients close in the middle of the faults
 	auth                  bool      // nodes with passwords, users, databases, client names
 	// faults
 	faultEvery                                  time.Duration // mean gap; 0: none
@@ -127,6 +128,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		// simbugs_test.go).
 		cfg.shrinkExtend = profile == "shrink"
 		cfg.faultEvery = pickDur(cfg.maxTTL/2, 3*cfg.maxTTL)
+		cfg.closeUnhealed = rng.IntN(3) == 0
 		if rng.IntN(4) == 0 {
 			// A slow network: a connection's handshake and first command
 			// take about a node timeout.
@@ -324,47 +326,64 @@ func (s *sim) run() {
 	s.chk.checkOverlaps()
 }
 
-// stop ends the workload: no new acquires or faults; partitions heal,
-// frozen nodes thaw and paused clients resume now, crashed nodes come back
-// when they were due; then every client closes, and once all have, the
-// nodes are checked for keys left behind.
+// stop ends the workload: no new acquires or faults. Partitions heal,
+// frozen nodes thaw and paused clients resume, crashed nodes come back when
+// they were due; then every client closes — or, in a third of the default
+// seeds (closeUnhealed), every client closes first, in the middle of the
+// faults, and the world heals once all have. Once everything on the wire
+// has arrived, the nodes are checked for keys left behind.
 func (s *sim) stop() {
 	s.stopping = true
-	s.after(0, func() {
-		s.tracef("heal")
-		for _, n := range s.nodes {
-			if n.frozen {
-				n.freezeGen++
-				n.thaw()
-			}
-		}
-		for _, p := range s.partUntil {
-			for j := range p {
-				p[j] = 0
-			}
-		}
+	closeAll := func() {
 		for _, c := range s.clients {
-			c.resume()
+			c.close()
 		}
-		at := s.now
-		for _, n := range s.nodes {
-			if !n.up {
-				at = max(at, n.restartAt)
-			}
-		}
-		at += s.dur(0, s.cfg.maxTTL)
-		s.at(at, func() {
-			for _, c := range s.clients {
-				c.close()
-			}
-			s.awaitClosed()
-		})
+		s.awaitClosed()
+	}
+	if s.cfg.closeUnhealed {
+		s.after(s.dur(0, s.cfg.maxTTL), closeAll)
+		return
+	}
+	s.after(0, func() {
+		s.heal()
+		s.at(s.healedAt()+s.dur(0, s.cfg.maxTTL), closeAll)
 	})
 }
 
-// awaitClosed checks the nodes once every client has closed and everything
-// on the wire has arrived (a message held up by a partition arrives when
-// its retransmission would).
+// heal ends every fault but crashes, which end at their restart.
+func (s *sim) heal() {
+	s.healed = true
+	s.tracef("heal")
+	for _, n := range s.nodes {
+		if n.frozen {
+			n.freezeGen++
+			n.thaw()
+		}
+	}
+	for _, p := range s.partUntil {
+		for j := range p {
+			p[j] = 0
+		}
+	}
+	for _, c := range s.clients {
+		c.resume()
+	}
+}
+
+// healedAt is when the last crashed node is back.
+func (s *sim) healedAt() time.Duration {
+	at := s.now
+	for _, n := range s.nodes {
+		if !n.up {
+			at = max(at, n.restartAt)
+		}
+	}
+	return at
+}
+
+// awaitClosed checks the nodes once every client has closed, the world has
+// healed and everything on the wire has arrived (a message held up by a
+// partition arrives when its retransmission would).
 func (s *sim) awaitClosed() {
 	for _, c := range s.clients {
 		if !c.closed {
@@ -372,7 +391,10 @@ func (s *sim) awaitClosed() {
 			return
 		}
 	}
-	if s.inFlight > 0 {
+	if !s.healed {
+		s.heal()
+	}
+	if s.inFlight > 0 || s.healedAt() > s.now {
 		s.after(time.Millisecond, s.awaitClosed)
 		return
 	}

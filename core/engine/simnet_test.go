@@ -153,6 +153,7 @@ type sim struct {
 	stats   simStats
 
 	stopping bool // no new acquires, no new faults
+	healed   bool // the faults have ended
 	events   int
 	bufs     [][]byte // free message buffers
 	inFlight int      // network events queued
