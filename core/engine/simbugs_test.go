@@ -153,11 +153,11 @@ func TestSimBugExtendShorterTTLSeed(t *testing.T) {
 	assert.Zero(t, r.counts["overlap"], r.report)
 }
 
-// TestSimBugExtendShorterTTLSweep: the shrink profile over 200 seeds of 300
+// TestSimBugExtendShorterTTLSweep: the shrink profile over 200 seeds of 2,000
 // operations.
 func TestSimBugExtendShorterTTLSweep(t *testing.T) {
-	for _, r := range runSeeds(t, 1, 200, 300, func(int) string { return "shrink" }) {
-		assert.Zero(t, r.counts["overlap"], "seed %d: %s\nreplay: %s", r.seed, r.report, replayCmd(r, 300))
+	for _, r := range runSeeds(t, 1, 200, 2000, func(int) string { return "shrink" }) {
+		assert.Zero(t, r.counts["overlap"], "seed %d: %s\nreplay: %s", r.seed, r.report, replayCmd(r, 2000))
 	}
 }
 
