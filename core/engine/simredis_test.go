@@ -244,7 +244,7 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 			return append(out, "-ERR wrong number of arguments for 'get' command\r\n"...)
 		}
 		if k := n.lookup(n.db(c.db), args[1]); k != nil {
-			return appendBulk(out, k.val)
+			return simAppendBulk(out, k.val)
 		}
 		return append(out, "$-1\r\n"...)
 	case "DEL":
@@ -412,7 +412,7 @@ func appendInt(out []byte, v int64) []byte {
 	return append(out, '\r', '\n')
 }
 
-func appendBulk(out []byte, s string) []byte {
+func simAppendBulk(out []byte, s string) []byte {
 	out = append(out, '$')
 	out = strconv.AppendInt(out, int64(len(s)), 10)
 	out = append(out, '\r', '\n')

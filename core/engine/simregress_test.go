@@ -1,13 +1,9 @@
-//go:build simbugs
-
 package engine
 
-// Engine bugs the simulation found, each as a failing test: run them with
+// Engine bugs the simulation found, each kept as a regression test (they
+// failed before the engine was fixed):
 //
-//	go test -tags simbugs -run TestSimBug -v ./core/engine/
-//
-// They are behind a build tag so that go test stays green until the engine
-// is fixed; once a test passes, drop the tag and keep it.
+//	go test -run TestSimBug -v ./core/engine/
 
 import (
 	mrand "math/rand/v2"
