@@ -74,6 +74,10 @@ type node struct {
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
 	rbuf     []byte // received, not yet a whole reply
+	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
+	// the channels it subscribed to or is subscribing to.
+	sub   bool
+	chans map[string]bool
 }
 
 func (n *node) has(r *request) bool {
@@ -205,6 +209,10 @@ func (n *node) received(e *Engine, p []byte) {
 			break
 		}
 		off += k
+		if n.sub && len(r.Elems) > 0 && r.Elems[0].Str == "message" {
+			e.message(r) // a push, not the answer to a request
+			continue
+		}
 		if len(n.inflight) == 0 {
 			n.fail(e, protocolError("a reply nobody asked for"))
 			return
@@ -256,6 +264,7 @@ func (n *node) drop(e *Engine) {
 	}
 	n.conn, n.state, n.hsLeft = 0, stIdle, 0
 	n.connGen++
+	clear(n.chans) // a new connection subscribes afresh
 	n.out = n.out[:0]
 	n.rbuf = n.rbuf[:0]
 }
@@ -284,6 +293,7 @@ const (
 	cmdSet            // SET key a1 NX PX px
 	cmdEvalSHA        // EVALSHA sha 1 key a1 [a2]
 	cmdEval           // EVAL src 1 key a1 [a2]: after NOSCRIPT
+	cmdArgs           // args, as they are (rare commands: SUBSCRIBE, ...)
 )
 
 type command struct {
@@ -293,10 +303,13 @@ type command struct {
 	key    string
 	a1, a2 string
 	px     int64
+	args   []string
 }
 
 func (c *command) appendTo(b []byte) []byte {
 	switch c.kind {
+	case cmdArgs:
+		return AppendCommand(b, c.args...)
 	case cmdSet:
 		b = append(b, "*6\r\n$3\r\nSET\r\n"...)
 		b = appendBulk(b, c.key)
