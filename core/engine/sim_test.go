@@ -129,6 +129,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.shrinkExtend = profile == "shrink"
 		cfg.faultEvery = pickDur(cfg.maxTTL/2, 3*cfg.maxTTL)
 		cfg.closeUnhealed = rng.IntN(3) == 0
+		if cfg.shrinkExtend {
+			cfg.wPause = 0 // the bug needs no pause: keep its reproductions plain
+		}
 		if rng.IntN(4) == 0 {
 			// A slow network: a connection's handshake and first command
 			// take about a node timeout.
@@ -549,8 +552,11 @@ func (s *sim) fault() {
 		n.restartAt = s.now + d
 		s.tracef("n%d crashes (persistent %v), back in %v", n.idx, persistent, d)
 		s.at(n.restartAt, func() {
-			s.tracef("n%d restarts", n.idx)
 			n.up = true
+			if persistent && s.chance(0.5) {
+				n.loadingUntil = s.now + s.dur(0, cfg.maxTTL/2)
+			}
+			s.tracef("n%d restarts (loading for %v)", n.idx, max(0, n.loadingUntil-s.now))
 		})
 	case 2: // partition one client from one node
 		ci, ni := s.rng.IntN(len(s.clients)), s.rng.IntN(len(s.nodes))

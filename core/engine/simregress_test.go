@@ -127,24 +127,25 @@ func TestSimBugExtendShorterTTL(t *testing.T) {
 }
 
 // TestSimBugExtendShorterTTLSeed is the same bug found by the simulation:
-// seed 96 of the shrink profile, 300 operations. Replay it with
+// seed 82 of the shrink profile (no client pauses), 2,000 operations.
+// Replay it with
 //
-//	go test ./core/engine/ -run 'TestSimReplay$' -count=1 -v -args -sim.seed=96 -sim.profile=shrink -sim.ops=300 -sim.trace
+//	go test ./core/engine/ -run 'TestSimReplay$' -count=1 -v -args -sim.seed=82 -sim.profile=shrink -sim.ops=2000 -sim.trace
 //
-// Three nodes. c0 acquires lk:r0 at 3.877 s with a 153 ms ttl on n1 and n2
-// (n0 is frozen): valid until 4.020 s. At 3.917 s it extends to 68 ms: n1
-// runs the script at once (its key now expires at about 3.985 s), n0 has
-// no key (0), n2 is frozen again and times out, so the round ends
-// unavailable at 3.930 s, "the lock stays held until its current validity
-// ends" — 4.020 s. n2 thaws at 3.933 s and runs the script late (its key
-// expires at about 4.001 s). At 3.987 s c2 acquires lk:r0 on n0 and n1:
-// 33 ms inside the validity c0 was promised.
+// Five nodes. c1 acquires r1 at 1.9621 s (ttl 38 ms; granted by n0, n2, n4):
+// valid until 1.9923 s. n4 crashes and comes back with its data, answering
+// LOADING for 5 ms. At 1.9658 s c1 extends to 19 ms: n0 and n2 run the
+// script at once (their keys now expire at about 1.985 s), n3 has no key
+// (0), n4 answers LOADING and n1 times out, so the round ends unavailable
+// at 1.9733 s — "the lock stays held until its current validity ends",
+// 1.9923 s. At 1.9859 s c4 acquires r1: 6.4 ms inside the validity c1 was
+// promised.
 //
 // (The seed is tied to the simulation's random stream; if the simulation
-// changes, TestSimBugExtendShorterTTLSweep still fails and a replay of the
-// first seed it names shows the bug.)
+// changes, TestSimBugExtendShorterTTLSweep still fails and a replay of a
+// seed it names shows the bug.)
 func TestSimBugExtendShorterTTLSeed(t *testing.T) {
-	r, err := runSim(96, "shrink", 300, nil)
+	r, err := runSim(82, "shrink", 2000, nil)
 	require.NoError(t, err)
 	assert.Zero(t, r.counts["overlap"], r.report)
 }
