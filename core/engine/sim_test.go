@@ -124,13 +124,19 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 	}
 	switch profile {
 	case "default", "shrink":
-		// shrink: the default with extensions to shorter ttls (see
-		// simbugs_test.go).
+		// shrink: the default with extensions to shorter ttls and no
+		// pauses (see simregress_test.go).
 		cfg.shrinkExtend = profile == "shrink"
 		cfg.faultEvery = pickDur(cfg.maxTTL/2, 3*cfg.maxTTL)
 		cfg.closeUnhealed = rng.IntN(3) == 0
 		if cfg.shrinkExtend {
 			cfg.wPause = 0 // the bug needs no pause: keep its reproductions plain
+		} else {
+			// Since the engine shortens a lock when an extension to a
+			// shorter ttl starts, half the default seeds extend to any
+			// ttl. (Drawn here, after everything the shrink profile draws,
+			// so that its seeds still replay as documented.)
+			cfg.shrinkExtend = rng.IntN(2) == 0
 		}
 		if rng.IntN(4) == 0 {
 			// A slow network: a connection's handshake and first command
@@ -671,8 +677,8 @@ func TestSimSafety(t *testing.T) {
 		total.ops, total.acquires, total.acquired, total.failedNotAcquired, total.failedUnavailable, total.extends, total.extended,
 		total.releases, total.released, total.cancels, total.forgets, total.lost, elapsed.Round(time.Millisecond),
 		float64(total.ops)/elapsed.Seconds(), events, simTime.Round(time.Second))
-	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections (%d closed twice); keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
-		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns, total.doubleCloses,
+	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections; keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
+		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns,
 		total.leftoverLate, total.leftoverTrouble, total.leftoverForgotten)
 	assert.Positive(t, total.acquired, "no acquisition ever succeeded: the simulation proves nothing")
 }
