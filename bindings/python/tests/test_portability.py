@@ -131,6 +131,8 @@ def test_wasm_backend_from_a_package_with_only_its_wasm(c1: Cluster, tmp_path: P
     for line in natives:
         assert "liblock.so not found; tried packaged copy: " + str(site / "liblock" / "liblock.so") in line
         assert 'backend="wasm"' in line and "LIBLOCK_PATH" in line, line
+        # what it says to install resolves (there is no "liblock" on PyPI)
+        assert "pip install wasmtime==50.0.1 redis==5.2.1" in line and '"liblock[wasm]"' not in line, line
 
 
 def test_native_error_when_the_library_does_not_load(tmp_path: Path) -> None:
