@@ -103,7 +103,7 @@ test('clients with different node sets share the instance; each talks to its own
   const [a, f, d] = await Promise.allSettled([
     all.acquire('wasm:sets:a', { ttl: 5000 }),
     first.acquire('wasm:sets:f', { ttl: 5000 }),
-    dead.acquire('wasm:sets:d', { ttl: 5000 }),
+    dead.acquire('wasm:sets:d', { ttl: 5000, wait: 0 }),
   ]);
   assert.equal(a.status, 'fulfilled');
   assert.equal(f.status, 'fulfilled');
