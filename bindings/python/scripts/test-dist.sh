@@ -56,7 +56,11 @@ rm -rf "$ROOT/bindings/python/build" "$ROOT/bindings/python/liblock.egg-info"  #
 "$ROOT/build/redisnodes" -n 1 -- "$tmp/venv2/bin/python" check_installed.py native
 
 echo "== a wheel built from the sdist, with Go"
-"$tmp/venv/bin/pip" wheel -q --no-deps --no-cache-dir -w "$tmp/from-sdist" "$sdist"
+# setuptools, wheel and build from the repository's test venv (no index needed); no pip
+# cache, so that the wheel really is built here, from the sdist's Go sources.
+source "$ROOT/bindings/python/scripts/venv.sh" requirements-test.txt
+cd "$tmp"
+"$PY" -m pip wheel -q --no-deps --no-build-isolation --no-cache-dir -w "$tmp/from-sdist" "$sdist"
 built=("$tmp"/from-sdist/liblock-*.whl)
 case "$(basename "${built[0]}")" in
   *-py3-none-"$want".whl) ;;
