@@ -40,7 +40,8 @@ type simNode struct {
 	spec   Node
 	up     bool
 	frozen bool
-	// persistent: a restart keeps the keyspace (as with appendfsync always).
+	// dbs: the keyspace by database; a crash keeps it or not (with or
+	// without appendfsync always).
 	dbs     map[int]map[string]*simKey
 	scripts uint8
 	backlog []nodeItem // arrived while frozen, run at thaw in arrival order
@@ -49,6 +50,10 @@ type simNode struct {
 	restartAt time.Duration
 	freezeGen uint64   // a thaw is for the freeze of its generation only
 	args      [][]byte // scratch
+	// loadingUntil: after a restart that keeps the data, the node answers
+	// LOADING to data commands until then (true time), as Redis does while
+	// it reads its dataset back.
+	loadingUntil time.Duration
 }
 
 // nodeItem is something that arrived at a frozen node: bytes, or the
@@ -198,6 +203,12 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 	name := upper(args[0])
 	if n.spec.Password != "" && !c.authed && name != "AUTH" {
 		return append(out, "-NOAUTH Authentication required.\r\n"...)
+	}
+	switch name {
+	case "SET", "GET", "DEL", "PEXPIRE", "EVALSHA", "EVAL":
+		if n.s.now < n.loadingUntil {
+			return append(out, "-LOADING Redis is loading the dataset in memory\r\n"...)
+		}
 	}
 	switch name {
 	case "PING":
