@@ -169,17 +169,20 @@ func (e *Engine) Next() (Action, bool) {
 // Deadline returns when Tick must be called next, on Env's clock.
 func (e *Engine) Deadline() (time.Duration, bool) { return e.timers.peek() }
 
-// begin starts an input: it reads the clock and runs what is due.
+// begin starts an input: it reads the clock. What is due runs at the end of
+// the input, after the input itself: a reply that has arrived counts, even
+// when the host hands it over after the request's deadline.
 func (e *Engine) begin() {
 	if e.rd >= len(e.actions) {
 		e.actions, e.rd = e.actions[:0], 0
 	}
 	e.now = e.env.Now()
-	e.advance()
 }
 
-// end finishes an input: the writes it made, the timer, the end of a Close.
+// end finishes an input: what is due, the writes, the timer, the end of a
+// Close.
 func (e *Engine) end() {
+	e.advance()
 	for _, n := range e.nodes {
 		n.flush(e)
 	}

@@ -125,6 +125,16 @@ func (e *Engine) runLockOp(op *lockOp) {
 		return
 	}
 	l.stopTimer()
+	if l.lostErr != nil {
+		// Known lost: its outcome is certain. Delete whatever is left of
+		// it in the background, so that others need not wait.
+		e.dropKeys(l)
+		op.decided = true
+		l.cur = nil
+		l.released = true
+		e.lockOpDone(op, l.lostErr)
+		return
+	}
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
 		e.sendScript(n, op, releaseScript, l.key, l.token, id)

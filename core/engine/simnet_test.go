@@ -296,6 +296,7 @@ type simConn struct {
 	authed bool
 	db     int
 	name   string
+	chans  map[string]bool // pub/sub channels it subscribed to
 }
 
 func (c *simConn) outstanding() int { return c.written - c.replied }

@@ -279,6 +279,25 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 		return appendInt(out, n.pexpire(c, args[1], ms))
 	case "EVALSHA", "EVAL":
 		return n.eval(c, name, args, out)
+	case "SUBSCRIBE", "UNSUBSCRIBE":
+		// One confirmation per channel; the connection then gets the
+		// channel's messages (RESP2 pub/sub mode).
+		kind := strings.ToLower(name)
+		for _, ch := range args[1:] {
+			if c.chans == nil {
+				c.chans = map[string]bool{}
+			}
+			if name == "SUBSCRIBE" {
+				c.chans[string(ch)] = true
+			} else {
+				delete(c.chans, string(ch))
+			}
+			out = append(out, "*3\r\n"...)
+			out = simAppendBulk(out, kind)
+			out = simAppendBulk(out, string(ch))
+			out = appendInt(out, int64(len(c.chans)))
+		}
+		return out
 	}
 	return append(out, "-ERR unknown command '"+string(args[0])+"'\r\n"...)
 }
@@ -393,12 +412,13 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	rest := args[3:]
 	db := n.db(c.db)
 	switch which {
-	case scriptRelease: // if GET == token then DEL
-		if len(rest) != 2 {
-			return append(out, "-ERR release: want key and token\r\n"...)
+	case scriptRelease: // if GET == token then DEL and PUBLISH the release id
+		if len(rest) != 3 {
+			return append(out, "-ERR release: want key, token and release id\r\n"...)
 		}
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
 			delete(db, string(rest[0]))
+			n.publish(ReleasedChannel(string(rest[0])), string(rest[2]))
 			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
@@ -414,6 +434,20 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 			return appendInt(out, n.pexpire(c, rest[0], ms))
 		}
 		return appendInt(out, 0)
+	}
+}
+
+// publish sends a message to every connection subscribed to channel.
+func (n *simNode) publish(channel, msg string) {
+	for _, c := range n.conns {
+		if c.chans[channel] && c.atNode && !c.reset {
+			out := n.s.getBuf()
+			out = append(out, "*3\r\n"...)
+			out = simAppendBulk(out, "message")
+			out = simAppendBulk(out, channel)
+			out = simAppendBulk(out, msg)
+			n.s.toClient(c, out, 0)
+		}
 	}
 }
 
