@@ -87,7 +87,10 @@ def _future_from_callback(
         if not fut.done():
             fut.set_result(result)
 
-    def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+    def done(status: int, handle: int, msg: Optional[str]) -> None:  # any thread
+        if asyncio._get_running_loop() is loop:  # the host of this loop: no hand-off
+            settle((status, handle, msg))
+            return
         try:
             loop.call_soon_threadsafe(settle, (status, handle, msg))
         except RuntimeError:  # the loop is closed: nobody is waiting any more
@@ -118,9 +121,11 @@ class Lock:
         *,
         on_lost: Optional[OnLost] = None,
         loop: Optional[asyncio.AbstractEventLoop] = None,
+        backend: Optional[Backend] = None,
+        info: Optional[Dict[str, Any]] = None,
     ) -> None:
         _lib.handle_opened()
-        self._backend: Backend = client._backend
+        self._backend: Backend = backend or client._backend
         self._lost_key = [0]  # on_lost registration, shared with the finalizer
         self._finalizer = weakref.finalize(self, self._backend.free_lock, handle, self._lost_key)
         self._client = client  # keeps the client (and so the handle's owner) alive
@@ -129,7 +134,8 @@ class Lock:
         self._lost = False
         self._released = False
         self._state_lock = threading.Lock()
-        info = self.info()
+        if info is None:
+            info = self.info()
         self.resource = str(info.get("resource", ""))
         self.key = str(info.get("key", ""))
         self.token = str(info.get("token", ""))
@@ -152,6 +158,8 @@ class Lock:
     def info(self) -> Dict[str, Any]:
         """The library's description of the lock (``lock_info``) as a dict."""
         text = self._backend.info(self._handle)
+        if isinstance(text, dict):  # an engine's (asyncio host, wasm)
+            return text
         info: Dict[str, Any] = json.loads(text or "{}")
         return info
 
@@ -493,8 +501,10 @@ class Client:
         # A wait in the main thread stays interruptible (Ctrl-C cancels it).
         interruptible = opts is not None and threading.current_thread() is threading.main_thread() \
             and _ms("wait", wait) > 0
-        handle = self._backend.acquire(self._handle, res, ttl_ms, opts, interruptible)
-        return Lock(self, handle, on_lost=on_lost)
+        got = self._backend.acquire(self._handle, res, ttl_ms, opts, interruptible)
+        if isinstance(got, tuple):  # (lock, info) from an engine (wasm)
+            return Lock(self, got[0], on_lost=on_lost, info=got[1])
+        return Lock(self, got, on_lost=on_lost)
 
     async def acquire_async(
         self,
@@ -510,44 +520,12 @@ class Client:
         Cancelling the awaiting task cancels the pending acquire in the library:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
-        res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
-        loop = asyncio.get_running_loop()
-        backend = self._backend
-        fut: "asyncio.Future[Tuple[int, int]]" = loop.create_future()
-        gate = threading.Lock()
-        abandoned = [False]
-
-        def settle(status: int, handle: int, msg: Optional[str]) -> None:  # on the loop
-            if fut.done():  # the waiter was cancelled after the library answered
-                if handle:
-                    backend.release_then_free(handle)
-                return
-            if status == OK:
-                fut.set_result((status, handle))
-            else:
-                fut.set_exception(error_for(status, msg))
-
-        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
-            with gate:
-                drop = abandoned[0]
-            if not drop:
-                try:
-                    loop.call_soon_threadsafe(settle, status, handle, msg)
-                    return
-                except RuntimeError:  # loop closed
-                    pass
-            if handle:
-                backend.release_then_free(handle)  # nobody will ever own this lock
-
-        cancel = backend.acquire_async(self._handle, res, ttl_ms, opts, done)
-        try:
-            _, handle = await fut
-        except asyncio.CancelledError:
-            with gate:
-                abandoned[0] = True
-            cancel()
-            raise
-        return Lock(self, handle, on_lost=on_lost, loop=loop)
+        res, ttl_ms, _ = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        host = self._backend.async_host()
+        lock = await host.acquire(res, ttl_ms, _ms("wait", wait), auto_extend)
+        from ._host import HostOps
+        return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
+                    info=host.info(lock))
 
     def lock(
         self,
@@ -571,5 +549,5 @@ def _make_backend(name: str) -> Backend:
     if name == "wasm":
         from ._wasmbackend import WasmBackend
         return WasmBackend()
-    from ._native import NATIVE
-    return NATIVE
+    from ._native import NativeBackend
+    return NativeBackend()

@@ -23,9 +23,11 @@ def test_acquire_release_keys_on_wire(c3: Cluster, client3) -> None:
     assert len(lock.token) >= 20
     assert not lock.lost and not lock.released
     assert 0 < lock.validity <= 10.0
-    # SET key token NX PX ttl on every node
+    # SET key token NX PX ttl on every node (the acquire returns once a quorum has
+    # granted it: the last node's reply may still be on its way)
+    wait_until(lambda: [c3.do(i, "GET", "orders:42") for i in range(3)] == [lock.token] * 3,
+               what="the key on every node")
     for i in range(3):
-        assert c3.do(i, "GET", "orders:42") == lock.token
         assert 0 < c3.do(i, "PTTL", "orders:42") <= 10000
     info = lock.info()
     for k in ("resource", "key", "token", "validity_ms", "auto_extend", "lost"):
