@@ -278,7 +278,7 @@ class Lock:
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.extend_async(self._handle, ttl_ms, done)
-        status, _, msg = await asyncio.shield(fut)
+        status, _, msg = await fut  # a cancelled waiter leaves the operation running
         if status == LOST:
             self._lost = True
         if status != OK:
@@ -289,7 +289,7 @@ class Lock:
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.release_async(self._handle, done)
-        status, _, msg = await asyncio.shield(fut)
+        status, _, msg = await fut  # a cancelled waiter leaves the operation running
         self._finish_release(status)
         if status != OK:
             raise error_for(status, msg)

@@ -385,24 +385,6 @@ class Host:
             self.cancel(op)
             raise
 
-    async def lock_op(self, release: bool, lock: int, ttl_ms: int = 0) -> None:
-        """extend or release; not cancelled with its waiter (the engine finishes it)."""
-        fut: "asyncio.Future[None]" = self.loop.create_future()
-
-        def done(err: Optional[LockError], _: int) -> None:
-            if fut.done():
-                return
-            if err is not None:
-                fut.set_exception(err)
-            else:
-                fut.set_result(None)
-
-        if release:
-            self.start_release(lock, done)
-        else:
-            self.start_extend(lock, ttl_ms, done)
-        await asyncio.shield(fut)
-
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
@@ -608,42 +590,6 @@ def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
         raise err
     assert info is not None
     return lock, info
-
-
-async def await_op(host: Host, release: bool, lock: int, ttl_ms: int) -> None:
-    """extend/release from any event loop: on the host's own loop directly, else
-    started on the host's loop with the result handed back to this one."""
-    loop = asyncio.get_running_loop()
-    if loop is host.loop:
-        await host.lock_op(release, lock, ttl_ms)
-        return
-    fut: "asyncio.Future[None]" = loop.create_future()
-
-    def settle(err: Optional[BaseException]) -> None:
-        if fut.done():
-            return
-        if err is not None:
-            fut.set_exception(err)
-        else:
-            fut.set_result(None)
-
-    def done(err: Optional[BaseException], _: int) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, err)
-        except RuntimeError:
-            pass
-
-    def begin() -> None:
-        try:
-            if release:
-                host.start_release(lock, done)
-            else:
-                host.start_extend(lock, ttl_ms, done)
-        except BaseException as e:  # noqa: BLE001
-            done(e, 0)
-
-    submit(host, begin)
-    await asyncio.shield(fut)
 
 
 class LoopThread:

@@ -51,15 +51,10 @@ _BII = struct.Struct("<BII")
 _BQq = struct.Struct("<BQq")
 _qqB = struct.Struct("<qqB")
 _I = struct.Struct("<I")
-_II = struct.Struct("<II")
 _Q = struct.Struct("<Q")
 _QQ = struct.Struct("<QQ")
 _q = struct.Struct("<q")
-_iI = struct.Struct("<iI")
 _H = struct.Struct("<H")
-_HI = struct.Struct("<HI")
-_IIBI = struct.Struct("<IIBI")
-_qqB_ = _qqB
 
 # An error: (status, message, a, b, [(node, addr, cause), ...]); status 0 = none.
 Error = Tuple[int, str, str, str, List[Tuple[int, str, str]]]
@@ -138,9 +133,15 @@ def read_bytes(buf: Any, at: int) -> Tuple[bytes, int]:
     return bytes(buf[at:end]), end
 
 
+_NO_ERROR = struct.Struct("<iIIIH")  # status 0 and four empty fields: 18 bytes
+
+
 def read_error(buf: Any, at: int) -> Tuple[Optional[Error], int]:
     """An ``error`` field: None when its status is 0."""
-    (status,) = struct.unpack_from("<i", buf, at)
+    fields = _NO_ERROR.unpack_from(buf, at)
+    if not any(fields):
+        return None, at + 18
+    status = fields[0]
     message, at = read_str(buf, at + 4)
     a, at = read_str(buf, at)
     b, at = read_str(buf, at)

@@ -209,6 +209,32 @@ def test_quorum_with_minority_down(c5: Cluster) -> None:
     assert c5.all_keys() == []
 
 
+def test_one_frozen_node_of_five(c5: Cluster) -> None:
+    """A node that stops answering (SIGSTOP) is one node failing, not the client: with
+    four of five nodes answering, acquire, extend and release succeed, synchronously
+    and in asyncio (each node exchange is bounded by the node timeout)."""
+    import asyncio
+
+    with liblock.Client(c5.urls, node_timeout=0.2, backend=BACKEND) as client:
+        client.acquire("warm", ttl=5).release()  # connections open before the freeze
+        c5.freeze(0)
+        for i in range(3):
+            with client.lock(f"frozen-{i}", ttl=5) as lock:
+                assert not lock.lost and lock.validity > 0
+                lock.extend(5)
+
+        async def pairs() -> None:
+            for i in range(3):
+                async with client.lock(f"frozen-async-{i}", ttl=5) as alock:
+                    assert not alock.lost
+                    await alock.extend_async(5)
+
+        asyncio.run(pairs())
+        c5.thaw(0)
+    # the frozen node ran the SETs it had been sent once thawed; their DELs followed
+    wait_until(lambda: all(k == [] for k in c5.keys()[1:]), what="no key on the answering nodes")
+
+
 def test_client_context_manager_and_repr(c1: Cluster) -> None:
     with liblock.Client(c1.urls, node_timeout=0.1, drift_factor=0.02, backend=BACKEND) as client:
         assert "1 node" in repr(client)
