@@ -246,16 +246,33 @@ class WasmEngine:
         self.handle = inst.engine_new(config)
         self.inbuf = bytearray(IN_CAP)
         self._in = (ctypes.c_char * IN_CAP).from_buffer(self.inbuf)
+        self._func = inst._funcs["lock_engine_step"]
 
     def step(self, n: int) -> bytes:
         inst = self.inst
+        raw = inst._raw
         with inst.mu:
-            base = inst.base()
+            if inst.dead is not None:
+                inst.call("lock_engine_step")  # raises Trapped
+            mem = inst._memory_data(inst._ctx, inst._mem_ref)
+            base = ctypes.addressof(mem.contents)
             ctypes.memmove(base + inst.in_ptr, self._in, n)
-            got = inst.call("lock_engine_step", self.handle, inst.in_ptr, n, inst.out_ptr, OUT_CAP)
-            if got < 0:
-                raise error_for(-got, f"liblock.wasm: lock_engine_step failed with status {-got}")
-            return ctypes.string_at(inst.base() + inst.out_ptr, got) if got else b""
+            # inst.call("lock_engine_step", ...) inlined: this runs once per event
+            raw[0].i64 = self.handle
+            raw[1].i64 = inst.in_ptr
+            raw[2].i64 = n
+            raw[3].i64 = inst.out_ptr
+            raw[4].i64 = OUT_CAP
+            err = inst._call_unchecked(inst._ctx, self._func, raw, 8, inst._trap_ref)
+            if err or inst._trap:
+                inst._fail("lock_engine_step", err)
+            got = int(raw[0].i64)
+            if got <= 0:
+                if got < 0:
+                    raise error_for(-got, f"liblock.wasm: lock_engine_step failed with status {-got}")
+                return b""
+            mem = inst._memory_data(inst._ctx, inst._mem_ref)  # memory may have grown (and moved)
+            return ctypes.string_at(ctypes.addressof(mem.contents) + inst.out_ptr, got)
 
     def free(self) -> None:
         inst, handle, self.handle = self.inst, self.handle, 0
