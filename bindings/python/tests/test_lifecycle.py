@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, no_keys, wait_until
 
 BINDING = Path(__file__).resolve().parents[1]
 ROOT = BINDING.parents[1]
@@ -150,4 +150,4 @@ print(lock.token)
 """
     p = _run(code)
     assert p.returncode == 0, p.stderr
-    assert c3.all_keys() == []
+    no_keys(c3)
