@@ -383,7 +383,7 @@ class Client:
     (default 0.05). ``drift_factor``: clock drift allowance (default 0.01).
     ``key_prefix``: prepended to every resource to form the Redis key.
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
-    (liblock.wasm under wasmtime, Redis I/O through redis-py; see the README).
+    (liblock.wasm under wasmtime; see the README).
 
     Close it with :meth:`close` or use it as a (async) context manager; a dropped
     client is closed by its finalizer. Closing releases the locks it still holds.

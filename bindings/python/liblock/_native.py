@@ -31,6 +31,9 @@ def _free_raw(handle: int) -> None:
             pass
 
 
+_hosts_lock = threading.Lock()
+
+
 class NativeBackend:
     """One Client's: its C ABI handle lives in the one liblock.so of the process, its
     asyncio hosts (made on first use) here."""
@@ -39,19 +42,25 @@ class NativeBackend:
 
     def __init__(self) -> None:
         self._hosts: Any = None
+        self._config = b""
 
     def client_new(self, config: bytes) -> int:
         out = c_uint64()
         _call(_lib.lib().lock_client_new, config, byref(out))
-        from ._host import Hosts
-        timeout = json.loads(config).get("node_timeout_ms", 50) / 1000.0
-        self._hosts = Hosts(lambda: _lib.NativeEngine(config), 2.0 + 4 * timeout)
+        self._config = config
         return int(out.value)
 
     def async_host(self) -> Any:
         """The asyncio host of the running loop."""
         if _lib.forked():
             _lib.lib()  # raises ForkedProcessError
+        if self._hosts is None:  # asyncio only with the first asyncio call
+            from ._host import Hosts
+            config = self._config
+            timeout = json.loads(config).get("node_timeout_ms", 50) / 1000.0
+            with _hosts_lock:
+                if self._hosts is None:
+                    self._hosts = Hosts(lambda: _lib.NativeEngine(config), 2.0 + 4 * timeout)
         return self._hosts.get()
 
     def free_client(self, handle: int) -> None:
