@@ -26,7 +26,7 @@ import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Set, Tuple
 
 from . import _proto as P
-from ._errors import CANCELED, INTERNAL, LOST, OK, InternalError, InvalidHandle, LockError, error_for
+from ._errors import CANCELED, INTERNAL, INVALID_ARGUMENT, LOST, OK, InternalError, InvalidHandle, LockError, error_for
 
 # done(error or None, lock handle (acquire) or 0)
 Done = Callable[[Optional[LockError], int], None]
@@ -128,7 +128,12 @@ class Host:
         engine = self.engine
         if engine is None:
             raise InvalidHandle(_CLOSED_MESSAGE)
-        out = engine.step(n)
+        try:
+            out = engine.step(n)
+        except LockError as e:  # the engine is unusable (a wasm trap): fail what waits on it
+            if e.status not in (INVALID_ARGUMENT, None):
+                self.free(e)
+            raise
         reply = self._apply(out)
         while len(out) > engine.out_cap - _FULL_MARGIN:
             out = engine.step(0)
@@ -399,9 +404,10 @@ class Host:
         """CLOSED: every connection is closed; free the engine (after this step)."""
         self.loop.call_soon(self.free)
 
-    def free(self) -> None:
-        """Drop the engine at once (keys it still held stay until their ttl). Any thread
-        when the loop is gone; else the loop thread."""
+    def free(self, why: Optional[LockError] = None) -> None:
+        """Drop the engine at once (keys it still held stay until their ttl); pending
+        operations fail with ``why`` (default: Canceled). Any thread when the loop is
+        gone; else the loop thread."""
         engine, self.engine = self.engine, None
         self.closing = True
         for cid in list(self._conns) + list(self._connecting):
@@ -413,7 +419,7 @@ class Host:
             self._timer.cancel()
             self._timer = None
         for fn in list(self._ops.values()):
-            self._done.append((fn, error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
+            self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
         self._ops.clear()
         self.lost_keys.clear()
         while self._done:
