@@ -119,6 +119,7 @@ class Host:
         self._draining = False
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
+        self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
 
     # ------------------------------------------------------------ stepping
 
@@ -127,7 +128,7 @@ class Host:
         actions; returns the reply to a request (STARTED, REJECTED, CANCELED, INFO)."""
         engine = self.engine
         if engine is None:
-            raise InvalidHandle(_CLOSED_MESSAGE)
+            raise InvalidHandle(self.gone)
         try:
             out = engine.step(n)
         except LockError as e:  # the engine is unusable (a wasm trap): fail what waits on it
@@ -299,7 +300,7 @@ class Host:
                 "is a fork of it and cannot use it. Create a new liblock.Client in the child.")
         engine = self.engine
         if engine is None or self.closing:
-            raise InvalidHandle(_CLOSED_MESSAGE)
+            raise InvalidHandle(self.gone)
         return engine
 
     def _request(self, n: int, done: Done) -> int:
@@ -446,6 +447,8 @@ class Host:
             try:
                 yield
             finally:
+                self.gone = ("liblock: invalid handle: the event loop this lock was acquired on has "
+                             "shut down, and its locks were released then")
                 await self.aclose(10.0)
 
         agen = guard()
@@ -472,12 +475,14 @@ class Host:
 
 # ---------------------------------------------------------------- from other threads
 
-def _closed() -> InvalidHandle:
-    return InvalidHandle(_CLOSED_MESSAGE)
+def _closed(host: Optional[Host] = None) -> InvalidHandle:
+    return InvalidHandle(host.gone if host is not None else _CLOSED_MESSAGE)
 
 
 def _blocking_here(host: Host) -> None:
-    if threading.get_ident() == host.thread_id:
+    if host.engine is None:
+        raise _closed(host)
+    if threading.get_ident() == host.thread_id and host.loop.is_running():
         raise RuntimeError(
             "liblock: a blocking call on a lock that belongs to the event loop running in this "
             "thread would wait for that loop forever; use the _async methods here")
@@ -486,11 +491,11 @@ def _blocking_here(host: Host) -> None:
 def submit(host: Host, fn: Callable[[], None]) -> None:
     """Run fn on the host's loop thread soon (from any thread)."""
     if host.engine is None:
-        raise _closed()
+        raise _closed(host)
     try:
         host.loop.call_soon_threadsafe(fn)
     except RuntimeError:  # the loop is closed
-        raise _closed() from None
+        raise _closed(host) from None
 
 
 def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
@@ -520,6 +525,14 @@ def run_op(host: Host, start: Callable[[Done], Any]) -> int:
     """Start an operation on the host's loop (start(done)) and block until it is done;
     its lock handle. Not on the loop's own thread."""
     _blocking_here(host)
+    if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
+        fut: "asyncio.Future[int]" = host.loop.create_future()
+
+        def settle(err: Optional[LockError], lock: int) -> None:
+            if not fut.done():
+                fut.set_exception(err) if err is not None else fut.set_result(lock)
+        start(settle)
+        return host.loop.run_until_complete(fut)
     box: List[Tuple[Optional[BaseException], int]] = []
     gate = threading.Lock()
     gate.acquire()

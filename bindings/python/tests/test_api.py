@@ -130,7 +130,7 @@ def test_with_block_raises_lock_lost_on_exit(c1: Cluster, client1) -> None:
 def test_with_block_releases_on_exception(c3: Cluster, client3) -> None:
     with pytest.raises(RuntimeError):
         with client3.lock("exc", ttl=10):
-            assert c3.all_keys() == ["exc"] * 3
+            wait_until(lambda: c3.all_keys() == ["exc"] * 3, what="the key on every node")
             raise RuntimeError("boom")
     no_keys(c3)
 
@@ -148,7 +148,7 @@ def test_with_block_not_acquired(client3) -> None:
 
 def test_lock_as_context_manager(c3: Cluster, client3) -> None:
     with client3.acquire("cm", ttl=10) as lock:
-        assert c3.all_keys() == ["cm"] * 3
+        wait_until(lambda: c3.all_keys() == ["cm"] * 3, what="the key on every node")
     assert lock.released and c3.all_keys() == []
 
 

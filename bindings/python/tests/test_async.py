@@ -106,7 +106,7 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
             t.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
         assert all(isinstance(r, asyncio.CancelledError) for r in results)
-        assert c3.all_keys() == ["hot"] * 3
+        wait_until(lambda: c3.all_keys() == ["hot"] * 3, what="the key on every node")
         assert [c3.do(i, "GET", "hot") for i in range(3)] == [holder.token] * 3
         await holder.release_async()
 
