@@ -87,7 +87,7 @@ test('requests and responses larger than the exchange buffer pass by message', a
     await l.release();
     // Three error texts make a response larger than 16 bytes.
     const dead = wasmClient({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'] });
-    await assert.rejects(dead.acquire('wasm:big', { ttl: 1000 }), (e) => e.code === 'UNAVAILABLE' && /ECONNREFUSED/.test(e.message));
+    await assert.rejects(dead.acquire('wasm:big', { ttl: 1000, wait: 0 }), (e) => e.code === 'UNAVAILABLE' && /ECONNREFUSED/.test(e.message));
     await dead.close();
     await c.close();
   } finally {
@@ -103,7 +103,7 @@ test('clients with different node sets share the instance; each talks to its own
   const [a, f, d] = await Promise.allSettled([
     all.acquire('wasm:sets:a', { ttl: 5000 }),
     first.acquire('wasm:sets:f', { ttl: 5000 }),
-    dead.acquire('wasm:sets:d', { ttl: 5000 }),
+    dead.acquire('wasm:sets:d', { ttl: 5000, wait: 0 }),
   ]);
   assert.equal(a.status, 'fulfilled');
   assert.equal(f.status, 'fulfilled');
