@@ -41,7 +41,7 @@ func TestParseConfig(t *testing.T) {
 	bad := []string{
 		``, `x`, `null`, `[]`, `"s"`, `1`, `{}`, `{"nodes":[]}`, `{"nodes":null}`, `{"nodes":{}}`,
 		`{"nodes":"redis://h:1"}`, `{"nodes":[1]}`, `{"nodes":[null]}`, `{"nodes":[""]}`,
-		`{"nodes":["http://h:1"]}`, `{"nodes":["redis://"]}`, `{"Nodes":[` + url1 + `]}`,
+		`{"nodes":["http://h:1"]}`, `{"nodes":["redis://h:1?bogus=1"]}`, `{"Nodes":[` + url1 + `]}`,
 		`{"nodes":[` + url1 + `],"extra":1}`, `{"nodes":[` + url1 + `],"nodes":[` + url1 + `]}`,
 		`{"nodes":[` + url1 + `],"node_timeout_ms":0}`, `{"nodes":[` + url1 + `],"node_timeout_ms":-1}`,
 		`{"nodes":[` + url1 + `],"node_timeout_ms":1.0}`, `{"nodes":[` + url1 + `],"node_timeout_ms":1e3}`,

@@ -18,6 +18,8 @@ type Lock struct {
 	key        string
 	token      string
 	autoExtend bool
+	fence      int64
+	reentered  bool
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.
@@ -46,6 +48,13 @@ func (l *Lock) TTL() time.Duration {
 	}
 	return l.ttl
 }
+
+// Fence returns the lock's fencing token (acquired with Fence), else 0.
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Reentered reports whether the acquire (WithToken) re-entered a lock that
+// already held its token.
+func (l *Lock) Reentered() bool { return l.reentered }
 
 // AutoExtend reports whether the lock is extended in the background.
 func (l *Lock) AutoExtend() bool { return l.autoExtend }

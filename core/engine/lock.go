@@ -15,6 +15,8 @@ type lockState struct {
 	ttl        time.Duration
 	validUntil time.Duration // the lock is ours strictly before it
 	autoExtend bool
+	fence      int64
+	reentered  bool
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight

@@ -119,12 +119,21 @@ func (e *Engine) send(n *node, h handler, c command) {
 	}
 }
 
-// sendScript runs a script by its sum; a node that does not have it cached
-// gets the source (EVAL) instead.
+// sendScript runs a script by its sum on one key with up to two
+// arguments; a node that does not have it cached gets the source (EVAL)
+// instead.
 func (e *Engine) sendScript(n *node, h handler, sc *script, key string, args ...string) {
-	c := command{kind: cmdEvalSHA, sc: sc, key: key, a1: args[0]}
+	e.sendScript2(n, h, sc, key, "", args...)
+}
+
+// sendScript2 is sendScript on two keys (key2 may be empty: one key).
+func (e *Engine) sendScript2(n *node, h handler, sc *script, key, key2 string, args ...string) {
+	c := command{kind: cmdEvalSHA, sc: sc, key: key, key2: key2, nargs: uint8(len(args))}
+	if len(args) > 0 {
+		c.a1 = args[0]
+	}
 	if len(args) > 1 {
-		c.a2, c.two = args[1], true
+		c.a2 = args[1]
 	}
 	e.send(n, h, c)
 }
@@ -303,16 +312,17 @@ func scrub(msg, password string) string {
 const (
 	cmdRaw     = iota // a handshake step, already written
 	cmdSet            // SET key a1 NX PX px
-	cmdEvalSHA        // EVALSHA sha 1 key a1 [a2]
-	cmdEval           // EVAL src 1 key a1 [a2]: after NOSCRIPT
+	cmdEvalSHA        // EVALSHA sha numkeys key [key2] [a1 [a2]]
+	cmdEval           // EVAL src numkeys key [key2] [a1 [a2]]: after NOSCRIPT
 	cmdArgs           // args, as they are (rare commands: SUBSCRIBE, ...)
 )
 
 type command struct {
 	kind   uint8
-	two    bool // a2 is an argument
+	nargs  uint8 // a script's arguments: a1, a2
 	sc     *script
 	key    string
+	key2   string // a script's second key, if any
 	a1, a2 string
 	px     int64
 	args   []string
@@ -330,11 +340,13 @@ func (c *command) appendTo(b []byte) []byte {
 		var num [20]byte
 		return appendBulkBytes(b, strconv.AppendInt(num[:0], c.px, 10))
 	case cmdEvalSHA, cmdEval:
-		if c.two {
-			b = append(b, "*6\r\n"...)
-		} else {
-			b = append(b, "*5\r\n"...)
+		keys := 1
+		if c.key2 != "" {
+			keys = 2
 		}
+		b = append(b, '*')
+		b = strconv.AppendInt(b, int64(3+keys+int(c.nargs)), 10)
+		b = append(b, '\r', '\n')
 		if c.kind == cmdEvalSHA {
 			b = append(b, "$7\r\nEVALSHA\r\n"...)
 			b = appendBulk(b, c.sc.sha)
@@ -342,10 +354,15 @@ func (c *command) appendTo(b []byte) []byte {
 			b = append(b, "$4\r\nEVAL\r\n"...)
 			b = appendBulk(b, c.sc.src)
 		}
-		b = append(b, "$1\r\n1\r\n"...)
+		b = append(b, '$', '1', '\r', '\n', byte('0'+keys), '\r', '\n')
 		b = appendBulk(b, c.key)
-		b = appendBulk(b, c.a1)
-		if c.two {
+		if c.key2 != "" {
+			b = appendBulk(b, c.key2)
+		}
+		if c.nargs > 0 {
+			b = appendBulk(b, c.a1)
+		}
+		if c.nargs > 1 {
 			b = appendBulk(b, c.a2)
 		}
 	}

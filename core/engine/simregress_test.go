@@ -193,6 +193,7 @@ func TestSimBugDoubleClose(t *testing.T) {
 	}
 	require.NotZero(t, conn)
 	env.now += 60 * time.Millisecond // the host reports the connection late
+	e.Tick()                         // after the engine gave up on it
 	e.Opened(conn)
 	closes := 0
 	for _, a := range drainActions(e) {

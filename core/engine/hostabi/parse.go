@@ -28,6 +28,7 @@ type Config struct {
 	NodeTimeout time.Duration // 0: the default
 	DriftFactor *float64      // nil: the default; 0 means no drift allowance
 	KeyPrefix   string
+	Owner       string
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -37,7 +38,7 @@ func (c Config) Engine() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
 	if err := cfg.Validate(); err != nil {
 		return engine.Config{}, err
 	}
@@ -124,7 +125,7 @@ func parseString(key string, v jvalue) (string, error) {
 }
 
 // ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
-// drift_factor, key_prefix). It checks each value's type and range; the
+// drift_factor, key_prefix, owner). It checks each value's type and range; the
 // node URLs themselves are checked by whoever resolves them (Config.Engine).
 func ParseConfig(s string) (Config, error) {
 	var cfg Config
@@ -179,6 +180,14 @@ func ParseConfig(s string) (Config, error) {
 				err = argErr("key_prefix", "longer than "+strconv.Itoa(engine.MaxKeyPrefix)+" bytes")
 			}
 			cfg.KeyPrefix = p
+			return err
+		},
+		"owner": func(v jvalue) error {
+			o, err := parseString("owner", v)
+			if err == nil {
+				err = engine.Config{Owner: o}.ValidateOptions()
+			}
+			cfg.Owner = o
 			return err
 		},
 	})
