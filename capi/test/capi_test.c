@@ -356,6 +356,9 @@ static double bound_ms(void) { return node_timeout_ms * 4 + 500 + (quick ? 2000 
 
 /* ---------- tests ---------- */
 
+static char *inspect_js(uint64_t c, const char *res, int32_t want);
+static int count_of(const char *s, const char *pat);
+
 static void test_basics(void) {
 	CHECK(lock_abi_version() == LIBLOCK_ABI_VERSION, "abi version %d", lock_abi_version());
 	CHECK(lock_version() != NULL && strlen(lock_version()) > 0, "lock_version");
@@ -1084,6 +1087,16 @@ static void test_frozen(void) {
 	el = now_ms() - t0;
 	CHECK(el < 2 * bound_ms(), "frozen minority: extend+release took %.0f ms", el);
 	lock_free(l);
+	/* inspect still answers, each frozen node's entry saying why */
+	t0 = now_ms();
+	char *js = inspect_js(c, "pre", LOCK_OK);
+	CHECK(now_ms() - t0 < bound_ms(), "frozen minority: inspect took %.0f ms", now_ms() - t0);
+	if (js) {
+		CHECK(strstr(js, "\"held\":true") && count_of(js, "\"error\":null") == nnodes - minority &&
+		          count_of(js, "\"holder\":true") == nnodes - minority,
+		      "frozen minority: %s", js);
+		lock_string_free(js);
+	}
 	printf("# frozen minority (%d of %d): acquire ok\n", minority, nnodes);
 	for (int i = 0; i < minority; i++)
 		thaw(i);
@@ -1101,6 +1114,9 @@ static void test_frozen(void) {
 	t0 = now_ms();
 	CHECK_ST(lock_release(pre, &err), LOCK_UNAVAILABLE, &err);
 	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: release took %.0f ms", now_ms() - t0);
+	t0 = now_ms();
+	CHECK(inspect_js(c, "pre", LOCK_UNAVAILABLE) == NULL, "frozen majority: inspect");
+	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: inspect took %.0f ms", now_ms() - t0);
 	done_t d;
 	done_init(&d);
 	CHECK_ST(lock_acquire_async(c, "frozen-maj", 10000, NULL, on_done, &d, NULL, &err), LOCK_OK, &err);
