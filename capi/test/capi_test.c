@@ -1208,16 +1208,6 @@ static void test_leaks(void) {
 			lock_free(l);
 		}
 	}
-	/* Once an acquire of a client has waited, the client keeps a pub/sub
-	 * connection per node (wake on release; one goroutine each): open them
-	 * before the baseline, so that the first waiting acquire below does not
-	 * count as a leak. */
-	{
-		uint64_t h1 = 0, h2 = 0;
-		CHECK_ST(lock_acquire(c, "leak-warm", 5000, NULL, &h1, &err), LOCK_OK, &err);
-		CHECK_ST(lock_acquire(c, "leak-warm", 5000, "{\"wait_ms\":50}", &h2, &err), LOCK_NOT_ACQUIRED, &err);
-		lock_free(h1);
-	}
 	int64_t g1 = settle_goroutines(0, 200);
 	long rss1 = rss_kb();
 	double t0 = now_ms();
