@@ -233,6 +233,21 @@ static int nodes_with(const char *key, const char *val) {
 
 static int quorum(void) { return nnodes / 2 + 1; }
 
+static double now_ms(void);
+
+/* settled_nodes_with polls nodes_with until it is want, for up to 2 s, and
+ * returns what it found last: an operation returns as soon as a quorum
+ * answered, and its commands to the other nodes are still on their way. */
+static int settled_nodes_with(const char *key, const char *val, int want) {
+	double end = now_ms() + 2000;
+	int n;
+	while ((n = nodes_with(key, val)) != want && now_ms() < end) {
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
 /* ---------- helpers around the library ---------- */
 
 static char *config_json(const char *prefix, int timeout_ms) {
@@ -491,7 +506,7 @@ static void test_basic_lock(void) {
 	CHECK(strcmp(buf, "t1:basic") == 0, "key %s", buf);
 	info_field(l, "token", tok, sizeof tok);
 	CHECK(strlen(tok) >= 21, "token %s", tok);
-	CHECK(nodes_with("t1:basic", tok) == nnodes, "the key holds the token on every node");
+	CHECK(settled_nodes_with("t1:basic", tok, nnodes) == nnodes, "the key holds the token on every node");
 	info_field(l, "validity_ms", buf, sizeof buf);
 	CHECK(atol(buf) > 9000 && atol(buf) <= 10000, "validity %s", buf);
 	info_field(l, "auto_extend", buf, sizeof buf);
@@ -519,7 +534,7 @@ static void test_basic_lock(void) {
 	info_field(l, "ttl_ms", buf, sizeof buf);
 	CHECK(strcmp(buf, "20000") == 0, "ttl after extend %s", buf);
 	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
-	CHECK(nodes_with("t1:basic", NULL) == 0, "released: no key left");
+	CHECK(settled_nodes_with("t1:basic", NULL, 0) == 0, "released: no key left");
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
 	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
 	info_field(l, "released", buf, sizeof buf);
@@ -535,7 +550,7 @@ static void test_basic_lock(void) {
 	CHECK(strcmp(buf, "true") == 0, "auto_extend %s", buf);
 	CHECK(nodes_with("t1:basic", NULL) >= quorum(), "held");
 	CHECK(lock_free(l) == LOCK_OK, "free held lock");
-	CHECK(nodes_with("t1:basic", NULL) == 0, "free released the key");
+	CHECK(settled_nodes_with("t1:basic", NULL, 0) == 0, "free released the key");
 
 	/* NULL err everywhere */
 	CHECK(lock_acquire(c, "basic", 1000, NULL, &l, NULL) == LOCK_OK, "acquire, NULL err");
@@ -740,7 +755,7 @@ static void test_contention(void) {
 	}
 	CHECK(total == NT * iters, "all acquired: %d of %d", total, NT * iters);
 	CHECK(overlaps == 0, "at most one holder at a time: %d overlaps", overlaps);
-	CHECK(nodes_with("t4:contended", NULL) == 0, "no key left");
+	CHECK(settled_nodes_with("t4:contended", NULL, 0) == 0, "no key left");
 	lock_free(c1);
 	lock_free(c2);
 }
@@ -776,7 +791,7 @@ static void test_races(void) {
 		CHECK((race_status[0] == LOCK_OK) + (race_status[1] == LOCK_OK) == 1 &&
 		          (race_status[0] == LOCK_INVALID_HANDLE) + (race_status[1] == LOCK_INVALID_HANDLE) == 1,
 		      "two frees: %d %d", race_status[0], race_status[1]);
-		CHECK(nodes_with("t5:race", NULL) == 0, "freed");
+		CHECK(settled_nodes_with("t5:race", NULL, 0) == 0, "freed");
 		/* an extend racing a release */
 		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
 		pthread_create(&a, NULL, race_extend, (void *)0);
@@ -785,7 +800,7 @@ static void test_races(void) {
 		pthread_join(b, NULL);
 		CHECK((race_status[0] == LOCK_OK || race_status[0] == LOCK_LOST) && race_status[1] == LOCK_OK,
 		      "extend/release race: %d %d", race_status[0], race_status[1]);
-		CHECK(nodes_with("t5:race", NULL) == 0, "released, not re-acquired by the extend");
+		CHECK(settled_nodes_with("t5:race", NULL, 0) == 0, "released, not re-acquired by the extend");
 		/* a free racing a client free */
 		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
 		if (i == 0) {
@@ -796,7 +811,7 @@ static void test_races(void) {
 			pthread_join(a, NULL);
 			CHECK(race_status[0] == LOCK_OK || race_status[0] == LOCK_INVALID_HANDLE, "free vs client free: %d",
 			      race_status[0]);
-			CHECK(nodes_with("t5:race2", NULL) == 0, "released by one of the frees");
+			CHECK(settled_nodes_with("t5:race2", NULL, 0) == 0, "released by one of the frees");
 			race_handle = keep;
 		}
 		CHECK(lock_free(race_handle) == LOCK_OK, "free");
@@ -849,7 +864,7 @@ static void test_reentrant(void) {
 	CHECK(wait_done(&r.d, (int)bound_ms()) == 1 && r.d.status == LOCK_OK, "reentrant: %d", r.d.status);
 	CHECK(r.free_lock == LOCK_OK && r.free_client == LOCK_OK, "frees from a callback: %d %d", r.free_lock,
 	      r.free_client);
-	CHECK(nodes_with("t11:re", NULL) == 0, "released from the callback");
+	CHECK(settled_nodes_with("t11:re", NULL, 0) == 0, "released from the callback");
 	CHECK(lock_free(r.client) == LOCK_INVALID_HANDLE, "client gone");
 	done_destroy(&r.d);
 }
@@ -922,7 +937,7 @@ static void test_async(void) {
 	CHECK(nodes_with("t6:async", holder_tok) == holder_on, "the holder's key is untouched");
 	done_destroy(&d);
 	CHECK(lock_free(l) == LOCK_OK, "free");
-	CHECK(nodes_with("t6:async", NULL) == 0, "no key left");
+	CHECK(settled_nodes_with("t6:async", NULL, 0) == 0, "no key left");
 
 	/* cancel racing a free-resource acquire: CANCELED leaves no key, OK holds */
 	int canceled = 0, won = 0;
@@ -939,7 +954,7 @@ static void test_async(void) {
 		if (d.status == LOCK_CANCELED) {
 			canceled++;
 			CHECK(cst == LOCK_OK, "CANCELED only after a successful cancel");
-			CHECK(nodes_with(key, NULL) == 0, "canceled acquire left a key (%s)", key);
+			CHECK(settled_nodes_with(key, NULL, 0) == 0, "canceled acquire left a key (%s)", key);
 		} else {
 			won++;
 			CHECK(d.status == LOCK_OK && cst == LOCK_INVALID_HANDLE, "not canceled: %d cancel %d", d.status, cst);
@@ -980,7 +995,7 @@ static void test_async(void) {
 		done_destroy(&ws[i]);
 	}
 	CHECK(now_ms() - t0 < bound_ms() * 2, "client free took %.0f ms", now_ms() - t0);
-	CHECK(nodes_with("t6:busy", NULL) == 0, "the client's held lock was released");
+	CHECK(settled_nodes_with("t6:busy", NULL, 0) == 0, "the client's held lock was released");
 	CHECK(lock_free(held) == LOCK_INVALID_HANDLE, "its lock handle went with it");
 	CHECK_ST(lock_extend_async(held, 1000, on_done, &ext, &err), LOCK_INVALID_HANDLE, &err);
 	done_destroy(&ext);
@@ -1011,7 +1026,7 @@ static void test_on_lost(void) {
 	CHECK(strcmp(buf, "true") == 0, "lost %s", buf);
 	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
-	CHECK(nodes_with("t7:lost", "other") == nnodes, "another owner's key is never touched");
+	CHECK(settled_nodes_with("t7:lost", "other", nnodes) == nnodes, "another owner's key is never touched");
 	sleep_ms(50);
 	CHECK(calls_of(&d) == 1, "on_lost called once");
 	CHECK(lock_free(l) == LOCK_OK, "free");
@@ -1142,13 +1157,13 @@ static void test_frozen(void) {
 	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
 	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
 	done_destroy(&d);
-	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "canceled acquire left no key on the live nodes");
+	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "canceled acquire left no key on the live nodes");
 	for (int i = 0; i < majority; i++)
 		thaw(i);
 	double end = now_ms() + 1000 + bound_ms();
 	while (nodes_with("t8:frozen-cancel", NULL) > 0 && now_ms() < end)
 		sleep_ms(20);
-	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "late keys on thawed nodes expire by their ttl");
+	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "late keys on thawed nodes expire by their ttl");
 	lock_free(c);
 }
 
@@ -1540,7 +1555,7 @@ static void test_inspect(void) {
 	CHECK_ST(lock_acquire(a, "insp", 10000, NULL, &l, &err), LOCK_OK, &err);
 	info_field(l, "token", tok, sizeof tok);
 	CHECK(strncmp(tok, "worker-7/", 9) == 0 && strlen(tok) == 9 + 36, "owner token %s", tok);
-	CHECK(nodes_with("ti:insp", tok) == nnodes, "the labelled token is on every node");
+	CHECK(settled_nodes_with("ti:insp", tok, nnodes) == nnodes, "the labelled token is on every node");
 	js = inspect_js(b, "insp", LOCK_OK);
 	if (js) {
 		CHECK(strstr(js, "\"held\":true") && json_field(js, "validity_ms", buf, sizeof buf) == 0 && atol(buf) > 9000 &&
@@ -1637,13 +1652,13 @@ static void test_reenter(void) {
 		}
 		CHECK(raised == nnodes, "ttl raised on %d of %d nodes", raised, nnodes);
 	}
-	CHECK(nodes_with("tr:re", tok) == nnodes, "one key, one token");
+	CHECK(settled_nodes_with("tr:re", tok, nnodes) == nnodes, "one key, one token");
 	/* another token does not get in */
 	CHECK_ST(lock_acquire(b, "re", 1000, "{\"token\":\"someone-elses-token-0123\",\"wait_ms\":0}", &x, &err),
 	         LOCK_NOT_ACQUIRED, &err);
 	/* released once for both */
 	CHECK_ST(lock_release(h, &err), LOCK_OK, &err);
-	CHECK(nodes_with("tr:re", NULL) == 0, "the hand-over's release deleted the key");
+	CHECK(settled_nodes_with("tr:re", NULL, 0) == 0, "the hand-over's release deleted the key");
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
 	lock_free(h);
 	lock_free(l);
@@ -1654,7 +1669,7 @@ static void test_reenter(void) {
 	CHECK(strcmp(buf, "false") == 0, "fresh token: reentered %s", buf);
 	info_field(f, "token", buf, sizeof buf);
 	CHECK(strcmp(buf, "a-token-of-my-own-0001") == 0, "fresh token: %s", buf);
-	CHECK(nodes_with("tr:re", "a-token-of-my-own-0001") == nnodes, "the caller's token is the value");
+	CHECK(settled_nodes_with("tr:re", "a-token-of-my-own-0001", nnodes) == nnodes, "the caller's token is the value");
 	/* the async form re-enters too */
 	done_t d;
 	done_init(&d);
@@ -1668,7 +1683,7 @@ static void test_reenter(void) {
 		CHECK(lock_free(d.handle) == LOCK_OK, "free of the re-entered lock releases it");
 	}
 	done_destroy(&d);
-	CHECK(nodes_with("tr:re", NULL) == 0, "freed once for both");
+	CHECK(settled_nodes_with("tr:re", NULL, 0) == 0, "freed once for both");
 	CHECK_ST(lock_release(f, &err), LOCK_LOST, &err);
 	lock_free(f);
 	CHECK(lock_free(a) == LOCK_OK, "free");
@@ -1724,7 +1739,7 @@ static void test_fence(void) {
 		CHECK(calls_of(&d) == 0, "no callback after a rejected call");
 		done_destroy(&d);
 	}
-	CHECK(nodes_with("tf:fenced", NULL) == 0, "released");
+	CHECK(settled_nodes_with("tf:fenced", NULL, 0) == 0, "released");
 	CHECK(lock_free(c[0]) == LOCK_OK && lock_free(c[1]) == LOCK_OK, "free");
 }
 
@@ -1880,7 +1895,7 @@ static void test_new_bad_arguments(void) {
 		done_destroy(&many[i].d);
 	}
 	CHECK_ST(lock_inspect(c, "held", &js, &err), LOCK_INVALID_HANDLE, &err);
-	CHECK(nodes_with("tb:held", NULL) == 0, "the client's lock was released");
+	CHECK(settled_nodes_with("tb:held", NULL, 0) == 0, "the client's lock was released");
 	done_destroy(&x.d);
 	done_destroy(&d);
 }
@@ -2337,7 +2352,7 @@ static void test_engine(void) {
 	while (!gone && now_ms() - t0 < bound_ms()) {
 		int32_t never = 0;
 		eh_run(&h, &never, 5); /* deliver the other nodes' replies */
-		gone = nodes_with("ceng:eng-res", NULL) == 0;
+		gone = settled_nodes_with("ceng:eng-res", NULL, 0) == 0;
 	}
 	CHECK(gone, "the key is left on %d nodes", nodes_with("ceng:eng-res", NULL));
 	eh_request(&h, &rel);
