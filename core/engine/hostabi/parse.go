@@ -49,6 +49,8 @@ func (c Config) Engine() (engine.Config, error) {
 type AcquireOptions struct {
 	Wait       time.Duration
 	AutoExtend bool
+	Token      string // "": a random token
+	Fence      bool
 }
 
 // argErr is the *engine.ArgumentError for arg. Reasons are built with
@@ -201,7 +203,7 @@ func ParseConfig(s string) (Config, error) {
 }
 
 // ParseOptions parses an acquire's options JSON (keys wait_ms,
-// auto_extend); isNull stands for a NULL pointer (all defaults).
+// auto_extend, token, fence); isNull stands for a NULL pointer (all defaults).
 func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	var o AcquireOptions
 	if isNull {
@@ -220,9 +222,27 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 			o.AutoExtend = v.b
 			return nil
 		},
+		"token": func(v jvalue) error {
+			t, err := parseString("token", v)
+			if err == nil && (len(t) < engine.MinToken || len(t) > engine.MaxToken) {
+				err = argErr("token", "must be "+strconv.Itoa(engine.MinToken)+" to "+strconv.Itoa(engine.MaxToken)+" bytes, got "+strconv.Itoa(len(t)))
+			}
+			o.Token = t
+			return err
+		},
+		"fence": func(v jvalue) error {
+			if v.kind != jBool {
+				return argErr("fence", "must be true or false")
+			}
+			o.Fence = v.b
+			return nil
+		},
 	})
 	if err != nil {
 		return AcquireOptions{}, err
+	}
+	if o.Fence && o.Token != "" {
+		return AcquireOptions{}, argErr("fence", "not with a caller's token")
 	}
 	return o, nil
 }
