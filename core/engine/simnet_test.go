@@ -157,6 +157,12 @@ type sim struct {
 	events   int
 	bufs     [][]byte // free message buffers
 	inFlight int      // network events queued
+	// callerTokens: tokens whose keys may stay until their ttl: a failed
+	// acquire with a caller's token deletes nothing, and a forgotten
+	// lock's token may have been re-entered by another client.
+	callerTokens map[string]bool
+	// shared: tokens handed on (re-entered) while held.
+	shared map[string]bool
 }
 
 type simStats struct {
@@ -164,6 +170,7 @@ type simStats struct {
 	lost, failedUnavailable, failedNotAcquired                                       int
 	faults, freezes, crashes, partitions, resets, pauses                             int
 	conns, leftoverLate, leftoverTrouble, leftoverForgotten                          int
+	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
 }
 
 func (st *simStats) add(o simStats) {
@@ -189,6 +196,13 @@ func (st *simStats) add(o simStats) {
 	st.leftoverLate += o.leftoverLate
 	st.leftoverTrouble += o.leftoverTrouble
 	st.leftoverForgotten += o.leftoverForgotten
+	st.fenced += o.fenced
+	st.tokenAcquires += o.tokenAcquires
+	st.reentered += o.reentered
+	st.inspects += o.inspects
+	st.inspected += o.inspected
+	st.inspectHeld += o.inspectHeld
+	st.leftoverToken += o.leftoverToken
 }
 
 // at schedules fn at true time t (not before now).
