@@ -39,7 +39,7 @@ import (
 var (
 	simLong    = flag.Bool("sim.long", os.Getenv("LIBLOCK_SIM_LONG") != "", "run the simulation much longer (make sim)")
 	simSeed    = flag.Int64("sim.seed", 0, "TestSimReplay: the seed to replay")
-	simProfile = flag.String("sim.profile", "default", "TestSimReplay: the profile (default, calm, shrink; the controls drift0fast, driftover, restartnow, halfquorum, fencerestart; their twins drift0, driftedge, restartpersist, fullquorum, fencepersist; the engine bugs' closerelease, sharedextend)")
+	simProfile = flag.String("sim.profile", "default", "TestSimReplay: the profile (default, calm, shrink; the controls drift0fast, driftover, restartnow, halfquorum, fencerestart; their twins drift0, driftedge, restartpersist, fullquorum, fencepersist; the engine bugs' closerelease, sharedextend, noscriptleft)")
 	simOps     = flag.Int("sim.ops", 0, "TestSimReplay: operations to run (0: the default size per seed)")
 	simTrace   = flag.Bool("sim.trace", false, "TestSimReplay: print every event to stderr")
 	simBase    = flag.Int64("sim.base", 0, "TestSimSafety: the first seed (0: fixed seeds; -sim.long picks a random one)")
@@ -86,6 +86,9 @@ type simConfig struct {
 	// client closes (simbugs_test.go: the engine then emits a timer after
 	// ActClosed).
 	opsWhileClosing bool
+	// noscriptStrict: a key set after its token's release is left behind
+	// like any other (simbugs_test.go).
+	noscriptStrict bool
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -145,7 +148,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.drifts = []float64{0.01, 0.02, 0.05}
 	}
 	switch profile {
-	case "default", "shrink", "closerelease", "sharedextend":
+	case "default", "shrink", "closerelease", "sharedextend", "noscriptleft":
 		// shrink: the default with extensions to shorter ttls and no
 		// pauses (see simregress_test.go).
 		cfg.shrinkExtend = profile == "shrink"
@@ -171,6 +174,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 			cfg.features13(rng)
 			cfg.opsWhileClosing = profile == "closerelease"
 			cfg.sharedExtend = profile == "sharedextend"
+			cfg.noscriptStrict = profile == "noscriptleft"
 		}
 	case "calm":
 		cfg.spikeP = 0
@@ -510,6 +514,11 @@ func (s *sim) checkLeftovers() {
 				case owner.forgotten[k.val]:
 					s.stats.leftoverForgotten++
 					continue
+				case k.afterRelease && !s.cfg.noscriptStrict:
+					// A known engine bug (simbugs_test.go): counted, and
+					// reported only by the profile noscriptleft.
+					s.stats.leftoverNoscript++
+					continue
 				case s.callerTokens[k.val]:
 					// A caller's token: a failed attempt with it deletes
 					// nothing (WithToken), and a hand-over's holders may
@@ -678,10 +687,10 @@ func simSize() (seeds, ops int) {
 func runSeeds(t *testing.T, base int64, seeds, ops int, profile func(i int) string) []*simResult {
 	t.Helper()
 	// The runs allocate many small short-lived objects and keep little
-	// (a few MB per run): collect only when the heap reaches 256 MB, which
+	// (a few MB per run): collect only when the heap reaches 768 MB, which
 	// saves a fifth of the CPU.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(768 << 20))
 	results := make([]*simResult, seeds)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -756,8 +765,8 @@ func TestSimSafety(t *testing.T) {
 	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections; keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
 		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns,
 		total.leftoverLate, total.leftoverTrouble, total.leftoverForgotten)
-	t.Logf("issue 13: %d fenced acquisitions (%d consecutive pairs compared in lock order, %d not: a node lost its data between them), %d acquires with a caller's token (%d re-entered a held lock), %d inspections (%d found it held); %d keys of a caller's token left to expire",
-		total.fenced, fencePairs, fenceSkips, total.tokenAcquires, total.reentered, total.inspected, total.inspectHeld, total.leftoverToken)
+	t.Logf("issue 13: %d fenced acquisitions (%d consecutive pairs compared in lock order, %d not: a node lost its data between them), %d acquires with a caller's token (%d re-entered a held lock), %d inspections (%d found it held); %d keys of a caller's token left to expire; %d keys set after their release (the EVAL after NOSCRIPT bug, simbugs_test.go)",
+		total.fenced, fencePairs, fenceSkips, total.tokenAcquires, total.reentered, total.inspected, total.inspectHeld, total.leftoverToken, total.leftoverNoscript)
 	assert.Positive(t, total.acquired, "no acquisition ever succeeded: the simulation proves nothing")
 	assert.Positive(t, fencePairs, "no two fenced acquisitions were compared")
 }
@@ -1042,4 +1051,50 @@ func TestSimCheckerSelfTest13(t *testing.T) {
 	h.segs[0].start = 11 * ms
 	snaps = []inspSnap{{h: h, seg: 0, end: 100 * ms}}
 	assert.Zero(t, inspect(&Inspection{Held: true, Validity: 50 * ms, Owner: "c2", Nodes: nodes()}, nil))
+}
+
+// TestSimModelScriptSemantics: the model node runs the scripts of issue 13
+// as their Lua does (acquire_token.lua, acquire_fence.lua, fence.lua,
+// inspect.lua), by source and then by sum.
+func TestSimModelScriptSemantics(t *testing.T) {
+	s, err := newSim(1, "calm", 10, nil)
+	require.NoError(t, err)
+	n := s.nodes[0]
+	n.spec.Password = ""
+	c := &simConn{client: s.clients[0], node: n}
+	run := func(args ...string) string {
+		b := make([][]byte, len(args))
+		for i, a := range args {
+			b[i] = []byte(a)
+		}
+		return string(n.exec(c, b, nil))
+	}
+	fk := FenceKey("k")
+	assert.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokA", "100"))
+	assert.Equal(t, ":0\r\n", run("EVAL", acquireFenceSrc, "2", "k", fk, "tokA", "100"))     // set; no counter yet
+	assert.Equal(t, ":-1\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokB", "100")) // held
+	assert.Equal(t, ":0\r\n", run("EVAL", fenceSrc, "2", "k", fk, "tokB", "5"))              // not its token
+	assert.Equal(t, ":1\r\n", run("EVALSHA", FenceSHA, "2", "k", fk, "tokA", "5"))           // raised to 5
+	assert.Equal(t, ":1\r\n", run("EVALSHA", FenceSHA, "2", "k", fk, "tokA", "5"))           // equal: accepted
+	assert.Equal(t, ":-1\r\n", run("EVALSHA", FenceSHA, "2", "k", fk, "tokA", "4"))          // lower: refused
+	assert.Equal(t, "$1\r\n5\r\n", run("GET", fk))                                           // no expiry, kept
+	assert.Equal(t, "*2\r\n$4\r\ntokA\r\n:100\r\n", run("EVAL", inspectSrc, "1", "k"))       // value and PTTL
+	assert.Equal(t, "*2\r\n$-1\r\n:-2\r\n", run("EVALSHA", InspectSHA, "1", "nokey"))        // missing: nil, -2
+	assert.Equal(t, ":0\r\n", run("EVAL", acquireTokenSrc, "1", "k", "tokB", "50"))          // another's
+	assert.Equal(t, ":2\r\n", run("EVALSHA", AcquireTokenSHA, "1", "k", "tokA", "300"))      // re-entry raises
+	assert.Equal(t, "*2\r\n$4\r\ntokA\r\n:300\r\n", run("EVALSHA", InspectSHA, "1", "k"))
+	assert.Equal(t, ":2\r\n", run("EVALSHA", AcquireTokenSHA, "1", "k", "tokA", "10")) // never lowers
+	assert.Equal(t, "*2\r\n$4\r\ntokA\r\n:300\r\n", run("EVALSHA", InspectSHA, "1", "k"))
+	assert.Equal(t, ":1\r\n", run("EVAL", releaseSrc, "1", "k", "tokA", "id1"))
+	assert.Equal(t, ":1\r\n", run("EVALSHA", AcquireTokenSHA, "1", "k", "tokC", "70")) // fresh SET PX
+	assert.Equal(t, "*2\r\n$4\r\ntokC\r\n:70\r\n", run("EVALSHA", InspectSHA, "1", "k"))
+	assert.Equal(t, ":1\r\n", run("EVALSHA", ReleaseSHA, "1", "k", "tokC", "id2"))
+	assert.Equal(t, ":5\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokD", "100")) // answers the counter
+	assert.Zero(t, s.chk.total(), s.chk.report())
+	// Wrong key counts are the engine's error: reported.
+	run("EVALSHA", FenceSHA, "1", "k", "tokD", "6")
+	assert.Equal(t, 1, s.chk.count["protocol"], s.chk.report())
+	// A restart without persistence forgets the counters.
+	n.crash(false)
+	assert.Equal(t, "$-1\r\n", run("GET", fk))
 }

@@ -166,11 +166,12 @@ type sim struct {
 }
 
 type simStats struct {
-	ops, acquires, acquired, extends, extended, releases, released, cancels, forgets int
-	lost, failedUnavailable, failedNotAcquired                                       int
-	faults, freezes, crashes, partitions, resets, pauses                             int
-	conns, leftoverLate, leftoverTrouble, leftoverForgotten                          int
+	ops, acquires, acquired, extends, extended, releases, released, cancels, forgets  int
+	lost, failedUnavailable, failedNotAcquired                                        int
+	faults, freezes, crashes, partitions, resets, pauses                              int
+	conns, leftoverLate, leftoverTrouble, leftoverForgotten                           int
 	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
+	leftoverNoscript                                                                  int
 }
 
 func (st *simStats) add(o simStats) {
@@ -203,6 +204,7 @@ func (st *simStats) add(o simStats) {
 	st.inspected += o.inspected
 	st.inspectHeld += o.inspectHeld
 	st.leftoverToken += o.leftoverToken
+	st.leftoverNoscript += o.leftoverNoscript
 }
 
 // at schedules fn at true time t (not before now).
@@ -311,6 +313,10 @@ type simConn struct {
 	db     int
 	name   string
 	chans  map[string]bool // pub/sub channels it subscribed to
+	// relToks: the tokens of the last releases run on it (a ring), to
+	// tell a key set after its own release (simredis_test.go).
+	relToks [4]string
+	relNext uint8
 }
 
 func (c *simConn) outstanding() int { return c.written - c.replied }

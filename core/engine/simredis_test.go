@@ -25,6 +25,11 @@ type simKey struct {
 	// late: the write ran on a connection its client had already closed
 	// (it raced a frozen node or a partition): the engine cannot know of it.
 	late bool
+	// afterRelease: a script set it with a token whose release (or
+	// cleanup) had already run on this node: its EVALSHA met NOSCRIPT
+	// and the engine's EVAL fallback overtook the release sent after it
+	// (simbugs_test.go, TestSimBugNoscriptOvertakesCleanup).
+	afterRelease bool
 }
 
 // Script cache bits.
@@ -434,6 +439,8 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	db := n.db(c.db)
 	switch spec.bit {
 	case scriptRelease: // if GET == token then DEL and PUBLISH the release id
+		c.relToks[c.relNext%4] = string(rest[1])
+		c.relNext++
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
 			delete(db, string(rest[0]))
 			n.publish(ReleasedChannel(string(rest[0])), string(rest[2]))
@@ -468,6 +475,7 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		}
 		k = &simKey{val: string(rest[1]), expireMs: n.ms() + ms}
 		n.wrote(c, k)
+		k.afterRelease = c.releasedHere(rest[1])
 		db[string(rest[0])] = k
 		return appendInt(out, 1)
 	case scriptAcquireFence:
@@ -481,6 +489,7 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		}
 		k := &simKey{val: string(rest[2]), expireMs: n.ms() + ms}
 		n.wrote(c, k)
+		k.afterRelease = c.releasedHere(rest[2])
 		db[string(rest[0])] = k
 		cur, ok := n.counter(db, rest[1])
 		if !ok {
@@ -520,6 +529,19 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		out = simAppendBulk(out, k.val)
 		return appendInt(out, n.pttl(k))
 	}
+}
+
+// releasedHere reports whether one of the last releases run on c was for
+// token (tokens are unique per attempt; a caller's token is not, and then
+// a later hand-over's legitimate set after a release may count too: those
+// keys are excused as a caller's token's anyway).
+func (c *simConn) releasedHere(token []byte) bool {
+	for _, t := range c.relToks {
+		if t == string(token) {
+			return true
+		}
+	}
+	return false
 }
 
 // pttl is PTTL of a live key: the milliseconds it has left, -1 without
