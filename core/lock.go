@@ -117,8 +117,10 @@ func (l *Lock) lostBy(err error) {
 	}
 }
 
-// Extend sets the lock's expiry to ttl from now on every node where this
-// token still holds it. It succeeds only if a quorum did so within the
+// Extend makes the lock's keys live at least ttl from now on every node
+// where this token still holds them (a key that already lives longer — a
+// hand-over's receiver asked for more — keeps its expiry; the lock's own
+// validity becomes ttl from now either way). It succeeds only if a quorum did so within the
 // current validity; it never re-acquires an expired lock. ErrLost means the
 // lock is gone (Lost closes); ErrUnavailable means too many nodes failed to
 // tell, and the lock stays held until its current validity ends. When ctx

@@ -32,8 +32,9 @@ func AutoExtend() AcquireOption {
 // that lock — a scheduler handing a held lock to a worker, a process
 // re-attaching after a restart, a reentrant lock — and its ttl becomes at
 // least the one asked for; otherwise it is an ordinary acquire with that
-// token. Releasing deletes the key for every holder of the token (a
-// re-entry is not counted). A failed attempt with a caller's token deletes
+// token. The holders of one token share its keys: a release (or the drop of
+// a lock found lost) by any of them ends the lock for all (a re-entry is
+// not counted); an extension never shortens it for the others. A failed attempt with a caller's token deletes
 // nothing: what it set expires with its ttl. 16 to 512 bytes.
 func WithToken(token string) AcquireOption {
 	return func(o *acquireOptions) { o.token = token }

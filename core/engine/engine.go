@@ -212,7 +212,7 @@ func (e *Engine) end() {
 	// than it is set for: a timer that fires early costs one Tick, which
 	// reports the real next deadline, while re-arming on every reply would
 	// cost a timer call per reply.
-	if at, ok := e.timers.peek(); ok && (!e.hasRep || at < e.reported) {
+	if at, ok := e.timers.peek(); ok && !e.closed && (!e.hasRep || at < e.reported) {
 		e.reported, e.hasRep = at, true
 		e.emit(Action{Kind: ActTimer, Delay: max(at-e.now, 0)})
 	}

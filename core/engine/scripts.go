@@ -28,7 +28,7 @@ var (
 // (TestScriptHashes checks them against crypto/sha1).
 const (
 	ReleaseSHA = "c96b4f4ee42b088eb7893655da7814df5e8ea5c1"
-	ExtendSHA  = "c50343e01dd9310b37fcced0dccd5ac1eecff492"
+	ExtendSHA  = "0577f1041d477b7e78c17ede9251f68e078c16fd"
 	// AcquireTokenSHA: SET with a caller's token, or re-enter when the key
 	// already holds it (2), its expiry raised to at least the ttl.
 	AcquireTokenSHA = "f6fa04265dfc1a8ebcd586500e4ab78f82a5bc4e"
@@ -47,8 +47,10 @@ var (
 	// wakes the processes waiting for the key (with pcall: a user whose ACL
 	// forbids PUBLISH still releases; its waiters poll).
 	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA, bit: 1}
-	// extendScript resets the expiry only while the key holds our token; it
-	// never creates the key, so an expired lock cannot be re-acquired here.
+	// extendScript raises the expiry to at least the ttl only while the key
+	// holds our token (never lowers it: the other holders of a handed-over
+	// token keep what they were promised); it never creates the key, so an
+	// expired lock cannot be re-acquired here.
 	extendScript       = &script{src: extendSrc, sha: ExtendSHA, bit: 2}
 	acquireTokenScript = &script{src: acquireTokenSrc, sha: AcquireTokenSHA, bit: 4}
 	acquireFenceScript = &script{src: acquireFenceSrc, sha: AcquireFenceSHA, bit: 8}

@@ -447,13 +447,16 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
-	case scriptExtend: // if GET == token then PEXPIRE
+	case scriptExtend: // if GET == token then raise the PTTL to at least ms
 		ms, err := strconv.ParseInt(string(rest[2]), 10, 64)
 		if err != nil {
 			return append(out, "-ERR Error running script: bad ms\r\n"...)
 		}
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
-			return appendInt(out, n.pexpire(c, rest[0], ms))
+			if n.pttl(k) < ms {
+				n.pexpire(c, rest[0], ms)
+			}
+			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
 	case scriptAcquireToken:
