@@ -48,7 +48,8 @@ type attempt struct {
 	decided  bool
 	canceled bool
 	// reentered counts the nodes where the caller's token already held the
-	// key; maxFence is the highest fence counter the granting nodes hold.
+	// key (a re-entry when they are a quorum: a token left on a minority is
+	// an ordinary acquire); maxFence is the highest fence counter the granting nodes hold.
 	reentered int
 	maxFence  int64
 	// fencing is the second round of a fenced acquire, once a quorum
@@ -219,7 +220,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	}
 	l := &lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
-		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered > 0,
+		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence

@@ -388,7 +388,7 @@ type LockInfo struct {
 	Released             bool
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
-	Reentered            bool  // acquired by re-entering a lock that held the caller's token
+	Reentered            bool  // the caller's token already held the resource on a quorum
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
