@@ -80,18 +80,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: acquire "+strconv.Quote(resource), err)
 	}
-	ch := make(chan opResult, 1)
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	op, err := c.eng.Acquire(req)
-	if err == nil {
-		c.ops[op] = ch
-	}
-	c.drain()
-	c.mu.Unlock()
+	op, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -111,14 +100,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 // await starts a lock operation and waits for its outcome, or for ctx (nil:
 // no cancellation; the operation then still ends within the node timeout).
 func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (error, bool) {
-	ch := make(chan opResult, 1)
-	c.mu.Lock()
-	op, err := start()
-	if err == nil {
-		c.ops[op] = ch
-	}
-	c.drain()
-	c.mu.Unlock()
+	_, ch, err := c.start(false, start)
 	if err != nil {
 		return err, false
 	}
@@ -132,6 +114,24 @@ func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (
 	case <-done:
 		return ctx.Err(), false
 	}
+}
+
+// start begins an operation under the driver's lock (refused with
+// ErrClosed once the client closes, when refuseClosed) and returns the
+// channel its outcome arrives on.
+func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, error) {
+	ch := make(chan opResult, 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if refuseClosed && c.closing {
+		return 0, nil, ErrClosed
+	}
+	op, err := begin()
+	if err == nil {
+		c.ops[op] = ch
+	}
+	c.drain()
+	return op, ch, err
 }
 
 func (c *Client) newLock(id engine.LockID) *Lock {
@@ -166,18 +166,7 @@ func (c *Client) Inspect(ctx context.Context, resource string) (*Inspection, err
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
 	}
-	ch := make(chan opResult, 1)
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	op, err := c.eng.Inspect(resource)
-	if err == nil {
-		c.ops[op] = ch
-	}
-	c.drain()
-	c.mu.Unlock()
+	_, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
 	if err != nil {
 		return nil, err
 	}

@@ -73,13 +73,3 @@ class Backend(Protocol):
         """Finalizer of a Lock: drop its on_lost registration, free (and so release) it."""
         ...
 
-
-def check_backend_name(value: Any) -> str:
-    """Validate ``Client(..., backend=...)``."""
-    from ._errors import ArgumentTypeError, InvalidArgument
-
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
-    if value not in BACKENDS:
-        raise InvalidArgument(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {value!r}")
-    return value
