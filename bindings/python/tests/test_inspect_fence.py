@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
+import time
 from typing import Any, Awaitable, Callable, List
 
 import pytest
@@ -47,6 +48,14 @@ def run(mode: str, scenario: Callable[[Api], Awaitable[None]]) -> None:
     asyncio.run(scenario(Api(mode)))
 
 
+@pytest.fixture
+def res(request: Any) -> str:
+    """A resource of its own per test: a node one test froze or killed may still carry out
+    that test's queued commands after the cluster was flushed (keys that expire with their
+    ttl), and they must not meet the next test's lock."""
+    return f"{request.node.name}"
+
+
 def client(c: Cluster, **kw: Any) -> liblock.Client:
     return liblock.Client(c.urls, node_timeout=0.5, backend=BACKEND, **kw)
 
@@ -60,33 +69,60 @@ def no_lock_keys(c: Cluster) -> None:
                what="no lock key on any node")
 
 
+def holds_quorum(c: Cluster, key: str, value: str) -> None:
+    """A quorum of nodes holds value at key (all an acquire promises: a node may refuse,
+    e.g. when it gets the acquire before the previous holder's release)."""
+    wait_until(lambda: sum(c.do(i, "GET", key) == value for i in range(c.n)) > c.n // 2,
+               what=f"{key}={value} on a quorum of nodes")
+
+
 def holds(c: Cluster, key: str, value: str) -> None:
     """Wait until every node holds value at key (an acquire returns once a quorum granted)."""
     wait_until(lambda: [c.do(i, "GET", key) for i in range(c.n)] == [value] * c.n,
                what=f"{key}={value} on every node")
 
 
+async def settled(pred: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
+    """wait_until inside a scenario: between polls it yields to the event loop, whose
+    host must go on carrying out the engine's writes (the last node's SET or DEL goes out
+    after the operation has returned, once its connection is open)."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+async def held_everywhere(c: Cluster, key: str, value: str) -> None:
+    await settled(lambda: [c.do(i, "GET", key) for i in range(c.n)] == [value] * c.n,
+                  f"{key}={value} on every node")
+
+
+async def no_keys_left(c: Cluster) -> None:
+    await settled(lambda: c.all_keys() == [], "no key on any node")
+
+
 # ------------------------------------------------------------ inspect
 
 @pytest.mark.parametrize("mode", MODES)
-def test_inspect(c3: Cluster, mode: str) -> None:
+def test_inspect(c3: Cluster, mode: str, res: str) -> None:
     """A free resource, one held with an owner label (seen by another client too), one
     held by another program (no label), one without expiry, a minority's value."""
     async def scenario(api: Api) -> None:
         with client(c3, owner="worker-7") as a, client(c3) as other:
             assert a.owner == "worker-7" and other.owner == ""
-            free = await api.inspect(a, "res")
+            free = await api.inspect(a, res)
             assert isinstance(free, liblock.Inspection)
             assert not free.held and free.validity == 0.0 and free.owner == "" and len(free.nodes) == 3
             assert [n.node for n in free.nodes] == [0, 1, 2]
             assert all(not n.locked and not n.holder and n.error is None for n in free.nodes)
             assert [n.addr for n in free.nodes] == [u.split("//")[1] for u in c3.urls]
 
-            lock = await api.acquire(a, "res", 10.0)
+            lock = await api.acquire(a, res, 10.0)
             assert lock.token.startswith("worker-7/") and len(lock.token) == len("worker-7/") + 36
-            holds(c3, "res", lock.token)
+            await held_everywhere(c3, res, lock.token)
             for who in (a, other):
-                got = await api.inspect(who, "res")
+                got = await api.inspect(who, res)
                 assert got.held and got.owner == "worker-7", got
                 assert got.validity is not None and 9.0 < got.validity <= 10.0, got
                 for n in got.nodes:
@@ -96,47 +132,47 @@ def test_inspect(c3: Cluster, mode: str) -> None:
             with pytest.raises(Exception):  # frozen dataclasses
                 got.held = False  # type: ignore[misc]
             await api.release(lock)
-            no_keys(c3)
+            await no_keys_left(c3)
 
             # another program's plain SET NX: held, no owner
             for i in range(3):
-                c3.do(i, "SET", "res", "legacy", "NX", "PX", "60000")
-            got = await api.inspect(a, "res")
+                c3.do(i, "SET", res, "legacy", "NX", "PX", "60000")
+            got = await api.inspect(a, res)
             assert got.held and got.owner == "" and got.validity is not None and got.validity > 50.0, got
 
             # without expiry
             for i in range(3):
-                c3.do(i, "SET", "res", "forever")
-            got = await api.inspect(a, "res")
+                c3.do(i, "SET", res, "forever")
+            got = await api.inspect(a, res)
             assert got.held and got.validity is None, got
             assert all(n.locked and n.holder and n.ttl is None for n in got.nodes), got
 
             # a minority's value is no holder
-            c3.do(0, "SET", "res", "other")
-            c3.do(1, "DEL", "res")
-            got = await api.inspect(a, "res")
+            c3.do(0, "SET", res, "other")
+            c3.do(1, "DEL", res)
+            got = await api.inspect(a, res)
             assert not got.held and got.validity == 0.0, got
             assert got.nodes[0].locked and not got.nodes[0].holder and not got.nodes[1].locked, got
             # inspecting took nothing
-            assert c3.do(0, "GET", "res") == "other" and c3.do(2, "GET", "res") == "forever"
+            assert c3.do(0, "GET", res) == "other" and c3.do(2, "GET", res) == "forever"
     run(mode, scenario)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_inspect_minority_down(c3: Cluster, mode: str) -> None:
+def test_inspect_minority_down(c3: Cluster, mode: str, res: str) -> None:
     """One node of three killed: the answer stands, that node's error reported; two: Unavailable."""
     async def scenario(api: Api) -> None:
         with client(c3) as a:
-            lock = await api.acquire(a, "res", 10.0)
-            holds(c3, "res", lock.token)
+            lock = await api.acquire(a, res, 10.0)
+            await held_everywhere(c3, res, lock.token)
             c3.kill(2)
-            got = await api.inspect(a, "res")
+            got = await api.inspect(a, res)
             assert got.held and got.validity is not None and got.validity > 5.0, got
             assert got.nodes[2].error and not got.nodes[2].locked, got
             assert all(n.error is None and n.holder for n in got.nodes[:2]), got
             c3.kill(1)
             with pytest.raises(liblock.Unavailable) as e:
-                await api.inspect(a, "res")
+                await api.inspect(a, res)
             assert isinstance(e.value, liblock.LockError) and e.value.status == 5
     run(mode, scenario)
 
@@ -144,46 +180,46 @@ def test_inspect_minority_down(c3: Cluster, mode: str) -> None:
 # ------------------------------------------------------------ re-entry
 
 @pytest.mark.parametrize("mode", MODES)
-def test_reenter_by_token(c3: Cluster, mode: str) -> None:
+def test_reenter_by_token(c3: Cluster, mode: str, res: str) -> None:
     """A token handed to another client re-enters the held lock (ttl raised); someone
     else's token is NotAcquired; releasing once frees it for every holder of the token;
     an unknown token on a free resource is an ordinary acquire."""
     async def scenario(api: Api) -> None:
         with client(c3) as a, client(c3) as b:
-            first = await api.acquire(a, "res", 2.0)
+            first = await api.acquire(a, res, 2.0)
             assert not first.reentered and first.fence == 0
-            holds(c3, "res", first.token)
-            handed = await api.acquire(b, "res", 20.0, token=first.token, wait=0)
+            await held_everywhere(c3, res, first.token)
+            handed = await api.acquire(b, res, 20.0, token=first.token, wait=0)
             assert handed.reentered and handed.token == first.token
             assert handed.validity > 19.0, handed.validity
-            wait_until(lambda: all(10000 <= c3.do(i, "PTTL", "res") <= 20000 for i in range(3)),
-                       what="the ttl raised to 20 s on every node")
+            await settled(lambda: all(10000 <= c3.do(i, "PTTL", res) <= 20000 for i in range(3)),
+                          "the ttl raised to 20 s on every node")
             with pytest.raises(liblock.NotAcquired):
-                await api.acquire(b, "res", 1.0, token="someone-elses-token-0123", wait=0)
-            assert [c3.do(i, "GET", "res") for i in range(3)] == [first.token] * 3
+                await api.acquire(b, res, 1.0, token="someone-elses-token-0123", wait=0)
+            assert [c3.do(i, "GET", res) for i in range(3)] == [first.token] * 3
             await api.release(handed)
-            no_keys(c3)
+            await no_keys_left(c3)
             with pytest.raises(liblock.LockLost):  # the key went with the hand-over's release
                 await api.release(first)
 
-            fresh = await api.acquire(b, "res", 1.0, token="a-token-of-my-own-0001")
+            fresh = await api.acquire(b, res, 1.0, token="a-token-of-my-own-0001")
             assert not fresh.reentered and fresh.token == "a-token-of-my-own-0001"
-            holds(c3, "res", "a-token-of-my-own-0001")
+            await held_everywhere(c3, res, "a-token-of-my-own-0001")
             await api.release(fresh)
-            no_keys(c3)
+            await no_keys_left(c3)
     run(mode, scenario)
 
 
-def test_reenter_from_another_process(c3: Cluster) -> None:
+def test_reenter_from_another_process(c3: Cluster, res: str) -> None:
     """A scheduler hands its lock to a worker process by token: the worker re-enters it
     (ttl raised) and its release frees the key."""
     from _workers import reenter
 
     with client(c3) as a:
-        lock = a.acquire("job:7", ttl=5.0)
-        holds(c3, "job:7", lock.token)
+        lock = a.acquire(res, ttl=5.0)
+        holds(c3, res, lock.token)
         with multiprocessing.get_context("spawn").Pool(1) as pool:
-            reentered, token, validity_ms = pool.apply(reenter, (c3.urls, "job:7", lock.token, 30.0))
+            reentered, token, validity_ms = pool.apply(reenter, (c3.urls, res, lock.token, 30.0))
         assert reentered and token == lock.token and validity_ms > 20000
         no_keys(c3)
         with pytest.raises(liblock.LockLost):
@@ -209,7 +245,7 @@ def test_fence_checker_catches_a_repeat() -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fences_increase(c3: Cluster, mode: str) -> None:
+def test_fences_increase(c3: Cluster, mode: str, res: str) -> None:
     """Six contenders over two clients take turns, five rounds each: the fences, in the
     order the critical sections ran, strictly increase."""
     order: List[int] = []
@@ -222,7 +258,7 @@ def test_fences_increase(c3: Cluster, mode: str) -> None:
             def contender(w: int) -> None:
                 try:
                     for _ in range(5):
-                        with clients[w % 2].lock("res", ttl=5.0, fence=True, wait=30.0) as lock:
+                        with clients[w % 2].lock(res, ttl=5.0, fence=True, wait=30.0) as lock:
                             inside[0] += 1
                             assert inside[0] == 1, "two holders at once"
                             order.append(lock.fence)
@@ -239,7 +275,7 @@ def test_fences_increase(c3: Cluster, mode: str) -> None:
         else:
             async def contender(w: int) -> None:
                 for _ in range(5):
-                    async with clients[w % 2].lock("res", ttl=5.0, fence=True, wait=30.0) as lock:
+                    async with clients[w % 2].lock(res, ttl=5.0, fence=True, wait=30.0) as lock:
                         inside[0] += 1
                         assert inside[0] == 1, "two holders at once"
                         order.append(lock.fence)
@@ -252,24 +288,25 @@ def test_fences_increase(c3: Cluster, mode: str) -> None:
     assert len(order) == 30 and order[0] >= 1, order
     assert strictly_increasing(order) == -1, order
     no_lock_keys(c3)
-    assert c3.all_keys() == ["res" + FENCE_COUNTER] * 3  # one counter per node
+    counters = c3.all_keys()  # one per node that granted at least once: a quorum at least
+    assert set(counters) == {res + FENCE_COUNTER} and len(counters) >= 2, counters
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_fence_with_a_node_frozen(c3: Cluster, mode: str) -> None:
+def test_fence_with_a_node_frozen(c3: Cluster, mode: str, res: str) -> None:
     """One node of three frozen (SIGSTOP): fenced acquires still succeed, and increase."""
     async def scenario(api: Api) -> None:
         with client(c3) as a:
-            lock = await api.acquire(a, "res", 5.0, fence=True)
+            lock = await api.acquire(a, res, 5.0, fence=True)
             first = lock.fence
             assert first >= 1 and not lock.reentered
             await api.release(lock)
             c3.freeze(0)
-            lock = await api.acquire(a, "res", 5.0, fence=True, wait=0)
+            lock = await api.acquire(a, res, 5.0, fence=True, wait=0)
             assert lock.fence > first, (lock.fence, first)
             lock2_fence = lock.fence
             await api.release(lock)
-            lock = await api.acquire(a, "res", 5.0, fence=True, wait=0)
+            lock = await api.acquire(a, res, 5.0, fence=True, wait=0)
             assert lock.fence > lock2_fence
             await api.release(lock)
     run(mode, scenario)
@@ -277,7 +314,7 @@ def test_fence_with_a_node_frozen(c3: Cluster, mode: str) -> None:
 
 # ------------------------------------------------------------ bad input
 
-def test_bad_input_raises_before_anything_is_sent(c3: Cluster) -> None:
+def test_bad_input_raises_before_anything_is_sent(c3: Cluster, res: str) -> None:
     """Errors name the caller's parameter, and come before any node is asked: a client
     whose only node does not exist raises them rather than Unavailable."""
     dead = f"redis://127.0.0.1:{free_port()}"
@@ -294,28 +331,28 @@ def test_bad_input_raises_before_anything_is_sent(c3: Cluster) -> None:
         ]
         for kw, exc, name in cases:
             with pytest.raises(exc) as e:
-                c.acquire("res", 1.0, wait=0, **kw)
+                c.acquire(res, 1.0, wait=0, **kw)
             assert name in str(e.value), (kw, e.value)
             with pytest.raises(exc):
-                c.lock("res", 1.0, **kw)
+                c.lock(res, 1.0, **kw)
 
             async def attempt(kw: Any = kw) -> None:
-                await c.acquire_async("res", 1.0, wait=0, **kw)
+                await c.acquire_async(res, 1.0, wait=0, **kw)
             with pytest.raises(exc):
                 asyncio.run(attempt())
-        for res, exc in (("", liblock.InvalidArgument), (b"res", liblock.ArgumentTypeError),
+        for bad, exc in (("", liblock.InvalidArgument), (b"res", liblock.ArgumentTypeError),
                          ("x" * 1025, liblock.InvalidArgument), (None, liblock.ArgumentTypeError)):
             with pytest.raises(exc) as e:
-                c.inspect(res)  # type: ignore[arg-type]
+                c.inspect(bad)  # type: ignore[arg-type]
             assert "resource" in str(e.value)
 
-            async def look(res: Any = res) -> None:
-                await c.inspect_async(res)
+            async def look(bad: Any = bad) -> None:
+                await c.inspect_async(bad)
             with pytest.raises(exc):
                 asyncio.run(look())
         # the only node is down: a good request is Unavailable (so the ones above were not sent)
         with pytest.raises(liblock.Unavailable):
-            c.inspect("res")
+            c.inspect(res)
     for owner, exc in (("a/b", liblock.InvalidArgument), ("o" * 129, liblock.InvalidArgument),
                        (7, liblock.ArgumentTypeError), ("nul\x00", liblock.InvalidArgument)):
         with pytest.raises(exc) as e:
@@ -335,7 +372,7 @@ def numsub(c: Cluster, i: int, key: str) -> int:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_wake_on_release_across_processes(c3: Cluster, mode: str) -> None:
+def test_wake_on_release_across_processes(c3: Cluster, mode: str, res: str) -> None:
     """A waiter in a child process listens for releases on every node (one pub/sub
     connection per node), is woken by the parent's release, and stops listening once it
     holds the lock (NUMSUB 1 -> 0 on each node while it still holds it)."""
@@ -343,23 +380,23 @@ def test_wake_on_release_across_processes(c3: Cluster, mode: str) -> None:
 
     ctx = multiprocessing.get_context("spawn")
     with client(c3) as parent:
-        held = parent.acquire("res", ttl=30.0)
+        held = parent.acquire(res, ttl=30.0)
         events = ctx.Queue()
         go_on = ctx.Event()
-        child = ctx.Process(target=wait_for_release, args=(c3.urls, "res", mode, events, go_on))
+        child = ctx.Process(target=wait_for_release, args=(c3.urls, res, mode, events, go_on))
         child.start()
         try:
-            wait_until(lambda: [numsub(c3, i, "res") for i in range(3)] == [1, 1, 1], timeout=60,
+            wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1], timeout=60,
                        what="the child listening for releases on every node")
-            assert [c3.do(i, "GET", "res") for i in range(3)] == [held.token] * 3
+            assert [c3.do(i, "GET", res) for i in range(3)] == [held.token] * 3
             held.release()
             what, token = events.get(timeout=60)  # woken (bounded: the child waits 60 s)
             assert what == "acquired", token
             assert token != held.token
-            holds(c3, "res", token)
-            wait_until(lambda: [numsub(c3, i, "res") for i in range(3)] == [0, 0, 0],
+            holds_quorum(c3, res, token)
+            wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [0, 0, 0],
                        what="the child no longer listening once it holds the lock")
-            assert [c3.do(i, "GET", "res") for i in range(3)] == [token] * 3  # still held
+            assert sum(c3.do(i, "GET", res) == token for i in range(3)) >= 2  # still held
         finally:
             go_on.set()
         what, validity = events.get(timeout=60)
