@@ -61,7 +61,8 @@ def from_engine(held: int, validity_ms: int, owner: str,
 
 
 def from_json(obj: Dict[str, Any]) -> Inspection:
-    """From the C ABI's ``lock_inspect`` JSON (the same fields, milliseconds)."""
+    """From the C ABI's ``lock_inspect`` JSON (capi/liblock.h: the same fields in
+    milliseconds, ``ttl_ms`` -1 for none, ``error`` null when the node answered)."""
     nodes: List[NodeState] = []
     for n in obj.get("nodes") or []:
         ttl_ms = n.get("ttl_ms", -1)
@@ -69,7 +70,7 @@ def from_json(obj: Dict[str, Any]) -> Inspection:
                                locked=bool(n.get("locked", False)), holder=bool(n.get("holder", False)),
                                owner=str(n.get("owner", "")),
                                ttl=None if ttl_ms is None else _seconds(int(ttl_ms)),
-                               error=(n.get("error") or n.get("cause")) or None))
+                               error=n.get("error") or None))
     validity_ms = obj.get("validity_ms", 0)
     return Inspection(held=bool(obj.get("held", False)),
                       validity=None if validity_ms is None else _seconds(int(validity_ms)),
