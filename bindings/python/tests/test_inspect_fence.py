@@ -404,3 +404,31 @@ def test_wake_on_release_across_processes(c3: Cluster, mode: str, res: str) -> N
         assert what == "released" and validity > 20.0, (what, validity)
         assert child.exitcode == 0
     no_keys(c3)
+
+
+def test_fenced_and_token_waits_in_the_main_thread(c3: Cluster, res: str) -> None:
+    """A synchronous acquire that waits in the main thread (the interruptible path: the C
+    ABI's async acquire with the options) keeps fence and token: it is woken by a release
+    from another thread once it listens (NUMSUB 1 on every node), gets a higher fence, and
+    a waiting acquire with a token gets in with that token."""
+    assert threading.current_thread() is threading.main_thread()
+    with client(c3) as a, client(c3) as b:
+        for kw in (dict(fence=True), dict(token="a-token-of-my-own-0002")):
+            held = a.acquire(res, ttl=30.0, fence=True)
+
+            def release_once_waited(held: liblock.Lock = held) -> None:
+                wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1],
+                           what="the main thread's acquire listening for releases")
+                held.release()
+            t = threading.Thread(target=release_once_waited)
+            t.start()
+            try:
+                got = b.acquire(res, ttl=5.0, wait=30.0, **kw)  # type: ignore[arg-type]
+            finally:
+                t.join()
+            if kw.get("fence"):
+                assert got.fence > held.fence >= 1 and not got.reentered
+            else:
+                assert got.token == "a-token-of-my-own-0002" and not got.reentered and got.fence == 0
+            got.release()
+    no_lock_keys(c3)
