@@ -531,8 +531,6 @@ def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes 
     return out + b"}"
 
 
-
-
 def _check_backend_name(value: Any) -> str:
     """Validate ``Client(..., backend=...)``."""
     if not isinstance(value, str):
