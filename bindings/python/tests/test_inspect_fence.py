@@ -375,7 +375,8 @@ def numsub(c: Cluster, i: int, key: str) -> int:
 def test_wake_on_release_across_processes(c3: Cluster, mode: str, res: str) -> None:
     """A waiter in a child process listens for releases on every node (one pub/sub
     connection per node), is woken by the parent's release, and stops listening once it
-    holds the lock (NUMSUB 1 -> 0 on each node while it still holds it)."""
+    holds the lock (NUMSUB 1 -> 0 on each node while it still holds it). Its pub/sub
+    connections killed while it waits are replaced."""
     from _workers import wait_for_release
 
     ctx = multiprocessing.get_context("spawn")
@@ -388,6 +389,10 @@ def test_wake_on_release_across_processes(c3: Cluster, mode: str, res: str) -> N
         try:
             wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1], timeout=60,
                        what="the child listening for releases on every node")
+            # its pub/sub connections dropped while it waits: it subscribes again
+            assert [c3.do(i, "CLIENT", "KILL", "TYPE", "pubsub") for i in range(3)] == [1, 1, 1]
+            wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1], timeout=60,
+                       what="the child listening again after its pub/sub connections were killed")
             assert [c3.do(i, "GET", res) for i in range(3)] == [held.token] * 3
             held.release()
             what, token = events.get(timeout=60)  # woken (bounded: the child waits 60 s)
