@@ -210,6 +210,26 @@ def test_reenter_by_token(c3: Cluster, mode: str, res: str) -> None:
     run(mode, scenario)
 
 
+@pytest.mark.xfail(strict=True, reason="engine: Lock.reentered is set when one node that answered "
+                   "before the decision already held the token (core/engine/acquire.go: "
+                   "`reentered: a.reentered > 0`), where the documented re-entry is a token "
+                   "holding the resource on a quorum")
+def test_a_token_on_a_minority_is_no_reentry(c3: Cluster, res: str) -> None:
+    """What a failed attempt with a caller's token leaves (its SET on a minority, which
+    expires with its ttl) does not make the next acquire with that token a re-entry.
+    (Whether node 0's answer comes before the quorum's decision varies: 50 tries.)"""
+    token = "a-token-of-my-own-0003"
+    seen = []
+    with client(c3) as a:
+        for _ in range(50):
+            c3.do(0, "SET", res, token, "PX", "10000")  # the token on one node of three only
+            lock = a.acquire(res, ttl=5.0, token=token, wait=0)
+            assert lock.token == token
+            seen.append(lock.reentered)
+            lock.release()
+    assert not any(seen), f"{sum(seen)} of 50 acquires reported a re-entry"
+
+
 def test_reenter_from_another_process(c3: Cluster, res: str) -> None:
     """A scheduler hands its lock to a worker process by token: the worker re-enters it
     (ttl raised) and its release frees the key."""
@@ -434,6 +454,9 @@ def test_fenced_and_token_waits_in_the_main_thread(c3: Cluster, res: str) -> Non
             if kw.get("fence"):
                 assert got.fence > held.fence >= 1 and not got.reentered
             else:
-                assert got.token == "a-token-of-my-own-0002" and not got.reentered and got.fence == 0
+                # (not `reentered` checked: an attempt that lost the race with the release may
+                # leave the token on a minority, which the engine then counts as a re-entry;
+                # see test_a_token_on_a_minority_is_no_reentry)
+                assert got.token == "a-token-of-my-own-0002" and got.fence == 0
             got.release()
     no_lock_keys(c3)
