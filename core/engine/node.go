@@ -44,6 +44,13 @@ func (r *request) fire(e *Engine, gen uint64) {
 // write puts a request on the node's ready connection, bounded by the
 // node timeout from now.
 func (e *Engine) write(n *node, r *request) {
+	if r.cmd.kind == cmdEvalSHA && n.loaded&r.cmd.sc.bit == 0 {
+		// Not yet known to be cached on this connection's node: send the
+		// source. A NOSCRIPT answer re-sent as EVAL would run after the
+		// commands pipelined behind it (a release after the next acquire's
+		// SET), so a script goes by its sum only once the node has run it.
+		r.cmd.kind = cmdEval
+	}
 	r.deadline = e.now + e.timeout
 	e.timers.push(r.deadline, r, r.gen)
 	n.out = r.cmd.appendTo(n.out)
@@ -83,6 +90,7 @@ type node struct {
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
 	rbuf     []byte // received, not yet a whole reply
+	loaded   uint8  // scripts the node has run on this connection (script.bit)
 	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
 	// the channels it subscribed to or is subscribing to.
 	sub   bool
@@ -252,12 +260,18 @@ func (n *node) received(e *Engine, p []byte) {
 
 func (e *Engine) deliver(req *request, r Reply) {
 	req.done = true
-	if req.cmd.kind == cmdEvalSHA && r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
-		c := req.cmd
-		c.kind = cmdEval
-		e.send(req.node, req.h, c)
-		e.recycle(req)
-		return
+	if sc := req.cmd.sc; sc != nil {
+		if r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
+			// The node lost its script cache (SCRIPT FLUSH): send the
+			// source this once, and again until it has run it.
+			req.node.loaded &^= sc.bit
+			c := req.cmd
+			c.kind = cmdEval
+			e.send(req.node, req.h, c)
+			e.recycle(req)
+			return
+		}
+		req.node.loaded |= sc.bit
 	}
 	req.h.reply(e, req.node.idx, r)
 	e.recycle(req)
@@ -284,6 +298,7 @@ func (n *node) drop(e *Engine) {
 		e.emit(Action{Kind: ActClose, Conn: n.conn})
 	}
 	n.conn, n.state, n.hsLeft = 0, stIdle, 0
+	n.loaded = 0 // a new connection may reach a restarted node
 	n.connGen++
 	clear(n.chans) // a new connection subscribes afresh
 	n.out = n.out[:0]

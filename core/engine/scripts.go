@@ -6,6 +6,7 @@ import _ "embed"
 // that answers NOSCRIPT (which also caches it there for next time).
 type script struct {
 	src, sha string
+	bit      uint8 // its bit in node.loaded
 }
 
 var (
@@ -45,14 +46,14 @@ var (
 	// and then publishes the release's id on ReleasedChannel(key), which
 	// wakes the processes waiting for the key (with pcall: a user whose ACL
 	// forbids PUBLISH still releases; its waiters poll).
-	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA}
+	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA, bit: 1}
 	// extendScript resets the expiry only while the key holds our token; it
 	// never creates the key, so an expired lock cannot be re-acquired here.
-	extendScript       = &script{src: extendSrc, sha: ExtendSHA}
-	acquireTokenScript = &script{src: acquireTokenSrc, sha: AcquireTokenSHA}
-	acquireFenceScript = &script{src: acquireFenceSrc, sha: AcquireFenceSHA}
-	fenceScript        = &script{src: fenceSrc, sha: FenceSHA}
-	inspectScript      = &script{src: inspectSrc, sha: InspectSHA}
+	extendScript       = &script{src: extendSrc, sha: ExtendSHA, bit: 2}
+	acquireTokenScript = &script{src: acquireTokenSrc, sha: AcquireTokenSHA, bit: 4}
+	acquireFenceScript = &script{src: acquireFenceSrc, sha: AcquireFenceSHA, bit: 8}
+	fenceScript        = &script{src: fenceSrc, sha: FenceSHA, bit: 16}
+	inspectScript      = &script{src: inspectSrc, sha: InspectSHA, bit: 32}
 )
 
 // FenceKey is the key of the fence counter of the lock key: key + 0xFF +

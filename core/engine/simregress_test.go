@@ -99,7 +99,7 @@ func TestSimBugExtendShorterTTL(t *testing.T) {
 	require.NoError(t, err)
 	writes := 0
 	for _, a := range drainActions(e) {
-		if a.Kind == ActWrite && strings.Contains(string(a.Data), ExtendSHA) {
+		if a.Kind == ActWrite && (strings.Contains(string(a.Data), ExtendSHA) || strings.Contains(string(a.Data), extendSrc)) {
 			writes++
 		}
 	}
