@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
-import time
 from typing import Any, Awaitable, Callable, List
 
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, free_port, no_keys, wait_until
+from conftest import BACKEND, Cluster, free_port, no_keys, no_keys_left, settled, wait_until
 
 MODES = ["sync", "async"]
 
@@ -82,24 +81,9 @@ def holds(c: Cluster, key: str, value: str) -> None:
                what=f"{key}={value} on every node")
 
 
-async def settled(pred: Callable[[], Any], what: str, timeout: float = 10.0) -> None:
-    """wait_until inside a scenario: between polls it yields to the event loop, whose
-    host must go on carrying out the engine's writes (the last node's SET or DEL goes out
-    after the operation has returned, once its connection is open)."""
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(0.01)
-
-
 async def held_everywhere(c: Cluster, key: str, value: str) -> None:
     await settled(lambda: [c.do(i, "GET", key) for i in range(c.n)] == [value] * c.n,
                   f"{key}={value} on every node")
-
-
-async def no_keys_left(c: Cluster) -> None:
-    await settled(lambda: c.all_keys() == [], "no key on any node")
 
 
 # ------------------------------------------------------------ inspect
