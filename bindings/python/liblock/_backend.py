@@ -40,6 +40,11 @@ class Backend(Protocol):
         cancels the pending acquire."""
         ...
 
+    def inspect(self, client: int, res: bytes) -> Any:
+        """Blocking inspect: the lock_inspect JSON (str), or the INSPECTED fields
+        (``_proto.read_inspected``) of an engine."""
+        ...
+
     def async_host(self) -> Any:
         """The asyncio host (``_host.Host``) of the running event loop."""
         ...
