@@ -194,10 +194,6 @@ def test_reenter_by_token(c3: Cluster, mode: str, res: str) -> None:
     run(mode, scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: Lock.reentered is set when one node that answered "
-                   "before the decision already held the token (core/engine/acquire.go: "
-                   "`reentered: a.reentered > 0`), where the documented re-entry is a token "
-                   "holding the resource on a quorum")
 def test_a_token_on_a_minority_is_no_reentry(c3: Cluster, res: str) -> None:
     """What a failed attempt with a caller's token leaves (its SET on a minority, which
     expires with its ttl) does not make the next acquire with that token a re-entry.
