@@ -15,8 +15,9 @@ func randomBytes(p []byte) {
 
 // newToken returns a lock token: a version-4 UUID (122 random bits),
 // formatted as google/uuid formats one. google/uuid itself is not linked
-// here: it brings fmt (with reflect), which the module's size budget has no
-// room for (wasm/README.md).
+// here: measured, it made liblock.wasm 933 KB larger (3,687,509 bytes
+// against 2,754,008 after wasm-opt), as it brings fmt, reflect and
+// crypto/rand's DRBG.
 func newToken(env Env) string {
 	var u [16]byte
 	env.Random(u[:])
