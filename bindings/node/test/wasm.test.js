@@ -1,9 +1,9 @@
 'use strict';
-// What only the wasm backend has: its worker thread's life, the exchange
-// buffer's overflow paths, several clients (different node sets) in one
-// instance, the host's Redis I/O (error replies passed on verbatim for the
-// NOSCRIPT fallback, the database in the URL), and the synchronous
-// validation giving the very messages of the native backend.
+// What only the wasm backend has: one instance on the main thread for
+// every client (no worker), several clients (different node sets) in it,
+// the engine's Redis I/O through the host (error replies for the NOSCRIPT
+// fallback, the database in the URL), and the synchronous validation giving
+// the very messages of the native backend.
 const nodeTest = require('node:test');
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
@@ -33,26 +33,26 @@ nodeTest.after(async () => {
 
 const wasmClient = (o) => new Client({ backend: 'wasm', nodeTimeout: 100, ...o });
 
-test('one worker for every client; it stops after the last client closes and comes back for the next', async () => {
-  assert.equal(debug().worker, false, 'no worker before the first client');
+test('no worker thread: every client is an engine in one instance on the main thread', async () => {
+  const before = debug();
+  const compiled = liblock.library('wasm');
   const a = wasmClient({ nodes: nodes.urls });
   const b = wasmClient({ nodes: nodes.urls.slice(0, 1) });
-  assert.equal(debug().worker, true);
+  assert.equal(debug().worker, false);
+  assert.equal(debug().clients, before.clients + 2);
   const la = await a.acquire('wasm:life', { ttl: 5000 });
   const lb = await b.acquire('wasm:life:b', { ttl: 5000 });
-  assert.equal(debug().clients, 2);
   await la.release();
   await a.close();
-  assert.equal(debug().worker, true, 'b is still open');
   await lb.release();
   await b.close();
-  assert.equal(debug().worker, false, 'stopped with the last client');
-  assert.equal(debug().handles, 0);
+  assert.equal(debug().clients, before.clients);
+  assert.equal(debug().handles, before.handles);
   const c = wasmClient({ nodes: nodes.urls });
   const lc = await c.acquire('wasm:life', { ttl: 5000 });
   await lc.release();
   await c.close();
-  assert.equal(debug().worker, false);
+  assert.equal(liblock.library('wasm').compileMs, compiled.compileMs, 'compiled once per process');
   assert.deepEqual(await nodes.keys(), [[], [], []]);
 });
 
@@ -77,22 +77,15 @@ test('a process with an idle open client (and a held lock) still exits by itself
   await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'the held key to expire' });
 });
 
-test('requests and responses larger than the exchange buffer pass by message', async () => {
-  assert.equal(debug().worker, false);
-  process.env.LIBLOCK_WASM_EXCHANGE_BYTES = '16';
-  try {
-    const c = wasmClient({ nodes: nodes.urls, keyPrefix: 'p'.repeat(200) });
-    const l = await c.acquire('wasm:big:'.padEnd(1000, 'x'), { ttl: 5000 }); // request ≈ 3.7 kB
-    assert.equal(await redis[0].get(l.key), l.token);
-    await l.release();
-    // Three error texts make a response larger than 16 bytes.
-    const dead = wasmClient({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'] });
-    await assert.rejects(dead.acquire('wasm:big', { ttl: 1000 }), (e) => e.code === 'UNAVAILABLE' && /ECONNREFUSED/.test(e.message));
-    await dead.close();
-    await c.close();
-  } finally {
-    delete process.env.LIBLOCK_WASM_EXCHANGE_BYTES;
-  }
+test('long keys and long error texts pass through the step buffers', async () => {
+  const c = wasmClient({ nodes: nodes.urls, keyPrefix: 'p'.repeat(200) });
+  const l = await c.acquire('wasm:big:'.padEnd(1000, 'x'), { ttl: 5000 });
+  await waitFor(async () => (await redis[0].get(l.key)) === l.token, { what: 'the key on node 0' });
+  await l.release();
+  const dead = wasmClient({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'] });
+  await assert.rejects(dead.acquire('wasm:big', { ttl: 1000 }), (e) => e.code === 'UNAVAILABLE' && /ECONNREFUSED/.test(e.message));
+  await dead.close();
+  await c.close();
   assert.deepEqual(await nodes.keys(), [[], [], []]);
 });
 
