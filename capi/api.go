@@ -63,7 +63,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := co.c.Acquire(context.Background(), res, ttl, opts.coreOptions()...)
+	l, e := co.c.Acquire(context.Background(), res, ttl, coreOptions(opts)...)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -159,7 +159,7 @@ func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOpti
 		return 0, badHandle // the client was freed meanwhile
 	}
 	runAsync(ctx, co, op, notify, func(ctx context.Context) (uint64, error) {
-		l, e := co.c.Acquire(ctx, res, ttl, opts.coreOptions()...)
+		l, e := co.c.Acquire(ctx, res, ttl, coreOptions(opts)...)
 		if e != nil {
 			return 0, e
 		}

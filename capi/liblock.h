@@ -2,9 +2,8 @@
  * liblock.h -- the C ABI of liblock, a Redlock (distributed lock over N
  * independent Redis masters) client.
  *
- * ABI version 1. The project's contract file (spec/c-abi.md in the shared
- * project notes) is authoritative; this header documents it function by
- * function, with the implementation's limits and extensions.
+ * ABI version 1. This header and capi/README.md are the contract: this file
+ * documents it function by function, with the limits and extensions.
  *
  * CONVENTIONS
  *
@@ -61,6 +60,7 @@
 #ifndef LIBLOCK_H
 #define LIBLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -381,6 +381,68 @@ int32_t lock_queue_fd(void);
 void lock_queue_callback(void *user_data, int32_t status, uint64_t handle, const char *err);
 int32_t lock_queue_drain(lock_completion *out, int32_t max);
 void lock_queue_set_wakeup(void (*fn)(void));
+
+/*
+ * THE ENGINE (extension of ABI v1)
+ *
+ * An I/O-free Redlock engine for hosts that own their sockets and one timer
+ * (an event loop): the host hands in one event per call, and the engine
+ * answers with the actions to carry out (open a connection to a node, write
+ * these bytes, close it, arm the timer, settle an operation, report a
+ * loss). The byte encoding of events and actions is
+ * core/engine/hostabi/PROTOCOL.md; liblock.wasm exports the same
+ * interface. No call blocks, sleeps, starts a thread or calls back.
+ *
+ * Engine handles are a namespace of their own: only the lock_engine_*
+ * functions take them (lock_free does not). Like every handle they are
+ * never 0, never reused and below 2^53.
+ *
+ * Threads: different engines are independent. One engine must not be
+ * stepped by two threads at once (the library serializes such calls, but
+ * the order of the two events is then arbitrary); lock_engine_free may be
+ * called from any thread.
+ *
+ *   lock_engine_new   makes an engine from config_json, exactly
+ *                     lock_client_new's JSON, parsed by the same code.
+ *                     Ownership: config_json is read during the call only;
+ *                     *out_engine is the caller's handle (free it with
+ *                     lock_engine_free); *err as everywhere (NULL allowed;
+ *                     free with lock_string_free). LOCK_INVALID_ARGUMENT for
+ *                     a NULL config_json or out_engine, or a bad config (the
+ *                     message names the key). Opens no connection.
+ *   lock_engine_step  hands the engine the event in[0..in_len) (in_len 0:
+ *                     no event, only collect pending actions) and writes
+ *                     actions into out[0..out_cap). Returns the number of
+ *                     bytes written (0: nothing pending), or a negative
+ *                     status, and then nothing was done:
+ *                       -LOCK_INVALID_HANDLE    unknown or freed engine
+ *                       -LOCK_INVALID_ARGUMENT  NULL out, NULL in with
+ *                                               in_len > 0, in_len above
+ *                                               LOCK_ENGINE_MAX_EVENT, a
+ *                                               malformed event (truncated,
+ *                                               unknown kind or flags, a
+ *                                               length past its end, bytes
+ *                                               after it), or out_cap below
+ *                                               LOCK_ENGINE_MIN_OUT
+ *                       -LOCK_INTERNAL          a bug (never a crash)
+ *                     When more actions are pending than fit, call again
+ *                     with in_len 0 until it returns 0 (a WRITE that does
+ *                     not fit is split into WRITEs to the same connection).
+ *                     Ownership: in is read during the call only; out is
+ *                     the caller's buffer; nothing is allocated for the
+ *                     caller.
+ *   lock_engine_free  drops the engine at once: no I/O, keys it held stay
+ *                     until their ttl (send the CLOSE event first and wait
+ *                     for the CLOSED action for an orderly end). Returns
+ *                     LOCK_OK, or LOCK_INVALID_HANDLE for an unknown or
+ *                     already freed engine.
+ */
+#define LOCK_ENGINE_MIN_OUT   65536        /* smallest out_cap */
+#define LOCK_ENGINE_MAX_EVENT (1048576 + 64) /* largest in_len */
+
+int32_t lock_engine_new(const char *config_json, uint64_t *out_engine, char **err);
+int64_t lock_engine_step(uint64_t engine, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap);
+int32_t lock_engine_free(uint64_t engine);
 
 /*
  * Debugging aids for leak tests (extensions, not part of the contract; their

@@ -6,8 +6,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// go-redis logs connection failures to the process's stderr. A library
-// loaded into someone else's process must not write there: the failures are
+// Package core links go-redis (core.NewFromClients takes go-redis clients),
+// and go-redis's default logger writes to the process's stderr. A library
+// loaded into someone else's process must not write there: failures are
 // reported through status codes and messages instead.
 type silentLogger struct{}
 

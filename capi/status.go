@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
-
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/engine/hostabi"
 )
 
-// Status codes: the numbers are the ABI (liblock.h).
+// Status codes: the numbers are the ABI (liblock.h, hostabi's constants).
 const (
 	statusOK              = 0
 	statusNotAcquired     = 1
@@ -19,29 +18,24 @@ const (
 	statusInternal        = 7
 )
 
-const abiVersion = 1
+const abiVersion = hostabi.ABIVersion
 
-// statusOf maps a core error to its status code.
-func statusOf(err error) int32 {
-	switch {
-	case err == nil:
-		return statusOK
-	case errors.Is(err, core.ErrInvalidArgument):
-		return statusInvalidArgument
-	case errors.Is(err, core.ErrNotAcquired):
-		return statusNotAcquired
-	case errors.Is(err, core.ErrLost):
-		return statusLost
-	case errors.Is(err, core.ErrUnavailable):
-		return statusUnavailable
-	case errors.Is(err, context.Canceled), errors.Is(err, core.ErrClosed):
-		return statusCanceled
-	}
-	return statusInternal
+// statusOf maps an error to its status code: hostabi's table, the one
+// liblock.wasm uses too.
+func statusOf(err error) int32 { return hostabi.StatusOf(err) }
+
+// core's sentinels map as the engine's they stand for (no-ops once core
+// re-exports the engine's own).
+func init() {
+	hostabi.Alias(core.ErrInvalidArgument, engine.ErrInvalidArgument)
+	hostabi.Alias(core.ErrNotAcquired, engine.ErrNotAcquired)
+	hostabi.Alias(core.ErrLost, engine.ErrLost)
+	hostabi.Alias(core.ErrUnavailable, engine.ErrUnavailable)
+	hostabi.Alias(core.ErrClosed, engine.ErrClosed)
 }
 
 // Messages for the statuses that have no core error.
 const (
-	msgInvalidHandle = "liblock: invalid handle: unknown, freed, or of the wrong kind"
+	msgInvalidHandle = hostabi.MsgInvalidHandle
 	msgCanceled      = "liblock: canceled"
 )

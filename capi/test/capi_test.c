@@ -1446,6 +1446,334 @@ static void test_queue(void) {
 	CHECK(lock_queue_drain(one, 4) == 0, "queue empty at the end");
 }
 
+/* ---- The engine interface: a host with plain blocking sockets and poll() ---- */
+
+typedef struct {
+	uint8_t b[2048];
+	size_t n;
+} ev_t;
+static void ev_u8(ev_t *e, uint8_t v) { e->b[e->n++] = v; }
+static void ev_u32(ev_t *e, uint32_t v) {
+	for (int i = 0; i < 4; i++)
+		ev_u8(e, (uint8_t)(v >> (8 * i)));
+}
+static void ev_u64(ev_t *e, uint64_t v) {
+	for (int i = 0; i < 8; i++)
+		ev_u8(e, (uint8_t)(v >> (8 * i)));
+}
+static void ev_bytes(ev_t *e, const void *p, size_t n) {
+	ev_u32(e, (uint32_t)n);
+	memcpy(e->b + e->n, p, n);
+	e->n += n;
+}
+
+#define ENG_CONNS 64
+typedef struct {
+	uint64_t eng;
+	int fd[ENG_CONNS + 1]; /* by conn id (the engine counts them from 1) */
+	uint8_t *out;
+	double timer_at; /* ms, 0: none */
+	uint64_t started, done_op, done_lock, lock_seen;
+	int32_t done_status, rejected, closed, info_ok;
+	char token[128];
+	uint32_t opened[ENG_CONNS];
+	int nopened;
+	int failures; /* unexpected decode or step errors */
+} ehost;
+
+typedef struct {
+	const uint8_t *p;
+	size_t n, i;
+	int bad;
+} rd_t;
+static uint64_t rd_n(rd_t *r, int w) {
+	if (r->i + (size_t)w > r->n) {
+		r->bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int k = 0; k < w; k++)
+		v |= (uint64_t)r->p[r->i + (size_t)k] << (8 * k);
+	r->i += (size_t)w;
+	return v;
+}
+/* rd_str returns the bytes of a str/bytes field (not NUL-terminated). */
+static const uint8_t *rd_str(rd_t *r, uint32_t *len) {
+	*len = (uint32_t)rd_n(r, 4);
+	if (r->bad || r->i + *len > r->n) {
+		r->bad = 1;
+		*len = 0;
+		return NULL;
+	}
+	const uint8_t *p = r->p + r->i;
+	r->i += *len;
+	return p;
+}
+static int32_t rd_err(rd_t *r) {
+	uint32_t l;
+	int32_t st = (int32_t)rd_n(r, 4);
+	rd_str(r, &l), rd_str(r, &l), rd_str(r, &l);
+	int nn = (int)rd_n(r, 2);
+	for (int k = 0; k < nn && !r->bad; k++)
+		rd_n(r, 2), rd_str(r, &l), rd_str(r, &l);
+	return st;
+}
+
+static void eh_step(ehost *h, const ev_t *e);
+
+/* eh_act carries out the actions in out[0..n). Opens are connected at once
+ * (blocking) and reported after the whole buffer. */
+static void eh_act(ehost *h, size_t n) {
+	rd_t r = {h->out, n, 0, 0};
+	while (r.i < r.n && !r.bad) {
+		uint32_t l, conn;
+		const uint8_t *p;
+		switch ((int)rd_n(&r, 1)) {
+		case 1: { /* OPEN */
+			conn = (uint32_t)rd_n(&r, 4);
+			rd_n(&r, 4), rd_n(&r, 1);
+			rd_str(&r, &l);
+			p = rd_str(&r, &l);
+			char addr[256] = {0};
+			memcpy(addr, p, l < 255 ? l : 255);
+			rd_str(&r, &l);
+			char *colon = strrchr(addr, ':');
+			int fd = socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in sa = {0};
+			sa.sin_family = AF_INET;
+			sa.sin_port = htons((uint16_t)atoi(colon ? colon + 1 : "0"));
+			sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (conn <= ENG_CONNS && fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+				h->fd[conn] = fd;
+				h->opened[h->nopened++] = conn;
+			} else {
+				if (fd >= 0)
+					close(fd);
+				h->failures++;
+			}
+			break;
+		}
+		case 2: /* WRITE */
+			conn = (uint32_t)rd_n(&r, 4);
+			p = rd_str(&r, &l);
+			if (conn <= ENG_CONNS && h->fd[conn] >= 0 && p)
+				for (size_t off = 0; off < l;) {
+					ssize_t w = write(h->fd[conn], p + off, l - off);
+					if (w <= 0)
+						break;
+					off += (size_t)w;
+				}
+			break;
+		case 3: /* CLOSE */
+			conn = (uint32_t)rd_n(&r, 4);
+			if (conn <= ENG_CONNS && h->fd[conn] >= 0) {
+				close(h->fd[conn]);
+				h->fd[conn] = -1;
+			}
+			break;
+		case 4: /* DONE */
+			h->done_op = rd_n(&r, 8);
+			h->done_lock = rd_n(&r, 8);
+			h->done_status = rd_err(&r);
+			break;
+		case 5: /* LOST */
+			rd_n(&r, 8), rd_err(&r);
+			break;
+		case 6: /* TIMER */
+			h->timer_at = now_ms() + (double)(int64_t)rd_n(&r, 8) / 1000.0;
+			break;
+		case 7:
+			h->closed = 1;
+			break;
+		case 8:
+			h->started = rd_n(&r, 8);
+			break;
+		case 9:
+			h->rejected = rd_err(&r);
+			break;
+		case 10:
+			rd_n(&r, 1);
+			break;
+		case 11: /* INFO */
+			rd_str(&r, &l), rd_str(&r, &l);
+			p = rd_str(&r, &l);
+			if (p && l < sizeof h->token) {
+				memcpy(h->token, p, l);
+				h->token[l] = 0;
+			}
+			rd_n(&r, 8), rd_n(&r, 8), rd_n(&r, 1), rd_err(&r);
+			h->info_ok = 1;
+			break;
+		default:
+			r.bad = 1;
+		}
+	}
+	if (r.bad)
+		h->failures++;
+}
+
+/* eh_step hands in one event (NULL: none) and carries out every action. */
+static void eh_step(ehost *h, const ev_t *e) {
+	int64_t n = lock_engine_step(h->eng, e ? e->b : NULL, e ? e->n : 0, h->out, LOCK_ENGINE_MIN_OUT);
+	while (n > 0) {
+		eh_act(h, (size_t)n);
+		n = lock_engine_step(h->eng, NULL, 0, h->out, LOCK_ENGINE_MIN_OUT);
+	}
+	if (n < 0)
+		h->failures++;
+	while (h->nopened > 0) {
+		ev_t o = {.n = 0};
+		ev_u8(&o, 7);
+		ev_u32(&o, h->opened[--h->nopened]);
+		eh_step(h, &o);
+	}
+}
+
+/* eh_run runs the loop until *flag is set or ms pass; returns *flag. */
+static int eh_run(ehost *h, volatile int32_t *flag, int ms) {
+	double end = now_ms() + ms;
+	while (!*flag && now_ms() < end) {
+		struct pollfd pfd[ENG_CONNS];
+		uint32_t ids[ENG_CONNS];
+		int np = 0;
+		for (uint32_t c = 1; c <= ENG_CONNS; c++)
+			if (h->fd[c] >= 0) {
+				pfd[np].fd = h->fd[c], pfd[np].events = POLLIN, pfd[np].revents = 0;
+				ids[np++] = c;
+			}
+		int wait = 10;
+		if (h->timer_at > 0 && h->timer_at - now_ms() < wait)
+			wait = h->timer_at > now_ms() ? (int)(h->timer_at - now_ms()) + 1 : 0;
+		poll(pfd, (nfds_t)np, wait);
+		for (int k = 0; k < np; k++) {
+			if (!pfd[k].revents || h->fd[ids[k]] < 0)
+				continue;
+			uint8_t buf[4096];
+			ssize_t got = read(pfd[k].fd, buf, sizeof buf);
+			ev_t e = {.n = 0};
+			if (got > 0) {
+				ev_u8(&e, 8);
+				ev_u32(&e, ids[k]);
+				ev_bytes(&e, buf, (size_t)got);
+			} else {
+				close(h->fd[ids[k]]);
+				h->fd[ids[k]] = -1;
+				ev_u8(&e, 9);
+				ev_u32(&e, ids[k]);
+				ev_bytes(&e, "EOF", 3);
+			}
+			eh_step(h, &e);
+		}
+		if (h->timer_at > 0 && now_ms() >= h->timer_at) {
+			h->timer_at = 0;
+			ev_t t = {.n = 0};
+			ev_u8(&t, 10);
+			eh_step(h, &t);
+		}
+	}
+	return *flag != 0;
+}
+
+static void eh_request(ehost *h, ev_t *e) {
+	h->started = 0, h->rejected = 0, h->done_op = 0, h->done_status = -1, h->info_ok = 0;
+	eh_step(h, e);
+}
+
+static void test_engine(void) {
+	char *err = NULL;
+	uint64_t eng = 0;
+	/* lock_engine_new: bad input */
+	CHECK_ST(lock_engine_new(NULL, &eng, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK_ST(lock_engine_new(config_json("ceng:", node_timeout_ms), NULL, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK(lock_engine_new("{\"nodes\":[\"redis://h:1\"],\"bogus\":1}", &eng, &err) == LOCK_INVALID_ARGUMENT && err &&
+	          strstr(err, "bogus"),
+	      "unknown key: %s", err ? err : "(null)");
+	lock_string_free(err);
+	err = NULL;
+	CHECK(lock_engine_new("{\"nodes\":[\"redis://h:1\"],\"node_timeout_ms\":1.5}", &eng, NULL) == LOCK_INVALID_ARGUMENT,
+	      "float timeout accepted");
+
+	CHECK_ST(lock_engine_new(config_json("ceng:", node_timeout_ms), &eng, &err), LOCK_OK, &err);
+	CHECK(err == NULL, "err set on success");
+	ehost h = {.eng = eng, .out = malloc(LOCK_ENGINE_MIN_OUT)};
+	for (int c = 0; c <= ENG_CONNS; c++)
+		h.fd[c] = -1;
+
+	/* lock_engine_step: bad input, nothing done */
+	ev_t acq = {.n = 0};
+	const char *res = "eng-res";
+	ev_u8(&acq, 1);
+	ev_bytes(&acq, res, strlen(res));
+	ev_u64(&acq, 10000);
+	ev_u64(&acq, 0);
+	ev_u8(&acq, 0);
+	CHECK(lock_engine_step(0, acq.b, acq.n, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_HANDLE, "handle 0");
+	CHECK(lock_engine_step(eng + 1000000, acq.b, acq.n, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_HANDLE, "unknown handle");
+	CHECK(lock_engine_step(eng, acq.b, acq.n - 1, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "truncated event");
+	CHECK(lock_engine_step(eng, acq.b, acq.n, h.out, 100) == -LOCK_INVALID_ARGUMENT, "tiny out_cap");
+	CHECK(lock_engine_step(eng, acq.b, acq.n, NULL, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "NULL out");
+	CHECK(lock_engine_step(eng, NULL, 5, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "NULL in");
+	uint8_t unknown[] = {200};
+	CHECK(lock_engine_step(eng, unknown, 1, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "unknown kind");
+	CHECK(lock_engine_step(eng, NULL, 0, h.out, LOCK_ENGINE_MIN_OUT) == 0, "a rejected event left actions");
+
+	/* acquire, check the nodes, release */
+	eh_request(&h, &acq);
+	CHECK(h.started != 0 && h.failures == 0, "acquire not started (failures %d)", h.failures);
+	uint64_t op = h.started;
+	int32_t have = 0;
+	double t0 = now_ms();
+	while (!have && now_ms() - t0 < bound_ms()) {
+		eh_run(&h, (volatile int32_t *)&h.done_op, (int)bound_ms());
+		have = h.done_op == op;
+		if (!have)
+			h.done_op = 0;
+	}
+	CHECK(have && h.done_status == LOCK_OK && h.done_lock != 0, "acquire: op %" PRIu64 " status %d", h.done_op, h.done_status);
+	uint64_t lock = h.done_lock;
+	ev_t info = {.n = 0};
+	ev_u8(&info, 11);
+	ev_u64(&info, lock);
+	eh_request(&h, &info);
+	CHECK(h.info_ok && strlen(h.token) > 0, "lock info");
+	CHECK(nodes_with("ceng:eng-res", h.token) >= quorum(), "the token is on %d nodes", nodes_with("ceng:eng-res", h.token));
+
+	ev_t rel = {.n = 0};
+	ev_u8(&rel, 3);
+	ev_u64(&rel, lock);
+	eh_request(&h, &rel);
+	CHECK(h.started != 0, "release not started");
+	eh_run(&h, (volatile int32_t *)&h.done_op, (int)bound_ms());
+	CHECK(h.done_op == h.started && h.done_status == LOCK_OK, "release: status %d", h.done_status);
+	t0 = now_ms();
+	int32_t gone = 0;
+	while (!gone && now_ms() - t0 < bound_ms()) {
+		int32_t never = 0;
+		eh_run(&h, &never, 5); /* deliver the other nodes' replies */
+		gone = nodes_with("ceng:eng-res", NULL) == 0;
+	}
+	CHECK(gone, "the key is left on %d nodes", nodes_with("ceng:eng-res", NULL));
+	eh_request(&h, &rel);
+	CHECK(h.rejected == LOCK_INVALID_HANDLE, "release of a released lock: %d", h.rejected);
+
+	/* an orderly end */
+	ev_t cl = {.n = 0};
+	ev_u8(&cl, 6);
+	eh_request(&h, &cl);
+	CHECK(eh_run(&h, &h.closed, (int)bound_ms()), "no CLOSED");
+	CHECK(h.failures == 0, "%d decode or step failures", h.failures);
+	for (int c = 0; c <= ENG_CONNS; c++)
+		if (h.fd[c] >= 0) {
+			CHECK(0, "connection %d left open after CLOSED", c);
+			close(h.fd[c]);
+		}
+	CHECK(lock_engine_free(eng) == LOCK_OK, "free");
+	CHECK(lock_engine_free(eng) == LOCK_INVALID_HANDLE, "double free");
+	CHECK(lock_engine_free(0) == LOCK_INVALID_HANDLE, "free 0");
+	CHECK(lock_engine_step(eng, NULL, 0, h.out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_HANDLE, "step after free");
+	free(h.out);
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -1457,7 +1785,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"leaks", test_leaks},
+	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		int f0 = failed;

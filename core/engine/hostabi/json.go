@@ -1,4 +1,4 @@
-package abi
+package hostabi
 
 import (
 	"errors"
@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// A small strict JSON reader and writer. The module cannot afford
-// encoding/json (0.7 MB of the 3 MiB budget), and needs only flat objects.
+// A small strict JSON reader: liblock.wasm cannot afford encoding/json
+// (0.7 MB of its 2 MiB budget), and the configuration and options are flat
+// objects.
 
 type jkind int
 
@@ -317,57 +318,4 @@ func (p *jparser) hex4() (rune, bool) {
 	}
 	p.i += 4
 	return rune(n), true
-}
-
-// jsonWriter builds a JSON object.
-type jsonWriter struct {
-	b     []byte
-	first bool
-}
-
-func newJSONWriter() *jsonWriter { return &jsonWriter{b: []byte{'{'}, first: true} }
-
-func (w *jsonWriter) key(k string) {
-	if !w.first {
-		w.b = append(w.b, ',')
-	}
-	w.first = false
-	w.b = appendJSONString(w.b, k)
-	w.b = append(w.b, ':')
-}
-
-func (w *jsonWriter) str(k, v string) { w.key(k); w.b = appendJSONString(w.b, v) }
-func (w *jsonWriter) int(k string, v int64) {
-	w.key(k)
-	w.b = strconv.AppendInt(w.b, v, 10)
-}
-func (w *jsonWriter) bool(k string, v bool) { w.key(k); w.b = strconv.AppendBool(w.b, v) }
-func (w *jsonWriter) raw(k string, v []byte) {
-	w.key(k)
-	w.b = append(w.b, v...)
-}
-func (w *jsonWriter) bytes() []byte { return append(w.b, '}') }
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r == '\n':
-			b = append(b, '\\', 'n')
-		case r == '\r':
-			b = append(b, '\\', 'r')
-		case r == '\t':
-			b = append(b, '\\', 't')
-		case r < 0x20 || r == 0x2028 || r == 0x2029:
-			b = append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-		default:
-			b = utf8.AppendRune(b, r)
-		}
-	}
-	return append(b, '"')
 }

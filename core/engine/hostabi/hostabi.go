@@ -1,0 +1,243 @@
+// Package hostabi is liblock's engine interface as bytes: the protocol of
+// PROTOCOL.md (in this directory), implemented once for liblock.so (capi)
+// and liblock.wasm. It keeps the engines in a handle table, decodes one
+// event per Step, calls the engine and encodes the actions it emits; Decode
+// reads actions back for Go hosts (the wazero adapter) and tests.
+//
+// It is linked into liblock.wasm, whose size budget forbids fmt, reflect,
+// encoding/json and os: use strconv, strings, errors and unicode/utf8.
+package hostabi
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/liblock/liblock/core/engine"
+)
+
+// maxHandle keeps handles exact in a JavaScript number (below 2^53).
+const maxHandle = 1<<53 - 1
+
+// errHandlesExhausted: 2^53 − 1 engines were made in this process.
+var errHandlesExhausted = errors.New("liblock: no engine handles left in this process")
+
+// entry is one engine and the actions it emitted that the host has not
+// received yet.
+type entry struct {
+	mu      sync.Mutex // one Step at a time, whatever the host does
+	e       *engine.Engine
+	pending []Action
+	head    int // pending[head:] are undelivered
+}
+
+var table struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*entry
+}
+
+func lookup(h uint64) *entry {
+	table.mu.Lock()
+	en := table.m[h]
+	table.mu.Unlock()
+	return en
+}
+
+// New makes an engine from a configuration JSON (lock_client_new's) and
+// returns its handle.
+func New(configJSON string) (uint64, error) {
+	cfg, err := ParseConfig(configJSON)
+	if err != nil {
+		return 0, err
+	}
+	return NewWithEnv(cfg, engine.SystemEnv())
+}
+
+// NewWithEnv makes an engine of cfg over env (a simulated clock in tests).
+func NewWithEnv(cfg Config, env engine.Env) (uint64, error) {
+	ecfg, err := cfg.Engine()
+	if err != nil {
+		return 0, err
+	}
+	e, err := engine.New(ecfg, env)
+	if err != nil {
+		return 0, err
+	}
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	if table.next >= maxHandle {
+		return 0, errHandlesExhausted
+	}
+	if table.m == nil {
+		table.m = map[uint64]*entry{}
+	}
+	table.next++
+	table.m[table.next] = &entry{e: e}
+	return table.next, nil
+}
+
+// Free drops engine h at once (no I/O).
+func Free(h uint64) error {
+	table.mu.Lock()
+	en := table.m[h]
+	delete(table.m, h)
+	table.mu.Unlock()
+	if en == nil {
+		return ErrInvalidHandle
+	}
+	en.mu.Lock()
+	en.e, en.pending, en.head = nil, nil, 0
+	en.mu.Unlock()
+	return nil
+}
+
+// Count returns how many engines exist (for leak checks in tests).
+func Count() int {
+	table.mu.Lock()
+	defer table.mu.Unlock()
+	return len(table.m)
+}
+
+// Step hands engine h the event in (none when in is empty) and writes the
+// pending actions that fit into out. It returns the number of bytes
+// written. A malformed event, or an out shorter than MinOut, is an
+// *engine.ArgumentError naming "in" or "out_cap"; an unknown handle is
+// ErrInvalidHandle. Then nothing was done.
+func Step(h uint64, in, out []byte) (int, error) {
+	en := lookup(h)
+	if en == nil {
+		return 0, ErrInvalidHandle
+	}
+	if len(out) < MinOut {
+		return 0, argErr("out_cap", "must be at least "+strconv.Itoa(MinOut)+" bytes, got "+strconv.Itoa(len(out)))
+	}
+	var ev Event
+	if len(in) > 0 {
+		var err error
+		if ev, err = DecodeEvent(in); err != nil {
+			return 0, argErr("in", "malformed event: "+err.Error())
+		}
+	}
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if en.e == nil { // freed while this call waited
+		return 0, ErrInvalidHandle
+	}
+	if len(in) > 0 {
+		en.apply(&ev)
+	}
+	return en.fill(out), nil
+}
+
+// apply hands ev to the engine and queues the answer and the actions.
+func (en *entry) apply(ev *Event) {
+	e := en.e
+	switch ev.Kind {
+	case EvAcquire:
+		op, err := en.acquire(ev)
+		en.answer(op, err)
+	case EvExtend:
+		var op engine.OpID
+		ttl, err := TTLFromMillis(ev.TTLms)
+		if err != nil {
+			if _, ok := e.Lock(engine.LockID(ev.Lock)); !ok {
+				err = engine.ErrUnknownLock // the handle is checked first
+			}
+		} else {
+			op, err = e.Extend(engine.LockID(ev.Lock), ttl)
+		}
+		en.answer(op, err)
+	case EvRelease:
+		op, err := e.Release(engine.LockID(ev.Lock))
+		en.answer(op, err)
+	case EvCancel:
+		was := e.Cancel(engine.OpID(ev.Op))
+		en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActCanceled}, WasPending: was})
+	case EvForget:
+		e.Forget(engine.LockID(ev.Lock))
+	case EvClose:
+		e.Close()
+	case EvOpened:
+		e.Opened(engine.ConnID(ev.Conn))
+	case EvReceived:
+		e.Received(engine.ConnID(ev.Conn), ev.Data)
+	case EvConnFailed:
+		var err error
+		if ev.Message != "" {
+			err = errors.New(ev.Message)
+		}
+		e.ConnFailed(engine.ConnID(ev.Conn), err)
+	case EvTick:
+		e.Tick()
+	case EvLockInfo:
+		if info, ok := e.Lock(engine.LockID(ev.Lock)); ok {
+			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActInfo}, Info: info})
+		} else {
+			en.answer(0, engine.ErrUnknownLock)
+		}
+	}
+	for {
+		a, ok := e.Next()
+		if !ok {
+			break
+		}
+		en.pending = append(en.pending, Action{Action: a})
+	}
+}
+
+func (en *entry) acquire(ev *Event) (engine.OpID, error) {
+	if err := engine.CheckResource(ev.Resource); err != nil {
+		return 0, err
+	}
+	ttl, err := TTLFromMillis(ev.TTLms)
+	if err != nil {
+		return 0, err
+	}
+	wait, err := WaitFromMillis(ev.WaitMS)
+	if err != nil {
+		return 0, err
+	}
+	return en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend})
+}
+
+// answer queues STARTED or REJECTED. It runs before the engine's actions of
+// the same call are queued, so a host learns an operation's id before its
+// DONE.
+func (en *entry) answer(op engine.OpID, err error) {
+	if err != nil {
+		en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActRejected, Err: err}})
+		return
+	}
+	en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActStarted, Op: op}})
+}
+
+// fill encodes the pending actions that fit into out.
+func (en *entry) fill(out []byte) int {
+	b := out[:0:len(out)]
+	for en.head < len(en.pending) {
+		a := &en.pending[en.head]
+		nb, whole := appendAction(b, a, len(out)-len(b))
+		b = out[:len(nb):len(out)] // nb is b's array whenever it fit
+		if !whole {
+			break
+		}
+		en.pending[en.head] = Action{}
+		en.head++
+	}
+	if en.head == len(en.pending) {
+		en.pending, en.head = en.pending[:0], 0
+	} else {
+		// The engine reuses a WRITE's buffer at its next input: keep a copy
+		// of what the host has not received.
+		for i := en.head; i < len(en.pending); i++ {
+			if a := &en.pending[i]; a.Kind == engine.ActWrite {
+				a.Data = append([]byte(nil), a.Data...)
+			}
+		}
+	}
+	return len(b)
+}
+
+// Exists reports whether h names an engine.
+func Exists(h uint64) bool { return lookup(h) != nil }

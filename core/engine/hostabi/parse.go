@@ -1,0 +1,236 @@
+package hostabi
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/liblock/liblock/core/engine"
+)
+
+// The JSON accepted by lock_client_new, lock_engine_new and the acquire
+// options is parsed strictly: a JSON object, each key exactly one of the
+// documented names (case matters, no duplicates), each value of its
+// documented type (an integer is written without fraction or exponent; null
+// is never a value), and nothing after the object. Both liblock.so (capi)
+// and liblock.wasm parse with this code.
+
+// MaxJSONLength bounds the JSON text a caller may pass (1 MiB).
+const MaxJSONLength = 1 << 20
+
+// Config is a parsed configuration JSON: its values checked one by one, the
+// node URLs not parsed yet (Engine parses them, and capi's core.Config
+// validates them itself).
+type Config struct {
+	Nodes       []string
+	NodeTimeout time.Duration // 0: the default
+	DriftFactor *float64      // nil: the default; 0 means no drift allowance
+	KeyPrefix   string
+}
+
+// Engine resolves the node URLs (engine.ParseNodes) and validates the whole
+// configuration.
+func (c Config) Engine() (engine.Config, error) {
+	nodes, err := engine.ParseNodes(c.Nodes)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix}
+	if err := cfg.Validate(); err != nil {
+		return engine.Config{}, err
+	}
+	return cfg, nil
+}
+
+// AcquireOptions is the parsed options JSON of an acquire.
+type AcquireOptions struct {
+	Wait       time.Duration
+	AutoExtend bool
+}
+
+// argErr is the *engine.ArgumentError for arg. Reasons are built with
+// strconv, not fmt: fmt (with reflect) would add ≈ 190 KB to liblock.wasm.
+func argErr(arg, reason string) error { return engine.InvalidArg(arg, reason) }
+
+func nodeArg(i int) string { return "nodes[" + strconv.Itoa(i) + "]" }
+
+// parseObject walks one JSON object, handing each value to its field's
+// function. Unknown and duplicate keys, malformed JSON, a non-object and
+// trailing data are errors naming what (e.g. "config").
+func parseObject(what, s string, fields map[string]func(v jvalue) error) error {
+	if len(s) > MaxJSONLength {
+		return argErr(what, "longer than "+strconv.Itoa(MaxJSONLength)+" bytes")
+	}
+	if !utf8.ValidString(s) {
+		// A lenient decoder would turn bad bytes into U+FFFD, changing a
+		// key prefix or a URL behind the caller's back.
+		return argErr(what, "not valid UTF-8")
+	}
+	members, err := parseJSONObject(s)
+	switch err {
+	case nil:
+	case errNotObject:
+		return argErr(what, "must be a JSON object")
+	default:
+		return argErr(what, "malformed JSON: "+err.Error())
+	}
+	seen := make(map[string]bool, len(members))
+	for _, m := range members {
+		f, known := fields[m.key]
+		if !known {
+			return argErr(what, "unknown key "+strconv.Quote(m.key))
+		}
+		if seen[m.key] {
+			return argErr(what, "duplicate key "+strconv.Quote(m.key))
+		}
+		seen[m.key] = true
+		if m.val.kind == jNull {
+			return argErr(m.key, "must not be null")
+		}
+		if err := f(m.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == "" && (s == "0" || s[0] != '0')
+}
+
+// parseMillis reads a non-negative JSON integer of milliseconds, at most max.
+func parseMillis(key string, v jvalue, max time.Duration) (time.Duration, error) {
+	if v.kind != jNumber || !isInteger(v.s) {
+		return 0, argErr(key, "must be an integer number of milliseconds")
+	}
+	if v.s[0] == '-' {
+		return 0, argErr(key, "must not be negative")
+	}
+	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil || n > max.Milliseconds() {
+		return 0, argErr(key, "must be at most "+strconv.FormatInt(max.Milliseconds(), 10)+" ms")
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+func parseString(key string, v jvalue) (string, error) {
+	if v.kind != jString {
+		return "", argErr(key, "must be a string")
+	}
+	return v.s, nil
+}
+
+// ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
+// drift_factor, key_prefix). It checks each value's type and range; the
+// node URLs themselves are checked by whoever resolves them (Config.Engine).
+func ParseConfig(s string) (Config, error) {
+	var cfg Config
+	haveNodes := false
+	err := parseObject("config", s, map[string]func(jvalue) error{
+		"nodes": func(v jvalue) error {
+			if v.kind != jArray {
+				return argErr("nodes", "must be an array of strings")
+			}
+			if len(v.arr) > engine.MaxNodes {
+				return argErr("nodes", "at most "+strconv.Itoa(engine.MaxNodes)+" nodes, got "+strconv.Itoa(len(v.arr)))
+			}
+			cfg.Nodes = make([]string, 0, len(v.arr))
+			for i, it := range v.arr {
+				u, err := parseString(nodeArg(i), it)
+				if err != nil {
+					return err
+				}
+				cfg.Nodes = append(cfg.Nodes, u)
+			}
+			haveNodes = true
+			return nil
+		},
+		"node_timeout_ms": func(v jvalue) error {
+			d, err := parseMillis("node_timeout_ms", v, engine.MaxNodeTimeout)
+			if err != nil {
+				return err
+			}
+			if d == 0 {
+				return argErr("node_timeout_ms", "must be > 0")
+			}
+			cfg.NodeTimeout = d
+			return nil
+		},
+		"drift_factor": func(v jvalue) error {
+			if v.kind != jNumber {
+				return argErr("drift_factor", "must be a number")
+			}
+			f, err := strconv.ParseFloat(v.s, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return argErr("drift_factor", "must be a number")
+			}
+			if f < 0 || f > engine.MaxDriftFactor {
+				return argErr("drift_factor", "must be between 0 and "+strconv.FormatFloat(engine.MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(f, 'g', -1, 64))
+			}
+			cfg.DriftFactor = &f
+			return nil
+		},
+		"key_prefix": func(v jvalue) error {
+			p, err := parseString("key_prefix", v)
+			if err == nil && len(p) > engine.MaxKeyPrefix {
+				err = argErr("key_prefix", "longer than "+strconv.Itoa(engine.MaxKeyPrefix)+" bytes")
+			}
+			cfg.KeyPrefix = p
+			return err
+		},
+	})
+	if err != nil {
+		return Config{}, err
+	}
+	if !haveNodes {
+		return Config{}, argErr("nodes", "required: an array of at least one node URL")
+	}
+	return cfg, nil
+}
+
+// ParseOptions parses an acquire's options JSON (keys wait_ms,
+// auto_extend); isNull stands for a NULL pointer (all defaults).
+func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
+	var o AcquireOptions
+	if isNull {
+		return o, nil
+	}
+	err := parseObject("options", s, map[string]func(jvalue) error{
+		"wait_ms": func(v jvalue) error {
+			d, err := parseMillis("wait_ms", v, engine.MaxWait)
+			o.Wait = d
+			return err
+		},
+		"auto_extend": func(v jvalue) error {
+			if v.kind != jBool {
+				return argErr("auto_extend", "must be true or false")
+			}
+			o.AutoExtend = v.b
+			return nil
+		},
+	})
+	if err != nil {
+		return AcquireOptions{}, err
+	}
+	return o, nil
+}
+
+// TTLFromMillis checks a ttl in milliseconds before converting it, so that
+// huge values cannot overflow time.Duration.
+func TTLFromMillis(ms int64) (time.Duration, error) {
+	if ms < engine.MinTTL.Milliseconds() || ms > engine.MaxTTL.Milliseconds() {
+		return 0, argErr("ttl_ms", "must be between "+strconv.FormatInt(engine.MinTTL.Milliseconds(), 10)+" and "+strconv.FormatInt(engine.MaxTTL.Milliseconds(), 10)+", got "+strconv.FormatInt(ms, 10))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// WaitFromMillis checks a wait budget in milliseconds likewise.
+func WaitFromMillis(ms int64) (time.Duration, error) {
+	if ms < 0 || ms > engine.MaxWait.Milliseconds() {
+		return 0, argErr("wait_ms", "must be between 0 and "+strconv.FormatInt(engine.MaxWait.Milliseconds(), 10)+", got "+strconv.FormatInt(ms, 10))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}

@@ -1,0 +1,86 @@
+package hostabi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/liblock/liblock/core/engine"
+)
+
+// ABIVersion is the C ABI's version (lock_abi_version), which liblock.wasm
+// shares.
+const ABIVersion = 1
+
+// Status codes: the C ABI's LOCK_* numbers (capi/liblock.h).
+const (
+	OK              int32 = 0
+	NotAcquired     int32 = 1
+	Lost            int32 = 2
+	InvalidArgument int32 = 3
+	InvalidHandle   int32 = 4
+	Unavailable     int32 = 5
+	Canceled        int32 = 6
+	Internal        int32 = 7
+)
+
+// MsgInvalidHandle is the message of LOCK_INVALID_HANDLE.
+const MsgInvalidHandle = "liblock: invalid handle: unknown, freed, or of the wrong kind"
+
+// ErrInvalidHandle: an engine handle that names no engine (never one, or
+// freed).
+var ErrInvalidHandle = errors.New(MsgInvalidHandle)
+
+// StatusOf maps an error to its status code. It is the one status table of
+// liblock.so and liblock.wasm.
+//
+// A context that ended (canceled or past its deadline) is LOCK_CANCELED in
+// both: the caller's own budget ran out, nothing failed in liblock.
+func StatusOf(err error) int32 {
+	if err == nil {
+		return OK
+	}
+	if s, ok := statusOf(err); ok {
+		return s
+	}
+	for _, a := range aliases {
+		if errors.Is(err, a.err) {
+			if s, ok := statusOf(a.like); ok {
+				return s
+			}
+		}
+	}
+	return Internal
+}
+
+func statusOf(err error) (int32, bool) {
+	switch {
+	case errors.Is(err, engine.ErrInvalidArgument):
+		return InvalidArgument, true
+	case errors.Is(err, engine.ErrUnavailable):
+		return Unavailable, true
+	case errors.Is(err, engine.ErrNotAcquired):
+		return NotAcquired, true
+	case errors.Is(err, engine.ErrLost):
+		return Lost, true
+	case errors.Is(err, engine.ErrCanceled), errors.Is(err, engine.ErrClosed),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return Canceled, true
+	case errors.Is(err, engine.ErrUnknownLock), errors.Is(err, ErrInvalidHandle):
+		return InvalidHandle, true
+	}
+	return 0, false
+}
+
+type alias struct{ err, like error }
+
+var aliases []alias
+
+// Alias makes StatusOf map errors matching err (errors.Is) as it maps like,
+// one of the engine's sentinels. It exists for package core's sentinels
+// while they are still distinct values from the engine's; call it from an
+// init function only (it is not synchronized).
+func Alias(err, like error) {
+	if err != like {
+		aliases = append(aliases, alias{err, like})
+	}
+}
