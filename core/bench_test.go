@@ -34,6 +34,19 @@ func BenchmarkPair(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/go-redis-raw", n), func(b *testing.B) { benchRaw(b, c) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock-goredis", n), func(b *testing.B) { benchLiblock(b, c, goRedisClient) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c, respClient) })
+		if n == 5 {
+			// One node frozen (SIGSTOP): the engine decides as soon as a
+			// quorum answered, so the pair should cost what a healthy one
+			// does (each operation still writes to the frozen node, whose
+			// connection is dropped and re-opened every node timeout).
+			if err := c.Nodes[4].Freeze(); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("nodes=5-frozen1/liblock", func(b *testing.B) { benchLiblock(b, c, respClient) })
+			if err := c.Nodes[4].Thaw(); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
 

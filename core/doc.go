@@ -4,10 +4,11 @@
 // A lock is a Redis key holding a random token. To acquire it, a Client
 // sends SET key token NX PX ttl to every node at once, each request bounded
 // by the node timeout, and holds the lock only if a majority (N/2+1) granted
-// it and time is left: validity = ttl − elapsed − (ttl × drift + 2 ms),
-// measured on the monotonic clock from the start of the winning attempt. A
-// failed attempt deletes its token from every node that may hold it, then
-// retries after a randomized delay while the wait budget lasts. Extend and
+// it in time: the lock is held until start + ttl − (ttl × drift + 2 ms), on
+// the monotonic clock, start being the moment the winning attempt began
+// (no node can have set the key earlier). Each attempt has its own random
+// token. A failed attempt deletes its token from every node that may hold
+// it, then retries after a randomized delay while the wait budget lasts. Extend and
 // Release are compare-and-set Lua scripts, so they never touch a key another
 // owner holds, and an expired lock is never silently re-acquired.
 //
@@ -32,29 +33,38 @@
 //
 // # Timing guarantees
 //
-// Every node request (acquire, extend, release, cleanup) ends within the
-// node timeout, whatever the node does: a frozen node costs one node timeout,
-// not go-redis's 3 s read timeout. Acquire returns within wait + 2 × node
-// timeout plus scheduling noise; Extend and Release within one node timeout.
+// Every node exchange (acquire, extend, release, cleanup) is bounded by the
+// node timeout, whatever the node does: a frozen node costs at most one
+// node timeout, not go-redis's 3 s read timeout. Each operation is decided
+// as soon as its outcome is certain — a quorum granted, or a quorum became
+// impossible — so a frozen or slow minority costs no latency at all; the
+// commands to the nodes that have not answered still go out, and a failed
+// attempt's cleanup finishes in the background. Acquire returns within
+// wait + one node timeout plus scheduling noise; Extend and Release within
+// one node timeout.
 //
-// # I/O boundary
+// # Architecture: one engine, thin drivers
 //
-// The algorithm talks to Redis only through a Transport, which runs one
-// command per node, all in parallel. New builds liblock's own minimal RESP2
-// transport: it writes the request to every node first, then reads the
-// replies one node after the other in the calling goroutine (the nodes work
-// in parallel, with no goroutine per node), all under one deadline, min(node
-// timeout, ctx's deadline); canceling ctx interrupts it at once. A
-// connection that failed, timed out or was interrupted is closed, never
-// reused, so a late reply cannot be taken for the answer to a later
-// command. A new connection (one dial attempt) carries a command only after
-// the node has answered AUTH, SELECT or PING, so a frozen node does not
-// collect commands it would run when thawed. Each node keeps at most 16
-// connections; a burst beyond waits for one within its deadline. On 5 local
-// nodes it costs about half the CPU per acquire+release of the go-redis
-// transport (make bench-go). NewFromClients runs over go-redis clients; the
-// wasm module supplies a transport made of host calls, so it never links
-// go-redis.
+// Every decision and the Redis wire live in package core/engine, which does
+// no I/O: it is driven by events (requests; a connection opened, bytes
+// received, a connection failed; the time) and answers with actions (open a
+// connection to node i, write these bytes, close it, an operation is done,
+// a lock is lost, wake me at t). A Client is the Go driver of that engine:
+// it dials (TCP, unix sockets, TLS), writes what the engine says, feeds it
+// what arrives from one reader goroutine per connection, keeps one timer,
+// and turns the engine's results into return values, channels and
+// callbacks. The C ABI's blocking and callback functions run this driver
+// inside liblock.so; the Node and Python bindings run their own drivers on
+// their event loops over the same engine, natively (liblock.so) or from
+// liblock.wasm, through the byte protocol of core/engine/hostabi.
+//
+// Connections: one per node, commands pipelined and answered in order. A
+// new connection carries commands only after the node answered its
+// handshake (AUTH, SELECT, CLIENT SETNAME, or PING), so a frozen node does
+// not collect commands it would run when thawed; a connection whose request
+// timed out is closed and replaced, so a late reply can never be taken for
+// the answer to a later command. NewFromClients dials with each go-redis
+// client's own dialer; NewWithTransport runs the engine over any Transport.
 //
 // # What Redlock does not promise
 //

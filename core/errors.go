@@ -1,130 +1,38 @@
 package core
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "github.com/liblock/liblock/core/engine"
 
 // Sentinel errors. Test for them with errors.Is; the errors returned carry
-// more detail.
+// more detail. They are the engine's, so every driver reports the same.
 var (
 	// ErrNotAcquired: another owner holds the resource (no quorum of grants
 	// before the wait ran out).
-	ErrNotAcquired = errors.New("liblock: not acquired: the resource is held by another owner")
+	ErrNotAcquired = engine.ErrNotAcquired
 	// ErrUnavailable: too many nodes failed (errors, timeouts, refused
 	// connections) for a quorum to be possible. See *UnavailableError.
-	ErrUnavailable = errors.New("liblock: unavailable: too many nodes failed for a quorum")
+	ErrUnavailable = engine.ErrUnavailable
 	// ErrLost: the lock is no longer held on a quorum (it expired, was
 	// released, or another owner holds it now).
-	ErrLost = errors.New("liblock: lock lost")
+	ErrLost = engine.ErrLost
 	// ErrInvalidArgument: a bad argument or configuration; nothing was sent
 	// to any node. See *ArgumentError.
-	ErrInvalidArgument = errors.New("liblock: invalid argument")
+	ErrInvalidArgument = engine.ErrInvalidArgument
 	// ErrClosed: the Client was closed.
-	ErrClosed = errors.New("liblock: client closed")
+	ErrClosed = engine.ErrClosed
 )
 
 // ArgumentError names the argument that was rejected.
-type ArgumentError struct {
-	Arg    string // the argument or configuration field, e.g. "ttl", "nodes[1]"
-	Reason string
-}
-
-func (e *ArgumentError) Error() string {
-	return "liblock: invalid argument: " + e.Arg + ": " + e.Reason
-}
-
-// Is makes errors.Is(err, ErrInvalidArgument) true.
-func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
-
-// invalidArg is the ArgumentError for arg. Callers build reason with
-// strconv rather than fmt: fmt (with reflect) would add ≈ 190 KB to the wasm
-// module, which must stay under 3 MiB (wasm/README.md).
-func invalidArg(arg, reason string) error {
-	return &ArgumentError{Arg: arg, Reason: reason}
-}
-
-// indexed names one element of a list argument: indexed("nodes", 1) is
-// "nodes[1]".
-func indexed(name string, i int) string { return name + "[" + strconv.Itoa(i) + "]" }
-
-// wrapError is fmt.Errorf("msg: %w", err) without fmt: errors.Is and
-// errors.As see err through Unwrap.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
-
-// wrap returns an error that reads "prefix: " + err.Error() and unwraps to err.
-func wrap(prefix string, err error) error {
-	return &wrapError{msg: prefix + ": " + err.Error(), err: err}
-}
+type ArgumentError = engine.ArgumentError
 
 // NodeError is one node's failure during an operation.
-type NodeError struct {
-	Node int    // index in the configured node list
-	Addr string // the node's address, without credentials
-	Err  error
-}
-
-func (e *NodeError) Error() string {
-	return "node " + strconv.Itoa(e.Node) + " (" + e.Addr + "): " + errString(e.Err)
-}
-
-// errString is what fmt's %v prints for err, nil included.
-func errString(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return err.Error()
-}
-func (e *NodeError) Unwrap() error { return e.Err }
+type NodeError = engine.NodeError
 
 // UnavailableError reports an operation that could not reach a quorum
 // because nodes failed. errors.Is(err, ErrUnavailable) is true.
-type UnavailableError struct {
-	Op     string // "acquire", "extend" or "release"
-	Reason string // what went wrong overall
-	Nodes  []*NodeError
-}
+type UnavailableError = engine.UnavailableError
 
-func (e *UnavailableError) Error() string {
-	var b strings.Builder
-	b.WriteString("liblock: " + e.Op + ": unavailable: " + e.Reason)
-	for _, n := range e.Nodes {
-		b.WriteString("; ")
-		b.WriteString(n.Error())
-	}
-	return b.String()
-}
+func invalidArg(arg, reason string) error { return engine.InvalidArg(arg, reason) }
 
-// Is makes errors.Is(err, ErrUnavailable) true.
-func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+func wrap(prefix string, err error) error { return engine.Wrap(prefix, err) }
 
-// Unwrap exposes the per-node causes to errors.Is and errors.As.
-func (e *UnavailableError) Unwrap() []error {
-	errs := make([]error, len(e.Nodes))
-	for i, n := range e.Nodes {
-		errs[i] = n
-	}
-	return errs
-}
-
-// opError wraps a sentinel with the operation and resource it concerns.
-type opError struct {
-	op, resource, detail string
-	kind                 error
-}
-
-func (e *opError) Error() string {
-	if e.detail == "" {
-		return errString(e.kind) + " (" + e.op + " " + strconv.Quote(e.resource) + ")"
-	}
-	return errString(e.kind) + ": " + e.detail + " (" + e.op + " " + strconv.Quote(e.resource) + ")"
-}
-
-func (e *opError) Unwrap() error { return e.kind }
+func errLost(op, resource, detail string) error { return engine.LostError(op, resource, detail) }

@@ -1,65 +1,89 @@
-//go:build !wasip1
-
 package core
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"net"
 	"sync"
 	"time"
 
+	"github.com/liblock/liblock/core/engine"
 	"github.com/redis/go-redis/v9"
 )
 
-// New returns a Client over the nodes in cfg, reached through liblock's own
-// RESP transport, which keeps the node timeout on every request. It
-// validates cfg but does not connect: connections are made on first use.
+// New returns a Client over the nodes in cfg. It validates cfg but does not
+// connect: connections are made on first use, by the engine's rules (one
+// per node, commands pipelined, a new connection carries commands only after
+// the node answered its handshake).
 func New(cfg Config) (*Client, error) {
-	t, err := DialTransport(cfg)
+	nodes, err := engine.ParseNodes(cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	c, err := NewWithTransport(t, cfg)
+	eng, err := engine.New(cfg.engineConfig(nodes), engine.SystemEnv())
 	if err != nil {
-		_ = t.Close()
+		return nil, err
 	}
-	return c, err
+	return newClient(eng, dialNode, cfg.nodeTimeout(), nil), nil
 }
 
-// DialTransport returns the Transport that New runs on: liblock's RESP
-// transport (commands written to every node, then the replies read, each
-// request bounded by the node timeout and by the context). Hosts that carry out Redis I/O for the wasm
-// module use it too. It validates cfg but does not connect.
+// DialTransport returns a Transport over go-redis clients made from cfg's
+// node URLs, each request bounded by the node timeout. Clients made by New
+// do not use it; it serves NewWithTransport users who want a ready one. It
+// validates cfg but does not connect.
 func DialTransport(cfg Config) (Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return newRespTransport(cfg.Nodes, cfg.nodeTimeout())
+	clients := make([]*redis.Client, len(cfg.Nodes))
+	for i, raw := range cfg.Nodes {
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			closeAll(clients)
+			return nil, invalidArg(fmt.Sprintf("nodes[%d]", i), scrub(err.Error(), raw))
+		}
+		opt.ContextTimeoutEnabled = true
+		opt.MaxRetries = -1
+		clients[i] = redis.NewClient(opt)
+	}
+	return newRedisTransport(clients, cfg.nodeTimeout(), true), nil
 }
 
-// NewFromClients returns a Client over existing go-redis clients, one per
-// independent master; cfg.Nodes must be empty. Each client must have
-// ContextTimeoutEnabled set: without it go-redis ignores deadlines, and a
-// frozen node would stall every call for the client's read timeout. Close
-// does not close these clients.
+// NewFromClients returns a Client over the nodes of existing go-redis
+// clients, one per independent master; cfg.Nodes must be empty. The engine
+// opens its own connections with each client's dialer (TLS and all) and
+// handshake settings (user name, password, db, client name); the clients
+// themselves carry no lock traffic, and Close does not close them.
 func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
 	if len(cfg.Nodes) != 0 {
-		return nil, argError("nodes", "must be empty when clients are given")
+		return nil, invalidArg("nodes", "must be empty when clients are given")
 	}
 	if len(clients) == 0 {
-		return nil, argError("clients", "at least one client is required")
+		return nil, invalidArg("clients", "at least one client is required")
 	}
+	nodes := make([]engine.Node, len(clients))
+	dialers := make([]func(context.Context, string, string) (net.Conn, error), len(clients))
 	for i, rc := range clients {
 		if rc == nil {
-			return nil, argError(fmt.Sprintf("clients[%d]", i), "nil client")
+			return nil, invalidArg(fmt.Sprintf("clients[%d]", i), "nil client")
 		}
-		if !rc.Options().ContextTimeoutEnabled {
-			return nil, argError(fmt.Sprintf("clients[%d]", i), "set Options.ContextTimeoutEnabled: go-redis ignores deadlines without it")
-		}
+		opt := rc.Options()
+		nodes[i] = engine.Node{Network: opt.Network, Addr: opt.Addr, Username: opt.Username,
+			Password: opt.Password, DB: opt.DB, ClientName: opt.ClientName}
+		dialers[i] = opt.Dialer
 	}
-	return NewWithTransport(newRedisTransport(clients, cfg.nodeTimeout(), false), cfg)
+	eng, err := engine.New(cfg.engineConfig(nodes), engine.SystemEnv())
+	if err != nil {
+		return nil, err
+	}
+	dial := func(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
+		if dialers[node] == nil {
+			return dialNode(ctx, node, d)
+		}
+		return dialers[node](ctx, d.Network, d.Addr)
+	}
+	return newClient(eng, dial, cfg.nodeTimeout(), nil), nil
 }
 
 func closeAll(clients []*redis.Client) {
@@ -72,17 +96,7 @@ func closeAll(clients []*redis.Client) {
 
 // scrub removes a URL's password from a message that might repeat it.
 func scrub(msg, rawURL string) string {
-	if i := strings.Index(rawURL, "://"); i >= 0 {
-		rest := rawURL[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
-				if pw := rest[colon+1 : at]; pw != "" {
-					msg = strings.ReplaceAll(msg, pw, "xxxxx")
-				}
-			}
-		}
-	}
-	return msg
+	return engine.ScrubURL(msg, rawURL)
 }
 
 // redisTransport runs each node's command on its own go-redis client, all

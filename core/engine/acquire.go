@@ -38,6 +38,7 @@ type attempt struct {
 	token    string
 	start    time.Duration
 	state    []uint8
+	small    [8]uint8 // state's storage for up to 8 nodes
 	granted  int
 	refused  int
 	failed   int
@@ -58,11 +59,15 @@ func (o *acquireOp) fire(e *Engine, gen uint64) {
 func (e *Engine) startAttempt(o *acquireOp) {
 	o.timerGen++
 	o.woken = false
-	a := &attempt{op: o, token: newToken(e.env), start: e.now, state: make([]uint8, len(e.nodes))}
+	a := &attempt{op: o, token: newToken(e.env), start: e.now}
+	a.state = a.small[:0]
+	if len(e.nodes) > len(a.small) {
+		a.state = make([]uint8, 0, len(e.nodes))
+	}
+	a.state = a.state[:len(e.nodes)]
 	o.att = a
-	px := strconv.FormatInt(o.ttl.Milliseconds(), 10)
 	for _, n := range e.nodes {
-		e.send(n, a, nil, "SET", o.key, a.token, "NX", "PX", px)
+		e.send(n, a, command{kind: cmdSet, key: o.key, a1: a.token, px: o.ttl.Milliseconds()})
 	}
 }
 

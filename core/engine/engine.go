@@ -95,6 +95,7 @@ type Engine struct {
 	locks    map[LockID]*lockState
 	waiters  map[string][]*acquireOp
 	timers   timerHeap
+	reqs     []*request    // recycled requests
 	reported time.Duration // the deadline last reported in an ActTimer
 	hasRep   bool
 	closing  bool

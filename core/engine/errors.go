@@ -150,3 +150,20 @@ func Wrap(prefix string, err error) error { return wrap(prefix, err) }
 
 // InvalidArg returns the *ArgumentError for arg.
 func InvalidArg(arg, reason string) error { return invalidArg(arg, reason) }
+
+// LostError is the ErrLost error of an operation on resource, as the engine
+// reports it ("liblock: lock lost: detail (op "resource")").
+func LostError(op, resource, detail string) error { return errLost(op, resource, detail) }
+
+// ScrubURL removes rawURL's password from msg, which might repeat it.
+func ScrubURL(msg, rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		rest := rawURL[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				msg = scrub(msg, rest[colon+1:at])
+			}
+		}
+	}
+	return msg
+}

@@ -32,7 +32,8 @@ type lockOp struct {
 	start    time.Duration
 	until    time.Duration // the lock's validity when the round started
 	state    []uint8
-	ok       int // nodes that answered 1: the script matched our token
+	small    [8]uint8 // state's storage for up to 8 nodes
+	ok       int      // nodes that answered 1: the script matched our token
 	zero     int
 	failed   int
 	causes   []*NodeError
@@ -102,7 +103,11 @@ func (e *Engine) runLockOp(op *lockOp) {
 	}
 	l.cur = op
 	op.start, op.until = e.now, l.validUntil
-	op.state = make([]uint8, len(e.nodes))
+	op.state = op.small[:0]
+	if len(e.nodes) > len(op.small) {
+		op.state = make([]uint8, 0, len(e.nodes))
+	}
+	op.state = op.state[:len(e.nodes)]
 	if op.extend {
 		px := strconv.FormatInt(op.ttl.Milliseconds(), 10)
 		for _, n := range e.nodes {

@@ -22,22 +22,43 @@ type handler interface {
 	reply(e *Engine, node int, r Reply)
 }
 
-// request is one command to one node.
+// request is one command to one node. Requests are recycled (Engine.reqs):
+// gen tells a timer of an earlier use from the current one.
 type request struct {
 	node     *node
 	h        handler
-	args     []string
-	sc       *script // for EVALSHA: the script to fall back to on NOSCRIPT
+	cmd      command
 	deadline time.Duration
 	done     bool
+	gen      uint64
 }
 
-func (r *request) live(uint64) bool { return !r.done }
+func (r *request) live(gen uint64) bool { return gen == r.gen && !r.done }
 
-func (r *request) fire(e *Engine, _ uint64) {
-	if !r.done && r.node.has(r) {
+func (r *request) fire(e *Engine, gen uint64) {
+	if r.live(gen) && r.node.has(r) {
 		r.node.fail(e, errorString("no reply within the node timeout ("+e.timeout.String()+")"))
 	}
+}
+
+func (e *Engine) newRequest(n *node, h handler, c command) *request {
+	var r *request
+	if k := len(e.reqs); k > 0 {
+		r = e.reqs[k-1]
+		e.reqs = e.reqs[:k-1]
+	} else {
+		r = &request{}
+	}
+	r.node, r.h, r.cmd, r.done = n, h, c, false
+	return r
+}
+
+// recycle takes back a request nobody refers to any more (timers know it
+// by its gen).
+func (e *Engine) recycle(r *request) {
+	r.gen++
+	r.node, r.h, r.cmd = nil, nil, command{}
+	e.reqs = append(e.reqs, r)
 }
 
 type node struct {
@@ -70,11 +91,12 @@ func (n *node) has(r *request) bool {
 }
 
 // send issues a command to the node, bounded by the node timeout.
-func (e *Engine) send(n *node, h handler, sc *script, args ...string) {
-	r := &request{node: n, h: h, args: args, sc: sc, deadline: e.now + e.timeout}
-	e.timers.push(r.deadline, r, 0)
+func (e *Engine) send(n *node, h handler, c command) {
+	r := e.newRequest(n, h, c)
+	r.deadline = e.now + e.timeout
+	e.timers.push(r.deadline, r, r.gen)
 	if n.state == stReady {
-		n.out = AppendCommand(n.out, args...)
+		n.out = r.cmd.appendTo(n.out)
 		n.inflight = append(n.inflight, r)
 		return
 	}
@@ -87,7 +109,11 @@ func (e *Engine) send(n *node, h handler, sc *script, args ...string) {
 // sendScript runs a script by its sum; a node that does not have it cached
 // gets the source (EVAL) instead.
 func (e *Engine) sendScript(n *node, h handler, sc *script, key string, args ...string) {
-	e.send(n, h, sc, append([]string{"EVALSHA", sc.sha, "1", key}, args...)...)
+	c := command{kind: cmdEvalSHA, sc: sc, key: key, a1: args[0]}
+	if len(args) > 1 {
+		c.a2, c.two = args[1], true
+	}
+	e.send(n, h, c)
 }
 
 func (n *node) open(e *Engine) {
@@ -126,7 +152,7 @@ func (h handshakeStep) reply(e *Engine, i int, r Reply) {
 	if n.hsLeft == 0 && n.state == stHandshake {
 		n.state = stReady
 		for _, q := range n.queue {
-			n.out = AppendCommand(n.out, q.args...)
+			n.out = q.cmd.appendTo(n.out)
 		}
 		n.inflight = append(n.inflight, n.queue...)
 		n.queue = n.queue[:0]
@@ -160,7 +186,7 @@ func (n *node) opened(e *Engine) {
 	hs := make([]*request, len(steps))
 	for i, st := range steps {
 		n.out = AppendCommand(n.out, st...)
-		hs[i] = &request{node: n, h: handshakeStep{name: st[0]}, args: st}
+		hs[i] = e.newRequest(n, handshakeStep{name: st[0]}, command{kind: cmdRaw})
 	}
 	n.inflight = append(hs, n.inflight...)
 }
@@ -197,12 +223,15 @@ func (n *node) received(e *Engine, p []byte) {
 
 func (e *Engine) deliver(req *request, r Reply) {
 	req.done = true
-	if req.sc != nil && r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
-		args := append([]string{"EVAL", req.sc.src}, req.args[2:]...)
-		e.send(req.node, req.h, nil, args...)
+	if req.cmd.kind == cmdEvalSHA && r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
+		c := req.cmd
+		c.kind = cmdEval
+		e.send(req.node, req.h, c)
+		e.recycle(req)
 		return
 	}
 	req.h.reply(e, req.node.idx, r)
+	e.recycle(req)
 }
 
 // fail closes the node's connection and fails every request on it with
@@ -215,6 +244,7 @@ func (n *node) fail(e *Engine, err error) {
 		if !r.done {
 			r.done = true
 			r.h.reply(e, n.idx, Reply{Err: err})
+			e.recycle(r)
 		}
 	}
 }
@@ -245,4 +275,70 @@ func scrub(msg, password string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, password, "xxxxx")
+}
+
+// Command kinds: the engine's few commands are encoded straight into the
+// connection's buffer, without an argument slice per request.
+const (
+	cmdRaw     = iota // a handshake step, already written
+	cmdSet            // SET key a1 NX PX px
+	cmdEvalSHA        // EVALSHA sha 1 key a1 [a2]
+	cmdEval           // EVAL src 1 key a1 [a2]: after NOSCRIPT
+)
+
+type command struct {
+	kind   uint8
+	two    bool // a2 is an argument
+	sc     *script
+	key    string
+	a1, a2 string
+	px     int64
+}
+
+func (c *command) appendTo(b []byte) []byte {
+	switch c.kind {
+	case cmdSet:
+		b = append(b, "*6\r\n$3\r\nSET\r\n"...)
+		b = appendBulk(b, c.key)
+		b = appendBulk(b, c.a1)
+		b = append(b, "$2\r\nNX\r\n$2\r\nPX\r\n"...)
+		var num [20]byte
+		return appendBulkBytes(b, strconv.AppendInt(num[:0], c.px, 10))
+	case cmdEvalSHA, cmdEval:
+		if c.two {
+			b = append(b, "*6\r\n"...)
+		} else {
+			b = append(b, "*5\r\n"...)
+		}
+		if c.kind == cmdEvalSHA {
+			b = append(b, "$7\r\nEVALSHA\r\n"...)
+			b = appendBulk(b, c.sc.sha)
+		} else {
+			b = append(b, "$4\r\nEVAL\r\n"...)
+			b = appendBulk(b, c.sc.src)
+		}
+		b = append(b, "$1\r\n1\r\n"...)
+		b = appendBulk(b, c.key)
+		b = appendBulk(b, c.a1)
+		if c.two {
+			b = appendBulk(b, c.a2)
+		}
+	}
+	return b
+}
+
+func appendBulk(b []byte, s string) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
+}
+
+func appendBulkBytes(b, s []byte) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
 }

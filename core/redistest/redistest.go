@@ -370,17 +370,28 @@ func (n *Node) Keys() ([]string, error) {
 // "no lock left behind" check.
 func (c *Cluster) AssertNoKeys(tb testing.TB) {
 	tb.Helper()
+	// An operation ends as soon as a quorum answered; the commands to the
+	// other nodes are still on their way (each bounded by the node timeout).
+	// So a key may take a moment to go: wait for it, with a deadline.
+	deadline := time.Now().Add(2 * time.Second)
 	for _, n := range c.Nodes {
 		if n.PID() == 0 || n.isFrozen() {
 			continue
 		}
-		keys, err := n.Keys()
-		if err != nil {
-			tb.Errorf("node %d: KEYS: %v", n.Index, err)
-			continue
-		}
-		if len(keys) > 0 {
-			tb.Errorf("node %d still holds keys %q", n.Index, keys)
+		for {
+			keys, err := n.Keys()
+			if err != nil {
+				tb.Errorf("node %d: KEYS: %v", n.Index, err)
+				break
+			}
+			if len(keys) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Errorf("node %d still holds keys %q", n.Index, keys)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

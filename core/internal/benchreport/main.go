@@ -3,7 +3,8 @@
 // its p50-µs metric (and of its cpu-µs metric, process CPU per pair, when
 // reported) over the -count runs, and for every liblock benchmark
 // (…/liblock, …/liblock-<variant>) the ratios to the baseline of the same
-// group (…/go-redis-raw) measured in the same run.
+// group (…/go-redis-raw) measured in the same run; a …-frozen1 group (one
+// node frozen) is compared with the healthy group's pair instead.
 package main
 
 import (
@@ -59,6 +60,10 @@ func main() {
 		var base metrics
 		if group, leaf, ok := cut(name); ok && strings.HasPrefix(leaf, "liblock") {
 			base = samples[group+"/go-redis-raw"]
+			if healthy, frozen := strings.CutSuffix(group, "-frozen1"); frozen {
+				// With a node frozen, the baseline is the healthy pair.
+				base = samples[healthy+"/"+leaf]
+			}
 		}
 		fmt.Printf("%-48s", name)
 		for _, unit := range []string{"p50-µs", "cpu-µs"} {

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"context"
@@ -17,35 +17,30 @@ import (
 // oddStrings need quoting or escaping: %q and strconv.Quote must agree.
 var oddStrings = []string{"", "orders:42", `a"b\c`, "tab\there\nnl", "☃ snow", "\x00\x7f\xff", "\u2028", strings.Repeat("x", 300)}
 
+var oneNode = []Node{{Network: "tcp", Addr: "h:1"}}
+
 func TestArgumentMessagesMatchFmt(t *testing.T) {
 	neg := -0.5
 	for _, tc := range []struct {
 		err  error
 		want string
 	}{
-		{Config{Nodes: []string{"redis://h:1"}, NodeTimeout: -time.Nanosecond}.Validate(),
+		{Config{Nodes: oneNode, NodeTimeout: -time.Nanosecond}.Validate(),
 			fmt.Sprintf("liblock: invalid argument: %s: %s", "node_timeout", fmt.Sprintf("must be > 0 and at most %v, got %v", MaxNodeTimeout, -time.Nanosecond))},
-		{Config{Nodes: []string{"redis://h:1"}, NodeTimeout: 90 * time.Second}.Validate(),
+		{Config{Nodes: oneNode, NodeTimeout: 90 * time.Second}.Validate(),
 			fmt.Sprintf("liblock: invalid argument: node_timeout: must be > 0 and at most %v, got %v", MaxNodeTimeout, 90*time.Second)},
-		{Config{Nodes: []string{"redis://h:1"}, DriftFactor: &neg}.Validate(),
+		{Config{Nodes: oneNode, DriftFactor: &neg}.Validate(),
 			fmt.Sprintf("liblock: invalid argument: drift_factor: must be between 0 and %v, got %v", MaxDriftFactor, neg)},
-		{Config{Nodes: []string{"redis://h:1"}, KeyPrefix: strings.Repeat("k", MaxKeyPrefix+1)}.Validate(),
+		{Config{Nodes: oneNode, KeyPrefix: strings.Repeat("k", MaxKeyPrefix+1)}.Validate(),
 			fmt.Sprintf("liblock: invalid argument: key_prefix: longer than %d bytes", MaxKeyPrefix)},
-		{Config{Nodes: make([]string, MaxNodes+1)}.Validate(),
+		{Config{Nodes: make([]Node, MaxNodes+1)}.Validate(),
 			fmt.Sprintf("liblock: invalid argument: nodes: at most %d nodes, got %d", MaxNodes, MaxNodes+1)},
-		{Config{Nodes: []string{"redis://h:1", ""}}.Validate(),
-			fmt.Sprintf("liblock: invalid argument: %s: %s", fmt.Sprintf("nodes[%d]", 1), fmt.Errorf("empty URL"))},
-		{Config{Nodes: []string{"redis://h:1", "redis://h:2", "redis:///db"}}.Validate(),
-			fmt.Sprintf("liblock: invalid argument: nodes[2]: %s", fmt.Errorf("%s URL without a host", "redis"))},
-		{Config{Nodes: []string{"ht\"tp://h:1"}}.Validate(), "liblock: invalid argument: nodes[0]: malformed URL"},
-		{Config{Nodes: []string{"http://h:1"}}.Validate(),
-			fmt.Sprintf("liblock: invalid argument: nodes[0]: %s", fmt.Errorf("scheme %q is not redis, rediss or unix", "http"))},
-		{checkResource(strings.Repeat("r", MaxResourceLength+1)),
+		{CheckResource(strings.Repeat("r", MaxResourceLength+1)),
 			fmt.Sprintf("liblock: invalid argument: resource: longer than %d bytes", MaxResourceLength)},
-		{checkTTL(0), fmt.Sprintf("liblock: invalid argument: ttl: must be between %v and %v, got %v", MinTTL, MaxTTL, time.Duration(0))},
-		{checkTTL(25*time.Hour + 1500*time.Microsecond),
+		{CheckTTL(0), fmt.Sprintf("liblock: invalid argument: ttl: must be between %v and %v, got %v", MinTTL, MaxTTL, time.Duration(0))},
+		{CheckTTL(25*time.Hour + 1500*time.Microsecond),
 			fmt.Sprintf("liblock: invalid argument: ttl: must be between %v and %v, got %v", MinTTL, MaxTTL, 25*time.Hour+1500*time.Microsecond)},
-		{acquireOptions{wait: -time.Millisecond}.validate(),
+		{CheckWait(-time.Millisecond),
 			fmt.Sprintf("liblock: invalid argument: wait: must be between 0 and %v, got %v", MaxWait, -time.Millisecond)},
 	} {
 		if tc.err == nil {
@@ -62,7 +57,7 @@ func TestArgumentMessagesMatchFmt(t *testing.T) {
 func TestDriftFactorFormatMatchesFmt(t *testing.T) {
 	for _, f := range []float64{-0.5, 0.30000000000000004, 0.10000000000000002, -1e-7, 1e21, 123456789, math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, -math.SmallestNonzeroFloat64} {
 		d := f
-		err := Config{Nodes: []string{"redis://h:1"}, DriftFactor: &d}.Validate()
+		err := Config{Nodes: oneNode, DriftFactor: &d}.Validate()
 		want := fmt.Sprintf("liblock: invalid argument: drift_factor: must be between 0 and %v, got %v", MaxDriftFactor, f)
 		if err == nil || err.Error() != want {
 			t.Errorf("drift %v:\n got %v\nwant %s", f, err, want)

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+// fakeEnv is a clock the benchmark moves by hand and a fixed random source.
+type fakeEnv struct {
+	now time.Duration
+	b   byte
+}
+
+func (f *fakeEnv) Now() time.Duration { return f.now }
+func (f *fakeEnv) Random(p []byte) {
+	for i := range p {
+		f.b++
+		p[i] = f.b
+	}
+}
+
+// instantHost plays every node as one that answers at once, as Redis does
+// for a key nobody else holds: the handshake's PING, SET → OK, a script → 1.
+type instantHost struct {
+	e     *Engine
+	conns map[ConnID]bool
+	reply []byte
+}
+
+func (h *instantHost) run(t testing.TB) (lock LockID, err error) {
+	for {
+		a, ok := h.e.Next()
+		if !ok {
+			return lock, err
+		}
+		switch a.Kind {
+		case ActOpen:
+			h.e.Opened(a.Conn)
+		case ActWrite:
+			h.reply = h.reply[:0]
+			for rest := a.Data; len(rest) > 0; {
+				n, isSet := commandLen(rest)
+				switch {
+				case n == 0:
+					t.Fatalf("cannot read %q", rest)
+				case isSet == 'S':
+					h.reply = append(h.reply, "+OK\r\n"...)
+				case isSet == 'P':
+					h.reply = append(h.reply, "+PONG\r\n"...)
+				default:
+					h.reply = append(h.reply, ":1\r\n"...)
+				}
+				rest = rest[n:]
+			}
+			h.e.Received(a.Conn, h.reply)
+		case ActDone:
+			lock, err = a.Lock, a.Err
+		}
+	}
+}
+
+// commandLen returns the length of the RESP command at the front of b and
+// the first letter of its name.
+func commandLen(b []byte) (int, byte) {
+	line, n, _ := replyLine(b)
+	if n == 0 {
+		return 0, 0
+	}
+	count, _ := strconv.Atoi(string(line[1:]))
+	off, first := n, byte(0)
+	for i := range count {
+		l, k, _ := replyLine(b[off:])
+		size, _ := strconv.Atoi(string(l[1:]))
+		if i == 0 {
+			first = b[off+k]
+		}
+		off += k + size + 2
+	}
+	return off, first
+}
+
+// BenchmarkEngineCPU reports the engine's CPU per acquire+release pair with
+// instantly answered I/O, on 1 and 5 nodes: the native counterpart of
+// wasm/host's BenchmarkModuleCPU (the same engine compiled for wasip1 and
+// run by wazero).
+func BenchmarkEngineCPU(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
+			nodes := make([]Node, n)
+			for i := range nodes {
+				nodes[i] = Node{Network: "tcp", Addr: "127.0.0.1:" + strconv.Itoa(7001+i)}
+			}
+			env := &fakeEnv{}
+			e, err := New(Config{Nodes: nodes, NodeTimeout: time.Second}, env)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := &instantHost{e: e}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				env.now += time.Microsecond
+				if _, err := e.Acquire(AcquireRequest{Resource: "bench", TTL: 10 * time.Second}); err != nil {
+					b.Fatal(err)
+				}
+				lock, err := h.run(b)
+				if err != nil || lock == 0 {
+					b.Fatal(err)
+				}
+				if _, err := e.Release(lock); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.run(b); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

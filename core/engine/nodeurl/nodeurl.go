@@ -1,0 +1,272 @@
+// Package nodeurl reads liblock's node URLs: the one parser every binding
+// uses. Parse accepts exactly the URLs go-redis v9.23.0's redis.ParseURL
+// accepts, reads the same fields from them and refuses the others with
+// go-redis's message (the password scrubbed from it).
+//
+// Accepted forms (go-redis's):
+//
+//	redis://[user[:password]@][host][:port][/db][?options]   (host localhost, port 6379 when empty)
+//	rediss://...                                             (the same over TLS)
+//	unix://[user[:password]@]/path/to/socket[?db=N][&options]
+//
+// Options: db, client_name and skip_verify (rediss only) are read; the
+// other options go-redis knows (protocol, max_retries, the timeouts, the
+// pool sizes, ...) are checked as go-redis checks them and ignored;
+// anything else is refused.
+//
+// The package does no I/O and imports neither net/url nor fmt: it is linked
+// into liblock.wasm, whose size budget forbids them (nodeurl_deps_test.go).
+package nodeurl
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Spec is everything liblock needs to connect to one node.
+type Spec struct {
+	Network            string // "tcp" or "unix"
+	Addr               string // "host:port" (net.JoinHostPort form, IPv6 in brackets) or the socket path
+	TLS                bool   // rediss://
+	ServerName         string // TLS server name (the host, as go-redis sets tls.Config.ServerName)
+	SkipVerify         bool   // ?skip_verify=true
+	Username, Password string
+	DB                 int
+	ClientName         string // ?client_name=
+}
+
+// Parse reads one node URL exactly as go-redis v9.23.0's redis.ParseURL
+// does (same accepted set, same fields, go-redis's own error text), but
+// with the password never appearing in an error message.
+func Parse(raw string) (Spec, error) {
+	s, err := parse(raw)
+	if err != nil {
+		return Spec{}, errors.New(scrub(err.Error(), raw))
+	}
+	return s, nil
+}
+
+// Redact returns raw with its password replaced by "xxxxx" in the text as
+// given, or "(malformed URL)" when url.Parse would refuse raw — for
+// messages and logs. (This is core.RedactURL's behaviour in the wasip1
+// build; the native build's net/url Redacted also re-escapes the rest.)
+func Redact(raw string) string {
+	u, err := parseURL(raw)
+	if err != nil {
+		return "(malformed URL)"
+	}
+	if u.pwSpan[0] < 0 {
+		return raw
+	}
+	return raw[:u.pwSpan[0]] + "xxxxx" + raw[u.pwSpan[1]:]
+}
+
+// parse is redis.ParseURL, its error message unscrubbed.
+func parse(raw string) (Spec, error) {
+	u, err := parseURL(raw)
+	if err != nil {
+		return Spec{}, err
+	}
+	switch u.scheme {
+	case "redis", "rediss":
+		return setupTCPConn(u)
+	case "unix":
+		return setupUnixConn(u)
+	default:
+		return Spec{}, errors.New("redis: invalid URL scheme: " + u.scheme)
+	}
+}
+
+func setupTCPConn(u parsedURL) (Spec, error) {
+	s := Spec{Network: "tcp", Username: u.username, Password: u.password}
+
+	// getHostPortWithDefaults
+	h, p := splitHostPort(u.host)
+	if h == "" {
+		h = "localhost"
+	}
+	if p == "" {
+		p = "6379"
+	}
+	s.Addr = joinHostPort(h, p)
+
+	f := strings.FieldsFunc(u.path, func(r rune) bool { return r == '/' })
+	switch len(f) {
+	case 0:
+	case 1:
+		db, err := strconv.Atoi(f[0])
+		if err != nil {
+			return Spec{}, errors.New("redis: invalid database number: " + strconv.Quote(f[0]))
+		}
+		s.DB = db
+	default:
+		return Spec{}, errors.New("redis: invalid URL path: " + u.path)
+	}
+
+	if u.scheme == "rediss" {
+		s.TLS = true
+		s.ServerName = h
+	}
+	return setupConnParams(u, s)
+}
+
+// joinHostPort is net.JoinHostPort.
+func joinHostPort(host, port string) string {
+	if strings.IndexByte(host, ':') >= 0 {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
+}
+
+func setupUnixConn(u parsedURL) (Spec, error) {
+	if strings.TrimSpace(u.path) == "" {
+		return Spec{}, errors.New("redis: empty unix socket path")
+	}
+	s := Spec{Network: "unix", Addr: u.path, Username: u.username, Password: u.password}
+	return setupConnParams(u, s)
+}
+
+// queryOptions is go-redis's: each option read is removed, so that what
+// is left is unknown; the first bad value is the error.
+type queryOptions struct {
+	q   map[string][]string
+	err error
+}
+
+func (o *queryOptions) has(name string) bool { return len(o.q[name]) > 0 }
+
+// string returns the option's last value.
+func (o *queryOptions) string(name string) string {
+	vs := o.q[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	delete(o.q, name)
+	return vs[len(vs)-1]
+}
+
+func (o *queryOptions) int(name string) {
+	s := o.string(name)
+	if s == "" {
+		return
+	}
+	if _, err := strconv.Atoi(s); err != nil && o.err == nil {
+		o.err = errors.New("redis: invalid " + name + " number: " + err.Error())
+	}
+}
+
+func (o *queryOptions) duration(name string) {
+	s := o.string(name)
+	if s == "" {
+		return
+	}
+	if _, err := strconv.Atoi(s); err == nil {
+		return // seconds
+	}
+	if _, err := time.ParseDuration(s); err != nil && o.err == nil {
+		o.err = errors.New("redis: invalid " + name + " duration: " + err.Error())
+	}
+}
+
+func (o *queryOptions) bool(name string) bool {
+	switch s := o.string(name); s {
+	case "true", "1":
+		return true
+	case "false", "0", "":
+		return false
+	default:
+		if o.err == nil {
+			o.err = errors.New("redis: invalid " + name + " boolean: expected true/false/1/0 or an empty string, got " + strconv.Quote(s))
+		}
+		return false
+	}
+}
+
+// setupConnParams is go-redis's: the query options, checked in its order
+// (which decides the error reported when several are bad).
+func setupConnParams(u parsedURL, s Spec) (Spec, error) {
+	q := queryOptions{q: parseQuery(u.rawQuery)}
+
+	if tmp := q.string("db"); tmp != "" {
+		db, err := strconv.Atoi(tmp)
+		if err != nil {
+			return Spec{}, errors.New("redis: invalid database number: " + err.Error())
+		}
+		s.DB = db
+	}
+
+	q.int("protocol")
+	s.ClientName = q.string("client_name")
+	q.int("max_retries")
+	q.duration("min_retry_backoff")
+	q.duration("max_retry_backoff")
+	q.duration("dial_timeout")
+	q.duration("read_timeout")
+	q.duration("write_timeout")
+	q.bool("pool_fifo")
+	q.int("pool_size")
+	q.duration("pool_timeout")
+	q.int("min_idle_conns")
+	q.int("max_idle_conns")
+	q.int("max_active_conns")
+	q.int("max_concurrent_dials")
+	q.int("pipeline_pool_size")
+	q.int("pipeline_read_buffer_size")
+	q.int("pipeline_write_buffer_size")
+	if q.has("conn_max_idle_time") {
+		q.duration("conn_max_idle_time")
+	} else {
+		q.duration("idle_timeout")
+	}
+	if q.has("conn_max_lifetime") {
+		q.duration("conn_max_lifetime")
+	} else {
+		q.duration("max_conn_age")
+	}
+	if q.has("conn_max_lifetime_jitter") {
+		q.duration("conn_max_lifetime_jitter")
+	}
+	if s.TLS && q.has("skip_verify") {
+		s.SkipVerify = q.bool("skip_verify")
+	}
+	if q.err != nil {
+		return Spec{}, q.err
+	}
+
+	if len(q.q) > 0 {
+		keys := make([]string, 0, len(q.q))
+		for k := range q.q {
+			keys = append(keys, k)
+		}
+		sortStrings(keys, func(a, b string) bool { return a < b })
+		return Spec{}, errors.New("redis: unexpected option: " + strings.Join(keys, ", "))
+	}
+	return s, nil
+}
+
+// sortStrings is a stable merge sort: neither slices nor sort is linked
+// into liblock.wasm so far.
+func sortStrings(a []string, less func(a, b string) bool) {
+	if len(a) < 2 {
+		return
+	}
+	mid := len(a) / 2
+	sortStrings(a[:mid], less)
+	sortStrings(a[mid:], less)
+	merged := make([]string, 0, len(a))
+	i, j := 0, mid
+	for i < mid && j < len(a) {
+		if less(a[j], a[i]) {
+			merged = append(merged, a[j])
+			j++
+		} else {
+			merged = append(merged, a[i])
+			i++
+		}
+	}
+	merged = append(merged, a[i:mid]...)
+	merged = append(merged, a[j:]...)
+	copy(a, merged)
+}
