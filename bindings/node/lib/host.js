@@ -77,6 +77,20 @@ function drain() {
 
 const reader = new P.Reader();
 
+// Writes to one connection within one tick (many operations started or
+// canceled together, replies that start the next round of several
+// operations) leave in one writev: the socket is corked at its first write
+// and uncorked at the end of the tick.
+const corked = [];
+function cork(s) {
+  s.cork();
+  if (corked.push(s) === 1) process.nextTick(uncorkAll);
+}
+function uncorkAll() {
+  for (let i = 0; i < corked.length; i++) corked[i].uncork();
+  corked.length = 0;
+}
+
 // ---------------------------------------------------------------- Host
 
 class Host {
@@ -146,7 +160,10 @@ class Host {
           const n = r.u32();
           const s = this.conns.get(conn);
           // A copy: the output buffer is reused by the next step.
-          if (s) s.write(Buffer.from(m.b.subarray(r.o, r.o + n)));
+          if (s) {
+            if (!s.writableCorked) cork(s);
+            s.write(Buffer.from(m.b.subarray(r.o, r.o + n)));
+          }
           r.o += n;
           break;
         }
