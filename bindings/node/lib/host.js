@@ -77,6 +77,33 @@ function drain() {
 
 const reader = new P.Reader();
 
+// A burst of requests (a thousand acquires started in one loop, or canceled
+// by one AbortSignal) is stepped BURST at a time, one batch per turn of the
+// event loop, so that the loop keeps turning (timers, replies) meanwhile. A
+// request made while others wait its turn waits too (order is kept). The
+// count restarts when the synchronous code that made the requests ends.
+const BURST = 64;
+let burst = 0;
+const deferred = [];
+const resetBurst = () => { burst = 0; };
+
+/** Whether a request may be stepped now; else it goes through defer(). */
+function admit() {
+  if (deferred.length > 0) return false;
+  if (burst++ === 0) queueMicrotask(resetBurst);
+  return burst <= BURST;
+}
+function defer(fn) {
+  if (deferred.push(fn) === 1) setImmediate(runDeferred);
+}
+function runDeferred() {
+  const batch = deferred.splice(0, BURST);
+  for (const fn of batch) {
+    try { fn(); } catch (e) { queueMicrotask(() => { throw e; }); }
+  }
+  if (deferred.length > 0) setImmediate(runDeferred);
+}
+
 // Writes to one connection within one tick (many operations started or
 // canceled together, replies that start the next round of several
 // operations) leave in one writev: the socket is corked at its first write
@@ -106,6 +133,11 @@ class Host {
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
     this.timer = null;
+    // The timer's callback runs before the loop polls the sockets: the TICK
+    // waits for the check phase (setImmediate), after replies that are
+    // already there have been read, so that a stalled loop does not turn
+    // them into timeouts.
+    this.onTimer = () => { this.timer = null; setImmediate(this.onTick); };
     this.onTick = () => this.tick();
     this.closed = false; // close() was called
     this.dead = false; // CLOSED came; the engine is freed
@@ -260,12 +292,11 @@ class Host {
 
   arm(us) {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(this.onTick, Math.ceil(us / 1000));
+    this.timer = setTimeout(this.onTimer, Math.ceil(us / 1000));
     this.timer.unref();
   }
 
   tick() {
-    this.timer = null;
     const ad = this.ad;
     this.run(P.encBare(ad.mem(), ad.inOff, EV.TICK));
   }
@@ -299,6 +330,17 @@ class Host {
 
   /** Starts an acquire; resolves with the new lock's state. */
   acquire(resource, ttl, wait, autoExtend, signal) {
+    if (admit()) return this.acquireNow(resource, ttl, wait, autoExtend, signal);
+    return new Promise((resolve, reject) => defer(() => {
+      if (signal && signal.aborted) reject(E.canceledBy(signal));
+      else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
+      else {
+        try { resolve(this.acquireNow(resource, ttl, wait, autoExtend, signal)); } catch (e) { reject(e); }
+      }
+    }));
+  }
+
+  acquireNow(resource, ttl, wait, autoExtend, signal) {
     const ad = this.ad;
     if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
@@ -313,6 +355,11 @@ class Host {
   }
 
   cancel(op) {
+    if (admit()) this.cancelNow(op);
+    else defer(() => this.cancelNow(op));
+  }
+
+  cancelNow(op) {
     if (this.dead || !this.ops.has(op)) return;
     const ad = this.ad;
     this.run(P.encId(ad.mem(), ad.inOff, EV.CANCEL, op));

@@ -27,6 +27,25 @@ function candidatePaths() {
   return out;
 }
 
+// V8 compiles a module's functions lazily, at their first call: then the
+// Go runtime's start and the first acquire, release, reply... each compile
+// their code inside a step, tens of milliseconds on a busy machine, and a
+// node request's deadline (counted by the engine from the step's start) can
+// pass before its reply is read. Compiling every function up front costs
+// about as much in total, all of it in new Client(). The flag is set for
+// this one compilation only, unless the process chose for itself.
+function eagerCompilation() {
+  const own = [...process.execArgv, process.env.NODE_OPTIONS || ''].some((a) => a.includes('wasm-lazy-compilation'));
+  if (own) return () => {};
+  const v8 = require('node:v8');
+  try {
+    v8.setFlagsFromString('--no-wasm-lazy-compilation');
+  } catch {
+    return () => {};
+  }
+  return () => { try { v8.setFlagsFromString('--wasm-lazy-compilation'); } catch { /* keep */ } };
+}
+
 /** Finds, compiles and instantiates liblock.wasm once; returns the adapter. Throws LoadError. */
 function load() {
   if (adapter) return adapter;
@@ -50,10 +69,13 @@ function load() {
   }
   const t0 = performance.now();
   let module;
+  const eager = eagerCompilation();
   try {
     module = new WebAssembly.Module(bytes);
   } catch (e) {
     throw new LoadError(`liblock: ${where} is not a WebAssembly module: ${e.message}`, { cause: e });
+  } finally {
+    eager();
   }
   const compileMs = performance.now() - t0;
   const t1 = performance.now();

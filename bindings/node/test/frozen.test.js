@@ -3,6 +3,8 @@
 // answers): every operation still succeeds on the other four, on both
 // backends. The engine decides as soon as a quorum answered; the frozen
 // node's requests time out in the background (bench.js shows the latency).
+// The node timeout is generous: what is tested is success, not speed, on a
+// machine that may be busy.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client } = require('..');
@@ -13,7 +15,7 @@ before(async () => { nodes = await startNodes(5); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
 test('one frozen node of five: acquire, extend and release succeed, again and again', async () => {
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 250 }));
   // Connected before the freeze, then frozen: requests sit in its socket.
   await (await client.acquire('frozen:warm', { ttl: 5000 })).release();
   await nodes.freeze(3);
@@ -25,7 +27,7 @@ test('one frozen node of five: acquire, extend and release succeed, again and ag
       await lock.release();
     }
     // A second client connects while the node is frozen.
-    const fresh = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
+    const fresh = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 250 }));
     const lock = await fresh.acquire('frozen:fresh', { ttl: 5000 });
     await lock.release();
     await fresh.close();
