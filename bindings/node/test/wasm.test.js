@@ -126,10 +126,10 @@ test('the database number in a node URL is used', async () => {
   const c = wasmClient({ nodes: nodes.urls.map((u) => `${u}/3`) });
   const l = await c.acquire('wasm:db', { ttl: 5000 });
   const db3 = new Redis(`${nodes.urls[0]}/3`);
-  assert.equal(await db3.get('wasm:db'), l.token);
+  await waitFor(async () => (await db3.get('wasm:db')) === l.token, { what: 'the token in db 3 of node 0' });
   assert.equal(await redis[0].get('wasm:db'), null, 'not in db 0');
   await l.release();
-  assert.equal(await db3.get('wasm:db'), null);
+  await waitFor(async () => (await db3.get('wasm:db')) === null, { what: 'the key gone from db 3' });
   await db3.quit();
   await c.close();
 });
