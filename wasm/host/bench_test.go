@@ -1,79 +1,70 @@
 package host_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
 	"github.com/liblock/liblock/core/redistest"
 	"github.com/liblock/liblock/wasm/host"
 )
 
-// BenchmarkPair measures one acquire+release pair, per iteration, through
-// the native core and through the wasm module on the same nodes in the same
-// run, and reports the median as p50-µs (wasm/scripts/bench.sh prints the
-// ratio).
+// BenchmarkPair: acquire+release pairs against real redis-servers on 1 and
+// 5 nodes, through the wasm engine and through the native engine, both
+// driven by the same test host (hostabitest: net.Conn, one goroutine per
+// connection). Reported: the p50 of a pair in µs.
 func BenchmarkPair(b *testing.B) {
 	for _, n := range []int{1, 5} {
-		c := redistest.Start(b, n)
-		// A node timeout well above the default 50 ms: on a loaded 2-core
-		// machine a stray slow round trip would fail the benchmark.
-		cfg := core.Config{Nodes: c.URLs(), NodeTimeout: time.Second}
-		b.Run(fmt.Sprintf("nodes=%d/native", n), func(b *testing.B) {
-			cl, err := core.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			measure(b, func(ctx context.Context) error {
-				l, err := cl.Acquire(ctx, "bench", 10*time.Second)
-				if err != nil {
-					return err
+		cl := redistest.Start(b, n)
+		for _, kind := range []string{"native", "wasm"} {
+			b.Run(strconv.Itoa(n)+"-nodes/"+kind, func(b *testing.B) {
+				cfg := core.Config{Nodes: cl.URLs(), NodeTimeout: time.Second}
+				var e hostabitest.Engine
+				if kind == "wasm" {
+					e = newEngine(b, cfg)
+				} else {
+					nodes, err := engine.ParseNodes(cfg.Nodes)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ne, err := engine.New(engine.Config{Nodes: nodes, NodeTimeout: time.Second}, engine.SystemEnv())
+					if err != nil {
+						b.Fatal(err)
+					}
+					e = ne
 				}
-				return l.Release(ctx)
-			})
-		})
-		b.Run(fmt.Sprintf("nodes=%d/wasm", n), func(b *testing.B) {
-			cl, err := mod.NewClient(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			measure(b, func(ctx context.Context) error {
-				l, err := cl.Acquire(ctx, "bench", 10*time.Second)
-				if err != nil {
-					return err
+				h := hostabitest.New(b, e)
+				pair := func() time.Duration {
+					start := time.Now()
+					d := h.Acquire(engine.AcquireRequest{Resource: "bench", TTL: 10 * time.Second})
+					if d.Err != nil {
+						b.Fatal(d.Err)
+					}
+					if r := h.Release(d.Lock); r.Err != nil {
+						b.Fatal(r.Err)
+					}
+					return time.Since(start)
 				}
-				return l.Release(ctx)
+				for range 100 {
+					pair()
+				}
+				times := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for range b.N {
+					times = append(times, pair())
+				}
+				b.StopTimer()
+				slices.Sort(times)
+				b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
+				h.Shutdown()
 			})
-		})
-	}
-}
-
-// measure warms up, times every iteration and reports the median.
-func measure(b *testing.B, pair func(context.Context) error) {
-	ctx := context.Background()
-	for range 200 {
-		if err := pair(ctx); err != nil {
-			b.Fatal(err)
 		}
 	}
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		if err := pair(ctx); err != nil {
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(start))
-	}
-	b.StopTimer()
-	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
 }
 
 // BenchmarkCompile compiles the module without a compilation cache.
@@ -110,17 +101,17 @@ func benchCompile(b *testing.B, cacheDir string) {
 	b.ReportMetric(float64(len(wasm)), "module-bytes")
 }
 
-// BenchmarkInstantiate makes a Client: one instance (instantiation and
-// _initialize) and its guest client.
+// BenchmarkInstantiate makes an Engine: one instance (instantiation and
+// _initialize) and its engine.
 func BenchmarkInstantiate(b *testing.B) {
 	var inst time.Duration
 	for range b.N {
-		cl, err := mod.NewClient(core.Config{Nodes: []string{"redis://127.0.0.1:1"}})
+		e, err := mod.NewEngine(core.Config{Nodes: []string{"redis://127.0.0.1:1"}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		inst += host.LastInstantiateTime()
-		cl.Close()
+		e.Free()
 	}
 	b.ReportMetric(float64(inst.Microseconds())/1e3/float64(b.N), "instantiate-ms")
 }

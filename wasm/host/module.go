@@ -1,16 +1,11 @@
-// Package host runs liblock.wasm (the liblock core built for wasip1) on
-// wazero and offers the same API as package core: a Client with Acquire and
-// Close, and a Lock with Extend, Release, Key, Token, Validity and Lost. The
-// module computes everything (quorum, validity, retries, cleanup,
-// auto-extension); the host only does the Redis I/O it asks for, with
-// go-redis, every node in parallel, each bounded by the node timeout.
-//
-// A wasm instance runs one call at a time, and a waiting Acquire sleeps
-// inside its call. So a Client keeps a small pool of instances: an Acquire
-// takes an idle one (or instantiates one), and a held lock keeps its
-// instance until it is released, so that a lock's Extend, Release and
-// auto-extension never wait behind another lock's Acquire. See
-// wasm/README.md and wasm/PROTOCOL.md.
+// Package host runs liblock.wasm (liblock's I/O-free engine built for
+// wasip1) on wazero. An Engine is one engine inside one module instance,
+// with the method set of *engine.Engine (the core.Engine interface), so
+// that package core's driver — the one Go implementation of sockets,
+// timers and the public API — runs it exactly as it runs the native
+// engine. The module's interface is core/engine/hostabi/PROTOCOL.md; this
+// package only moves bytes in and out of module memory
+// (hostabi.Adapter does the encoding).
 package host
 
 import (
@@ -22,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/liblock/liblock/core/engine/hostabi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -33,14 +29,10 @@ type Module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	// instantiating lets one instantiation run at a time, process-wide for
-	// this Module. Instantiating is a burst of CPU (wazero copies the data
-	// segments and allocates the memory, then Go's runtime starts inside
-	// the module, where the Go scheduler cannot preempt it). Several at
-	// once (a burst of concurrent first acquires) filled the run queue of
-	// a 2-core machine for 100-200 ms: go-redis goroutines of other calls
-	// waited that long to run, their node timeouts fired on loopback, and
-	// a release that lost a node that way still succeeded on the quorum but
-	// left its key on that node until the ttl ran out.
+	// this Module: instantiating is a burst of CPU (wazero copies the data
+	// segments, then Go's runtime starts inside the module, where the Go
+	// scheduler cannot preempt it), and several at once starved the other
+	// goroutines of a 2-core machine.
 	instantiating sync.Mutex
 	// CompileTime is how long compiling the module took (short when the
 	// compilation cache had it).
@@ -77,19 +69,6 @@ func Compile(wasm []byte, opts Options) (*Module, error) {
 		rt.Close(ctx)
 		return nil, err
 	}
-	i32 := api.ValueTypeI32
-	_, err := rt.NewHostModuleBuilder("liblock").
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(hostExec), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req", "req_len", "resp", "resp_cap").Export("exec").
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(hostExecTake), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("buf", "buf_len").Export("exec_take").
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(hostInterrupted), nil, []api.ValueType{i32}).
-		Export("interrupted").
-		Instantiate(ctx)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
 	start := time.Now()
 	compiled, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -116,38 +95,6 @@ func cacheDir(dir string) string {
 // Close frees the compiled module and the runtime. Close every Client first.
 func (m *Module) Close() error { return m.rt.Close(context.Background()) }
 
-// instance is one instantiation of the module, with one guest client in it.
-// Its mutex serializes every call into it.
-type instance struct {
-	mu     sync.Mutex
-	mod    api.Module
-	mem    api.Memory
-	client uint64 // the guest's client handle
-	closed bool
-
-	acquire, extend, release, free, info, poll, bufAlloc, bufFree api.Function
-
-	scratch uint32 // 64 bytes: see the offsets below
-	in      uint32 // input buffer for strings
-	inCap   uint32
-	stack   [8]uint64
-
-	pending []byte // the last exec response, for exec_take (reused)
-	// lockCtx carries the callState of the calls for held locks (extend,
-	// release, poll, free): made once, as those calls need nothing else.
-	lockCtx context.Context
-}
-
-// Offsets in an instance's scratch buffer.
-const (
-	offHandle    = 0  // uint64 out handle
-	offErr       = 8  // (ptr, len) of an error record
-	offInfo      = 16 // (ptr, len) of an info JSON
-	offState     = 24 // abi.State, 64 bytes
-	scratchSize  = 88
-	initialInCap = 4096
-)
-
 // InstantiateTime is measured by newInstance, for the benchmark.
 var lastInstantiate struct {
 	sync.Mutex
@@ -162,17 +109,26 @@ func LastInstantiateTime() time.Duration {
 	return lastInstantiate.d
 }
 
-// beforeInstantiate, when set (by tests), runs inside the instantiation's
-// critical section.
-var beforeInstantiate func()
+// Exports are the module's functions, PROTOCOL.md's list.
+var Exports = []string{"lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer", "lock_abi_version"}
+
+// bufSize is the size of an instance's input and output buffers.
+const bufSize = hostabi.MinOut
+
+// instance is one instantiation of the module.
+type instance struct {
+	mod              api.Module
+	mem              api.Memory
+	newFn, step, fre api.Function
+	in, out          uint32 // lock_buffer pointers, bufSize each
+	inCap            uint32
+	stack            [5]uint64
+}
 
 func (m *Module) newInstance() (*instance, error) {
 	ctx := context.Background()
 	m.instantiating.Lock()
 	defer m.instantiating.Unlock()
-	if beforeInstantiate != nil {
-		beforeInstantiate()
-	}
 	start := time.Now()
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, wazero.NewModuleConfig().
 		WithName(""). // anonymous: any number of instances
@@ -187,104 +143,98 @@ func (m *Module) newInstance() (*instance, error) {
 	lastInstantiate.d = time.Since(start)
 	lastInstantiate.Unlock()
 	in := &instance{mod: mod, mem: mod.Memory()}
-	fns := []struct {
-		f    *api.Function
-		name string
-	}{
-		{&in.acquire, "lock_acquire"}, {&in.extend, "lock_extend"}, {&in.release, "lock_release"},
-		{&in.free, "lock_free"}, {&in.info, "lock_info"}, {&in.poll, "lock_poll"},
-		{&in.bufAlloc, "lock_buf_alloc"}, {&in.bufFree, "lock_buf_free"},
-	}
-	for _, f := range fns {
-		if *f.f = mod.ExportedFunction(f.name); *f.f == nil {
-			mod.Close(ctx)
-			return nil, fmt.Errorf("liblock: wasm module lacks export %s", f.name)
-		}
-	}
-	if v, err := mod.ExportedFunction("lock_abi_version").Call(ctx); err != nil || api.DecodeI32(v[0]) != 1 {
-		mod.Close(ctx)
-		return nil, fmt.Errorf("liblock: wasm module has an unsupported ABI version")
-	}
-	if in.scratch, err = in.alloc(scratchSize); err == nil {
-		in.in, err = in.alloc(initialInCap)
-		in.inCap = initialInCap
-	}
-	if err != nil {
+	fail := func(err error) (*instance, error) {
 		mod.Close(ctx)
 		return nil, err
 	}
+	for _, name := range Exports {
+		if mod.ExportedFunction(name) == nil {
+			return fail(fmt.Errorf("liblock: wasm module lacks export %s", name))
+		}
+	}
+	in.newFn, in.step, in.fre = mod.ExportedFunction("lock_engine_new"), mod.ExportedFunction("lock_engine_step"), mod.ExportedFunction("lock_engine_free")
+	if v, err := mod.ExportedFunction("lock_abi_version").Call(ctx); err != nil || api.DecodeI32(v[0]) != hostabi.ABIVersion {
+		return fail(fmt.Errorf("liblock: wasm module has an unsupported ABI version"))
+	}
+	buf := mod.ExportedFunction("lock_buffer")
+	for _, p := range []*uint32{&in.in, &in.out} {
+		v, err := buf.Call(ctx, api.EncodeI32(bufSize))
+		if err != nil || v[0] == 0 {
+			return fail(fmt.Errorf("liblock: lock_buffer: %v", err))
+		}
+		*p = uint32(v[0])
+	}
+	in.inCap = bufSize
 	return in, nil
 }
 
-func (in *instance) alloc(n uint32) (uint32, error) {
-	in.stack[0] = uint64(n)
-	if err := in.bufAlloc.CallWithStack(context.Background(), in.stack[:]); err != nil {
+// newEngine calls lock_engine_new.
+func (in *instance) newEngine(configJSON []byte) (uint64, error) {
+	ctx := context.Background()
+	if err := in.ensureIn(len(configJSON)); err != nil {
 		return 0, err
 	}
-	p := api.DecodeU32(in.stack[0])
-	if p == 0 {
-		return 0, fmt.Errorf("liblock: wasm module could not allocate %d bytes", n)
+	in.mem.Write(in.in, configJSON)
+	v, err := in.newFn.Call(ctx, uint64(in.in), uint64(len(configJSON)), uint64(in.out), bufSize)
+	if err != nil {
+		return 0, fmt.Errorf("liblock: lock_engine_new: %w", err)
 	}
-	return p, nil
+	if h := int64(v[0]); h > 0 {
+		return uint64(h), nil
+	}
+	n, _ := in.mem.ReadUint32Le(in.out)
+	msg, _ := in.mem.Read(in.out+4, min(n, bufSize-4))
+	return 0, fmt.Errorf("%s", msg)
 }
 
-func (in *instance) freeBuf(p uint32) {
-	in.stack[0] = uint64(p)
-	_ = in.bufFree.CallWithStack(context.Background(), in.stack[:])
-}
-
-// input writes up to two strings one after another into the input buffer
-// and returns each one's (ptr, len).
-func (in *instance) input(strs ...string) (out [2][2]uint32, err error) {
-	if len(strs) > len(out) {
-		return out, fmt.Errorf("liblock: %d input strings, at most %d", len(strs), len(out))
-	}
-	total := 0
-	for _, s := range strs {
-		total += len(s)
-	}
-	if uint32(total) > in.inCap {
-		p, err := in.alloc(uint32(total))
-		if err != nil {
-			return out, err
-		}
-		in.freeBuf(in.in)
-		in.in, in.inCap = p, uint32(total)
-	}
-	off := in.in
-	for i, s := range strs {
-		if !in.mem.WriteString(off, s) {
-			return out, fmt.Errorf("liblock: wasm memory write out of range")
-		}
-		out[i] = [2]uint32{off, uint32(len(s))}
-		off += uint32(len(s))
-	}
-	return out, nil
-}
-
-func (in *instance) u32(off uint32) uint32 {
-	v, _ := in.mem.ReadUint32Le(in.scratch + off)
-	return v
-}
-
-func (in *instance) u64(off uint32) uint64 {
-	v, _ := in.mem.ReadUint64Le(in.scratch + off)
-	return v
-}
-
-// takeBuf copies out and frees the buffer whose (ptr, len) is at off.
-func (in *instance) takeBuf(off uint32) []byte {
-	p, n := in.u32(off), in.u32(off+4)
-	if p == 0 {
+// ensureIn makes the input buffer at least n bytes.
+func (in *instance) ensureIn(n int) error {
+	if n <= int(in.inCap) {
 		return nil
 	}
-	b, _ := in.mem.Read(p, n)
-	b = append([]byte(nil), b...)
-	in.freeBuf(p)
-	return b
+	if n > hostabi.MaxEvent+hostabi.MaxJSONLength {
+		return fmt.Errorf("liblock: input of %d bytes is too large", n)
+	}
+	v, err := in.mod.ExportedFunction("lock_buffer").Call(context.Background(), uint64(n))
+	if err != nil || v[0] == 0 {
+		return fmt.Errorf("liblock: lock_buffer(%d): %v", n, err)
+	}
+	in.in, in.inCap = uint32(v[0]), uint32(n)
+	return nil
 }
 
-func (in *instance) close() {
-	in.closed = true
-	_ = in.mod.Close(context.Background())
+// stepper is lock_engine_step of engine h.
+type stepper struct {
+	in *instance
+	h  uint64
 }
+
+func (s *stepper) Step(p, out []byte) (int, error) {
+	in := s.in
+	if err := in.ensureIn(len(p)); err != nil {
+		return 0, err
+	}
+	if len(p) > 0 && !in.mem.Write(in.in, p) {
+		return 0, fmt.Errorf("liblock: write to module memory failed")
+	}
+	in.stack = [5]uint64{s.h, uint64(in.in), uint64(len(p)), uint64(in.out), uint64(min(len(out), bufSize))}
+	if err := in.step.CallWithStack(context.Background(), in.stack[:]); err != nil {
+		return 0, fmt.Errorf("liblock: lock_engine_step: %w", err)
+	}
+	n := int64(in.stack[0])
+	if n < 0 {
+		return 0, fmt.Errorf("liblock: lock_engine_step: status %d", -n)
+	}
+	b, ok := in.mem.Read(in.out, uint32(n))
+	if !ok {
+		return 0, fmt.Errorf("liblock: lock_engine_step: %d bytes out of range", n)
+	}
+	return copy(out, b), nil
+}
+
+func (in *instance) close() { in.mod.Close(context.Background()) }
+
+// Runtime and Compiled expose the wazero runtime and compiled module (for
+// tests of the raw exports).
+func (m *Module) Runtime() wazero.Runtime         { return m.rt }
+func (m *Module) Compiled() wazero.CompiledModule { return m.compiled }

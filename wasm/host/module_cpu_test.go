@@ -1,68 +1,78 @@
-package host
+package host_test
 
 import (
-	"context"
+	"bytes"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/locktest"
+	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
 )
 
 // BenchmarkModuleCPU measures the CPU one acquire+release pair costs in the
-// module and the host, without Redis: the client's node I/O is replaced by a
-// transport that answers at once with the replies of a free key (SET → OK,
-// EVALSHA → 1). That cost is a floor under every wasm host's latency. It
-// reports the medians of the pair, of Acquire and of Release (lock_release
-// and lock_free), in µs.
-//
-// With a module built with the liblockdebug tag (GOFLAGS=-tags=liblockdebug
-// go test -run '^$' -bench ModuleCPU ./wasm/host/), whose extra export
-// lock_debug_mallocs counts the module's heap allocations, it also reports
-// allocations per pair inside the module.
+// module and this package's adapter, without Redis: a host that answers
+// every command at once as for a free key (PING → PONG, SET → OK, the
+// scripts → 1). It is a floor under every wasm host's latency. engine=native
+// is the same engine compiled natively, driven the same way, for scale.
+// Reported: the medians of the pair, of the acquire and of the release, in
+// µs.
 func BenchmarkModuleCPU(b *testing.B) {
 	for _, n := range []int{1, 5} {
-		b.Run("nodes="+strconv.Itoa(n), func(b *testing.B) {
-			benchModuleCPU(b, n)
-		})
+		for _, kind := range []string{"wasm", "native"} {
+			b.Run("nodes="+strconv.Itoa(n)+"/engine="+kind, func(b *testing.B) {
+				urls := make([]string, n)
+				for i := range urls {
+					urls[i] = "redis://127.0.0.1:" + strconv.Itoa(1+i) // never dialed
+				}
+				var e hostabitest.Engine
+				if kind == "wasm" {
+					e = newEngine(b, core.Config{Nodes: urls, NodeTimeout: time.Second})
+				} else {
+					nodes, err := engine.ParseNodes(urls)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ne, err := engine.New(engine.Config{Nodes: nodes, NodeTimeout: time.Second}, engine.SystemEnv())
+					if err != nil {
+						b.Fatal(err)
+					}
+					e = ne
+				}
+				benchCPU(b, e)
+			})
+		}
 	}
 }
 
-func benchModuleCPU(b *testing.B, n int) {
-	m := loadTestModule(b)
-	urls := make([]string, n)
-	for i := range urls {
-		urls[i] = "redis://127.0.0.1:" + strconv.Itoa(1+i) // never dialed
-	}
-	c, err := m.NewClient(core.Config{Nodes: urls, NodeTimeout: time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	real := c.nodes
-	c.nodes = &nodeSet{t: locktest.FreeKeyTransport{Addrs: real.t.Nodes()}}
-	real.close()
-
-	ctx := context.Background()
+func benchCPU(b *testing.B, e hostabitest.Engine) {
+	h := &instantHost{e: e}
 	var acq, rel time.Duration
 	pair := func() {
 		start := time.Now()
-		l, err := c.Acquire(ctx, "bench", 10*time.Second)
+		op, err := e.Acquire(engine.AcquireRequest{Resource: "bench", TTL: 10 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
+		d := h.until(op)
+		if d.Err != nil {
+			b.Fatal(d.Err)
+		}
 		mid := time.Now()
-		if err := l.Release(ctx); err != nil {
+		op, err = e.Release(d.Lock)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if d := h.until(op); d.Err != nil {
+			b.Fatal(d.Err)
 		}
 		acq, rel = mid.Sub(start), time.Since(mid)
 	}
 	for range 200 {
 		pair()
 	}
-	mallocs := debugMallocs(c)
 	pairs := make([]time.Duration, 0, b.N)
 	acqs := make([]time.Duration, 0, b.N)
 	rels := make([]time.Duration, 0, b.N)
@@ -75,9 +85,6 @@ func benchModuleCPU(b *testing.B, n int) {
 	b.ReportMetric(medianMicros(pairs), "pair-µs")
 	b.ReportMetric(medianMicros(acqs), "acquire-µs")
 	b.ReportMetric(medianMicros(rels), "release-µs")
-	if mallocs >= 0 {
-		b.ReportMetric(float64(debugMallocs(c)-mallocs)/float64(b.N), "module-allocs/pair")
-	}
 }
 
 func medianMicros(d []time.Duration) float64 {
@@ -85,22 +92,81 @@ func medianMicros(d []time.Duration) float64 {
 	return float64(d[len(d)/2].Nanoseconds()) / 1e3
 }
 
-// debugMallocs returns the module's count of heap allocations so far, from
-// the export lock_debug_mallocs of a liblockdebug build; -1 without it. The
-// count includes lock_debug_mallocs's own reading (a constant).
-func debugMallocs(c *Client) int64 {
-	in, err := c.get()
-	if err != nil {
-		return -1
+// instantHost answers an engine's I/O at once, as nodes where every key is
+// free would.
+type instantHost struct {
+	e       hostabitest.Engine
+	opened  []engine.ConnID
+	replies map[engine.ConnID][]byte
+}
+
+// until carries out actions until op is done.
+func (h *instantHost) until(op engine.OpID) hostabitest.Done {
+	if h.replies == nil {
+		h.replies = map[engine.ConnID][]byte{}
 	}
-	defer c.put(in)
-	f := in.mod.ExportedFunction("lock_debug_mallocs")
-	if f == nil {
-		return -1
+	for {
+		var done *hostabitest.Done
+		for {
+			a, ok := h.e.Next()
+			if !ok {
+				break
+			}
+			switch a.Kind {
+			case engine.ActOpen:
+				h.opened = append(h.opened, a.Conn)
+			case engine.ActWrite:
+				h.replies[a.Conn] = appendReplies(h.replies[a.Conn], a.Data)
+			case engine.ActDone:
+				if a.Op == op {
+					done = &hostabitest.Done{Lock: a.Lock, Err: a.Err}
+				}
+			}
+		}
+		if done != nil {
+			return *done
+		}
+		switch {
+		case len(h.opened) > 0:
+			c := h.opened[0]
+			h.opened = h.opened[1:]
+			h.e.Opened(c)
+		case len(h.replies) > 0:
+			for c, r := range h.replies {
+				delete(h.replies, c)
+				h.e.Received(c, r)
+				break
+			}
+		default:
+			panic("instantHost: nothing to do and the operation is not done")
+		}
 	}
-	v, err := f.Call(context.Background())
-	if err != nil {
-		return -1
+}
+
+// appendReplies answers each RESP command in p by its name.
+func appendReplies(dst, p []byte) []byte {
+	for len(p) > 0 {
+		// *N\r\n then N × $len\r\narg\r\n; the name is the first arg.
+		eol := bytes.Index(p, []byte("\r\n"))
+		n, _ := strconv.Atoi(string(p[1:eol]))
+		p = p[eol+2:]
+		var name string
+		for i := range n {
+			eol = bytes.Index(p, []byte("\r\n"))
+			l, _ := strconv.Atoi(string(p[1:eol]))
+			if i == 0 {
+				name = string(p[eol+2 : eol+2+l])
+			}
+			p = p[eol+2+l+2:]
+		}
+		switch name {
+		case "PING":
+			dst = append(dst, "+PONG\r\n"...)
+		case "SET":
+			dst = append(dst, "+OK\r\n"...)
+		default: // EVALSHA / EVAL of extend and release
+			dst = append(dst, ":1\r\n"...)
+		}
 	}
-	return int64(v[0])
+	return dst
 }

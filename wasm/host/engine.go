@@ -1,0 +1,155 @@
+package host
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/engine/hostabi"
+)
+
+// Engine is one liblock engine inside its own module instance, with the
+// method set of *engine.Engine (package core's Engine interface). Like an
+// engine it is not safe for concurrent use. Once it has emitted ActClosed
+// (after Close) its instance is freed; requests then fail with
+// engine.ErrClosed and events are ignored. Free frees it at once.
+type Engine struct {
+	a     *hostabi.Adapter
+	in    *instance
+	h     uint64
+	once  sync.Once
+	freed bool
+}
+
+// NewEngine makes an engine of cfg in a new instance of m. cfg is passed
+// to the module as lock_client_new's JSON (durations in whole
+// milliseconds, rounded up).
+func (m *Module) NewEngine(cfg core.Config) (*Engine, error) {
+	js, err := configJSON(cfg)
+	if err != nil {
+		return nil, err
+	}
+	in, err := m.newInstance()
+	if err != nil {
+		return nil, err
+	}
+	h, err := in.newEngine(js)
+	if err != nil {
+		in.close()
+		return nil, err
+	}
+	return &Engine{a: hostabi.NewAdapter(&stepper{in: in, h: h}, len(cfg.Nodes)), in: in, h: h}, nil
+}
+
+func configJSON(cfg core.Config) ([]byte, error) {
+	c := map[string]any{"nodes": cfg.Nodes}
+	if cfg.Nodes == nil {
+		c["nodes"] = []string{}
+	}
+	if cfg.NodeTimeout != 0 {
+		ms := (cfg.NodeTimeout + time.Millisecond - 1) / time.Millisecond
+		if cfg.NodeTimeout < 0 {
+			ms = -1
+		}
+		c["node_timeout_ms"] = int64(ms)
+	}
+	if cfg.DriftFactor != nil {
+		c["drift_factor"] = *cfg.DriftFactor
+	}
+	if cfg.KeyPrefix != "" {
+		c["key_prefix"] = cfg.KeyPrefix
+	}
+	return json.Marshal(c)
+}
+
+// Free frees the engine and its instance at once (no I/O: use Close and
+// wait for ActClosed for an orderly end). Later calls are harmless.
+func (e *Engine) Free() {
+	e.once.Do(func() {
+		e.freed = true
+		e.in.close()
+	})
+}
+
+// Quorum returns N/2+1.
+func (e *Engine) Quorum() int { return e.a.Quorum() }
+
+func (e *Engine) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
+	if e.freed {
+		if err := r.Validate(); err != nil {
+			return 0, err
+		}
+		return 0, engine.ErrClosed
+	}
+	return e.a.Acquire(r)
+}
+
+func (e *Engine) Extend(l engine.LockID, ttl time.Duration) (engine.OpID, error) {
+	if e.freed {
+		return 0, engine.ErrUnknownLock
+	}
+	return e.a.Extend(l, ttl)
+}
+
+func (e *Engine) Release(l engine.LockID) (engine.OpID, error) {
+	if e.freed {
+		return 0, engine.ErrUnknownLock
+	}
+	return e.a.Release(l)
+}
+
+func (e *Engine) Cancel(op engine.OpID) bool { return !e.freed && e.a.Cancel(op) }
+
+func (e *Engine) Forget(l engine.LockID) {
+	if !e.freed {
+		e.a.Forget(l)
+	}
+}
+
+func (e *Engine) Lock(l engine.LockID) (engine.LockInfo, bool) {
+	if e.freed {
+		return engine.LockInfo{}, false
+	}
+	return e.a.Lock(l)
+}
+
+func (e *Engine) Close() {
+	if !e.freed {
+		e.a.Close()
+	}
+}
+
+func (e *Engine) Opened(c engine.ConnID) {
+	if !e.freed {
+		e.a.Opened(c)
+	}
+}
+
+func (e *Engine) Received(c engine.ConnID, p []byte) {
+	if !e.freed {
+		e.a.Received(c, p)
+	}
+}
+
+func (e *Engine) ConnFailed(c engine.ConnID, err error) {
+	if !e.freed {
+		e.a.ConnFailed(c, err)
+	}
+}
+
+func (e *Engine) Tick() {
+	if !e.freed {
+		e.a.Tick()
+	}
+}
+
+// Next returns the next action; after ActClosed the instance is freed.
+func (e *Engine) Next() (engine.Action, bool) {
+	a, ok := e.a.Next()
+	if ok && a.Kind == engine.ActClosed {
+		e.Free()
+	}
+	return a, ok
+}
