@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/engine/hostabi"
 )
 
@@ -37,21 +35,11 @@ func argErr(arg, format string, a ...any) error {
 	return &core.ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
 }
 
-// coreErr turns the parser's *engine.ArgumentError into core's, which the
-// Go API reports, while the two are distinct types.
-func coreErr(err error) error {
-	var ae *engine.ArgumentError
-	if errors.As(err, &ae) {
-		return &core.ArgumentError{Arg: ae.Arg, Reason: ae.Reason}
-	}
-	return err
-}
-
 // parseConfig parses config_json (see liblock.h) and validates the result.
 func parseConfig(s string) (core.Config, error) {
 	c, err := hostabi.ParseConfig(s)
 	if err != nil {
-		return core.Config{}, coreErr(err)
+		return core.Config{}, err
 	}
 	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix}
 	if err := cfg.Validate(); err != nil {
@@ -63,12 +51,12 @@ func parseConfig(s string) (core.Config, error) {
 // parseOptions parses options_json; isNull stands for a NULL pointer (defaults).
 func parseOptions(s string, isNull bool) (acquireOptions, error) {
 	o, err := hostabi.ParseOptions(s, isNull)
-	return o, coreErr(err)
+	return o, err
 }
 
 // ttlFromMillis checks an int64 ttl in milliseconds before converting it, so
 // that huge values cannot overflow time.Duration.
 func ttlFromMillis(ms int64) (time.Duration, error) {
 	d, err := hostabi.TTLFromMillis(ms)
-	return d, coreErr(err)
+	return d, err
 }

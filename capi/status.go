@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/engine/hostabi"
 )
 
@@ -23,16 +21,6 @@ const abiVersion = hostabi.ABIVersion
 // statusOf maps an error to its status code: hostabi's table, the one
 // liblock.wasm uses too.
 func statusOf(err error) int32 { return hostabi.StatusOf(err) }
-
-// core's sentinels map as the engine's they stand for (no-ops once core
-// re-exports the engine's own).
-func init() {
-	hostabi.Alias(core.ErrInvalidArgument, engine.ErrInvalidArgument)
-	hostabi.Alias(core.ErrNotAcquired, engine.ErrNotAcquired)
-	hostabi.Alias(core.ErrLost, engine.ErrLost)
-	hostabi.Alias(core.ErrUnavailable, engine.ErrUnavailable)
-	hostabi.Alias(core.ErrClosed, engine.ErrClosed)
-}
 
 // Messages for the statuses that have no core error.
 const (

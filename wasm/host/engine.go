@@ -153,3 +153,19 @@ func (e *Engine) Next() (engine.Action, bool) {
 	}
 	return a, ok
 }
+
+// NewClient returns a *core.Client — the Go driver, the same one core.New
+// returns — running an engine of cfg in a new instance of m: one driver,
+// two engines. Close frees the instance.
+func (m *Module) NewClient(cfg core.Config) (*core.Client, error) {
+	// Checked here first, by the same engine code the module runs, so that
+	// errors name the Go API's fields (node_timeout, not node_timeout_ms).
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e, err := m.NewEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return core.NewWithEngine(e, cfg)
+}

@@ -42,13 +42,6 @@ func StatusOf(err error) int32 {
 	if s, ok := statusOf(err); ok {
 		return s
 	}
-	for _, a := range aliases {
-		if errors.Is(err, a.err) {
-			if s, ok := statusOf(a.like); ok {
-				return s
-			}
-		}
-	}
 	return Internal
 }
 
@@ -69,18 +62,4 @@ func statusOf(err error) (int32, bool) {
 		return InvalidHandle, true
 	}
 	return 0, false
-}
-
-type alias struct{ err, like error }
-
-var aliases []alias
-
-// Alias makes StatusOf map errors matching err (errors.Is) as it maps like,
-// one of the engine's sentinels. It exists for package core's sentinels
-// while they are still distinct values from the engine's; call it from an
-// init function only (it is not synchronized).
-func Alias(err, like error) {
-	if err != like {
-		aliases = append(aliases, alias{err, like})
-	}
 }
