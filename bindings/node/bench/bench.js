@@ -31,6 +31,7 @@ const LOADS = Number(process.env.BENCH_LOADS || 5);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
+const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,5').split(',').map(Number); // which parts to run
 
 /** Every library over nodeUrls: { name: { pair, section, attempt } }, and close(). */
 function makeLibs(nodeUrls, nodeTimeout = 1000) {
@@ -79,8 +80,11 @@ async function pairs(lib, res, n) {
   return median(t);
 }
 
+// Sections until `sections` are done or 20 s have passed (a peer that
+// polls across processes can take seconds per section).
 async function contention(lib, res, tasks, sections) {
   let inside = 0; let overlaps = 0; let done = 0;
+  const end = Date.now() + 20000;
   const critical = async () => {
     if (++inside > 1) overlaps++;
     await sleep(1);
@@ -89,7 +93,7 @@ async function contention(lib, res, tasks, sections) {
   };
   const t0 = process.hrtime.bigint();
   await Promise.all(Array.from({ length: tasks }, async () => {
-    while (done < sections) await lib.section(res, critical);
+    while (done < sections && Date.now() < end) await lib.section(res, critical);
   }));
   if (overlaps) throw new Error(`overlapping critical sections: ${overlaps}`);
   return { ms: Number(process.hrtime.bigint() - t0) / 1e6, done };
@@ -140,7 +144,7 @@ async function main() {
 
   // 1. Pairs.
   const pairUs = {};
-  for (const n of [1, 5]) {
+  for (const n of ONLY.includes(1) ? [1, 5] : []) {
     const { libs, close, ready } = makeLibs(urls.slice(0, n));
     await ready;
     for (const name of Object.keys(libs)) await pairs(libs[name], `bench:warm:${name}`, 300);
@@ -151,16 +155,19 @@ async function main() {
     for (const name of Object.keys(libs)) (pairUs[name] ||= {})[n] = median(rounds[name]);
     await close();
   }
-  console.log('\n1. acquire+release pair, µs');
-  console.log(row('library', '1 node', '5 nodes'));
-  for (const name of Object.keys(pairUs)) console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+  if (ONLY.includes(1)) {
+    console.log('\n1. acquire+release pair, µs');
+    console.log(row('library', '1 node', '5 nodes'));
+    for (const name of Object.keys(pairUs)) console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+  }
   const best = (n) => Math.min(...PEERS.map((p) => pairUs[p][n]));
-  for (const n of [1, 5]) {
+  for (const n of ONLY.includes(1) ? [1, 5] : []) {
     console.log(`   native / fastest JS peer, ${n} node${n > 1 ? 's' : ' '}: ${(pairUs['liblock native'][n] / best(n)).toFixed(2)}` +
       `   wasm / native: ${(pairUs['liblock wasm'][n] / pairUs['liblock native'][n]).toFixed(2)}`);
   }
 
   // 2. Contention, one process and two.
+  if (ONLY.includes(2)) {
   console.log(`\n2. contention: 10 tasks, one resource, 3 nodes, 1 ms sections, ${SECTIONS} sections (ms per section; 1.0 is the floor)`);
   console.log(row('library', 'one process', 'two processes'));
   {
@@ -180,8 +187,10 @@ async function main() {
     }
     await close();
   }
+  }
 
   // 3. 32 concurrent independent resources.
+  if (ONLY.includes(3)) {
   console.log(`\n3. 32 concurrent independent resources, 3 nodes, single attempts, ${SECONDS} s`);
   console.log(row('library', 'locks/s', 'errors'));
   {
@@ -193,8 +202,10 @@ async function main() {
     }
     await close();
   }
+  }
 
   // 4. One of five nodes frozen.
+  if (ONLY.includes(4)) {
   console.log('\n4. one of five nodes frozen (SIGSTOP), nodeTimeout 50 ms: acquire+release pair, median µs of 200');
   console.log(row('library', 'healthy', 'one frozen', 'ratio'));
   {
@@ -214,15 +225,17 @@ async function main() {
     await Promise.race([close(), sleep(5000)]);
     await nodes.stop();
   }
+  }
 
   // 5. wasm cold start, fresh processes.
+  if (!ONLY.includes(5)) return;
   const code = `
     const t0 = performance.now();
     const l = require(${JSON.stringify(path.join(__dirname, '..'))});
     const t1 = performance.now();
     const c = new l.Client({ nodes: ${JSON.stringify(urls.slice(0, 3))}, backend: 'wasm' });
     const t2 = performance.now();
-    c.acquire('bench:cold', { ttl: 1000 }).then(async (lock) => {
+    c.acquire('bench:cold', { ttl: 1000 }).catch((e) => { console.log(JSON.stringify({ error: e.message })); process.exit(0); }).then(async (lock) => {
       const t3 = performance.now();
       await lock.release();
       await c.close();
@@ -233,6 +246,10 @@ async function main() {
   for (let i = 0; i < LOADS; i++) {
     loads.push(await new Promise((resolve, reject) => execFile(process.execPath, ['-e', code], (e, out) => (e ? reject(e) : resolve(JSON.parse(out))))));
   }
+  const failed = loads.filter((x) => x.error);
+  if (failed.length) console.log(`\n5. wasm cold start: ${failed.length} of ${LOADS} first acquires failed: ${failed[0].error}`);
+  loads.splice(0, loads.length, ...loads.filter((x) => !x.error));
+  if (!loads.length) return;
   const m = (k) => median(loads.map((x) => x[k])).toFixed(1);
   console.log(`\n5. wasm cold start (liblock.wasm ${loads[0].size} bytes), median of ${LOADS} fresh processes, ms`);
   console.log(`   new Client() to first lock: ${m('first')}   (new Client ${m('ctor')}: compile ${m('compile')}, instantiate + _initialize ${m('instantiate')}; require ${m('require')})`);

@@ -36,6 +36,7 @@ const MIN_OUT = 64 * 1024;
 // ---------------------------------------------------------------- shared state
 
 const stats = { engines: 0, locks: 0, pending: 0 };
+let warmed = false;
 
 let alive = null;
 function hold(d) {
@@ -150,6 +151,13 @@ class Host {
     this.rErr = null;
     this.rInfo = null;
     stats.engines++;
+    if (!warmed) {
+      // Node compiles its socket code on first use (≈ 6 ms, more on a busy
+      // machine): pay that here rather than inside the first operation,
+      // whose node deadlines are running.
+      warmed = true;
+      new net.Socket().destroy();
+    }
   }
 
   // ------------------------------------------------------------ stepping
