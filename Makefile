@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps test test-go test-c test-node test-python test-wasm demo bench bench-go clean
+.PHONY: all build deps test test-go test-c test-node test-python test-wasm sim demo bench bench-go clean
 
 all: build
 
@@ -36,6 +36,11 @@ test: deps test-go test-c test-node test-python test-wasm
 test-go: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/wasm')
+	$(GO) test -count=1 -run 'TestSim' ./core/engine/   # the simulation at full size (≥ 1M operations); the -race run above uses a small one
+
+## sim: the engine's deterministic simulation, much longer than in test-go (random seeds; a failure prints its replay command)
+sim:
+	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ -args -sim.long
 
 test-c: deps build
 	bash capi/test/run.sh

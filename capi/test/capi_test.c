@@ -382,7 +382,7 @@ static void test_client_config(void) {
 	    "{\"nodes\":[null]}",
 	    "{\"nodes\":[\"\"]}",
 	    "{\"nodes\":[\"http://127.0.0.1:1\"]}",
-	    "{\"nodes\":[\"redis://\"]}",
+	    "{\"nodes\":[\"redis://127.0.0.1:1?bogus=1\"]}", /* go-redis: unexpected option (redis:// alone is localhost:6379) */
 	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"nodetimeout\":5}",
 	    "{\"Nodes\":[\"redis://127.0.0.1:1\"]}",
 	    "{\"nodes\":[\"redis://127.0.0.1:1\"],\"node_timeout_ms\":0}",

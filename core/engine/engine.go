@@ -409,10 +409,9 @@ func (e *Engine) idle() bool {
 // Opened reports that connection c is open (TLS included).
 func (e *Engine) Opened(c ConnID) {
 	e.begin()
-	n := e.nodeOf(c)
-	if n == nil || n.state != stConnecting {
-		e.emit(Action{Kind: ActClose, Conn: c}) // not wanted any more
-	} else {
+	// A connection the engine gave up on was already closed by an ActClose
+	// (the host abandons its connect): nothing more to say about it.
+	if n := e.nodeOf(c); n != nil && n.state == stConnecting {
 		n.opened(e)
 	}
 	e.end()

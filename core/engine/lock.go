@@ -102,6 +102,15 @@ func (e *Engine) runLockOp(op *lockOp) {
 		return
 	}
 	l.cur = op
+	if op.extend {
+		// From the moment a node runs the round's PEXPIRE, its key lives
+		// only until start + ttl: a shorter ttl shortens the lock at once,
+		// whatever the round's outcome.
+		if until := e.validUntil(e.now, op.ttl); until < l.validUntil {
+			l.validUntil = until
+			e.schedule(l)
+		}
+	}
 	op.start, op.until = e.now, l.validUntil
 	op.state = op.small[:0]
 	if len(e.nodes) > len(op.small) {
