@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps test test-go test-c test-node test-python test-wasm sim demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-dist sim demo bench bench-go clean
 
 all: build
 
@@ -29,8 +29,16 @@ $(BUILD)/redisnodes: $(CORE_GO)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./core/redistest/redisnodes
 
+## dist: build/dist/: the Python wheel (py3-none-manylinux_2_XX_<arch>, carrying liblock.so,
+## liblock.wasm and py.typed) and sdist (with the Go sources), and the npm tarball (both files)
+dist: deps build
+	@rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
+	bash bindings/python/scripts/build-dist.sh $(BUILD)/dist
+	cd bindings/node && npm pack --silent --pack-destination ../../$(BUILD)/dist
+	@ls -l $(BUILD)/dist
+
 ## test: every suite
-test: deps test-go test-c test-node test-python test-wasm
+test: deps test-go test-c test-node test-python test-wasm test-dist
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
@@ -56,6 +64,13 @@ test-wasm: deps build
 	bash wasm/scripts/test.sh
 	@if [ -f bindings/node/scripts/test-wasm.sh ]; then bash bindings/node/scripts/test-wasm.sh; else echo 'test-wasm: the Node wasm backend is not merged yet' >&2; exit 1; fi
 	@if [ -f bindings/python/scripts/test-wasm.sh ]; then bash bindings/python/scripts/test-wasm.sh; else echo 'test-wasm: the Python wasm backend is not merged yet' >&2; exit 1; fi
+
+## test-dist: `make dist`'s wheel and npm tarball installed outside the repository (fresh venv,
+## fresh directory, no LIBLOCK_PATH), locking with both backends; tsc --strict and mypy --strict
+## against them; a wheel built from the sdist with Go
+test-dist: deps dist
+	bash bindings/python/scripts/test-dist.sh $(BUILD)/dist
+	bash bindings/node/scripts/test-dist.sh $(BUILD)/dist
 
 ## demo: a local 3-node Redis set under build/demo, the examples, then the nodes are stopped
 demo: deps build

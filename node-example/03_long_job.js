@@ -19,7 +19,7 @@ async function main() {
       log('job', `step ${step}/6 done; lock lost=${lock.lost}, validity left ${lock.validity} ms`);
       if (step === 4) {
         try {
-          await intruder.acquire(RESOURCE, { ttl: 1000 });
+          await intruder.acquire(RESOURCE, { ttl: 1000, wait: 0 }); // one attempt
           log('intruder', 'got the lock?! (should not happen)');
         } catch (e) {
           if (!(e instanceof NotAcquiredError)) throw e;

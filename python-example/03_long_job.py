@@ -21,7 +21,7 @@ def main() -> None:
                 log("job", f"step {step}/6 done; lock lost={lock.lost}, validity left {lock.validity:.2f}s")
                 if step == 4:
                     try:
-                        client.acquire(RESOURCE, ttl=1.0)
+                        client.acquire(RESOURCE, ttl=1.0, wait=0)  # one attempt
                         log("intruder", "got the lock?! (should not happen)")
                     except liblock.NotAcquired:
                         log("intruder", "tried to take it: NotAcquired, still held after 2 ttls")

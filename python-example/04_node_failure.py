@@ -45,7 +45,7 @@ def main() -> None:
         log("main", "released it on the 2 surviving nodes")
         try:
             os.kill(pids[1], signal.SIGSTOP)  # a majority down now: a clear error, no hang
-            client.acquire("orders:42", ttl=2.0)
+            client.acquire("orders:42", ttl=2.0, wait=0)  # one attempt: report the outage at once
         except liblock.Unavailable as e:
             log("main", f"with node 1 frozen too: Unavailable ({str(e)[:60]}…)")
         finally:

@@ -1,9 +1,18 @@
 // Type declarations for liblock's Node.js binding.
+//
+// AbortSignal, AsyncDisposable and Symbol.asyncDispose are Node's globals,
+// declared by @types/node (a dependency of this package, so that these
+// declarations type-check without skipLibCheck in any project, with or
+// without the DOM lib). Every duration is an integer number of milliseconds.
+/// <reference types="node" />
 
 export interface ClientOptions {
   /** One URL per independent Redis master: redis://[user:password@]host:port[/db], rediss://..., unix:///path. 1..64 of them. */
   nodes: string[];
-  /** The longest any single node request may take, in ms (integer, 1..60000; default 50). */
+  /**
+   * The longest any single node request may take, in ms (integer, 1..60000;
+   * default 50). Every ttl must be at least this long.
+   */
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
   driftFactor?: number;
@@ -19,9 +28,13 @@ export interface ClientOptions {
 }
 
 export interface AcquireOptions {
-  /** The lease in ms (integer, 1..86400000). Required. */
+  /** The lease in ms (integer, 1..86400000, and at least the client's nodeTimeout). Required. */
   ttl: number;
-  /** Keep retrying for at most this many ms (integer, 0..86400000; default 0: one attempt). */
+  /**
+   * Keep retrying for at most this many ms while another owner holds the
+   * resource or too many nodes fail (integer, 0..86400000; default
+   * DEFAULT_WAIT, 10000). 0: a single attempt.
+   */
   wait?: number;
   /** Extend the lock in the background until released or lost (default false; true for using()). */
   autoExtend?: boolean;
@@ -98,6 +111,8 @@ export class Lock implements AsyncDisposable {
 export class Client {
   constructor(options: ClientOptions);
   readonly closed: boolean;
+  /** The node timeout in ms (as configured, or the default 50). */
+  readonly nodeTimeout: number;
   acquire(resource: string, options: AcquireOptions): Promise<Lock>;
   /**
    * Runs fn while holding the lock (auto-extended unless autoExtend: false),
@@ -110,6 +125,8 @@ export class Client {
 }
 
 export const ABI_VERSION: 1;
+/** acquire()'s and using()'s default wait, in ms: 10000. */
+export const DEFAULT_WAIT: 10000;
 
 export interface LibraryInfo {
   path: string;
@@ -145,7 +162,9 @@ declare const _default: {
   InvalidArgumentError: typeof InvalidArgumentError;
   InvalidHandleError: typeof InvalidHandleError;
   InternalError: typeof InternalError;
+  LoadError: typeof LoadError;
   ABI_VERSION: 1;
+  DEFAULT_WAIT: 10000;
   library: typeof library;
 };
 export default _default;

@@ -38,12 +38,54 @@ function badArg(what, msg) {
   return new InvalidArgumentError(`liblock: invalid argument: ${what}: ${msg}`);
 }
 
-function intArg(what, v, optional) {
+// The library's limits (core/config.go), checked here so that every error
+// names the caller's option in milliseconds (ttl, wait, nodeTimeout), never
+// the C ABI's ttl_ms / wait_ms / node_timeout_ms.
+const MAX_TTL_MS = 24 * 3600 * 1000;
+const MAX_WAIT_MS = 24 * 3600 * 1000;
+const MAX_NODE_TIMEOUT_MS = 60 * 1000;
+const DEFAULT_NODE_TIMEOUT_MS = 50;
+const MAX_DRIFT_FACTOR = 0.1;
+const MAX_RESOURCE_BYTES = 1024;
+const MAX_KEY_PREFIX_BYTES = 256;
+const MAX_NODES = 64;
+/**
+ * acquire()'s default wait (ms). node-redlock retries for a few seconds by
+ * default (10 retries, 200 ms apart) and redis-semaphore waits 10 s
+ * (acquireTimeout): Node users expect an acquire to wait, bounded. wait: 0
+ * makes a single attempt.
+ */
+const DEFAULT_WAIT_MS = 10000;
+
+function msText(ms) {
+  if (ms >= 1000 && ms % 1000 === 0) return `${ms} ms (${ms / 1000} s)`;
+  return `${ms} ms`;
+}
+
+function intArg(what, v, optional, lo = -Infinity, hi = Infinity) {
   if (v === undefined && optional) return undefined;
   if (typeof v !== 'number') throw badArg(what, `must be an integer number of milliseconds, got ${kind(v)}`);
   if (!Number.isSafeInteger(v)) {
-    throw badArg(what, Number.isInteger(v) ? `must be a safe integer, got ${v}` : `must be an integer, got ${kind(v) === 'number' ? v : kind(v)}`);
+    throw badArg(what, Number.isInteger(v) ? `must be a safe integer, got ${v}` : `must be an integer number of milliseconds, got ${kind(v) === 'number' ? v : kind(v)}`);
   }
+  if (v < lo || v > hi) throw badArg(what, `must be between ${msText(lo)} and ${msText(hi)} (durations are milliseconds), got ${v}`);
+  return v;
+}
+
+// A lock must outlast one node request: a ttl below the node timeout is a
+// unit mistake (ttl: 10 meaning ten seconds) or a lock a slow node makes
+// invalid before it is granted.
+function ttlFits(what, ttl, nodeTimeout) {
+  if (ttl < nodeTimeout) {
+    throw badArg(what, `${ttl} ms is shorter than the client's nodeTimeout (${nodeTimeout} ms): a lock must outlast one ` +
+      `node request; durations are milliseconds (${what}: ${ttl * 1000} is ${ttl} s)`);
+  }
+}
+
+function bytesArg(what, v, min, max) {
+  const n = Buffer.byteLength(v, 'utf8');
+  if (n < min) throw badArg(what, 'must not be empty');
+  if (n > max) throw badArg(what, `must be at most ${max} bytes of UTF-8, got ${n}`);
   return v;
 }
 
@@ -71,10 +113,6 @@ function isAbortSignal(s) {
   return typeof AbortSignal !== 'undefined' && s instanceof AbortSignal;
 }
 
-
-function isAbortSignal(s) {
-  return typeof AbortSignal !== 'undefined' && s instanceof AbortSignal;
-}
 
 // ---------------------------------------------------------------- cleanup of dropped objects
 
@@ -149,8 +187,9 @@ class Lock {
    * @param {number} ttl
    */
   async extend(ttl) {
-    intArg('ttl', ttl);
+    intArg('ttl', ttl, false, 1, MAX_TTL_MS);
     const st = this.#st;
+    ttlFits('ttl', ttl, this.#client.nodeTimeout);
     if (st.released) throw new LockLostError('liblock: extend: already released');
     if (st.host.closed) throw new InvalidHandleError("liblock: extend: the lock's client is closed");
     await st.host.extend(st, ttl);
@@ -201,6 +240,7 @@ const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'signal'];
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
+  #nodeTimeout;
 
   /**
    * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, backend?: 'native'|'wasm'}} options
@@ -214,39 +254,49 @@ class Client {
     const { nodes, nodeTimeout, driftFactor, keyPrefix, backend } = options;
     if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
     cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
-    if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout);
+    if (nodes.length < 1 || nodes.length > MAX_NODES) throw badArg('nodes', `must hold 1 to ${MAX_NODES} URLs, got ${nodes.length}`);
+    if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout, false, 1, MAX_NODE_TIMEOUT_MS);
     if (driftFactor !== undefined) {
       if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor)) {
         throw badArg('driftFactor', `must be a finite number, got ${kind(driftFactor)}`);
       }
+      if (driftFactor < 0 || driftFactor > MAX_DRIFT_FACTOR) {
+        throw badArg('driftFactor', `must be between 0 and ${MAX_DRIFT_FACTOR}, got ${driftFactor}`);
+      }
       cfg.drift_factor = driftFactor;
     }
-    if (keyPrefix !== undefined) cfg.key_prefix = stringArg('keyPrefix', keyPrefix);
+    if (keyPrefix !== undefined) cfg.key_prefix = bytesArg('keyPrefix', stringArg('keyPrefix', keyPrefix), 0, MAX_KEY_PREFIX_BYTES);
     if (backend !== undefined && !BACKENDS.includes(backend)) {
       throw badArg('backend', `must be ${BACKENDS.map((b) => JSON.stringify(b)).join(' or ')}, got ${typeof backend === 'string' ? JSON.stringify(backend) : kind(backend)}`);
     }
     const ad = adapterFor(backend);
-    const handle = ad.engineNew(JSON.stringify(cfg)); // validates: throws InvalidArgumentError
+    const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
     this.#host = new Host(ad, handle, cfg.key_prefix || '');
+    this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
     clientRegistry.register(this, this.#host, this.#host);
   }
+
+  /** The longest a single node request may take, in ms (as configured, or the default 50). */
+  get nodeTimeout() { return this.#nodeTimeout; }
 
   /** Whether close() was called. */
   get closed() { return this.#host.closed; }
 
   /**
    * Takes the lock on `resource`. Waits (with randomized backoff, woken early
-   * by releases through this client) for at most `wait` ms.
+   * by releases through this client) for at most `wait` ms: 10000 by default
+   * (DEFAULT_WAIT), 0 for a single attempt.
    * @param {string} resource
    * @param {{ttl: number, wait?: number, autoExtend?: boolean, signal?: AbortSignal}} options
    * @returns {Promise<Lock>}
    */
   async acquire(resource, options) {
-    stringArg('resource', resource);
+    bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
     if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
     optionsArg('options', options, ACQUIRE_OPTIONS);
-    const ttl = intArg('ttl', options.ttl);
-    const wait = intArg('wait', options.wait, true);
+    const ttl = intArg('ttl', options.ttl, false, 1, MAX_TTL_MS);
+    const given = intArg('wait', options.wait, true, 0, MAX_WAIT_MS);
+    const wait = given === undefined ? DEFAULT_WAIT_MS : given;
     const autoExtend = options.autoExtend;
     if (autoExtend !== undefined && typeof autoExtend !== 'boolean') {
       throw badArg('autoExtend', `must be a boolean, got ${kind(autoExtend)}`);
@@ -256,9 +306,10 @@ class Client {
       throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
     }
     const host = this.#host;
+    ttlFits('ttl', ttl, this.#nodeTimeout);
     if (host.closed) throw new InvalidHandleError('liblock: acquire: the client is closed');
     if (signal && signal.aborted) throw canceledBy(signal);
-    const st = await host.acquire(resource, ttl, wait === undefined ? 0 : wait, !!autoExtend, signal);
+    const st = await host.acquire(resource, ttl, wait, !!autoExtend, signal);
     return new Lock(st, this);
   }
 
@@ -360,7 +411,12 @@ module.exports = {
   InternalError,
   LoadError,
   ABI_VERSION,
+  DEFAULT_WAIT: DEFAULT_WAIT_MS,
   library,
   _debug,
   _debugPanic,
 };
+// `import liblock from 'liblock'` compiled to CommonJS by TypeScript or Babel
+// without esModuleInterop reads `.default`: it is the module itself, as the
+// type declarations (index.d.ts) say.
+Object.defineProperty(module.exports, 'default', { value: module.exports, enumerable: false });

@@ -14,6 +14,7 @@ export const {
   InternalError,
   LoadError,
   ABI_VERSION,
+  DEFAULT_WAIT,
   library,
 } = liblock;
 export default liblock;

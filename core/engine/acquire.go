@@ -123,9 +123,10 @@ func sortCauses(c []*NodeError) []*NodeError {
 // all but those that answered nil. A command queued behind the attempt's
 // SET on the same connection runs after it.
 func (e *Engine) cleanup(a *attempt) {
+	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
-			e.sendScript(n, discard{}, releaseScript, a.op.key, a.token)
+			e.sendScript(n, discard{}, releaseScript, a.op.key, a.token, id)
 		}
 	}
 }
@@ -152,6 +153,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 	case o.woken:
 		e.startAttempt(o)
 	case e.oldest(o):
+		e.listen(o.key) // re-subscribes where a pub/sub connection was lost
 		// Only the oldest local waiter polls the nodes; the others sleep
 		// until a release wakes them or their wait runs out, so a thousand
 		// waiters on one key cost one poller.
@@ -207,6 +209,7 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 // over polling at once.
 func (e *Engine) unqueue(o *acquireOp) {
 	o.queued = false
+	e.unsubscribe(o.key)
 	q := e.waiters[o.key]
 	wasOldest := len(q) > 0 && q[0] == o
 	for i, x := range q {

@@ -94,6 +94,8 @@ type Engine struct {
 	ops      map[OpID]*acquireOp
 	locks    map[LockID]*lockState
 	waiters  map[string][]*acquireOp
+	subs     map[string]*subscription // keys local acquires wait for
+	subNodes []*node                  // each node's pub/sub connection (nil until needed)
 	timers   timerHeap
 	reqs     []*request    // recycled requests
 	reported time.Duration // the deadline last reported in an ActTimer
@@ -123,10 +125,12 @@ func New(cfg Config, env Env) (*Engine, error) {
 		ops:     map[OpID]*acquireOp{},
 		locks:   map[LockID]*lockState{},
 		waiters: map[string][]*acquireOp{},
+		subs:    map[string]*subscription{},
 	}
 	for i, n := range cfg.Nodes {
 		e.nodes = append(e.nodes, &node{idx: i, spec: n, name: n.Addr})
 	}
+	e.subNodes = make([]*node, len(e.nodes))
 	return e, nil
 }
 
@@ -165,24 +169,37 @@ func (e *Engine) Next() (Action, bool) {
 // Deadline returns when Tick must be called next, on Env's clock.
 func (e *Engine) Deadline() (time.Duration, bool) { return e.timers.peek() }
 
-// begin starts an input: it reads the clock and runs what is due.
+// begin starts an input: it reads the clock. What is due runs at the end of
+// the input, after the input itself: a reply that has arrived counts, even
+// when the host hands it over after the request's deadline.
 func (e *Engine) begin() {
 	if e.rd >= len(e.actions) {
 		e.actions, e.rd = e.actions[:0], 0
 	}
 	e.now = e.env.Now()
-	e.advance()
 }
 
-// end finishes an input: the writes it made, the timer, the end of a Close.
+// end finishes an input: what is due, the writes, the timer, the end of a
+// Close.
 func (e *Engine) end() {
+	e.advance()
 	for _, n := range e.nodes {
 		n.flush(e)
+	}
+	for _, n := range e.subNodes {
+		if n != nil {
+			n.flush(e)
+		}
 	}
 	if e.closing && !e.closed && e.idle() {
 		e.closed = true
 		for _, n := range e.nodes {
 			n.drop(e)
+		}
+		for _, n := range e.subNodes {
+			if n != nil {
+				n.fail(e, ErrClosed)
+			}
 		}
 		e.emit(Action{Kind: ActClosed})
 	}
@@ -262,6 +279,7 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		// not missed.
 		e.waiters[op.key] = append(e.waiters[op.key], op)
 		op.queued = true
+		e.subscribe(op.key)
 	}
 	e.startAttempt(op)
 	e.end()
@@ -445,6 +463,11 @@ func (e *Engine) nodeOf(c ConnID) *node {
 	}
 	for _, n := range e.nodes {
 		if n.conn == c {
+			return n
+		}
+	}
+	for _, n := range e.subNodes {
+		if n != nil && n.conn == c {
 			return n
 		}
 	}

@@ -125,8 +125,19 @@ func (e *Engine) runLockOp(op *lockOp) {
 		return
 	}
 	l.stopTimer()
+	if l.lostErr != nil {
+		// Known lost: its outcome is certain. Delete whatever is left of
+		// it in the background, so that others need not wait.
+		e.dropKeys(l)
+		op.decided = true
+		l.cur = nil
+		l.released = true
+		e.lockOpDone(op, l.lostErr)
+		return
+	}
+	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, op, releaseScript, l.key, l.token)
+		e.sendScript(n, op, releaseScript, l.key, l.token, id)
 	}
 }
 
@@ -259,8 +270,9 @@ func (e *Engine) lockOpDone(op *lockOp, err error) {
 // dropKeys deletes our token wherever it still is, so that others need not
 // wait for the ttl of a lock found lost.
 func (e *Engine) dropKeys(l *lockState) {
+	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, discard{}, releaseScript, l.key, l.token)
+		e.sendScript(n, discard{}, releaseScript, l.key, l.token, id)
 	}
 }
 

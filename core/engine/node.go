@@ -41,6 +41,15 @@ func (r *request) fire(e *Engine, gen uint64) {
 	}
 }
 
+// write puts a request on the node's ready connection, bounded by the
+// node timeout from now.
+func (e *Engine) write(n *node, r *request) {
+	r.deadline = e.now + e.timeout
+	e.timers.push(r.deadline, r, r.gen)
+	n.out = r.cmd.appendTo(n.out)
+	n.inflight = append(n.inflight, r)
+}
+
 func (e *Engine) newRequest(n *node, h handler, c command) *request {
 	var r *request
 	if k := len(e.reqs); k > 0 {
@@ -74,6 +83,10 @@ type node struct {
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
 	rbuf     []byte // received, not yet a whole reply
+	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
+	// the channels it subscribed to or is subscribing to.
+	sub   bool
+	chans map[string]bool
 }
 
 func (n *node) has(r *request) bool {
@@ -93,13 +106,13 @@ func (n *node) has(r *request) bool {
 // send issues a command to the node, bounded by the node timeout.
 func (e *Engine) send(n *node, h handler, c command) {
 	r := e.newRequest(n, h, c)
-	r.deadline = e.now + e.timeout
-	e.timers.push(r.deadline, r, r.gen)
 	if n.state == stReady {
-		n.out = r.cmd.appendTo(n.out)
-		n.inflight = append(n.inflight, r)
+		e.write(n, r)
 		return
 	}
+	// Until the connection is ready, its own deadline (one node timeout to
+	// connect and answer the handshake) bounds the request; its exchange
+	// gets a node timeout of its own once it is written.
 	n.queue = append(n.queue, r)
 	if n.state == stIdle {
 		n.open(e)
@@ -140,10 +153,13 @@ func (n *node) fire(e *Engine, gen uint64) {
 }
 
 // handshakeStep is one command a new connection sends before any other.
-type handshakeStep struct{ name string }
+type handshakeStep struct {
+	name string
+	n    *node // the connection's node: a data or a pub/sub one
+}
 
-func (h handshakeStep) reply(e *Engine, i int, r Reply) {
-	n := e.nodes[i]
+func (h handshakeStep) reply(e *Engine, _ int, r Reply) {
+	n := h.n
 	if r.Err != nil {
 		n.fail(e, errors.New(h.name+" refused: "+scrub(r.Err.Error(), n.spec.Password)))
 		return
@@ -151,11 +167,11 @@ func (h handshakeStep) reply(e *Engine, i int, r Reply) {
 	n.hsLeft--
 	if n.hsLeft == 0 && n.state == stHandshake {
 		n.state = stReady
-		for _, q := range n.queue {
-			n.out = q.cmd.appendTo(n.out)
+		q := n.queue
+		n.queue = nil
+		for _, r := range q {
+			e.write(n, r)
 		}
-		n.inflight = append(n.inflight, n.queue...)
-		n.queue = n.queue[:0]
 	}
 }
 
@@ -186,7 +202,7 @@ func (n *node) opened(e *Engine) {
 	hs := make([]*request, len(steps))
 	for i, st := range steps {
 		n.out = AppendCommand(n.out, st...)
-		hs[i] = e.newRequest(n, handshakeStep{name: st[0]}, command{kind: cmdRaw})
+		hs[i] = e.newRequest(n, handshakeStep{name: st[0], n: n}, command{kind: cmdRaw})
 	}
 	n.inflight = append(hs, n.inflight...)
 }
@@ -205,6 +221,10 @@ func (n *node) received(e *Engine, p []byte) {
 			break
 		}
 		off += k
+		if n.sub && len(r.Elems) > 0 && r.Elems[0].Str == "message" {
+			e.message(r) // a push, not the answer to a request
+			continue
+		}
 		if len(n.inflight) == 0 {
 			n.fail(e, protocolError("a reply nobody asked for"))
 			return
@@ -256,6 +276,7 @@ func (n *node) drop(e *Engine) {
 	}
 	n.conn, n.state, n.hsLeft = 0, stIdle, 0
 	n.connGen++
+	clear(n.chans) // a new connection subscribes afresh
 	n.out = n.out[:0]
 	n.rbuf = n.rbuf[:0]
 }
@@ -284,6 +305,7 @@ const (
 	cmdSet            // SET key a1 NX PX px
 	cmdEvalSHA        // EVALSHA sha 1 key a1 [a2]
 	cmdEval           // EVAL src 1 key a1 [a2]: after NOSCRIPT
+	cmdArgs           // args, as they are (rare commands: SUBSCRIBE, ...)
 )
 
 type command struct {
@@ -293,10 +315,13 @@ type command struct {
 	key    string
 	a1, a2 string
 	px     int64
+	args   []string
 }
 
 func (c *command) appendTo(b []byte) []byte {
 	switch c.kind {
+	case cmdArgs:
+		return AppendCommand(b, c.args...)
 	case cmdSet:
 		b = append(b, "*6\r\n$3\r\nSET\r\n"...)
 		b = appendBulk(b, c.key)

@@ -15,10 +15,11 @@ type Reply struct {
 	// Err is set when the node could not be reached, timed out, or answered
 	// with an error reply (whose text then starts with the Redis error code,
 	// e.g. "NOSCRIPT ...").
-	Err error
-	Nil bool   // a nil reply (SET NX on an existing key)
-	Int int64  // an integer reply
-	Str string // a status or bulk-string reply
+	Err   error
+	Nil   bool    // a nil reply (SET NX on an existing key)
+	Int   int64   // an integer reply
+	Str   string  // a status or bulk-string reply
+	Elems []Reply // an array reply's elements (a script's table, a pub/sub message)
 }
 
 // RedisError is an error reply. Its text is the reply's, so it starts with
@@ -108,16 +109,17 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 		if depth >= maxDepth {
 			return Reply{}, 0, protocolError("arrays nested too deep")
 		}
-		// Not a reply to any command the engine sends: skip it whole.
 		off := n
+		elems := make([]Reply, 0, min(count, 16))
 		for range count {
-			_, k, err := parseValue(b[off:], depth+1)
+			r, k, err := parseValue(b[off:], depth+1)
 			if k == 0 || err != nil {
 				return Reply{}, 0, err
 			}
+			elems = append(elems, r)
 			off += k
 		}
-		return Reply{Str: "(array of " + strconv.FormatInt(count, 10) + ")"}, off, nil
+		return Reply{Elems: elems}, off, nil
 	}
 	return Reply{}, 0, protocolError("unexpected reply type " + strconv.QuoteRune(rune(line[0])))
 }

@@ -124,11 +124,20 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 	}
 	switch profile {
 	case "default", "shrink":
-		// shrink: the default with extensions to shorter ttls (see
-		// simbugs_test.go).
+		// shrink: the default with extensions to shorter ttls and no
+		// pauses (see simregress_test.go).
 		cfg.shrinkExtend = profile == "shrink"
 		cfg.faultEvery = pickDur(cfg.maxTTL/2, 3*cfg.maxTTL)
 		cfg.closeUnhealed = rng.IntN(3) == 0
+		if cfg.shrinkExtend {
+			cfg.wPause = 0 // the bug needs no pause: keep its reproductions plain
+		} else {
+			// Since the engine shortens a lock when an extension to a
+			// shorter ttl starts, half the default seeds extend to any
+			// ttl. (Drawn here, after everything the shrink profile draws,
+			// so that its seeds still replay as documented.)
+			cfg.shrinkExtend = rng.IntN(2) == 0
+		}
 		if rng.IntN(4) == 0 {
 			// A slow network: a connection's handshake and first command
 			// take about a node timeout.
@@ -549,8 +558,11 @@ func (s *sim) fault() {
 		n.restartAt = s.now + d
 		s.tracef("n%d crashes (persistent %v), back in %v", n.idx, persistent, d)
 		s.at(n.restartAt, func() {
-			s.tracef("n%d restarts", n.idx)
 			n.up = true
+			if persistent && s.chance(0.5) {
+				n.loadingUntil = s.now + s.dur(0, cfg.maxTTL/2)
+			}
+			s.tracef("n%d restarts (loading for %v)", n.idx, max(0, n.loadingUntil-s.now))
 		})
 	case 2: // partition one client from one node
 		ci, ni := s.rng.IntN(len(s.clients)), s.rng.IntN(len(s.nodes))
@@ -591,9 +603,11 @@ func simSize() (seeds, ops int) {
 // seed order.
 func runSeeds(t *testing.T, base int64, seeds, ops int, profile func(i int) string) []*simResult {
 	t.Helper()
-	// The runs allocate many small short-lived objects and keep little:
-	// collect less often.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// The runs allocate many small short-lived objects and keep little
+	// (a few MB per run): collect only when the heap reaches 256 MB, which
+	// saves a fifth of the CPU.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
 	results := make([]*simResult, seeds)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -663,8 +677,8 @@ func TestSimSafety(t *testing.T) {
 		total.ops, total.acquires, total.acquired, total.failedNotAcquired, total.failedUnavailable, total.extends, total.extended,
 		total.releases, total.released, total.cancels, total.forgets, total.lost, elapsed.Round(time.Millisecond),
 		float64(total.ops)/elapsed.Seconds(), events, simTime.Round(time.Second))
-	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections (%d closed twice); keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
-		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns, total.doubleCloses,
+	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections; keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
+		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns,
 		total.leftoverLate, total.leftoverTrouble, total.leftoverForgotten)
 	assert.Positive(t, total.acquired, "no acquisition ever succeeded: the simulation proves nothing")
 }

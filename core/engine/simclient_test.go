@@ -192,9 +192,9 @@ func (c *simClient) actClose(id ConnID) {
 		return
 	}
 	if conn.clientClosed {
-		// Opened for a connection that timed out in the same input: the
-		// engine closes it again ("not wanted any more").
-		c.s.stats.doubleCloses++
+		// The engine once closed again a connection that had timed out in
+		// the same input (TestSimBugDoubleClose).
+		c.s.violate("protocol", "c%d: ActClose for conn %d, already closed", c.id, id)
 		return
 	}
 	conn.clientClosed = true
@@ -563,9 +563,10 @@ func (t *simTask) extend() {
 	if t.lock == 0 || t.holdEnd || c.closed {
 		return
 	}
-	// An extension to a shorter ttl than the lock has shortens its keys at
-	// once while the engine still counts on the old validity (see
-	// simbugs_test.go): only the profile that shows that bug does it.
+	// An extension to a shorter ttl shortens the keys at once; the engine
+	// once kept counting on the old validity (simregress_test.go). Seeds
+	// with shrinkExtend ask for any ttl, the others for at least the
+	// lock's.
 	lo := s.cfg.minTTL
 	if l := c.eng.locks[t.lock]; l != nil && !s.cfg.shrinkExtend {
 		lo = l.ttl

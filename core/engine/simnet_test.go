@@ -164,7 +164,6 @@ type simStats struct {
 	lost, failedUnavailable, failedNotAcquired                                       int
 	faults, freezes, crashes, partitions, resets, pauses                             int
 	conns, leftoverLate, leftoverTrouble, leftoverForgotten                          int
-	doubleCloses                                                                     int
 }
 
 func (st *simStats) add(o simStats) {
@@ -190,7 +189,6 @@ func (st *simStats) add(o simStats) {
 	st.leftoverLate += o.leftoverLate
 	st.leftoverTrouble += o.leftoverTrouble
 	st.leftoverForgotten += o.leftoverForgotten
-	st.doubleCloses += o.doubleCloses
 }
 
 // at schedules fn at true time t (not before now).
@@ -298,6 +296,7 @@ type simConn struct {
 	authed bool
 	db     int
 	name   string
+	chans  map[string]bool // pub/sub channels it subscribed to
 }
 
 func (c *simConn) outstanding() int { return c.written - c.replied }

@@ -40,7 +40,8 @@ type simNode struct {
 	spec   Node
 	up     bool
 	frozen bool
-	// persistent: a restart keeps the keyspace (as with appendfsync always).
+	// dbs: the keyspace by database; a crash keeps it or not (with or
+	// without appendfsync always).
 	dbs     map[int]map[string]*simKey
 	scripts uint8
 	backlog []nodeItem // arrived while frozen, run at thaw in arrival order
@@ -49,6 +50,10 @@ type simNode struct {
 	restartAt time.Duration
 	freezeGen uint64   // a thaw is for the freeze of its generation only
 	args      [][]byte // scratch
+	// loadingUntil: after a restart that keeps the data, the node answers
+	// LOADING to data commands until then (true time), as Redis does while
+	// it reads its dataset back.
+	loadingUntil time.Duration
 }
 
 // nodeItem is something that arrived at a frozen node: bytes, or the
@@ -200,6 +205,12 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 		return append(out, "-NOAUTH Authentication required.\r\n"...)
 	}
 	switch name {
+	case "SET", "GET", "DEL", "PEXPIRE", "EVALSHA", "EVAL":
+		if n.s.now < n.loadingUntil {
+			return append(out, "-LOADING Redis is loading the dataset in memory\r\n"...)
+		}
+	}
+	switch name {
 	case "PING":
 		return append(out, "+PONG\r\n"...)
 	case "AUTH":
@@ -268,6 +279,25 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 		return appendInt(out, n.pexpire(c, args[1], ms))
 	case "EVALSHA", "EVAL":
 		return n.eval(c, name, args, out)
+	case "SUBSCRIBE", "UNSUBSCRIBE":
+		// One confirmation per channel; the connection then gets the
+		// channel's messages (RESP2 pub/sub mode).
+		kind := strings.ToLower(name)
+		for _, ch := range args[1:] {
+			if c.chans == nil {
+				c.chans = map[string]bool{}
+			}
+			if name == "SUBSCRIBE" {
+				c.chans[string(ch)] = true
+			} else {
+				delete(c.chans, string(ch))
+			}
+			out = append(out, "*3\r\n"...)
+			out = simAppendBulk(out, kind)
+			out = simAppendBulk(out, string(ch))
+			out = appendInt(out, int64(len(c.chans)))
+		}
+		return out
 	}
 	return append(out, "-ERR unknown command '"+string(args[0])+"'\r\n"...)
 }
@@ -382,12 +412,13 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	rest := args[3:]
 	db := n.db(c.db)
 	switch which {
-	case scriptRelease: // if GET == token then DEL
-		if len(rest) != 2 {
-			return append(out, "-ERR release: want key and token\r\n"...)
+	case scriptRelease: // if GET == token then DEL and PUBLISH the release id
+		if len(rest) != 3 {
+			return append(out, "-ERR release: want key, token and release id\r\n"...)
 		}
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
 			delete(db, string(rest[0]))
+			n.publish(ReleasedChannel(string(rest[0])), string(rest[2]))
 			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
@@ -403,6 +434,20 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 			return appendInt(out, n.pexpire(c, rest[0], ms))
 		}
 		return appendInt(out, 0)
+	}
+}
+
+// publish sends a message to every connection subscribed to channel.
+func (n *simNode) publish(channel, msg string) {
+	for _, c := range n.conns {
+		if c.chans[channel] && c.atNode && !c.reset {
+			out := n.s.getBuf()
+			out = append(out, "*3\r\n"...)
+			out = simAppendBulk(out, "message")
+			out = simAppendBulk(out, channel)
+			out = simAppendBulk(out, msg)
+			n.s.toClient(c, out, 0)
+		}
 	}
 }
 

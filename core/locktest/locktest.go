@@ -107,6 +107,7 @@ func Run(t *testing.T, backend Factory) {
 		{"ScriptCacheFlushed", s.scriptFlushed},
 		{"BadInput", s.badInput},
 		{"CloseReleasesLocks", s.closeReleases},
+		{"WakeOnReleaseAcrossClients", s.wakeAcrossClients},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
@@ -828,5 +829,53 @@ func (s *suite) closeReleases(t *testing.T) {
 	_, err = a.Acquire(ctx, "four", time.Second)
 	wantErr(t, err, core.ErrClosed)
 	must(t, held.Release(ctx))
+	c.AssertNoKeys(t)
+}
+
+// numSub returns how many connections of node n listen for releases of key.
+func numSub(t testing.TB, n *redistest.Node, key string) string {
+	t.Helper()
+	v, err := n.Do("PUBSUB", "NUMSUB", "liblock:released:"+key)
+	must(t, err)
+	return v[strings.LastIndexByte(v, '\n')+1:] // the reply is [channel, count]
+}
+
+// wakeAcrossClients: an acquire waiting in one client listens for releases
+// on every node (one pub/sub connection per node), is woken by another
+// client's release, and stops listening once it holds the lock. A pub/sub
+// connection killed while waiting is replaced (polling covers the gap).
+func (s *suite) wakeAcrossClients(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	held, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	got := make(chan error, 1)
+	var lb Lock
+	go func() {
+		var err error
+		lb, err = b.Acquire(ctx, "res", 10*time.Second, core.Wait(time.Minute))
+		got <- err
+	}()
+	listening := func(want string) {
+		t.Helper()
+		settled(t, c, "PUBSUB NUMSUB = "+want, func(n *redistest.Node) bool { return numSub(t, n, "res") == want })
+	}
+	listening("1")
+	// Drop the waiter's pub/sub connections: it subscribes again.
+	for _, n := range c.Nodes {
+		_, err := n.Do("CLIENT", "KILL", "TYPE", "pubsub")
+		must(t, err)
+	}
+	listening("1")
+	must(t, held.Release(ctx))
+	select {
+	case err := <-got:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter was not woken by the other client's release")
+	}
+	listening("0")
+	must(t, lb.Release(ctx))
 	c.AssertNoKeys(t)
 }

@@ -62,7 +62,7 @@ test('acquire, token on the wire, validity, key, release removes the key', async
 test('NOT_ACQUIRED while held; wait gets it once released', async () => {
   const a = await client.acquire('api:held', { ttl: 5000 });
   const t0 = Date.now();
-  await assert.rejects(client.acquire('api:held', { ttl: 5000 }),
+  await assert.rejects(client.acquire('api:held', { ttl: 5000, wait: 0 }),
     (e) => e instanceof NotAcquiredError && e instanceof LockError && e instanceof Error && e.code === 'NOT_ACQUIRED');
   await assert.rejects(client.acquire('api:held', { ttl: 5000, wait: 150 }), (e) => e.code === 'NOT_ACQUIRED' && /held by another/.test(e.message));
   assert.ok(Date.now() - t0 >= 140, 'waited about 150 ms');
@@ -75,7 +75,7 @@ test('NOT_ACQUIRED while held; wait gets it once released', async () => {
 
 test('a plain SET NX lock on the same key excludes liblock, and the other way round', async () => {
   await Promise.all(redis.map((r) => r.set('api:wire', 'someone-else', 'PX', 5000, 'NX')));
-  await assert.rejects(client.acquire('api:wire', { ttl: 1000 }), { code: 'NOT_ACQUIRED' });
+  await assert.rejects(client.acquire('api:wire', { ttl: 1000, wait: 0 }), { code: 'NOT_ACQUIRED' });
   await Promise.all(redis.map((r) => r.del('api:wire')));
   const lock = await client.acquire('api:wire', { ttl: 5000 });
   assert.deepEqual(await Promise.all(redis.map((r) => r.set('api:wire', 'x', 'PX', 5000, 'NX'))), [null, null, null]);
@@ -94,7 +94,7 @@ test('extend resets the expiry; LOST once expired (never re-acquires)', async ()
   assert.ok(lock.validity > 4000);
   await lock.release();
 
-  const short = await client.acquire('api:expire', { ttl: 30 });
+  const short = await client.acquire('api:expire', { ttl: 100 });
   await waitFor(() => short.validity === 0, { what: 'validity to run out' });
   // validity is whole milliseconds, truncated: 0 may still mean up to 1 ms
   // left, in which an extension rightly succeeds. Wait out that millisecond.
@@ -110,7 +110,7 @@ test('extend resets the expiry; LOST once expired (never re-acquires)', async ()
 });
 
 test('release after expiry: LOST, and another owner\'s key is untouched', async () => {
-  const lock = await client.acquire('api:relexp', { ttl: 20 });
+  const lock = await client.acquire('api:relexp', { ttl: 100 });
   await waitFor(async () => (await valuesOf('api:relexp')).every((v) => v === null), { what: 'expiry' });
   const other = await client.acquire('api:relexp', { ttl: 5000 });
   await assert.rejects(lock.release(), { code: 'LOST' });
@@ -130,7 +130,7 @@ test('keyPrefix is prepended to the key, exactly', async () => {
 
 test('UNAVAILABLE when no quorum of nodes answers (distinct from NOT_ACQUIRED)', async () => {
   const dead = new Client(withBackend({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', nodes.urls[0]], nodeTimeout: 50 }));
-  await assert.rejects(dead.acquire('api:unavail', { ttl: 1000 }),
+  await assert.rejects(dead.acquire('api:unavail', { ttl: 1000, wait: 0 }),
     (e) => e instanceof UnavailableError && e.code === 'UNAVAILABLE');
   await dead.close();
 });
@@ -210,7 +210,7 @@ test('using(): returns fn\'s value, auto-extends, releases; fn\'s error is rethr
   await assert.rejects(client.using('api:using', { ttl: 1000 }, async () => { throw new Error('boom'); }), /boom/);
   await settlesTo(() => valuesOf('api:using'), [null, null, null]);
   const held = await client.acquire('api:using', { ttl: 5000 });
-  await assert.rejects(client.using('api:using', { ttl: 1000 }, async () => 1), { code: 'NOT_ACQUIRED' });
+  await assert.rejects(client.using('api:using', { ttl: 1000, wait: 0 }, async () => 1), { code: 'NOT_ACQUIRED' });
   await held.release();
   assert.equal(await client.using('api:using', { ttl: 1000, autoExtend: false }, (signal, lock) => lock.autoExtend), false);
 });
@@ -221,7 +221,7 @@ test('Symbol.asyncDispose releases (and ignores an already-lost lock)', async ()
   assert.equal(lock.released, true);
   await settlesTo(() => valuesOf('api:dispose'), [null, null, null]);
   await lock[Symbol.asyncDispose]();
-  const short = await client.acquire('api:dispose', { ttl: 20 });
+  const short = await client.acquire('api:dispose', { ttl: 100 });
   await waitFor(() => short.validity === 0, { what: 'expiry' });
   await short[Symbol.asyncDispose]();
 });

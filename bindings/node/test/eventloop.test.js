@@ -14,7 +14,7 @@ after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
 
 test('1,000 waiting acquires: the event loop keeps ticking and the thread pool stays free', async () => {
   const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
-  const holder = await client.acquire('loop:r', { ttl: 60000 });
+  const holder = await client.acquire('loop:r', { ttl: 60000, wait: 0 });
   let last = performance.now();
   let phase = 'submitting';
   let ticks = 0;

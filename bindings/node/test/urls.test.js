@@ -58,7 +58,7 @@ test(`[${BACKEND}] unix:// with credentials and ?db=N: the lock lands in db N, a
 
 test(`[${BACKEND}] unix:// with a wrong password: UNAVAILABLE with the node's WRONGPASS, no key`, async () => {
   const c = client([`unix://:nope@${unix.sock}?db=3`]);
-  await assert.rejects(c.acquire('urls:unix:bad', { ttl: 10000 }), (e) => {
+  await assert.rejects(c.acquire('urls:unix:bad', { ttl: 10000, wait: 0 }), (e) => {
     assert.equal(e.code, 'UNAVAILABLE', e.message);
     assert.match(e.message, /AUTH refused: WRONGPASS/);
     assert.doesNotMatch(e.message, /nope/, 'no password in messages');
@@ -93,7 +93,7 @@ test(`[${BACKEND}] --requirepass: a wrong or missing password is UNAVAILABLE wit
   ];
   for (const [url, want] of cases) {
     const c = client([url]);
-    await assert.rejects(c.acquire('urls:auth:bad', { ttl: 10000 }), (e) => {
+    await assert.rejects(c.acquire('urls:auth:bad', { ttl: 10000, wait: 0 }), (e) => {
       assert.equal(e.code, 'UNAVAILABLE', `${url}: ${e.message}`);
       assert.match(e.message, want, url);
       assert.doesNotMatch(e.message, /wrong/, 'no password in messages');
@@ -117,7 +117,7 @@ test(`[${BACKEND}] rediss:// with ?skip_verify=true accepts a self-signed certif
 test(`[${BACKEND}] rediss:// without skip_verify (or skip_verify=false): the certificate is not trusted, UNAVAILABLE`, async () => {
   for (const q of ['', '?skip_verify=false']) {
     const c = client([`rediss://127.0.0.1:${tlsServer.port}${q}`]);
-    await assert.rejects(c.acquire('urls:tls:strict', { ttl: 10000 }), (e) => {
+    await assert.rejects(c.acquire('urls:tls:strict', { ttl: 10000, wait: 0 }), (e) => {
       assert.equal(e.code, 'UNAVAILABLE', e.message);
       assert.match(e.message, /certificate/i);
       return true;
@@ -130,7 +130,7 @@ test(`[${BACKEND}] rediss:// without skip_verify (or skip_verify=false): the cer
 
 test(`[${BACKEND}] a plain redis:// URL to a TLS port fails (no silent downgrade or upgrade)`, async () => {
   const c = client([`redis://127.0.0.1:${tlsServer.port}`]);
-  await assert.rejects(c.acquire('urls:tls:plain', { ttl: 1000 }), (e) => e.code === 'UNAVAILABLE');
+  await assert.rejects(c.acquire('urls:tls:plain', { ttl: 1000, wait: 0 }), (e) => e.code === 'UNAVAILABLE');
   await c.close();
   const d = await settled();
   if (d.handles !== null) assert.equal(d.handles, 0, 'handles left');

@@ -8,15 +8,16 @@
 A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
 all live in liblock's core, run either natively (liblock.so through ctypes, the
 default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``).
-Nothing is loaded before the first client needs it.
+Every duration is in seconds (int, float or datetime.timedelta).
+Nothing is loaded before the first client needs it, and importing the package
+imports neither asyncio nor typing, ctypes or a backend.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import sys
 
-from . import _lib, _wasm
-from ._client import Client, Lock, LockContext
+from ._client import DEFAULT_WAIT, Client, Lock, LockContext
 from ._errors import (
     ArgumentTypeError,
     Canceled,
@@ -31,12 +32,17 @@ from ._errors import (
     Unavailable,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
 __version__ = "0.1.0"
-ABI_VERSION = _lib.ABI_VERSION
+ABI_VERSION = 1  # the C ABI / wasm ABI version this binding speaks (= _lib.ABI_VERSION, tested)
 
 __all__ = [
     "ABI_VERSION",
     "ArgumentTypeError",
+    "DEFAULT_WAIT",
     "Canceled",
     "Client",
     "ForkedProcessError",
@@ -59,19 +65,24 @@ __all__ = [
 
 def abi_version() -> int:
     """The C ABI version reported by the loaded liblock.so (loads it)."""
+    from . import _lib
+
     return int(_lib.lib().lock_abi_version())
 
 
 def library_path() -> Optional[str]:
     """Path of the loaded liblock.so, or None if not loaded yet."""
-    return _lib.loaded_path()
+    lib = sys.modules.get(__name__ + "._lib")
+    return None if lib is None else lib.loaded_path()
 
 
 def wasm_path() -> Optional[str]:
     """Path of the liblock.wasm compiled for the wasm backend, or None if no wasm client was made."""
-    return _wasm.loaded_path()
+    wasm = sys.modules.get(__name__ + "._wasm")
+    return None if wasm is None else wasm.loaded_path()
 
 
 def live_handles() -> int:
     """Client and lock handles created by this process and not freed yet."""
-    return _lib.live_handles()
+    lib = sys.modules.get(__name__ + "._lib")
+    return 0 if lib is None else int(lib.live_handles())

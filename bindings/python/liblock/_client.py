@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import datetime
-import json
 import math
 import numbers
-import threading
-import weakref
-from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
+import sys
 
-from . import _lib
-from ._backend import Backend, check_backend_name
 from ._errors import (
     OK,
     LOST,
@@ -21,47 +13,131 @@ from ._errors import (
     InvalidArgument,
     InvalidHandle,
     LockLost,
+    NotAcquired,
+    Unavailable,
     error_for,
 )
 
-Seconds = Union[int, float, datetime.timedelta]
-OnLost = Callable[["Lock"], Any]
+# Nothing heavy at import time: asyncio (≈ 25 ms and 5 MB), typing, json, ctypes
+# and the backends are imported where they are first needed, so that a
+# synchronous program never pays for asyncio, and `import liblock` loads nothing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+    import datetime
+    from types import TracebackType
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
-# Past this the library would see garbage in an int64; it rejects anything
-# this large with its own message (ttl/wait limits are 24 h).
-_MS_CLAMP = 2**62
+    from ._backend import Backend
+
+    Seconds = Union[int, float, datetime.timedelta]
+    OnLost = Callable[["Lock"], Any]
+
+# The library's limits (core/config.go), checked here so that every error names
+# the caller's parameter in the caller's unit (seconds), never the C ABI's
+# ttl_ms / wait_ms / node_timeout_ms.
+_MAX_TTL_MS = 24 * 3600 * 1000
+_MAX_WAIT_MS = 24 * 3600 * 1000
+_MAX_NODE_TIMEOUT_MS = 60 * 1000
+_DEFAULT_NODE_TIMEOUT_MS = 50
+_MAX_DRIFT_FACTOR = 0.1
+_MAX_RESOURCE_BYTES = 1024
+_MAX_KEY_PREFIX_BYTES = 256
+_MAX_NODES = 64
+# A node_timeout given as a bare number of at least this many seconds is taken
+# for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
+# request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
+# A datetime.timedelta says its unit and may go up to the library's 60 s.
+_SUSPICIOUS_NODE_TIMEOUT_S = 10
+_BACKENDS = ("native", "wasm")
+
+# acquire()'s default wait, in seconds. Python's lock libraries wait by default
+# (redis-py, pottery and python-redis-lock block until acquired), so liblock waits
+# too; but bounded, like redis-semaphore's acquireTimeout (10 s): the library keeps
+# retrying while nodes are unavailable, so an unbounded default would turn a Redis
+# outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
+# makes a single attempt.
+DEFAULT_WAIT = 10.0
 
 
-def _ms(name: str, value: Any) -> int:
-    """Seconds (int, float or timedelta) -> integer milliseconds for the C ABI."""
+def _timedelta_seconds(value: Any) -> Optional[float]:
+    """value.total_seconds() if value is a datetime.timedelta, else None. Without
+    importing datetime: nothing can be a timedelta unless datetime was imported."""
+    for name in ("datetime", "_datetime"):
+        mod = sys.modules.get(name)
+        if mod is not None and isinstance(value, mod.timedelta):
+            return float(value.total_seconds())
+    return None
+
+
+def _fmt_s(ms: int) -> str:
+    """Milliseconds as seconds for messages: 50 -> '0.05 s'."""
+    return f"{ms / 1000:g} s"
+
+
+def _ms(name: str, value: Any, lo: int, hi: int) -> int:
+    """Seconds (int, float or timedelta) -> integer milliseconds for the C ABI,
+    checked against [lo, hi] ms; errors name ``name`` and speak seconds."""
     if type(value) is float and -1e15 < value < 1e15:  # fast path; excludes NaN/inf
-        return round(value * 1000)
-    if isinstance(value, datetime.timedelta):
-        value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentTypeError(
-            f"{name} must be a number of seconds (int, float or timedelta), "
-            f"not {type(value).__name__}")
-    f = float(value)
-    if not math.isfinite(f):
-        raise InvalidArgument(f"{name} must be a finite number of seconds, got {value!r}")
-    if isinstance(value, numbers.Integral):
-        ms = int(value) * 1000
+        ms = round(value * 1000)
     else:
-        ms = round(f * 1000)
-    return max(-_MS_CLAMP, min(_MS_CLAMP, ms))
+        td = _timedelta_seconds(value)
+        if td is not None:
+            value = td
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ArgumentTypeError(
+                f"{name} must be a number of seconds (int, float or datetime.timedelta), "
+                f"not {type(value).__name__}")
+        f = float(value)
+        if not math.isfinite(f):
+            raise InvalidArgument(f"{name} must be a finite number of seconds, got {value!r}")
+        if isinstance(value, numbers.Integral):
+            ms = int(value) * 1000
+        else:
+            ms = round(f * 1000)
+    if not lo <= ms <= hi:
+        raise InvalidArgument(
+            f"{name} must be between {_fmt_s(lo)} and {_fmt_s(hi)} (durations are seconds), "
+            f"got {value!r} s")
+    return ms
 
 
-def _text(name: str, value: Any) -> bytes:
+def _node_timeout_ms(value: Any) -> int:
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and _SUSPICIOUS_NODE_TIMEOUT_S <= value < math.inf):
+        raise InvalidArgument(
+            f"node_timeout={value!r} is {value!r} seconds (liblock durations are seconds): "
+            f"a node request timeout is normally 0.005 - 1 s, so this looks like milliseconds; "
+            f"for {value!r} ms write node_timeout={value / 1000!r}, or pass "
+            f"datetime.timedelta(seconds={value!r}) if you mean {value!r} s")
+    return _ms("node_timeout", value, 1, _MAX_NODE_TIMEOUT_MS)
+
+
+def _check_ttl_fits(name: str, ttl_ms: int, node_timeout_ms: int) -> None:
+    """A lock must outlast one node request: a ttl below the node timeout is a unit
+    mistake or a lock that a slow node makes invalid before it is granted."""
+    if ttl_ms < node_timeout_ms:
+        raise InvalidArgument(
+            f"{name}={_fmt_s(ttl_ms)} is shorter than the client's node_timeout "
+            f"({_fmt_s(node_timeout_ms)}): a lock must outlast one node request; "
+            f"durations are seconds ({name}=10 is ten seconds)")
+
+
+def _text(name: str, value: Any, max_bytes: Optional[int] = None, min_bytes: int = 0) -> bytes:
     """A str argument as NUL-terminated UTF-8 (the library checks length and emptiness)."""
     if not isinstance(value, str):
         raise ArgumentTypeError(f"{name} must be a str, not {type(value).__name__}")
     if "\x00" in value:
         raise InvalidArgument(f"{name} must not contain NUL characters")
     try:
-        return value.encode("utf-8")
+        b = value.encode("utf-8")
     except UnicodeEncodeError as e:
         raise InvalidArgument(f"{name} is not valid Unicode text: {e}") from None
+    if len(b) < min_bytes:
+        raise InvalidArgument(f"{name} must not be empty")
+    if max_bytes is not None and len(b) > max_bytes:
+        raise InvalidArgument(f"{name} must be at most {max_bytes} bytes of UTF-8, got {len(b)}")
+    return b
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -119,6 +195,11 @@ class Lock:
         on_lost: Optional[OnLost] = None,
         loop: Optional[asyncio.AbstractEventLoop] = None,
     ) -> None:
+        import threading
+        import weakref
+
+        from . import _lib
+
         _lib.handle_opened()
         self._backend: Backend = client._backend
         self._lost_key = [0]  # on_lost registration, shared with the finalizer
@@ -151,6 +232,8 @@ class Lock:
 
     def info(self) -> Dict[str, Any]:
         """The library's description of the lock (``lock_info``) as a dict."""
+        import json
+
         text = self._backend.info(self._handle)
         info: Dict[str, Any] = json.loads(text or "{}")
         return info
@@ -189,6 +272,10 @@ class Lock:
         event loop for locks acquired with ``acquire_async`` / ``async with``.
         Not called after a successful release. Replaces an earlier callback.
         """
+        import weakref
+
+        from . import _lib
+
         _callable("on_lost", callback)
         ref = weakref.ref(self)
         loop = self._loop
@@ -232,13 +319,23 @@ class Lock:
         with self._state_lock:
             key, self._lost_key[0] = self._lost_key[0], 0
         if key:
+            from . import _lib
+
             _lib.unregister(key)
 
     # ------------------------------------------------------------ operations
 
+    def _extend_ttl_ms(self, ttl: Any) -> int:
+        ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
+        _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
+        if self._released:
+            raise LockLost("extend: the lock was released already")
+        return ttl_ms
+
     def extend(self, ttl: Seconds) -> None:
-        """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it expired."""
-        ttl_ms = _ms("ttl", ttl)
+        """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it
+        expired, was taken or was released already; never re-acquires."""
+        ttl_ms = self._extend_ttl_ms(ttl)
         try:
             self._backend.extend(self._handle, ttl_ms)
         except LockLost:
@@ -249,8 +346,10 @@ class Lock:
         """Release the lock and free its handle.
 
         Raises :class:`LockLost` when it was no longer held on a quorum (nothing
-        another owner holds is touched), :class:`InvalidHandle` when already released.
+        another owner holds is touched) or was released already (as in Go, C and Node).
         """
+        if self._released:
+            raise LockLost("release: the lock was released already")
         status, msg = self._backend.release(self._handle)
         self._finish_release(status)
         if status != OK:
@@ -266,7 +365,9 @@ class Lock:
 
     async def extend_async(self, ttl: Seconds) -> None:
         """Like :meth:`extend`, without blocking the event loop."""
-        ttl_ms = _ms("ttl", ttl)
+        import asyncio
+
+        ttl_ms = self._extend_ttl_ms(ttl)
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.extend_async(self._handle, ttl_ms, done)
@@ -278,6 +379,10 @@ class Lock:
 
     async def release_async(self) -> None:
         """Like :meth:`release`, without blocking the event loop."""
+        import asyncio
+
+        if self._released:
+            raise LockLost("release: the lock was released already")
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.release_async(self._handle, done)
@@ -334,7 +439,7 @@ class LockContext:
     by the block itself always takes precedence).
     """
 
-    def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Seconds,
+    def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool) -> None:
         self._client = client
         self._args = (resource, ttl)
@@ -367,13 +472,35 @@ class LockContext:
         await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
+def _options(wait_ms: int, auto_extend: bool) -> Optional[bytes]:
+    """The acquire options JSON of the C ABI; None (NULL: one attempt) when both are off."""
+    if wait_ms == 0 and not auto_extend:
+        return None
+    return b'{"wait_ms":%d,"auto_extend":%s}' % (wait_ms, b"true" if auto_extend else b"false")
+
+
+def _one_attempt(auto_extend: bool) -> Optional[bytes]:
+    return _options(0, auto_extend)
+
+
+def _check_backend_name(value: Any) -> str:
+    """Validate ``Client(..., backend=...)``."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
+    if value not in _BACKENDS:
+        raise InvalidArgument(f"backend must be one of {', '.join(map(repr, _BACKENDS))}, got {value!r}")
+    return value
+
+
 class Client:
     """A Redlock client over one or more independent Redis masters.
 
-    ``nodes``: URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
+    ``nodes``: 1 to 64 URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
     ``unix:///path``). ``node_timeout``: seconds any single node request may take
-    (default 0.05). ``drift_factor``: clock drift allowance (default 0.01).
-    ``key_prefix``: prepended to every resource to form the Redis key.
+    (default 0.05; 0.001 to 60; a bare number of 10 or more is refused as a likely
+    millisecond value: pass a ``datetime.timedelta`` for such a timeout).
+    ``drift_factor``: clock drift allowance, 0 to 0.1 (default 0.01).
+    ``key_prefix``: prepended to every resource to form the Redis key (at most 256 bytes).
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
     (liblock.wasm under wasmtime, Redis I/O through redis-py; see the README).
 
@@ -391,7 +518,10 @@ class Client:
         key_prefix: Optional[str] = None,
         backend: str = "native",
     ) -> None:
-        check_backend_name(backend)
+        import json
+        import weakref
+
+        _check_backend_name(backend)
         if isinstance(nodes, (str, bytes)) or nodes is None:
             raise ArgumentTypeError(
                 f"nodes must be a list of URL strings, not {type(nodes).__name__}")
@@ -402,21 +532,27 @@ class Client:
                 f"nodes must be a list of URL strings, not {type(nodes).__name__}") from None
         for i, url in enumerate(node_list):
             _text(f"nodes[{i}]", url)
+        if not 1 <= len(node_list) <= _MAX_NODES:
+            raise InvalidArgument(f"nodes must hold 1 to {_MAX_NODES} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
+        self._node_timeout_ms = _DEFAULT_NODE_TIMEOUT_MS
         if node_timeout is not None:
-            config["node_timeout_ms"] = _ms("node_timeout", node_timeout)
+            self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:
             if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
                 raise ArgumentTypeError(
                     f"drift_factor must be a number, not {type(drift_factor).__name__}")
-            if not math.isfinite(float(drift_factor)):
-                raise InvalidArgument(f"drift_factor must be finite, got {drift_factor!r}")
+            if not 0 <= float(drift_factor) <= _MAX_DRIFT_FACTOR:  # also refuses NaN
+                raise InvalidArgument(
+                    f"drift_factor must be between 0 and {_MAX_DRIFT_FACTOR}, got {drift_factor!r}")
             config["drift_factor"] = float(drift_factor)
         if key_prefix is not None:
-            _text("key_prefix", key_prefix)
+            _text("key_prefix", key_prefix, _MAX_KEY_PREFIX_BYTES)
             config["key_prefix"] = key_prefix
         self._backend: Backend = _make_backend(backend)
         self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"))
+        from . import _lib
+
         _lib.handle_opened()
         self._finalizer = weakref.finalize(self, self._backend.free_client, self._handle)
         self._nodes = len(node_list)
@@ -429,6 +565,11 @@ class Client:
     def backend(self) -> str:
         """``"native"`` or ``"wasm"``: the engine running this client's locks."""
         return self._backend.name
+
+    @property
+    def node_timeout(self) -> float:
+        """Seconds any single node request may take (what the client was made with)."""
+        return self._node_timeout_ms / 1000
 
     @property
     def closed(self) -> bool:
@@ -459,41 +600,61 @@ class Client:
 
     # ------------------------------------------------------------ acquire
 
-    @staticmethod
-    def _acquire_args(resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any) -> Tuple[bytes, int, Optional[bytes]]:
-        res = _text("resource", resource)
-        ttl_ms = _ms("ttl", ttl)
-        wait_ms = _ms("wait", wait)
+    def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
+                      on_lost: Any) -> Tuple[bytes, int, int, Optional[bytes]]:
+        """(resource, ttl_ms, wait_ms, options JSON or None for the library's defaults)."""
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
+        ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
+        wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, 0, _MAX_WAIT_MS)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
-        if wait_ms == 0 and not auto_extend:
-            return res, ttl_ms, None  # NULL: the library's defaults
-        opts = json.dumps({"wait_ms": wait_ms, "auto_extend": auto_extend}).encode()
-        return res, ttl_ms, opts
+        _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
+        return res, ttl_ms, wait_ms, _options(wait_ms, auto_extend)
 
     def acquire(
         self,
         resource: str,
         ttl: Seconds,
         *,
-        wait: Seconds = 0.0,
+        wait: Optional[Seconds] = DEFAULT_WAIT,
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
     ) -> Lock:
-        """Acquire ``resource`` for ``ttl`` seconds, waiting up to ``wait`` seconds
-        (with randomized backoff, inside the library) while another owner holds it.
+        """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
+        (with randomized backoff, inside the library; a release through this client
+        wakes the oldest waiter at once).
 
-        Blocks the calling thread (not the GIL). Raises :class:`NotAcquired` when
-        the wait ran out, :class:`Unavailable` when no quorum of nodes answered.
-        With ``auto_extend=True`` the library keeps extending the lock until it
-        is released; ``on_lost(lock)`` is called if that fails.
+        ``wait``: the longest wait in seconds, retrying while the resource is held
+        or too many nodes fail. Default 10 s (:data:`liblock.DEFAULT_WAIT`);
+        ``wait=0`` makes a single attempt; ``wait=None`` waits until acquired (at most
+        the library's 24 h).
+
+        Blocks the calling thread (not the GIL); in the main thread Ctrl-C cancels
+        the wait. Raises :class:`NotAcquired` when the wait ran out,
+        :class:`Unavailable` when no quorum of nodes answered. With
+        ``auto_extend=True`` the library keeps extending the lock until it is
+        released; ``on_lost(lock)`` is called if that fails.
         """
-        res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
-        # A wait in the main thread stays interruptible (Ctrl-C cancels it).
-        interruptible = opts is not None and threading.current_thread() is threading.main_thread() \
-            and _ms("wait", wait) > 0
-        handle = self._backend.acquire(self._handle, res, ttl_ms, opts, interruptible)
+        import threading
+
+        res, ttl_ms, wait_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        backend = self._backend
+        if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
+            handle = backend.acquire(self._handle, res, ttl_ms, opts, False)
+            return Lock(self, handle, on_lost=on_lost)
+        # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs
+        # a hand-off from a library thread: first one plain attempt (bounded by the node
+        # timeout), and only if it fails the interruptible wait for what is left.
+        import time
+
+        start = time.monotonic()
+        try:
+            handle = backend.acquire(self._handle, res, ttl_ms, _one_attempt(auto_extend), False)
+        except (NotAcquired, Unavailable):
+            left = wait_ms - int((time.monotonic() - start) * 1000)
+            if left <= 0:
+                raise
+            handle = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend), True)
         return Lock(self, handle, on_lost=on_lost)
 
     async def acquire_async(
@@ -501,16 +662,20 @@ class Client:
         resource: str,
         ttl: Seconds,
         *,
-        wait: Seconds = 0.0,
+        wait: Optional[Seconds] = DEFAULT_WAIT,
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
     ) -> Lock:
-        """Like :meth:`acquire`, without blocking the event loop or using a thread.
+        """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
+        None until acquired), without blocking the event loop or using a thread.
 
         Cancelling the awaiting task cancels the pending acquire in the library:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
-        res, ttl_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        import asyncio
+        import threading
+
+        res, ttl_ms, _, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         loop = asyncio.get_running_loop()
         backend = self._backend
         fut: "asyncio.Future[Tuple[int, int]]" = loop.create_future()
@@ -554,14 +719,15 @@ class Client:
         resource: str,
         ttl: Seconds,
         *,
-        wait: Seconds = 0.0,
+        wait: Optional[Seconds] = DEFAULT_WAIT,
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
         raise_on_lost: bool = True,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
-        Arguments are checked here, acquisition happens on entry.
+        Arguments are checked here (as by :meth:`acquire`: ``wait`` defaults to 10 s,
+        ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
         self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost)

@@ -7,7 +7,9 @@ also derive from the matching built-in (:class:`ValueError` or
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+TYPE_CHECKING = False  # typing is not imported at run time: `import liblock` stays light
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Type
 
 # Status codes of the C ABI (spec: c-abi.md).
 OK = 0
@@ -57,13 +59,15 @@ class NotAcquired(LockError):
 
 
 class LockLost(LockError):
-    """The lock is no longer held on a quorum (expired, or taken by another owner)."""
+    """The lock is no longer held on a quorum (expired, or taken by another owner),
+    or it was released already (a second ``release()`` or an ``extend()`` after it)."""
 
     status = LOST
 
 
 class InvalidArgument(LockError, ValueError):
-    """A value the library (or the binding) refuses: empty resource, ttl out of range, bad URL..."""
+    """A value out of range, named by the caller's parameter (``ttl``, ``wait``,
+    ``node_timeout``, ...): empty resource, ttl out of range, a likely unit mistake, bad URL..."""
 
     status = INVALID_ARGUMENT
 
@@ -75,7 +79,7 @@ class ArgumentTypeError(LockError, TypeError):
 
 
 class InvalidHandle(LockError):
-    """The client or lock was closed, released or freed already."""
+    """The client was closed (or a lock's handle is gone: ``Lock.info()`` after release)."""
 
     status = INVALID_HANDLE
 

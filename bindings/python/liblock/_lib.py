@@ -41,7 +41,8 @@ def candidates() -> List[Tuple[str, Path]]:
 ALTERNATIVE = (
     "Set LIBLOCK_PATH to the path of a liblock.so built for this platform (`make build` in the "
     "liblock repository writes build/liblock.so), or use the wasm backend, which needs no "
-    "native library: liblock.Client(nodes, backend=\"wasm\") (pip install \"liblock[wasm]\").")
+    "native library: liblock.Client(nodes, backend=\"wasm\"), which needs wasmtime and redis-py "
+    "(pip install wasmtime==50.0.1 redis==5.2.1, or install liblock with its [wasm] extra).")
 
 
 def find_library() -> Path:

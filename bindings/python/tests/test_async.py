@@ -25,8 +25,10 @@ def test_async_with_and_methods(c3: Cluster, client3) -> None:
         async with lock:
             pass
         assert lock.released
-        with pytest.raises(liblock.InvalidHandle):
+        with pytest.raises(liblock.LockLost):  # released twice: LOST, as in Go, C and Node
             await lock.release_async()
+        with pytest.raises(liblock.LockLost):
+            await lock.extend_async(5)
 
     asyncio.run(main())
 
@@ -35,7 +37,7 @@ def test_async_errors(c3: Cluster, client3) -> None:
     async def main() -> None:
         holder = await client3.acquire_async("held", ttl=10)
         with pytest.raises(liblock.NotAcquired):
-            await client3.acquire_async("held", ttl=1)
+            await client3.acquire_async("held", ttl=1, wait=0)
         with pytest.raises(liblock.NotAcquired):
             async with client3.lock("held", ttl=1, wait=0.1):
                 pytest.fail("entered")
@@ -48,7 +50,7 @@ def test_async_errors(c3: Cluster, client3) -> None:
         assert holder.lost
         assert [c3.do(i, "GET", "held") for i in range(3)] == ["thief"] * 3
         with pytest.raises(liblock.LockLost):
-            async with client3.lock("gone", ttl=0.05):
+            async with client3.lock("gone", ttl=0.5):
                 await asyncio.sleep(0)
                 wait_until(lambda: "gone" not in c3.all_keys(), what="expiry")
 
@@ -61,7 +63,7 @@ def test_async_unavailable(c3: Cluster, client3) -> None:
 
     async def main() -> None:
         with pytest.raises(liblock.Unavailable):
-            await client3.acquire_async("down", ttl=1)
+            await client3.acquire_async("down", ttl=1, wait=0)
 
     asyncio.run(main())
 
@@ -171,7 +173,7 @@ def test_async_on_lost_runs_on_loop(c3: Cluster, client3) -> None:
             where.append(threading.get_ident())
             seen.set()
 
-        lock = await client3.acquire_async("al", ttl=0.3, auto_extend=True, on_lost=on_lost)
+        lock = await client3.acquire_async("al", ttl=0.5, auto_extend=True, on_lost=on_lost)
         for i in range(3):
             c3.do(i, "SET", "al", "thief")
         await asyncio.wait_for(seen.wait(), 20)

@@ -88,7 +88,7 @@ def test_unix_socket_db_is_a_query_not_a_path(unix_server: Server) -> None:
             assert unix_server.cmd("GET", "db0") == lock.token
     with _client(f"unix://:{PW_URL}@{unix_server.unix}/3") as client:  # no such socket
         with pytest.raises(liblock.Unavailable):
-            client.acquire("x", ttl=1)
+            client.acquire("x", ttl=10, wait=0)
     assert _no_key_anywhere(unix_server)
 
 
@@ -137,7 +137,7 @@ def test_tls_with_skip_verify(tls: Server) -> None:
 def test_tls_verifies_the_certificate_unless_told_not_to(tls: Server, query: str) -> None:
     with _client(f"rediss://:{PW_URL}@127.0.0.1:{tls.port}{query}") as client:
         with pytest.raises(liblock.Unavailable) as e:
-            client.acquire("tls", ttl=10)
+            client.acquire("tls", ttl=10, wait=0)
         assert "certificate" in str(e.value).lower(), str(e.value)
     assert _no_key_anywhere(tls)
 
@@ -145,7 +145,7 @@ def test_tls_verifies_the_certificate_unless_told_not_to(tls: Server, query: str
 def test_plain_connection_to_a_tls_port_is_unavailable(tls: Server) -> None:
     with _client(f"redis://:{PW_URL}@127.0.0.1:{tls.port}") as client:
         with pytest.raises(liblock.Unavailable):
-            client.acquire("tls", ttl=10)
+            client.acquire("tls", ttl=10, wait=0)
     assert _no_key_anywhere(tls)
 
 

@@ -1,8 +1,9 @@
 """The package where liblock.so cannot go, and the other way round: the wasm backend
 works with no liblock.so anywhere (nothing looks for one or loads one), the native
 backend works without wasmtime and redis-py, each missing piece is the documented
-LibraryError naming the way out, and a wheel built by scripts/build-wheel.sh carries
-liblock.so, liblock.wasm and py.typed and finds them itself. Every check runs in a
+LibraryError naming the way out, and a wheel built by scripts/build-dist.sh (make dist)
+carries liblock.so, liblock.wasm and py.typed, is tagged for the platform its
+liblock.so needs, and finds its files itself. Every check runs in a
 fresh interpreter against a real redis-server."""
 
 from __future__ import annotations
@@ -130,6 +131,8 @@ def test_wasm_backend_from_a_package_with_only_its_wasm(c1: Cluster, tmp_path: P
     for line in natives:
         assert "liblock.so not found; tried packaged copy: " + str(site / "liblock" / "liblock.so") in line
         assert 'backend="wasm"' in line and "LIBLOCK_PATH" in line, line
+        # what it says to install resolves (there is no "liblock" on PyPI)
+        assert "pip install wasmtime==50.0.1 redis==5.2.1" in line and '"liblock[wasm]"' not in line, line
 
 
 def test_native_error_when_the_library_does_not_load(tmp_path: Path) -> None:
@@ -179,10 +182,14 @@ def test_wasm_backend_without_wasmtime_says_what_to_install(tmp_path: Path) -> N
 
 
 def test_wheel_carries_both_libraries_and_finds_them(c1: Cluster, tmp_path: Path) -> None:
-    build = subprocess.run(["bash", str(BINDING / "scripts" / "build-wheel.sh"), str(tmp_path / "dist")],
+    build = subprocess.run(["bash", str(BINDING / "scripts" / "build-dist.sh"), str(tmp_path / "dist")],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stdout + build.stderr
     wheel, = (tmp_path / "dist").glob("liblock-*.whl")
+    sdist, = (tmp_path / "dist").glob("liblock-*.tar.gz")
+    tag = subprocess.run([sys.executable, str(BINDING / "setup.py"), "--platform-tag", str(ROOT / "build" / "liblock.so")],
+                         capture_output=True, text=True, timeout=60).stdout.strip()
+    assert tag.startswith("manylinux_2_") and wheel.name == f"liblock-0.1.0-py3-none-{tag}.whl", (tag, wheel.name)
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()

@@ -1,0 +1,54 @@
+"""Run by scripts/test-dist.sh with the interpreter of a fresh venv where the wheel from
+`make dist` is installed, from a temp directory outside the repository, with no
+LIBLOCK_PATH / LIBLOCK_WASM_PATH / PYTHONPATH: each backend must find the files the
+wheel carries and lock against the redis-servers in LIBLOCK_NODES (build/redisnodes).
+Not collected by pytest (no test_ prefix)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import sysconfig
+
+import liblock
+
+nodes = os.environ["LIBLOCK_NODES"].split(",")
+backends = sys.argv[1:] or ["native", "wasm"]
+site = sysconfig.get_paths()["platlib"]
+for var in ("LIBLOCK_PATH", "LIBLOCK_WASM_PATH", "PYTHONPATH"):
+    assert var not in os.environ, f"{var} is set"
+assert liblock.__file__.startswith(site), f"liblock imported from {liblock.__file__}, not {site}"
+
+
+def get(url: str, key: str) -> str:
+    """GET key over a raw socket: what Redis itself holds."""
+    host, port = url.rsplit("/", 1)[-1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode())
+        f = s.makefile("rb")
+        reply = f.readline()
+        if reply.startswith(b"$-1"):
+            return ""
+        if not reply.startswith(b"$"):
+            raise AssertionError(f"GET {key}: {reply!r}")
+        return f.readline().decode().strip()
+
+
+for backend in backends:
+    key = f"dist:{backend}"
+    with liblock.Client(nodes, node_timeout=0.5, backend=backend) as client:
+        lock = client.acquire(key, ttl=10.0, wait=0)
+        assert all(get(u, key) == lock.token for u in nodes), "the key is not ours on every node"
+        try:
+            client.acquire(key, ttl=10.0, wait=0)
+        except liblock.NotAcquired:
+            pass
+        else:
+            raise AssertionError("acquired a lock that is held")
+        lock.release()
+        assert all(get(u, key) == "" for u in nodes), "the key stayed after release"
+    where = liblock.library_path() if backend == "native" else liblock.wasm_path()
+    assert where is not None and where.startswith(os.path.join(site, "liblock")), where
+    print(f"{backend}: acquired and released {key} with {where}")
+assert liblock.live_handles() == 0

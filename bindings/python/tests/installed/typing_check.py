@@ -1,0 +1,59 @@
+"""Type-checked with `mypy --strict` against the installed wheel (its py.typed) by
+scripts/test-dist.sh; never run. Uses the public API the way the README does."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from typing import List, Optional
+
+import liblock
+
+
+def sync_use(nodes: List[str]) -> Optional[str]:
+    with liblock.Client(nodes, node_timeout=0.05, key_prefix="app:") as client:
+        backend: str = client.backend
+        timeout: float = client.node_timeout
+        assert backend and timeout
+        try:
+            with client.lock("orders:42", ttl=10.0, wait=5.0) as lock:
+                token: str = lock.token
+                left: float = lock.validity
+                lock.extend(datetime.timedelta(seconds=20))
+                assert left >= 0
+                return token
+        except liblock.NotAcquired:
+            return None
+        except liblock.Unavailable as e:
+            status: Optional[int] = e.status
+            print(status, e.message)
+            return None
+
+
+def on_lost(lock: liblock.Lock) -> None:
+    print("lost", lock.resource, lock.lost)
+
+
+async def async_use(nodes: List[str]) -> None:
+    async with liblock.Client(nodes, backend="wasm") as client:
+        lock = await client.acquire_async("job", ttl=5, wait=0, auto_extend=True, on_lost=on_lost)
+        await lock.extend_async(5)
+        await lock.release_async()
+        async with client.lock("job", ttl=5.0, wait=None) as held:
+            assert not held.released
+
+
+def errors() -> List[type]:
+    wait: float = liblock.DEFAULT_WAIT
+    assert wait > 0 and liblock.ABI_VERSION == 1
+    path: Optional[str] = liblock.library_path()
+    wasm: Optional[str] = liblock.wasm_path()
+    n: int = liblock.live_handles()
+    print(path, wasm, n)
+    return [liblock.LockError, liblock.LockLost, liblock.Canceled, liblock.InvalidArgument,
+            liblock.ArgumentTypeError, liblock.InvalidHandle, liblock.InternalError,
+            liblock.LibraryError, liblock.ForkedProcessError]
+
+
+if __name__ == "__main__":
+    asyncio.run(async_use(["redis://127.0.0.1:7001"]))

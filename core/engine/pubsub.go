@@ -1,0 +1,107 @@
+package engine
+
+import "strings"
+
+// Wake on release across processes. A release (and the drop of a lost
+// lock, and a failed attempt's cleanup) publishes its random id on the
+// key's channel from inside the release script. While an acquire of this
+// engine waits for a key, the engine subscribes to that key's channel on
+// every node, through one extra connection per node; a message wakes the
+// oldest local waiter at once. Pub/sub may drop messages (a connection
+// lost, a node frozen): the oldest waiter's polling stays as the fallback.
+
+// subscription is one key's channel, while acquires of this engine wait
+// for it.
+type subscription struct {
+	waiters int    // acquires waiting for the key
+	lastID  string // the release id last acted on: the others' copies are ignored
+}
+
+// releaseID returns a new release id for a release round of key, and
+// remembers it so that the round's own messages do not wake anyone twice
+// (the releaser wakes its local waiters itself).
+func (e *Engine) releaseID(key string) string {
+	var b [8]byte
+	e.env.Random(b[:])
+	const hex = "0123456789abcdef"
+	var id [16]byte
+	for i, c := range b {
+		id[2*i], id[2*i+1] = hex[c>>4], hex[c&0xf]
+	}
+	s := string(id[:])
+	if sub := e.subs[key]; sub != nil {
+		sub.lastID = s
+	}
+	return s
+}
+
+// subscribe notes one more waiter for key and makes sure every node's
+// pub/sub connection listens to its channel.
+func (e *Engine) subscribe(key string) {
+	sub := e.subs[key]
+	if sub == nil {
+		sub = &subscription{}
+		e.subs[key] = sub
+	}
+	sub.waiters++
+	e.listen(key)
+}
+
+// listen (re)subscribes every node's pub/sub connection to key's channel
+// where it is not subscribed: after a connection was lost, the next poll
+// of a waiter comes here again.
+func (e *Engine) listen(key string) {
+	if e.closing || e.subs[key] == nil {
+		return
+	}
+	for i := range e.nodes {
+		s := e.subNode(i)
+		if !s.chans[key] {
+			s.chans[key] = true
+			e.send(s, discard{}, command{kind: cmdArgs, args: []string{"SUBSCRIBE", ReleasedChannel(key)}})
+		}
+	}
+}
+
+// unsubscribe notes one waiter less for key; the last one unsubscribes.
+func (e *Engine) unsubscribe(key string) {
+	sub := e.subs[key]
+	if sub == nil {
+		return
+	}
+	if sub.waiters--; sub.waiters > 0 {
+		return
+	}
+	delete(e.subs, key)
+	for _, s := range e.subNodes {
+		if s != nil && s.chans[key] {
+			delete(s.chans, key)
+			if s.state == stReady || s.state == stHandshake || s.state == stConnecting {
+				e.send(s, discard{}, command{kind: cmdArgs, args: []string{"UNSUBSCRIBE", ReleasedChannel(key)}})
+			}
+		}
+	}
+}
+
+// subNode returns node i's pub/sub connection's state.
+func (e *Engine) subNode(i int) *node {
+	if e.subNodes[i] == nil {
+		n := e.nodes[i]
+		e.subNodes[i] = &node{idx: i, spec: n.spec, name: n.name, sub: true, chans: map[string]bool{}}
+	}
+	return e.subNodes[i]
+}
+
+// message handles a pub/sub push: a release of some key was announced.
+func (e *Engine) message(r Reply) {
+	if len(r.Elems) != 3 || r.Elems[0].Str != "message" {
+		return
+	}
+	key, ok := strings.CutPrefix(r.Elems[1].Str, releasedPrefix)
+	sub := e.subs[key]
+	if !ok || sub == nil || r.Elems[2].Str == sub.lastID {
+		return
+	}
+	sub.lastID = r.Elems[2].Str
+	e.wake(key)
+}
