@@ -139,6 +139,10 @@ def _go_root() -> Optional[Path]:
     return src if (src / "go.mod").is_file() else None
 
 
+# Go sources and the files they embed (//go:embed: the engine's Lua scripts).
+GO_EXTS = (".go", ".lua")
+
+
 def _sources(root: Path, dirs: Iterable[str], exts: Tuple[str, ...]) -> Iterable[Path]:
     for d in dirs:
         for p in (root / d).rglob("*"):
@@ -150,10 +154,10 @@ def _sources(root: Path, dirs: Iterable[str], exts: Tuple[str, ...]) -> Iterable
 
 def _inputs(root: Path, name: str) -> List[Path]:
     """The sources a file is made from (as the Makefile's rules list them)."""
-    common = [root / "go.mod", root / "go.sum", *_sources(root, ["core"], (".go",))]
+    common = [root / "go.mod", root / "go.sum", *_sources(root, ["core"], GO_EXTS)]
     if name == "liblock.so":
-        return common + list(_sources(root, ["capi"], (".go", ".c", ".h")))
-    return common + list(_sources(root, ["wasm"], (".go",))) + [root / "wasm" / "scripts" / "build.sh"]
+        return common + list(_sources(root, ["capi"], GO_EXTS + (".c", ".h")))
+    return common + list(_sources(root, ["wasm"], GO_EXTS)) + [root / "wasm" / "scripts" / "build.sh"]
 
 
 def _fresh(built: Path, inputs: List[Path]) -> bool:
@@ -277,7 +281,7 @@ class Sdist(sdist):
             return
         out = Path(base_dir) / SDIST_GO
         picked = {root / "go.mod", root / "go.sum", root / "wasm" / "scripts" / "build.sh",
-                  *_sources(root, ["core", "capi", "wasm"], (".go", ".c", ".h"))}
+                  *_sources(root, ["core", "capi", "wasm"], GO_EXTS + (".c", ".h"))}
         for p in sorted(picked):
             target = out / p.relative_to(root)
             target.parent.mkdir(parents=True, exist_ok=True)

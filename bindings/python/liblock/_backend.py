@@ -1,14 +1,16 @@
-"""The small internal interface between the Python front end (``_client``) and an
-engine that runs liblock's core: the native ``liblock.so`` (``_native``) or
-``liblock.wasm`` under wasmtime (``_wasmbackend``).
+"""The small internal interface between the Python front end (``_client``) and a
+backend: the native ``liblock.so`` (``_native``) or ``liblock.wasm`` under wasmtime
+(``_wasmbackend``). The asyncio forms of both run on the asyncio host
+(``_host``; ``async_host()``), whose locks have the same lock-level interface
+(``_host.HostOps``).
 
 Its shape is the C ABI's (handles, status codes, ``(status, handle, message)``
-completions), so ``_client`` keeps one code path for both.
+completions), so ``_client`` keeps one code path for every kind of lock.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, Union
 
 # A completion: (status, handle, message). Called exactly once, on an engine
 # thread or (when it finishes at once) on the calling thread; must not block.
@@ -32,14 +34,14 @@ class Backend(Protocol):
         ...
 
     def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
-                interruptible: bool) -> int:
-        """Blocking acquire; the lock handle. ``interruptible``: wait in Python so
-        that a signal's exception (Ctrl-C) cancels the pending acquire."""
+                interruptible: bool) -> Union[int, Tuple[int, Dict[str, Any]]]:
+        """Blocking acquire; the lock handle (or the handle and its info).
+        ``interruptible``: wait in Python so that a signal's exception (Ctrl-C)
+        cancels the pending acquire."""
         ...
 
-    def acquire_async(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
-                      done: Done) -> Callable[[], None]:
-        """Start an acquire that completes through ``done``; returns its cancel function."""
+    def async_host(self) -> Any:
+        """The asyncio host (``_host.Host``) of the running event loop."""
         ...
 
     def extend(self, lock: int, ttl_ms: int) -> None:
@@ -59,8 +61,8 @@ class Backend(Protocol):
         """Call the function registered as ``key`` in ``_lib``'s registry when the lock is lost."""
         ...
 
-    def info(self, lock: int) -> Optional[str]:
-        """The lock_info JSON."""
+    def info(self, lock: int) -> Union[None, str, Dict[str, Any]]:
+        """The lock_info JSON, or its fields (an engine's lock)."""
         ...
 
     def release_then_free(self, lock: int) -> None:

@@ -157,13 +157,18 @@ def _future_from_callback(
     loop: asyncio.AbstractEventLoop,
 ) -> Tuple["asyncio.Future[Tuple[int, int, Optional[str]]]", Callable[[int, int, Optional[str]], None]]:
     """A future and a library-thread callback that completes it on the loop."""
+    import asyncio
+
     fut: "asyncio.Future[Tuple[int, int, Optional[str]]]" = loop.create_future()
 
     def settle(result: Tuple[int, int, Optional[str]]) -> None:
         if not fut.done():
             fut.set_result(result)
 
-    def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
+    def done(status: int, handle: int, msg: Optional[str]) -> None:  # any thread
+        if asyncio._get_running_loop() is loop:  # the host of this loop: no hand-off
+            settle((status, handle, msg))
+            return
         try:
             loop.call_soon_threadsafe(settle, (status, handle, msg))
         except RuntimeError:  # the loop is closed: nobody is waiting any more
@@ -194,6 +199,8 @@ class Lock:
         *,
         on_lost: Optional[OnLost] = None,
         loop: Optional[asyncio.AbstractEventLoop] = None,
+        backend: Optional[Backend] = None,
+        info: Optional[Dict[str, Any]] = None,
     ) -> None:
         import threading
         import weakref
@@ -201,7 +208,7 @@ class Lock:
         from . import _lib
 
         _lib.handle_opened()
-        self._backend: Backend = client._backend
+        self._backend: Backend = backend or client._backend
         self._lost_key = [0]  # on_lost registration, shared with the finalizer
         self._finalizer = weakref.finalize(self, self._backend.free_lock, handle, self._lost_key)
         self._client = client  # keeps the client (and so the handle's owner) alive
@@ -210,7 +217,8 @@ class Lock:
         self._lost = False
         self._released = False
         self._state_lock = threading.Lock()
-        info = self.info()
+        if info is None:
+            info = self.info()
         self.resource = str(info.get("resource", ""))
         self.key = str(info.get("key", ""))
         self.token = str(info.get("token", ""))
@@ -235,6 +243,8 @@ class Lock:
         import json
 
         text = self._backend.info(self._handle)
+        if isinstance(text, dict):  # an engine's (asyncio host, wasm)
+            return text
         info: Dict[str, Any] = json.loads(text or "{}")
         return info
 
@@ -371,7 +381,7 @@ class Lock:
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.extend_async(self._handle, ttl_ms, done)
-        status, _, msg = await asyncio.shield(fut)
+        status, _, msg = await fut  # a cancelled waiter leaves the operation running
         if status == LOST:
             self._lost = True
         if status != OK:
@@ -386,7 +396,7 @@ class Lock:
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
         self._backend.release_async(self._handle, done)
-        status, _, msg = await asyncio.shield(fut)
+        status, _, msg = await fut  # a cancelled waiter leaves the operation running
         self._finish_release(status)
         if status != OK:
             raise error_for(status, msg)
@@ -502,7 +512,7 @@ class Client:
     ``drift_factor``: clock drift allowance, 0 to 0.1 (default 0.01).
     ``key_prefix``: prepended to every resource to form the Redis key (at most 256 bytes).
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
-    (liblock.wasm under wasmtime, Redis I/O through redis-py; see the README).
+    (liblock.wasm under wasmtime; see the README).
 
     Close it with :meth:`close` or use it as a (async) context manager; a dropped
     client is closed by its finalizer. Closing releases the locks it still holds.
@@ -639,9 +649,9 @@ class Client:
 
         res, ttl_ms, wait_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
         backend = self._backend
-        if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
-            handle = backend.acquire(self._handle, res, ttl_ms, opts, False)
-            return Lock(self, handle, on_lost=on_lost)
+        # (the wasm backend's acquire always waits in Python: interruptible at no cost)
+        if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
+            return self._lock(backend.acquire(self._handle, res, ttl_ms, opts, False), on_lost)
         # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs
         # a hand-off from a library thread: first one plain attempt (bounded by the node
         # timeout), and only if it fails the interruptible wait for what is left.
@@ -649,13 +659,18 @@ class Client:
 
         start = time.monotonic()
         try:
-            handle = backend.acquire(self._handle, res, ttl_ms, _one_attempt(auto_extend), False)
+            got = backend.acquire(self._handle, res, ttl_ms, _one_attempt(auto_extend), False)
         except (NotAcquired, Unavailable):
             left = wait_ms - int((time.monotonic() - start) * 1000)
             if left <= 0:
                 raise
-            handle = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend), True)
-        return Lock(self, handle, on_lost=on_lost)
+            got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend), True)
+        return self._lock(got, on_lost)
+
+    def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
+        if isinstance(got, tuple):  # (lock, info) from an engine (wasm)
+            return Lock(self, got[0], on_lost=on_lost, info=got[1])
+        return Lock(self, got, on_lost=on_lost)
 
     async def acquire_async(
         self,
@@ -672,47 +687,12 @@ class Client:
         Cancelling the awaiting task cancels the pending acquire in the library:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
-        import asyncio
-        import threading
-
-        res, ttl_ms, _, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
-        loop = asyncio.get_running_loop()
-        backend = self._backend
-        fut: "asyncio.Future[Tuple[int, int]]" = loop.create_future()
-        gate = threading.Lock()
-        abandoned = [False]
-
-        def settle(status: int, handle: int, msg: Optional[str]) -> None:  # on the loop
-            if fut.done():  # the waiter was cancelled after the library answered
-                if handle:
-                    backend.release_then_free(handle)
-                return
-            if status == OK:
-                fut.set_result((status, handle))
-            else:
-                fut.set_exception(error_for(status, msg))
-
-        def done(status: int, handle: int, msg: Optional[str]) -> None:  # library thread
-            with gate:
-                drop = abandoned[0]
-            if not drop:
-                try:
-                    loop.call_soon_threadsafe(settle, status, handle, msg)
-                    return
-                except RuntimeError:  # loop closed
-                    pass
-            if handle:
-                backend.release_then_free(handle)  # nobody will ever own this lock
-
-        cancel = backend.acquire_async(self._handle, res, ttl_ms, opts, done)
-        try:
-            _, handle = await fut
-        except asyncio.CancelledError:
-            with gate:
-                abandoned[0] = True
-            cancel()
-            raise
-        return Lock(self, handle, on_lost=on_lost, loop=loop)
+        res, ttl_ms, wait_ms, _ = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        host = self._backend.async_host()
+        lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend)
+        from ._host import HostOps
+        return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
+                    info=host.info(lock))
 
     def lock(
         self,
@@ -737,5 +717,5 @@ def _make_backend(name: str) -> Backend:
     if name == "wasm":
         from ._wasmbackend import WasmBackend
         return WasmBackend()
-    from ._native import NATIVE
-    return NATIVE
+    from ._native import NativeBackend
+    return NativeBackend()

@@ -105,7 +105,7 @@ class InternalError(LockError):
 class LibraryError(LockError, OSError):
     """What a backend needs is missing: liblock.so not found, not loadable on this
     platform or of another ABI version (native; the message names LIBLOCK_PATH and
-    ``backend="wasm"``), or liblock.wasm, wasmtime or redis-py (wasm backend)."""
+    ``backend="wasm"``), or liblock.wasm or wasmtime (wasm backend)."""
 
 
 class ForkedProcessError(LockError):

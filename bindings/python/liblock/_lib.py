@@ -41,8 +41,8 @@ def candidates() -> List[Tuple[str, Path]]:
 ALTERNATIVE = (
     "Set LIBLOCK_PATH to the path of a liblock.so built for this platform (`make build` in the "
     "liblock repository writes build/liblock.so), or use the wasm backend, which needs no "
-    "native library: liblock.Client(nodes, backend=\"wasm\"), which needs wasmtime and redis-py "
-    "(pip install wasmtime==50.0.1 redis==5.2.1, or install liblock with its [wasm] extra).")
+    "native library: liblock.Client(nodes, backend=\"wasm\"), which needs wasmtime "
+    "(pip install wasmtime==50.0.1, or install liblock with its [wasm] extra).")
 
 
 def find_library() -> Path:
@@ -147,6 +147,64 @@ def lib() -> ctypes.CDLL:
 
 def loaded_path() -> Optional[str]:
     return _lib_path
+
+
+# ------------------------------------------------------------ the engine interface
+
+ENGINE_IN = 64 * 1024    # one event (a RECEIVED is split to fit)
+ENGINE_OUT = 256 * 1024  # PROTOCOL.md: at least 64 KiB, which any one action fits in
+_engine_fns: Optional[Tuple[Any, Any, Any]] = None
+
+
+def _engine_functions() -> Tuple[Any, Any, Any]:
+    """lock_engine_new/step/free, through a PyDLL handle of the same library: a step
+    is short and never blocks, so it keeps the GIL (no release/re-acquire per call,
+    no wait for another thread to hand the GIL back)."""
+    global _engine_fns
+    if _engine_fns is None:
+        lib()
+        dll = ctypes.PyDLL(str(_lib_path))
+        try:
+            new, step, free = dll.lock_engine_new, dll.lock_engine_step, dll.lock_engine_free
+        except AttributeError:
+            raise LibraryError(f"{_lib_path}: missing lock_engine_step; rebuild with `make build`") from None
+        new.restype, new.argtypes = c_int32, [c_char_p, POINTER(c_uint64), POINTER(c_void_p)]
+        step.restype = c_int64
+        step.argtypes = [c_uint64, c_void_p, ctypes.c_size_t, c_void_p, ctypes.c_size_t]
+        free.restype, free.argtypes = c_int32, [c_uint64]
+        _engine_fns = (new, step, free)
+    return _engine_fns
+
+
+class NativeEngine:
+    """One engine of liblock.so (``lock_engine_*``), stepped by one asyncio host.
+    Events are packed into ``inbuf``; ``step`` returns a view of the actions in the
+    output buffer (both allocated once)."""
+
+    in_cap = ENGINE_IN
+    out_cap = ENGINE_OUT
+
+    def __init__(self, config: bytes) -> None:
+        new, self._step, self._free = _engine_functions()
+        out, err = c_uint64(), c_void_p()
+        status = new(config, ctypes.byref(out), ctypes.byref(err))
+        check(status, err)
+        self.handle = int(out.value)
+        self._in = ctypes.create_string_buffer(ENGINE_IN)
+        self._out = ctypes.create_string_buffer(ENGINE_OUT)
+        self.inbuf = memoryview(self._in).cast("B")
+        self._outview = memoryview(self._out).cast("B")
+
+    def step(self, n: int) -> memoryview:
+        got = self._step(self.handle, self._in, n, self._out, ENGINE_OUT)
+        if got < 0:
+            raise error_for(-got, f"liblock: lock_engine_step failed with status {-got}")
+        return self._outview[:got]
+
+    def free(self) -> None:
+        if self.handle and not _forked:
+            self._free(self.handle)
+        self.handle = 0
 
 
 def take_string(ptr: c_void_p) -> Optional[str]:

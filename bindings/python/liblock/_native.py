@@ -1,7 +1,12 @@
-"""The native backend: liblock.so through ctypes (``_lib``), behind ``_backend.Backend``."""
+"""The native backend: liblock.so through ctypes (``_lib``), behind ``_backend.Backend``.
+
+Synchronous calls use the C ABI's blocking functions (the GIL is released while
+they wait). The asyncio forms run on the asyncio host (``_host``), one engine of
+liblock.so (``lock_engine_*``) per event loop."""
 
 from __future__ import annotations
 
+import json
 import threading
 from ctypes import byref, c_uint64, c_void_p
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -26,17 +31,41 @@ def _free_raw(handle: int) -> None:
             pass
 
 
+_hosts_lock = threading.Lock()
+
+
 class NativeBackend:
-    """Stateless: every handle lives in the one liblock.so of the process."""
+    """One Client's: its C ABI handle lives in the one liblock.so of the process, its
+    asyncio hosts (made on first use) here."""
 
     name = "native"
+
+    def __init__(self) -> None:
+        self._hosts: Any = None
+        self._config = b""
 
     def client_new(self, config: bytes) -> int:
         out = c_uint64()
         _call(_lib.lib().lock_client_new, config, byref(out))
+        self._config = config
         return int(out.value)
 
+    def async_host(self) -> Any:
+        """The asyncio host of the running loop."""
+        if _lib.forked():
+            _lib.lib()  # raises ForkedProcessError
+        if self._hosts is None:  # asyncio only with the first asyncio call
+            from ._host import Hosts
+            config = self._config
+            timeout = json.loads(config).get("node_timeout_ms", 50) / 1000.0
+            with _hosts_lock:
+                if self._hosts is None:
+                    self._hosts = Hosts(lambda: _lib.NativeEngine(config), 2.0 + 4 * timeout)
+        return self._hosts.get()
+
     def free_client(self, handle: int) -> None:
+        if self._hosts is not None and not _lib.forked():
+            self._hosts.close_all()
         _lib.free_handle(handle)
 
     def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
@@ -81,12 +110,6 @@ class NativeBackend:
         if status != OK:
             raise error_for(status, msg)
         return int(handle)
-
-    def acquire_async(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
-                      done: Done) -> Callable[[], None]:
-        dll = _lib.lib()
-        op = _start_acquire(dll, client, res, ttl_ms, opts, done)
-        return lambda: dll.lock_cancel(op)
 
     def extend(self, lock: int, ttl_ms: int) -> None:
         _call(_lib.lib().lock_extend, lock, ttl_ms)
@@ -133,9 +156,6 @@ class NativeBackend:
 
     def free_lock(self, lock: int, lost_key: List[int]) -> None:
         _lib.free_lock(lock, lost_key)
-
-
-NATIVE = NativeBackend()
 
 
 def _start_acquire(dll: Any, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],

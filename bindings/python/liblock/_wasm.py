@@ -1,28 +1,29 @@
-"""liblock.wasm under wasmtime: module lookup, one compiled module per process, and
-:class:`Instance`, a thin raw-call layer over one instantiated module.
+"""liblock.wasm under wasmtime: module lookup, one compiled module per process,
+:class:`Instance` (one instantiated module, WASI from wasmtime's ``WasiConfig``,
+nothing imported beyond it) and :class:`WasmEngine`, the engine adapter the asyncio
+host steps (core/engine/hostabi/PROTOCOL.md: ``lock_engine_new``,
+``lock_engine_step``, ``lock_engine_free``, ``lock_buffer``).
 
-The protocol is wasm/PROTOCOL.md (imports, exports, memory ownership) and the
-non-blocking exports of the same file. Calls go through wasmtime's "unchecked"
-C entry points with a preallocated argument array: ``Func.__call__`` costs
-≈ 30 µs per call (it queries the function type and converts every value), the raw
-path ≈ 3 µs, and a lock operation makes 3–5 calls. That ties this file to the
+Calls go through wasmtime's "unchecked" C entry points with a preallocated
+argument array: ``Func.__call__`` costs ≈ 30 µs per call (it queries the function
+type and converts every value), the raw path ≈ 3 µs. That ties this file to the
 pinned wasmtime (requirements-wasm.txt); a missing entry point is reported as a
 :class:`LibraryError` naming the pin.
 
-An :class:`Instance` is not thread-safe: its owner (``_wasmbackend``) serializes calls.
+One Instance serves every engine of a Client (one per event loop); its calls are
+serialized by a lock.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ._errors import InternalError, LibraryError
+from ._errors import InternalError, LibraryError, error_for
 from ._files import search_path
 
 ABI_VERSION = 1
@@ -30,14 +31,9 @@ WASM_NAME = "liblock.wasm"
 WASMTIME_PIN = "wasmtime==50.0.1"
 
 # Exports this binding calls; a module without them is too old.
-EXPORTS = (
-    "lock_abi_version", "lock_buf_alloc", "lock_buf_free", "lock_client_new",
-    "lock_acquire_start", "lock_run", "lock_op_result", "lock_cancel",
-    "lock_extend", "lock_release", "lock_free", "lock_info",
-)
-
-# exec(req, req_len, resp, resp_cap) -> resp_len, given the request bytes.
-ExecFn = Callable[[bytes], bytes]
+EXPORTS = ("lock_abi_version", "lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer")
+IN_CAP = 64 * 1024    # one event (a RECEIVED is split to fit)
+OUT_CAP = 256 * 1024  # PROTOCOL.md: at least 64 KiB, which any one action fits in
 
 
 def candidates() -> List[Tuple[str, Path]]:
@@ -65,9 +61,7 @@ def _import_wasmtime() -> Tuple[Any, Any]:
     except ImportError as e:
         raise LibraryError(
             f"the wasm backend needs the wasmtime package: pip install {WASMTIME_PIN} ({e})") from None
-    for name in ("wasmtime_func_call_unchecked", "wasmtime_linker_define_func_unchecked",
-                 "wasmtime_memory_data", "wasmtime_memory_data_size", "wasmtime_caller_context",
-                 "wasmtime_trap_new", "wasmtime_store_context"):
+    for name in ("wasmtime_func_call_unchecked", "wasmtime_memory_data", "wasmtime_memory_data_size"):
         if not hasattr(ffi, name):
             raise LibraryError(
                 f"this wasmtime lacks {name}; "
@@ -137,44 +131,30 @@ class Trapped(InternalError):
 
 
 class Instance:
-    """One instantiated module: raw export calls, memory access, the host imports."""
+    """One instantiated module: raw export calls and its two step buffers. Every
+    call takes ``mu``."""
 
-    # Scratch layout inside the module (one lock_buf_alloc each, kept for life).
-    IN_CAP = 4096
-    OUT = 0          # u64 out-parameter (client, op or lock handle)
-    ERR = 8          # (ptr u32, len u32) error record
-    INFO = 16        # (ptr u32, len u32) lock_info JSON
-    RUN = 32         # lock_run: i64 next_run_ms, then 16-byte events
-    RUN_EVENTS = 64
-    OUT_CAP = RUN + 8 + 16 * RUN_EVENTS
-
-    def __init__(self, exec_fn: ExecFn) -> None:
+    def __init__(self) -> None:
         t0 = time.perf_counter()
         c = compiled()
         wt, ffi = c.wasmtime, c.ffi
         self._ffi = ffi
-        self._exec_fn = exec_fn
-        self._pending = b""  # the last exec response, for exec_take
+        self.mu = threading.Lock()
         self.dead: Optional[str] = None
+        self.pid = os.getpid()
         self.store = wt.Store(c.engine)
         wasi = wt.WasiConfig()
         wasi.inherit_stderr()  # Go's runtime reports a fatal error there; nothing is preopened
         self.store.set_wasi(wasi)
         linker = wt.Linker(c.engine)
         linker.define_wasi()
-        self._callbacks: List[Any] = []  # the ctypes callbacks must outlive the instance
-        i32 = wt.ValType.i32()
-        self._define(linker, "exec", wt.FuncType([i32] * 4, [i32]), self._host_exec)
-        self._define(linker, "exec_take", wt.FuncType([i32] * 2, [i32]), self._host_exec_take)
-        self._define(linker, "interrupted", wt.FuncType([], [i32]), self._host_interrupted)
         try:
             instance = linker.instantiate(self.store, c.module)
         except Exception as e:  # noqa: BLE001
             raise LibraryError(f"cannot instantiate {c.path}: {e}") from None
         exports = instance.exports(self.store)
         self._ctx = self.store._context()
-        # The ctypes functions themselves, not wasmtime's Python wrappers around them
-        # (one frame less per call; these run a dozen times per lock operation).
+        # The ctypes functions themselves, not wasmtime's Python wrappers around them.
         self._call_unchecked = getattr(ffi, "_wasmtime_func_call_unchecked", ffi.wasmtime_func_call_unchecked)
         self._memory_data = getattr(ffi, "_wasmtime_memory_data", ffi.wasmtime_memory_data)
         self._memory_size = getattr(ffi, "_wasmtime_memory_data_size", ffi.wasmtime_memory_data_size)
@@ -198,77 +178,21 @@ class Instance:
                 f"{ABI_VERSION}; rebuild it (`make build`) or install a matching binding")
         if c.missing:
             raise LibraryError(
-                f"{c.path} lacks the exports {', '.join(c.missing)}: it predates the non-blocking "
-                "acquire; rebuild it with `make build`")
-        self.in_buf = self.call("lock_buf_alloc", self.IN_CAP) & 0xFFFFFFFF
-        self.out_buf = self.call("lock_buf_alloc", self.OUT_CAP) & 0xFFFFFFFF
-        if not self.in_buf or not self.out_buf:
-            raise InternalError("liblock.wasm: lock_buf_alloc failed at start-up")
+                f"{c.path} lacks the exports {', '.join(c.missing)}: it predates the engine "
+                "interface; rebuild it with `make build`")
+        self.in_ptr = self.call("lock_buffer", IN_CAP) & 0xFFFFFFFF
+        self.out_ptr = self.call("lock_buffer", OUT_CAP) & 0xFFFFFFFF
+        if not self.in_ptr or not self.out_ptr:
+            raise InternalError("liblock.wasm: lock_buffer failed at start-up")
         self.instantiate_seconds = time.perf_counter() - t0
-
-    # ------------------------------------------------------------ host imports
-
-    def _define(self, linker: Any, name: str, ty: Any, fn: Callable[[Any, Any], int]) -> None:
-        ffi = self._ffi
-
-        def callback(env: Any, caller: Any, args: Any, nargs: int) -> int:
-            try:
-                args[0].i32 = fn(caller, args)
-                return 0
-            except BaseException as e:  # noqa: BLE001 - nothing may unwind into wasm
-                msg = f"liblock host: {name}: {type(e).__name__}: {e}".encode("utf-8", "replace")
-                trap = ffi.wasmtime_trap_new(ctypes.create_string_buffer(msg, len(msg)), len(msg))
-                return int(ctypes.cast(trap, ctypes.c_void_p).value or 0)
-
-        cb = ffi.wasmtime_func_unchecked_callback_t(callback)
-        fin = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(0)
-        self._callbacks.append((cb, fin))
-        mod, nm = b"liblock", name.encode()
-        err = ffi.wasmtime_linker_define_func_unchecked(
-            linker.ptr(), ctypes.create_string_buffer(mod, len(mod)), len(mod),
-            ctypes.create_string_buffer(nm, len(nm)), len(nm), ty.ptr(), cb, None, fin)
-        if err:
-            raise LibraryError(f"cannot define liblock.{name}: {self.wasmtime_error(err)}")
 
     def wasmtime_error(self, err: Any) -> str:
         from wasmtime import WasmtimeError
         return str(WasmtimeError._from_ptr(err))
 
-    def _caller_memory(self, caller: Any) -> Tuple[int, int]:
-        ffi = self._ffi
-        cctx = ffi.wasmtime_caller_context(caller)
-        base = ctypes.addressof(ffi.wasmtime_memory_data(cctx, self._mem_ref).contents)
-        return base, int(ffi.wasmtime_memory_data_size(cctx, self._mem_ref))
-
-    def _host_exec(self, caller: Any, args: Any) -> int:
-        req, req_len = args[0].i32 & 0xFFFFFFFF, args[1].i32 & 0xFFFFFFFF
-        resp, resp_cap = args[2].i32 & 0xFFFFFFFF, args[3].i32 & 0xFFFFFFFF
-        base, size = self._caller_memory(caller)
-        if req + req_len > size or resp + resp_cap > size:
-            raise ValueError("exec: buffer out of the module's memory")
-        out = self._exec_fn(ctypes.string_at(base + req, req_len))
-        self._pending = out
-        if len(out) <= resp_cap:
-            ctypes.memmove(base + resp, out, len(out))
-        return len(out)
-
-    def _host_exec_take(self, caller: Any, args: Any) -> int:
-        buf, cap = args[0].i32 & 0xFFFFFFFF, args[1].i32 & 0xFFFFFFFF
-        base, size = self._caller_memory(caller)
-        data = self._pending[:cap]
-        if buf + len(data) > size:
-            raise ValueError("exec_take: buffer out of the module's memory")
-        ctypes.memmove(base + buf, data, len(data))
-        return len(data)
-
-    def _host_interrupted(self, caller: Any, args: Any) -> int:
-        return 0  # only the blocking lock_acquire polls it; this binding never calls that
-
-    # ------------------------------------------------------------ calls
-
     def call(self, name: str, *args: int) -> int:
-        """Call an export with integer arguments; its i32 result (every export returns
-        an i32 or nothing; then the value is meaningless)."""
+        """Call an export with integer arguments; its result as an i64 (an i32 result
+        is sign-extended by the caller where it matters)."""
         if self.dead is not None:
             raise Trapped(f"liblock.wasm instance is unusable after a trap: {self.dead}")
         raw = self._raw
@@ -277,7 +201,7 @@ class Instance:
         err = self._call_unchecked(self._ctx, self._funcs[name], raw, 8, self._trap_ref)
         if err or self._trap:
             self._fail(name, err)
-        return int(raw[0].i32)
+        return int(raw[0].i64)
 
     def _fail(self, name: str, err: Any) -> None:
         if err:
@@ -291,80 +215,67 @@ class Instance:
         self.dead = f"{name}: {msg}"
         raise Trapped(f"liblock.wasm trapped in {name}: {msg}")
 
-    # ------------------------------------------------------------ memory
+    def base(self) -> int:
+        # Asked again after every call: memory may grow (and so move) during any call.
+        return ctypes.addressof(self._memory_data(self._ctx, self._mem_ref).contents)
 
-    def _base(self) -> Tuple[int, int]:
-        # Asked again every time: memory may grow (and so move) during any call.
-        base = ctypes.addressof(self._memory_data(self._ctx, self._mem_ref).contents)
-        return base, int(self._memory_size(self._ctx, self._mem_ref))
+    def engine_new(self, config: bytes) -> int:
+        """lock_engine_new; raises the engine's error."""
+        with self.mu:
+            ptr = self.in_ptr if len(config) <= IN_CAP else self.call("lock_buffer", len(config)) & 0xFFFFFFFF
+            ctypes.memmove(self.base() + ptr, config, len(config))
+            handle = self.call("lock_engine_new", ptr, len(config), self.out_ptr, OUT_CAP)
+            if handle > 0:
+                return handle
+            at = self.base() + self.out_ptr
+            n = int.from_bytes(ctypes.string_at(at, 4), "little")
+            msg = ctypes.string_at(at + 4, min(n, OUT_CAP - 4)).decode("utf-8", "replace")
+        raise error_for(-handle, msg)
 
-    def read(self, ptr: int, n: int) -> bytes:
-        base, size = self._base()
-        if ptr < 0 or n < 0 or ptr + n > size:
-            raise InternalError(f"liblock.wasm: out-of-range buffer ({ptr}, {n})")
-        return ctypes.string_at(base + ptr, n)
 
-    def u64(self, ptr: int) -> int:
-        base, _ = self._base()
-        return int(ctypes.c_uint64.from_address(base + ptr).value)
+class WasmEngine:
+    """One engine inside a Client's Instance, stepped by one asyncio host. Events are
+    packed into ``inbuf`` (a bytearray) and copied to the module's input buffer; the
+    actions are copied out of its output buffer."""
 
-    def write(self, ptr: int, data: bytes) -> None:
-        base, size = self._base()
-        if ptr + len(data) > size:
-            raise InternalError("liblock.wasm: write out of range")
-        ctypes.memmove(base + ptr, data, len(data))
+    in_cap = IN_CAP
+    out_cap = OUT_CAP
 
-    def put(self, *items: bytes) -> List[Tuple[int, int]]:
-        """Copy strings into the module: (ptr, len) each, in the scratch buffer when
-        they fit. Free the result with :meth:`release_put` after the call."""
-        total = sum(len(x) for x in items)
-        if total <= self.IN_CAP:
-            at = self.in_buf
-            out = []
-            base, _ = self._base()
-            for x in items:
-                ctypes.memmove(base + at, x, len(x))
-                out.append((at, len(x)))
-                at += len(x)
-            return out
-        out = []
-        for x in items:
-            p = self.call("lock_buf_alloc", len(x)) & 0xFFFFFFFF
-            if not p:
-                for q, _ in out:
-                    self.call("lock_buf_free", q)
-                raise InternalError(f"liblock.wasm: cannot allocate {len(x)} bytes")
-            self.write(p, x)
-            out.append((p, len(x)))
-        return out
+    def __init__(self, inst: Instance, config: bytes) -> None:
+        self.inst = inst
+        self.handle = inst.engine_new(config)
+        self.inbuf = bytearray(IN_CAP)
+        self._in = (ctypes.c_char * IN_CAP).from_buffer(self.inbuf)
+        self._func = inst._funcs["lock_engine_step"]
 
-    def release_put(self, placed: List[Tuple[int, int]]) -> None:
-        for p, _ in placed:
-            if p < self.in_buf or p >= self.in_buf + self.IN_CAP:
-                self.call("lock_buf_free", p)
+    def step(self, n: int) -> bytes:
+        inst = self.inst
+        raw = inst._raw
+        with inst.mu:
+            if inst.dead is not None:
+                inst.call("lock_engine_step")  # raises Trapped
+            mem = inst._memory_data(inst._ctx, inst._mem_ref)
+            base = ctypes.addressof(mem.contents)
+            ctypes.memmove(base + inst.in_ptr, self._in, n)
+            # inst.call("lock_engine_step", ...) inlined: this runs once per event
+            raw[0].i64 = self.handle
+            raw[1].i64 = inst.in_ptr
+            raw[2].i64 = n
+            raw[3].i64 = inst.out_ptr
+            raw[4].i64 = OUT_CAP
+            err = inst._call_unchecked(inst._ctx, self._func, raw, 8, inst._trap_ref)
+            if err or inst._trap:
+                inst._fail("lock_engine_step", err)
+            got = int(raw[0].i64)
+            if got <= 0:
+                if got < 0:
+                    raise error_for(-got, f"liblock.wasm: lock_engine_step failed with status {-got}")
+                return b""
+            mem = inst._memory_data(inst._ctx, inst._mem_ref)  # memory may have grown (and moved)
+            return ctypes.string_at(ctypes.addressof(mem.contents) + inst.out_ptr, got)
 
-    def take_pair(self, at: int) -> Optional[bytes]:
-        """Copy and free the module buffer whose (ptr u32, len u32) is at ``at``."""
-        base, _ = self._base()
-        pair = ctypes.string_at(base + at, 8)
-        ptr = int.from_bytes(pair[:4], "little")
-        n = int.from_bytes(pair[4:], "little")
-        if not ptr:
-            return None
-        data = self.read(ptr, n)
-        self.call("lock_buf_free", ptr)
-        return data
-
-    def take_error(self) -> Optional[str]:
-        """The message of the error record at out+ERR (freed), if any."""
-        raw = self.take_pair(self.out_buf + self.ERR)
-        if raw is None:
-            return None
-        try:
-            rec = json.loads(raw)
-            return str(rec.get("message") or raw.decode("utf-8", "replace"))
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def clear_error(self) -> None:
-        self.write(self.out_buf + self.ERR, b"\0" * 8)
+    def free(self) -> None:
+        inst, handle, self.handle = self.inst, self.handle, 0
+        if handle and inst.dead is None and os.getpid() == inst.pid:
+            with inst.mu:
+                inst.call("lock_engine_free", handle)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench (Python part): the binding (native and wasm backends) beside redis-py, same run, 1 and 5 nodes.
+# make bench (Python part): the binding (native and wasm backends, sync and asyncio) beside redis-py and pottery, same run, 1 and 5 nodes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/venv.sh" requirements-dev.txt
 cd "$ROOT"

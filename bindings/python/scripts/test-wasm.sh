@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-wasm (Python part): the Python binding's suite with every Client on the
 # wasm backend (LIBLOCK_BACKEND=wasm: build/liblock.wasm under wasmtime, Redis I/O
-# through redis-py), against real redis-servers. Installs its pinned requirements.
+# through the asyncio host), against real redis-servers. Installs its pinned requirements.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/venv.sh" requirements-test.txt
 cd "$ROOT"

@@ -58,6 +58,12 @@ def wait_until(pred: Callable[[], Any], timeout: float = 10.0, interval: float =
         time.sleep(interval)
 
 
+def no_keys(cluster: "Cluster") -> None:
+    """Wait until no node holds a key: an operation returns once a quorum has answered,
+    so the last nodes' commands may still be on their way (settled, with a deadline)."""
+    wait_until(lambda: cluster.all_keys() == [], what="no key on any node")
+
+
 def resp(port: int, *args: str, timeout: float = 2.0) -> Any:
     """One Redis command over a raw socket (RESP2); returns str/int/list/None."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:

@@ -10,7 +10,7 @@ from typing import List, Tuple
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster
+from conftest import BACKEND, Cluster, no_keys
 
 
 def assert_no_overlap(spans: List[Tuple[float, float]]) -> None:
@@ -60,7 +60,7 @@ def test_threads_contend(request, nodes: int) -> None:
     assert max_inside == 1
     assert len(spans) == threads_n * rounds
     assert_no_overlap(spans)
-    assert cluster.all_keys() == []
+    no_keys(cluster)
 
 
 def test_spawn_processes_contend(c3: Cluster, tmp_path) -> None:
@@ -73,7 +73,7 @@ def test_spawn_processes_contend(c3: Cluster, tmp_path) -> None:
     spans = [s for r in results for s in r]
     assert len(spans) == 40
     assert_no_overlap(spans)
-    assert c3.all_keys() == []
+    no_keys(c3)
 
 
 def test_spawn_run_once(c3: Cluster) -> None:
@@ -85,4 +85,4 @@ def test_spawn_run_once(c3: Cluster) -> None:
     with ctx.Pool(procs) as pool:
         ran = pool.starmap(nightly, [(c3.urls, "nightly-report", start_at)] * procs)
     assert sum(ran) == 1
-    assert c3.all_keys() == []
+    no_keys(c3)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster
+from conftest import BACKEND, Cluster, wait_until
 
 BINDING = str(Path(__file__).resolve().parents[1])
 
@@ -57,7 +57,7 @@ def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
     out = _in_fork(lambda: str(isinstance(liblock.ForkedProcessError("x"), liblock.LockError)))
     assert out == "True"
     # the parent is unaffected, and the child's exit did not release the parent's lock
-    assert c3.all_keys() == ["fork"] * 3
+    wait_until(lambda: c3.all_keys() == ["fork"] * 3, what="the key on every node")
     lock.release()
 
 

@@ -1,9 +1,9 @@
 """Every node URL form, against real redis-servers started here, on the backend under
 test (both passes run it): a unix socket with a db number, a password (escaped in the
 URL), an ACL user, TLS with and without skip_verify, client_name. Both backends
-connect alike: the native one with go-redis's ParseURL and core's transport, the
-wasm one with liblock/_nodeurl.py (checked against go-redis in test_nodeurl.py) and
-redis-py."""
+connect alike: the native one with liblock.so's engine, the
+wasm one with the same engine compiled to wasm (the URL parser and the handshake are
+the engine's in both)."""
 
 from __future__ import annotations
 

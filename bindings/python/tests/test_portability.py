@@ -1,6 +1,6 @@
 """The package where liblock.so cannot go, and the other way round: the wasm backend
 works with no liblock.so anywhere (nothing looks for one or loads one), the native
-backend works without wasmtime and redis-py, each missing piece is the documented
+backend works without wasmtime (and neither backend needs redis-py), each missing piece is the documented
 LibraryError naming the way out, and a wheel built by scripts/build-dist.sh (make dist)
 carries liblock.so, liblock.wasm and py.typed, is tagged for the platform its
 liblock.so needs, and finds its files itself. Every check runs in a
@@ -132,7 +132,7 @@ def test_wasm_backend_from_a_package_with_only_its_wasm(c1: Cluster, tmp_path: P
         assert "liblock.so not found; tried packaged copy: " + str(site / "liblock" / "liblock.so") in line
         assert 'backend="wasm"' in line and "LIBLOCK_PATH" in line, line
         # what it says to install resolves (there is no "liblock" on PyPI)
-        assert "pip install wasmtime==50.0.1 redis==5.2.1" in line and '"liblock[wasm]"' not in line, line
+        assert "pip install wasmtime==50.0.1" in line and "redis" not in line.split("backend=")[1] and '"liblock[wasm]"' not in line, line
 
 
 def test_native_error_when_the_library_does_not_load(tmp_path: Path) -> None:
@@ -165,7 +165,21 @@ def test_native_backend_needs_neither_wasmtime_nor_redis(c1: Cluster, tmp_path: 
             print("WASM", e)
         """, tmp_path, _env(BINDING), allow_native=True)
     assert "HELD " in p.stdout
-    assert "WASM the wasm backend needs redis-py: pip install redis==" in p.stdout
+    assert "WASM the wasm backend needs the wasmtime package: pip install wasmtime==" in p.stdout
+    assert c1.all_keys() == []
+
+
+def test_wasm_backend_needs_no_redis_client_library(c1: Cluster, tmp_path: Path) -> None:
+    """The wasm backend's Redis I/O is the asyncio host's: no redis-py."""
+    p = _python(f"""
+        sys.modules["redis"] = None
+        import liblock
+        with liblock.Client([{c1.urls[0]!r}], node_timeout=0.5, backend="wasm") as client:
+            with client.lock("wasm-no-redis-py", ttl=10) as lock:
+                print("HELD", lock.token)
+        assert "redis" not in sys.modules or sys.modules["redis"] is None
+        """, tmp_path, _env(BINDING))
+    assert "HELD " in p.stdout
     assert c1.all_keys() == []
 
 
@@ -193,9 +207,10 @@ def test_wheel_carries_both_libraries_and_finds_them(c1: Cluster, tmp_path: Path
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    for name in ("liblock/liblock.so", "liblock/liblock.wasm", "liblock/py.typed", "liblock/_nodeurl.py"):
+    for name in ("liblock/liblock.so", "liblock/liblock.wasm", "liblock/py.typed", "liblock/_host.py"):
         assert name in names, sorted(names)
     assert "Provides-Extra: wasm" in metadata and 'wasmtime==50.0.1; extra == "wasm"' in metadata
+    assert "Requires-Dist: redis" not in metadata, metadata  # the wasm backend needs no Redis client
     site = tmp_path / "site"
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
                           "--no-deps", "--no-index", "--target", str(site), str(wheel)],

@@ -1,0 +1,818 @@
+"""The one asyncio host: it carries out what liblock's engine asks (open, write,
+close connections; one timer) and hands it what happens (connected, bytes
+received, connection failed, timer fired), one ``step`` per event
+(core/engine/hostabi/PROTOCOL.md). The engine decides everything else: node
+URLs, the Redis wire, deadlines, retries, waiting, auto-extension and loss.
+
+A :class:`Host` lives on one event loop and is stepped only from that loop's
+thread. It works with either engine adapter (``_lib.NativeEngine`` over
+liblock.so, ``_wasm.WasmEngine`` over liblock.wasm).
+
+Completions (``done(error, lock)`` of an operation) run on the loop thread
+after the step that produced them has been fully decoded, so they may start
+new operations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import ssl
+import struct
+import sys
+import threading
+import traceback
+from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Set, Tuple
+
+from . import _proto as P
+from ._errors import CANCELED, INTERNAL, INVALID_ARGUMENT, LOST, OK, InternalError, InvalidHandle, LockError, error_for
+
+# done(error or None, lock handle (acquire) or 0)
+Done = Callable[[Optional[LockError], int], None]
+
+# Repeat a step with empty input when less than this was left free in its output:
+# the engine keeps what does not fit for the next call, and its largest action
+# (an error naming 64 nodes) is under 64 KiB.
+_FULL_MARGIN = 64 * 1024
+_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+
+
+class Engine(Protocol):
+    """An engine adapter: ``inbuf`` takes one event (``_proto`` packs it), ``step``
+    hands it over and returns the actions (valid until the next step)."""
+
+    inbuf: Any
+    in_cap: int
+    out_cap: int
+
+    def step(self, n: int) -> Any: ...
+
+    def free(self) -> None: ...
+
+
+def exception(err: P.Error) -> LockError:
+    """The binding's exception for an engine ``error``."""
+    status, message, a, b, nodes = err
+    if not message:
+        message = ": ".join(x for x in (a, b) if x)
+    if nodes and not all(cause in message for _, _, cause in nodes):
+        message += " (" + "; ".join(f"node {i} ({addr}): {cause}" for i, addr, cause in nodes) + ")"
+    return error_for(status, message)
+
+
+_ssl_contexts: Dict[bool, ssl.SSLContext] = {}
+
+
+def _ssl_context(verify: bool) -> ssl.SSLContext:
+    ctx = _ssl_contexts.get(verify)
+    if ctx is None:
+        ctx = ssl.create_default_context()
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        if not verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        _ssl_contexts[verify] = ctx
+    return ctx
+
+
+class _Conn(asyncio.Protocol):
+    """One connection the engine asked for; every callback goes back to the host."""
+
+    __slots__ = ("host", "cid", "transport")
+
+    def __init__(self, host: "Host", cid: int) -> None:
+        self.host = host
+        self.cid = cid
+        self.transport: Optional[asyncio.Transport] = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.host._opened(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.host._received(self.cid, data)
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.host._lost_conn(self, exc)
+
+
+class Host:
+    """One engine driven on one event loop."""
+
+    def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
+                 on_free: Optional[Callable[["Host"], None]] = None) -> None:
+        self.engine: Optional[Engine] = engine
+        self._on_free = on_free
+        self._closed_fut: "Optional[asyncio.Future[None]]" = None
+        self._guard: Any = None
+        self.loop = loop
+        self.thread_id = threading.get_ident()  # the loop's thread (the host is made there)
+        self.pid = os.getpid()
+        self._conns: Dict[int, _Conn] = {}
+        self._connecting: Dict[int, "asyncio.Task[Any]"] = {}
+        self._ops: Dict[int, Done] = {}
+        self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._starting: Optional[Done] = None  # the completion of the request being stepped
+        self._done: Deque[Tuple[Done, Optional[LockError], int]] = collections.deque()
+        self._draining = False
+        self.closing = False
+        self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
+        self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
+
+    # ------------------------------------------------------------ stepping
+
+    def _step(self, n: int) -> Optional[Tuple[Any, ...]]:
+        """Hand the event in ``engine.inbuf[:n]`` to the engine and carry out its
+        actions; returns the reply to a request (STARTED, REJECTED, CANCELED, INFO)."""
+        engine = self.engine
+        if engine is None:
+            raise InvalidHandle(self.gone)
+        try:
+            out = engine.step(n)
+        except LockError as e:  # the engine is unusable (a wasm trap): fail what waits on it
+            if e.status not in (INVALID_ARGUMENT, None):
+                self.free(e)
+            raise
+        reply = self._apply(out)
+        while len(out) > engine.out_cap - _FULL_MARGIN:
+            out = engine.step(0)
+            if not len(out):
+                break
+            reply = self._apply(out) or reply
+        if not self._draining and self._done:
+            self._draining = True
+            try:
+                while self._done:
+                    fn, err, lock = self._done.popleft()
+                    try:
+                        fn(err, lock)
+                    except BaseException:  # noqa: BLE001 - one completion's bug must not stop the others
+                        traceback.print_exc(file=sys.stderr)
+            finally:
+                self._draining = False
+        return reply
+
+    def _apply(self, buf: Any) -> Optional[Tuple[Any, ...]]:
+        reply: Optional[Tuple[Any, ...]] = None
+        at, end = 0, len(buf)
+        unpack = struct.unpack_from
+        while at < end:
+            kind = buf[at]
+            at += 1
+            if kind == P.ACT_WRITE:
+                conn, n = unpack("<II", buf, at)
+                at += 8
+                c = self._conns.get(conn)
+                if c is not None and c.transport is not None:
+                    c.transport.write(bytes(buf[at:at + n]))
+                at += n
+            elif kind == P.ACT_DONE:
+                op, lock = unpack("<QQ", buf, at)
+                err, at = P.read_error(buf, at + 16)
+                fn = self._ops.pop(op, None)
+                if fn is not None:
+                    self._done.append((fn, exception(err) if err else None, lock))
+                elif lock and err is None:  # an acquire nobody waits for any more
+                    self._done.append((self._orphan, None, lock))
+            elif kind == P.ACT_TIMER:
+                (delay,) = unpack("<q", buf, at)
+                at += 8
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = self.loop.call_later(max(delay, 0) / 1e6, self._tick)
+            elif kind == P.ACT_STARTED:
+                op = unpack("<Q", buf, at)[0]
+                at += 8
+                reply = (kind, op)
+                if self._starting is not None:  # before this step's DONE of it
+                    self._ops[op] = self._starting
+                    self._starting = None
+            elif kind == P.ACT_OPEN:
+                conn, node, flags = unpack("<IIB", buf, at)
+                network, at = P.read_str(buf, at + 9)
+                addr, at = P.read_str(buf, at)
+                server_name, at = P.read_str(buf, at)
+                self._connecting[conn] = self.loop.create_task(
+                    self._connect(conn, flags, network, addr, server_name))
+            elif kind == P.ACT_CLOSE:
+                (conn,) = unpack("<I", buf, at)
+                at += 4
+                self._close_conn(conn)
+            elif kind == P.ACT_LOST:
+                (lock,) = unpack("<Q", buf, at)
+                err, at = P.read_error(buf, at + 8)
+                fire = self.lost_keys.pop(lock, None)
+                if fire is not None:
+                    self.loop.call_soon(fire, exception(err) if err else None)
+            elif kind == P.ACT_REJECTED:
+                err, at = P.read_error(buf, at)
+                reply = (kind, err)
+            elif kind == P.ACT_CANCELED:
+                reply = (kind, buf[at])
+                at += 1
+            elif kind == P.ACT_INFO:
+                info, at = P.read_info(buf, at)
+                reply = (kind,) + info
+            elif kind == P.ACT_CLOSED:
+                self._finish_close()
+            else:
+                raise InternalError(f"liblock: engine sent an unknown action {kind}")
+        return reply
+
+    def _tick(self) -> None:
+        self._timer = None
+        if self.engine is not None:
+            self._step(P.simple(self.engine.inbuf, P.EV_TICK))
+
+    # ------------------------------------------------------------ connections
+
+    async def _connect(self, cid: int, flags: int, network: str, addr: str, server_name: str) -> None:
+        ctx = _ssl_context(not flags & P.OPEN_SKIP_VERIFY) if flags & P.OPEN_TLS else None
+        try:
+            if network == "unix":
+                await self.loop.create_unix_connection(
+                    lambda: _Conn(self, cid), addr, ssl=ctx,
+                    server_hostname=(server_name or "localhost") if ctx else None)
+            else:
+                host, _, port = addr.rpartition(":")
+                host = host[1:-1] if host.startswith("[") else host
+                await self.loop.create_connection(
+                    lambda: _Conn(self, cid), host, int(port), ssl=ctx,
+                    server_hostname=(server_name or host) if ctx else None)
+        except asyncio.CancelledError:
+            # by the engine's CLOSE (then it is no longer in _connecting), or by a loop
+            # shutting down, which cancels every task: then the engine must know
+            if self._connecting.pop(cid, None) is not None and self.engine is not None:
+                self._step(P.conn_failed(self.engine.inbuf, cid, b"connect canceled"))
+            raise
+        except BaseException as e:  # noqa: BLE001 - every failure goes to the engine
+            if self._connecting.pop(cid, None) is not None and self.engine is not None:
+                msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:4096]
+                self._step(P.conn_failed(self.engine.inbuf, cid, msg))
+
+    def _opened(self, c: _Conn) -> None:
+        if self._connecting.pop(c.cid, None) is None or self.engine is None:
+            if c.transport is not None:
+                c.transport.abort()
+            return
+        self._conns[c.cid] = c
+        self._step(P.opened(self.engine.inbuf, c.cid))
+
+    def _received(self, cid: int, data: bytes) -> None:
+        engine = self.engine
+        if engine is None or cid not in self._conns:
+            return
+        room = engine.in_cap - P.RECEIVED_OVERHEAD
+        if len(data) <= room:
+            self._step(P.received(engine.inbuf, cid, data))
+            return
+        view = memoryview(data)
+        for i in range(0, len(data), room):
+            if self.engine is None or cid not in self._conns:
+                return
+            self._step(P.received(engine.inbuf, cid, view[i:i + room]))
+
+    def _lost_conn(self, c: _Conn, exc: Optional[Exception]) -> None:
+        if self._conns.get(c.cid) is not c:
+            return  # closed by the engine's CLOSE
+        del self._conns[c.cid]
+        if self.engine is not None:
+            msg = (str(exc) if exc else "connection closed by the node").encode("utf-8", "replace")[:4096]
+            self._step(P.conn_failed(self.engine.inbuf, c.cid, msg))
+
+    def _close_conn(self, cid: int) -> None:
+        c = self._conns.pop(cid, None)
+        if c is not None and c.transport is not None:
+            c.transport.abort()  # nothing left to send: the engine has forgotten it
+        task = self._connecting.pop(cid, None)
+        if task is not None:
+            task.cancel()
+
+    # ------------------------------------------------------------ operations (loop thread)
+
+    def _check(self) -> Engine:
+        if os.getpid() != self.pid:
+            from ._errors import ForkedProcessError
+            raise ForkedProcessError(
+                f"this liblock client was created in process {self.pid}; process {os.getpid()} "
+                "is a fork of it and cannot use it. Create a new liblock.Client in the child.")
+        engine = self.engine
+        if engine is None or self.closing:
+            raise InvalidHandle(self.gone)
+        return engine
+
+    def _request(self, n: int, done: Done) -> int:
+        """Step a request whose outcome ``done`` receives; its op handle."""
+        self._starting = done
+        try:
+            reply = self._step(n)
+        finally:
+            self._starting = None
+        if reply is not None and reply[0] == P.ACT_STARTED:
+            op: int = reply[1]
+            return op
+        if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
+            raise exception(reply[1])
+        raise InternalError(f"liblock: the engine answered a request with {reply!r}")
+
+    def start_acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool, done: Done) -> int:
+        """Start an acquire; its op handle. Raises when refused at once."""
+        engine = self._check()
+        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend), done)
+
+    def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
+        engine = self._check()
+        return self._request(P.extend(engine.inbuf, lock, ttl_ms), done)
+
+    def start_release(self, lock: int, done: Done) -> int:
+        engine = self._check()
+        return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done)
+
+    def cancel(self, op: int) -> None:
+        """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;
+        an acquire that succeeded meanwhile is released)."""
+        if self._ops.pop(op, None) is not None and self.engine is not None:
+            self._step(P.handle_event(self.engine.inbuf, P.EV_CANCEL, op))
+
+    def info(self, lock: int) -> Dict[str, Any]:
+        """What the engine knows of a lock, as the C ABI's lock_info JSON has it."""
+        engine = self._check()
+        reply = self._step(P.handle_event(engine.inbuf, P.EV_LOCK_INFO, lock))
+        if reply is None or reply[0] != P.ACT_INFO:
+            if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
+                raise exception(reply[1])
+            raise InternalError(f"liblock: the engine answered LOCK_INFO with {reply!r}")
+        _, resource, key, token, ttl_ms, validity_ms, flags, err = reply
+        return {"resource": resource, "key": key, "token": token, "ttl_ms": ttl_ms,
+                "validity_ms": validity_ms, "auto_extend": bool(flags & P.INFO_AUTO_EXTEND),
+                "released": bool(flags & P.INFO_RELEASED), "lost": err is not None}
+
+    def _orphan(self, err: Optional[LockError], lock: int) -> None:
+        """A lock nobody will own (its acquire was abandoned): release it."""
+        if self.engine is not None and not self.closing:
+            try:
+                self.start_release(lock, lambda e, _: None)
+            except LockError:
+                pass
+
+    def drop(self, lock: int, release: bool) -> None:
+        """A Lock object was freed: release it if still held, else forget it. Loop thread."""
+        self.lost_keys.pop(lock, None)
+        if self.engine is None or self.closing:
+            return
+        if release:
+            try:
+                self.start_release(lock, lambda e, _: None)
+                return
+            except LockError:
+                pass
+        self._step(P.handle_event(self.engine.inbuf, P.EV_FORGET, lock))
+
+    # ------------------------------------------------------------ asyncio forms
+
+    async def acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool) -> int:
+        fut: "asyncio.Future[int]" = self.loop.create_future()
+
+        def done(err: Optional[LockError], lock: int) -> None:
+            if fut.done():  # the waiter was cancelled as the answer came
+                if lock:
+                    self._orphan(None, lock)
+            elif err is not None:
+                fut.set_exception(err)
+            else:
+                fut.set_result(lock)
+
+        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done)
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self.cancel(op)
+            raise
+
+    # ------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Release what is held, fail pending acquires (Canceled); the engine is freed
+        once it has said CLOSED. Loop thread."""
+        if self.closing or self.engine is None:
+            return
+        self.closing = True
+        self._step(P.simple(self.engine.inbuf, P.EV_CLOSE))
+
+    def _finish_close(self) -> None:
+        """CLOSED: every connection is closed; free the engine (after this step)."""
+        self.loop.call_soon(self.free)
+
+    def free(self, why: Optional[LockError] = None) -> None:
+        """Drop the engine at once (keys it still held stay until their ttl); pending
+        operations fail with ``why`` (default: Canceled). Any thread when the loop is
+        gone; else the loop thread."""
+        engine, self.engine = self.engine, None
+        self.closing = True
+        for cid in list(self._conns) + list(self._connecting):
+            try:
+                self._close_conn(cid)
+            except RuntimeError:  # the loop is closed
+                pass
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for fn in list(self._ops.values()):
+            self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
+        self._ops.clear()
+        self.lost_keys.clear()
+        while self._done:
+            fn, err, lock = self._done.popleft()
+            try:
+                fn(err, lock)
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc(file=sys.stderr)
+        if engine is not None and os.getpid() == self.pid:
+            engine.free()
+        self.closed.set()
+        fut = self._closed_fut
+        if fut is not None and not fut.done() and not self.loop.is_closed():
+            fut.set_result(None)
+        if self._on_free is not None:
+            self._on_free(self)
+
+    def watch_loop_shutdown(self) -> None:
+        """Close this host when its loop shuts down (asyncio.run, and every runner that
+        calls ``loop.shutdown_asyncgens()``): the loop closes the async generators it
+        has seen, and this one's ``finally`` releases what the engine holds and waits
+        for CLOSED (each node exchange is bounded by the node timeout). Loop thread."""
+        async def guard() -> Any:
+            try:
+                yield
+            finally:
+                self.gone = ("liblock: invalid handle: the event loop this lock was acquired on has "
+                             "shut down, and its locks were released then")
+                await self.aclose(10.0)
+
+        agen = guard()
+        self._guard = agen  # the loop keeps only a weak reference
+        step = agen.__anext__()  # registers it with the running loop (firstiter hook)
+        try:
+            step.send(None)
+        except StopIteration:
+            pass
+
+    async def aclose(self, timeout: float) -> None:
+        """close() and wait for CLOSED (at most ``timeout`` seconds; then drop the engine)."""
+        if self.engine is None:
+            return
+        if self._closed_fut is None:
+            self._closed_fut = self.loop.create_future()
+        fut = self._closed_fut
+        self.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self.free()
+
+
+# ---------------------------------------------------------------- from other threads
+
+def _closed(host: Optional[Host] = None) -> InvalidHandle:
+    return InvalidHandle(host.gone if host is not None else _CLOSED_MESSAGE)
+
+
+def _blocking_here(host: Host) -> None:
+    if host.engine is None:
+        raise _closed(host)
+    if threading.get_ident() == host.thread_id and host.loop.is_running():
+        raise RuntimeError(
+            "liblock: a blocking call on a lock that belongs to the event loop running in this "
+            "thread would wait for that loop forever; use the _async methods here")
+
+
+def submit(host: Host, fn: Callable[[], None]) -> None:
+    """Run fn on the host's loop thread soon (from any thread)."""
+    if host.engine is None:
+        raise _closed(host)
+    try:
+        host.loop.call_soon_threadsafe(fn)
+    except RuntimeError:  # the loop is closed
+        raise _closed(host) from None
+
+
+def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) on the host's loop thread; its result (or exception). Any thread."""
+    if threading.get_ident() == host.thread_id:
+        return fn(*args)
+    box: List[Any] = []
+    gate = threading.Lock()
+    gate.acquire()
+
+    def run() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box.append((False, e))
+        gate.release()
+
+    submit(host, run)
+    gate.acquire()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+def run_op(host: Host, start: Callable[[Done], Any]) -> int:
+    """Start an operation on the host's loop (start(done)) and block until it is done;
+    its lock handle. Not on the loop's own thread."""
+    _blocking_here(host)
+    if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
+        fut: "asyncio.Future[int]" = host.loop.create_future()
+
+        def settle(err: Optional[LockError], lock: int) -> None:
+            if not fut.done():
+                fut.set_exception(err) if err is not None else fut.set_result(lock)
+        start(settle)
+        return host.loop.run_until_complete(fut)
+    box: List[Tuple[Optional[BaseException], int]] = []
+    gate = threading.Lock()
+    gate.acquire()
+
+    def done(err: Optional[LockError], lock: int) -> None:
+        box.append((err, lock))
+        gate.release()
+
+    def begin() -> None:
+        try:
+            start(done)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            done(e, 0)  # type: ignore[arg-type]
+
+    submit(host, begin)
+    gate.acquire()
+    err, lock = box[0]
+    if err is not None:
+        raise err
+    return lock
+
+
+def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
+                     auto_extend: bool) -> Tuple[int, Dict[str, Any]]:
+    """A synchronous acquire through a host running in another thread; (lock, info).
+    The wait is interruptible: an exception (Ctrl-C) cancels the acquire, and a lock
+    that was granted meanwhile is released."""
+    _blocking_here(host)
+    box: List[Tuple[Optional[BaseException], int, Optional[Dict[str, Any]]]] = []
+    state = {"op": 0, "abandoned": False}
+    gate = threading.Lock()
+    gate.acquire()
+
+    def done(err: Optional[LockError], lock: int) -> None:
+        if state["abandoned"]:
+            if lock:
+                host._orphan(None, lock)
+            return
+        info = None
+        if lock:
+            try:
+                info = host.info(lock)
+            except LockError as e:
+                err = e
+        box.append((err, lock, info))
+        gate.release()
+
+    def begin() -> None:
+        try:
+            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box.append((e, 0, None))
+            gate.release()
+
+    def abandon() -> None:
+        state["abandoned"] = True
+        if box:
+            if box[0][1]:
+                host._orphan(None, box[0][1])
+        elif state["op"]:
+            host.cancel(int(state["op"]))
+
+    submit(host, begin)
+    try:
+        gate.acquire()
+    except BaseException:
+        try:
+            submit(host, abandon)
+        except LockError:
+            pass
+        raise
+    err, lock, info = box[0]
+    if err is not None:
+        raise err
+    assert info is not None
+    return lock, info
+
+
+class LoopThread:
+    """A private event loop in one daemon thread, running one host: the wasm
+    backend's synchronous API submits to it, and it runs auto-extension."""
+
+    def __init__(self, engine: Engine, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self.host: Optional[Host] = None
+        self._engine = engine
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+        self._ready.wait()
+        assert self.host is not None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.host = Host(self._engine, self.loop)
+        self._ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.host.free()  # callbacks submitted meanwhile fail with InvalidHandle
+            for _ in range(3):
+                self.loop.call_soon(lambda: None)
+                self.loop.run_until_complete(asyncio.sleep(0))
+            self.loop.close()
+
+    def stop(self, timeout: float) -> None:
+        """Close the host (releasing its locks), stop the loop, join the thread."""
+        host = self.host
+        assert host is not None
+        if threading.get_ident() == host.thread_id:  # from a callback on this loop
+            self.loop.create_task(self._stop_later(timeout))
+            return
+        try:
+            submit(host, host.close)
+            host.closed.wait(timeout)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        except (LockError, RuntimeError):
+            pass
+        self.thread.join()
+
+    async def _stop_later(self, timeout: float) -> None:
+        assert self.host is not None
+        await self.host.aclose(timeout)
+        self.loop.stop()
+
+
+class Hosts:
+    """A Client's hosts, one per event loop it is used on (asyncio forms). Each has
+    its own engine; a host closes when its loop shuts down or the client closes."""
+
+    def __init__(self, make_engine: Callable[[], Engine], close_timeout: float) -> None:
+        self._make = make_engine
+        self._hosts: Dict[asyncio.AbstractEventLoop, Host] = {}
+        self._mu = threading.Lock()
+        self.closed = False
+        self.close_timeout = close_timeout
+
+    def get(self) -> Host:
+        """The host of the running loop (made on first use)."""
+        loop = asyncio.get_running_loop()
+        host = self._hosts.get(loop)
+        if host is not None and host.engine is not None and not host.closing:
+            return host
+        if self.closed:
+            raise _closed()
+        host = Host(self._make(), loop, on_free=self._forget)
+        host.watch_loop_shutdown()
+        with self._mu:
+            dead = [h for h in self._hosts.values() if h.loop.is_closed()]
+            self._hosts[loop] = host
+        for h in dead:  # loops closed without shutting down their async generators
+            h.free()
+        return host
+
+    def _forget(self, host: Host) -> None:
+        with self._mu:
+            if self._hosts.get(host.loop) is host:
+                del self._hosts[host.loop]
+
+    def close_all(self) -> None:
+        """Close every host: on its own thread it starts closing (releases continue on
+        the loop); from another thread this waits for CLOSED (bounded)."""
+        self.closed = True
+        with self._mu:
+            hosts = list(self._hosts.values())
+        for host in hosts:
+            if host.engine is None:
+                continue
+            if host.loop.is_closed() or os.getpid() != host.pid:
+                host.free()
+            elif threading.get_ident() == host.thread_id:
+                host.close()
+            else:
+                try:
+                    submit(host, host.close)
+                except LockError:
+                    continue
+                if host.loop.is_running():
+                    host.closed.wait(self.close_timeout)
+
+
+DoneC = Callable[[int, int, Optional[str]], None]  # the C ABI's completion: (status, handle, message)
+
+
+def _c_done(done: DoneC) -> Done:
+    def adapt(err: Optional[LockError], lock: int) -> None:
+        if err is None:
+            done(OK, lock, None)
+        else:
+            done(err.status or INTERNAL, 0, str(err))
+    return adapt
+
+
+class HostOps:
+    """The lock-level part of ``_backend.Backend`` over one host, callable from any
+    thread: a Lock acquired through a host uses it."""
+
+    name = "engine"
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self._released: Set[int] = set()  # released locks whose finalizer has not run
+
+    def extend(self, lock: int, ttl_ms: int) -> None:
+        run_op(self.host, lambda done: self.host.start_extend(lock, ttl_ms, done))
+
+    def release(self, lock: int) -> Tuple[int, Optional[str]]:
+        try:
+            run_op(self.host, lambda done: self.host.start_release(lock, done))
+        except LockError as e:
+            if e.status is None:  # the binding's own (ForkedProcessError)
+                raise
+            if e.status == LOST:
+                self._released.add(lock)
+            return e.status, str(e)
+        self._released.add(lock)
+        return OK, None
+
+    def _async(self, start: Callable[[Done], Any], done: DoneC) -> None:
+        host = self.host
+        if threading.get_ident() == host.thread_id:
+            start(_c_done(done))
+            return
+        submit(host, lambda: _start_or_fail(start, _c_done(done)))
+
+    def extend_async(self, lock: int, ttl_ms: int, done: DoneC) -> None:
+        self._async(lambda d: self.host.start_extend(lock, ttl_ms, d), done)
+
+    def release_async(self, lock: int, done: DoneC) -> None:
+        def finished(status: int, handle: int, msg: Optional[str]) -> None:
+            if status in (OK, LOST):
+                self._released.add(lock)
+            done(status, handle, msg)
+        self._async(lambda d: self.host.start_release(lock, d), finished)
+
+    def on_lost(self, lock: int, key: int) -> None:
+        from . import _lib
+
+        def fire(err: Optional[LockError]) -> None:
+            fn = _lib.take(key)
+            if fn is not None:
+                try:
+                    fn(LOST, lock, None)
+                except BaseException:  # noqa: BLE001 - a callback's bug is printed, as on a library thread
+                    traceback.print_exc(file=sys.stderr)
+        self.host.lost_keys[lock] = fire
+
+    def info(self, lock: int) -> Dict[str, Any]:
+        info: Dict[str, Any] = call(self.host, self.host.info, lock)
+        return info
+
+    def release_then_free(self, lock: int) -> None:
+        try:
+            submit(self.host, lambda: self.host.drop(lock, True))
+        except LockError:
+            pass
+
+    def free_lock(self, lock: int, lost_key: List[int]) -> None:
+        """Finalizer of a Lock: drop its on_lost registration; release it if still held."""
+        from . import _lib
+
+        key, lost_key[0] = lost_key[0], 0
+        if key:
+            _lib.unregister(key)
+        _lib.handle_closed()
+        host = self.host
+        if lock in self._released:
+            self._released.discard(lock)
+            return
+        if host.engine is None or os.getpid() != host.pid:
+            return
+        self.host.lost_keys.pop(lock, None)
+        self.release_then_free(lock)
+
+
+def _start_or_fail(start: Callable[[Done], Any], done: Done) -> None:
+    try:
+        start(done)
+    except LockError as e:
+        done(e, 0)
+
+
+__all__: List[str] = ["Host", "HostOps", "Hosts", "LoopThread", "exception"]

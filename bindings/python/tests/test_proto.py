@@ -1,0 +1,105 @@
+"""The engine's byte protocol (core/engine/hostabi/PROTOCOL.md) as liblock/_proto.py
+writes and reads it: events byte for byte against the spec, actions decoded from
+bytes laid out by hand, then the codec against the backend's real engine (no I/O)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from conftest import BACKEND
+from liblock import _proto as P
+
+
+def _str(b: bytes) -> bytes:
+    return struct.pack("<I", len(b)) + b
+
+
+def _event(fn, *args) -> bytes:  # noqa: ANN001
+    buf = bytearray(1024)
+    n = fn(buf, *args)
+    return bytes(buf[:n])
+
+
+def test_events_byte_for_byte() -> None:
+    assert _event(P.acquire, b"orders:42", 10000, 2500, True) == (
+        b"\x01" + _str(b"orders:42") + struct.pack("<q", 10000) + struct.pack("<q", 2500) + b"\x01")
+    assert _event(P.acquire, b"r", 1, 0, False)[-1:] == b"\x00"
+    assert _event(P.extend, 7, 3000) == b"\x02" + struct.pack("<Q", 7) + struct.pack("<q", 3000)
+    for kind in (P.EV_RELEASE, P.EV_CANCEL, P.EV_FORGET, P.EV_LOCK_INFO):
+        assert _event(P.handle_event, kind, 2**53 - 1) == bytes([kind]) + struct.pack("<Q", 2**53 - 1)
+    assert _event(P.simple, P.EV_CLOSE) == b"\x06"
+    assert _event(P.simple, P.EV_TICK) == b"\x0a"
+    assert _event(P.opened, 3) == b"\x07" + struct.pack("<I", 3)
+    assert _event(P.received, 3, b"+OK\r\n") == b"\x08" + struct.pack("<I", 3) + _str(b"+OK\r\n")
+    assert _event(P.conn_failed, 4, b"refused") == b"\x09" + struct.pack("<I", 4) + _str(b"refused")
+
+
+def test_actions_decoded() -> None:
+    err = (5, "liblock: unavailable", "acquire", "2 of 3 nodes failed",
+           [(0, "127.0.0.1:1", "refused"), (2, "[::1]:2", "timeout")])
+    raw = (b"\x01" + struct.pack("<IIB", 1, 0, 3) + _str(b"tcp") + _str(b"h:1") + _str(b"h")
+           + b"\x02" + struct.pack("<I", 1) + _str(b"*1\r\n")
+           + b"\x03" + struct.pack("<I", 1)
+           + b"\x04" + struct.pack("<QQ", 9, 4) + P.enc_error(None)
+           + b"\x04" + struct.pack("<QQ", 10, 0) + P.enc_error(err)
+           + b"\x05" + struct.pack("<Q", 4) + P.enc_error((2, "liblock: lock lost", "", "", []))
+           + b"\x06" + struct.pack("<q", 1500)
+           + b"\x07"
+           + b"\x08" + struct.pack("<Q", 11)
+           + b"\x09" + P.enc_error((3, "liblock: invalid argument: ttl: too long", "ttl", "too long", []))
+           + b"\x0a\x01"
+           + b"\x0b" + _str(b"res") + _str(b"p:res") + _str(b"tok") + struct.pack("<qqB", 10000, 9000, 1)
+           + P.enc_error(None))
+    assert P.decode(memoryview(raw)) == [
+        (P.ACT_OPEN, 1, 0, 3, "tcp", "h:1", "h"),
+        (P.ACT_WRITE, 1, b"*1\r\n"),
+        (P.ACT_CLOSE, 1),
+        (P.ACT_DONE, 9, 4, None),
+        (P.ACT_DONE, 10, 0, err),
+        (P.ACT_LOST, 4, (2, "liblock: lock lost", "", "", [])),
+        (P.ACT_TIMER, 1500),
+        (P.ACT_CLOSED,),
+        (P.ACT_STARTED, 11),
+        (P.ACT_REJECTED, (3, "liblock: invalid argument: ttl: too long", "ttl", "too long", [])),
+        (P.ACT_CANCELED, 1),
+        (P.ACT_INFO, "res", "p:res", "tok", 10000, 9000, 1, None),
+    ]
+
+
+@pytest.mark.parametrize("bad", [b"\x63", b"\x02\x01\x00\x00\x00\xff\x00\x00\x00"])
+def test_malformed_actions_raise(bad: bytes) -> None:
+    with pytest.raises((P.ProtocolError, struct.error)):
+        P.decode(bad)
+
+
+def _engine():  # noqa: ANN202
+    config = b'{"nodes":["redis://127.0.0.1:1","redis://127.0.0.1:2","redis://127.0.0.1:3"]}'
+    if BACKEND == "wasm":
+        from liblock import _wasm
+        return _wasm.WasmEngine(_wasm.Instance(), config)
+    from liblock import _lib
+    return _lib.NativeEngine(config)
+
+
+def test_codec_against_the_engine() -> None:
+    """Requests answered at once (no I/O happens before the host carries out an OPEN)."""
+    eng = _engine()
+    try:
+        out = P.decode(eng.step(P.handle_event(eng.inbuf, P.EV_LOCK_INFO, 12345)))
+        assert [a[0] for a in out] == [P.ACT_REJECTED] and out[0][1][0] == 4  # unknown lock
+        out = P.decode(eng.step(P.acquire(eng.inbuf, b"r", 0, 0, False)))
+        assert out[0][0] == P.ACT_REJECTED and out[0][1][0] == 3 and out[0][1][2].startswith("ttl")
+        out = P.decode(eng.step(P.acquire(eng.inbuf, b"r", 10000, 0, False)))
+        kinds = [a[0] for a in out]
+        assert kinds[0] == P.ACT_STARTED and kinds.count(P.ACT_OPEN) == 3, out
+        assert {a[4] for a in out if a[0] == P.ACT_OPEN} == {"tcp"}
+        op = out[0][1]
+        out = P.decode(eng.step(P.handle_event(eng.inbuf, P.EV_CANCEL, op)))
+        assert (P.ACT_CANCELED, 1) in out
+        assert any(a[0] == P.ACT_DONE and a[1] == op and a[3][0] == 6 for a in out), out  # CANCELED
+        out = P.decode(eng.step(P.simple(eng.inbuf, P.EV_CLOSE)))
+        assert P.decode(eng.step(0)) == []
+    finally:
+        eng.free()
