@@ -43,7 +43,7 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
   const sesame = new SesameRedlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
   const sesameWait = new SesameRedlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
   const ll = (c) => ({
-    pair: async (res) => { const l = await c.acquire(res, { ttl: 10000 }); await l.release(); },
+    pair: async (res) => { const l = await c.acquire(res, { ttl: 10000, wait: 0 }); await l.release(); },
     section: async (res, fn) => { const l = await c.acquire(res, { ttl: 10000, wait: 60000 }); try { await fn(); } finally { await l.release(); } },
   });
   const rl = (one, wait) => ({
@@ -80,23 +80,40 @@ async function pairs(lib, res, n) {
   return median(t);
 }
 
-// Sections until `sections` are done or 20 s have passed (a peer that
-// polls across processes can take seconds per section).
-async function contention(lib, res, tasks, sections) {
+// Sections until `sections` are done, `stop.now` is set (the other process
+// of a two-process run finished its share) or 20 s have passed (a peer that
+// polls across processes can take seconds per section). Each section is
+// logged as [wall-clock ms at entry, task]: the parent merges the logs of
+// both processes to count hand-offs between them and each task's share.
+async function contention(lib, res, tasks, sections, stop = { now: false }) {
   let inside = 0; let overlaps = 0; let done = 0;
+  const log = [];
   const end = Date.now() + 20000;
-  const critical = async () => {
+  const critical = (task) => async () => {
     if (++inside > 1) overlaps++;
+    log.push([performance.timeOrigin + performance.now(), task]);
     await sleep(1);
     inside--;
     done++;
   };
   const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: tasks }, async () => {
-    while (done < sections && Date.now() < end) await lib.section(res, critical);
+  await Promise.all(Array.from({ length: tasks }, async (_, task) => {
+    const fn = critical(task);
+    while (done < sections && !stop.now && Date.now() < end) await lib.section(res, fn);
   }));
   if (overlaps) throw new Error(`overlapping critical sections: ${overlaps}`);
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, done };
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, done, log };
+}
+
+/** Of logs [[t, task], ...] tagged by process: hand-offs between processes and the least-served task's share. */
+function fairness(logs) {
+  const all = logs.flatMap((log, p) => log.map(([t, task]) => [t, p, `${p}:${task}`])).sort((a, b) => a[0] - b[0]);
+  let cross = 0;
+  for (let i = 1; i < all.length; i++) if (all[i][1] !== all[i - 1][1]) cross++;
+  const per = new Map();
+  for (const [, , who] of all) per.set(who, (per.get(who) || 0) + 1);
+  const least = per.size < 10 ? 0 : Math.min(...per.values()); // 10 contenders in both setups
+  return { cross, least: all.length ? least / all.length : 0 };
 }
 
 // 32 tasks, each on its own resource, single attempts, for SECONDS.
@@ -119,7 +136,9 @@ async function contendChild([libName, csv, sections]) {
   await ready;
   process.send({ ready: true });
   await new Promise((r) => process.once('message', r));
-  const r = await contention(libs[libName], `bench:contended2:${libName}`, 5, Number(sections));
+  const stop = { now: false };
+  process.once('message', () => { stop.now = true; });
+  const r = await contention(libs[libName], `bench:contended2:${libName}`, 5, Number(sections), stop);
   process.send(r);
   await close();
 }
@@ -168,8 +187,10 @@ async function main() {
 
   // 2. Contention, one process and two.
   if (ONLY.includes(2)) {
-  console.log(`\n2. contention: 10 tasks, one resource, 3 nodes, 1 ms sections, ${SECTIONS} sections (ms per section; 1.0 is the floor)`);
-  console.log(row('library', 'one process', 'two processes'));
+  console.log(`\n2. contention: 10 tasks, one resource, 3 nodes, 1 ms sections, ${SECTIONS} sections (ms per section; 1.0 is the floor);`);
+  console.log('   two processes: 5 tasks in each, both contend until one has done its half; hand-offs between the processes');
+  console.log('   (of all sections) and the least-served task\'s share of the sections (fair: 0.10)');
+  console.log(row('library', 'one process', 'least share', 'two processes', 'hand-offs', 'least share'));
   {
     const { libs, close, ready } = makeLibs(urls.slice(0, 3));
     await ready;
@@ -179,11 +200,14 @@ async function main() {
       await Promise.all(kids.map((k) => k.next()));
       const t0 = process.hrtime.bigint();
       kids.forEach((k) => k.c.send('go'));
-      const rs = await Promise.all(kids.map((k) => k.next()));
+      // The first to finish its half stops the other: both contend all along.
+      const rs = await Promise.all(kids.map((k, i) => k.next().then((r) => { const other = kids[1 - i].c; if (other.connected) other.send('stop', () => {}); return r; })));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       await Promise.all(kids.map((k) => k.exited));
       const done = rs.reduce((a, r) => a + r.done, 0);
-      console.log(row(name, (one.ms / one.done).toFixed(2), (ms / done).toFixed(2)));
+      const f1 = fairness([one.log]);
+      const f2 = fairness(rs.map((r) => r.log));
+      console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3)));
     }
     await close();
   }
