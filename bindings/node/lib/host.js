@@ -22,7 +22,9 @@
 // (as with the Go core's goroutines, which never keep Node alive either).
 
 const net = require('node:net');
-const tls = require('node:tls');
+// node:tls (with node:crypto) is loaded with the first rediss:// connection:
+// requiring it costs several milliseconds that a plain-TCP client never needs.
+let tls = null;
 const P = require('./protocol');
 const E = require('./errors');
 
@@ -36,6 +38,9 @@ const MIN_OUT = 64 * 1024;
 // ---------------------------------------------------------------- shared state
 
 const stats = { engines: 0, locks: 0, pending: 0 };
+// hooks.released(st): a lock's release completed (set by index.js: its
+// FinalizationRegistry forgets the lock).
+const hooks = { released: null };
 let warmed = false;
 
 let alive = null;
@@ -105,18 +110,28 @@ function runDeferred() {
   if (deferred.length > 0) setImmediate(runDeferred);
 }
 
-// Writes to one connection within one tick (many operations started or
-// canceled together, replies that start the next round of several
-// operations) leave in one writev: the socket is corked at its first write
-// and uncorked at the end of the tick.
+// The first write to a connection in a tick leaves at once (the node starts
+// on it while this side still runs JS); a second write to it in the same
+// tick corks it, and what follows leaves in one writev at the end of the
+// tick (many operations started or canceled together, replies that start
+// the next round of several operations).
+let tickNo = 1;
+let tickQueued = false;
 const corked = [];
-function cork(s) {
-  s.cork();
-  if (corked.push(s) === 1) process.nextTick(uncorkAll);
-}
-function uncorkAll() {
+function endTick() {
+  tickQueued = false;
+  tickNo++;
   for (let i = 0; i < corked.length; i++) corked[i].uncork();
   corked.length = 0;
+}
+function send(s, buf) {
+  if (s.llTick === tickNo) {
+    if (!s.writableCorked) { s.cork(); corked.push(s); }
+  } else {
+    s.llTick = tickNo;
+    if (!tickQueued) { tickQueued = true; process.nextTick(endTick); }
+  }
+  s.write(buf);
 }
 
 // ---------------------------------------------------------------- Host
@@ -199,10 +214,12 @@ class Host {
           const conn = r.u32();
           const n = r.u32();
           const s = this.conns.get(conn);
-          // A copy: the output buffer is reused by the next step.
           if (s) {
-            if (!s.writableCorked) cork(s);
-            s.write(Buffer.from(m.b.subarray(r.o, r.o + n)));
+            // A copy (the output buffer is reused by the next step), from
+            // Buffer's pool for small writes.
+            const b = Buffer.allocUnsafe(n);
+            m.b.copy(b, 0, r.o, r.o + n);
+            send(s, b);
           }
           r.o += n;
           break;
@@ -260,12 +277,14 @@ class Host {
       // Node verifies against `host` without a servername; an IP address
       // as SNI is not allowed (RFC 6066).
       if (serverName && !net.isIP(serverName)) opts.servername = serverName;
+      tls ||= require('node:tls');
       s = tls.connect(opts);
       s.once('secureConnect', () => this.opened(conn, s));
     } else {
       s = net.connect(opts);
       s.once('connect', () => this.opened(conn, s));
     }
+    s.llTick = 0; // the tick of its last write (see send)
     s.setNoDelay(true);
     s.unref();
     this.conns.set(conn, s);
@@ -336,25 +355,25 @@ class Host {
     });
   }
 
-  /** Starts an acquire; resolves with the new lock's state. */
-  acquire(resource, ttl, wait, autoExtend, signal) {
-    if (admit()) return this.acquireNow(resource, ttl, wait, autoExtend, signal);
+  /** Starts an acquire; resolves with wrap(the new lock's state). */
+  acquire(resource, ttl, wait, autoExtend, signal, wrap) {
+    if (admit()) return this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap);
     return new Promise((resolve, reject) => defer(() => {
       if (signal && signal.aborted) reject(E.canceledBy(signal));
       else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
       else {
-        try { resolve(this.acquireNow(resource, ttl, wait, autoExtend, signal)); } catch (e) { reject(e); }
+        try { resolve(this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap)); } catch (e) { reject(e); }
       }
     }));
   }
 
-  acquireNow(resource, ttl, wait, autoExtend, signal) {
+  acquireNow(resource, ttl, wait, autoExtend, signal, wrap) {
     const ad = this.ad;
     if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
     const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, autoExtend));
-    const fields = { kind: 0, resource, autoExtend, signal: signal || null, onAbort: null, st: null };
+    const fields = { kind: 0, resource, autoExtend, signal: signal || null, onAbort: null, st: null, wrap };
     if (signal) {
       fields.onAbort = () => this.cancel(op);
       signal.addEventListener('abort', fields.onAbort, { once: true });
@@ -457,7 +476,7 @@ class Host {
       };
       this.locks.set(lock, st);
       stats.locks++;
-      p.resolve(st);
+      p.resolve(p.wrap ? p.wrap(st) : st);
       return;
     }
     const st = p.st;
@@ -465,6 +484,7 @@ class Host {
       st.released = true;
       if (err) st.lost = true;
       this.dropLock(st);
+      if (hooks.released) hooks.released(st);
     }
     if (!err) { p.resolve(); return; }
     const e = E.errorOf(err);
@@ -487,4 +507,4 @@ function markLost(st, reason) {
   if (st.controller && !st.controller.signal.aborted) st.controller.abort(reason);
 }
 
-module.exports = { Host, stats, markLost };
+module.exports = { Host, stats, markLost, hooks };

@@ -27,23 +27,37 @@ function candidatePaths() {
   return out;
 }
 
-// V8 compiles a module's functions lazily, at their first call: then the
-// Go runtime's start and the first acquire, release, reply... each compile
-// their code inside a step, tens of milliseconds on a busy machine, and a
-// node request's deadline (counted by the engine from the step's start) can
-// pass before its reply is read. Compiling every function up front costs
-// about as much in total, all of it in new Client(). The flag is set for
-// this one compilation only, unless the process chose for itself.
-function eagerCompilation() {
-  const own = [...process.execArgv, process.env.NODE_OPTIONS || ''].some((a) => a.includes('wasm-lazy-compilation'));
-  if (own) return () => {};
+// Two V8 settings for this one module, set while it is compiled and
+// instantiated and put back afterwards (unless the process chose them):
+//
+// - Eager compilation. V8 compiles a module's functions lazily, at their
+//   first call: then the Go runtime's start and the first acquire, release,
+//   reply... each compile their code inside a step. Compiling every function
+//   up front (with Liftoff, V8's baseline compiler) costs about as much in
+//   total, all of it in new Client().
+// - A large tiering budget. V8 recompiles a function with TurboFan once it
+//   has run "enough" (--wasm-tiering-budget, about 1.8 MB of code executed).
+//   The Go runtime's start (_initialize) runs enough of the runtime's huge
+//   functions to send dozens of them to TurboFan at once, on background
+//   threads, right while the first lock connects: on a 2-core machine that
+//   took the first lock from about 7 ms to 20-55 ms (measured, see the
+//   README) and sometimes past the node timeout. With the budget at 100 M a
+//   function is recompiled only once it is really hot, i.e. spread over the
+//   client's life. The budget is read when the instance is made; a function
+//   that has been recompiled gets V8's default budget again.
+const V8_DEFAULT_TIERING_BUDGET = 1800000; // V8 11-12 (Node 20-22)
+function compileFlags() {
+  const own = [...process.execArgv, process.env.NODE_OPTIONS || ''];
+  const flags = [];
+  if (!own.some((a) => a.includes('wasm-lazy-compilation'))) flags.push(['--no-wasm-lazy-compilation', '--wasm-lazy-compilation']);
+  if (!own.some((a) => a.includes('wasm-tiering-budget'))) flags.push(['--wasm-tiering-budget=100000000', `--wasm-tiering-budget=${V8_DEFAULT_TIERING_BUDGET}`]);
+  if (flags.length === 0) return () => {};
   const v8 = require('node:v8');
-  try {
-    v8.setFlagsFromString('--no-wasm-lazy-compilation');
-  } catch {
-    return () => {};
+  const set = [];
+  for (const [on, off] of flags) {
+    try { v8.setFlagsFromString(on); set.push(off); } catch { /* keep V8's */ }
   }
-  return () => { try { v8.setFlagsFromString('--wasm-lazy-compilation'); } catch { /* keep */ } };
+  return () => { for (const off of set) { try { v8.setFlagsFromString(off); } catch { /* keep */ } } };
 }
 
 /** Finds, compiles and instantiates liblock.wasm once; returns the adapter. Throws LoadError. */
@@ -69,23 +83,27 @@ function load() {
   }
   const t0 = performance.now();
   let module;
-  const eager = eagerCompilation();
-  try {
-    module = new WebAssembly.Module(bytes);
-  } catch (e) {
-    throw new LoadError(`liblock: ${where} is not a WebAssembly module: ${e.message}`, { cause: e });
-  } finally {
-    eager();
-  }
-  const compileMs = performance.now() - t0;
-  const t1 = performance.now();
+  const restore = compileFlags();
+  let compileMs = 0;
+  let t1 = 0;
   let x = null;
   let inst;
   try {
-    inst = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasiImports(() => x.memory) });
-  } catch (e) {
-    throw new LoadError(`liblock: ${where} cannot be instantiated as liblock.wasm: ${e.message}; ` +
-      'rebuild it (make build) or install a matching package', { cause: e });
+    try {
+      module = new WebAssembly.Module(bytes);
+    } catch (e) {
+      throw new LoadError(`liblock: ${where} is not a WebAssembly module: ${e.message}`, { cause: e });
+    }
+    compileMs = performance.now() - t0;
+    t1 = performance.now();
+    try {
+      inst = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasiImports(() => x.memory) });
+    } catch (e) {
+      throw new LoadError(`liblock: ${where} cannot be instantiated as liblock.wasm: ${e.message}; ` +
+        'rebuild it (make build) or install a matching package', { cause: e });
+    }
+  } finally {
+    restore();
   }
   x = inst.exports;
   if (typeof x._initialize !== 'function' || typeof x.lock_abi_version !== 'function') {
