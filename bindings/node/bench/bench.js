@@ -88,7 +88,6 @@ async function pairs(lib, res, n) {
 async function contention(lib, res, tasks, sections, stop = { now: false }) {
   let inside = 0; let overlaps = 0; let done = 0;
   const log = [];
-  const end = Date.now() + 20000;
   const critical = (task) => async () => {
     if (++inside > 1) overlaps++;
     log.push([performance.timeOrigin + performance.now(), task]);
@@ -96,13 +95,23 @@ async function contention(lib, res, tasks, sections, stop = { now: false }) {
     inside--;
     done++;
   };
+  // Returns when the sections are done, when told to stop, or after 20 s,
+  // even with tasks still waiting to acquire (a peer's retry loop may not
+  // end for minutes: node-redlock and sesame livelock across processes).
+  let halt;
+  const halted = new Promise((r) => { halt = r; });
+  stop.halt = halt;
+  const cap = setTimeout(halt, 20000);
   const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: tasks }, async (_, task) => {
+  await Promise.race([halted, Promise.all(Array.from({ length: tasks }, async (_, task) => {
     const fn = critical(task);
-    while (done < sections && !stop.now && Date.now() < end) await lib.section(res, fn);
-  }));
+    while (done < sections && !stop.now) await lib.section(res, fn);
+  }))]);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  clearTimeout(cap);
+  stop.now = true;
   if (overlaps) throw new Error(`overlapping critical sections: ${overlaps}`);
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, done, log };
+  return { ms, done, log: log.slice() };
 }
 
 /** Of logs [[t, task], ...] tagged by process: hand-offs between processes and the least-served task's share. */
@@ -136,11 +145,12 @@ async function contendChild([libName, csv, sections]) {
   await ready;
   process.send({ ready: true });
   await new Promise((r) => process.once('message', r));
-  const stop = { now: false };
-  process.once('message', () => { stop.now = true; });
+  const stop = { now: false, halt: null };
+  process.once('message', () => { stop.now = true; if (stop.halt) stop.halt(); });
   const r = await contention(libs[libName], `bench:contended2:${libName}`, 5, Number(sections), stop);
-  process.send(r);
-  await close();
+  await new Promise((resolve) => process.send(r, resolve));
+  await Promise.race([close(), sleep(3000)]);
+  process.exit(0);
 }
 
 function child(args) {
