@@ -38,14 +38,37 @@ static pid_t cached_pid;
 static void *cached_addr;
 static size_t cached_size;
 
-// is_main_thread: the calling thread is the process's initial thread.
-static int is_main_thread(pid_t pid) {
-	return (pid_t)syscall(SYS_gettid) == pid;
+// Whether the calling thread is the process's initial thread, asked of the
+// kernel once per thread: getpid and gettid are real system calls, and this
+// runs on every call into a Go export (two syscalls per call were about a
+// tenth of a Node acquire+release pair on one node). A thread keeps its
+// identity; a forked child's thread (where it is the initial thread now)
+// asks again (at_fork_child).
+static __thread int tl_main = -1; // -1: not asked yet, 0: no, 1: yes
+static __thread pid_t tl_pid;
+
+static void at_fork_child(void) {
+	tl_main = -1;
+}
+
+__attribute__((constructor)) static void stackbound_init(void) {
+	pthread_atfork(NULL, NULL, at_fork_child);
+}
+
+// is_main_thread: the calling thread is the process's initial thread; *pid
+// is the process id (when it is).
+static int is_main_thread(pid_t *pid) {
+	if (tl_main < 0) {
+		tl_pid = getpid();
+		tl_main = (pid_t)syscall(SYS_gettid) == tl_pid;
+	}
+	*pid = tl_pid;
+	return tl_main;
 }
 
 int __wrap_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr) {
-	pid_t pid = getpid();
-	if (attr == NULL || !pthread_equal(thread, pthread_self()) || !is_main_thread(pid)) {
+	pid_t pid = 0;
+	if (attr == NULL || !pthread_equal(thread, pthread_self()) || !is_main_thread(&pid)) {
 		return __real_pthread_getattr_np(thread, attr);
 	}
 	if (cached_pid != pid) {

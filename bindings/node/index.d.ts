@@ -20,9 +20,9 @@ export interface ClientOptions {
   keyPrefix?: string;
   /**
    * 'native' (default): liblock.so through koffi (Linux glibc; koffi is an
-   * optional dependency, loaded with the first native client). 'wasm': liblock.wasm in a
-   * worker thread, its Redis I/O done with ioredis on the main thread; the
-   * same API, errors and behaviour.
+   * optional dependency, loaded with the first native client). 'wasm':
+   * liblock.wasm under V8, on the main thread. Both run the same engine behind
+   * the same event-loop host: the same API, errors and behaviour.
    */
   backend?: 'native' | 'wasm';
 }
@@ -61,7 +61,11 @@ export class LockError extends Error {
 /** Another owner holds the resource: no quorum of grants before the wait ran out. */
 export class NotAcquiredError extends LockError { readonly code: 'NOT_ACQUIRED'; }
 /** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
-export class UnavailableError extends LockError { readonly code: 'UNAVAILABLE'; }
+export class UnavailableError extends LockError {
+  readonly code: 'UNAVAILABLE';
+  /** The per-node causes, when the engine gave them. */
+  readonly nodes?: { node: number; addr: string; cause: string }[];
+}
 /** The lock is no longer held on a quorum. */
 export class LockLostError extends LockError { readonly code: 'LOST'; }
 /** The pending operation was canceled (its AbortSignal, or close()). `cause` is the signal's reason. */
@@ -137,7 +141,7 @@ export interface WasmLibraryInfo {
   version: null;
   /** Bytes of liblock.wasm. */
   size: number;
-  /** new WebAssembly.Module, in this process (ms). */
+  /** new WebAssembly.Module (eager: every function compiled), in this process (ms). */
   compileMs: number;
   /** Instantiating it on the main thread, _initialize included (ms). */
   instantiateMs: number;

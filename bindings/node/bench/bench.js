@@ -1,124 +1,296 @@
 'use strict';
-// Acquire+release pairs through liblock's Node binding beside node-redlock
-// and redis-semaphore's RedlockMutex, measured in the same run on the same
-// redis-servers (LIBLOCK_NODES, set by build/redisnodes), then a contention
-// run: 10 tasks, one resource, 1 ms critical sections.
-const { Client } = require('..');
+// make bench (Node part). liblock's two backends beside the JS Redlock
+// peers (node-redlock, redis-semaphore's RedlockMutex,
+// @sesamecare-oss/redlock), in the same run on the same redis-servers
+// (LIBLOCK_NODES, set by build/redisnodes; at least 5):
+//   1. acquire+release pairs on 1 and 5 nodes (rounds alternate between the
+//      libraries; median of round medians, µs per pair);
+//   2. contention: 10 tasks, one resource, 3 nodes, 1 ms critical sections,
+//      in one process and split over two processes (ms per section);
+//   3. 32 concurrent independent resources, 3 nodes, single attempts
+//      (locks/s and errors);
+//   4. one of five nodes frozen (SIGSTOP): pair latency (own nodes, started
+//      through test/helpers.js so that one can be frozen);
+//   5. the wasm backend's cold start: new Client() to the first lock, in
+//      fresh processes.
+// BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS
+// shorten or lengthen it.
+const { execFile } = require('node:child_process');
+const path = require('node:path');
 const Redis = require('ioredis');
-const Redlock = require('redlock').default;
+const NodeRedlock = require('redlock').default;
 const { RedlockMutex } = require('redis-semaphore');
+const { Redlock: SesameRedlock } = require('@sesamecare-oss/redlock');
+const { Client } = require('..');
 
 const PAIRS = Number(process.env.BENCH_PAIRS || 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const SECTIONS = Number(process.env.BENCH_SECTIONS || 300);
-const urls = (process.env.LIBLOCK_NODES || '').split(',').filter(Boolean);
-if (urls.length < 5) {
-  console.error('bench: LIBLOCK_NODES must list at least 5 nodes (run under build/redisnodes -n 5)');
-  process.exit(2);
-}
+const SECONDS = Number(process.env.BENCH_SECONDS || 3);
+const LOADS = Number(process.env.BENCH_LOADS || 5);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
+const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,5').split(',').map(Number); // which parts to run
 
-function makeLibs(nodeUrls) {
-  const clients = nodeUrls.map((u) => new Redis(u, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: true }));
-  const liblock = new Client({ nodes: nodeUrls, nodeTimeout: 1000 });
-  const redlock = new Redlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
-  const redlockWait = new Redlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
+/** Every library over nodeUrls: { name: { pair, section, attempt } }, and close(). */
+function makeLibs(nodeUrls, nodeTimeout = 1000) {
+  const clients = nodeUrls.map((u) => new Redis(u, { maxRetriesPerRequest: 1, enableOfflineQueue: true }));
+  const native = new Client({ nodes: nodeUrls, nodeTimeout, backend: 'native' });
+  const wasm = new Client({ nodes: nodeUrls, nodeTimeout, backend: 'wasm' });
+  const redlock = new NodeRedlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
+  const redlockWait = new NodeRedlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
+  const sesame = new SesameRedlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
+  const sesameWait = new SesameRedlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
+  const ll = (c) => ({
+    pair: async (res) => { const l = await c.acquire(res, { ttl: 10000, wait: 0 }); await l.release(); },
+    section: async (res, fn) => { const l = await c.acquire(res, { ttl: 10000, wait: 60000 }); try { await fn(); } finally { await l.release(); } },
+  });
+  const rl = (one, wait) => ({
+    pair: async (res) => { const l = await one.acquire([res], 10000); await l.release(); },
+    section: async (res, fn) => { const l = await wait.acquire([res], 10000); try { await fn(); } finally { await l.release(); } },
+  });
   const libs = {
-    liblock: {
-      pair: async (res) => { const l = await liblock.acquire(res, { ttl: 10000 }); await l.release(); },
-      section: async (res, fn) => { const l = await liblock.acquire(res, { ttl: 10000, wait: 60000 }); try { await fn(); } finally { await l.release(); } },
-    },
-    'node-redlock': {
-      pair: async (res) => { const l = await redlock.acquire([res], 10000); await l.release(); },
-      section: async (res, fn) => { const l = await redlockWait.acquire([res], 10000); try { await fn(); } finally { await l.release(); } },
-    },
-    'redis-semaphore RedlockMutex': {
+    'liblock native': ll(native),
+    'liblock wasm': ll(wasm),
+    'node-redlock': rl(redlock, redlockWait),
+    'redis-semaphore': {
       pair: async (res) => { const m = new RedlockMutex(clients, res, { lockTimeout: 10000, refreshInterval: 0, acquireAttemptsLimit: 1 }); await m.acquire(); await m.release(); },
       section: async (res, fn) => {
         const m = new RedlockMutex(clients, res, { lockTimeout: 10000, refreshInterval: 0, acquireTimeout: 60000, retryInterval: 10 });
         await m.acquire(); try { await fn(); } finally { await m.release(); }
       },
     },
+    '@sesamecare-oss/redlock': rl(sesame, sesameWait),
   };
-  const close = async () => { await liblock.close(); await Promise.all(clients.map((c) => c.quit())); };
+  const close = async () => {
+    await Promise.all([native.close(), wasm.close()]);
+    for (const c of clients) c.disconnect();
+  };
   return { libs, close, ready: Promise.all(clients.map((c) => c.ping())) };
 }
 
-// pairs returns the median µs per pair and the process's CPU time (user +
-// system, all threads: Node's and, for liblock, the Go runtime's) per pair.
 async function pairs(lib, res, n) {
   const t = [];
-  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
     await lib.pair(res);
     t.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
-  const cpu = process.cpuUsage(cpu0);
-  return { us: median(t), cpu: (cpu.user + cpu.system) / n };
+  return median(t);
 }
 
-async function contention(lib, res) {
+// Sections until `sections` are done, `stop.now` is set (the other process
+// of a two-process run finished its share) or 20 s have passed (a peer that
+// polls across processes can take seconds per section). Each section is
+// logged as [wall-clock ms at entry, task]: the parent merges the logs of
+// both processes to count hand-offs between them and each task's share.
+async function contention(lib, res, tasks, sections, stop = { now: false }) {
   let inside = 0; let overlaps = 0; let done = 0;
-  const critical = async () => {
+  const log = [];
+  const critical = (task) => async () => {
     if (++inside > 1) overlaps++;
+    log.push([performance.timeOrigin + performance.now(), task]);
     await sleep(1);
     inside--;
     done++;
   };
+  // Returns when the sections are done, when told to stop, or after 20 s,
+  // even with tasks still waiting to acquire (a peer's retry loop may not
+  // end for minutes: node-redlock and sesame livelock across processes).
+  let halt;
+  const halted = new Promise((r) => { halt = r; });
+  stop.halt = halt;
+  const cap = setTimeout(halt, 20000);
   const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: 10 }, async () => {
-    while (done < SECTIONS) await lib.section(res, critical);
-  }));
+  await Promise.race([halted, Promise.all(Array.from({ length: tasks }, async (_, task) => {
+    const fn = critical(task);
+    while (done < sections && !stop.now) await lib.section(res, fn);
+  }))]);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  clearTimeout(cap);
+  stop.now = true;
   if (overlaps) throw new Error(`overlapping critical sections: ${overlaps}`);
-  return ms / done;
+  return { ms, done, log: log.slice() };
 }
 
-(async () => {
-  console.log(`liblock Node bench: ${PAIRS} acquire+release pairs x ${ROUNDS} rounds (median of round medians, µs per pair), node ${process.version}`);
-  const results = {};
-  const cpuPerPair = {};
-  for (const n of [1, 5]) {
+/** Of logs [[t, task], ...] tagged by process: hand-offs between processes and the least-served task's share. */
+function fairness(logs) {
+  const all = logs.flatMap((log, p) => log.map(([t, task]) => [t, p, `${p}:${task}`])).sort((a, b) => a[0] - b[0]);
+  let cross = 0;
+  for (let i = 1; i < all.length; i++) if (all[i][1] !== all[i - 1][1]) cross++;
+  const per = new Map();
+  for (const [, , who] of all) per.set(who, (per.get(who) || 0) + 1);
+  const least = per.size < 10 ? 0 : Math.min(...per.values()); // 10 contenders in both setups
+  return { cross, least: all.length ? least / all.length : 0 };
+}
+
+// 32 tasks, each on its own resource, single attempts, for SECONDS.
+async function throughput(lib, tag) {
+  let ok = 0; let errors = 0; let firstError = null;
+  const end = Date.now() + SECONDS * 1000;
+  await Promise.all(Array.from({ length: 32 }, async (_, i) => {
+    while (Date.now() < end) {
+      try { await lib.pair(`bench:32:${tag}:${i}`); ok++; } catch (e) { errors++; firstError ||= e; }
+    }
+  }));
+  return { perSec: ok / SECONDS, errors, firstError };
+}
+
+function row(name, ...cols) { return `${name.padEnd(26)}${cols.map((c) => String(c).padStart(14)).join('')}`; }
+
+// The child of the two-process contention run (argv: 'contend', lib, urls, sections).
+async function contendChild([libName, csv, sections]) {
+  const { libs, close, ready } = makeLibs(csv.split(','));
+  await ready;
+  process.send({ ready: true });
+  await new Promise((r) => process.once('message', r));
+  const stop = { now: false, halt: null };
+  process.once('message', () => { stop.now = true; if (stop.halt) stop.halt(); });
+  const r = await contention(libs[libName], `bench:contended2:${libName}`, 5, Number(sections), stop);
+  await new Promise((resolve) => process.send(r, resolve));
+  await Promise.race([close(), sleep(3000)]);
+  process.exit(0);
+}
+
+function child(args) {
+  const { fork } = require('node:child_process');
+  const c = fork(__filename, ['contend', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const msgs = [];
+  const waiting = [];
+  c.on('message', (m) => { const w = waiting.shift(); if (w) w(m); else msgs.push(m); });
+  const exited = new Promise((r) => c.once('exit', r));
+  return { c, exited, next: () => new Promise((r) => { if (msgs.length) r(msgs.shift()); else waiting.push(r); }) };
+}
+
+async function main() {
+  const urls = (process.env.LIBLOCK_NODES || '').split(',').filter(Boolean);
+  if (urls.length < 5) {
+    console.error('bench: LIBLOCK_NODES must list at least 5 nodes (run under build/redisnodes -n 5)');
+    process.exit(2);
+  }
+  console.log(`liblock Node bench, node ${process.version}: ${PAIRS} pairs x ${ROUNDS} rounds (median of round medians)`);
+
+  // 1. Pairs.
+  const pairUs = {};
+  for (const n of ONLY.includes(1) ? [1, 5] : []) {
     const { libs, close, ready } = makeLibs(urls.slice(0, n));
     await ready;
-    for (const name of Object.keys(libs)) await pairs(libs[name], `bench:warm:${name}`, 200);
+    for (const name of Object.keys(libs)) await pairs(libs[name], `bench:warm:${name}`, 300);
     const rounds = {};
-    const cpus = {};
     for (let r = 0; r < ROUNDS; r++) {
-      for (const name of Object.keys(libs)) {
-        const { us, cpu } = await pairs(libs[name], `bench:pair:${n}:${name}`, PAIRS);
-        (rounds[name] ||= []).push(us);
-        (cpus[name] ||= []).push(cpu);
-      }
+      for (const name of Object.keys(libs)) (rounds[name] ||= []).push(await pairs(libs[name], `bench:pair:${n}:${name}`, PAIRS));
     }
+    for (const name of Object.keys(libs)) (pairUs[name] ||= {})[n] = median(rounds[name]);
+    await close();
+  }
+  if (ONLY.includes(1)) {
+    console.log('\n1. acquire+release pair, µs');
+    console.log(row('library', '1 node', '5 nodes'));
+    for (const name of Object.keys(pairUs)) console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+  }
+  const best = (n) => Math.min(...PEERS.map((p) => pairUs[p][n]));
+  for (const n of ONLY.includes(1) ? [1, 5] : []) {
+    console.log(`   native / fastest JS peer, ${n} node${n > 1 ? 's' : ' '}: ${(pairUs['liblock native'][n] / best(n)).toFixed(2)}` +
+      `   wasm / native: ${(pairUs['liblock wasm'][n] / pairUs['liblock native'][n]).toFixed(2)}`);
+  }
+
+  // 2. Contention, one process and two.
+  if (ONLY.includes(2)) {
+  console.log(`\n2. contention: 10 tasks, one resource, 3 nodes, 1 ms sections, ${SECTIONS} sections (ms per section; 1.0 is the floor);`);
+  console.log('   two processes: 5 tasks in each, both contend until one has done its half; hand-offs between the processes');
+  console.log('   (of all sections) and the least-served task\'s share of the sections (fair: 0.10)');
+  console.log(row('library', 'one process', 'least share', 'two processes', 'hand-offs', 'least share'));
+  {
+    const { libs, close, ready } = makeLibs(urls.slice(0, 3));
+    await ready;
     for (const name of Object.keys(libs)) {
-      (results[name] ||= {})[n] = median(rounds[name]);
-      (cpuPerPair[name] ||= {})[n] = median(cpus[name]);
+      const one = await contention(libs[name], `bench:contended:${name}`, 10, SECTIONS);
+      const kids = [child([name, urls.slice(0, 3).join(','), String(SECTIONS / 2)]), child([name, urls.slice(0, 3).join(','), String(SECTIONS / 2)])];
+      await Promise.all(kids.map((k) => k.next()));
+      const t0 = process.hrtime.bigint();
+      kids.forEach((k) => k.c.send('go'));
+      // The first to finish its half stops the other: both contend all along.
+      const rs = await Promise.all(kids.map((k, i) => k.next().then((r) => { const other = kids[1 - i].c; if (other.connected) other.send('stop', () => {}); return r; })));
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      await Promise.all(kids.map((k) => k.exited));
+      const done = rs.reduce((a, r) => a + r.done, 0);
+      const f1 = fairness([one.log]);
+      const f2 = fairness(rs.map((r) => r.log));
+      console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3)));
     }
     await close();
   }
-  const names = Object.keys(results);
-  const fastestPeer = (n) => Math.min(...names.filter((x) => x !== 'liblock').map((x) => results[x][n]));
-  console.log('');
-  console.log('library                        1 node µs   5 nodes µs   CPU µs/pair 1 node, 5 nodes');
-  for (const name of names) {
-    console.log(`${name.padEnd(30)} ${results[name][1].toFixed(1).padStart(9)}   ${results[name][5].toFixed(1).padStart(10)}` +
-      `   ${cpuPerPair[name][1].toFixed(0).padStart(11)}, ${cpuPerPair[name][5].toFixed(0)}`);
   }
-  for (const n of [1, 5]) {
-    console.log(`liblock / fastest peer, ${n} node${n > 1 ? 's' : ''}: ${(results.liblock[n] / fastestPeer(n)).toFixed(2)}`);
+
+  // 3. 32 concurrent independent resources.
+  if (ONLY.includes(3)) {
+  console.log(`\n3. 32 concurrent independent resources, 3 nodes, single attempts, ${SECONDS} s`);
+  console.log(row('library', 'locks/s', 'errors'));
+  {
+    const { libs, close, ready } = makeLibs(urls.slice(0, 3));
+    await ready;
+    for (const name of Object.keys(libs)) {
+      const r = await throughput(libs[name], name);
+      console.log(row(name, r.perSec.toFixed(0), r.errors) + (r.firstError ? `   first: ${r.firstError.message.slice(0, 80)}` : ''));
+    }
+    await close();
   }
-  console.log('');
-  console.log(`contention: 10 tasks, one resource, 1 ms critical sections, ${SECTIONS} sections, 3 nodes (ms per section; 1.0 is the floor)`);
-  const { libs, close, ready } = makeLibs(urls.slice(0, 3));
-  await ready;
-  for (const name of Object.keys(libs)) {
-    const ms = await contention(libs[name], `bench:contended:${name}`);
-    console.log(`${name.padEnd(30)} ${ms.toFixed(2).padStart(6)} ms/section`);
   }
-  await close();
-  // The wasm backend beside the native one, same nodes (bench/wasm-bench.js).
-  await require('./wasm-bench').run(urls);
-})().catch((e) => { console.error(e); process.exit(1); });
+
+  // 4. One of five nodes frozen.
+  if (ONLY.includes(4)) {
+  console.log('\n4. one of five nodes frozen (SIGSTOP), nodeTimeout 50 ms: acquire+release pair, median µs of 200');
+  console.log(row('library', 'healthy', 'one frozen', 'ratio'));
+  {
+    const { startNodes } = require('../test/helpers');
+    const nodes = await startNodes(5);
+    const { libs, close, ready } = makeLibs(nodes.urls, 50);
+    await ready;
+    const healthy = {};
+    for (const name of Object.keys(libs)) { await pairs(libs[name], `bench:frz:${name}`, 50); healthy[name] = await pairs(libs[name], `bench:frz:${name}`, 200); }
+    await nodes.freeze(4);
+    for (const name of Object.keys(libs)) {
+      let us;
+      const r = await Promise.race([pairs(libs[name], `bench:frz:${name}`, 200).then((x) => { us = x; return 'ok'; }, (e) => `fails: ${e.message.slice(0, 60)}`), sleep(5000).then(() => 'stalls > 5 s')]);
+      console.log(row(name, healthy[name].toFixed(1), r === 'ok' ? us.toFixed(1) : r, r === 'ok' ? (us / healthy[name]).toFixed(2) : ''));
+    }
+    await nodes.thaw(4);
+    await Promise.race([close(), sleep(5000)]);
+    await nodes.stop();
+  }
+  }
+
+  // 5. wasm cold start, fresh processes.
+  if (!ONLY.includes(5)) return;
+  const code = `
+    const t0 = performance.now();
+    const l = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const t1 = performance.now();
+    const c = new l.Client({ nodes: ${JSON.stringify(urls.slice(0, 3))}, backend: 'wasm' });
+    const t2 = performance.now();
+    c.acquire('bench:cold', { ttl: 1000 }).catch((e) => { console.log(JSON.stringify({ error: e.message })); process.exit(0); }).then(async (lock) => {
+      const t3 = performance.now();
+      await lock.release();
+      await c.close();
+      const info = l.library('wasm');
+      console.log(JSON.stringify({ require: t1 - t0, ctor: t2 - t1, first: t3 - t1, compile: info.compileMs, instantiate: info.instantiateMs, size: info.size }));
+    });`;
+  const loads = [];
+  for (let i = 0; i < LOADS; i++) {
+    loads.push(await new Promise((resolve, reject) => execFile(process.execPath, ['-e', code], (e, out) => (e ? reject(e) : resolve(JSON.parse(out))))));
+  }
+  const failed = loads.filter((x) => x.error);
+  if (failed.length) console.log(`\n5. wasm cold start: ${failed.length} of ${LOADS} first acquires failed: ${failed[0].error}`);
+  loads.splice(0, loads.length, ...loads.filter((x) => !x.error));
+  if (!loads.length) return;
+  const m = (k) => median(loads.map((x) => x[k])).toFixed(1);
+  console.log(`\n5. wasm cold start (liblock.wasm ${loads[0].size} bytes), median of ${LOADS} fresh processes, ms`);
+  console.log(`   new Client() to first lock: ${m('first')}   (new Client ${m('ctor')}: compile ${m('compile')}, instantiate + _initialize ${m('instantiate')}; require ${m('require')})`);
+}
+
+if (process.argv[2] === 'contend') {
+  contendChild(process.argv.slice(3)).catch((e) => { console.error(e); process.exit(1); });
+} else {
+  main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+}

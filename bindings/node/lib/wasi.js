@@ -1,9 +1,8 @@
 'use strict';
-// The WASI preview 1 imports liblock.wasm needs (wasm/PROTOCOL.md §2), hand
-// written: real wall and monotonic clocks, crypto random bytes, a
-// poll_oneoff that really sleeps (a waiting Go timer inside an export sleeps
-// there), stderr for Go's fatal messages, and no files, arguments or
-// environment. node:wasi would do too, but prints an ExperimentalWarning on
+// The WASI preview 1 imports liblock.wasm's Go runtime needs, hand
+// written: real wall and monotonic clocks, crypto random bytes (pooled), a
+// poll_oneoff that never sleeps (no engine export waits), stderr for Go's
+// fatal messages, and no files, arguments or environment. node:wasi would do too, but prints an ExperimentalWarning on
 // Node 20 and brings a file-system sandbox the module never uses.
 
 const fs = require('node:fs');
@@ -19,7 +18,6 @@ const EINVAL = 28;
 
 const CLOCK_REALTIME = 0;
 const EVENTTYPE_CLOCK = 0;
-const SUBSCRIPTION_CLOCK_ABSTIME = 1;
 const FILETYPE_CHARACTER_DEVICE = 2;
 
 /** Thrown by proc_exit: the module asked to end (Go's runtime after a fatal error). */
@@ -29,10 +27,6 @@ class WasiExit extends Error {
     this.code = code;
   }
 }
-
-// Sleeps block the calling thread (the instance's thread, which has nothing
-// else to do while an export runs) on a private word no one notifies.
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 function nowNs(id) {
   if (id === CLOCK_REALTIME) {
@@ -47,8 +41,7 @@ function nowNs(id) {
  */
 function wasiImports(memory) {
   // One DataView per memory buffer (a new one only after the memory grew):
-  // the clock is read about a dozen times per acquire+release pair, and a
-  // DataView per call was a visible share of the worker's time.
+  // the clock is read on every step.
   let viewOf = null;
   let view = null;
   const dv = () => {
@@ -81,8 +74,7 @@ function wasiImports(memory) {
       if (n <= POOL_SIZE) {
         // Small requests (a lock token, the runtime's seeds) come from a
         // pool refilled from the CSPRNG 4 KB at a time, as Node's own
-        // randomUUID does: one getRandomValues per request cost ~4 % of the
-        // worker's time.
+        // randomUUID does (one getRandomValues per request costs more than a step).
         if (poolLeft < n) { getRandomValues(pool); poolLeft = POOL_SIZE; }
         bytes(p, n).set(pool.subarray(POOL_SIZE - poolLeft, POOL_SIZE - poolLeft + n));
         pool.fill(0, POOL_SIZE - poolLeft, POOL_SIZE - poolLeft + n); // handed-out bytes are not kept
@@ -96,24 +88,13 @@ function wasiImports(memory) {
     },
     poll_oneoff(inPtr, outPtr, nsubs, neventsPtr) {
       if (nsubs === 0) return EINVAL;
-      let v = dv();
-      // Sleep until the earliest clock subscription is due, unless an fd
-      // subscription is among them (reported ready at once: there are no
-      // real files here).
-      let sleepNs = null;
+      const v = dv();
+      // Never sleeps: no export of the engine waits (the module only calls
+      // this when the Go scheduler is idle). Every subscription is reported
+      // ready at once: fd ones when there are any (there are no real
+      // files here), else the clock ones.
       let fdSub = false;
-      for (let i = 0; i < nsubs; i++) {
-        const s = inPtr + i * 48;
-        if (v.getUint8(s + 8) !== EVENTTYPE_CLOCK) { fdSub = true; continue; }
-        const id = v.getUint32(s + 16, true);
-        let t = v.getBigUint64(s + 24, true);
-        if (v.getUint16(s + 40, true) & SUBSCRIPTION_CLOCK_ABSTIME) t -= nowNs(id);
-        if (sleepNs === null || t < sleepNs) sleepNs = t;
-      }
-      if (!fdSub && sleepNs !== null && sleepNs > 0n) {
-        Atomics.wait(sleeper, 0, 0, Number(sleepNs) / 1e6);
-      }
-      v = dv(); // the memory cannot grow meanwhile, but stay safe
+      for (let i = 0; i < nsubs; i++) if (v.getUint8(inPtr + i * 48 + 8) !== EVENTTYPE_CLOCK) fdSub = true;
       let n = 0;
       for (let i = 0; i < nsubs; i++) {
         const s = inPtr + i * 48;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# make bench (Node part): acquire+release medians through the binding beside
-# node-redlock and redis-semaphore's RedlockMutex, on 1 and 5 local nodes,
-# then the contention run, then the wasm backend beside the native one
-# (bench/wasm-bench.js); all under build/redisnodes.
+# make bench (Node part): bench/bench.js under 5 local nodes: both backends
+# beside node-redlock, redis-semaphore and @sesamecare-oss/redlock (pairs,
+# contention in one and two processes, 32 concurrent resources, a frozen
+# node, the wasm cold start); all under build/redisnodes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -11,7 +11,7 @@ if [ ! -x "$root/build/redisnodes" ] || [ ! -f "$root/build/liblock.so" ] || [ !
   echo "bench-node: run \`make build\` at the repository root first" >&2
   exit 1
 fi
-[ -d node_modules/redlock ] || npm ci --include=dev --no-audit --no-fund --loglevel=error
+[ -d node_modules/@sesamecare-oss/redlock ] || npm ci --include=dev --no-audit --no-fund --loglevel=error
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"
 export LIBLOCK_WASM_PATH="${LIBLOCK_WASM_PATH:-$root/build/liblock.wasm}"
 echo "== Node binding bench (bindings/node/bench/bench.js)"

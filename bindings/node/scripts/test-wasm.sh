@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test-wasm (Node part): the Node suite of scripts/test.sh, every test
-# through backend: 'wasm' (liblock.wasm in a worker thread) instead of
+# through backend: 'wasm' (liblock.wasm under V8, on the main thread) instead of
 # liblock.so, plus the wasm-only tests (test/wasm*.test.js).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"

@@ -72,5 +72,23 @@ test('four processes contending never overlap', async () => {
     assert.equal(r.overlaps, 0);
     assert.equal(r.done, 25);
   }
-  assert.deepEqual(await nodes.keys(), [[], [], []]);
+  // Every release and close has returned, and close() waits for every node
+  // request in flight: no node may hold the key. If one does, say whose
+  // token it is (which process, which section, when) and its PTTL.
+  const left = await nodes.keys();
+  if (left.some((k) => k.length)) {
+    const Redis = require('ioredis');
+    const vals = await Promise.all(nodes.urls.map(async (u) => {
+      const r = new Redis(u, { maxRetriesPerRequest: 1 });
+      try { return [await r.get('xproc'), await r.pttl('xproc')]; } finally { r.disconnect(); }
+    }));
+    const whose = vals.map(([v]) => {
+      for (const r of results) {
+        const i = r.tokens.findIndex((t) => t[0] === v);
+        if (i >= 0) return `pid ${r.pid} section ${i} (acquire ${r.tokens[i][1]}..${r.tokens[i][2]} ms, released ${r.tokens[i][3]} ms)`;
+      }
+      return v === null ? '-' : 'an unknown token';
+    });
+    assert.fail(`keys left: ${JSON.stringify(vals)}: ${whose.join('; ')}`);
+  }
 });

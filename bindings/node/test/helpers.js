@@ -71,6 +71,21 @@ async function waitFor(cond, { timeout = 10000, interval = 5, what = 'condition'
   }
 }
 
+/**
+ * Waits until `read()` deep-equals `want`. Release resolves as soon as a
+ * quorum deleted the key (the engine decides early), so the last node's
+ * delete may land a moment later: tests that look at every node wait.
+ */
+async function settlesTo(read, want, what = 'nodes to settle') {
+  const same = (a) => JSON.stringify(a) === JSON.stringify(want);
+  let last;
+  try {
+    await waitFor(async () => same(last = await read()), { timeout: 3000, what });
+  } catch {
+    require('node:assert/strict').deepEqual(last, want, what);
+  }
+}
+
 /** Fails the test run on any unhandled rejection (lock loss must never surface as one). */
 const unhandled = [];
 process.on('unhandledRejection', (reason) => { unhandled.push(reason); });
@@ -98,11 +113,11 @@ function debug() {
 
 /**
  * Waits until every call made so far has been answered, so that debug()'s
- * handle count is current (the wasm backend counts handles in its worker).
+ * handle count is current (releases of dropped locks settle in the background).
  */
 async function settled() {
   await waitFor(() => { const d = debug(); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
   return debug();
 }
 
-module.exports = { startNodes, waitFor, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
+module.exports = { startNodes, waitFor, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };

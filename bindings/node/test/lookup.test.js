@@ -52,6 +52,7 @@ test('a packaged copy is used outside the repository', () => {
   const copy = path.join(dir, 'node_modules', 'liblock');
   fs.mkdirSync(path.join(copy, 'prebuilt'), { recursive: true });
   for (const f of ['index.js', 'package.json']) fs.copyFileSync(path.join(pkg, f), path.join(copy, f));
+  fs.cpSync(path.join(pkg, 'lib'), path.join(copy, 'lib'), { recursive: true }); // shipped ("files")
   fs.copyFileSync(path.join(ROOT, 'build', 'liblock.so'), path.join(copy, 'prebuilt', 'liblock.so'));
   fs.symlinkSync(path.join(pkg, 'node_modules'), path.join(dir, 'node_modules', 'liblock', 'node_modules'));
   const env = { ...process.env };

@@ -1,7 +1,7 @@
 'use strict';
 // Node URL forms, on both backends (scripts/test.sh and test-wasm.sh): the
-// wasm host must connect exactly as the native backend (go-redis's
-// ParseURL, core's RESP transport) does. Each case runs against a
+// engine parses them (one parser for every backend) and the host connects
+// as its OPEN actions say (unix socket, TLS with or without verification). Each case runs against a
 // redis-server started here with the setting it needs: a unix socket, a
 // password, TLS with a self-signed certificate.
 const nodeTest = require('node:test');
@@ -11,7 +11,6 @@ const Redis = require('ioredis');
 const { Client } = require('..');
 const { withBackend, assertNoUnhandled, BACKEND, settled } = require('./helpers');
 const { startServer, selfSigned } = require('./servers');
-const { parseNodeURL } = require('../lib/node-url');
 
 const test = nodeTest.test;
 const client = (nodes, o) => new Client(withBackend({ nodes, nodeTimeout: 500, ...o }));
@@ -137,21 +136,6 @@ test(`[${BACKEND}] a plain redis:// URL to a TLS port fails (no silent downgrade
   if (d.handles !== null) assert.equal(d.handles, 0, 'handles left');
 });
 
-test('parseNodeURL reads what go-redis ParseURL reads', () => {
-  const spec = (u) => {
-    const o = parseNodeURL(u);
-    return { ...o, username: o.username.toString('latin1'), password: o.password.toString('latin1') };
-  };
-  assert.deepEqual(spec('redis://h'), { network: 'tcp', host: 'h', port: 6379, portText: '6379', path: '', addr: 'h:6379', username: '', password: '', db: 0, clientName: '', tls: null });
-  assert.deepEqual(spec('rediss://u%40x:p%2Bw+@[::1]:7000/4?skip_verify=1&client_name=a+b'),
-    { network: 'tcp', host: '::1', port: 7000, portText: '7000', path: '', addr: '[::1]:7000', username: 'u@x', password: 'p+w+', db: 4, clientName: 'a b', tls: { servername: '::1', skipVerify: true } });
-  assert.deepEqual(spec('unix://:pw@/tmp/a%20b.sock?db=7'),
-    { network: 'unix', host: '', port: 0, path: '/tmp/a b.sock', addr: '/tmp/a b.sock', username: '', password: 'pw', db: 7, clientName: '', tls: null });
-  assert.equal(spec('redis://h:1?db=5').db, 5, '?db= on a TCP URL too');
-  assert.equal(spec('redis://h:1/3?db=5').db, 5, '?db= wins over the path, as in go-redis');
-  assert.equal(parseNodeURL('redis://:%FF@h').password[0], 0xff, 'the bytes the URL encodes');
-});
-
 // Both backends must accept and reject the same URLs, with the same message
 // (the native one). Only meaningful where both backends are at hand: the
 // wasm suite, which also has liblock.so; the native pass does not register
@@ -185,11 +169,9 @@ both('every URL form: the wasm backend accepts exactly what the native one does,
     assert.equal(w, outcome(url, 'native'), url);
     assert.doesNotMatch(w, /secret/, 'no password in messages');
   }
-  // The known differences: the module itself checks the path's database
-  // number, more strictly than go-redis (which accepts a negative number,
-  // then fails SELECT on connect, and ignores empty path segments).
-  for (const [url, path] of [['redis://h:1/-1', '-1'], ['redis://h:1//', '/'], ['redis://h:1//3//', '/3//']]) {
-    assert.equal(outcome(url, 'native'), 'accepted', url);
-    assert.equal(outcome(url, 'wasm'), `INVALID_ARGUMENT: liblock: invalid argument: nodes[0]: invalid database number "${path}"`, url);
+  // No known differences any more: both backends run the one engine, with
+  // its one URL parser (core/engine).
+  for (const url of ['redis://h:1/-1', 'redis://h:1//', 'redis://h:1//3//']) {
+    assert.equal(outcome(url, 'wasm'), outcome(url, 'native'), url);
   }
 });

@@ -30,16 +30,27 @@ function get(url, key) {
   });
 }
 
+// Polls until cond() holds, for at most 5 s: an operation returns once a
+// quorum answered, and the last nodes' commands may still be on their way.
+async function eventually(cond, what) {
+  const deadline = Date.now() + 5000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 (async () => {
   const backends = process.argv.slice(2);
   for (const backend of backends) {
     const key = `dist:${backend}`;
     const client = new liblock.Client({ nodes, nodeTimeout: 500, backend });
     const lock = await client.acquire(key, { ttl: 10000, wait: 0 });
-    assert.deepEqual(await Promise.all(nodes.map((u) => get(u, key))), nodes.map(() => lock.token));
+    await eventually(async () => same(await Promise.all(nodes.map((u) => get(u, key))), nodes.map(() => lock.token)), 'the token on every node');
     await assert.rejects(client.acquire(key, { ttl: 10000, wait: 0 }), { code: 'NOT_ACQUIRED' });
     await lock.release();
-    assert.deepEqual(await Promise.all(nodes.map((u) => get(u, key))), nodes.map(() => ''));
+    await eventually(async () => same(await Promise.all(nodes.map((u) => get(u, key))), nodes.map(() => '')), 'the key gone from every node');
     await client.close();
     const info = liblock.library(backend);
     assert.equal(info.from, 'packaged copy');

@@ -1,0 +1,100 @@
+'use strict';
+// The error classes (stable `code`, the C ABI's `status`) and the mapping
+// from the engine's `error` records to them.
+
+const STATUS = Object.freeze({
+  OK: 0,
+  NOT_ACQUIRED: 1,
+  LOST: 2,
+  INVALID_ARGUMENT: 3,
+  INVALID_HANDLE: 4,
+  UNAVAILABLE: 5,
+  CANCELED: 6,
+  INTERNAL: 7,
+});
+const CODE_OF = ['OK', 'NOT_ACQUIRED', 'LOST', 'INVALID_ARGUMENT', 'INVALID_HANDLE', 'UNAVAILABLE', 'CANCELED', 'INTERNAL'];
+
+/** Base class of every error this package throws; `code` is stable. */
+class LockError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+function defineError(name, code) {
+  const cls = { [name]: class extends LockError {} }[name];
+  Object.defineProperty(cls.prototype, 'code', { value: code, enumerable: true });
+  Object.defineProperty(cls.prototype, 'status', { value: STATUS[code], enumerable: false });
+  return cls;
+}
+/** Another owner holds the resource: no quorum of grants before the wait ran out. */
+const NotAcquiredError = defineError('NotAcquiredError', 'NOT_ACQUIRED');
+/** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
+const UnavailableError = defineError('UnavailableError', 'UNAVAILABLE');
+/** The lock is no longer held on a quorum (expired, released, or taken by someone else). */
+const LockLostError = defineError('LockLostError', 'LOST');
+/** The pending operation was canceled (AbortSignal, or the client was closed). */
+const CanceledError = defineError('CanceledError', 'CANCELED');
+/** A bad argument: wrong type (checked here) or out of range (checked by the engine). */
+const InvalidArgumentError = defineError('InvalidArgumentError', 'INVALID_ARGUMENT');
+/** The client or lock was closed/freed. */
+const InvalidHandleError = defineError('InvalidHandleError', 'INVALID_HANDLE');
+/** A bug inside liblock; the message says what. */
+const InternalError = defineError('InternalError', 'INTERNAL');
+/**
+ * The backend's library could not be loaded: for the native backend koffi
+ * (an optional dependency) or liblock.so (missing, not loadable on this
+ * platform, wrong ABI); for the wasm backend liblock.wasm. Nothing was sent
+ * to Redis. `status` is LOCK_INTERNAL's (7): no library call was made.
+ */
+class LoadError extends LockError {}
+Object.defineProperty(LoadError.prototype, 'code', { value: 'LOAD_FAILED', enumerable: true });
+Object.defineProperty(LoadError.prototype, 'status', { value: STATUS.INTERNAL, enumerable: false });
+
+const ERROR_OF = [null, NotAcquiredError, LockLostError, InvalidArgumentError, InvalidHandleError,
+  UnavailableError, CanceledError, InternalError];
+
+function errorFor(status, message) {
+  const cls = ERROR_OF[status] || InternalError;
+  if (!message) message = `liblock: ${CODE_OF[status] || `status ${status}`}`;
+  const e = new cls(message);
+  if (!ERROR_OF[status]) e.message += ` (unknown status ${status})`;
+  return e;
+}
+
+// The engine names arguments as the C ABI does (JSON keys, *_ms); say the
+// caller's names instead.
+const ARG_NAMES = {
+  ttl_ms: 'ttl', wait_ms: 'wait', auto_extend: 'autoExtend',
+  node_timeout: 'nodeTimeout', node_timeout_ms: 'nodeTimeout', drift_factor: 'driftFactor', key_prefix: 'keyPrefix',
+};
+const ARG_IN_MESSAGE = /^(liblock: invalid argument: )([a-z_]+)(: )/;
+
+/** Replaces a C argument name at the start of an invalid-argument message. */
+function jsArgNames(message) {
+  return message.replace(ARG_IN_MESSAGE, (all, pre, name, post) => (ARG_NAMES[name] ? pre + ARG_NAMES[name] + post : all));
+}
+
+/**
+ * The error for an engine `error` record { status, message, a, b, nodes }.
+ * An UnavailableError carries the per-node causes as `nodes`.
+ */
+function errorOf(r) {
+  let msg = r.message;
+  if (r.status === STATUS.INVALID_ARGUMENT && r.a) {
+    msg = `liblock: invalid argument: ${ARG_NAMES[r.a] || r.a}: ${r.b}`;
+  }
+  const e = errorFor(r.status, msg);
+  if (r.nodes) e.nodes = r.nodes;
+  return e;
+}
+
+function canceledBy(signal) {
+  return new CanceledError('liblock: acquire canceled by its AbortSignal', { cause: signal.reason });
+}
+
+module.exports = {
+  STATUS, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
+  InvalidArgumentError, InvalidHandleError, InternalError, LoadError,
+  errorFor, errorOf, jsArgNames, canceledBy,
+};

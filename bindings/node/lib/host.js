@@ -1,0 +1,510 @@
+'use strict';
+// The one host of both backends: it runs an engine (core/engine, through
+// the byte protocol of core/engine/hostabi/PROTOCOL.md) on the main event
+// loop with node:net / node:tls sockets and one timer. The engine decides
+// everything (URLs, commands, timeouts, retries, waiters, extension, loss);
+// this file only moves bytes, arms the timer, and turns DONE and LOST into
+// promises and AbortSignals.
+//
+// An engine adapter (lib/native.js: liblock.so through koffi; lib/wasm.js:
+// liblock.wasm under V8) gives synchronous calls and its two buffers:
+//   mem()          the Bytes (Buffer + DataView) holding both buffers
+//   inOff, inCap   where events are written
+//   outOff, outCap where actions come back
+//   step(h, len)   one step with the event of len bytes at inOff → bytes of actions (< 0: a host bug)
+//   free(h)
+//
+// Keeping the process alive: sockets and timers are unref()'d. One
+// process-wide (per copy of this package) interval is ref()'d while an
+// operation (acquire, extend, release, close) is pending anywhere, so a
+// process with idle clients, or holding locks, exits by itself; an
+// auto-extended lock is extended while the process runs for other reasons
+// (as with the Go core's goroutines, which never keep Node alive either).
+
+const net = require('node:net');
+// node:tls (with node:crypto) is loaded with the first rediss:// connection:
+// requiring it costs several milliseconds that a plain-TCP client never needs.
+let tls = null;
+const P = require('./protocol');
+const E = require('./errors');
+
+const { EV, ACT } = P;
+
+// Any action but a WRITE fits in MIN_OUT bytes, and a WRITE is split to fill
+// whatever room is left: a step that left at least MIN_OUT of the output
+// buffer unused has nothing more pending. Otherwise step again with no input.
+const MIN_OUT = 64 * 1024;
+
+// ---------------------------------------------------------------- shared state
+
+const stats = { engines: 0, locks: 0, pending: 0 };
+// hooks.released(st): a lock's release completed (set by index.js: its
+// FinalizationRegistry forgets the lock).
+const hooks = { released: null };
+let warmed = false;
+
+let alive = null;
+function hold(d) {
+  stats.pending += d;
+  if (stats.pending === d && d > 0) {
+    if (!alive) alive = setInterval(() => {}, 0x7fffffff);
+    alive.ref();
+  } else if (stats.pending === 0 && alive) {
+    alive.unref();
+  }
+}
+
+// DONE and LOST are delivered after the step that produced them has been
+// read to its end: their handlers run user code (promise continuations are
+// queued anyway, but an abort listener runs at once) that may step an engine
+// again, and with it overwrite the output buffer. Shared by every host of
+// the process (the wasm backend's engines share one instance's buffers).
+const later = [];
+let draining = false;
+
+function drain() {
+  if (draining) return;
+  draining = true;
+  try {
+    for (let i = 0; i < later.length; i += 5) {
+      const h = later[i];
+      try {
+        if (later[i + 1] === ACT.DONE) h.done(later[i + 2], later[i + 3], later[i + 4]);
+        else h.lost(later[i + 2], later[i + 4]);
+      } catch (e) {
+        queueMicrotask(() => { throw e; });
+      }
+    }
+  } finally {
+    later.length = 0;
+    draining = false;
+  }
+}
+
+const reader = new P.Reader();
+
+// A burst of requests (a thousand acquires started in one loop, or canceled
+// by one AbortSignal) is stepped BURST at a time, one batch per turn of the
+// event loop, so that the loop keeps turning (timers, replies) meanwhile. A
+// request made while others wait its turn waits too (order is kept). The
+// count restarts when the synchronous code that made the requests ends.
+const BURST = 64;
+let burst = 0;
+const deferred = [];
+const resetBurst = () => { burst = 0; };
+
+/** Whether a request may be stepped now; else it goes through defer(). */
+function admit() {
+  if (deferred.length > 0) return false;
+  if (burst++ === 0) queueMicrotask(resetBurst);
+  return burst <= BURST;
+}
+function defer(fn) {
+  if (deferred.push(fn) === 1) setImmediate(runDeferred);
+}
+function runDeferred() {
+  const batch = deferred.splice(0, BURST);
+  for (const fn of batch) {
+    try { fn(); } catch (e) { queueMicrotask(() => { throw e; }); }
+  }
+  if (deferred.length > 0) setImmediate(runDeferred);
+}
+
+// The first write to a connection in a tick leaves at once (the node starts
+// on it while this side still runs JS); a second write to it in the same
+// tick corks it, and what follows leaves in one writev at the end of the
+// tick (many operations started or canceled together, replies that start
+// the next round of several operations).
+let tickNo = 1;
+let tickQueued = false;
+const corked = [];
+function endTick() {
+  tickQueued = false;
+  tickNo++;
+  for (let i = 0; i < corked.length; i++) corked[i].uncork();
+  corked.length = 0;
+}
+function send(s, buf) {
+  if (s.llTick === tickNo) {
+    if (!s.writableCorked) { s.cork(); corked.push(s); }
+  } else {
+    s.llTick = tickNo;
+    if (!tickQueued) { tickQueued = true; process.nextTick(endTick); }
+  }
+  s.write(buf);
+}
+
+// ---------------------------------------------------------------- Host
+
+class Host {
+  /**
+   * @param adapter an engine adapter (see above)
+   * @param handle the engine handle lock_engine_new returned (as the adapter passes it back)
+   */
+  constructor(adapter, handle, keyPrefix) {
+    this.ad = adapter;
+    this.h = handle;
+    this.keyPrefix = keyPrefix;
+    this.ops = new Map(); // op id -> pending operation
+    this.locks = new Map(); // lock id -> lock state (st)
+    this.conns = new Map(); // conn id -> socket
+    this.timer = null;
+    // The timer's callback runs before the loop polls the sockets: the TICK
+    // waits for the check phase (setImmediate), after replies that are
+    // already there have been read, so that a stalled loop does not turn
+    // them into timeouts.
+    this.onTimer = () => { this.timer = null; setImmediate(this.onTick); };
+    this.onTick = () => this.tick();
+    this.closed = false; // close() was called
+    this.dead = false; // CLOSED came; the engine is freed
+    this.closing = null;
+    this.closeDone = null;
+    this.sawClosed = false;
+    // The reply to the request being stepped.
+    this.rKind = 0;
+    this.rOp = 0;
+    this.rErr = null;
+    this.rInfo = null;
+    stats.engines++;
+    if (!warmed) {
+      // Node compiles its socket code on first use (≈ 6 ms, more on a busy
+      // machine): pay that here rather than inside the first operation,
+      // whose node deadlines are running.
+      warmed = true;
+      new net.Socket().destroy();
+    }
+  }
+
+  // ------------------------------------------------------------ stepping
+
+  /** Steps the engine with the event of `len` bytes already at inOff, and carries out the actions. */
+  run(len, deliver = true) {
+    if (this.dead) return;
+    const ad = this.ad;
+    this.rKind = 0;
+    let n = ad.step(this.h, len);
+    for (;;) {
+      if (n < 0) throw new E.InternalError(`liblock: lock_engine_step refused an event (status ${-n}): a bug in the Node host`);
+      if (n === 0) break;
+      this.actions(ad.mem(), ad.outOff, ad.outOff + n);
+      if (ad.outCap - n >= MIN_OUT || this.sawClosed) break;
+      n = ad.step(this.h, 0);
+    }
+    if (this.sawClosed) this.finish();
+    if (deliver) drain();
+  }
+
+  actions(m, o, end) {
+    const r = reader;
+    r.start(m, o);
+    while (r.o < end) {
+      const kind = r.u8();
+      switch (kind) {
+        case ACT.OPEN: {
+          const conn = r.u32();
+          r.u32(); // node
+          const flags = r.u8();
+          const network = r.str();
+          const addr = r.str();
+          const serverName = r.str();
+          this.open(conn, flags, network, addr, serverName);
+          break;
+        }
+        case ACT.WRITE: {
+          const conn = r.u32();
+          const n = r.u32();
+          const s = this.conns.get(conn);
+          if (s) {
+            // A copy (the output buffer is reused by the next step), from
+            // Buffer's pool for small writes.
+            const b = Buffer.allocUnsafe(n);
+            m.b.copy(b, 0, r.o, r.o + n);
+            send(s, b);
+          }
+          r.o += n;
+          break;
+        }
+        case ACT.CLOSE: {
+          const conn = r.u32();
+          const s = this.conns.get(conn);
+          if (s) { this.conns.delete(conn); s.destroy(); }
+          break;
+        }
+        case ACT.DONE: {
+          const op = r.u64();
+          const lock = r.u64();
+          later.push(this, ACT.DONE, op, lock, r.error());
+          break;
+        }
+        case ACT.LOST: {
+          const lock = r.u64();
+          later.push(this, ACT.LOST, lock, 0, r.error());
+          break;
+        }
+        case ACT.TIMER: this.arm(r.i64()); break;
+        case ACT.CLOSED: this.sawClosed = true; break;
+        case ACT.STARTED: this.rKind = kind; this.rOp = r.u64(); break;
+        case ACT.REJECTED: this.rKind = kind; this.rErr = r.error(); break;
+        case ACT.CANCELED: this.rKind = kind; r.u8(); break;
+        case ACT.INFO: {
+          this.rKind = kind;
+          this.rInfo = {
+            resource: r.str(), key: r.str(), token: r.str(), ttl: r.i64(), validity: r.i64(), flags: r.u8(), err: r.error(),
+          };
+          break;
+        }
+        default:
+          throw new E.InternalError(`liblock: unknown engine action ${kind} (the library is newer than this binding?)`);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ I/O
+
+  open(conn, flags, network, addr, serverName) {
+    let opts;
+    if (network === 'unix') {
+      opts = { path: addr };
+    } else {
+      const i = addr.lastIndexOf(':');
+      let host = addr.slice(0, i);
+      if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+      opts = { host, port: Number(addr.slice(i + 1)) };
+    }
+    let s;
+    if (flags & 1) {
+      opts.rejectUnauthorized = !(flags & 2);
+      // Node verifies against `host` without a servername; an IP address
+      // as SNI is not allowed (RFC 6066).
+      if (serverName && !net.isIP(serverName)) opts.servername = serverName;
+      tls ||= require('node:tls');
+      s = tls.connect(opts);
+      s.once('secureConnect', () => this.opened(conn, s));
+    } else {
+      s = net.connect(opts);
+      s.once('connect', () => this.opened(conn, s));
+    }
+    s.llTick = 0; // the tick of its last write (see send)
+    s.setNoDelay(true);
+    s.unref();
+    this.conns.set(conn, s);
+    s.on('data', (d) => this.received(conn, s, d));
+    s.on('error', (e) => this.failed(conn, s, e.message || String(e)));
+    s.on('close', () => this.failed(conn, s, 'connection closed by the node'));
+  }
+
+  opened(conn, s) {
+    if (this.conns.get(conn) !== s) return;
+    const ad = this.ad;
+    this.run(P.encOpened(ad.mem(), ad.inOff, conn));
+  }
+
+  received(conn, s, d) {
+    if (this.conns.get(conn) !== s) return;
+    const ad = this.ad;
+    const max = ad.inCap - 9;
+    for (let from = 0; from < d.length && !this.dead; from += max) {
+      this.run(P.encReceived(ad.mem(), ad.inOff, conn, d, from, Math.min(d.length, from + max)));
+      if (this.conns.get(conn) !== s) return;
+    }
+  }
+
+  failed(conn, s, message) {
+    if (this.conns.get(conn) !== s) return; // reported once, or closed by the engine
+    this.conns.delete(conn);
+    s.destroy();
+    const ad = this.ad;
+    this.run(P.encConnFailed(ad.mem(), ad.inOff, conn, message.slice(0, 1024)));
+  }
+
+  arm(us) {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(this.onTimer, Math.ceil(us / 1000));
+    this.timer.unref();
+  }
+
+  tick() {
+    const ad = this.ad;
+    this.run(P.encBare(ad.mem(), ad.inOff, EV.TICK));
+  }
+
+  // ------------------------------------------------------------ requests
+
+  /** Steps a request event; returns after its STARTED, or throws its REJECTED error. */
+  request(len) {
+    this.run(len, false);
+    if (this.rKind === ACT.REJECTED) {
+      drain();
+      throw E.errorOf(this.rErr);
+    }
+    if (this.rKind !== ACT.STARTED) {
+      drain();
+      throw new E.InternalError(`liblock: the engine answered a request with action ${this.rKind}`);
+    }
+    return this.rOp;
+  }
+
+  /** Registers a started operation; its DONE settles it. Then delivers what the step produced. */
+  pend(op, fields) {
+    return new Promise((resolve, reject) => {
+      fields.resolve = resolve;
+      fields.reject = reject;
+      this.ops.set(op, fields);
+      hold(1);
+      drain();
+    });
+  }
+
+  /** Starts an acquire; resolves with wrap(the new lock's state). */
+  acquire(resource, ttl, wait, autoExtend, signal, wrap) {
+    if (admit()) return this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap);
+    return new Promise((resolve, reject) => defer(() => {
+      if (signal && signal.aborted) reject(E.canceledBy(signal));
+      else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
+      else {
+        try { resolve(this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap)); } catch (e) { reject(e); }
+      }
+    }));
+  }
+
+  acquireNow(resource, ttl, wait, autoExtend, signal, wrap) {
+    const ad = this.ad;
+    if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
+      throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
+    }
+    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, autoExtend));
+    const fields = { kind: 0, resource, autoExtend, signal: signal || null, onAbort: null, st: null, wrap };
+    if (signal) {
+      fields.onAbort = () => this.cancel(op);
+      signal.addEventListener('abort', fields.onAbort, { once: true });
+    }
+    return this.pend(op, fields);
+  }
+
+  cancel(op) {
+    if (admit()) this.cancelNow(op);
+    else defer(() => this.cancelNow(op));
+  }
+
+  cancelNow(op) {
+    if (this.dead || !this.ops.has(op)) return;
+    const ad = this.ad;
+    this.run(P.encId(ad.mem(), ad.inOff, EV.CANCEL, op));
+  }
+
+  extend(st, ttl) {
+    const ad = this.ad;
+    const op = this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl));
+    return this.pend(op, { kind: EV.EXTEND, st });
+  }
+
+  release(st) {
+    const ad = this.ad;
+    const op = this.request(P.encId(ad.mem(), ad.inOff, EV.RELEASE, st.id));
+    return this.pend(op, { kind: EV.RELEASE, st });
+  }
+
+  /** LOCK_INFO: { token, validity, flags, err, ... }, or null for a lock the engine no longer has. */
+  info(st) {
+    if (this.dead || this.closed) return null;
+    const ad = this.ad;
+    this.run(P.encId(ad.mem(), ad.inOff, EV.LOCK_INFO, st.id), false);
+    const info = this.rKind === ACT.INFO ? this.rInfo : null;
+    drain();
+    return info;
+  }
+
+  /** Releases a lock nobody references any more (FinalizationRegistry); forgets it if that fails. */
+  releaseDropped(st) {
+    if (this.closed || st.released) return;
+    this.release(st).catch(() => {
+      if (this.dead || !this.locks.has(st.id)) return;
+      this.dropLock(st);
+      const ad = this.ad;
+      this.run(P.encId(ad.mem(), ad.inOff, EV.FORGET, st.id));
+    });
+  }
+
+  /** CLOSE: pending operations end with CANCELED, held locks are released, then CLOSED. */
+  close() {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.closing = new Promise((resolve) => { this.closeDone = resolve; });
+    hold(1);
+    const ad = this.ad;
+    this.run(P.encBare(ad.mem(), ad.inOff, EV.CLOSE));
+    return this.closing;
+  }
+
+  finish() {
+    if (this.dead) return;
+    this.dead = true;
+    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    for (const s of this.conns.values()) s.destroy();
+    this.conns.clear();
+    this.ad.free(this.h);
+    stats.engines--;
+    stats.locks -= this.locks.size;
+    this.locks.clear();
+    if (this.closeDone) {
+      hold(-1);
+      this.closeDone();
+    }
+  }
+
+  // ------------------------------------------------------------ outcomes
+
+  dropLock(st) {
+    if (this.locks.delete(st.id)) stats.locks--;
+  }
+
+  done(op, lock, err) {
+    const p = this.ops.get(op);
+    if (!p) return;
+    this.ops.delete(op);
+    hold(-1);
+    if (p.kind === 0) { // acquire
+      if (p.signal) p.signal.removeEventListener('abort', p.onAbort);
+      if (err) {
+        if (err.status === E.STATUS.CANCELED && p.signal && p.signal.aborted) p.reject(E.canceledBy(p.signal));
+        else p.reject(E.errorOf(err));
+        return;
+      }
+      const st = {
+        host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: null,
+        autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null,
+      };
+      this.locks.set(lock, st);
+      stats.locks++;
+      p.resolve(p.wrap ? p.wrap(st) : st);
+      return;
+    }
+    const st = p.st;
+    if (p.kind === EV.RELEASE && (!err || err.status === E.STATUS.LOST)) {
+      st.released = true;
+      if (err) st.lost = true;
+      this.dropLock(st);
+      if (hooks.released) hooks.released(st);
+    }
+    if (!err) { p.resolve(); return; }
+    const e = E.errorOf(err);
+    if (err.status === E.STATUS.LOST && p.kind === EV.EXTEND) markLost(st, e);
+    p.reject(e);
+  }
+
+  lost(lock, err) {
+    const st = this.locks.get(lock);
+    if (st) markLost(st, err ? E.errorOf(err) : new E.LockLostError('liblock: lock lost'));
+  }
+}
+
+/** Records the loss once; aborts the lock's signal if it was made. */
+function markLost(st, reason) {
+  if (st.lost || st.released) return;
+  st.lost = true;
+  if (!(reason instanceof E.LockLostError)) reason = new E.LockLostError(reason.message);
+  st.lostReason = reason;
+  if (st.controller && !st.controller.signal.aborted) st.controller.abort(reason);
+}
+
+module.exports = { Host, stats, markLost, hooks };

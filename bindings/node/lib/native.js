@@ -1,0 +1,155 @@
+'use strict';
+// The native engine adapter: liblock.so through koffi, synchronous calls on
+// the main thread (lock_engine_new, lock_engine_step, lock_engine_free; each
+// a microsecond or so, see capi/stackbound.c). No callbacks, no thread pool.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { isMainThread } = require('node:worker_threads');
+const { Bytes } = require('./protocol');
+const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
+
+const ABI_VERSION = 1;
+const IN_CAP = 64 * 1024;
+const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
+
+// Said by every load failure of the native backend: where it cannot work,
+// the wasm backend can.
+const WASM_HINT = "use new Client({ nodes, backend: 'wasm' }) (liblock.wasm; no koffi, no liblock.so) instead";
+
+function candidatePaths() {
+  const out = [];
+  if (process.env.LIBLOCK_PATH) out.push({ from: 'LIBLOCK_PATH', file: process.env.LIBLOCK_PATH, required: true });
+  out.push({ from: 'repository build', file: path.resolve(__dirname, '..', '..', '..', 'build', 'liblock.so') });
+  out.push({ from: 'packaged copy', file: path.join(__dirname, '..', 'prebuilt', 'liblock.so') });
+  return out;
+}
+
+// koffi is an optional dependency: its install may fail (or be skipped) on
+// a platform without a prebuilt binary, and `npm install liblock` must still
+// succeed there for the wasm backend. It is required here, never at module
+// load.
+function loadKoffi() {
+  try {
+    return require('koffi');
+  } catch (e) {
+    throw new LoadError(`liblock: the native backend needs the koffi package, which cannot be loaded ` +
+      `(${e.message.split('\n')[0]}); it is an optional dependency of liblock, so its install may have failed ` +
+      `or been skipped on this platform: install it (npm install koffi@3.3.4), or ${WASM_HINT}`, { cause: e });
+  }
+}
+
+let adapter = null;
+
+/** Loads liblock.so once; returns the adapter (see lib/host.js). Throws LoadError. */
+function load() {
+  if (adapter) return adapter;
+  if (!isMainThread) {
+    throw new LoadError('liblock: load the library on the main thread only (not in a worker thread)');
+  }
+  const koffi = loadKoffi();
+  let chosen = null;
+  const tried = [];
+  for (const c of candidatePaths()) {
+    tried.push(`${c.file} (${c.from})`);
+    if (fs.existsSync(c.file)) { chosen = c; break; }
+    if (c.required) {
+      throw new LoadError(`liblock: LIBLOCK_PATH=${c.file} does not exist; set it to liblock.so, or ${WASM_HINT}`);
+    }
+  }
+  if (!chosen) {
+    throw new LoadError(`liblock: cannot find liblock.so; tried ${tried.join(', ')}. ` +
+      `Build it with \`make build\` at the repository root, set LIBLOCK_PATH, or ${WASM_HINT}`);
+  }
+  let lib;
+  try {
+    lib = koffi.load(chosen.file);
+  } catch (e) {
+    throw new LoadError(`liblock: cannot load ${chosen.file} (${chosen.from}): ${e.message} ` +
+      `(liblock.so needs Linux with glibc on the CPU it was built for); ${WASM_HINT}`, { cause: e });
+  }
+  let abiFn;
+  try {
+    abiFn = lib.func('int32_t lock_abi_version(void)');
+  } catch (e) {
+    throw new LoadError(`liblock: ${chosen.file} is not liblock (no lock_abi_version): ${e.message}`, { cause: e });
+  }
+  const abi = abiFn();
+  if (abi !== ABI_VERSION) {
+    throw new LoadError(`liblock: ABI version mismatch: ${chosen.file} (${chosen.from}) has ABI ${abi}, ` +
+      `this binding needs ABI ${ABI_VERSION}; rebuild the library (make build) or install a matching package`);
+  }
+  let engineNew;
+  let step;
+  let free;
+  let stringFree;
+  try {
+    engineNew = lib.func('int32_t lock_engine_new(const char *config_json, _Out_ uint64_t *out_engine, _Out_ void **err)');
+    step = lib.func('int64_t lock_engine_step(uint64_t engine, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap)');
+    free = lib.func('int32_t lock_engine_free(uint64_t engine)');
+    stringFree = lib.func('void lock_string_free(void *s)');
+  } catch (e) {
+    throw new LoadError(`liblock: ${chosen.file} is too old for this binding: it has no engine interface ` +
+      `(lock_engine_step): ${e.message}; rebuild it (make build)`, { cause: e });
+  }
+  const opt = (decl) => { try { return lib.func(decl); } catch { return null; } };
+  const version = opt('const char *lock_version(void)');
+  const debugPanic = opt('int32_t lock_debug_panic(_Out_ void **err)');
+
+  const takeString = (p) => {
+    if (p === null || p === undefined || p === 0n) return null;
+    const s = koffi.decode(p, 'char', -1);
+    stringFree(p);
+    return s;
+  };
+  const outBox = [0];
+  const errBox = [null];
+  const takeErr = () => {
+    const p = errBox[0];
+    errBox[0] = null;
+    const s = takeString(p);
+    if (s && s[0] === '{') { try { return JSON.parse(s).message || s; } catch { /* plain text */ } }
+    return s;
+  };
+
+  // One block: the input buffer, then the output buffer. Buffers are passed
+  // to koffi as pointers to their memory (no copy).
+  const ab = new ArrayBuffer(IN_CAP + OUT_CAP);
+  const m = new Bytes(ab);
+  const inBuf = Buffer.from(ab, 0, IN_CAP);
+  const outBuf = Buffer.from(ab, IN_CAP, OUT_CAP);
+
+  adapter = {
+    backend: 'native',
+    path: chosen.file,
+    from: chosen.from,
+    abi,
+    version: () => (version ? version() : null),
+    inOff: 0,
+    inCap: IN_CAP,
+    outOff: IN_CAP,
+    outCap: OUT_CAP,
+    mem: () => m,
+    step: (h, len) => step(h, inBuf, len, outBuf, OUT_CAP),
+    free: (h) => { free(h); },
+    /** lock_engine_new(config JSON) → the engine handle; throws the engine's error. */
+    engineNew(json) {
+      const status = engineNew(json, outBox, errBox);
+      const msg = takeErr();
+      if (status !== STATUS.OK) throw errorFor(status, msg && jsArgNames(msg));
+      const h = Number(outBox[0]);
+      outBox[0] = 0;
+      return h;
+    },
+    /** lock_debug_panic: the InternalError a panic in the library becomes, or null. */
+    debugPanic() {
+      if (!debugPanic) return null;
+      const status = debugPanic(errBox);
+      const msg = takeErr();
+      return status === STATUS.OK ? null : errorFor(status, msg);
+    },
+  };
+  return adapter;
+}
+
+module.exports = { load, ABI_VERSION };
