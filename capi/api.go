@@ -144,19 +144,29 @@ func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, 
 	})
 }
 
-// acquireAsync starts an acquire and returns its op handle.
-func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOptions, notify notifyFunc) (uint64, *result) {
+// newHandleOp makes a pending operation with a handle (for lock_cancel),
+// registered with its client.
+func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &opObj{cancel: cancel}
 	id, e := handles.add(op)
 	if e != nil {
 		cancel()
-		return 0, &result{statusInternal, e.Error()}
+		return nil, nil, 0, &result{statusInternal, e.Error()}
 	}
 	if !co.addOp(op) {
 		take[*opObj](handles, id)
 		cancel()
-		return 0, badHandle // the client was freed meanwhile
+		return nil, nil, 0, badHandle // the client was freed meanwhile
+	}
+	return ctx, op, id, nil
+}
+
+// acquireAsync starts an acquire and returns its op handle.
+func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOptions, notify notifyFunc) (uint64, *result) {
+	ctx, op, id, r := newHandleOp(co)
+	if r != nil {
+		return 0, r
 	}
 	runAsync(ctx, co, op, notify, func(ctx context.Context) (uint64, error) {
 		l, e := co.c.Acquire(ctx, res, ttl, coreOptions(opts)...)
@@ -245,6 +255,8 @@ type lockInfo struct {
 	AutoExtend bool   `json:"auto_extend"`
 	Lost       bool   `json:"lost"`
 	Released   bool   `json:"released"`
+	Fence      int64  `json:"fence"`     // 0 unless acquired with "fence"
+	Reentered  bool   `json:"reentered"` // acquired with "token" by re-entering a held lock
 }
 
 func info(lo *lockObj) (string, *result) {
@@ -256,9 +268,101 @@ func info(lo *lockObj) (string, *result) {
 		Resource: lo.l.Resource(), Key: lo.l.Key(), Token: lo.l.Token(),
 		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
 		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
+		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(),
 	})
 	if e != nil {
 		return "", &result{statusInternal, e.Error()}
 	}
 	return string(b), nil
+}
+
+// inspectionJSON is the JSON of lock_inspect.
+type inspectionJSON struct {
+	Held       bool            `json:"held"`
+	ValidityMs int64           `json:"validity_ms"` // -1: no expiry
+	Owner      string          `json:"owner"`
+	Nodes      []nodeStateJSON `json:"nodes"`
+}
+
+type nodeStateJSON struct {
+	Node   int     `json:"node"`
+	Addr   string  `json:"addr"`
+	Locked bool    `json:"locked"`
+	Holder bool    `json:"holder"`
+	Owner  string  `json:"owner"`
+	TTLMs  int64   `json:"ttl_ms"` // -1: none (no expiry, or no key)
+	Error  *string `json:"error"`  // null: the node answered
+}
+
+func millisOrNone(d time.Duration) int64 {
+	if d == core.NoExpiry {
+		return -1
+	}
+	return d.Milliseconds()
+}
+
+func marshalInspection(in *core.Inspection) (string, error) {
+	j := inspectionJSON{Held: in.Held, ValidityMs: millisOrNone(in.Validity), Owner: in.Owner, Nodes: make([]nodeStateJSON, len(in.Nodes))}
+	for i, n := range in.Nodes {
+		s := nodeStateJSON{Node: n.Node, Addr: n.Addr, Locked: n.Locked, Holder: n.Holder, Owner: n.Owner, TTLMs: millisOrNone(n.TTL)}
+		if n.Err != nil {
+			msg := n.Err.Error()
+			s.Error = &msg
+		}
+		j.Nodes[i] = s
+	}
+	b, e := json.Marshal(j)
+	return string(b), e
+}
+
+// inspect blocks for one inspection round (bounded by the node timeout).
+// Freeing the client meanwhile ends it with LOCK_CANCELED.
+func inspect(co *clientObj, res string) (string, *result) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	op := &opObj{cancel: cancel}
+	if !co.addOp(op) {
+		return "", badHandle // the client was freed meanwhile
+	}
+	in, e := co.c.Inspect(ctx, res)
+	canceled := op.finish()
+	co.removeOp(op)
+	switch {
+	case canceled:
+		return "", &result{statusCanceled, msgCanceled}
+	case e != nil:
+		return "", errResult(e)
+	}
+	js, e := marshalInspection(in)
+	if e != nil {
+		return "", &result{statusInternal, e.Error()}
+	}
+	return js, nil
+}
+
+// inspectNotifyFunc receives the outcome of lock_inspect_async: the JSON on
+// LOCK_OK ("" otherwise), the message otherwise ("" on LOCK_OK).
+type inspectNotifyFunc func(status int32, js string, msg string)
+
+// inspectAsync starts an inspection and returns its op handle.
+func inspectAsync(co *clientObj, res string, notify inspectNotifyFunc) (uint64, *result) {
+	ctx, op, id, r := newHandleOp(co)
+	if r != nil {
+		return 0, r
+	}
+	var js string // written by fn, read by the notify after it, on one goroutine
+	runAsync(ctx, co, op, func(st int32, _ uint64, msg string) {
+		if st != statusOK {
+			js = ""
+		}
+		notify(st, js, msg)
+	}, func(ctx context.Context) (uint64, error) {
+		in, e := co.c.Inspect(ctx, res)
+		if e != nil {
+			return 0, e
+		}
+		js, e = marshalInspection(in)
+		return 0, e
+	})
+	return id, nil
 }

@@ -265,3 +265,106 @@ func TestAPIOnLost(t *testing.T) {
 	freeHandle(id)
 	cl.FlushAll()
 }
+
+func configWithOwner(c *redistest.Cluster, owner string) string {
+	b, _ := json.Marshal(map[string]any{"nodes": c.URLs(), "node_timeout_ms": 200, "owner": owner})
+	return string(b)
+}
+
+// TestAPIInspectTokenFence: inspect (free, held with an owner), re-entry by
+// token from another client, fences over sequential acquires, and inspect's
+// async form with lock_cancel and a client freed under it.
+func TestAPIInspectTokenFence(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	a := mustClient(t, configWithOwner(cl, "worker-7"))
+	b := mustClient(t, configFor(cl))
+	defer freeHandle(b.id)
+	var in inspectionJSON
+	js, r := inspect(a, "res")
+	if r != nil || json.Unmarshal([]byte(js), &in) != nil || in.Held || in.ValidityMs != 0 || len(in.Nodes) != 3 {
+		t.Fatalf("free: %s %+v", js, r)
+	}
+	for i, n := range in.Nodes {
+		if n.Node != i || n.Locked || n.Error != nil || n.TTLMs != -1 || n.Addr == "" {
+			t.Fatalf("free node %+v", n)
+		}
+	}
+	id, r := acquire(a, "res", 10*time.Second, acquireOptions{})
+	if r != nil {
+		t.Fatal(r)
+	}
+	lo, _ := lookupLock(id)
+	js, r = inspect(b, "res")
+	if r != nil || json.Unmarshal([]byte(js), &in) != nil || !in.Held || in.Owner != "worker-7" || in.ValidityMs < 9000 {
+		t.Fatalf("held: %s %+v", js, r)
+	}
+	// b re-enters a's lock with its token.
+	hid, r := acquire(b, "res", 20*time.Second, acquireOptions{Token: lo.l.Token()})
+	if r != nil {
+		t.Fatal(r)
+	}
+	ho, _ := lookupLock(hid)
+	js, _ = info(ho)
+	if !strings.Contains(js, `"reentered":true`) || !strings.Contains(js, `"fence":0`) {
+		t.Fatalf("re-entry info %s", js)
+	}
+	if js, _ = info(lo); !strings.Contains(js, `"reentered":false`) {
+		t.Fatalf("first lock info %s", js)
+	}
+	if r := release(ho); r != nil {
+		t.Fatal(r)
+	}
+	if r := release(lo); r == nil || r.code != statusLost {
+		t.Fatalf("second release of one lock: %+v", r)
+	}
+	freeHandle(hid)
+	freeHandle(id)
+	cl.AssertNoKeys(t)
+	// fences strictly increase
+	var last int64
+	for i := 0; i < 3; i++ {
+		id, r := acquire(a, "f", 5*time.Second, acquireOptions{Fence: true})
+		if r != nil {
+			t.Fatal(r)
+		}
+		lo, _ := lookupLock(id)
+		if f := lo.l.Fence(); f <= last {
+			t.Fatalf("fence %d after %d", f, last)
+		} else {
+			last = f
+		}
+		freeHandle(id)
+	}
+	// async: a result, then a cancel, then a client freed under one
+	type got struct {
+		st      int32
+		js, msg string
+	}
+	ch := make(chan got, 4)
+	note := func(st int32, js, msg string) { ch <- got{st, js, msg} }
+	if _, r := inspectAsync(b, "res", note); r != nil {
+		t.Fatal(r)
+	}
+	if g := <-ch; g.st != statusOK || !strings.Contains(g.js, `"held":false`) || g.msg != "" {
+		t.Fatalf("async: %+v", g)
+	}
+	op, r := inspectAsync(b, "res", note)
+	if r != nil {
+		t.Fatal(r)
+	}
+	cst := cancelOp(op)
+	g := <-ch
+	if !(cst == statusOK && g.st == statusCanceled && g.js == "") && !(cst == statusInvalidHandle && g.st == statusOK) {
+		t.Fatalf("cancel %d: %+v", cst, g)
+	}
+	if _, r := inspectAsync(a, "res", note); r != nil {
+		t.Fatal(r)
+	}
+	freeHandle(a.id)
+	if g := <-ch; g.st != statusOK && g.st != statusCanceled {
+		t.Fatalf("client freed: %+v", g)
+	}
+	if _, r := inspect(a, "res"); r != badHandle {
+		t.Fatalf("inspect on a freed client: %+v", r)
+	}
+}

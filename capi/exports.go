@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
 )
 
 func main() {}
@@ -83,6 +84,40 @@ func cNotify(cb C.lock_callback, ud C.uintptr_t) notifyFunc {
 		}
 		C.liblock_invoke(cb, ud, C.int32_t(status), C.uint64_t(handle), cmsg)
 	}
+}
+
+// cInspectNotify makes an inspectNotifyFunc that calls a C
+// lock_inspect_callback; the strings are C strings valid only during the
+// call.
+func cInspectNotify(cb C.lock_inspect_callback, ud C.uintptr_t) inspectNotifyFunc {
+	return func(status int32, js string, msg string) {
+		var cjs, cmsg *C.char
+		if js != "" {
+			cjs = C.CString(js)
+			defer C.free(unsafe.Pointer(cjs))
+		}
+		if msg != "" {
+			cmsg = C.CString(msg)
+			defer C.free(unsafe.Pointer(cmsg))
+		}
+		C.liblock_invoke_inspect(cb, ud, C.int32_t(status), cjs, cmsg)
+	}
+}
+
+// resourceArg checks a resource argument: not NULL, 1..MaxResourceLength
+// bytes of UTF-8.
+func resourceArg(resource *C.char) (string, error) {
+	if resource == nil {
+		return "", argErr("resource", "must not be NULL")
+	}
+	res, ok := goStringMax(resource, core.MaxResourceLength)
+	if !ok {
+		return "", argErr("resource", "longer than %d bytes", core.MaxResourceLength)
+	}
+	if e := engine.CheckResource(res); e != nil {
+		return "", e
+	}
+	return res, nil
 }
 
 // acquireArgs checks the arguments shared by both acquire forms.
@@ -304,6 +339,60 @@ func lock_info(lock C.uint64_t, infoJSON **C.char, err **C.char) (status C.int32
 	js, r := info(lo)
 	if r == nil {
 		*infoJSON = C.CString(js)
+	}
+	return ret(err, r)
+}
+
+//export lock_inspect
+func lock_inspect(client C.uint64_t, resource *C.char, inspectionJSON **C.char, err **C.char) (status C.int32_t) {
+	defer guard(err, &status)
+	clearErr(err)
+	if inspectionJSON != nil {
+		*inspectionJSON = nil
+	}
+	co, r := lookupClient(uint64(client))
+	if r != nil {
+		return ret(err, r)
+	}
+	res, e := resourceArg(resource)
+	if e != nil {
+		return retErr(err, e)
+	}
+	if inspectionJSON == nil {
+		return retErr(err, argErr("inspection_json", "must not be NULL"))
+	}
+	js, r := inspect(co, res)
+	if r == nil {
+		*inspectionJSON = C.CString(js)
+	}
+	return ret(err, r)
+}
+
+//export lock_inspect_async
+func lock_inspect_async(client C.uint64_t, resource *C.char, cb C.lock_inspect_callback, ud C.uintptr_t, outOp *C.uint64_t, err **C.char) (status C.int32_t) {
+	defer guard(err, &status)
+	clearErr(err)
+	co, r := lookupClient(uint64(client))
+	if r != nil {
+		return ret(err, r)
+	}
+	res, e := resourceArg(resource)
+	if e != nil {
+		return retErr(err, e)
+	}
+	if cb == nil {
+		return retErr(err, argErr("cb", "must not be NULL"))
+	}
+	// As lock_acquire_async: the callback waits until out_op is written.
+	ready := make(chan struct{})
+	defer close(ready)
+	notify := cInspectNotify(cb, ud)
+	id, r := inspectAsync(co, res, func(st int32, js string, msg string) {
+		<-ready
+		notify(st, js, msg)
+	})
+	if r == nil && outOp != nil {
+		*outOp = C.uint64_t(id)
 	}
 	return ret(err, r)
 }

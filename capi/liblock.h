@@ -19,7 +19,12 @@
  *   `char **err` (NULL is allowed) receives, when the call fails, a
  *   NUL-terminated, human-readable message allocated by the library, which
  *   the caller frees with lock_string_free; when the call succeeds, *err is
- *   set to NULL. Messages never contain passwords from node URLs.
+ *   set to NULL. Messages never contain passwords from node URLs. The
+ *   message of LOCK_INVALID_ARGUMENT names what was wrong first:
+ *   "liblock: invalid argument: NAME: reason", where NAME is the parameter
+ *   (resource, ttl_ms, out_lock, inspection_json, cb, ...), the JSON key
+ *   (nodes, owner, wait_ms, token, fence, ...), or config / options for the
+ *   JSON text as a whole (malformed, unknown or repeated key, not UTF-8).
  *
  *   Argument checking order.  The handle is checked first
  *   (LOCK_INVALID_HANDLE), then the other arguments (LOCK_INVALID_ARGUMENT).
@@ -55,7 +60,19 @@
  *   nodes:           1 .. 64 URLs
  *   node_timeout_ms: 1 .. 60000, default 50
  *   drift_factor:    0 .. 0.1, default 0.01
+ *   owner:           0 .. 128 bytes of UTF-8, no '/'
+ *   token:           16 .. 512 bytes of UTF-8
  *   JSON arguments:  at most 1 MiB
+ *
+ * ADDITIONS WITHIN ABI VERSION 1
+ *
+ *   Later releases add functions and JSON keys, never a changed meaning:
+ *   the config key "owner", the acquire option keys "token" and "fence",
+ *   lock_info's "fence" and "reentered", and lock_inspect /
+ *   lock_inspect_async with lock_inspect_callback. LIBLOCK_ABI_VERSION
+ *   stays 1. A library from before them rejects the new keys with
+ *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
+ *   them up with dlsym to support both).
  */
 #ifndef LIBLOCK_H
 #define LIBLOCK_H
@@ -113,7 +130,7 @@ const char *lock_version(void);
 
 /*
  * lock_string_free -- frees a string returned by this library through an
- * `err` out-parameter or by lock_info. NULL is fine. Freeing a string twice,
+ * `err` out-parameter, by lock_info or by lock_inspect. NULL is fine. Freeing a string twice,
  * or one the library did not allocate, is undefined behaviour (as free()).
  */
 void lock_string_free(char *s);
@@ -133,6 +150,13 @@ void lock_string_free(char *s);
  *                          drift allowance. validity = ttl - elapsed -
  *                          (ttl * drift_factor + 2 ms)
  *       "key_prefix"       string, at most 256 bytes; default ""
+ *       "owner"            string, at most 128 bytes, no '/'; default none:
+ *                          a label carried in the value of every lock the
+ *                          client takes ("owner/<uuid>" instead of
+ *                          "<uuid>"; the random part keeps its 122 bits),
+ *                          which lock_inspect reports to anyone. A plain
+ *                          SET NX still excludes such a lock and is
+ *                          excluded by it.
  *     Keys are case-sensitive; an unknown or repeated key, a value of the
  *     wrong type (a float or a string for an integer, null anywhere), or
  *     anything after the object is LOCK_INVALID_ARGUMENT.
@@ -167,16 +191,44 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *       "auto_extend"  bool; default false: while held, extend the lock in
  *                      the background (about every ttl/3) until it is
  *                      released, freed or lost (see lock_on_lost).
+ *       "token"        string, 16..512 bytes; default none (a random
+ *                      token): use this token instead. If it already holds
+ *                      the resource on a quorum (given by lock_info's
+ *                      "token" of a lock taken elsewhere: another client,
+ *                      process or runtime), the acquire RE-ENTERS that
+ *                      lock: it succeeds at once, the key's ttl on the
+ *                      nodes becomes at least ttl_ms, and lock_info says
+ *                      "reentered":true. Otherwise it is an ordinary
+ *                      acquire with that token. Both handles then name one
+ *                      lock on the nodes: releasing either (lock_release,
+ *                      lock_free) deletes the key for both -- a re-entry is
+ *                      not counted -- and the other's release then returns
+ *                      LOCK_LOST. A failed attempt with a token deletes
+ *                      nothing (it cannot tell its keys from those of a
+ *                      lock it would re-enter): what it set expires with
+ *                      ttl_ms. Keep tokens secret: a token is the lock.
+ *       "fence"        bool; default false: also obtain a fencing token,
+ *                      lock_info's "fence": an integer strictly greater than
+ *                      the fence of every lock on the same resource
+ *                      acquired before this one (as long as no node loses
+ *                      its data). Pass it with every write to the resource
+ *                      you protect, and have that resource refuse a fence
+ *                      lower than one it has seen: a holder paused past its
+ *                      validity is then refused. Costs a second round trip;
+ *                      each node keeps a counter per resource (the key +
+ *                      byte 0xFF + "fence", which never expires). Not with
+ *                      "token" (LOCK_INVALID_ARGUMENT naming fence).
  *   out_lock      receives the new lock handle on LOCK_OK; required.
  *   err           optional.
  *
  * The lock handle stays valid, whatever happens to the lock, until lock_free
  * (or until its client is freed). Thread-safe.
  *
- * Returns LOCK_OK, LOCK_NOT_ACQUIRED (another owner holds it),
- * LOCK_UNAVAILABLE (too many nodes failed), LOCK_INVALID_HANDLE,
- * LOCK_INVALID_ARGUMENT, LOCK_CANCELED (the client was freed while waiting)
- * or LOCK_INTERNAL.
+ * Returns LOCK_OK, LOCK_NOT_ACQUIRED (another owner holds it; with "token":
+ * another token holds it), LOCK_UNAVAILABLE (too many nodes failed; with
+ * "fence": also when the fence could not be written on a quorum in time),
+ * LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT, LOCK_CANCELED (the client was
+ * freed while waiting) or LOCK_INTERNAL.
  */
 int32_t lock_acquire(uint64_t client, const char *resource, int64_t ttl_ms,
                      const char *options_json, uint64_t *out_lock, char **err);
@@ -283,12 +335,13 @@ int32_t lock_extend_async(uint64_t lock, int64_t ttl_ms, lock_callback cb, void 
 int32_t lock_release_async(uint64_t lock, lock_callback cb, void *user_data, char **err);
 
 /*
- * lock_cancel -- cancels a pending lock_acquire_async. Its callback then
- * reports LOCK_CANCELED promptly (within about one node_timeout_ms), and no
- * key is left behind on any node (a lock granted at that moment is released
- * again).
+ * lock_cancel -- cancels a pending lock_acquire_async or lock_inspect_async.
+ * Its callback then reports LOCK_CANCELED promptly (within about one
+ * node_timeout_ms), and no key is left behind on any node (a lock granted
+ * at that moment is released again; with "token", see lock_acquire).
  *
- *   op  an operation handle from lock_acquire_async's out_op.
+ *   op  an operation handle from the out_op of lock_acquire_async or
+ *       lock_inspect_async.
  *
  * Returns LOCK_OK (canceled: the callback will report LOCK_CANCELED),
  * LOCK_INVALID_HANDLE (unknown handle, or the operation's result was already
@@ -318,9 +371,12 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
  * lock_info -- describes a lock as a JSON object, e.g.
  *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
  *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,
- *    "lost":false,"released":false}
+ *    "lost":false,"released":false,"fence":0,"reentered":false}
  * validity_ms is what remains by the local monotonic clock (0 when expired,
- * lost or released).
+ * lost or released). fence is the lock's fencing token (an integer >= 1)
+ * when acquired with "fence", else 0. reentered is true when the acquire
+ * (with "token") re-entered a lock that token already held. Readers should
+ * ignore keys they do not know: later additions may add some.
  *
  *   lock       a lock handle.
  *   info_json  receives the JSON on LOCK_OK (free with lock_string_free);
@@ -331,6 +387,95 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
  * info_json) or LOCK_INTERNAL.
  */
 int32_t lock_info(uint64_t lock, char **info_json, char **err);
+
+/*
+ * lock_inspect_callback -- the completion callback of lock_inspect_async.
+ *
+ *   user_data        the pointer given to lock_inspect_async, untouched.
+ *   status           the final status: LOCK_OK, LOCK_UNAVAILABLE,
+ *                    LOCK_CANCELED (lock_cancel, or the client was freed)
+ *                    or LOCK_INTERNAL.
+ *   inspection_json  on LOCK_OK, lock_inspect's JSON; else NULL.
+ *   err              NULL on LOCK_OK, else a message.
+ *
+ * Both strings are valid only during the call (copy them to keep them; do
+ * not free them). Called exactly once, on a library thread, as
+ * lock_callback.
+ */
+typedef void (*lock_inspect_callback)(void *user_data, int32_t status, const char *inspection_json,
+                                      const char *err);
+
+/*
+ * lock_inspect -- looks at a resource without taking it, blocking the
+ * calling thread for one round to every node (each bounded by
+ * node_timeout_ms): whether a quorum holds it, how long it certainly stays
+ * held, and the holder's owner label.
+ *
+ *   client           a client handle.
+ *   resource         the resource name, 1..1024 bytes of UTF-8; required.
+ *   inspection_json  receives a JSON object on LOCK_OK (free it with
+ *                    lock_string_free); set to NULL on failure; required.
+ *   err              optional.
+ *
+ * The JSON, e.g.
+ *   {"held":true,"validity_ms":9950,"owner":"worker-7","nodes":[
+ *     {"node":0,"addr":"127.0.0.1:7001","locked":true,"holder":true,
+ *      "owner":"worker-7","ttl_ms":9990,"error":null}, ...]}
+ *   held         one value holds the key on a quorum of nodes (a lock of
+ *                any client, or a plain SET NX by another program).
+ *   validity_ms  how long it certainly stays held: the quorum-th longest
+ *                remaining ttl among the nodes holding it, less the time
+ *                the round took and the drift allowance; -1 when the key
+ *                has no expiry (set without PX: held until deleted); 0
+ *                when not held.
+ *   owner        the holder's label (the "owner" of the client that took
+ *                it); "" when not held, when it set none, or when another
+ *                program set the key.
+ *   nodes        one entry per configured node, in configuration order:
+ *     node       its index (0-based) in the configuration's "nodes".
+ *     addr       "host:port" or the socket path (never a password).
+ *     locked     the key exists there.
+ *     holder     its value there is the holder's.
+ *     owner      the label in its value there ("" if none).
+ *     ttl_ms     its remaining ttl there; -1 when none (no expiry, or no
+ *                key); 0 when the node failed.
+ *     error      null when the node answered, else why it failed.
+ *   Readers should ignore keys they do not know.
+ *
+ * With up to N - quorum nodes failing it still answers (their entries say
+ * why). Thread-safe. Freeing the client during the call makes it return
+ * LOCK_CANCELED.
+ *
+ * Returns LOCK_OK, LOCK_UNAVAILABLE (too many nodes failed to tell, and no
+ * quorum showed a holder), LOCK_INVALID_HANDLE (client unknown, freed, or
+ * not a client), LOCK_INVALID_ARGUMENT (resource NULL, empty, longer than
+ * 1024 bytes or not UTF-8; inspection_json NULL -- the message names
+ * which), LOCK_CANCELED or LOCK_INTERNAL.
+ */
+int32_t lock_inspect(uint64_t client, const char *resource, char **inspection_json, char **err);
+
+/*
+ * lock_inspect_async -- lock_inspect without blocking: validates the
+ * arguments and returns at once. If it returns LOCK_OK, cb is called exactly
+ * once, later, on a library thread, with lock_inspect's status and JSON (or
+ * LOCK_CANCELED). If it returns anything else, cb is never called.
+ *
+ *   client, resource  as for lock_inspect.
+ *   cb         the completion callback; required.
+ *   user_data  passed to cb untouched; may be NULL.
+ *   out_op     optional: receives the operation's handle, for lock_cancel,
+ *              as lock_acquire_async's (written before cb can run; valid
+ *              until the result is decided).
+ *   err        optional.
+ *
+ * (The completion queue below carries lock_callback completions only: a
+ * host on the queue passes its own lock_inspect_callback here.)
+ *
+ * Returns LOCK_OK (accepted), LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT
+ * (as lock_inspect's, or a NULL cb) or LOCK_INTERNAL.
+ */
+int32_t lock_inspect_async(uint64_t client, const char *resource, lock_inspect_callback cb, void *user_data,
+                           uint64_t *out_op, char **err);
 
 /*
  * COMPLETION QUEUE (extension, not part of the version-1 contract)

@@ -8,17 +8,18 @@ import (
 	"github.com/liblock/liblock/core/engine/hostabi"
 )
 
-// The JSON accepted by lock_client_new, lock_engine_new and the acquire
-// functions is parsed by package hostabi, the one parser liblock.so and
-// liblock.wasm share (strict: exact keys, no duplicates, documented types,
-// integers without fraction or exponent, never null, nothing after the
-// object).
+// The configuration JSON of lock_client_new and lock_engine_new and the
+// acquire options JSON are parsed by package hostabi, the one parser
+// liblock.so and liblock.wasm share (strict: exact keys, no duplicates,
+// documented types, integers without fraction or exponent, never null,
+// nothing after the object).
 
 // maxJSONLength bounds the JSON text a caller may pass (1 MiB).
 const maxJSONLength = hostabi.MaxJSONLength
 
-// acquireOptions is the parsed options_json of an acquire.
-type acquireOptions = hostabi.AcquireOptions
+// acquireOptions are the parsed options JSON (hostabi's, shared with
+// liblock.wasm).
+type acquireOptions hostabi.AcquireOptions
 
 func coreOptions(o acquireOptions) []core.AcquireOption {
 	var opts []core.AcquireOption
@@ -27,6 +28,12 @@ func coreOptions(o acquireOptions) []core.AcquireOption {
 	}
 	if o.AutoExtend {
 		opts = append(opts, core.AutoExtend())
+	}
+	if o.Token != "" {
+		opts = append(opts, core.WithToken(o.Token))
+	}
+	if o.Fence {
+		opts = append(opts, core.Fence())
 	}
 	return opts
 }
@@ -41,17 +48,21 @@ func parseConfig(s string) (core.Config, error) {
 	if err != nil {
 		return core.Config{}, err
 	}
-	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix}
+	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, err
 	}
 	return cfg, nil
 }
 
-// parseOptions parses options_json; isNull stands for a NULL pointer (defaults).
+// parseOptions parses options_json; isNull stands for a NULL pointer
+// (defaults). Keys: wait_ms (integer ms, 0..MaxWait), auto_extend (bool),
+// token (string, engine.MinToken..engine.MaxToken bytes), fence (bool; not
+// with token), checked by hostabi when the options are parsed, so that the
+// async form refuses them before it starts.
 func parseOptions(s string, isNull bool) (acquireOptions, error) {
 	o, err := hostabi.ParseOptions(s, isNull)
-	return o, err
+	return acquireOptions(o), err
 }
 
 // ttlFromMillis checks an int64 ttl in milliseconds before converting it, so

@@ -27,6 +27,9 @@ func TestParseConfig(t *testing.T) {
 		{` {"drift_factor":0.1,"nodes":[` + url1 + `]} `, func(c core.Config) bool { return *c.DriftFactor == 0.1 }},
 		{`{"nodes":[` + url1 + `],"node_timeout_ms":60000}`, func(c core.Config) bool { return c.NodeTimeout == time.Minute }},
 		{`{"nodes":["unix:///tmp/r.sock"],"key_prefix":"\u00e9"}`, func(c core.Config) bool { return c.KeyPrefix == "é" }},
+		{`{"nodes":[` + url1 + `],"owner":"worker-7"}`, func(c core.Config) bool { return c.Owner == "worker-7" }},
+		{`{"nodes":[` + url1 + `],"owner":""}`, func(c core.Config) bool { return c.Owner == "" }},
+		{`{"nodes":[` + url1 + `],"owner":"` + strings.Repeat("o", 128) + `"}`, func(c core.Config) bool { return len(c.Owner) == 128 }},
 	}
 	for _, tc := range ok {
 		cfg, err := parseConfig(tc.js)
@@ -41,7 +44,7 @@ func TestParseConfig(t *testing.T) {
 	bad := []string{
 		``, `x`, `null`, `[]`, `"s"`, `1`, `{}`, `{"nodes":[]}`, `{"nodes":null}`, `{"nodes":{}}`,
 		`{"nodes":"redis://h:1"}`, `{"nodes":[1]}`, `{"nodes":[null]}`, `{"nodes":[""]}`,
-		`{"nodes":["http://h:1"]}`, `{"nodes":["redis://"]}`, `{"Nodes":[` + url1 + `]}`,
+		`{"nodes":["http://h:1"]}`, `{"nodes":["redis://h:1?bogus=1"]}`, `{"Nodes":[` + url1 + `]}`,
 		`{"nodes":[` + url1 + `],"extra":1}`, `{"nodes":[` + url1 + `],"nodes":[` + url1 + `]}`,
 		`{"nodes":[` + url1 + `],"node_timeout_ms":0}`, `{"nodes":[` + url1 + `],"node_timeout_ms":-1}`,
 		`{"nodes":[` + url1 + `],"node_timeout_ms":1.0}`, `{"nodes":[` + url1 + `],"node_timeout_ms":1e3}`,
@@ -56,6 +59,9 @@ func TestParseConfig(t *testing.T) {
 		`{"nodes":[` + url1 + `]} x`, `{"nodes":[` + url1 + `]}{}`, `{"nodes":[` + url1 + `]`, `{"nodes":[` + url1 + `],}`,
 		`{"nodes":[` + strings.Repeat(url1+",", 64) + url1 + `]}`,
 		"{\"nodes\":[" + url1 + "],\"key_prefix\":\"\xff\"}",
+		`{"nodes":[` + url1 + `],"owner":"a/b"}`, `{"nodes":[` + url1 + `],"owner":1}`,
+		`{"nodes":[` + url1 + `],"owner":null}`, `{"nodes":[` + url1 + `],"owner":"` + strings.Repeat("o", 129) + `"}`,
+		`{"nodes":[` + url1 + `],"owner":"x","owner":"y"}`, `{"nodes":[` + url1 + `],"Owner":"x"}`,
 	}
 	for _, js := range bad {
 		_, err := parseConfig(js)
@@ -82,6 +88,12 @@ func TestParseOptions(t *testing.T) {
 		`{"wait_ms":86400000}`:                     {Wait: 24 * time.Hour},
 		`{"auto_extend":true,"wait_ms":1}`:         {Wait: time.Millisecond, AutoExtend: true},
 		`{"wait_ms":12345678,"auto_extend":false}`: {Wait: 12345678 * time.Millisecond},
+		`{"fence":true}`:                           {Fence: true},
+		`{"fence":false,"wait_ms":5}`:              {Wait: 5 * time.Millisecond},
+		`{"token":"0123456789abcdef"}`:             {Token: "0123456789abcdef"},
+		`{"token":"0123456789abcdef","fence":false,"auto_extend":true}`: {Token: "0123456789abcdef", AutoExtend: true},
+		`{"token":"` + strings.Repeat("t", 512) + `"}`:                  {Token: strings.Repeat("t", 512)},
+		`{"token":"\u00e9123456789abcdef"}`:                             {Token: "é123456789abcdef"},
 	}
 	for js, want := range ok {
 		got, err := parseOptions(js, false)
@@ -97,10 +109,36 @@ func TestParseOptions(t *testing.T) {
 		`{"wait_ms":1.5}`, `{"wait_ms":1e2}`, `{"wait_ms":"1"}`, `{"wait_ms":null}`, `{"wait_ms":86400001}`,
 		`{"wait_ms":99999999999999999999999}`, `{"auto_extend":1}`, `{"auto_extend":"true"}`,
 		`{"auto_extend":null}`, `{"wait_ms":1,"wait_ms":1}`, `{} {}`, `{}x`, `{"wait_ms":1`, `{"wait_ms":01}`,
+		`{"wait_ms":1,}`, `{,}`, `{"wait_ms"}`, `{"wait_ms":1 "fence":true}`, `{"wait_ms":[1]}`, `{"fence":{}}`,
+		"{\"token\":\"\xff0123456789abcdef\"}", `{}}`, `{"a":1}`, `{1:1}`,
 	}
 	for _, js := range bad {
 		if _, err := parseOptions(js, false); !errors.Is(err, core.ErrInvalidArgument) {
 			t.Errorf("%s: got %v, want an ErrInvalidArgument", js, err)
+		}
+	}
+	// The new keys: each bad value names its key.
+	named := map[string]string{
+		`{"token":"short"}`: "token",
+		`{"token":""}`:      "token",
+		`{"token":"` + strings.Repeat("t", 513) + `"}`: "token",
+		`{"token":5}`:                    "token",
+		`{"token":null}`:                 "token",
+		`{"token":["0123456789abcdef"]}`: "token",
+		`{"fence":1}`:                    "fence",
+		`{"fence":"true"}`:               "fence",
+		`{"fence":null}`:                 "fence",
+		`{"fence":true,"token":"0123456789abcdef"}`:               "fence",
+		`{"token":"0123456789abcdef","fence":true}`:               "fence",
+		`{"token":"0123456789abcdef","token":"0123456789abcdef"}`: "options",
+		`{"fence":true,"fence":true}`:                             "options",
+		`{"Fence":true}`:                                          "options",
+	}
+	for js, arg := range named {
+		_, err := parseOptions(js, false)
+		var ae *core.ArgumentError
+		if !errors.As(err, &ae) || ae.Arg != arg {
+			t.Errorf("%s: got %v, want an ArgumentError naming %s", js, err, arg)
 		}
 	}
 }

@@ -11,5 +11,13 @@ void liblock_invoke(lock_callback cb, uintptr_t user_data, int32_t status,
 	}
 }
 
+// liblock_invoke_inspect calls a lock_inspect_callback.
+void liblock_invoke_inspect(lock_inspect_callback cb, uintptr_t user_data, int32_t status,
+                            const char *inspection_json, const char *err) {
+	if (cb != 0) {
+		cb((void *)user_data, status, inspection_json, err);
+	}
+}
+
 // lock_version returns a static string: no Go memory, nothing to free.
 const char *lock_version(void) { return LIBLOCK_VERSION_STRING; }

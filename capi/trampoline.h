@@ -12,5 +12,9 @@ typedef void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, 
 // process on "pointers" below 4096, and callers may pass small integers.
 void liblock_invoke(lock_callback cb, uintptr_t user_data, int32_t status,
                     uint64_t handle, const char *err);
+typedef void (*lock_inspect_callback)(void *user_data, int32_t status, const char *inspection_json,
+                                      const char *err);
+void liblock_invoke_inspect(lock_inspect_callback cb, uintptr_t user_data, int32_t status,
+                            const char *inspection_json, const char *err);
 const char *lock_version(void);
 #endif

@@ -69,29 +69,18 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if ctx == nil {
 		return nil, invalidArg("ctx", "must not be nil")
 	}
-	wait, autoExtend, err := AcquireSettings(opts...)
+	o, err := acquireSettings(opts)
 	if err != nil {
 		return nil, err
 	}
-	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: wait, AutoExtend: autoExtend}
+	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: acquire "+strconv.Quote(resource), err)
 	}
-	ch := make(chan opResult, 1)
-	c.mu.Lock()
-	if c.closing {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	op, err := c.eng.Acquire(req)
-	if err == nil {
-		c.ops[op] = ch
-	}
-	c.drain()
-	c.mu.Unlock()
+	op, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -111,14 +100,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 // await starts a lock operation and waits for its outcome, or for ctx (nil:
 // no cancellation; the operation then still ends within the node timeout).
 func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (error, bool) {
-	ch := make(chan opResult, 1)
-	c.mu.Lock()
-	op, err := start()
-	if err == nil {
-		c.ops[op] = ch
-	}
-	c.drain()
-	c.mu.Unlock()
+	_, ch, err := c.start(false, start)
 	if err != nil {
 		return err, false
 	}
@@ -134,14 +116,66 @@ func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (
 	}
 }
 
+// start begins an operation under the driver's lock (refused with
+// ErrClosed once the client closes, when refuseClosed) and returns the
+// channel its outcome arrives on.
+func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, error) {
+	ch := make(chan opResult, 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if refuseClosed && c.closing {
+		return 0, nil, ErrClosed
+	}
+	op, err := begin()
+	if err == nil {
+		c.ops[op] = ch
+	}
+	c.drain()
+	return op, ch, err
+}
+
 func (c *Client) newLock(id engine.LockID) *Lock {
 	info, _ := c.eng.Lock(id)
 	l := &Lock{
 		c: c, id: id, resource: info.Resource, key: info.Key, token: info.Token,
 		ttl: info.TTL, autoExtend: info.AutoExtend, lost: make(chan struct{}),
+		fence: info.Fence, reentered: info.Reentered,
 	}
 	c.locks[id] = l
 	return l
+}
+
+// Inspection is what Inspect reports about a resource.
+type Inspection = engine.Inspection
+
+// NodeState is one node's part of an Inspection.
+type NodeState = engine.NodeState
+
+// NoExpiry is Inspection.Validity (and NodeState.TTL) of a key without an
+// expiry: one set by another program without PX.
+const NoExpiry = engine.NoExpiry
+
+// Inspect reports whether resource is held on a quorum, how long it
+// certainly stays held, and the holder's owner label (Config.Owner), with
+// each node's answer, without taking it. ErrUnavailable means too many
+// nodes failed to tell. When ctx ends first it returns ctx's error.
+func (c *Client) Inspect(ctx context.Context, resource string) (*Inspection, error) {
+	if ctx == nil {
+		return nil, invalidArg("ctx", "must not be nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
+	}
+	_, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.inspection, r.err
+	case <-ctx.Done():
+		return nil, wrap("liblock: inspect "+strconv.Quote(resource), ctx.Err())
+	}
 }
 
 // Close releases every lock this Client still holds (each bounded by the

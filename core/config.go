@@ -40,11 +40,15 @@ type Config struct {
 	DriftFactor *float64
 	// KeyPrefix is prepended to every resource to form the Redis key.
 	KeyPrefix string
+	// Owner is an optional label carried in the value of every lock this
+	// Client takes (the value is then "owner/uuid"), which Inspect reports
+	// to anyone. At most 128 bytes of UTF-8, without '/'.
+	Owner string
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.
 func (cfg Config) engineConfig(nodes []engine.Node) engine.Config {
-	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix}
+	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner}
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

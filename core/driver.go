@@ -17,6 +17,7 @@ import (
 // carries out its actions over sockets and keeps its one timer.
 type Engine interface {
 	Acquire(engine.AcquireRequest) (engine.OpID, error)
+	Inspect(resource string) (engine.OpID, error)
 	Extend(engine.LockID, time.Duration) (engine.OpID, error)
 	Release(engine.LockID) (engine.OpID, error)
 	Cancel(engine.OpID) bool
@@ -59,8 +60,9 @@ type driverConn struct {
 }
 
 type opResult struct {
-	lock *Lock
-	err  error
+	lock       *Lock
+	inspection *engine.Inspection
+	err        error
 }
 
 // drain carries out every action the engine has; c.mu is held.
@@ -101,7 +103,7 @@ func (c *Client) drain() {
 			}
 			if ch := c.ops[a.Op]; ch != nil {
 				delete(c.ops, a.Op)
-				ch <- opResult{lock: l, err: a.Err}
+				ch <- opResult{lock: l, inspection: a.Inspection, err: a.Err}
 			} else if l != nil { // its caller is gone: do not keep it
 				c.eng.Forget(a.Lock)
 			}

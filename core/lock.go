@@ -18,6 +18,8 @@ type Lock struct {
 	key        string
 	token      string
 	autoExtend bool
+	fence      int64
+	reentered  bool
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.
@@ -46,6 +48,13 @@ func (l *Lock) TTL() time.Duration {
 	}
 	return l.ttl
 }
+
+// Fence returns the lock's fencing token (acquired with Fence), else 0.
+func (l *Lock) Fence() int64 { return l.fence }
+
+// Reentered reports whether the acquire (WithToken) re-entered a lock that
+// already held its token.
+func (l *Lock) Reentered() bool { return l.reentered }
 
 // AutoExtend reports whether the lock is extended in the background.
 func (l *Lock) AutoExtend() bool { return l.autoExtend }
@@ -108,8 +117,10 @@ func (l *Lock) lostBy(err error) {
 	}
 }
 
-// Extend sets the lock's expiry to ttl from now on every node where this
-// token still holds it. It succeeds only if a quorum did so within the
+// Extend makes the lock's keys live at least ttl from now on every node
+// where this token still holds them (a key that already lives longer — a
+// hand-over's receiver asked for more — keeps its expiry; the lock's own
+// validity becomes ttl from now either way). It succeeds only if a quorum did so within the
 // current validity; it never re-acquires an expired lock. ErrLost means the
 // lock is gone (Lost closes); ErrUnavailable means too many nodes failed to
 // tell, and the lock stays held until its current validity ends. When ctx

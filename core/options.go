@@ -8,6 +8,8 @@ type AcquireOption func(*acquireOptions)
 type acquireOptions struct {
 	wait       time.Duration
 	autoExtend bool
+	token      string
+	fence      bool
 }
 
 // Wait keeps retrying, with randomized backoff, for at most d while another
@@ -25,6 +27,31 @@ func AutoExtend() AcquireOption {
 	return func(o *acquireOptions) { o.autoExtend = true }
 }
 
+// WithToken acquires with the caller's token instead of a random one. If
+// that token already holds the resource on a quorum, the acquire re-enters
+// that lock — a scheduler handing a held lock to a worker, a process
+// re-attaching after a restart, a reentrant lock — and its ttl becomes at
+// least the one asked for; otherwise it is an ordinary acquire with that
+// token. The holders of one token share its keys: a release (or the drop of
+// a lock found lost) by any of them ends the lock for all (a re-entry is
+// not counted); an extension never shortens it for the others. A failed attempt with a caller's token deletes
+// nothing: what it set expires with its ttl. 16 to 512 bytes.
+func WithToken(token string) AcquireOption {
+	return func(o *acquireOptions) { o.token = token }
+}
+
+// Fence asks for a fencing token (Lock.Fence): an integer strictly greater
+// than the fence of every lock on the resource acquired before, as long as
+// no node loses its data. Pass it to the resource you protect and have it
+// refuse a request whose fence is lower than one it has seen: a holder
+// paused past its validity (a GC pause) is then refused instead of
+// overwriting its successor's work. It costs a second round trip; each
+// node keeps a counter per resource (a key that does not expire). Not with
+// WithToken.
+func Fence() AcquireOption {
+	return func(o *acquireOptions) { o.fence = true }
+}
+
 func (o acquireOptions) validate() error {
 	if o.wait < 0 || o.wait > MaxWait {
 		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+o.wait.String())
@@ -37,15 +64,20 @@ func (o acquireOptions) validate() error {
 // option, "wait" for one out of range). Backends that carry the options across
 // a boundary (the wasm host) use it.
 func AcquireSettings(opts ...AcquireOption) (wait time.Duration, autoExtend bool, err error) {
+	o, err := acquireSettings(opts)
+	return o.wait, o.autoExtend, err
+}
+
+func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
 	var o acquireOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return 0, false, invalidArg("opts", "nil AcquireOption")
+			return acquireOptions{}, invalidArg("opts", "nil AcquireOption")
 		}
 		opt(&o)
 	}
 	if err := o.validate(); err != nil {
-		return 0, false, err
+		return acquireOptions{}, err
 	}
-	return o.wait, o.autoExtend, nil
+	return o, nil
 }

@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE=1
 PY="${PYTHON:-python3}"
 cd "$HERE"
 # 04 kills a node: it must stay last.
-for script in 01_ten_workers.py 02_nightly_report.py 03_long_job.py; do
+for script in 01_ten_workers.py 02_nightly_report.py 03_long_job.py 05_fencing.py; do
   echo
   "$PY" "$script"
 done

@@ -233,6 +233,21 @@ static int nodes_with(const char *key, const char *val) {
 
 static int quorum(void) { return nnodes / 2 + 1; }
 
+static double now_ms(void);
+
+/* settled_nodes_with polls nodes_with until it is want, for up to 2 s, and
+ * returns what it found last: an operation returns as soon as a quorum
+ * answered, and its commands to the other nodes are still on their way. */
+static int settled_nodes_with(const char *key, const char *val, int want) {
+	double end = now_ms() + 2000;
+	int n;
+	while ((n = nodes_with(key, val)) != want && now_ms() < end) {
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
 /* ---------- helpers around the library ---------- */
 
 static char *config_json(const char *prefix, int timeout_ms) {
@@ -355,6 +370,9 @@ static int calls_of(done_t *d) {
 static double bound_ms(void) { return node_timeout_ms * 4 + 500 + (quick ? 2000 : 0); }
 
 /* ---------- tests ---------- */
+
+static char *inspect_js(uint64_t c, const char *res, int32_t want);
+static int count_of(const char *s, const char *pat);
 
 static void test_basics(void) {
 	CHECK(lock_abi_version() == LIBLOCK_ABI_VERSION, "abi version %d", lock_abi_version());
@@ -488,7 +506,7 @@ static void test_basic_lock(void) {
 	CHECK(strcmp(buf, "t1:basic") == 0, "key %s", buf);
 	info_field(l, "token", tok, sizeof tok);
 	CHECK(strlen(tok) >= 21, "token %s", tok);
-	CHECK(nodes_with("t1:basic", tok) == nnodes, "the key holds the token on every node");
+	CHECK(settled_nodes_with("t1:basic", tok, nnodes) == nnodes, "the key holds the token on every node");
 	info_field(l, "validity_ms", buf, sizeof buf);
 	CHECK(atol(buf) > 9000 && atol(buf) <= 10000, "validity %s", buf);
 	info_field(l, "auto_extend", buf, sizeof buf);
@@ -516,7 +534,7 @@ static void test_basic_lock(void) {
 	info_field(l, "ttl_ms", buf, sizeof buf);
 	CHECK(strcmp(buf, "20000") == 0, "ttl after extend %s", buf);
 	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
-	CHECK(nodes_with("t1:basic", NULL) == 0, "released: no key left");
+	CHECK(settled_nodes_with("t1:basic", NULL, 0) == 0, "released: no key left");
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
 	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
 	info_field(l, "released", buf, sizeof buf);
@@ -532,7 +550,7 @@ static void test_basic_lock(void) {
 	CHECK(strcmp(buf, "true") == 0, "auto_extend %s", buf);
 	CHECK(nodes_with("t1:basic", NULL) >= quorum(), "held");
 	CHECK(lock_free(l) == LOCK_OK, "free held lock");
-	CHECK(nodes_with("t1:basic", NULL) == 0, "free released the key");
+	CHECK(settled_nodes_with("t1:basic", NULL, 0) == 0, "free released the key");
 
 	/* NULL err everywhere */
 	CHECK(lock_acquire(c, "basic", 1000, NULL, &l, NULL) == LOCK_OK, "acquire, NULL err");
@@ -737,7 +755,7 @@ static void test_contention(void) {
 	}
 	CHECK(total == NT * iters, "all acquired: %d of %d", total, NT * iters);
 	CHECK(overlaps == 0, "at most one holder at a time: %d overlaps", overlaps);
-	CHECK(nodes_with("t4:contended", NULL) == 0, "no key left");
+	CHECK(settled_nodes_with("t4:contended", NULL, 0) == 0, "no key left");
 	lock_free(c1);
 	lock_free(c2);
 }
@@ -773,7 +791,7 @@ static void test_races(void) {
 		CHECK((race_status[0] == LOCK_OK) + (race_status[1] == LOCK_OK) == 1 &&
 		          (race_status[0] == LOCK_INVALID_HANDLE) + (race_status[1] == LOCK_INVALID_HANDLE) == 1,
 		      "two frees: %d %d", race_status[0], race_status[1]);
-		CHECK(nodes_with("t5:race", NULL) == 0, "freed");
+		CHECK(settled_nodes_with("t5:race", NULL, 0) == 0, "freed");
 		/* an extend racing a release */
 		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
 		pthread_create(&a, NULL, race_extend, (void *)0);
@@ -782,7 +800,7 @@ static void test_races(void) {
 		pthread_join(b, NULL);
 		CHECK((race_status[0] == LOCK_OK || race_status[0] == LOCK_LOST) && race_status[1] == LOCK_OK,
 		      "extend/release race: %d %d", race_status[0], race_status[1]);
-		CHECK(nodes_with("t5:race", NULL) == 0, "released, not re-acquired by the extend");
+		CHECK(settled_nodes_with("t5:race", NULL, 0) == 0, "released, not re-acquired by the extend");
 		/* a free racing a client free */
 		CHECK_ST(lock_acquire(c, "race", 5000, NULL, &race_handle, &err), LOCK_OK, &err);
 		if (i == 0) {
@@ -793,7 +811,7 @@ static void test_races(void) {
 			pthread_join(a, NULL);
 			CHECK(race_status[0] == LOCK_OK || race_status[0] == LOCK_INVALID_HANDLE, "free vs client free: %d",
 			      race_status[0]);
-			CHECK(nodes_with("t5:race2", NULL) == 0, "released by one of the frees");
+			CHECK(settled_nodes_with("t5:race2", NULL, 0) == 0, "released by one of the frees");
 			race_handle = keep;
 		}
 		CHECK(lock_free(race_handle) == LOCK_OK, "free");
@@ -846,7 +864,7 @@ static void test_reentrant(void) {
 	CHECK(wait_done(&r.d, (int)bound_ms()) == 1 && r.d.status == LOCK_OK, "reentrant: %d", r.d.status);
 	CHECK(r.free_lock == LOCK_OK && r.free_client == LOCK_OK, "frees from a callback: %d %d", r.free_lock,
 	      r.free_client);
-	CHECK(nodes_with("t11:re", NULL) == 0, "released from the callback");
+	CHECK(settled_nodes_with("t11:re", NULL, 0) == 0, "released from the callback");
 	CHECK(lock_free(r.client) == LOCK_INVALID_HANDLE, "client gone");
 	done_destroy(&r.d);
 }
@@ -919,7 +937,7 @@ static void test_async(void) {
 	CHECK(nodes_with("t6:async", holder_tok) == holder_on, "the holder's key is untouched");
 	done_destroy(&d);
 	CHECK(lock_free(l) == LOCK_OK, "free");
-	CHECK(nodes_with("t6:async", NULL) == 0, "no key left");
+	CHECK(settled_nodes_with("t6:async", NULL, 0) == 0, "no key left");
 
 	/* cancel racing a free-resource acquire: CANCELED leaves no key, OK holds */
 	int canceled = 0, won = 0;
@@ -936,7 +954,7 @@ static void test_async(void) {
 		if (d.status == LOCK_CANCELED) {
 			canceled++;
 			CHECK(cst == LOCK_OK, "CANCELED only after a successful cancel");
-			CHECK(nodes_with(key, NULL) == 0, "canceled acquire left a key (%s)", key);
+			CHECK(settled_nodes_with(key, NULL, 0) == 0, "canceled acquire left a key (%s)", key);
 		} else {
 			won++;
 			CHECK(d.status == LOCK_OK && cst == LOCK_INVALID_HANDLE, "not canceled: %d cancel %d", d.status, cst);
@@ -977,7 +995,7 @@ static void test_async(void) {
 		done_destroy(&ws[i]);
 	}
 	CHECK(now_ms() - t0 < bound_ms() * 2, "client free took %.0f ms", now_ms() - t0);
-	CHECK(nodes_with("t6:busy", NULL) == 0, "the client's held lock was released");
+	CHECK(settled_nodes_with("t6:busy", NULL, 0) == 0, "the client's held lock was released");
 	CHECK(lock_free(held) == LOCK_INVALID_HANDLE, "its lock handle went with it");
 	CHECK_ST(lock_extend_async(held, 1000, on_done, &ext, &err), LOCK_INVALID_HANDLE, &err);
 	done_destroy(&ext);
@@ -1008,7 +1026,7 @@ static void test_on_lost(void) {
 	CHECK(strcmp(buf, "true") == 0, "lost %s", buf);
 	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
-	CHECK(nodes_with("t7:lost", "other") == nnodes, "another owner's key is never touched");
+	CHECK(settled_nodes_with("t7:lost", "other", nnodes) == nnodes, "another owner's key is never touched");
 	sleep_ms(50);
 	CHECK(calls_of(&d) == 1, "on_lost called once");
 	CHECK(lock_free(l) == LOCK_OK, "free");
@@ -1084,6 +1102,16 @@ static void test_frozen(void) {
 	el = now_ms() - t0;
 	CHECK(el < 2 * bound_ms(), "frozen minority: extend+release took %.0f ms", el);
 	lock_free(l);
+	/* inspect still answers, each frozen node's entry saying why */
+	t0 = now_ms();
+	char *js = inspect_js(c, "pre", LOCK_OK);
+	CHECK(now_ms() - t0 < bound_ms(), "frozen minority: inspect took %.0f ms", now_ms() - t0);
+	if (js) {
+		CHECK(strstr(js, "\"held\":true") && count_of(js, "\"error\":null") == nnodes - minority &&
+		          count_of(js, "\"holder\":true") == nnodes - minority,
+		      "frozen minority: %s", js);
+		lock_string_free(js);
+	}
 	printf("# frozen minority (%d of %d): acquire ok\n", minority, nnodes);
 	for (int i = 0; i < minority; i++)
 		thaw(i);
@@ -1101,6 +1129,9 @@ static void test_frozen(void) {
 	t0 = now_ms();
 	CHECK_ST(lock_release(pre, &err), LOCK_UNAVAILABLE, &err);
 	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: release took %.0f ms", now_ms() - t0);
+	t0 = now_ms();
+	CHECK(inspect_js(c, "pre", LOCK_UNAVAILABLE) == NULL, "frozen majority: inspect");
+	CHECK(now_ms() - t0 < bound_ms(), "frozen majority: inspect took %.0f ms", now_ms() - t0);
 	done_t d;
 	done_init(&d);
 	CHECK_ST(lock_acquire_async(c, "frozen-maj", 10000, NULL, on_done, &d, NULL, &err), LOCK_OK, &err);
@@ -1126,13 +1157,13 @@ static void test_frozen(void) {
 	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
 	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
 	done_destroy(&d);
-	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "canceled acquire left no key on the live nodes");
+	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "canceled acquire left no key on the live nodes");
 	for (int i = 0; i < majority; i++)
 		thaw(i);
 	double end = now_ms() + 1000 + bound_ms();
 	while (nodes_with("t8:frozen-cancel", NULL) > 0 && now_ms() < end)
 		sleep_ms(20);
-	CHECK(nodes_with("t8:frozen-cancel", NULL) == 0, "late keys on thawed nodes expire by their ttl");
+	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "late keys on thawed nodes expire by their ttl");
 	lock_free(c);
 }
 
@@ -1446,6 +1477,429 @@ static void test_queue(void) {
 	CHECK(lock_queue_drain(one, 4) == 0, "queue empty at the end");
 }
 
+/* ----- inspect, re-entry by token, fences (ABI v1 additions) ----- */
+
+/* config_owner_json is config_json with "owner" (raw JSON text for the value). */
+static char *config_owner_json(const char *prefix, const char *owner_value) {
+	static char buf[9000];
+	char *base = config_json(prefix, node_timeout_ms);
+	size_t n = strlen(base);
+	snprintf(buf, sizeof buf, "%.*s,\"owner\":%s}", (int)(n - 1), base, owner_value);
+	return buf;
+}
+
+/* count_of counts the occurrences of pat in s. */
+static int count_of(const char *s, const char *pat) {
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, pat)) != NULL; p += strlen(pat))
+		n++;
+	return n;
+}
+
+/* inspect_js runs lock_inspect and returns its JSON (the caller frees it), or NULL. */
+static char *inspect_js(uint64_t c, const char *res, int32_t want) {
+	char *js = (char *)1, *err = NULL;
+	int32_t st = lock_inspect(c, res, &js, &err);
+	CHECK(st == want, "inspect %s: status %d, want %d: %s", res, st, want, err ? err : "");
+	if (st != LOCK_OK) {
+		CHECK(js == NULL, "inspection_json must be NULL on failure");
+		CHECK(err != NULL, "err on failure");
+		lock_string_free(err);
+		return NULL;
+	}
+	CHECK(err == NULL && js != NULL, "inspect: js and err");
+	return js;
+}
+
+/* A completion record for lock_inspect_callback. */
+typedef struct {
+	done_t d;
+	char js[8192];
+	int js_null;
+} idone_t;
+
+static void on_inspected(void *ud, int32_t status, const char *js, const char *err) {
+	idone_t *x = ud;
+	pthread_mutex_lock(&x->d.mu);
+	x->d.calls++;
+	x->d.status = status;
+	x->d.thread = pthread_self();
+	x->js_null = js == NULL;
+	snprintf(x->js, sizeof x->js, "%s", js ? js : "");
+	snprintf(x->d.err, sizeof x->d.err, "%s", err ? err : "");
+	if (status == LOCK_OK && (err != NULL || js == NULL))
+		snprintf(x->d.err, sizeof x->d.err, "BUG: err not NULL or json NULL on LOCK_OK");
+	if (status != LOCK_OK && (err == NULL || js != NULL))
+		snprintf(x->d.err, sizeof x->d.err, "BUG: err NULL or json set on failure");
+	pthread_cond_broadcast(&x->d.cv);
+	pthread_mutex_unlock(&x->d.mu);
+}
+
+static void test_inspect(void) {
+	uint64_t a = 0, b = new_client("ti:"), l = 0;
+	char *err = NULL, buf[512], tok[512];
+	CHECK_ST(lock_client_new(config_owner_json("ti:", "\"worker-7\""), &a, &err), LOCK_OK, &err);
+
+	/* a free resource */
+	char *js = inspect_js(b, "insp", LOCK_OK);
+	if (js) {
+		CHECK(strstr(js, "\"held\":false") && strstr(js, "\"validity_ms\":0,") && strstr(js, "\"owner\":\"\""),
+		      "free: %s", js);
+		CHECK(count_of(js, "\"node\":") == nnodes && count_of(js, "\"locked\":false") == nnodes &&
+		          count_of(js, "\"error\":null") == nnodes && count_of(js, "\"ttl_ms\":-1") == nnodes,
+		      "free nodes: %s", js);
+		CHECK(strstr(js, "\"addr\":\"127.0.0.1:") != NULL, "addr: %s", js);
+		lock_string_free(js);
+	}
+	/* held, with the owner label */
+	CHECK_ST(lock_acquire(a, "insp", 10000, NULL, &l, &err), LOCK_OK, &err);
+	info_field(l, "token", tok, sizeof tok);
+	CHECK(strncmp(tok, "worker-7/", 9) == 0 && strlen(tok) == 9 + 36, "owner token %s", tok);
+	CHECK(settled_nodes_with("ti:insp", tok, nnodes) == nnodes, "the labelled token is on every node");
+	js = inspect_js(b, "insp", LOCK_OK);
+	if (js) {
+		CHECK(strstr(js, "\"held\":true") && json_field(js, "validity_ms", buf, sizeof buf) == 0 && atol(buf) > 9000 &&
+		          atol(buf) <= 10000,
+		      "held: %s", js);
+		CHECK(json_field(js, "owner", buf, sizeof buf) == 0 && strcmp(buf, "worker-7") == 0, "owner: %s", js);
+		CHECK(count_of(js, "\"holder\":true") == nnodes && count_of(js, "\"owner\":\"worker-7\"") == nnodes + 1,
+		      "held nodes: %s", js);
+		lock_string_free(js);
+	}
+	/* the async form: the same answer through lock_inspect_callback */
+	idone_t x;
+	memset(&x, 0, sizeof x);
+	done_init(&x.d);
+	uint64_t op = 0;
+	CHECK_ST(lock_inspect_async(a, "insp", on_inspected, &x, &op, &err), LOCK_OK, &err);
+	CHECK(op != 0 && op < (1ULL << 53), "op handle");
+	CHECK(wait_done(&x.d, (int)bound_ms()) == 1 && x.d.status == LOCK_OK, "async inspect: %d %s", x.d.status, x.d.err);
+	CHECK(!pthread_equal(x.d.thread, pthread_self()), "callback on a library thread");
+	CHECK(strstr(x.js, "\"held\":true") && strstr(x.js, "\"owner\":\"worker-7\""), "async json: %s", x.js);
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "op handle ends with its callback");
+	done_destroy(&x.d);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+
+	/* another program's key: held, no owner; without expiry: validity -1 */
+	for (int i = 0; i < nnodes; i++) {
+		char out[256];
+		const char *argv[] = {"SET", "ti:insp", "legacy", "PX", "60000"};
+		CHECK(rcmd(i, out, sizeof out, 5, argv) == 0 && strncmp(out, "+OK", 3) == 0, "SET PX: %s", out);
+	}
+	js = inspect_js(a, "insp", LOCK_OK);
+	if (js) {
+		CHECK(strstr(js, "\"held\":true") && json_field(js, "validity_ms", buf, sizeof buf) == 0 && atol(buf) > 50000,
+		      "foreign: %s", js);
+		CHECK(json_field(js, "owner", buf, sizeof buf) == 0 && buf[0] == 0 && count_of(js, "\"owner\":\"\"") == nnodes + 1,
+		      "foreign owner: %s", js);
+		lock_string_free(js);
+	}
+	for (int i = 0; i < nnodes; i++)
+		rset(i, "ti:insp", "forever");
+	js = inspect_js(a, "insp", LOCK_OK);
+	if (js) {
+		CHECK(strstr(js, "\"held\":true,\"validity_ms\":-1,") && count_of(js, "\"ttl_ms\":-1") == nnodes,
+		      "no expiry: %s", js);
+		lock_string_free(js);
+	}
+	CHECK_ST(lock_acquire(a, "insp", 1000, NULL, &l, &err), LOCK_NOT_ACQUIRED, &err);
+	/* a minority's value is no holder */
+	if (nnodes >= 3) {
+		rset(0, "ti:insp", "other");
+		for (int i = 1; i < nnodes; i++)
+			rdel(i, "ti:insp");
+		js = inspect_js(a, "insp", LOCK_OK);
+		if (js) {
+			CHECK(strstr(js, "\"held\":false") && count_of(js, "\"locked\":true") == 1 &&
+			          count_of(js, "\"holder\":true") == 0,
+			      "split: %s", js);
+			lock_string_free(js);
+		}
+	}
+	for (int i = 0; i < nnodes; i++)
+		rdel(i, "ti:insp");
+	CHECK(lock_free(a) == LOCK_OK, "free");
+	CHECK(lock_free(b) == LOCK_OK, "free");
+}
+
+static void test_reenter(void) {
+	uint64_t a = new_client("tr:"), b = new_client("tr:"), l = 0, h = 0, f = 0, x = 0;
+	char *err = NULL, tok[512], tok2[512], buf[512], opts[1200];
+	CHECK_ST(lock_acquire(a, "re", 2000, NULL, &l, &err), LOCK_OK, &err);
+	info_field(l, "reentered", buf, sizeof buf);
+	CHECK(strcmp(buf, "false") == 0, "a fresh lock: reentered %s", buf);
+	info_field(l, "fence", buf, sizeof buf);
+	CHECK(strcmp(buf, "0") == 0, "fence without asking: %s", buf);
+	info_field(l, "token", tok, sizeof tok);
+	/* b re-enters a's lock with a's token, its ttl raised */
+	snprintf(opts, sizeof opts, "{\"token\":\"%s\"}", tok);
+	CHECK_ST(lock_acquire(b, "re", 20000, opts, &h, &err), LOCK_OK, &err);
+	info_field(h, "reentered", buf, sizeof buf);
+	CHECK(strcmp(buf, "true") == 0, "re-entry: reentered %s", buf);
+	info_field(h, "token", tok2, sizeof tok2);
+	CHECK(strcmp(tok, tok2) == 0, "re-entry token %s vs %s", tok2, tok);
+	info_field(h, "validity_ms", buf, sizeof buf);
+	CHECK(atol(buf) > 19000, "re-entry validity %s", buf);
+	{ /* the re-entry returned once a quorum answered: the rest follow */
+		char out[256];
+		const char *argv[] = {"PTTL", "tr:re"};
+		int raised = 0;
+		for (double end = now_ms() + bound_ms(); raised < nnodes && now_ms() < end; sleep_ms(raised < nnodes ? 5 : 0)) {
+			raised = 0;
+			for (int i = 0; i < nnodes; i++)
+				raised += rcmd(i, out, sizeof out, 2, argv) == 0 && out[0] == ':' && atol(out + 1) > 10000;
+		}
+		CHECK(raised == nnodes, "ttl raised on %d of %d nodes", raised, nnodes);
+	}
+	CHECK(settled_nodes_with("tr:re", tok, nnodes) == nnodes, "one key, one token");
+	/* another token does not get in */
+	CHECK_ST(lock_acquire(b, "re", 1000, "{\"token\":\"someone-elses-token-0123\",\"wait_ms\":0}", &x, &err),
+	         LOCK_NOT_ACQUIRED, &err);
+	/* released once for both */
+	CHECK_ST(lock_release(h, &err), LOCK_OK, &err);
+	CHECK(settled_nodes_with("tr:re", NULL, 0) == 0, "the hand-over's release deleted the key");
+	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
+	lock_free(h);
+	lock_free(l);
+	/* an unknown token on a free resource: an ordinary acquire with it */
+	CHECK_ST(lock_acquire(b, "re", 5000, "{\"token\":\"a-token-of-my-own-0001\",\"auto_extend\":true}", &f, &err), LOCK_OK,
+	         &err);
+	info_field(f, "reentered", buf, sizeof buf);
+	CHECK(strcmp(buf, "false") == 0, "fresh token: reentered %s", buf);
+	info_field(f, "token", buf, sizeof buf);
+	CHECK(strcmp(buf, "a-token-of-my-own-0001") == 0, "fresh token: %s", buf);
+	CHECK(settled_nodes_with("tr:re", "a-token-of-my-own-0001", nnodes) == nnodes, "the caller's token is the value");
+	/* the async form re-enters too */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(a, "re", 5000, "{\"token\":\"a-token-of-my-own-0001\"}", on_done, &d, NULL, &err), LOCK_OK,
+	         &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_OK && d.handle != 0, "async re-entry: %d %s", d.status,
+	      d.err);
+	if (d.status == LOCK_OK) {
+		info_field(d.handle, "reentered", buf, sizeof buf);
+		CHECK(strcmp(buf, "true") == 0, "async re-entry: reentered %s", buf);
+		CHECK(lock_free(d.handle) == LOCK_OK, "free of the re-entered lock releases it");
+	}
+	done_destroy(&d);
+	CHECK(settled_nodes_with("tr:re", NULL, 0) == 0, "freed once for both");
+	CHECK_ST(lock_release(f, &err), LOCK_LOST, &err);
+	lock_free(f);
+	CHECK(lock_free(a) == LOCK_OK, "free");
+	CHECK(lock_free(b) == LOCK_OK, "free");
+}
+
+static void test_fence(void) {
+	uint64_t c[2] = {new_client("tf:"), new_client("tf:")}, l = 0;
+	char *err = NULL, buf[512];
+	long long last = 0;
+	int n = quick ? 4 : 10;
+	for (int i = 0; i < n; i++) {
+		CHECK_ST(lock_acquire(c[i % 2], "fenced", 5000, "{\"fence\":true,\"wait_ms\":5000}", &l, &err), LOCK_OK, &err);
+		info_field(l, "fence", buf, sizeof buf);
+		long long f = atoll(buf);
+		CHECK(f > last && f >= 1, "fence %lld after %lld", f, last);
+		last = f;
+		info_field(l, "reentered", buf, sizeof buf);
+		CHECK(strcmp(buf, "false") == 0, "fenced: reentered %s", buf);
+		CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+		lock_free(l);
+	}
+	/* async, and auto_extend with a fence */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c[0], "fenced", 5000, "{\"fence\":true,\"auto_extend\":true}", on_done, &d, NULL, &err),
+	         LOCK_OK, &err);
+	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_OK, "async fenced: %d %s", d.status, d.err);
+	if (d.status == LOCK_OK) {
+		info_field(d.handle, "fence", buf, sizeof buf);
+		CHECK(atoll(buf) > last, "async fence %s after %lld", buf, last);
+		lock_free(d.handle);
+	}
+	done_destroy(&d);
+	/* a lock without "fence" has fence 0 */
+	CHECK_ST(lock_acquire(c[1], "fenced", 5000, "{\"fence\":false}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	CHECK(strcmp(buf, "0") == 0, "unfenced: %s", buf);
+	lock_free(l);
+	/* fence with token: refused, naming fence */
+	const char *both[] = {"{\"fence\":true,\"token\":\"0123456789abcdef\"}", "{\"token\":\"0123456789abcdef\",\"fence\":true}"};
+	for (int i = 0; i < 2; i++) {
+		int32_t st = lock_acquire(c[0], "fenced", 5000, both[i], &l, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "fence"), "%s: %d %s", both[i], st, err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+		done_init(&d);
+		st = lock_acquire_async(c[0], "fenced", 5000, both[i], on_done, &d, NULL, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "fence"), "async %s: %d %s", both[i], st, err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+		sleep_ms(10);
+		CHECK(calls_of(&d) == 0, "no callback after a rejected call");
+		done_destroy(&d);
+	}
+	CHECK(settled_nodes_with("tf:fenced", NULL, 0) == 0, "released");
+	CHECK(lock_free(c[0]) == LOCK_OK && lock_free(c[1]) == LOCK_OK, "free");
+}
+
+/* expect_arg checks LOCK_INVALID_ARGUMENT with a message naming name. */
+#define EXPECT_ARG(call, name, errp) expect_arg_((call), (name), (errp), __FILE__, __LINE__, #call)
+static void expect_arg_(int32_t st, const char *name, char **errp, const char *file, int line, const char *expr) {
+	char pat[128];
+	snprintf(pat, sizeof pat, "invalid argument: %s:", name);
+	check_(st == LOCK_INVALID_ARGUMENT && *errp && strstr(*errp, pat), file, line, expr,
+	       "status %d err=%s, want LOCK_INVALID_ARGUMENT naming %s", st, *errp ? *errp : "(null)", name);
+	lock_string_free(*errp);
+	*errp = NULL;
+}
+
+static void test_new_bad_arguments(void) {
+	char *err = NULL, *js = NULL, big[1100], cfg[9500];
+	uint64_t c = 0, l = 0, op = 0, freed = 0;
+	idone_t x;
+	memset(&x, 0, sizeof x);
+	done_init(&x.d);
+	/* config "owner" */
+	struct {
+		const char *value, *name;
+	} owners[] = {{"\"a/b\"", "owner"},   {"5", "owner"},           {"null", "owner"},         {"true", "owner"},
+	              {"[\"x\"]", "owner"},   {"\"x\",\"owner\":\"y\"", "config"}};
+	for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++) {
+		c = 77;
+		EXPECT_ARG(lock_client_new(config_owner_json("tb:", owners[i].value), &c, &err), owners[i].name, &err);
+		CHECK(c == 77, "out_client untouched on failure");
+		EXPECT_ARG(lock_engine_new(config_owner_json("tb:", owners[i].value), &c, &err), owners[i].name, &err);
+	}
+	big[0] = '"';
+	memset(big + 1, 'o', 129);
+	big[130] = '"', big[131] = 0;
+	EXPECT_ARG(lock_client_new(config_owner_json("tb:", big), &c, &err), "owner", &err); /* 129 bytes */
+	big[129] = '"', big[130] = 0;                                                       /* 128 bytes: fine */
+	snprintf(cfg, sizeof cfg, "%s", config_owner_json("tb:", big));
+	CHECK_ST(lock_client_new(cfg, &c, &err), LOCK_OK, &err);
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	CHECK_ST(lock_client_new(config_owner_json("tb:", "\"\""), &c, &err), LOCK_OK, &err); /* "" is no label */
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	CHECK_ST(lock_client_new(config_owner_json("tb:", "\"w\xc3\xa9 7\""), &c, &err), LOCK_OK, &err); /* UTF-8 */
+	CHECK(lock_free(c) == LOCK_OK, "free");
+	EXPECT_ARG(lock_client_new(config_owner_json("tb:", "\"\xff\""), &c, &err), "config", &err); /* not UTF-8 */
+
+	/* options "token" and "fence": each bad value names its key */
+	c = new_client("tb:");
+	char longtok[600];
+	int k = snprintf(longtok, sizeof longtok, "{\"token\":\"");
+	memset(longtok + k, 't', 513);
+	strcpy(longtok + k + 513, "\"}"); /* 513 bytes */
+	struct {
+		const char *opts, *name;
+	} badopts[] = {
+	    {"{\"token\":\"short\"}", "token"},
+	    {"{\"token\":\"0123456789abcde\"}", "token"}, /* 15 bytes */
+	    {"{\"token\":\"\"}", "token"},
+	    {longtok, "token"},
+	    {"{\"token\":5}", "token"},
+	    {"{\"token\":null}", "token"},
+	    {"{\"token\":true}", "token"},
+	    {"{\"token\":[\"0123456789abcdef\"]}", "token"},
+	    {"{\"token\":{}}", "token"},
+	    {"{\"fence\":1}", "fence"},
+	    {"{\"fence\":\"true\"}", "fence"},
+	    {"{\"fence\":null}", "fence"},
+	    {"{\"fence\":[]}", "fence"},
+	    {"{\"fence\":true,\"token\":\"0123456789abcdef\"}", "fence"},
+	    {"{\"fence\":true,\"fence\":true}", "options"},
+	    {"{\"token\":\"0123456789abcdef\",\"token\":\"0123456789abcdef\"}", "options"},
+	    {"{\"Fence\":true}", "options"},
+	    {"{\"fencing\":true}", "options"},
+	    {"{\"fence\":true,}", "options"},
+	    {"{\"token\":\"\xff" "0123456789abcdef\"}", "options"},
+	};
+	done_t d;
+	done_init(&d);
+	for (size_t i = 0; i < sizeof badopts / sizeof badopts[0]; i++) {
+		EXPECT_ARG(lock_acquire(c, "a", 1000, badopts[i].opts, &l, &err), badopts[i].name, &err);
+		EXPECT_ARG(lock_acquire_async(c, "a", 1000, badopts[i].opts, on_done, &d, &op, &err), badopts[i].name, &err);
+	}
+	/* 16 and 512 bytes are fine */
+	CHECK_ST(lock_acquire(c, "a", 1000, "{\"token\":\"0123456789abcdef\"}", &l, &err), LOCK_OK, &err);
+	lock_free(l);
+	strcpy(longtok + k + 512, "\"}"); /* 512 bytes */
+	CHECK_ST(lock_acquire(c, "a", 1000, longtok, &l, &err), LOCK_OK, &err);
+	lock_free(l);
+
+	/* lock_inspect and lock_inspect_async: bad handles (checked first) */
+	CHECK_ST(lock_client_new(config_json("tb:", node_timeout_ms), &freed, &err), LOCK_OK, &err);
+	CHECK(lock_free(freed) == LOCK_OK, "free");
+	CHECK_ST(lock_acquire(c, "held", 10000, NULL, &l, &err), LOCK_OK, &err);
+	uint64_t not_clients[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed, l};
+	for (size_t i = 0; i < sizeof not_clients / sizeof not_clients[0]; i++) {
+		js = (char *)1;
+		CHECK_ST(lock_inspect(not_clients[i], "x", &js, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK(js == NULL, "inspection_json NULL on failure");
+		CHECK_ST(lock_inspect_async(not_clients[i], "x", on_inspected, &x, &op, &err), LOCK_INVALID_HANDLE, &err);
+		CHECK_ST(lock_inspect(not_clients[i], NULL, NULL, &err), LOCK_INVALID_HANDLE, &err);
+	}
+	/* bad arguments, each named */
+	memset(big, 'r', 1025);
+	big[1025] = 0;
+	const char *badres[] = {NULL, "", big, "\xff\xfe", "ok\xc3"};
+	for (size_t i = 0; i < sizeof badres / sizeof badres[0]; i++) {
+		js = (char *)1;
+		EXPECT_ARG(lock_inspect(c, badres[i], &js, &err), "resource", &err);
+		CHECK(js == NULL, "inspection_json NULL on failure");
+		EXPECT_ARG(lock_inspect_async(c, badres[i], on_inspected, &x, &op, &err), "resource", &err);
+	}
+	EXPECT_ARG(lock_inspect(c, "x", NULL, &err), "inspection_json", &err);
+	EXPECT_ARG(lock_inspect_async(c, "x", NULL, &x, &op, &err), "cb", &err);
+	CHECK(lock_inspect(c, NULL, &js, NULL) == LOCK_INVALID_ARGUMENT && js == NULL, "NULL err is fine");
+	big[1024] = 0; /* exactly 1024 bytes is fine */
+	js = inspect_js(c, big, LOCK_OK);
+	lock_string_free(js);
+	js = NULL;
+	sleep_ms(20);
+	CHECK(calls_of(&x.d) == 0, "no callback after a rejected call");
+	/* NULL out_op and NULL err are fine */
+	CHECK(lock_inspect_async(c, "held", on_inspected, &x, NULL, NULL) == LOCK_OK, "async, NULL out_op");
+	CHECK(wait_done(&x.d, (int)bound_ms()) == 1 && x.d.status == LOCK_OK && strstr(x.js, "\"held\":true"), "async: %d %s",
+	      x.d.status, x.d.err);
+	/* an inspect op handle: lock_cancel takes it, nothing else does */
+	done_destroy(&x.d);
+	memset(&x, 0, sizeof x);
+	done_init(&x.d);
+	CHECK_ST(lock_inspect_async(c, "held", on_inspected, &x, &op, &err), LOCK_OK, &err);
+	CHECK(lock_free(op) == LOCK_INVALID_HANDLE, "lock_free of an op");
+	CHECK_ST(lock_info(op, &js, &err), LOCK_INVALID_HANDLE, &err);
+	CHECK_ST(lock_inspect(op, "x", &js, &err), LOCK_INVALID_HANDLE, &err);
+	int32_t cst = lock_cancel(op);
+	CHECK(wait_done(&x.d, (int)bound_ms()) == 1, "one callback after cancel");
+	CHECK((cst == LOCK_OK && x.d.status == LOCK_CANCELED && x.js_null) || (cst == LOCK_INVALID_HANDLE && x.d.status == LOCK_OK),
+	      "cancel %d, outcome %d %s", cst, x.d.status, x.d.err);
+	CHECK(lock_cancel(op) == LOCK_INVALID_HANDLE, "cancel after the callback");
+	/* a client freed under pending inspections: one callback each */
+	idone_t many[8];
+	for (int i = 0; i < 8; i++) {
+		memset(&many[i], 0, sizeof many[i]);
+		done_init(&many[i].d);
+		CHECK_ST(lock_inspect_async(c, "held", on_inspected, &many[i], NULL, &err), LOCK_OK, &err);
+	}
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+	for (int i = 0; i < 8; i++) {
+		CHECK(wait_done(&many[i].d, (int)bound_ms()) == 1 &&
+		          (many[i].d.status == LOCK_OK || many[i].d.status == LOCK_CANCELED),
+		      "pending inspect %d: %d %s", i, many[i].d.status, many[i].d.err);
+	}
+	sleep_ms(20);
+	for (int i = 0; i < 8; i++) {
+		CHECK(calls_of(&many[i].d) == 1, "exactly one callback");
+		done_destroy(&many[i].d);
+	}
+	CHECK_ST(lock_inspect(c, "held", &js, &err), LOCK_INVALID_HANDLE, &err);
+	CHECK(settled_nodes_with("tb:held", NULL, 0) == 0, "the client's lock was released");
+	done_destroy(&x.d);
+	done_destroy(&d);
+}
+
 /* ---- The engine interface: a host with plain blocking sockets and poll() ---- */
 
 typedef struct {
@@ -1479,6 +1933,16 @@ typedef struct {
 	uint32_t opened[ENG_CONNS];
 	int nopened;
 	int failures; /* unexpected decode or step errors */
+	/* the order of actions: FENCE must come right before its DONE */
+	int seq, fence_seq, done_seq, fences;
+	uint64_t fence_lock;
+	int64_t fence;
+	int fence_reentered;
+	/* the last INSPECTED */
+	uint64_t inspected_op;
+	int inspected_held, inspected_nodes, inspected_locked, inspected_failed;
+	int64_t inspected_validity;
+	char inspected_owner[128];
 } ehost;
 
 typedef struct {
@@ -1572,6 +2036,7 @@ static void eh_act(ehost *h, size_t n) {
 			}
 			break;
 		case 4: /* DONE */
+			h->done_seq = ++h->seq;
 			h->done_op = rd_n(&r, 8);
 			h->done_lock = rd_n(&r, 8);
 			h->done_status = rd_err(&r);
@@ -1603,6 +2068,36 @@ static void eh_act(ehost *h, size_t n) {
 			}
 			rd_n(&r, 8), rd_n(&r, 8), rd_n(&r, 1), rd_err(&r);
 			h->info_ok = 1;
+			break;
+		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node */
+			h->seq++;
+			uint64_t iop = rd_n(&r, 8);
+			int held = (int)rd_n(&r, 1);
+			int64_t validity = (int64_t)rd_n(&r, 8);
+			p = rd_str(&r, &l);
+			if (p && l < sizeof h->inspected_owner) {
+				memcpy(h->inspected_owner, p, l);
+				h->inspected_owner[l] = 0;
+			}
+			int nn = (int)rd_n(&r, 2), locked = 0, failed_nodes = 0;
+			for (int k = 0; k < nn && !r.bad; k++) {
+				rd_n(&r, 2), rd_str(&r, &l); /* node, addr */
+				locked += (int)(rd_n(&r, 1) & 1);
+				rd_str(&r, &l), rd_n(&r, 8); /* owner, ttl_ms */
+				rd_str(&r, &l);              /* cause */
+				failed_nodes += l > 0;
+			}
+			h->inspected_held = held, h->inspected_validity = validity, h->inspected_nodes = nn;
+			h->inspected_locked = locked, h->inspected_failed = failed_nodes;
+			h->inspected_op = iop; /* last: eh_run waits for it */
+			break;
+		}
+		case 13: /* FENCE: u64 lock, i64 fence, u8 reentered */
+			h->fence_seq = ++h->seq;
+			h->fences++;
+			h->fence_lock = rd_n(&r, 8);
+			h->fence = (int64_t)rd_n(&r, 8);
+			h->fence_reentered = (int)rd_n(&r, 1);
 			break;
 		default:
 			r.bad = 1;
@@ -1679,6 +2174,113 @@ static void eh_request(ehost *h, ev_t *e) {
 	eh_step(h, e);
 }
 
+/* eh_wait_done runs the loop until the DONE of op (or the bound). */
+static int eh_wait_done(ehost *h, uint64_t op) {
+	double t0 = now_ms();
+	while (now_ms() - t0 < bound_ms()) {
+		if (h->done_op == op)
+			return 1;
+		h->done_op = 0;
+		eh_run(h, (volatile int32_t *)&h->done_op, (int)bound_ms());
+	}
+	return h->done_op == op;
+}
+
+static void ev_acquire(ev_t *e, const char *res, int64_t ttl, uint8_t flags, const char *token) {
+	e->n = 0;
+	ev_u8(e, 1);
+	ev_bytes(e, res, strlen(res));
+	ev_u64(e, (uint64_t)ttl);
+	ev_u64(e, 0);
+	ev_u8(e, flags);
+	if (token)
+		ev_bytes(e, token, strlen(token));
+}
+
+/* The engine's additions: ACQUIRE with the fence flag (FENCE right before
+ * DONE, fences increasing), with a token (re-entry: FENCE says so), both
+ * (REJECTED), unknown flags (malformed); INSPECT (INSPECTED; REJECTED for
+ * a bad resource). */
+static void eng_fence_and_inspect(ehost *h) {
+	ev_t e = {.n = 0};
+	int64_t last = 0;
+	for (int i = 0; i < 3; i++) {
+		ev_acquire(&e, "eng-fence", 10000, 2, NULL);
+		eh_request(h, &e);
+		uint64_t op = h->started;
+		CHECK(op != 0, "fenced acquire not started (rejected %d)", h->rejected);
+		int fences0 = h->fences;
+		CHECK(eh_wait_done(h, op) && h->done_status == LOCK_OK && h->done_lock != 0, "fenced acquire: %d", h->done_status);
+		CHECK(h->fences == fences0 + 1 && h->fence_lock == h->done_lock && h->fence_seq == h->done_seq - 1,
+		      "FENCE right before DONE: fences %d->%d, lock %" PRIu64 "/%" PRIu64 ", seq %d/%d", fences0, h->fences,
+		      h->fence_lock, h->done_lock, h->fence_seq, h->done_seq);
+		CHECK(h->fence > last && !h->fence_reentered, "fence %" PRId64 " after %" PRId64, h->fence, last);
+		last = h->fence;
+		uint64_t lock = h->done_lock;
+		if (i == 2) { /* keep the last one, and look at it */
+			ev_t in = {.n = 0};
+			ev_u8(&in, 12);
+			ev_bytes(&in, "eng-fence", 9);
+			h->inspected_op = 0;
+			eh_request(h, &in);
+			CHECK(h->started != 0, "inspect not started (rejected %d)", h->rejected);
+			uint64_t iop = h->started;
+			eh_run(h, (volatile int32_t *)&h->inspected_op, (int)bound_ms());
+			CHECK(h->inspected_op == iop && h->inspected_held && h->inspected_validity > 9000 &&
+			          h->inspected_nodes == nnodes && h->inspected_locked == nnodes && h->inspected_failed == 0,
+			      "INSPECTED: op %" PRIu64 "/%" PRIu64 " held %d validity %" PRId64 " nodes %d locked %d failed %d",
+			      h->inspected_op, iop, h->inspected_held, h->inspected_validity, h->inspected_nodes, h->inspected_locked,
+			      h->inspected_failed);
+			CHECK(h->inspected_owner[0] == 0, "no owner configured: %s", h->inspected_owner);
+			/* re-enter it with its token: FENCE says reentered */
+			ev_t info = {.n = 0};
+			ev_u8(&info, 11);
+			ev_u64(&info, lock);
+			eh_request(h, &info);
+			char tok[128];
+			snprintf(tok, sizeof tok, "%s", h->token);
+			ev_acquire(&e, "eng-fence", 20000, 4, tok);
+			eh_request(h, &e);
+			op = h->started;
+			CHECK(op != 0 && eh_wait_done(h, op) && h->done_status == LOCK_OK, "token acquire: %d", h->done_status);
+			CHECK(h->fence_seq == h->done_seq - 1 && h->fence_reentered == 1 && h->fence == 0 && h->fence_lock == h->done_lock,
+			      "FENCE of a re-entry: reentered %d fence %" PRId64, h->fence_reentered, h->fence);
+			ev_t forget = {.n = 0};
+			ev_u8(&forget, 5);
+			ev_u64(&forget, h->done_lock);
+			eh_request(h, &forget);
+		}
+		ev_t rel = {.n = 0};
+		ev_u8(&rel, 3);
+		ev_u64(&rel, lock);
+		eh_request(h, &rel);
+		CHECK(h->started != 0 && eh_wait_done(h, h->started) && h->done_status == LOCK_OK, "release: %d", h->done_status);
+	}
+	/* fence with a token: REJECTED; an empty token or an unknown flag: malformed */
+	ev_acquire(&e, "eng-fence", 10000, 2 | 4, "0123456789abcdef");
+	eh_request(h, &e);
+	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "fence+token: rejected %d", h->rejected);
+	ev_acquire(&e, "eng-fence", 10000, 4, "short");
+	eh_request(h, &e);
+	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "short token: rejected %d", h->rejected);
+	ev_acquire(&e, "eng-fence", 10000, 4, "");
+	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "empty token");
+	ev_acquire(&e, "eng-fence", 10000, 8, NULL);
+	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "flag bit 3");
+	ev_acquire(&e, "eng-fence", 10000, 4, NULL); /* the token flag without a token */
+	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "missing token");
+	ev_t in = {.n = 0};
+	ev_u8(&in, 12);
+	ev_bytes(&in, "", 0);
+	eh_request(h, &in);
+	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "inspect of \"\": rejected %d", h->rejected);
+	in.n = 0;
+	ev_u8(&in, 12);
+	ev_u32(&in, 5); /* a length past the end */
+	CHECK(lock_engine_step(h->eng, in.b, in.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "truncated INSPECT");
+	CHECK(lock_engine_step(h->eng, NULL, 0, h->out, LOCK_ENGINE_MIN_OUT) == 0, "a malformed event left actions");
+}
+
 static void test_engine(void) {
 	char *err = NULL;
 	uint64_t eng = 0;
@@ -1750,11 +2352,13 @@ static void test_engine(void) {
 	while (!gone && now_ms() - t0 < bound_ms()) {
 		int32_t never = 0;
 		eh_run(&h, &never, 5); /* deliver the other nodes' replies */
-		gone = nodes_with("ceng:eng-res", NULL) == 0;
+		gone = settled_nodes_with("ceng:eng-res", NULL, 0) == 0;
 	}
 	CHECK(gone, "the key is left on %d nodes", nodes_with("ceng:eng-res", NULL));
 	eh_request(&h, &rel);
 	CHECK(h.rejected == LOCK_INVALID_HANDLE, "release of a released lock: %d", h.rejected);
+	CHECK(h.fences == 0, "FENCE after an acquire that asked for neither fence nor token");
+	eng_fence_and_inspect(&h);
 
 	/* an orderly end */
 	ev_t cl = {.n = 0};
@@ -1785,6 +2389,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -21,6 +21,8 @@ type acquireOp struct {
 	queued     bool          // in e.waiters[key]
 	finished   bool
 	timerGen   uint64
+	token      string // the caller's token, or "" for a random one per attempt
+	fence      bool
 }
 
 // Attempt states per node.
@@ -45,6 +47,14 @@ type attempt struct {
 	causes   []*NodeError
 	decided  bool
 	canceled bool
+	// reentered counts the nodes where the caller's token already held the
+	// key (a re-entry when they are a quorum: a token left on a minority is
+	// an ordinary acquire); maxFence is the highest fence counter the granting nodes hold.
+	reentered int
+	maxFence  int64
+	// fencing is the second round of a fenced acquire, once a quorum
+	// granted: the fence written to the nodes that granted.
+	fencing *fenceRound
 }
 
 func (o *acquireOp) live(gen uint64) bool { return !o.finished && gen == o.timerGen }
@@ -59,15 +69,30 @@ func (o *acquireOp) fire(e *Engine, gen uint64) {
 func (e *Engine) startAttempt(o *acquireOp) {
 	o.timerGen++
 	o.woken = false
-	a := &attempt{op: o, token: newToken(e.env), start: e.now}
+	token := o.token
+	if token == "" {
+		token = newToken(e.env)
+		if e.owner != "" {
+			token = e.owner + "/" + token
+		}
+	}
+	a := &attempt{op: o, token: token, start: e.now}
 	a.state = a.small[:0]
 	if len(e.nodes) > len(a.small) {
 		a.state = make([]uint8, 0, len(e.nodes))
 	}
 	a.state = a.state[:len(e.nodes)]
 	o.att = a
+	px := o.ttl.Milliseconds()
 	for _, n := range e.nodes {
-		e.send(n, a, command{kind: cmdSet, key: o.key, a1: a.token, px: o.ttl.Milliseconds()})
+		switch {
+		case o.token != "":
+			e.sendScript(n, a, acquireTokenScript, o.key, a.token, strconv.FormatInt(px, 10))
+		case o.fence:
+			e.sendScript2(n, a, acquireFenceScript, o.key, FenceKey(o.key), a.token, strconv.FormatInt(px, 10))
+		default:
+			e.send(n, a, command{kind: cmdSet, key: o.key, a1: a.token, px: px})
+		}
 	}
 }
 
@@ -75,22 +100,28 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 	if a.state[i] != pending {
 		return
 	}
+	o := a.op
 	switch {
 	case r.Err != nil:
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-	case r.Nil:
+	case r.Nil, o.token != "" && r.Int == 0, o.fence && r.Int < 0:
 		a.state[i] = refused
 		a.refused++
 	default:
 		a.state[i] = granted
 		a.granted++
+		if o.token != "" && r.Int == 2 {
+			a.reentered++
+		}
+		if o.fence && !a.decided {
+			a.maxFence = max(a.maxFence, r.Int)
+		}
 	}
 	if a.decided {
 		return // late: a failed attempt's cleanup is already queued behind it
 	}
-	o := a.op
 	n := len(e.nodes)
 	left := n - a.granted - a.refused - a.failed
 	switch {
@@ -100,6 +131,10 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		// only our own token, which the lock's release deletes everywhere.
 		until := e.validUntil(a.start, o.ttl)
 		if e.now < until {
+			if o.fence {
+				e.startFencing(a)
+				return
+			}
 			e.acquired(o, a, until)
 			return
 		}
@@ -123,6 +158,13 @@ func sortCauses(c []*NodeError) []*NodeError {
 // all but those that answered nil. A command queued behind the attempt's
 // SET on the same connection runs after it.
 func (e *Engine) cleanup(a *attempt) {
+	if a.op.token != "" {
+		// With a caller's token the attempt cannot tell the keys it set
+		// from those of the lock it may have re-entered, which another
+		// holder of the token relies on: it deletes nothing, and what it
+		// set expires with its ttl.
+		return
+	}
 	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
@@ -178,7 +220,10 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	}
 	l := &lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
-		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend,
+		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
+	}
+	if a.fencing != nil {
+		l.fence = a.fencing.fence
 	}
 	e.locks[l.id] = l
 	e.schedule(l)
@@ -194,8 +239,12 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 	o.finished = true
 	o.timerGen++
 	delete(e.ops, o.id)
-	if a := o.att; a != nil && !a.decided {
+	if a := o.att; a != nil && (!a.decided || a.fencing != nil && !a.fencing.decided) {
+		// In flight: its first round, or the fence round after it.
 		a.decided = true
+		if a.fencing != nil {
+			a.fencing.decided = true
+		}
 		e.cleanup(a)
 	}
 	o.att = nil

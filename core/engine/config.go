@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -58,7 +59,20 @@ type Config struct {
 	DriftFactor *float64
 	// KeyPrefix is prepended to every resource to form the Redis key.
 	KeyPrefix string
+	// Owner is an optional label carried in the value of every lock this
+	// engine takes ("owner/uuid"), which Inspect reports; the token keeps
+	// its 122 random bits. At most MaxOwner bytes of UTF-8, without '/'.
+	Owner string
 }
+
+// MaxOwner bounds Config.Owner (bytes).
+const MaxOwner = 128
+
+// MinToken and MaxToken bound a caller's token (AcquireRequest.Token).
+const (
+	MinToken = 16
+	MaxToken = 512
+)
 
 func (cfg Config) nodeTimeout() time.Duration {
 	if cfg.NodeTimeout == 0 {
@@ -87,6 +101,14 @@ func (cfg Config) ValidateOptions() error {
 	}
 	if !utf8.ValidString(cfg.KeyPrefix) {
 		return invalidArg("key_prefix", "not valid UTF-8")
+	}
+	switch {
+	case len(cfg.Owner) > MaxOwner:
+		return invalidArg("owner", "longer than "+strconv.Itoa(MaxOwner)+" bytes")
+	case !utf8.ValidString(cfg.Owner):
+		return invalidArg("owner", "not valid UTF-8")
+	case strings.Contains(cfg.Owner, "/"):
+		return invalidArg("owner", "must not contain '/'")
 	}
 	return nil
 }

@@ -58,15 +58,17 @@ type Dial struct {
 
 // Action is one thing an Engine asks of its host, or tells it.
 type Action struct {
-	Kind  ActionKind
-	Conn  ConnID        // ActOpen, ActWrite, ActClose
-	Node  int           // ActOpen
-	Dial  *Dial         // ActOpen
-	Data  []byte        // ActWrite: valid until the end of the next input call
-	Op    OpID          // ActDone
-	Lock  LockID        // ActDone of an acquire (0 on failure), ActLost
-	Err   error         // ActDone (nil on success), ActLost
-	Delay time.Duration // ActTimer
+	Kind ActionKind
+	Conn ConnID // ActOpen, ActWrite, ActClose
+	Node int    // ActOpen
+	Dial *Dial  // ActOpen
+	Data []byte // ActWrite: valid until the end of the next input call
+	Op   OpID   // ActDone
+	Lock LockID // ActDone of an acquire (0 on failure), ActLost
+	// Inspection is the outcome of a successful Inspect (ActDone).
+	Inspection *Inspection
+	Err        error         // ActDone (nil on success), ActLost
+	Delay      time.Duration // ActTimer
 }
 
 // Engine is liblock's Redlock client with no I/O of its own: the host feeds
@@ -84,6 +86,7 @@ type Engine struct {
 	timeout time.Duration
 	drift   float64
 	prefix  string
+	owner   string
 	quorum  int
 	rng     *mrand.Rand
 
@@ -102,7 +105,9 @@ type Engine struct {
 	hasRep   bool
 	closing  bool
 	closed   bool
-	now      time.Duration // Env.Now at the start of the current input
+	// inspecting counts inspections in flight (Close waits for them).
+	inspecting int
+	now        time.Duration // Env.Now at the start of the current input
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -120,6 +125,7 @@ func New(cfg Config, env Env) (*Engine, error) {
 		timeout: cfg.nodeTimeout(),
 		drift:   cfg.driftFactor(),
 		prefix:  cfg.KeyPrefix,
+		owner:   cfg.Owner,
 		quorum:  len(cfg.Nodes)/2 + 1,
 		rng:     mrand.New(mrand.NewPCG(le64(seed[:8]), le64(seed[8:]))),
 		ops:     map[OpID]*acquireOp{},
@@ -169,9 +175,10 @@ func (e *Engine) Next() (Action, bool) {
 // Deadline returns when Tick must be called next, on Env's clock.
 func (e *Engine) Deadline() (time.Duration, bool) { return e.timers.peek() }
 
-// begin starts an input: it reads the clock. What is due runs at the end of
-// the input, after the input itself: a reply that has arrived counts, even
-// when the host hands it over after the request's deadline.
+// begin starts an input: it reads the clock. Deadlines fire only in Tick,
+// never in another input: a host that was held up (a blocked event loop, a
+// paused process) hands over the replies that arrived meanwhile before its
+// timer's Tick, and they count.
 func (e *Engine) begin() {
 	if e.rd >= len(e.actions) {
 		e.actions, e.rd = e.actions[:0], 0
@@ -179,10 +186,8 @@ func (e *Engine) begin() {
 	e.now = e.env.Now()
 }
 
-// end finishes an input: what is due, the writes, the timer, the end of a
-// Close.
+// end finishes an input: the writes, the timer, the end of a Close.
 func (e *Engine) end() {
-	e.advance()
 	for _, n := range e.nodes {
 		n.flush(e)
 	}
@@ -207,7 +212,7 @@ func (e *Engine) end() {
 	// than it is set for: a timer that fires early costs one Tick, which
 	// reports the real next deadline, while re-arming on every reply would
 	// cost a timer call per reply.
-	if at, ok := e.timers.peek(); ok && (!e.hasRep || at < e.reported) {
+	if at, ok := e.timers.peek(); ok && !e.closed && (!e.hasRep || at < e.reported) {
 		e.reported, e.hasRep = at, true
 		e.emit(Action{Kind: ActTimer, Delay: max(at-e.now, 0)})
 	}
@@ -232,6 +237,7 @@ func (e *Engine) newID() uint64 { e.nextID++; return e.nextID }
 // (calling it early or often is harmless).
 func (e *Engine) Tick() {
 	e.begin()
+	e.advance()
 	e.hasRep = false // the host's timer has fired
 	e.end()
 }
@@ -245,12 +251,29 @@ type AcquireRequest struct {
 	Wait time.Duration
 	// AutoExtend keeps extending the lock until it is released.
 	AutoExtend bool
+	// Token, when set, is the caller's token instead of a random one: if it
+	// already holds the resource on a quorum, the acquire re-enters (hands
+	// over) that lock, its ttl raised to at least TTL; otherwise it is an
+	// ordinary acquire with that token. MinToken to MaxToken bytes.
+	Token string
+	// Fence asks for a fencing token: an integer strictly greater than the
+	// fence of every lock on the resource acquired before this one (as long
+	// as no node loses its data). Not with Token.
+	Fence bool
 }
 
 // Validate checks the request as Acquire does.
 func (r AcquireRequest) Validate() error {
 	if err := CheckResource(r.Resource); err != nil {
 		return err
+	}
+	if r.Token != "" || r.Fence {
+		switch {
+		case r.Token != "" && (len(r.Token) < MinToken || len(r.Token) > MaxToken):
+			return invalidArg("token", "must be "+strconv.Itoa(MinToken)+" to "+strconv.Itoa(MaxToken)+" bytes, got "+strconv.Itoa(len(r.Token)))
+		case r.Token != "" && r.Fence:
+			return invalidArg("fence", "not with a caller's token")
+		}
 	}
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
@@ -271,7 +294,7 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	op := &acquireOp{
 		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
-		delay: minRetryDelay,
+		delay: minRetryDelay, token: r.Token, fence: r.Fence,
 	}
 	e.ops[op.id] = op
 	if op.wait {
@@ -364,6 +387,8 @@ type LockInfo struct {
 	AutoExtend           bool
 	Released             bool
 	Lost                 error // why it was lost, or nil
+	Fence                int64 // the fencing token (0 unless asked for)
+	Reentered            bool  // the caller's token already held the resource on a quorum
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -375,6 +400,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
+		Fence: l.fence, Reentered: l.reentered,
 	}
 	if !l.released && l.lostErr == nil {
 		info.Validity = max(0, l.validUntil-e.env.Now())
@@ -408,7 +434,7 @@ func (e *Engine) Closed() bool { return e.closed }
 // idle reports whether nothing is in flight: no attempt, lock operation or
 // node request.
 func (e *Engine) idle() bool {
-	if len(e.ops) > 0 {
+	if len(e.ops) > 0 || e.inspecting > 0 {
 		return false
 	}
 	for _, l := range e.locks {

@@ -15,6 +15,8 @@ type lockState struct {
 	ttl        time.Duration
 	validUntil time.Duration // the lock is ours strictly before it
 	autoExtend bool
+	fence      int64
+	reentered  bool
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight
@@ -232,7 +234,7 @@ func (e *Engine) releaseReply(op *lockOp) {
 		}
 	case op.ok+left < e.quorum:
 		op.decided = true
-		if !op.internal {
+		if !op.internal && !e.closing {
 			e.schedule(l) // still ours until validUntil: keep watching
 		}
 		e.lockOpDone(op, &UnavailableError{Op: "release", Reason: strconv.Itoa(op.failed) + " of " + strconv.Itoa(n) + " nodes failed, cannot tell whether it was still held; call Release again", Nodes: sortCauses(op.causes)})

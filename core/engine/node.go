@@ -44,6 +44,13 @@ func (r *request) fire(e *Engine, gen uint64) {
 // write puts a request on the node's ready connection, bounded by the
 // node timeout from now.
 func (e *Engine) write(n *node, r *request) {
+	if r.cmd.kind == cmdEvalSHA && n.loaded&r.cmd.sc.bit == 0 {
+		// Not yet known to be cached on this connection's node: send the
+		// source. A NOSCRIPT answer re-sent as EVAL would run after the
+		// commands pipelined behind it (a release after the next acquire's
+		// SET), so a script goes by its sum only once the node has run it.
+		r.cmd.kind = cmdEval
+	}
 	r.deadline = e.now + e.timeout
 	e.timers.push(r.deadline, r, r.gen)
 	n.out = r.cmd.appendTo(n.out)
@@ -83,6 +90,7 @@ type node struct {
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
 	rbuf     []byte // received, not yet a whole reply
+	loaded   uint8  // scripts the node has run on this connection (script.bit)
 	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
 	// the channels it subscribed to or is subscribing to.
 	sub   bool
@@ -119,12 +127,21 @@ func (e *Engine) send(n *node, h handler, c command) {
 	}
 }
 
-// sendScript runs a script by its sum; a node that does not have it cached
-// gets the source (EVAL) instead.
+// sendScript runs a script by its sum on one key with up to two
+// arguments; a node that does not have it cached gets the source (EVAL)
+// instead.
 func (e *Engine) sendScript(n *node, h handler, sc *script, key string, args ...string) {
-	c := command{kind: cmdEvalSHA, sc: sc, key: key, a1: args[0]}
+	e.sendScript2(n, h, sc, key, "", args...)
+}
+
+// sendScript2 is sendScript on two keys (key2 may be empty: one key).
+func (e *Engine) sendScript2(n *node, h handler, sc *script, key, key2 string, args ...string) {
+	c := command{kind: cmdEvalSHA, sc: sc, key: key, key2: key2, nargs: uint8(len(args))}
+	if len(args) > 0 {
+		c.a1 = args[0]
+	}
 	if len(args) > 1 {
-		c.a2, c.two = args[1], true
+		c.a2 = args[1]
 	}
 	e.send(n, h, c)
 }
@@ -243,12 +260,18 @@ func (n *node) received(e *Engine, p []byte) {
 
 func (e *Engine) deliver(req *request, r Reply) {
 	req.done = true
-	if req.cmd.kind == cmdEvalSHA && r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
-		c := req.cmd
-		c.kind = cmdEval
-		e.send(req.node, req.h, c)
-		e.recycle(req)
-		return
+	if sc := req.cmd.sc; sc != nil {
+		if r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
+			// The node lost its script cache (SCRIPT FLUSH): send the
+			// source this once, and again until it has run it.
+			req.node.loaded &^= sc.bit
+			c := req.cmd
+			c.kind = cmdEval
+			e.send(req.node, req.h, c)
+			e.recycle(req)
+			return
+		}
+		req.node.loaded |= sc.bit
 	}
 	req.h.reply(e, req.node.idx, r)
 	e.recycle(req)
@@ -275,6 +298,7 @@ func (n *node) drop(e *Engine) {
 		e.emit(Action{Kind: ActClose, Conn: n.conn})
 	}
 	n.conn, n.state, n.hsLeft = 0, stIdle, 0
+	n.loaded = 0 // a new connection may reach a restarted node
 	n.connGen++
 	clear(n.chans) // a new connection subscribes afresh
 	n.out = n.out[:0]
@@ -303,16 +327,17 @@ func scrub(msg, password string) string {
 const (
 	cmdRaw     = iota // a handshake step, already written
 	cmdSet            // SET key a1 NX PX px
-	cmdEvalSHA        // EVALSHA sha 1 key a1 [a2]
-	cmdEval           // EVAL src 1 key a1 [a2]: after NOSCRIPT
+	cmdEvalSHA        // EVALSHA sha numkeys key [key2] [a1 [a2]]
+	cmdEval           // EVAL src numkeys key [key2] [a1 [a2]]: after NOSCRIPT
 	cmdArgs           // args, as they are (rare commands: SUBSCRIBE, ...)
 )
 
 type command struct {
 	kind   uint8
-	two    bool // a2 is an argument
+	nargs  uint8 // a script's arguments: a1, a2
 	sc     *script
 	key    string
+	key2   string // a script's second key, if any
 	a1, a2 string
 	px     int64
 	args   []string
@@ -330,11 +355,13 @@ func (c *command) appendTo(b []byte) []byte {
 		var num [20]byte
 		return appendBulkBytes(b, strconv.AppendInt(num[:0], c.px, 10))
 	case cmdEvalSHA, cmdEval:
-		if c.two {
-			b = append(b, "*6\r\n"...)
-		} else {
-			b = append(b, "*5\r\n"...)
+		keys := 1
+		if c.key2 != "" {
+			keys = 2
 		}
+		b = append(b, '*')
+		b = strconv.AppendInt(b, int64(3+keys+int(c.nargs)), 10)
+		b = append(b, '\r', '\n')
 		if c.kind == cmdEvalSHA {
 			b = append(b, "$7\r\nEVALSHA\r\n"...)
 			b = appendBulk(b, c.sc.sha)
@@ -342,10 +369,15 @@ func (c *command) appendTo(b []byte) []byte {
 			b = append(b, "$4\r\nEVAL\r\n"...)
 			b = appendBulk(b, c.sc.src)
 		}
-		b = append(b, "$1\r\n1\r\n"...)
+		b = append(b, '$', '1', '\r', '\n', byte('0'+keys), '\r', '\n')
 		b = appendBulk(b, c.key)
-		b = appendBulk(b, c.a1)
-		if c.two {
+		if c.key2 != "" {
+			b = appendBulk(b, c.key2)
+		}
+		if c.nargs > 0 {
+			b = appendBulk(b, c.a1)
+		}
+		if c.nargs > 1 {
 			b = appendBulk(b, c.a2)
 		}
 	}

@@ -6,8 +6,8 @@ import "strings"
 // lock, and a failed attempt's cleanup) publishes its random id on the
 // key's channel from inside the release script. While an acquire of this
 // engine waits for a key, the engine subscribes to that key's channel on
-// every node, through one extra connection per node; a message wakes the
-// oldest local waiter at once. Pub/sub may drop messages (a connection
+// every node, through one extra connection per node (closed again when no
+// acquire waits); a message wakes the oldest local waiter at once. Pub/sub may drop messages (a connection
 // lost, a node frozen): the oldest waiter's polling stays as the fallback.
 
 // subscription is one key's channel, while acquires of this engine wait
@@ -74,12 +74,17 @@ func (e *Engine) unsubscribe(key string) {
 	}
 	delete(e.subs, key)
 	for _, s := range e.subNodes {
-		if s != nil && s.chans[key] {
-			delete(s.chans, key)
-			if s.state == stReady || s.state == stHandshake || s.state == stConnecting {
-				e.send(s, discard{}, command{kind: cmdArgs, args: []string{"UNSUBSCRIBE", ReleasedChannel(key)}})
-			}
+		if s == nil || !s.chans[key] {
+			continue
 		}
+		delete(s.chans, key)
+		if len(s.chans) == 0 {
+			// Nothing left to listen for: the connection goes (a client
+			// that no longer waits holds no pub/sub connection).
+			s.fail(e, errorString("pub/sub connection no longer needed"))
+			continue
+		}
+		e.send(s, discard{}, command{kind: cmdArgs, args: []string{"UNSUBSCRIBE", ReleasedChannel(key)}})
 	}
 }
 

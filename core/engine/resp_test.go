@@ -12,7 +12,7 @@ import (
 // The scripts are run by the sums stored as constants: they must be the
 // SHA-1 of the embedded sources.
 func TestScriptHashes(t *testing.T) {
-	for _, sc := range []*script{releaseScript, extendScript} {
+	for _, sc := range []*script{releaseScript, extendScript, acquireTokenScript, acquireFenceScript, fenceScript, inspectScript} {
 		sum := sha1.Sum([]byte(sc.src))
 		assert.Equal(t, hex.EncodeToString(sum[:]), sc.sha, "SHA-1 of %q", sc.src)
 	}
@@ -60,8 +60,12 @@ func TestCommandEncoding(t *testing.T) {
 	assert.Equal(t, "*2\r\n$4\r\nAUTH\r\n$3\r\np\xffw\r\n", string(AppendCommand(nil, "AUTH", "p\xffw")))
 	set := command{kind: cmdSet, key: "k", a1: "tok", px: 1500}
 	assert.Equal(t, "*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\ntok\r\n$2\r\nNX\r\n$2\r\nPX\r\n$4\r\n1500\r\n", string(set.appendTo(nil)))
-	ext := command{kind: cmdEvalSHA, sc: extendScript, key: "k", a1: "tok", a2: "10", two: true}
+	ext := command{kind: cmdEvalSHA, sc: extendScript, key: "k", a1: "tok", a2: "10", nargs: 2}
 	assert.Equal(t, string(AppendCommand(nil, "EVALSHA", ExtendSHA, "1", "k", "tok", "10")), string(ext.appendTo(nil)))
-	rel := command{kind: cmdEval, sc: releaseScript, key: "k", a1: "tok"}
-	assert.Equal(t, string(AppendCommand(nil, "EVAL", releaseSrc, "1", "k", "tok")), string(rel.appendTo(nil)))
+	rel := command{kind: cmdEval, sc: releaseScript, key: "k", a1: "tok", a2: "id", nargs: 2}
+	assert.Equal(t, string(AppendCommand(nil, "EVAL", releaseSrc, "1", "k", "tok", "id")), string(rel.appendTo(nil)))
+	two := command{kind: cmdEvalSHA, sc: fenceScript, key: "k", key2: FenceKey("k"), a1: "tok", a2: "7", nargs: 2}
+	assert.Equal(t, string(AppendCommand(nil, "EVALSHA", FenceSHA, "2", "k", "k\xfffence", "tok", "7")), string(two.appendTo(nil)))
+	none := command{kind: cmdEvalSHA, sc: inspectScript, key: "k"}
+	assert.Equal(t, string(AppendCommand(nil, "EVALSHA", InspectSHA, "1", "k")), string(none.appendTo(nil)))
 }

@@ -6,6 +6,7 @@ import _ "embed"
 // that answers NOSCRIPT (which also caches it there for next time).
 type script struct {
 	src, sha string
+	bit      uint8 // its bit in node.loaded
 }
 
 var (
@@ -13,24 +14,54 @@ var (
 	releaseSrc string
 	//go:embed extend.lua
 	extendSrc string
+	//go:embed acquire_token.lua
+	acquireTokenSrc string
+	//go:embed acquire_fence.lua
+	acquireFenceSrc string
+	//go:embed fence.lua
+	fenceSrc string
+	//go:embed inspect.lua
+	inspectSrc string
 )
 
 // The scripts' SHA-1 sums, the names EVALSHA runs them by
 // (TestScriptHashes checks them against crypto/sha1).
 const (
-	ReleaseSHA = "54f70373f450b6b8faf207c4e59aeab41d4ebe6f"
-	ExtendSHA  = "c50343e01dd9310b37fcced0dccd5ac1eecff492"
+	ReleaseSHA = "c96b4f4ee42b088eb7893655da7814df5e8ea5c1"
+	ExtendSHA  = "0577f1041d477b7e78c17ede9251f68e078c16fd"
+	// AcquireTokenSHA: SET with a caller's token, or re-enter when the key
+	// already holds it (2), its expiry raised to at least the ttl.
+	AcquireTokenSHA = "f6fa04265dfc1a8ebcd586500e4ab78f82a5bc4e"
+	// AcquireFenceSHA: SET NX PX, answering the node's fence counter.
+	AcquireFenceSHA = "09a6be2479f1ba5269d7136b81115768a5c7a0ba"
+	// FenceSHA: raise the fence counter to the lock's fence while the key
+	// holds its token (-1: the counter is already higher).
+	FenceSHA = "43ec98bc2553b904ba4ff625d51c36073d402a7c"
+	// InspectSHA: the key's value and PTTL.
+	InspectSHA = "cd900b58988cdf49eaa96b67a5b7188155725e84"
 )
 
 var (
 	// releaseScript deletes the key only while it still holds our token,
 	// and then publishes the release's id on ReleasedChannel(key), which
-	// wakes the processes waiting for the key.
-	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA}
-	// extendScript resets the expiry only while the key holds our token; it
-	// never creates the key, so an expired lock cannot be re-acquired here.
-	extendScript = &script{src: extendSrc, sha: ExtendSHA}
+	// wakes the processes waiting for the key (with pcall: a user whose ACL
+	// forbids PUBLISH still releases; its waiters poll).
+	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA, bit: 1}
+	// extendScript raises the expiry to at least the ttl only while the key
+	// holds our token (never lowers it: the other holders of a handed-over
+	// token keep what they were promised); it never creates the key, so an
+	// expired lock cannot be re-acquired here.
+	extendScript       = &script{src: extendSrc, sha: ExtendSHA, bit: 2}
+	acquireTokenScript = &script{src: acquireTokenSrc, sha: AcquireTokenSHA, bit: 4}
+	acquireFenceScript = &script{src: acquireFenceSrc, sha: AcquireFenceSHA, bit: 8}
+	fenceScript        = &script{src: fenceSrc, sha: FenceSHA, bit: 16}
+	inspectScript      = &script{src: inspectSrc, sha: InspectSHA, bit: 32}
 )
+
+// FenceKey is the key of the fence counter of the lock key: key + 0xFF +
+// "fence". A 0xFF byte never occurs in UTF-8, so no resource's key can be
+// another's counter.
+func FenceKey(key string) string { return key + "\xfffence" }
 
 // ReleasedChannel is the pub/sub channel on which a release of key is
 // announced (the message is the release's random id).

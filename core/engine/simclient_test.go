@@ -33,10 +33,11 @@ const (
 	opAcquire opKind = iota + 1
 	opExtend
 	opRelease
+	opInspect
 )
 
 func (k opKind) String() string {
-	return [...]string{"?", "acquire", "extend", "release"}[k]
+	return [...]string{"?", "acquire", "extend", "release", "inspect"}[k]
 }
 
 // simOp is one operation in flight.
@@ -48,6 +49,14 @@ type simOp struct {
 	startC time.Duration // client clock when requested
 	pauseC time.Duration // the client's paused time then
 	bound  time.Duration // it must end within this (client clock, pauses excluded)
+	// An acquire's token (a caller's, or "") and whether it asked for a
+	// fence; an inspection's key, start (true time) and the locks valid
+	// then.
+	token  string
+	fence  bool
+	key    string
+	startT time.Duration
+	snaps  []inspSnap
 }
 
 type simClient struct {
@@ -327,6 +336,10 @@ func (c *simClient) actDone(a Action) {
 	c.s.tracef("c%d done op %d (%v) lock %d err %v", c.id, a.Op, op.kind, a.Lock, a.Err)
 	switch op.kind {
 	case opAcquire:
+		if a.Err != nil && op.token != "" {
+			// A failed attempt with a caller's token deletes nothing.
+			c.s.callerTokens[op.token] = true
+		}
 		switch {
 		case a.Err == nil:
 			c.s.stats.acquired++
@@ -352,6 +365,15 @@ func (c *simClient) actDone(a Action) {
 		if a.Err == nil {
 			c.s.stats.released++
 		}
+	case opInspect:
+		c.s.stats.inspected++
+		if a.Err == nil && a.Inspection != nil && a.Inspection.Held {
+			c.s.stats.inspectHeld++
+		}
+		if a.Lock != 0 {
+			c.s.violate("protocol", "c%d: an inspection names lock %d", c.id, a.Lock)
+		}
+		c.s.chk.checkInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
 	}
 	if op.task != nil {
 		op.task.done(op, a)
@@ -368,16 +390,36 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 		c.s.violate("protocol", "c%d: lock id %d reused", c.id, id)
 		return
 	}
-	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil}
+	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence}
 	start := c.s.now
 	end := c.clock.trueAt(l.validUntil)
 	if end <= start {
 		c.s.violate("validity", "c%d: lock %d acquired with no validity left", c.id, id)
 	}
+	switch {
+	case op.fence && l.fence < 1:
+		c.s.violate("fence", "c%d: fenced lock %d acquired with fence %d", c.id, id, l.fence)
+	case !op.fence && l.fence != 0:
+		c.s.violate("fence", "c%d: lock %d acquired without Fence has fence %d", c.id, id, l.fence)
+	case op.token != "" && l.token != op.token, op.token == "" && l.reentered:
+		c.s.violate("protocol", "c%d: lock %d: token %q (asked %q), re-entered %v", c.id, id, l.token, op.token, l.reentered)
+	}
+	if op.fence {
+		c.s.stats.fenced++
+	}
+	if l.reentered {
+		c.s.stats.reentered++
+	}
 	h.segs = append(h.segs, segment{start: start, end: end})
 	c.held[id] = h
 	c.heldL = append(c.heldL, h)
 	c.s.chk.add(h)
+	if c.s.chk.retired[l.token] {
+		// Another holder of the token released it while this acquire was
+		// in flight: the release may delete what it set; it holds nothing.
+		c.endHeld(id)
+		h.segs[0].end = start
+	}
 }
 
 // syncHeld follows the validity of the locks the client holds: an
@@ -454,7 +496,11 @@ func (c *simClient) close() {
 		c.closePausedC = c.pausedC
 		c.s.tracef("c%d Close", c.id)
 		for _, h := range c.heldL {
-			c.endHeld(h.id) // Close releases every lock: the user gave them up
+			if !h.ended {
+				// Close releases every lock: the user gave them up, and
+				// with them every other holder of their tokens.
+				c.s.chk.retire(h.token)
+			}
 		}
 		c.eng.Close()
 		c.drain()
@@ -491,6 +537,12 @@ func (t *simTask) acquire() {
 		return
 	}
 	cfg := &s.cfg
+	// (The new features draw only when enabled, so that the profiles
+	// without them replay as before.)
+	if cfg.inspectP > 0 && s.chance(cfg.inspectP) {
+		t.inspect()
+		return
+	}
 	req := AcquireRequest{
 		Resource:   cfg.resources[s.rng.IntN(len(cfg.resources))],
 		TTL:        s.dur(cfg.minTTL, cfg.maxTTL),
@@ -499,15 +551,38 @@ func (t *simTask) acquire() {
 	if s.chance(cfg.waitP) {
 		req.Wait = s.dur(0, cfg.maxWait)
 	}
+	switch {
+	case cfg.fenceP > 0 && s.chance(cfg.fenceP):
+		req.Fence = true
+	case cfg.tokenP > 0 && s.chance(cfg.tokenP):
+		if h := t.shareable(c.cfg.KeyPrefix + req.Resource); h != nil && s.chance(cfg.shareP) {
+			// Re-enter a held lock (this client's or another's: a
+			// hand-over) with its token. Its holders stop extending,
+			// unless the profile lets them (see simbugs_test.go).
+			req.Token = h.token
+			s.shared[h.token] = true
+			if !cfg.sharedExtend {
+				req.AutoExtend = false
+			}
+		} else {
+			req.Token = s.callerToken(c)
+		}
+		s.stats.tokenAcquires++
+	}
 	id, err := c.eng.Acquire(req)
 	if err != nil {
 		c.s.violate("protocol", "c%d: Acquire refused: %v", c.id, err)
 		return
 	}
 	s.stats.acquires++
-	op := c.begin(id, opAcquire, t, 0, req.Wait+2*c.nodeTO+time.Millisecond)
+	bound := req.Wait + 2*c.nodeTO + time.Millisecond
+	if req.Fence {
+		bound += c.nodeTO // the second round, which writes the fence
+	}
+	op := c.begin(id, opAcquire, t, 0, bound)
+	op.token, op.fence = req.Token, req.Fence
 	t.acq = op
-	s.tracef("c%d t%d Acquire %s ttl %v wait %v auto %v -> op %d", c.id, t.id, req.Resource, req.TTL, req.Wait, req.AutoExtend, id)
+	s.tracef("c%d t%d Acquire %s ttl %v wait %v auto %v fence %v token %q -> op %d", c.id, t.id, req.Resource, req.TTL, req.Wait, req.AutoExtend, req.Fence, req.Token, id)
 	c.drain()
 	if req.Wait > 0 && s.chance(cfg.cancelP) {
 		s.after(s.dur(0, req.Wait), func() {
@@ -525,9 +600,89 @@ func (t *simTask) acquire() {
 	}
 }
 
+// shareable picks a lock on key that some client holds and whose token
+// may be handed on: valid, not retired, and (unless the profile lets the
+// holders of a token extend) not extending now or automatically.
+func (t *simTask) shareable(key string) *heldLock {
+	s := t.s()
+	var cands []*heldLock
+	for _, c := range s.clients {
+		if c.closing || c.closed {
+			continue
+		}
+		for _, h := range c.heldL {
+			l := c.eng.locks[h.id]
+			if h.ended || h.key != key || s.chk.retired[h.token] || l == nil || l.released || l.lostErr != nil {
+				continue
+			}
+			if !s.cfg.sharedExtend && (l.autoExtend || l.cur != nil || len(l.queue) > 0) {
+				continue
+			}
+			if h.segs[len(h.segs)-1].end <= s.now {
+				continue
+			}
+			cands = append(cands, h)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	return cands[s.rng.IntN(len(cands))]
+}
+
+// callerToken is a new token of the caller's making, with the client's
+// owner label: "cN/" and a UUID's text.
+func (s *sim) callerToken(c *simClient) string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	j := 0
+	for i := range 16 {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		v := byte(s.rng.Uint32())
+		b[j], b[j+1] = hex[v>>4], hex[v&0xf]
+		j += 2
+	}
+	return c.cfg.Owner + "/" + string(b[:])
+}
+
+// inspect runs one Inspect of a random resource, noting the locks valid as
+// it starts.
+func (t *simTask) inspect() {
+	c, s := t.c, t.s()
+	res := s.cfg.resources[s.rng.IntN(len(s.cfg.resources))]
+	key := c.cfg.KeyPrefix + res
+	var snaps []inspSnap
+	for _, oc := range s.clients {
+		for _, h := range oc.heldL {
+			if !h.ended && h.key == key {
+				if seg := h.segs[len(h.segs)-1]; seg.start <= s.now && seg.end > s.now {
+					snaps = append(snaps, inspSnap{h: h, seg: len(h.segs) - 1, end: seg.end})
+				}
+			}
+		}
+	}
+	id, err := c.eng.Inspect(res)
+	if err != nil {
+		c.s.violate("protocol", "c%d: Inspect refused: %v", c.id, err)
+		return
+	}
+	s.stats.inspects++
+	op := c.begin(id, opInspect, t, 0, 2*c.nodeTO+time.Millisecond)
+	op.key, op.startT, op.snaps = key, s.now, snaps
+	t.acq = op
+	s.tracef("c%d t%d Inspect %s -> op %d", c.id, t.id, res, id)
+	c.drain()
+}
+
 func (t *simTask) done(op *simOp, a Action) {
 	s, c := t.s(), t.c
 	switch op.kind {
+	case opInspect:
+		t.acq = nil
+		t.think()
 	case opAcquire:
 		t.acq = nil
 		if a.Err != nil {
@@ -560,7 +715,7 @@ func (t *simTask) done(op *simOp, a Action) {
 
 func (t *simTask) extend() {
 	c, s := t.c, t.s()
-	if t.lock == 0 || t.holdEnd || c.closed {
+	if t.lock == 0 || t.holdEnd || c.closed || c.closing && !s.cfg.opsWhileClosing {
 		return
 	}
 	// An extension to a shorter ttl shortens the keys at once; the engine
@@ -568,8 +723,12 @@ func (t *simTask) extend() {
 	// with shrinkExtend ask for any ttl, the others for at least the
 	// lock's.
 	lo := s.cfg.minTTL
-	if l := c.eng.locks[t.lock]; l != nil && !s.cfg.shrinkExtend {
+	l := c.eng.locks[t.lock]
+	if l != nil && !s.cfg.shrinkExtend {
 		lo = l.ttl
+	}
+	if l != nil && s.shared[l.token] && !s.cfg.sharedExtend {
+		return // the holders of a handed-over token do not extend
 	}
 	ttl := s.dur(lo, max(lo, s.cfg.maxTTL))
 	id, err := c.eng.Extend(t.lock, ttl)
@@ -587,12 +746,18 @@ func (t *simTask) extend() {
 
 func (t *simTask) release() {
 	c, s := t.c, t.s()
-	if t.lock == 0 || c.closed {
+	if t.lock == 0 || c.closed || c.closing && !s.cfg.opsWhileClosing {
+		// Close releases what the client holds. (A user's Release while
+		// the client closes makes the engine emit a timer after ActClosed:
+		// see simbugs_test.go.)
 		return
 	}
 	t.holdEnd = true
 	c.endHeld(t.lock)
 	if s.chance(s.cfg.forgetP) {
+		if l := c.eng.locks[t.lock]; l != nil {
+			s.callerTokens[l.token] = true // its keys may outlive the run's end
+		}
 		if l := c.eng.locks[t.lock]; l != nil {
 			c.forgotten[l.token] = true
 		}
@@ -604,12 +769,15 @@ func (t *simTask) release() {
 		t.think()
 		return
 	}
+	if l := c.eng.locks[t.lock]; l != nil {
+		s.chk.retire(l.token)
+	}
 	t.releaseAgain()
 }
 
 func (t *simTask) releaseAgain() {
 	c, s := t.c, t.s()
-	if t.lock == 0 || c.closed {
+	if t.lock == 0 || c.closed || c.closing && !s.cfg.opsWhileClosing {
 		return
 	}
 	id, err := c.eng.Release(t.lock)
@@ -642,6 +810,14 @@ func traceCmd(b []byte) string {
 				a = "<release.lua>"
 			case extendSrc:
 				a = "<extend.lua>"
+			case acquireTokenSrc:
+				a = "<acquire_token.lua>"
+			case acquireFenceSrc:
+				a = "<acquire_fence.lua>"
+			case fenceSrc:
+				a = "<fence.lua>"
+			case inspectSrc:
+				a = "<inspect.lua>"
 			}
 			if i > 0 {
 				out = append(out, ' ')

@@ -157,13 +157,21 @@ type sim struct {
 	events   int
 	bufs     [][]byte // free message buffers
 	inFlight int      // network events queued
+	// callerTokens: tokens whose keys may stay until their ttl: a failed
+	// acquire with a caller's token deletes nothing, and a forgotten
+	// lock's token may have been re-entered by another client.
+	callerTokens map[string]bool
+	// shared: tokens handed on (re-entered) while held.
+	shared map[string]bool
 }
 
 type simStats struct {
-	ops, acquires, acquired, extends, extended, releases, released, cancels, forgets int
-	lost, failedUnavailable, failedNotAcquired                                       int
-	faults, freezes, crashes, partitions, resets, pauses                             int
-	conns, leftoverLate, leftoverTrouble, leftoverForgotten                          int
+	ops, acquires, acquired, extends, extended, releases, released, cancels, forgets  int
+	lost, failedUnavailable, failedNotAcquired                                        int
+	faults, freezes, crashes, partitions, resets, pauses                              int
+	conns, leftoverLate, leftoverTrouble, leftoverForgotten                           int
+	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
+	leftoverNoscript                                                                  int
 }
 
 func (st *simStats) add(o simStats) {
@@ -189,6 +197,14 @@ func (st *simStats) add(o simStats) {
 	st.leftoverLate += o.leftoverLate
 	st.leftoverTrouble += o.leftoverTrouble
 	st.leftoverForgotten += o.leftoverForgotten
+	st.fenced += o.fenced
+	st.tokenAcquires += o.tokenAcquires
+	st.reentered += o.reentered
+	st.inspects += o.inspects
+	st.inspected += o.inspected
+	st.inspectHeld += o.inspectHeld
+	st.leftoverToken += o.leftoverToken
+	st.leftoverNoscript += o.leftoverNoscript
 }
 
 // at schedules fn at true time t (not before now).
@@ -297,6 +313,10 @@ type simConn struct {
 	db     int
 	name   string
 	chans  map[string]bool // pub/sub channels it subscribed to
+	// relToks: the tokens of the last releases run on it (a ring), to
+	// tell a key set after its own release (simredis_test.go).
+	relToks [4]string
+	relNext uint8
 }
 
 func (c *simConn) outstanding() int { return c.written - c.replied }

@@ -25,12 +25,21 @@ type simKey struct {
 	// late: the write ran on a connection its client had already closed
 	// (it raced a frozen node or a partition): the engine cannot know of it.
 	late bool
+	// afterRelease: a script set it with a token whose release (or
+	// cleanup) had already run on this node: its EVALSHA met NOSCRIPT
+	// and the engine's EVAL fallback overtook the release sent after it
+	// (simbugs_test.go, TestSimBugNoscriptOvertakesCleanup).
+	afterRelease bool
 }
 
 // Script cache bits.
 const (
 	scriptRelease = 1 << iota
 	scriptExtend
+	scriptAcquireToken
+	scriptAcquireFence
+	scriptFence
+	scriptInspect
 )
 
 type simNode struct {
@@ -183,6 +192,7 @@ func (n *simNode) crash(persistent bool) {
 	n.scripts = 0 // the script cache is never persisted
 	if !persistent {
 		n.dbs = map[int]map[string]*simKey{}
+		n.s.chk.losses = append(n.s.chk.losses, n.s.now) // fence counters too
 	}
 }
 
@@ -378,64 +388,191 @@ func (n *simNode) pexpire(c *simConn, key []byte, ms int64) int64 {
 	return 1
 }
 
-// eval runs the engine's two scripts, by sum (EVALSHA, NOSCRIPT until the
-// node has seen the source) or by source (EVAL, which caches it).
+// The model's scripts: each runs exactly as its Lua file does (see
+// scripts.go and *.lua), with the number of keys it takes.
+var simScripts = []struct {
+	bit      uint8
+	src, sha string
+	keys     int
+	args     int
+	name     string
+}{
+	{scriptRelease, releaseSrc, ReleaseSHA, 1, 2, "release"},
+	{scriptExtend, extendSrc, ExtendSHA, 1, 2, "extend"},
+	{scriptAcquireToken, acquireTokenSrc, AcquireTokenSHA, 1, 2, "acquire_token"},
+	{scriptAcquireFence, acquireFenceSrc, AcquireFenceSHA, 2, 2, "acquire_fence"},
+	{scriptFence, fenceSrc, FenceSHA, 2, 2, "fence"},
+	{scriptInspect, inspectSrc, InspectSHA, 1, 0, "inspect"},
+}
+
+// eval runs the engine's scripts, by sum (EVALSHA, NOSCRIPT until the node
+// has seen the source) or by source (EVAL, which caches it).
 func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byte {
 	if len(args) < 3 {
 		return append(out, "-ERR wrong number of arguments for '"+strings.ToLower(name)+"' command\r\n"...)
 	}
-	var which uint8
-	if name == "EVALSHA" {
-		switch string(args[1]) {
-		case ReleaseSHA:
-			which = scriptRelease
-		case ExtendSHA:
-			which = scriptExtend
+	sc := -1
+	for i := range simScripts {
+		if name == "EVALSHA" && string(args[1]) == simScripts[i].sha || name == "EVAL" && string(args[1]) == simScripts[i].src {
+			sc = i
+			break
 		}
-		if which == 0 || n.scripts&which == 0 {
+	}
+	if sc < 0 {
+		if name == "EVALSHA" {
 			return append(out, "-NOSCRIPT No matching script. Please use EVAL.\r\n"...)
 		}
-	} else {
-		switch string(args[1]) {
-		case releaseSrc:
-			which = scriptRelease
-		case extendSrc:
-			which = scriptExtend
-		default:
-			return append(out, "-ERR the model node knows only liblock's two scripts\r\n"...)
-		}
-		n.scripts |= which
+		return append(out, "-ERR the model node knows only liblock's scripts\r\n"...)
 	}
-	if string(args[2]) != "1" {
-		return append(out, "-ERR the scripts take exactly one key\r\n"...)
+	spec := &simScripts[sc]
+	if name == "EVALSHA" && n.scripts&spec.bit == 0 {
+		return append(out, "-NOSCRIPT No matching script. Please use EVAL.\r\n"...)
+	}
+	n.scripts |= spec.bit
+	// The engine must pass the keys and arguments the script reads: with
+	// another split, KEYS and ARGV would shift and the Lua would misbehave.
+	if string(args[2]) != strconv.Itoa(spec.keys) || len(args) != 3+spec.keys+spec.args {
+		n.s.violate("protocol", "node %d: %s script called with numkeys %s and %d arguments", n.idx, spec.name, args[2], len(args)-3)
+		return append(out, "-ERR Error running script: wrong keys or arguments\r\n"...)
 	}
 	rest := args[3:]
 	db := n.db(c.db)
-	switch which {
+	switch spec.bit {
 	case scriptRelease: // if GET == token then DEL and PUBLISH the release id
-		if len(rest) != 3 {
-			return append(out, "-ERR release: want key, token and release id\r\n"...)
-		}
+		c.relToks[c.relNext%4] = string(rest[1])
+		c.relNext++
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
 			delete(db, string(rest[0]))
 			n.publish(ReleasedChannel(string(rest[0])), string(rest[2]))
 			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
-	default: // if GET == token then PEXPIRE
-		if len(rest) != 3 {
-			return append(out, "-ERR extend: want key, token and ms\r\n"...)
-		}
+	case scriptExtend: // if GET == token then raise the PTTL to at least ms
 		ms, err := strconv.ParseInt(string(rest[2]), 10, 64)
 		if err != nil {
 			return append(out, "-ERR Error running script: bad ms\r\n"...)
 		}
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
-			return appendInt(out, n.pexpire(c, rest[0], ms))
+			if n.pttl(k) < ms {
+				n.pexpire(c, rest[0], ms)
+			}
+			return appendInt(out, 1)
 		}
 		return appendInt(out, 0)
+	case scriptAcquireToken:
+		// GET; our token: raise PTTL to at least ttl, 2; another's: 0;
+		// none: SET PX, 1.
+		ms, err := strconv.ParseInt(string(rest[2]), 10, 64)
+		if err != nil || ms <= 0 {
+			return append(out, "-ERR Error running script: bad ms\r\n"...)
+		}
+		k := n.lookup(db, rest[0])
+		switch {
+		case k != nil && k.val == string(rest[1]):
+			if n.pttl(k) < ms {
+				n.pexpire(c, rest[0], ms)
+			}
+			return appendInt(out, 2)
+		case k != nil:
+			return appendInt(out, 0)
+		}
+		k = &simKey{val: string(rest[1]), expireMs: n.ms() + ms}
+		n.wrote(c, k)
+		k.afterRelease = c.releasedHere(rest[1])
+		db[string(rest[0])] = k
+		return appendInt(out, 1)
+	case scriptAcquireFence:
+		// SET NX PX; then the counter (0 when there is none), else -1.
+		ms, err := strconv.ParseInt(string(rest[3]), 10, 64)
+		if err != nil || ms <= 0 {
+			return append(out, "-ERR Error running script: bad ms\r\n"...)
+		}
+		if n.lookup(db, rest[0]) != nil {
+			return appendInt(out, -1)
+		}
+		k := &simKey{val: string(rest[2]), expireMs: n.ms() + ms}
+		n.wrote(c, k)
+		k.afterRelease = c.releasedHere(rest[2])
+		db[string(rest[0])] = k
+		cur, ok := n.counter(db, rest[1])
+		if !ok {
+			return append(out, "$-1\r\n"...) // tonumber of a non-number: nil
+		}
+		return appendInt(out, cur)
+	case scriptFence:
+		// While the key holds the token: raise the counter to the fence
+		// (1), or -1 when it is already higher; 0 without the token.
+		if k := n.lookup(db, rest[0]); k == nil || k.val != string(rest[2]) {
+			return appendInt(out, 0)
+		}
+		fence, err := strconv.ParseInt(string(rest[3]), 10, 64)
+		if err != nil {
+			return append(out, "-ERR Error running script: bad fence\r\n"...)
+		}
+		cur, ok := n.counter(db, rest[1])
+		if !ok {
+			return append(out, "-ERR Error running script: attempt to compare nil with number\r\n"...)
+		}
+		if fence < cur {
+			return appendInt(out, -1)
+		}
+		if fence > cur {
+			k := &simKey{val: string(rest[3]), expireMs: -1}
+			n.wrote(c, k)
+			db[string(rest[1])] = k
+		}
+		return appendInt(out, 1)
+	default: // inspect: {GET, PTTL}; a missing key is false (nil) and -2
+		k := n.lookup(db, rest[0])
+		out = append(out, "*2\r\n"...)
+		if k == nil {
+			out = append(out, "$-1\r\n"...)
+			return appendInt(out, -2)
+		}
+		out = simAppendBulk(out, k.val)
+		return appendInt(out, n.pttl(k))
 	}
 }
+
+// releasedHere reports whether one of the last releases run on c was for
+// token (tokens are unique per attempt; a caller's token is not, and then
+// a later hand-over's legitimate set after a release may count too: those
+// keys are excused as a caller's token's anyway).
+func (c *simConn) releasedHere(token []byte) bool {
+	for _, t := range c.relToks {
+		if t == string(token) {
+			return true
+		}
+	}
+	return false
+}
+
+// pttl is PTTL of a live key: the milliseconds it has left, -1 without
+// expiry.
+func (n *simNode) pttl(k *simKey) int64 {
+	if k.expireMs < 0 {
+		return -1
+	}
+	return k.expireMs - n.ms()
+}
+
+// counter reads a fence counter as the scripts' tonumber(GET or "0") does;
+// false for a value that is no number.
+func (n *simNode) counter(db map[string]*simKey, key []byte) (int64, bool) {
+	k := n.lookup(db, key)
+	if k == nil {
+		return 0, true
+	}
+	v, err := strconv.ParseInt(k.val, 10, 64)
+	if err != nil {
+		n.s.violate("harness", "node %d: fence counter %q holds %q", n.idx, key, k.val)
+		return 0, false
+	}
+	return v, true
+}
+
+// isFenceKey reports a fence counter's key: permanent by design.
+func isFenceKey(key string) bool { return strings.HasSuffix(key, FenceKey("")) }
 
 // publish sends a message to every connection subscribed to channel.
 func (n *simNode) publish(channel, msg string) {

@@ -99,7 +99,7 @@ func TestSimBugExtendShorterTTL(t *testing.T) {
 	require.NoError(t, err)
 	writes := 0
 	for _, a := range drainActions(e) {
-		if a.Kind == ActWrite && strings.Contains(string(a.Data), ExtendSHA) {
+		if a.Kind == ActWrite && (strings.Contains(string(a.Data), ExtendSHA) || strings.Contains(string(a.Data), extendSrc)) {
 			writes++
 		}
 	}
@@ -193,6 +193,7 @@ func TestSimBugDoubleClose(t *testing.T) {
 	}
 	require.NotZero(t, conn)
 	env.now += 60 * time.Millisecond // the host reports the connection late
+	e.Tick()                         // after the engine gave up on it
 	e.Opened(conn)
 	closes := 0
 	for _, a := range drainActions(e) {

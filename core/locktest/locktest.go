@@ -23,6 +23,7 @@ import (
 // Client is what a backend offers: core.Client's Acquire and Close.
 type Client interface {
 	Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...core.AcquireOption) (Lock, error)
+	Inspect(ctx context.Context, resource string) (*core.Inspection, error)
 	Close() error
 }
 
@@ -34,6 +35,9 @@ type Lock interface {
 	Token() string
 	Validity() time.Duration
 	Lost() <-chan struct{}
+	TTL() time.Duration
+	Fence() int64
+	Reentered() bool
 }
 
 // Factory makes a Client from a configuration, as core.New does.
@@ -108,6 +112,11 @@ func Run(t *testing.T, backend Factory) {
 		{"BadInput", s.badInput},
 		{"CloseReleasesLocks", s.closeReleases},
 		{"WakeOnReleaseAcrossClients", s.wakeAcrossClients},
+		{"Inspect", s.inspect},
+		{"InspectMinorityDown", s.inspectMinorityDown},
+		{"ReenterByToken", s.reenter},
+		{"FencesIncrease", s.fencesIncrease},
+		{"FenceWithANodeFrozen", s.fenceFrozen},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
@@ -878,4 +887,215 @@ func (s *suite) wakeAcrossClients(t *testing.T) {
 	listening("0")
 	must(t, lb.Release(ctx))
 	c.AssertNoKeys(t)
+}
+
+func (s *suite) clientWith(t *testing.T, c *redistest.Cluster, owner string) Client {
+	t.Helper()
+	cl, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: NodeTimeout, Owner: owner})
+	must(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// inspect: a free resource, one held with an owner label, one held by
+// another program (no label), one without expiry; bad input.
+func (s *suite) inspect(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a := s.clientWith(t, c, "worker-7")
+	ctx := context.Background()
+	in, err := a.Inspect(ctx, "res")
+	must(t, err)
+	if in.Held || in.Validity != 0 || len(in.Nodes) != 3 {
+		t.Fatalf("free resource: %+v", in)
+	}
+	l, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
+	in, err = a.Inspect(ctx, "res")
+	must(t, err)
+	if !in.Held || in.Owner != "worker-7" || in.Validity <= 9*time.Second || in.Validity > 10*time.Second {
+		t.Fatalf("held: %+v", in)
+	}
+	for _, n := range in.Nodes {
+		if !n.Locked || !n.Holder || n.Owner != "worker-7" || n.Err != nil {
+			t.Fatalf("node %+v", n)
+		}
+	}
+	if !strings.HasPrefix(l.Token(), "worker-7/") || len(l.Token()) != len("worker-7/")+36 {
+		t.Fatalf("token %q: want worker-7/<uuid>", l.Token())
+	}
+	must(t, l.Release(ctx))
+	// Another program's plain SET NX: held, no owner.
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "res", "legacy", "NX", "PX", "60000")
+		must(t, err)
+	}
+	in, err = a.Inspect(ctx, "res")
+	must(t, err)
+	if !in.Held || in.Owner != "" || in.Validity <= 50*time.Second {
+		t.Fatalf("foreign lock: %+v", in)
+	}
+	// Without expiry.
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "res", "forever")
+		must(t, err)
+	}
+	in, err = a.Inspect(ctx, "res")
+	must(t, err)
+	if !in.Held || in.Validity != core.NoExpiry {
+		t.Fatalf("no expiry: %+v", in)
+	}
+	// A minority's value is no holder.
+	_, err = c.Nodes[0].Do("SET", "res", "other")
+	must(t, err)
+	_, err = c.Nodes[1].Do("DEL", "res")
+	must(t, err)
+	in, err = a.Inspect(ctx, "res")
+	must(t, err)
+	if in.Held || !in.Nodes[0].Locked || in.Nodes[0].Holder || in.Nodes[1].Locked {
+		t.Fatalf("split: %+v", in)
+	}
+	var ae *core.ArgumentError
+	if _, err := a.Inspect(ctx, ""); !errors.As(err, &ae) || ae.Arg != "resource" {
+		t.Fatalf("empty resource: %v", err)
+	}
+	if _, err := s.backend(t, core.Config{Nodes: c.URLs(), Owner: "a/b"}); !errors.As(err, &ae) || ae.Arg != "owner" {
+		t.Fatalf("owner with '/': %v", err)
+	}
+}
+
+// inspectMinorityDown: with one of three nodes killed the answer stands; with
+// two, it cannot tell.
+func (s *suite) inspectMinorityDown(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a := s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
+	must(t, c.Nodes[2].Kill())
+	in, err := a.Inspect(ctx, "res")
+	must(t, err)
+	if !in.Held || in.Nodes[2].Err == nil {
+		t.Fatalf("one node down: %+v", in)
+	}
+	must(t, c.Nodes[1].Kill())
+	_, err = a.Inspect(ctx, "res")
+	wantErr(t, err, core.ErrUnavailable)
+}
+
+// reenter: a token handed to another client re-enters the held lock (ttl
+// raised), an unknown token is an ordinary acquire, another's lock is not
+// taken; release frees it for every holder of the token.
+func (s *suite) reenter(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 2*time.Second)
+	must(t, err)
+	if l.Reentered() {
+		t.Fatal("a fresh lock reports a re-entry")
+	}
+	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
+	h, err := b.Acquire(ctx, "res", 20*time.Second, core.WithToken(l.Token()))
+	must(t, err)
+	if !h.Reentered() || h.Token() != l.Token() || h.Validity() <= 19*time.Second {
+		t.Fatalf("re-entry: reentered %v token %q validity %v", h.Reentered(), h.Token(), h.Validity())
+	}
+	settled(t, c, "ttl raised", func(n *redistest.Node) bool {
+		pttl, err := n.Do("PTTL", "res")
+		must(t, err)
+		return len(pttl) == 5 // 10000..19999 ms
+	})
+	// Someone else's token does not get in.
+	_, err = b.Acquire(ctx, "res", time.Second, core.WithToken("someone-elses-token-0123"), core.Wait(0))
+	wantErr(t, err, core.ErrNotAcquired)
+	must(t, h.Release(ctx))
+	c.AssertNoKeys(t)
+	wantErr(t, l.Release(ctx), core.ErrLost) // the key went with the hand-over's release
+	// An unknown token on a free resource is an ordinary acquire.
+	f, err := b.Acquire(ctx, "res", time.Second, core.WithToken("a-token-of-my-own-0001"))
+	must(t, err)
+	if f.Reentered() || f.Token() != "a-token-of-my-own-0001" {
+		t.Fatalf("fresh token: reentered %v token %q", f.Reentered(), f.Token())
+	}
+	must(t, f.Release(ctx))
+	var ae *core.ArgumentError
+	for _, bad := range []core.AcquireOption{core.WithToken("short"), core.WithToken(strings.Repeat("t", 513))} {
+		if _, err := a.Acquire(ctx, "res", time.Second, bad); !errors.As(err, &ae) || ae.Arg != "token" {
+			t.Fatalf("bad token: %v", err)
+		}
+	}
+	if _, err := a.Acquire(ctx, "res", time.Second, core.WithToken("a-token-of-my-own-0001"), core.Fence()); !errors.As(err, &ae) || ae.Arg != "fence" {
+		t.Fatalf("token with fence: %v", err)
+	}
+	c.AssertNoKeys(t)
+}
+
+// StrictlyIncreasing reports the first index where fences do not strictly
+// increase, or -1.
+func StrictlyIncreasing(fences []int64) int {
+	for i := 1; i < len(fences); i++ {
+		if fences[i] <= fences[i-1] {
+			return i
+		}
+	}
+	return -1
+}
+
+// fencesIncrease: contenders in two clients take turns; the fences, in the
+// order the critical sections ran, strictly increase. The checker is shown
+// to catch a repeat and a decrease.
+func (s *suite) fencesIncrease(t *testing.T) {
+	if StrictlyIncreasing([]int64{1, 2, 2}) != 2 || StrictlyIncreasing([]int64{3, 1}) != 1 || StrictlyIncreasing([]int64{1, 5, 9}) != -1 {
+		t.Fatal("the fence checker cannot fail")
+	}
+	c := redistest.Start(t, 3)
+	clients := []Client{s.client(t, c), s.client(t, c)}
+	var mu sync.Mutex
+	var order []int64
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				l, err := clients[w%2].Acquire(context.Background(), "res", 5*time.Second, core.Fence(), core.Wait(20*time.Second))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				order = append(order, l.Fence())
+				mu.Unlock()
+				if err := l.Release(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if i := StrictlyIncreasing(order); i >= 0 || len(order) != 30 || order[0] < 1 {
+		t.Fatalf("fences in lock order %v (at %d)", order, i)
+	}
+}
+
+// fenceFrozen: with one node of three frozen, fenced acquires still succeed
+// and increase.
+func (s *suite) fenceFrozen(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a := s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 5*time.Second, core.Fence())
+	must(t, err)
+	first := l.Fence()
+	must(t, l.Release(ctx))
+	must(t, c.Nodes[0].Freeze())
+	defer func() { _ = c.Nodes[0].Thaw() }()
+	l, err = a.Acquire(ctx, "res", 5*time.Second, core.Fence())
+	must(t, err)
+	if l.Fence() <= first {
+		t.Fatalf("fence %d after %d", l.Fence(), first)
+	}
+	must(t, l.Release(ctx))
 }

@@ -58,6 +58,9 @@ func configJSON(cfg core.Config) ([]byte, error) {
 	if cfg.DriftFactor != nil {
 		c["drift_factor"] = *cfg.DriftFactor
 	}
+	if cfg.Owner != "" {
+		c["owner"] = cfg.Owner
+	}
 	if cfg.KeyPrefix != "" {
 		c["key_prefix"] = cfg.KeyPrefix
 	}
@@ -84,6 +87,16 @@ func (e *Engine) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 		return 0, engine.ErrClosed
 	}
 	return e.a.Acquire(r)
+}
+
+func (e *Engine) Inspect(resource string) (engine.OpID, error) {
+	if e.freed {
+		if err := engine.CheckResource(resource); err != nil {
+			return 0, err
+		}
+		return 0, engine.ErrClosed
+	}
+	return e.a.Inspect(resource)
 }
 
 func (e *Engine) Extend(l engine.LockID, ttl time.Duration) (engine.OpID, error) {

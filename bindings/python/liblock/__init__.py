@@ -34,7 +34,9 @@ from ._errors import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import Any, Optional
+
+    from ._inspection import Inspection, NodeState
 
 __version__ = "0.1.0"
 ABI_VERSION = 1  # the C ABI / wasm ABI version this binding speaks (= _lib.ABI_VERSION, tested)
@@ -48,12 +50,14 @@ __all__ = [
     "ForkedProcessError",
     "InternalError",
     "InvalidArgument",
+    "Inspection",
     "InvalidHandle",
     "LibraryError",
     "Lock",
     "LockContext",
     "LockError",
     "LockLost",
+    "NodeState",
     "NotAcquired",
     "Unavailable",
     "abi_version",
@@ -61,6 +65,15 @@ __all__ = [
     "live_handles",
     "wasm_path",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Inspection and NodeState (dataclasses) come with the first use, not with `import liblock`.
+    if name in ("Inspection", "NodeState"):
+        from . import _inspection
+
+        return getattr(_inspection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def abi_version() -> int:

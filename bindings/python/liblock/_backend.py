@@ -40,6 +40,11 @@ class Backend(Protocol):
         cancels the pending acquire."""
         ...
 
+    def inspect(self, client: int, res: bytes) -> Any:
+        """Blocking inspect: the lock_inspect JSON (str), or the INSPECTED fields
+        (``_proto.read_inspected``) of an engine."""
+        ...
+
     def async_host(self) -> Any:
         """The asyncio host (``_host.Host``) of the running event loop."""
         ...
@@ -73,13 +78,3 @@ class Backend(Protocol):
         """Finalizer of a Lock: drop its on_lost registration, free (and so release) it."""
         ...
 
-
-def check_backend_name(value: Any) -> str:
-    """Validate ``Client(..., backend=...)``."""
-    from ._errors import ArgumentTypeError, InvalidArgument
-
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
-    if value not in BACKENDS:
-        raise InvalidArgument(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {value!r}")
-    return value

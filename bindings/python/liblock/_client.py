@@ -29,8 +29,11 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
     from ._backend import Backend
+    from ._inspection import Inspection
 
     Seconds = Union[int, float, datetime.timedelta]
+    # The checked arguments of an acquire: resource, ttl_ms, wait_ms, auto_extend, fence, token.
+    _Args = Tuple[bytes, int, int, bool, bool, bytes]
     OnLost = Callable[["Lock"], Any]
 
 # The library's limits (core/config.go), checked here so that every error names
@@ -44,6 +47,9 @@ _MAX_DRIFT_FACTOR = 0.1
 _MAX_RESOURCE_BYTES = 1024
 _MAX_KEY_PREFIX_BYTES = 256
 _MAX_NODES = 64
+_MAX_OWNER_BYTES = 128
+_MIN_TOKEN_BYTES = 16
+_MAX_TOKEN_BYTES = 512
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -146,6 +152,24 @@ def _bool(name: str, value: Any) -> bool:
     return value
 
 
+def _owner(value: Any) -> str:
+    """``Client(owner=...)``: a label carried in every lock's value ("owner/uuid")."""
+    _text("owner", value, _MAX_OWNER_BYTES)
+    if "/" in value:
+        raise InvalidArgument(f"owner must not contain '/' (the value is \"owner/uuid\"), got {value!r}")
+    return str(value)
+
+
+def _token(value: Any) -> bytes:
+    """``acquire(..., token=...)``: the caller's token, 16 to 512 bytes of UTF-8."""
+    b = _text("token", value)
+    if not _MIN_TOKEN_BYTES <= len(b) <= _MAX_TOKEN_BYTES:
+        raise InvalidArgument(
+            f"token must be {_MIN_TOKEN_BYTES} to {_MAX_TOKEN_BYTES} bytes of UTF-8, got {len(b)} "
+            "(pass the token of a held lock, lock.token, to re-enter it)")
+    return b
+
+
 def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
     if value is not None and not callable(value):
         raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
@@ -191,6 +215,13 @@ class Lock:
     key: str
     token: str
     auto_extend: bool
+    fence: int
+    """The fencing token (``acquire(..., fence=True)``): strictly greater than the fence of
+    every lock on the resource acquired before, as long as no node loses its data; 0 when
+    no fence was asked for."""
+    reentered: bool
+    """True when the acquire (``acquire(..., token=...)``) re-entered a lock already held
+    with that token."""
 
     def __init__(
         self,
@@ -223,6 +254,8 @@ class Lock:
         self.key = str(info.get("key", ""))
         self.token = str(info.get("token", ""))
         self.auto_extend = bool(info.get("auto_extend", False))
+        self.fence = int(info.get("fence", 0) or 0)
+        self.reentered = bool(info.get("reentered", False))
         if on_lost is not None or self.auto_extend:
             self.on_lost(on_lost)
 
@@ -450,10 +483,12 @@ class LockContext:
     """
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
-                 auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool) -> None:
+                 auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
+                 token: Optional[str] = None, fence: bool = False) -> None:
         self._client = client
         self._args = (resource, ttl)
-        self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost)
+        self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
+                                            token=token, fence=fence)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -482,15 +517,18 @@ class LockContext:
         await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _options(wait_ms: int, auto_extend: bool) -> Optional[bytes]:
-    """The acquire options JSON of the C ABI; None (NULL: one attempt) when both are off."""
-    if wait_ms == 0 and not auto_extend:
+def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"") -> Optional[bytes]:
+    """The acquire options JSON of the C ABI; None (NULL: one attempt) when all are off."""
+    if wait_ms == 0 and not auto_extend and not fence and not token:
         return None
-    return b'{"wait_ms":%d,"auto_extend":%s}' % (wait_ms, b"true" if auto_extend else b"false")
+    out = b'{"wait_ms":%d,"auto_extend":%s' % (wait_ms, b"true" if auto_extend else b"false")
+    if fence:
+        out += b',"fence":true'
+    if token:
+        import json
 
-
-def _one_attempt(auto_extend: bool) -> Optional[bytes]:
-    return _options(0, auto_extend)
+        out += b',"token":' + json.dumps(token.decode("utf-8")).encode("ascii")
+    return out + b"}"
 
 
 def _check_backend_name(value: Any) -> str:
@@ -511,6 +549,8 @@ class Client:
     millisecond value: pass a ``datetime.timedelta`` for such a timeout).
     ``drift_factor``: clock drift allowance, 0 to 0.1 (default 0.01).
     ``key_prefix``: prepended to every resource to form the Redis key (at most 256 bytes).
+    ``owner``: a label carried in the value of every lock this client takes (the value is
+    then ``owner/uuid``), which :meth:`inspect` reports to anyone; at most 128 bytes, no ``/``.
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
     (liblock.wasm under wasmtime; see the README).
 
@@ -526,6 +566,7 @@ class Client:
         node_timeout: Optional[Seconds] = None,
         drift_factor: Optional[float] = None,
         key_prefix: Optional[str] = None,
+        owner: Optional[str] = None,
         backend: str = "native",
     ) -> None:
         import json
@@ -559,6 +600,9 @@ class Client:
         if key_prefix is not None:
             _text("key_prefix", key_prefix, _MAX_KEY_PREFIX_BYTES)
             config["key_prefix"] = key_prefix
+        if owner is not None:
+            config["owner"] = _owner(owner)
+        self._owner = owner or ""
         self._backend: Backend = _make_backend(backend)
         self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"))
         from . import _lib
@@ -580,6 +624,11 @@ class Client:
     def node_timeout(self) -> float:
         """Seconds any single node request may take (what the client was made with)."""
         return self._node_timeout_ms / 1000
+
+    @property
+    def owner(self) -> str:
+        """The owner label this client puts in its locks' values ("" for none)."""
+        return self._owner
 
     @property
     def closed(self) -> bool:
@@ -611,15 +660,21 @@ class Client:
     # ------------------------------------------------------------ acquire
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any) -> Tuple[bytes, int, int, Optional[bytes]]:
-        """(resource, ttl_ms, wait_ms, options JSON or None for the library's defaults)."""
+                      on_lost: Any, token: Any, fence: Any) -> _Args:
+        """Every argument checked (errors name the caller's parameter), nothing sent."""
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
         ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
         wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, 0, _MAX_WAIT_MS)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
+        _bool("fence", fence)
+        tok = b"" if token is None else _token(token)
+        if fence and tok:
+            raise InvalidArgument(
+                "fence=True cannot be combined with token=...: only an acquire with a random "
+                "token is fenced (ask for the fence when the lock is first taken)")
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
-        return res, ttl_ms, wait_ms, _options(wait_ms, auto_extend)
+        return res, ttl_ms, wait_ms, auto_extend, fence, tok
 
     def acquire(
         self,
@@ -629,6 +684,8 @@ class Client:
         wait: Optional[Seconds] = DEFAULT_WAIT,
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
+        token: Optional[str] = None,
+        fence: bool = False,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -644,10 +701,24 @@ class Client:
         :class:`Unavailable` when no quorum of nodes answered. With
         ``auto_extend=True`` the library keeps extending the lock until it is
         released; ``on_lost(lock)`` is called if that fails.
+
+        ``token``: acquire with this token (16 to 512 bytes) instead of a random one. If it
+        already holds the resource on a quorum — a lock handed over by another process
+        (``lock.token``), a process re-attaching after a restart — the acquire re-enters
+        that lock (``lock.reentered``) and its ttl becomes at least ``ttl``; otherwise it
+        is an ordinary acquire with that token. Releasing any holder of the token deletes
+        the key for all of them (a re-entry is not counted).
+
+        ``fence=True``: the lock gets a fencing token, ``lock.fence``, strictly greater than
+        the fence of every lock on the resource acquired before it (as long as no node loses
+        its data): hand it to the storage you protect and have it refuse a lower one. Costs
+        a second round trip. Not with ``token``.
         """
         import threading
 
-        res, ttl_ms, wait_ms, opts = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
+            resource, ttl, wait, auto_extend, on_lost, token, fence)
+        opts = _options(wait_ms, auto_extend, fence, tok)
         backend = self._backend
         # (the wasm backend's acquire always waits in Python: interruptible at no cost)
         if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
@@ -659,12 +730,12 @@ class Client:
 
         start = time.monotonic()
         try:
-            got = backend.acquire(self._handle, res, ttl_ms, _one_attempt(auto_extend), False)
+            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok), False)
         except (NotAcquired, Unavailable):
             left = wait_ms - int((time.monotonic() - start) * 1000)
             if left <= 0:
                 raise
-            got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend), True)
+            got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok), True)
         return self._lock(got, on_lost)
 
     def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
@@ -680,6 +751,8 @@ class Client:
         wait: Optional[Seconds] = DEFAULT_WAIT,
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
+        token: Optional[str] = None,
+        fence: bool = False,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -687,9 +760,10 @@ class Client:
         Cancelling the awaiting task cancels the pending acquire in the library:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
-        res, ttl_ms, wait_ms, _ = self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
+        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
+            resource, ttl, wait, auto_extend, on_lost, token, fence)
         host = self._backend.async_host()
-        lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend)
+        lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
         from ._host import HostOps
         return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
                     info=host.info(lock))
@@ -703,14 +777,43 @@ class Client:
         auto_extend: bool = False,
         on_lost: Optional[OnLost] = None,
         raise_on_lost: bool = True,
+        token: Optional[str] = None,
+        fence: bool = False,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
         Arguments are checked here (as by :meth:`acquire`: ``wait`` defaults to 10 s,
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
-        self._acquire_args(resource, ttl, wait, auto_extend, on_lost)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost)
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
+
+    # ------------------------------------------------------------ inspect
+
+    def inspect(self, resource: str) -> Inspection:
+        """Whether a quorum holds ``resource``, how long it certainly stays held, and the
+        holder's owner label, with each node's answer — without taking it.
+
+        One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
+        many nodes failed to tell.
+        """
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
+        from . import _inspection
+
+        got = self._backend.inspect(self._handle, res)
+        if isinstance(got, tuple):  # an engine's INSPECTED fields (wasm)
+            return _inspection.from_engine(*got)
+        import json
+
+        return _inspection.from_json(json.loads(got))
+
+    async def inspect_async(self, resource: str) -> Inspection:
+        """Like :meth:`inspect`, on the event loop with no thread."""
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
+        host = self._backend.async_host()
+        from . import _inspection
+
+        return _inspection.from_engine(*await host.inspect(res))
 
 
 def _make_backend(name: str) -> Backend:

@@ -28,8 +28,9 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Set, Tu
 from . import _proto as P
 from ._errors import CANCELED, INTERNAL, INVALID_ARGUMENT, LOST, OK, InternalError, InvalidHandle, LockError, error_for
 
-# done(error or None, lock handle (acquire) or 0)
-Done = Callable[[Optional[LockError], int], None]
+# done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
+# INSPECTED fields (held, validity_ms, owner, nodes) of _proto.read_inspected
+Done = Callable[[Optional[LockError], Any], None]
 
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
@@ -115,7 +116,10 @@ class Host:
         self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
         self._timer: Optional[asyncio.TimerHandle] = None
         self._starting: Optional[Done] = None  # the completion of the request being stepped
-        self._done: Deque[Tuple[Done, Optional[LockError], int]] = collections.deque()
+        self._done: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
+        # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
+        # (the FENCE action before their DONE); dropped when the lock is released or dropped
+        self.fences: Dict[int, Tuple[int, bool]] = {}
         self._draining = False
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
@@ -215,6 +219,16 @@ class Host:
             elif kind == P.ACT_INFO:
                 info, at = P.read_info(buf, at)
                 reply = (kind,) + info
+            elif kind == P.ACT_FENCE:
+                lock, fence, reentered = unpack("<QqB", buf, at)
+                at += 17
+                self.fences[lock] = (fence, bool(reentered))
+            elif kind == P.ACT_INSPECTED:
+                (op,) = unpack("<Q", buf, at)
+                inspected, at = P.read_inspected(buf, at + 8)
+                fn = self._ops.pop(op, None)
+                if fn is not None:
+                    self._done.append((fn, None, inspected))
             elif kind == P.ACT_CLOSED:
                 self._finish_close()
             else:
@@ -317,10 +331,16 @@ class Host:
             raise exception(reply[1])
         raise InternalError(f"liblock: the engine answered a request with {reply!r}")
 
-    def start_acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool, done: Done) -> int:
+    def start_acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool, done: Done,
+                      fence: bool = False, token: bytes = b"") -> int:
         """Start an acquire; its op handle. Raises when refused at once."""
         engine = self._check()
-        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend), done)
+        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token), done)
+
+    def start_inspect(self, res: bytes, done: Done) -> int:
+        """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
+        engine = self._check()
+        return self._request(P.inspect(engine.inbuf, res), done)
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check()
@@ -328,6 +348,7 @@ class Host:
 
     def start_release(self, lock: int, done: Done) -> int:
         engine = self._check()
+        self.fences.pop(lock, None)  # the Lock object read it when it was made
         return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done)
 
     def cancel(self, op: int) -> None:
@@ -345,9 +366,11 @@ class Host:
                 raise exception(reply[1])
             raise InternalError(f"liblock: the engine answered LOCK_INFO with {reply!r}")
         _, resource, key, token, ttl_ms, validity_ms, flags, err = reply
+        fence, reentered = self.fences.get(lock, (0, False))
         return {"resource": resource, "key": key, "token": token, "ttl_ms": ttl_ms,
                 "validity_ms": validity_ms, "auto_extend": bool(flags & P.INFO_AUTO_EXTEND),
-                "released": bool(flags & P.INFO_RELEASED), "lost": err is not None}
+                "released": bool(flags & P.INFO_RELEASED), "lost": err is not None,
+                "fence": fence, "reentered": reentered}
 
     def _orphan(self, err: Optional[LockError], lock: int) -> None:
         """A lock nobody will own (its acquire was abandoned): release it."""
@@ -360,6 +383,7 @@ class Host:
     def drop(self, lock: int, release: bool) -> None:
         """A Lock object was freed: release it if still held, else forget it. Loop thread."""
         self.lost_keys.pop(lock, None)
+        self.fences.pop(lock, None)
         if self.engine is None or self.closing:
             return
         if release:
@@ -372,7 +396,8 @@ class Host:
 
     # ------------------------------------------------------------ asyncio forms
 
-    async def acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool) -> int:
+    async def acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
+                      fence: bool = False, token: bytes = b"") -> int:
         fut: "asyncio.Future[int]" = self.loop.create_future()
 
         def done(err: Optional[LockError], lock: int) -> None:
@@ -384,11 +409,31 @@ class Host:
             else:
                 fut.set_result(lock)
 
-        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done)
+        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
         try:
             return await fut
         except asyncio.CancelledError:
             self.cancel(op)
+            raise
+
+    async def inspect(self, res: bytes) -> Any:
+        """The INSPECTED fields of an inspection of ``res`` (see ``_proto.read_inspected``).
+        A cancelled waiter lets the inspection finish unheard (it holds nothing)."""
+        fut: "asyncio.Future[Any]" = self.loop.create_future()
+
+        def done(err: Optional[LockError], result: Any) -> None:
+            if fut.done():
+                return
+            if err is not None:
+                fut.set_exception(err)
+            else:
+                fut.set_result(result)
+
+        op = self.start_inspect(res, done)
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self._ops.pop(op, None)
             raise
 
     # ------------------------------------------------------------ closing
@@ -423,6 +468,7 @@ class Host:
             self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
         self._ops.clear()
         self.lost_keys.clear()
+        self.fences.clear()
         while self._done:
             fn, err, lock = self._done.popleft()
             try:
@@ -521,23 +567,23 @@ def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
-def run_op(host: Host, start: Callable[[Done], Any]) -> int:
+def run_op(host: Host, start: Callable[[Done], Any]) -> Any:
     """Start an operation on the host's loop (start(done)) and block until it is done;
-    its lock handle. Not on the loop's own thread."""
+    its result (a lock handle, an inspection's fields). Not on the loop's own thread."""
     _blocking_here(host)
     if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
-        fut: "asyncio.Future[int]" = host.loop.create_future()
+        fut: "asyncio.Future[Any]" = host.loop.create_future()
 
-        def settle(err: Optional[LockError], lock: int) -> None:
+        def settle(err: Optional[LockError], lock: Any) -> None:
             if not fut.done():
                 fut.set_exception(err) if err is not None else fut.set_result(lock)
         start(settle)
         return host.loop.run_until_complete(fut)
-    box: List[Tuple[Optional[BaseException], int]] = []
+    box: List[Tuple[Optional[BaseException], Any]] = []
     gate = threading.Lock()
     gate.acquire()
 
-    def done(err: Optional[LockError], lock: int) -> None:
+    def done(err: Optional[LockError], lock: Any) -> None:
         box.append((err, lock))
         gate.release()
 
@@ -556,7 +602,8 @@ def run_op(host: Host, start: Callable[[Done], Any]) -> int:
 
 
 def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
-                     auto_extend: bool) -> Tuple[int, Dict[str, Any]]:
+                     auto_extend: bool, fence: bool = False,
+                     token: bytes = b"") -> Tuple[int, Dict[str, Any]]:
     """A synchronous acquire through a host running in another thread; (lock, info).
     The wait is interruptible: an exception (Ctrl-C) cancels the acquire, and a lock
     that was granted meanwhile is released."""
@@ -582,7 +629,7 @@ def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
 
     def begin() -> None:
         try:
-            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done)
+            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box.append((e, 0, None))
             gate.release()

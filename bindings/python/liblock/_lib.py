@@ -111,6 +111,26 @@ def _declare(dll: ctypes.CDLL) -> None:
         fn.argtypes = argtypes
 
 
+_inspect_fn: Any = None
+
+
+def inspect_function() -> Any:
+    """lock_inspect (C ABI 1, added with inspect/re-entry/fencing): looked up on first
+    use, so that a liblock.so without it still serves everything else."""
+    global _inspect_fn
+    if _inspect_fn is None:
+        dll = lib()
+        try:
+            fn = dll.lock_inspect
+        except AttributeError:
+            raise LibraryError(f"{_lib_path}: missing symbol lock_inspect (an older liblock.so); "
+                               "rebuild it with `make build`") from None
+        fn.restype = c_int32
+        fn.argtypes = [c_uint64, c_char_p, POINTER(c_void_p), POINTER(c_void_p)]
+        _inspect_fn = fn
+    return _inspect_fn
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library; loads it on first use. Raises in a forked child."""
     global _lib, _lib_path, _loaded_in_pid

@@ -146,6 +146,16 @@ class NativeBackend:
         _lib.check(status, err)
         return text
 
+    def inspect(self, client: int, res: bytes) -> Optional[str]:
+        """lock_inspect: the inspection as JSON."""
+        fn = _lib.inspect_function()
+        out = c_void_p()
+        err = c_void_p()
+        status = fn(client, res, byref(out), byref(err))
+        text = _lib.take_string(out)
+        _lib.check(status, err)
+        return text
+
     def release_then_free(self, lock: int) -> None:
         dll = _lib.lib()
         key = _lib.register(lambda status, h, msg: _free_raw(lock))

@@ -24,6 +24,7 @@ EV_RECEIVED = 8
 EV_CONN_FAILED = 9
 EV_TICK = 10
 EV_LOCK_INFO = 11
+EV_INSPECT = 12
 
 # Actions
 ACT_OPEN = 1
@@ -37,11 +38,18 @@ ACT_STARTED = 8
 ACT_REJECTED = 9
 ACT_CANCELED = 10
 ACT_INFO = 11
+ACT_INSPECTED = 12  # the outcome of a successful INSPECT, in place of its DONE
+ACT_FENCE = 13      # just before the DONE of an acquire that asked for a fence or gave a token
 
 OPEN_TLS = 1
 OPEN_SKIP_VERIFY = 2
 INFO_AUTO_EXTEND = 1
 INFO_RELEASED = 2
+ACQUIRE_AUTO_EXTEND = 1
+ACQUIRE_FENCE = 2
+ACQUIRE_TOKEN = 4  # then `str token` follows the flags
+NODE_LOCKED = 1
+NODE_HOLDER = 2
 
 # Headers of the fixed-size parts (kind included for events).
 _B = struct.Struct("<B")
@@ -55,6 +63,8 @@ _Q = struct.Struct("<Q")
 _QQ = struct.Struct("<QQ")
 _q = struct.Struct("<q")
 _H = struct.Struct("<H")
+_QqB = struct.Struct("<QqB")
+_Bq = struct.Struct("<Bq")
 
 # An error: (status, message, a, b, [(node, addr, cause), ...]); status 0 = none.
 Error = Tuple[int, str, str, str, List[Tuple[int, str, str]]]
@@ -66,12 +76,29 @@ class ProtocolError(Exception):
 
 # ---------------------------------------------------------------- events
 
-def acquire(buf: Any, resource: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool) -> int:
+def acquire(buf: Any, resource: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
+            fence: bool = False, token: bytes = b"") -> int:
     n = len(resource)
     _BI.pack_into(buf, 0, EV_ACQUIRE, n)
     buf[5:5 + n] = resource
-    _qqB.pack_into(buf, 5 + n, ttl_ms, wait_ms, 1 if auto_extend else 0)
-    return 5 + n + 17
+    flags = (ACQUIRE_AUTO_EXTEND if auto_extend else 0) | (ACQUIRE_FENCE if fence else 0)
+    if token:
+        flags |= ACQUIRE_TOKEN
+    _qqB.pack_into(buf, 5 + n, ttl_ms, wait_ms, flags)
+    at = 5 + n + 17
+    if token:
+        m = len(token)
+        _I.pack_into(buf, at, m)
+        buf[at + 4:at + 4 + m] = token
+        at += 4 + m
+    return at
+
+
+def inspect(buf: Any, resource: bytes) -> int:
+    n = len(resource)
+    _BI.pack_into(buf, 0, EV_INSPECT, n)
+    buf[5:5 + n] = resource
+    return 5 + n
 
 
 def extend(buf: Any, lock: int, ttl_ms: int) -> int:
@@ -207,6 +234,14 @@ def decode(buf: Any) -> List[Tuple[Any, ...]]:
         elif kind == ACT_INFO:
             info, at = read_info(buf, at)
             out.append((kind,) + info)
+        elif kind == ACT_FENCE:
+            lock, fence, reentered = _QqB.unpack_from(buf, at)
+            at += 17
+            out.append((kind, lock, fence, reentered))
+        elif kind == ACT_INSPECTED:
+            (op,) = _Q.unpack_from(buf, at)
+            inspected, at = read_inspected(buf, at + 8)
+            out.append((kind, op) + inspected)
         else:
             raise ProtocolError(f"unknown action kind {kind} at byte {at - 1}")
     return out
@@ -219,6 +254,28 @@ def read_info(buf: Any, at: int) -> Tuple[Tuple[str, str, str, int, int, int, Op
     ttl_ms, validity_ms, flags = _qqB.unpack_from(buf, at)
     err, at = read_error(buf, at + 17)
     return (resource, key, token, ttl_ms, validity_ms, flags, err), at
+
+
+# An INSPECTED's node: (node, addr, flags (NODE_LOCKED, NODE_HOLDER), owner, ttl_ms or -1, cause).
+NodeTuple = Tuple[int, str, int, str, int, str]
+
+
+def read_inspected(buf: Any, at: int) -> Tuple[Tuple[int, int, str, List[NodeTuple]], int]:
+    """An INSPECTED after its op: (held, validity_ms (-1: no expiry), owner, nodes)."""
+    held, validity_ms = _Bq.unpack_from(buf, at)
+    owner, at = read_str(buf, at + 9)
+    (n,) = _H.unpack_from(buf, at)
+    at += 2
+    nodes: List[NodeTuple] = []
+    for _ in range(n):
+        (node,) = _H.unpack_from(buf, at)
+        addr, at = read_str(buf, at + 2)
+        flags = buf[at]
+        node_owner, at = read_str(buf, at + 1)
+        (ttl_ms,) = _q.unpack_from(buf, at)
+        cause, at = read_str(buf, at + 8)
+        nodes.append((node, addr, flags, node_owner, ttl_ms, cause))
+    return (held, validity_ms, owner, nodes), at
 
 
 # ------------------------------------------------------- encoders of actions
@@ -236,4 +293,13 @@ def enc_error(err: Optional[Error]) -> bytes:
     out += _H.pack(len(nodes))
     for node, addr, cause in nodes:
         out += _H.pack(node) + _s(addr.encode()) + _s(cause.encode())
+    return out
+
+
+def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes: List[NodeTuple]) -> bytes:
+    out = bytes([ACT_INSPECTED]) + _Q.pack(op) + _Bq.pack(1 if held else 0, validity_ms)
+    out += _s(owner.encode()) + _H.pack(len(nodes))
+    for node, addr, flags, node_owner, ttl_ms, cause in nodes:
+        out += _H.pack(node) + _s(addr.encode()) + bytes([flags]) + _s(node_owner.encode())
+        out += _q.pack(ttl_ms) + _s(cause.encode())
     return out

@@ -100,7 +100,13 @@ class WasmBackend(_host.HostOps):
                 interruptible: bool) -> Tuple[int, Dict[str, Any]]:
         o: Dict[str, Any] = json.loads(opts) if opts else {}
         return _host.acquire_blocking(self.host, res, ttl_ms, int(o.get("wait_ms", 0)),
-                                      bool(o.get("auto_extend", False)))
+                                      bool(o.get("auto_extend", False)), bool(o.get("fence", False)),
+                                      str(o.get("token", "")).encode("utf-8"))
+
+    def inspect(self, client: int, res: bytes) -> Any:
+        """The INSPECTED fields (``_proto.read_inspected``), through the sync host."""
+        host = self.host
+        return _host.run_op(host, lambda done: host.start_inspect(res, done))
 
     def free_lock(self, lock: int, lost_key: List[int]) -> None:
         if self._closed or os.getpid() != self._pid or self._thread is None:

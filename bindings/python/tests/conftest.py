@@ -58,6 +58,29 @@ def wait_until(pred: Callable[[], Any], timeout: float = 10.0, interval: float =
         time.sleep(interval)
 
 
+async def settled(pred: Callable[[], Any], what: str = "condition", timeout: float = 10.0,
+                  interval: float = 0.01) -> Any:
+    """wait_until inside a coroutine: between polls it yields to the event loop, whose
+    liblock host must go on working (an async operation returns once a quorum has
+    answered; the last node's write goes out when its connection opens, on this loop).
+    A blocking wait_until there would stall exactly what it waits for."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(interval)
+
+
+async def no_keys_left(cluster: "Cluster") -> None:
+    """no_keys inside a coroutine (see settled)."""
+    await settled(lambda: cluster.all_keys() == [], what="no key on any node")
+
+
 def no_keys(cluster: "Cluster") -> None:
     """Wait until no node holds a key: an operation returns once a quorum has answered,
     so the last nodes' commands may still be on their way (settled, with a deadline)."""

@@ -10,18 +10,18 @@ from typing import List
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, wait_until
+from conftest import BACKEND, Cluster, no_keys, no_keys_left, settled, wait_until
 
 
 def test_async_with_and_methods(c3: Cluster, client3) -> None:
     async def main() -> None:
         async with client3.lock("a", ttl=10, wait=1) as lock:
             assert isinstance(lock, liblock.Lock)
-            wait_until(lambda: c3.all_keys() == ["a"] * 3, what="the key on every node")
+            await settled(lambda: c3.all_keys() == ["a"] * 3, what="the key on every node")
             await lock.extend_async(20)
             assert lock.validity > 10
         assert lock.released
-        wait_until(lambda: c3.all_keys() == [], what="the key gone from every node")
+        await settled(lambda: c3.all_keys() == [], what="the key gone from every node")
         lock = await client3.acquire_async("b", ttl=5)
         async with lock:
             pass
@@ -53,7 +53,7 @@ def test_async_errors(c3: Cluster, client3) -> None:
         with pytest.raises(liblock.LockLost):
             async with client3.lock("gone", ttl=0.5):
                 await asyncio.sleep(0)
-                wait_until(lambda: "gone" not in c3.all_keys(), what="expiry")
+                await settled(lambda: "gone" not in c3.all_keys(), what="expiry")
 
     asyncio.run(main())
 
@@ -108,7 +108,7 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
             t.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
         assert all(isinstance(r, asyncio.CancelledError) for r in results)
-        wait_until(lambda: c3.all_keys() == ["hot"] * 3, what="the key on every node")
+        await settled(lambda: c3.all_keys() == ["hot"] * 3, what="the key on every node")
         assert [c3.do(i, "GET", "hot") for i in range(3)] == [holder.token] * 3
         await holder.release_async()
 
@@ -125,7 +125,7 @@ def test_wait_for_timeout_cancels_acquire(c3: Cluster, client3) -> None:
         await holder.release_async()
         # the canceled acquire does not take the lock later
         await asyncio.sleep(0.3)
-        no_keys(c3)
+        await no_keys_left(c3)
 
     asyncio.run(main())
 

@@ -22,4 +22,5 @@ def test_demo_script(tmp_path) -> None:
     assert "final balance 100" in out
     assert "the report ran 1 time(s) out of 5 starts" in out
     assert "on_lost was called 0 time(s)" in out
+    assert "stale fence refused: fence 1 < 2" in out and "reentered=True" in out
     assert "50/50 rounds with node 0 dead" in out and "Unavailable" in out

@@ -103,3 +103,54 @@ def test_codec_against_the_engine() -> None:
         assert P.decode(eng.step(0)) == []
     finally:
         eng.free()
+
+
+def test_issue13_events_byte_for_byte() -> None:
+    """ACQUIRE's flags bit 1 (fence) and bit 2 (then `str token` follows the flags); INSPECT."""
+    head = b"\x01" + _str(b"r") + struct.pack("<q", 5000) + struct.pack("<q", 0)
+    assert _event(P.acquire, b"r", 5000, 0, False, True) == head + b"\x02"
+    assert _event(P.acquire, b"r", 5000, 0, True, True) == head + b"\x03"
+    tok = b"a-token-of-my-own-0001"
+    assert _event(P.acquire, b"r", 5000, 0, False, False, tok) == head + b"\x04" + _str(tok)
+    assert _event(P.acquire, b"r", 5000, 0, True, False, tok) == head + b"\x05" + _str(tok)
+    assert _event(P.inspect, b"orders:42") == b"\x0c" + _str(b"orders:42")
+
+
+def test_issue13_actions_decoded() -> None:
+    nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
+             (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
+    raw = (b"\x0d" + struct.pack("<QqB", 4, 17, 1)
+           + P.enc_inspected(9, True, 9895, "worker-7", nodes)
+           + P.enc_inspected(10, False, -1, "", []))
+    assert P.decode(memoryview(raw)) == [
+        (P.ACT_FENCE, 4, 17, 1),
+        (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes),
+        (P.ACT_INSPECTED, 10, 0, -1, "", []),
+    ]
+    from liblock import _inspection
+
+    got = _inspection.from_engine(1, -1, "w", nodes)
+    assert got.held and got.validity is None and got.owner == "w"
+    assert [(n.locked, n.holder, n.ttl, n.error) for n in got.nodes] == [
+        (True, True, 9.998, None), (True, False, None, None), (False, False, None, "dial tcp: connection refused")]
+
+
+def test_issue13_codec_against_the_engine() -> None:
+    """The engine's own checks of the new fields (answered at once, nothing sent)."""
+    eng = _engine()
+    try:
+        for ev, arg in (((b"r", 1000, 0, False, False, b"short"), "token"),
+                        ((b"r", 1000, 0, False, True, b"a-token-of-my-own-0001"), "fence")):
+            out = P.decode(eng.step(P.acquire(eng.inbuf, *ev)))
+            assert [a[0] for a in out] == [P.ACT_REJECTED] and out[0][1][0] == 3 and out[0][1][2] == arg, out
+        out = P.decode(eng.step(P.inspect(eng.inbuf, b"")))
+        assert [a[0] for a in out] == [P.ACT_REJECTED] and out[0][1][2] == "resource", out
+        out = P.decode(eng.step(P.inspect(eng.inbuf, b"r")))
+        assert out[0][0] == P.ACT_STARTED and [a[0] for a in out].count(P.ACT_OPEN) == 3, out
+        out = P.decode(eng.step(P.acquire(eng.inbuf, b"r", 1000, 0, False, False, b"a-token-of-my-own-0001")))
+        assert out[0][0] == P.ACT_STARTED, out
+        eng.step(P.simple(eng.inbuf, P.EV_CLOSE))
+        while len(eng.step(0)):
+            pass
+    finally:
+        eng.free()

@@ -42,6 +42,9 @@ type Adapter struct {
 	acc    []byte   // every byte of actions of the current input call
 	acts   []Action // decoded from acc
 	rd     int      // acts[rd:] are still to be returned by Next
+	// fences holds the FENCE answers (fence, re-entered) by lock; INFO
+	// does not carry them.
+	fences map[engine.LockID]engine.LockInfo
 }
 
 // NewAdapter returns an Adapter over s, an engine of nodes nodes.
@@ -91,6 +94,19 @@ func (a *Adapter) input(ev Event) Action {
 	}
 	a.acts = acts
 	for i := start; i < len(a.acts); i++ {
+		switch act := &a.acts[i]; act.Kind {
+		case ActInspected:
+			act.Kind = engine.ActDone // with its Inspection
+		case ActFence:
+			if a.fences == nil {
+				a.fences = map[engine.LockID]engine.LockInfo{}
+			}
+			a.fences[act.Lock] = act.Info
+			a.acts = append(a.acts[:i], a.acts[i+1:]...)
+			i--
+		}
+	}
+	for i := start; i < len(a.acts); i++ {
 		switch k := a.acts[i].Kind; k {
 		case ActStarted, ActRejected, ActCanceled, ActInfo:
 			ans := a.acts[i]
@@ -115,7 +131,15 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
 	}
-	return started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend}))
+	return started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token}))
+}
+
+// Inspect starts an inspection (engine.Engine.Inspect).
+func (a *Adapter) Inspect(resource string) (engine.OpID, error) {
+	if err := engine.CheckResource(resource); err != nil {
+		return 0, err
+	}
+	return started(a.input(Event{Kind: EvInspect, Resource: resource}))
 }
 
 // Extend starts an extension (engine.Engine.Extend).
@@ -146,7 +170,14 @@ func (a *Adapter) Forget(l engine.LockID) { a.input(Event{Kind: EvForget, Lock: 
 // milliseconds.
 func (a *Adapter) Lock(l engine.LockID) (engine.LockInfo, bool) {
 	ans := a.input(Event{Kind: EvLockInfo, Lock: uint64(l)})
-	return ans.Info, ans.Kind == ActInfo
+	if ans.Kind != ActInfo {
+		delete(a.fences, l)
+		return engine.LockInfo{}, false
+	}
+	if f, ok := a.fences[l]; ok {
+		ans.Info.Fence, ans.Info.Reentered = f.Fence, f.Reentered
+	}
+	return ans.Info, true
 }
 
 // Close starts the engine's orderly end (engine.Engine.Close).

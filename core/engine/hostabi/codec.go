@@ -29,6 +29,7 @@ const (
 	EvConnFailed EventKind = 9
 	EvTick       EventKind = 10
 	EvLockInfo   EventKind = 11
+	EvInspect    EventKind = 12
 )
 
 // The actions beyond the engine's own (engine.ActOpen … engine.ActClosed):
@@ -38,6 +39,12 @@ const (
 	ActRejected engine.ActionKind = 9
 	ActCanceled engine.ActionKind = 10
 	ActInfo     engine.ActionKind = 11
+	// ActInspected is the outcome of a successful INSPECT, in place of
+	// its DONE.
+	ActInspected engine.ActionKind = 12
+	// ActFence comes just before the DONE of an acquire that asked for a
+	// fence or gave a token: the lock's fence and whether it re-entered.
+	ActFence engine.ActionKind = 13
 )
 
 // Event is one event, decoded or to be encoded. Only the fields of its Kind
@@ -48,6 +55,8 @@ type Event struct {
 	TTLms      int64  // EvAcquire, EvExtend
 	WaitMS     int64  // EvAcquire
 	AutoExtend bool   // EvAcquire
+	Fence      bool   // EvAcquire
+	Token      string // EvAcquire: the caller's token ("": random)
 	Lock       uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
 	Op         uint64 // EvCancel
 	Conn       uint32 // EvOpened, EvReceived, EvConnFailed
@@ -60,7 +69,7 @@ type Event struct {
 type Action struct {
 	engine.Action
 	WasPending bool            // ActCanceled
-	Info       engine.LockInfo // ActInfo
+	Info       engine.LockInfo // ActInfo; ActFence: Fence and Reentered
 }
 
 // Limits of the encoding.
@@ -87,7 +96,19 @@ func AppendEvent(b []byte, ev Event) []byte {
 		b = appendStr(b, ev.Resource)
 		b = appendU64(b, uint64(ev.TTLms))
 		b = appendU64(b, uint64(ev.WaitMS))
-		b = append(b, boolByte(ev.AutoExtend))
+		flags := boolByte(ev.AutoExtend)
+		if ev.Fence {
+			flags |= 2
+		}
+		if ev.Token != "" {
+			flags |= 4
+		}
+		b = append(b, flags)
+		if ev.Token != "" {
+			b = appendStr(b, ev.Token)
+		}
+	case EvInspect:
+		b = appendStr(b, ev.Resource)
 	case EvExtend:
 		b = appendU64(b, ev.Lock)
 		b = appendU64(b, uint64(ev.TTLms))
@@ -126,10 +147,18 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.TTLms = int64(r.u64())
 		ev.WaitMS = int64(r.u64())
 		flags := r.u8()
-		if flags&^1 != 0 && r.err == nil {
+		if flags&^7 != 0 && r.err == nil {
 			return Event{}, errors.New("ACQUIRE: unknown flags " + strconv.Itoa(int(flags)))
 		}
-		ev.AutoExtend = flags&1 != 0
+		ev.AutoExtend, ev.Fence = flags&1 != 0, flags&2 != 0
+		if flags&4 != 0 {
+			ev.Token = r.str()
+			if ev.Token == "" && r.err == nil {
+				return Event{}, errors.New("ACQUIRE: an empty token with the token flag")
+			}
+		}
+	case EvInspect:
+		ev.Resource = r.str()
 	case EvExtend:
 		ev.Lock = r.u64()
 		ev.TTLms = int64(r.u64())
@@ -220,6 +249,38 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = appendError(b, a.Err)
 	case ActCanceled:
 		b = append(b, byte(a.Kind), boolByte(a.WasPending))
+	case ActFence:
+		b = append(b, byte(a.Kind))
+		b = appendU64(b, uint64(a.Lock))
+		b = appendU64(b, uint64(a.Info.Fence))
+		b = append(b, boolByte(a.Info.Reentered))
+	case ActInspected:
+		in := a.Inspection
+		b = append(b, byte(a.Kind))
+		b = appendU64(b, uint64(a.Op))
+		b = append(b, boolByte(in.Held))
+		b = appendU64(b, uint64(millisOrNone(in.Validity)))
+		b = appendStr(b, cut(in.Owner, maxErrField))
+		b = append(b, byte(len(in.Nodes)), byte(len(in.Nodes)>>8))
+		for _, n := range in.Nodes {
+			b = append(b, byte(n.Node), byte(n.Node>>8))
+			b = appendStr(b, cut(n.Addr, maxNodeAddr))
+			var flags byte
+			if n.Locked {
+				flags |= 1
+			}
+			if n.Holder {
+				flags |= 2
+			}
+			b = append(b, flags)
+			b = appendStr(b, cut(n.Owner, maxNodeAddr))
+			b = appendU64(b, uint64(millisOrNone(n.TTL)))
+			cause := ""
+			if n.Err != nil {
+				cause = cut(n.Err.Error(), maxNodeCause)
+			}
+			b = appendStr(b, cause)
+		}
 	case ActInfo:
 		in := &a.Info
 		b = append(b, byte(a.Kind))
@@ -244,6 +305,21 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		return b[:start], false
 	}
 	return b, true
+}
+
+// millisOrNone is d in milliseconds, or -1 for engine.NoExpiry.
+func millisOrNone(d time.Duration) int64 {
+	if d == engine.NoExpiry {
+		return -1
+	}
+	return d.Milliseconds()
+}
+
+func durationOrNone(ms int64) time.Duration {
+	if ms < 0 {
+		return engine.NoExpiry
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // appendError encodes err: i32 status, str message, str a, str b, u16 n,
@@ -332,6 +408,29 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			a.Err = r.error()
 		case ActCanceled:
 			a.WasPending = r.u8() != 0
+		case ActFence:
+			a.Lock = engine.LockID(r.u64())
+			a.Info.Fence = int64(r.u64())
+			a.Info.Reentered = r.u8() != 0
+		case ActInspected:
+			in := &engine.Inspection{}
+			a.Op = engine.OpID(r.u64())
+			in.Held = r.u8() != 0
+			in.Validity = durationOrNone(int64(r.u64()))
+			in.Owner = r.str()
+			n := int(r.u16())
+			for i := 0; i < n && r.err == nil; i++ {
+				ns := engine.NodeState{Node: int(r.u16()), Addr: r.str()}
+				flags := r.u8()
+				ns.Locked, ns.Holder = flags&1 != 0, flags&2 != 0
+				ns.Owner = r.str()
+				ns.TTL = durationOrNone(int64(r.u64()))
+				if cause := r.str(); cause != "" {
+					ns.Err = errors.New(cause)
+				}
+				in.Nodes = append(in.Nodes, ns)
+			}
+			a.Inspection = in
 		case ActInfo:
 			in := &a.Info
 			in.Resource = r.str()

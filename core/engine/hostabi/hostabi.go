@@ -29,6 +29,9 @@ type entry struct {
 	e       *engine.Engine
 	pending []Action
 	head    int // pending[head:] are undelivered
+	// extended: acquires that asked for a fence or gave a token, whose
+	// DONE FENCE precedes.
+	extended map[engine.OpID]bool
 }
 
 var table struct {
@@ -73,7 +76,7 @@ func NewWithEnv(cfg Config, env engine.Env) (uint64, error) {
 		table.m = map[uint64]*entry{}
 	}
 	table.next++
-	table.m[table.next] = &entry{e: e}
+	table.m[table.next] = &entry{e: e, extended: map[engine.OpID]bool{}}
 	return table.next, nil
 }
 
@@ -170,6 +173,9 @@ func (en *entry) apply(ev *Event) {
 		e.ConnFailed(engine.ConnID(ev.Conn), err)
 	case EvTick:
 		e.Tick()
+	case EvInspect:
+		op, err := e.Inspect(ev.Resource)
+		en.answer(op, err)
 	case EvLockInfo:
 		if info, ok := e.Lock(engine.LockID(ev.Lock)); ok {
 			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActInfo}, Info: info})
@@ -181,6 +187,16 @@ func (en *entry) apply(ev *Event) {
 		a, ok := e.Next()
 		if !ok {
 			break
+		}
+		switch {
+		case a.Kind == engine.ActDone && a.Inspection != nil:
+			a.Kind = ActInspected
+		case a.Kind == engine.ActDone && a.Lock != 0 && en.extended[a.Op]:
+			info, _ := e.Lock(a.Lock)
+			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActFence, Lock: a.Lock}, Info: info})
+		}
+		if a.Kind == engine.ActDone || a.Kind == ActInspected {
+			delete(en.extended, a.Op)
 		}
 		en.pending = append(en.pending, Action{Action: a})
 	}
@@ -198,7 +214,13 @@ func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 	if err != nil {
 		return 0, err
 	}
-	return en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend})
+	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence})
+	if err == nil && (ev.Fence || ev.Token != "") {
+		// Its DONE is preceded by FENCE: a host that never asks for a
+		// fence or gives a token never sees one.
+		en.extended[op] = true
+	}
+	return op, err
 }
 
 // answer queues STARTED or REJECTED. It runs before the engine's actions of

@@ -273,7 +273,8 @@ func TestMalformedEventsDoNothing(t *testing.T) {
 		AppendEvent(nil, Event{Kind: EvReceived, Conn: 1, Data: []byte("x")})[:9],
 		{byte(EvReceived), 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 'x'}, // length past the end
 		{byte(EvConnFailed), 1, 0, 0, 0, 5, 0, 0, 0},
-		append(acq[:len(acq)-1:len(acq)-1], 2), // unknown flag
+		append(acq[:len(acq)-1:len(acq)-1], 8), // unknown flag
+		append(acq[:len(acq)-1:len(acq)-1], 4), // the token flag without a token
 		make([]byte, MaxEvent+1),
 	}
 	for n := 1; n < len(acq); n++ {

@@ -28,6 +28,7 @@ type Config struct {
 	NodeTimeout time.Duration // 0: the default
 	DriftFactor *float64      // nil: the default; 0 means no drift allowance
 	KeyPrefix   string
+	Owner       string
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -37,7 +38,7 @@ func (c Config) Engine() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
 	if err := cfg.Validate(); err != nil {
 		return engine.Config{}, err
 	}
@@ -48,6 +49,8 @@ func (c Config) Engine() (engine.Config, error) {
 type AcquireOptions struct {
 	Wait       time.Duration
 	AutoExtend bool
+	Token      string // "": a random token
+	Fence      bool
 }
 
 // argErr is the *engine.ArgumentError for arg. Reasons are built with
@@ -124,7 +127,7 @@ func parseString(key string, v jvalue) (string, error) {
 }
 
 // ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
-// drift_factor, key_prefix). It checks each value's type and range; the
+// drift_factor, key_prefix, owner). It checks each value's type and range; the
 // node URLs themselves are checked by whoever resolves them (Config.Engine).
 func ParseConfig(s string) (Config, error) {
 	var cfg Config
@@ -181,6 +184,14 @@ func ParseConfig(s string) (Config, error) {
 			cfg.KeyPrefix = p
 			return err
 		},
+		"owner": func(v jvalue) error {
+			o, err := parseString("owner", v)
+			if err == nil {
+				err = engine.Config{Owner: o}.ValidateOptions()
+			}
+			cfg.Owner = o
+			return err
+		},
 	})
 	if err != nil {
 		return Config{}, err
@@ -192,7 +203,7 @@ func ParseConfig(s string) (Config, error) {
 }
 
 // ParseOptions parses an acquire's options JSON (keys wait_ms,
-// auto_extend); isNull stands for a NULL pointer (all defaults).
+// auto_extend, token, fence); isNull stands for a NULL pointer (all defaults).
 func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	var o AcquireOptions
 	if isNull {
@@ -211,9 +222,27 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 			o.AutoExtend = v.b
 			return nil
 		},
+		"token": func(v jvalue) error {
+			t, err := parseString("token", v)
+			if err == nil && (len(t) < engine.MinToken || len(t) > engine.MaxToken) {
+				err = argErr("token", "must be "+strconv.Itoa(engine.MinToken)+" to "+strconv.Itoa(engine.MaxToken)+" bytes, got "+strconv.Itoa(len(t)))
+			}
+			o.Token = t
+			return err
+		},
+		"fence": func(v jvalue) error {
+			if v.kind != jBool {
+				return argErr("fence", "must be true or false")
+			}
+			o.Fence = v.b
+			return nil
+		},
 	})
 	if err != nil {
 		return AcquireOptions{}, err
+	}
+	if o.Fence && o.Token != "" {
+		return AcquireOptions{}, argErr("fence", "not with a caller's token")
 	}
 	return o, nil
 }

@@ -57,3 +57,35 @@ def errors() -> List[type]:
 
 if __name__ == "__main__":
     asyncio.run(async_use(["redis://127.0.0.1:7001"]))
+
+
+def issue13_use(nodes: List[str]) -> Optional[int]:
+    """inspect, re-entry by token, fencing tokens, owner."""
+    with liblock.Client(nodes, owner="worker-7") as client:
+        seen: liblock.Inspection = client.inspect("orders:42")
+        held: bool = seen.held
+        validity: Optional[float] = seen.validity
+        owner: str = seen.owner
+        for node in seen.nodes:
+            state: liblock.NodeState = node
+            ttl: Optional[float] = state.ttl
+            error: Optional[str] = state.error
+            print(state.node, state.addr, state.locked, state.holder, state.owner, ttl, error)
+        print(held, validity, owner, client.owner)
+        lock = client.acquire("orders:42", ttl=10.0, fence=True)
+        fence: int = lock.fence
+        again = client.acquire("orders:42", ttl=20.0, token=lock.token)
+        reentered: bool = again.reentered
+        assert reentered
+        with client.lock("other", ttl=1.0, token="a-token-of-my-own-0001") as other:
+            assert not other.reentered
+        again.release()
+        return fence
+
+
+async def issue13_async(nodes: List[str]) -> bool:
+    async with liblock.Client(nodes) as client:
+        seen = await client.inspect_async("orders:42")
+        lock = await client.acquire_async("orders:42", ttl=5, fence=True, wait=0)
+        await lock.release_async()
+        return seen.held and lock.fence > 0

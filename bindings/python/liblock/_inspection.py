@@ -1,0 +1,77 @@
+"""What ``Client.inspect`` reports: :class:`Inspection` and its :class:`NodeState`s.
+
+Imported on first use (``liblock.Inspection`` resolves lazily), so that
+``import liblock`` does not pay for ``dataclasses``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """One node's answer to an inspection."""
+
+    node: int
+    """The node's index in the client's ``nodes``."""
+    addr: str
+    """The node's address (``host:port`` or a socket path)."""
+    locked: bool
+    """The resource's key exists on this node."""
+    holder: bool
+    """Its value is the holder's (the one a quorum holds)."""
+    owner: str
+    """The owner label in this node's value (``Client(owner=...)`` of its taker); "" for none."""
+    ttl: Optional[float]
+    """Seconds the key has left on this node; ``None`` when it has no expiry (or no key: see ``locked``)."""
+    error: Optional[str]
+    """Why the node did not answer; ``None`` when it did."""
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """Whether a quorum holds a resource, for how long, and by whom (``Client.inspect``)."""
+
+    held: bool
+    """One holder (one value) holds the key on a quorum of nodes."""
+    validity: Optional[float]
+    """Seconds it certainly stays held: the least remaining ttl over the best quorum, less the
+    time the round took and the drift. ``None``: held by a key without expiry (set by some
+    other program without ``PX``); 0.0 when not held."""
+    owner: str
+    """The holder's owner label (``Client(owner=...)``); "" when it set none or the key was set
+    by another program."""
+    nodes: Tuple[NodeState, ...]
+    """Each node's answer, in node order."""
+
+
+def _seconds(ms: int) -> Optional[float]:
+    return None if ms < 0 else ms / 1000.0
+
+
+def from_engine(held: int, validity_ms: int, owner: str,
+                nodes: Sequence[Tuple[int, str, int, str, int, str]]) -> Inspection:
+    """From the engine protocol's INSPECTED fields (``_proto.read_inspected``)."""
+    return Inspection(
+        held=bool(held), validity=_seconds(validity_ms), owner=owner,
+        nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),
+                              owner=node_owner, ttl=_seconds(ttl_ms), error=cause or None)
+                    for n, addr, flags, node_owner, ttl_ms, cause in nodes))
+
+
+def from_json(obj: Dict[str, Any]) -> Inspection:
+    """From the C ABI's ``lock_inspect`` JSON (capi/liblock.h: the same fields in
+    milliseconds, ``ttl_ms`` -1 for none, ``error`` null when the node answered)."""
+    nodes: List[NodeState] = []
+    for n in obj.get("nodes") or []:
+        ttl_ms = n.get("ttl_ms", -1)
+        nodes.append(NodeState(node=int(n.get("node", len(nodes))), addr=str(n.get("addr", "")),
+                               locked=bool(n.get("locked", False)), holder=bool(n.get("holder", False)),
+                               owner=str(n.get("owner", "")),
+                               ttl=None if ttl_ms is None else _seconds(int(ttl_ms)),
+                               error=n.get("error") or None))
+    validity_ms = obj.get("validity_ms", 0)
+    return Inspection(held=bool(obj.get("held", False)),
+                      validity=None if validity_ms is None else _seconds(int(validity_ms)),
+                      owner=str(obj.get("owner", "")), nodes=tuple(nodes))

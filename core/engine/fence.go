@@ -1,0 +1,91 @@
+package engine
+
+import "strconv"
+
+// Fencing tokens, monotonic across the quorum.
+//
+// Every node keeps a counter per resource (FenceKey). The first round's
+// script sets the key and answers the node's counter; once a quorum
+// granted, the fence is the highest counter among the granting nodes + 1,
+// and a second round writes it to those nodes — only while the key still
+// holds this attempt's token, and only upwards. The acquire succeeds when a
+// quorum accepted the fence within the lock's validity.
+//
+// Why the next holder's fence is greater: its first round is granted by a
+// quorum, which intersects the quorum that accepted this fence. On a node
+// in both, the next holder's SET could only succeed once this lock's key
+// was gone there, and this lock's second round ran on that node while its
+// key was there — so the counter the next holder reads there is at least
+// this fence. A node that restarts without its data breaks this (as it
+// breaks Redlock's exclusion itself).
+
+// fenceRound is the second round of a fenced acquire.
+type fenceRound struct {
+	a        *attempt
+	fence    int64
+	state    []uint8
+	accepted int
+	refused  int
+	failed   int
+	sent     int
+	causes   []*NodeError
+	decided  bool
+}
+
+func (e *Engine) startFencing(a *attempt) {
+	f := &fenceRound{a: a, fence: a.maxFence + 1, state: make([]uint8, len(e.nodes))}
+	a.fencing = f
+	fence := strconv.FormatInt(f.fence, 10)
+	for i, n := range e.nodes {
+		if a.state[i] == granted {
+			f.sent++
+			e.sendScript2(n, f, fenceScript, a.op.key, FenceKey(a.op.key), a.token, fence)
+		}
+	}
+}
+
+func (f *fenceRound) reply(e *Engine, i int, r Reply) {
+	if f.state[i] != pending {
+		return
+	}
+	switch {
+	case r.Err != nil:
+		f.state[i] = failed
+		f.failed++
+		f.causes = append(f.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+	case r.Int == 1:
+		f.state[i] = granted
+		f.accepted++
+	default:
+		f.state[i] = refused
+		f.refused++
+	}
+	if f.decided {
+		return
+	}
+	a, o := f.a, f.a.op
+	left := f.sent - f.accepted - f.refused - f.failed
+	until := e.validUntil(a.start, o.ttl)
+	switch {
+	case f.accepted >= e.quorum && e.now < until:
+		f.decided = true
+		if o.att == a && !o.finished {
+			e.acquired(o, a, until)
+		}
+	case f.accepted >= e.quorum || f.accepted+left < e.quorum:
+		f.decided = true
+		if o.finished {
+			return // canceled meanwhile: its cleanup is done
+		}
+		var err error
+		switch {
+		case f.accepted >= e.quorum:
+			err = &UnavailableError{Op: "acquire", Reason: "fenced by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(f.causes)}
+		case f.failed > 0:
+			err = &UnavailableError{Op: "acquire", Reason: "the fence was written on " + strconv.Itoa(f.accepted) + " of " + strconv.Itoa(len(e.nodes)) + " nodes, " + e.quorumText(), Nodes: sortCauses(f.causes)}
+		default:
+			err = errNotAcquired(o.resource, "the fence was refused by "+strconv.Itoa(f.refused)+" nodes")
+		}
+		e.attemptFailed(a, err)
+	}
+}

@@ -1,0 +1,1 @@
+return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1])}
