@@ -41,7 +41,7 @@ function candidatePaths() {
 //   functions to send dozens of them to TurboFan at once, on background
 //   threads, right while the first lock connects: on a 2-core machine that
 //   took the first lock from about 7 ms to 20-55 ms (measured, see the
-//   README) and sometimes past the node timeout. With the budget at 100 M a
+//   README) and sometimes past the node timeout. With the budget at 10 M a
 //   function is recompiled only once it is really hot, i.e. spread over the
 //   client's life. The budget is read when the instance is made; a function
 //   that has been recompiled gets V8's default budget again.
@@ -50,7 +50,7 @@ function compileFlags() {
   const own = [...process.execArgv, process.env.NODE_OPTIONS || ''];
   const flags = [];
   if (!own.some((a) => a.includes('wasm-lazy-compilation'))) flags.push(['--no-wasm-lazy-compilation', '--wasm-lazy-compilation']);
-  if (!own.some((a) => a.includes('wasm-tiering-budget'))) flags.push(['--wasm-tiering-budget=100000000', `--wasm-tiering-budget=${V8_DEFAULT_TIERING_BUDGET}`]);
+  if (!own.some((a) => a.includes('wasm-tiering-budget'))) flags.push(['--wasm-tiering-budget=10000000', `--wasm-tiering-budget=${V8_DEFAULT_TIERING_BUDGET}`]);
   if (flags.length === 0) return () => {};
   const v8 = require('node:v8');
   const set = [];
