@@ -19,6 +19,13 @@ export interface ClientOptions {
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
   /**
+   * A label carried in the value of every lock this client takes (the value
+   * is then `owner/<uuid>`: the token keeps its 122 random bits), which
+   * inspect() reports to anyone who looks at the resource. At most 128 bytes
+   * of UTF-8, without '/' (default '': none).
+   */
+  owner?: string;
+  /**
    * 'native' (default): liblock.so through koffi (Linux glibc; koffi is an
    * optional dependency, loaded with the first native client). 'wasm':
    * liblock.wasm under V8, on the main thread. Both run the same engine behind
@@ -38,8 +45,62 @@ export interface AcquireOptions {
   wait?: number;
   /** Extend the lock in the background until released or lost (default false; true for using()). */
   autoExtend?: boolean;
+  /**
+   * Use this token (16..512 bytes of UTF-8) instead of a random one. If it
+   * already holds the resource on a quorum, the acquire re-enters that lock
+   * (Lock#reentered: a hand-over from another process, a re-attach after a
+   * restart, a reentrant lock) and its ttl becomes at least `ttl`; otherwise
+   * it is an ordinary acquire with that token. Releasing either lock deletes
+   * the key for every holder of the token. Not with `fence`.
+   */
+  token?: string;
+  /**
+   * Ask for a fencing token (Lock#fence): an integer strictly greater than
+   * the fence of every lock on this resource acquired before this one, as
+   * long as no node loses its data. One more round trip. Not with `token`.
+   */
+  fence?: boolean;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
   signal?: AbortSignal;
+}
+
+export interface InspectOptions {
+  /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
+  signal?: AbortSignal;
+}
+
+/** One node's answer in an Inspection. */
+export interface NodeState {
+  /** The node's 0-based index in ClientOptions.nodes. */
+  node: number;
+  /** host:port or the socket path. */
+  addr: string;
+  /** The key exists on this node. */
+  locked: boolean;
+  /** Its value there is the quorum holder's. */
+  holder: boolean;
+  /** The owner label in this node's value ('' when none). */
+  owner: string;
+  /** The key's remaining ttl there in ms; null when it has no key or no expiry; 0 when the node failed. */
+  ttl: number | null;
+  /** Why the node failed; null when it answered. */
+  error: string | null;
+}
+
+/** What Client#inspect saw. */
+export interface Inspection {
+  /** One value holds the key on a quorum. */
+  held: boolean;
+  /**
+   * How long it certainly stays held, in ms (the quorum-th longest remaining
+   * ttl, less the round's duration and the drift allowance); null when the key
+   * has no expiry (someone must delete it); 0 when not held.
+   */
+  validity: number | null;
+  /** The holder's owner label; '' when not held, when it set none, or when another program set the key. */
+  owner: string;
+  /** Every node, in configuration order. */
+  nodes: NodeState[];
 }
 
 export type ErrorCode =
@@ -89,8 +150,12 @@ export class Lock implements AsyncDisposable {
   readonly resource: string;
   /** keyPrefix + resource. */
   readonly key: string;
-  /** The random token stored as the key's value. */
+  /** The token stored as the key's value: acquire's `token`, or `[owner/]<random uuid>`. */
   readonly token: string;
+  /** The fencing token (acquire's `fence: true`), strictly increasing per resource; 0 when not asked for. */
+  readonly fence: number;
+  /** Whether this acquire re-entered a lock its `token` already held on a quorum. */
+  readonly reentered: boolean;
   readonly autoExtend: boolean;
   /** Whether release() completed. */
   readonly released: boolean;
@@ -113,7 +178,14 @@ export class Client {
   readonly closed: boolean;
   /** The node timeout in ms (as configured, or the default 50). */
   readonly nodeTimeout: number;
+  /** The owner label of ClientOptions ('' when none). */
+  readonly owner: string;
   acquire(resource: string, options: AcquireOptions): Promise<Lock>;
+  /**
+   * Looks at the resource without taking it. Rejects with UnavailableError
+   * (per-node causes in `nodes`) when too many nodes failed to tell.
+   */
+  inspect(resource: string, options?: InspectOptions): Promise<Inspection>;
   /**
    * Runs fn while holding the lock (auto-extended unless autoExtend: false),
    * then releases it. Rejects with fn's error, or with LockLostError if the

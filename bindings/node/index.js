@@ -10,6 +10,7 @@
 
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
+const { ACQ } = require('./lib/protocol');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, canceledBy } = E;
@@ -49,6 +50,9 @@ const MAX_DRIFT_FACTOR = 0.1;
 const MAX_RESOURCE_BYTES = 1024;
 const MAX_KEY_PREFIX_BYTES = 256;
 const MAX_NODES = 64;
+const MIN_TOKEN_BYTES = 16;
+const MAX_TOKEN_BYTES = 512;
+const MAX_OWNER_BYTES = 128;
 /**
  * acquire()'s default wait (ms). node-redlock retries for a few seconds by
  * default (10 retries, 200 ms apart) and redis-semaphore waits 10 s
@@ -84,7 +88,7 @@ function ttlFits(what, ttl, nodeTimeout) {
 
 function bytesArg(what, v, min, max) {
   const n = Buffer.byteLength(v, 'utf8');
-  if (n < min) throw badArg(what, 'must not be empty');
+  if (n < min) throw badArg(what, min === 1 ? 'must not be empty' : `must be at least ${min} bytes of UTF-8, got ${n}`);
   if (n > max) throw badArg(what, `must be at most ${max} bytes of UTF-8, got ${n}`);
   return v;
 }
@@ -143,7 +147,11 @@ class Lock {
   get resource() { return this.#st.resource; }
   /** The Redis key: the client's keyPrefix + resource. */
   get key() { return this.#st.key; }
-  /** The random token stored as the key's value (read from the engine once). */
+  /**
+   * The token stored as the key's value: the caller's (acquire's `token`),
+   * or a random one, prefixed by the client's `owner` and '/' when it has one
+   * (read from the engine once).
+   */
   get token() {
     const st = this.#st;
     if (st.token === null) {
@@ -152,6 +160,18 @@ class Lock {
     }
     return st.token;
   }
+  /**
+   * The fencing token (acquire's `fence: true`): strictly greater than the
+   * fence of every lock on this resource acquired before this one, as long as
+   * no node loses its data. 0 when no fence was asked for.
+   */
+  get fence() { return this.#st.fence; }
+  /**
+   * Whether this acquire re-entered a lock its token already held on a quorum
+   * (acquire's `token`: a hand-over, a re-attach, a reentrant lock). The
+   * lock's key is shared with that holder: releasing either frees both.
+   */
+  get reentered() { return this.#st.reentered; }
   /** Whether the engine extends this lock in the background. */
   get autoExtend() { return this.#st.autoExtend; }
   /** Whether release() completed (held or not). */
@@ -234,18 +254,20 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'backend'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend'];
 const BACKENDS = ['native', 'wasm'];
-const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'signal'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
+const INSPECT_OPTIONS = ['signal'];
 
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
   #nodeTimeout;
+  #owner;
   #wrap = (st) => new Lock(st, this);
 
   /**
-   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, backend?: 'native'|'wasm'}} options
+   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm'}} options
    */
   constructor(options) {
     if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -253,7 +275,7 @@ class Client {
     }
     optionsArg('options', options, CLIENT_OPTIONS);
     const cfg = {};
-    const { nodes, nodeTimeout, driftFactor, keyPrefix, backend } = options;
+    const { nodes, nodeTimeout, driftFactor, keyPrefix, owner, backend } = options;
     if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
     cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
     if (nodes.length < 1 || nodes.length > MAX_NODES) throw badArg('nodes', `must hold 1 to ${MAX_NODES} URLs, got ${nodes.length}`);
@@ -268,6 +290,11 @@ class Client {
       cfg.drift_factor = driftFactor;
     }
     if (keyPrefix !== undefined) cfg.key_prefix = bytesArg('keyPrefix', stringArg('keyPrefix', keyPrefix), 0, MAX_KEY_PREFIX_BYTES);
+    if (owner !== undefined && owner !== '') {
+      bytesArg('owner', stringArg('owner', owner), 1, MAX_OWNER_BYTES);
+      if (owner.includes('/')) throw badArg('owner', "must not contain '/' (it separates the owner from the random part of the token)");
+      cfg.owner = owner;
+    } else if (owner === '') cfg.owner = ''; // no label, as when omitted
     if (backend !== undefined && !BACKENDS.includes(backend)) {
       throw badArg('backend', `must be ${BACKENDS.map((b) => JSON.stringify(b)).join(' or ')}, got ${typeof backend === 'string' ? JSON.stringify(backend) : kind(backend)}`);
     }
@@ -275,11 +302,15 @@ class Client {
     const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
     this.#host = new Host(ad, handle, cfg.key_prefix || '');
     this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
+    this.#owner = owner === undefined ? '' : owner;
     clientRegistry.register(this, this.#host, this.#host);
   }
 
   /** The longest a single node request may take, in ms (as configured, or the default 50). */
   get nodeTimeout() { return this.#nodeTimeout; }
+
+  /** The owner label carried in the value of every lock this client takes ('' when none). */
+  get owner() { return this.#owner; }
 
   /** Whether close() was called. */
   get closed() { return this.#host.closed; }
@@ -287,9 +318,11 @@ class Client {
   /**
    * Takes the lock on `resource`. Waits (with randomized backoff, woken early
    * by releases through this client) for at most `wait` ms: 10000 by default
-   * (DEFAULT_WAIT), 0 for a single attempt.
+   * (DEFAULT_WAIT), 0 for a single attempt. `fence: true` asks for a fencing
+   * token (Lock#fence); `token` (16..512 bytes) is used instead of a random
+   * one, and re-enters the lock that token already holds (Lock#reentered).
    * @param {string} resource
-   * @param {{ttl: number, wait?: number, autoExtend?: boolean, signal?: AbortSignal}} options
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal}} options
    * @returns {Promise<Lock>}
    */
   acquire(resource, options) {
@@ -306,6 +339,17 @@ class Client {
       if (autoExtend !== undefined && typeof autoExtend !== 'boolean') {
         throw badArg('autoExtend', `must be a boolean, got ${kind(autoExtend)}`);
       }
+      const token = options.token;
+      if (token !== undefined) {
+        bytesArg('token', stringArg('token', token), MIN_TOKEN_BYTES, MAX_TOKEN_BYTES);
+      }
+      const fence = options.fence;
+      if (fence !== undefined && typeof fence !== 'boolean') {
+        throw badArg('fence', `must be a boolean, got ${kind(fence)}`);
+      }
+      if (fence && token !== undefined) {
+        throw badArg('fence', 'cannot be combined with token (a re-entry keeps the fence of the lock it re-enters, which this acquire cannot know)');
+      }
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
@@ -314,8 +358,38 @@ class Client {
       ttlFits('ttl', ttl, this.#nodeTimeout);
       if (host.closed) throw new InvalidHandleError('liblock: acquire: the client is closed');
       if (signal && signal.aborted) throw canceledBy(signal);
+      const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, !!autoExtend, signal, this.#wrap);
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Looks at `resource` without taking it: whether one token holds it on a
+   * quorum (`held`), how long it certainly stays held (`validity`, ms; null
+   * when the key has no expiry; 0 when not held), the holder's `owner` label
+   * ('' when none, or when another program set the key), and each node's
+   * answer. Rejects with UnavailableError (per-node causes in `nodes`) when
+   * too many nodes failed to tell. An aborted `signal` rejects it with
+   * CanceledError (the engine's round still ends within the node timeout).
+   * @param {string} resource
+   * @param {{signal?: AbortSignal}} [options]
+   * @returns {Promise<Inspection>}
+   */
+  inspect(resource, options) {
+    try {
+      bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
+      optionsArg('options', options, INSPECT_OPTIONS);
+      const signal = options ? options.signal : undefined;
+      if (signal !== undefined && !isAbortSignal(signal)) {
+        throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
+      }
+      const host = this.#host;
+      if (host.closed) throw new InvalidHandleError('liblock: inspect: the client is closed');
+      if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
+      return host.inspect(resource, signal);
     } catch (e) {
       return Promise.reject(e);
     }

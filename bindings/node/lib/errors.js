@@ -89,8 +89,8 @@ function errorOf(r) {
   return e;
 }
 
-function canceledBy(signal) {
-  return new CanceledError('liblock: acquire canceled by its AbortSignal', { cause: signal.reason });
+function canceledBy(signal, what = 'acquire') {
+  return new CanceledError(`liblock: ${what} canceled by its AbortSignal`, { cause: signal.reason });
 }
 
 module.exports = {

@@ -54,7 +54,7 @@ function hold(d) {
   }
 }
 
-// DONE and LOST are delivered after the step that produced them has been
+// DONE, INSPECTED and LOST are delivered after the step that produced them has been
 // read to its end: their handlers run user code (promise continuations are
 // queued anyway, but an abort listener runs at once) that may step an engine
 // again, and with it overwrite the output buffer. Shared by every host of
@@ -69,7 +69,9 @@ function drain() {
     for (let i = 0; i < later.length; i += 5) {
       const h = later[i];
       try {
-        if (later[i + 1] === ACT.DONE) h.done(later[i + 2], later[i + 3], later[i + 4]);
+        const kind = later[i + 1];
+        if (kind === ACT.DONE) h.done(later[i + 2], later[i + 3], later[i + 4]);
+        else if (kind === ACT.INSPECTED) h.inspected(later[i + 2], later[i + 4]);
         else h.lost(later[i + 2], later[i + 4]);
       } catch (e) {
         queueMicrotask(() => { throw e; });
@@ -148,6 +150,9 @@ class Host {
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
+    // lock id -> [fence, reentered] from a FENCE action, taken by the DONE
+    // that follows it in the same step.
+    this.fences = new Map();
     this.timer = null;
     // The timer's callback runs before the loop polls the sockets: the TICK
     // waits for the check phase (setImmediate), after replies that are
@@ -234,6 +239,17 @@ class Host {
           const op = r.u64();
           const lock = r.u64();
           later.push(this, ACT.DONE, op, lock, r.error());
+          break;
+        }
+        case ACT.INSPECTED: {
+          const op = r.u64();
+          later.push(this, ACT.INSPECTED, op, 0, r.inspection());
+          break;
+        }
+        case ACT.FENCE: {
+          const lock = r.u64();
+          const fence = r.i64();
+          this.fences.set(lock, [fence, r.u8() !== 0]);
           break;
         }
         case ACT.LOST: {
@@ -355,30 +371,65 @@ class Host {
     });
   }
 
-  /** Starts an acquire; resolves with wrap(the new lock's state). */
-  acquire(resource, ttl, wait, autoExtend, signal, wrap) {
-    if (admit()) return this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap);
+  /**
+   * Starts an acquire; resolves with wrap(the new lock's state). `flags`:
+   * P.ACQ's AUTO_EXTEND and FENCE bits; `token`: the caller's token or null.
+   */
+  acquire(resource, ttl, wait, flags, token, signal, wrap) {
+    if (admit()) return this.acquireNow(resource, ttl, wait, flags, token, signal, wrap);
     return new Promise((resolve, reject) => defer(() => {
       if (signal && signal.aborted) reject(E.canceledBy(signal));
       else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
       else {
-        try { resolve(this.acquireNow(resource, ttl, wait, autoExtend, signal, wrap)); } catch (e) { reject(e); }
+        try { resolve(this.acquireNow(resource, ttl, wait, flags, token, signal, wrap)); } catch (e) { reject(e); }
       }
     }));
   }
 
-  acquireNow(resource, ttl, wait, autoExtend, signal, wrap) {
+  acquireNow(resource, ttl, wait, flags, token, signal, wrap) {
     const ad = this.ad;
     if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
-    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, autoExtend));
-    const fields = { kind: 0, resource, autoExtend, signal: signal || null, onAbort: null, st: null, wrap };
+    // A token is at most 512 bytes (checked by the caller): it always fits.
+    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token));
+    const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
+    const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap };
     if (signal) {
       fields.onAbort = () => this.cancel(op);
       signal.addEventListener('abort', fields.onAbort, { once: true });
     }
     return this.pend(op, fields);
+  }
+
+  /**
+   * Starts an inspection; resolves with { held, validity, owner, nodes }.
+   * The engine cannot cancel an inspection (it settles within a node
+   * timeout): an aborted signal rejects the promise at once and the answer
+   * that comes later is dropped.
+   */
+  inspect(resource, signal) {
+    const ad = this.ad;
+    if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > 1024) {
+      throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
+    }
+    const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource));
+    const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
+    const p = this.pend(op, fields);
+    if (signal) {
+      fields.onAbort = () => fields.reject(E.canceledBy(signal, 'inspect'));
+      signal.addEventListener('abort', fields.onAbort, { once: true });
+    }
+    return p;
+  }
+
+  inspected(op, result) {
+    const p = this.ops.get(op);
+    if (!p) return;
+    this.ops.delete(op);
+    hold(-1);
+    if (p.signal) p.signal.removeEventListener('abort', p.onAbort);
+    p.resolve(result);
   }
 
   cancel(op) {
@@ -463,6 +514,11 @@ class Host {
     if (!p) return;
     this.ops.delete(op);
     hold(-1);
+    if (p.kind === EV.INSPECT) { // an inspection that could not tell (INSPECTED settles the others)
+      if (p.signal) p.signal.removeEventListener('abort', p.onAbort);
+      p.reject(err ? E.errorOf(err) : new E.InternalError('liblock: inspect: the engine answered DONE without an error'));
+      return;
+    }
     if (p.kind === 0) { // acquire
       if (p.signal) p.signal.removeEventListener('abort', p.onAbort);
       if (err) {
@@ -470,9 +526,12 @@ class Host {
         else p.reject(E.errorOf(err));
         return;
       }
+      const f = this.fences.get(lock);
+      if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: null,
+        host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null,
+        fence: f ? f[0] : 0, reentered: f ? f[1] : false,
       };
       this.locks.set(lock, st);
       stats.locks++;

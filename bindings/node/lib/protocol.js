@@ -7,12 +7,15 @@
 
 const EV = Object.freeze({
   ACQUIRE: 1, EXTEND: 2, RELEASE: 3, CANCEL: 4, FORGET: 5, CLOSE: 6,
-  OPENED: 7, RECEIVED: 8, CONN_FAILED: 9, TICK: 10, LOCK_INFO: 11,
+  OPENED: 7, RECEIVED: 8, CONN_FAILED: 9, TICK: 10, LOCK_INFO: 11, INSPECT: 12,
 });
 const ACT = Object.freeze({
   OPEN: 1, WRITE: 2, CLOSE: 3, DONE: 4, LOST: 5, TIMER: 6,
-  CLOSED: 7, STARTED: 8, REJECTED: 9, CANCELED: 10, INFO: 11,
+  CLOSED: 7, STARTED: 8, REJECTED: 9, CANCELED: 10, INFO: 11, INSPECTED: 12, FENCE: 13,
 });
+
+// ACQUIRE's flags.
+const ACQ = Object.freeze({ AUTO_EXTEND: 1, FENCE: 2, TOKEN: 4 });
 
 const TWO32 = 4294967296;
 
@@ -50,14 +53,25 @@ function putStr(m, o, s) {
 /** The most bytes `s` takes as a protocol `str`. */
 function strMax(s) { return 4 + s.length * 3; }
 
-function encAcquire(m, o, resource, ttl, wait, autoExtend) {
+/**
+ * ACQUIRE (resource, ttl, wait, flags[, token]): `flags` is ACQ's bits;
+ * `token` (a string) is written, and ACQ.TOKEN set, when it is not null.
+ */
+function encAcquire(m, o, resource, ttl, wait, flags, token = null) {
   m.b[o] = EV.ACQUIRE;
   let p = o + 1 + putStr(m, o + 1, resource);
   putU64(m.v, p, ttl);
   putU64(m.v, p + 8, wait);
-  m.b[p + 16] = autoExtend ? 1 : 0;
+  m.b[p + 16] = token === null ? flags : flags | ACQ.TOKEN;
   p += 17;
+  if (token !== null) p += putStr(m, p, token);
   return p - o;
+}
+
+/** INSPECT (resource). */
+function encInspect(m, o, resource) {
+  m.b[o] = EV.INSPECT;
+  return 1 + putStr(m, o + 1, resource);
 }
 
 /** EXTEND (lock, ttl). */
@@ -158,9 +172,34 @@ class Reader {
     }
     return status === 0 ? null : { status, message, a, b, nodes };
   }
+  /**
+   * INSPECTED's fields after `op`: { held, validity, owner, nodes }, in the
+   * API's shape (validity and a node's ttl null for "no expiry", a node's
+   * error null when it answered).
+   */
+  inspection() {
+    const held = this.u8() !== 0;
+    const v = this.i64();
+    const owner = this.str();
+    const n = this.u16();
+    const nodes = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const node = this.u16();
+      const addr = this.str();
+      const flags = this.u8();
+      const nodeOwner = this.str();
+      const ttl = this.i64();
+      const cause = this.str();
+      nodes[i] = {
+        node, addr, locked: (flags & 1) !== 0, holder: (flags & 2) !== 0, owner: nodeOwner,
+        ttl: ttl < 0 ? null : ttl, error: cause === '' ? null : cause,
+      };
+    }
+    return { held, validity: v < 0 ? null : v, owner, nodes };
+  }
 }
 
 module.exports = {
-  EV, ACT, Bytes, Reader, strMax,
-  encAcquire, encExtend, encId, encBare, encOpened, encReceived, encConnFailed,
+  EV, ACT, ACQ, Bytes, Reader, strMax,
+  encAcquire, encInspect, encExtend, encId, encBare, encOpened, encReceived, encConnFailed,
 };

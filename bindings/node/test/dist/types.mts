@@ -1,7 +1,7 @@
 // Type-checked by scripts/test-dist.sh with `tsc --strict` (no skipLibCheck,
 // no @types/node of its own, no DOM lib unless the tsconfig adds it) against
 // the installed tarball, as an ES module. Never run.
-import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions } from 'liblock';
+import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState } from 'liblock';
 
 export async function use(nodes: string[]): Promise<number> {
   let client: Client;
@@ -21,8 +21,18 @@ export async function use(nodes: string[]): Promise<number> {
   }
   const n = await client.using('orders:42', { ttl: 1000, wait: 0 }, async (signal, held) => (signal.aborted ? 0 : held.validity));
   await lock[Symbol.asyncDispose]();
+  const fenced = await client.acquire('orders:42', { ttl: 1000, fence: true });
+  const fence: number = fenced.fence;
+  const again = await new Client({ nodes, owner: 'worker-7' }).acquire('orders:42', { ttl: 1000, token: fenced.token });
+  const reentered: boolean = again.reentered;
+  const seen: Inspection = await client.inspect('orders:42', { signal: AbortSignal.timeout(1000) });
+  const validity: number | null = seen.validity;
+  const first: NodeState | undefined = seen.nodes[0];
+  const cause: string | null = first ? first.error : null;
+  const owner: string = client.owner + seen.owner;
   await client.close();
   const errors: Array<typeof LockError> = [liblock.LoadError, liblock.NotAcquiredError, NotAcquiredError, liblock.LockLostError];
   const code: 'LOAD_FAILED' = new liblock.LoadError().code;
+  if (reentered && validity === null && cause === null) return fence + owner.length;
   return n + errors.length + code.length + liblock.ABI_VERSION + liblock.library().abiVersion + liblock.DEFAULT_WAIT;
 }
