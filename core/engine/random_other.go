@@ -3,13 +3,10 @@
 package engine
 
 import (
-	"crypto/rand"
 	"io"
 
 	"github.com/google/uuid"
 )
-
-func randomBytes(p []byte) { _, _ = rand.Read(p) } // crypto/rand.Read never fails (Go ≥ 1.24)
 
 // newToken returns a lock token: a version-4 UUID (122 random bits) made by
 // google/uuid from the engine's random source.
