@@ -5,6 +5,7 @@ package hostabitest
 
 import (
 	"errors"
+	"github.com/liblock/liblock/core"
 	"io"
 	"net"
 	"testing"
@@ -14,21 +15,8 @@ import (
 )
 
 // Engine is what a host drives: *engine.Engine, *hostabi.Adapter, or the
-// wazero adapter.
-type Engine interface {
-	Acquire(engine.AcquireRequest) (engine.OpID, error)
-	Extend(engine.LockID, time.Duration) (engine.OpID, error)
-	Release(engine.LockID) (engine.OpID, error)
-	Cancel(engine.OpID) bool
-	Forget(engine.LockID)
-	Lock(engine.LockID) (engine.LockInfo, bool)
-	Close()
-	Opened(engine.ConnID)
-	Received(engine.ConnID, []byte)
-	ConnFailed(engine.ConnID, error)
-	Tick()
-	Next() (engine.Action, bool)
-}
+// wazero adapter — the Go driver's interface.
+type Engine = core.Engine
 
 // Done is an operation's outcome.
 type Done struct {
