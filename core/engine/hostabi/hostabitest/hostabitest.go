@@ -5,12 +5,12 @@ package hostabitest
 
 import (
 	"errors"
-	"github.com/liblock/liblock/core"
 	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
 )
 
