@@ -174,7 +174,8 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  * lock_acquire -- takes the lock on `resource`, blocking the calling thread.
  *
  * The Redis key is key_prefix + resource, exactly; its value is a random
- * token (128 random bits) set with SET key token NX PX ttl on every node at
+ * token (a version-4 UUID: 122 random bits, "owner/" before it when the
+ * client has an owner) set with SET key token NX PX ttl on every node at
  * once, so a liblock lock and a plain SET NX lock on the same key exclude
  * each other. It succeeds when a majority (N/2+1) of nodes granted it and the
  * remaining validity is positive; otherwise the key is dropped on every node

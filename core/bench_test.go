@@ -22,9 +22,10 @@ const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.c
 // BenchmarkPair measures one acquire+release pair, per iteration, through
 // liblock and through raw go-redis (SET NX PX, then EVALSHA of the release
 // script; on N nodes, in parallel goroutines, as a minimal Redlock would),
-// on the same nodes in the same run. liblock-goredis is the Client over
-// go-redis clients (NewFromClients), tuned as core.New tuned them before it
-// got its own RESP transport: the same-run baseline of that transport. It
+// on the same nodes in the same run. liblock-goredis is the Client over the
+// nodes of go-redis clients (NewFromClients: the engine dials with each
+// client's dialer), beside liblock (core.New). A …-frozen1 group freezes one
+// node of five. It
 // reports the median pair latency as p50-µs and the process CPU time (user
 // + system, all threads; the redis-servers are other processes) per pair as
 // cpu-µs; make bench prints the medians and the ratios.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
@@ -180,5 +179,3 @@ func (c *Client) guard(fn func()) {
 	c.drain()
 	c.mu.Unlock()
 }
-
-var _ sync.Locker = (*sync.Mutex)(nil)

@@ -172,8 +172,6 @@ func (e *Engine) Next() (Action, bool) {
 	return a, true
 }
 
-// Deadline returns when Tick must be called next, on Env's clock.
-func (e *Engine) Deadline() (time.Duration, bool) { return e.timers.peek() }
 
 // begin starts an input: it reads the clock. Deadlines fire only in Tick,
 // never in another input: a host that was held up (a blocked event loop, a

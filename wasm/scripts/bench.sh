@@ -4,8 +4,8 @@
 # redis-servers in the same run, on 1 and
 # 5 nodes: the median of each run's p50, and the wasm/native ratio (target
 # <= 1.5x). Then the CPU the module (and host) spend per pair without Redis
-# I/O (BenchmarkModuleCPU: the node I/O answers at once) beside the native
-# core's (BenchmarkCoreCPU), the module's size,
+# I/O (BenchmarkModuleCPU: the node I/O answers at once; its engine=native
+# rows are the same engine compiled natively), the module's size,
 # compile time (cold and with wazero's on-disk cache) and instantiate time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -54,11 +54,6 @@ awk '
     printf "%-22s %10s %10s %10s\n", "module CPU, no I/O", "pair µs", "acquire µs", "release µs"
     for (i = 1; i <= k; i++) printf "%-22s %10.1f %10.1f %10.1f\n", order[i], median(order[i], 1), median(order[i], 2), median(order[i], 3)
   }' "$out"
-# The same code compiled natively, for scale (core's BenchmarkCoreCPU: the
-# same instant replies through core.NewWithTransport).
-"$GO" test -run '^$' -bench 'CoreCPU' -count 3 ./core/ | awk '
-  $1 ~ /^BenchmarkCoreCPU\// { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkCoreCPU\//, "", name); v[name] = v[name] " " sprintf("%.2f", $3 / 1000) }
-  END { for (name in v) printf "native core CPU, no I/O %-8s µs/pair (3 runs):%s\n", name, v[name] }' | sort
 echo
 "$GO" test -run '^$' -bench 'Compile|Instantiate' -benchtime 3x -count 1 ./wasm/host/ | grep -E '^Benchmark'
 if [ -f build/liblock.wasm ]; then

@@ -1,9 +1,9 @@
 package nodeurl
 
-// corpus holds node URLs, good and bad, gathered from the earlier ports'
-// tests (core/nodeurl_internal_test.go, wasm/internal/abi/nodeurl_test.go,
-// bindings/python/tests/test_nodeurl.py and test_node_urls.py,
-// bindings/node/test/urls.test.js) and the edge cases of url.Parse and
+// corpus holds node URLs, good and bad, gathered from the tests of the
+// earlier ports this package replaced (in core, the wasm module, the Python
+// and Node bindings; the comments below name the files they came from) and
+// the edge cases of url.Parse and
 // go-redis's ParseURL. Every test here runs on it; FuzzParse starts from it.
 var corpus = []string{
 	// url.Parse's edges (core/nodeurl_internal_test.go)
