@@ -172,7 +172,6 @@ func (e *Engine) Next() (Action, bool) {
 	return a, true
 }
 
-
 // begin starts an input: it reads the clock. Deadlines fire only in Tick,
 // never in another input: a host that was held up (a blocked event loop, a
 // paused process) hands over the replies that arrived meanwhile before its
