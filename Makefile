@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-dist sim demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist sim demo bench bench-go clean
 
 all: build
 
@@ -38,7 +38,7 @@ dist: deps build
 	@ls -l $(BUILD)/dist
 
 ## test: every suite
-test: deps test-go test-c test-node test-python test-wasm test-dist
+test: deps test-go test-c test-node test-python test-wasm test-interop test-dist
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
@@ -64,6 +64,12 @@ test-wasm: deps build
 	bash wasm/scripts/test.sh
 	@if [ -f bindings/node/scripts/test-wasm.sh ]; then bash bindings/node/scripts/test-wasm.sh; else echo 'test-wasm: the Node wasm backend is not merged yet' >&2; exit 1; fi
 	@if [ -f bindings/python/scripts/test-wasm.sh ]; then bash bindings/python/scripts/test-wasm.sh; else echo 'test-wasm: the Python wasm backend is not merged yet' >&2; exit 1; fi
+
+## test-interop: re-entry by token across runtimes: a lock taken in Node, Python or Go (native
+## or wasm backend) re-entered by its token in another runtime's process, released from either
+## side (sets up the Node packages, the Python venv and the Go child itself)
+test-interop: deps build
+	GO=$(GO) bash interop/run.sh
 
 ## test-dist: `make dist`'s wheel and npm tarball installed outside the repository (fresh venv,
 ## fresh directory, no LIBLOCK_PATH), locking with both backends; tsc --strict and mypy --strict

@@ -18,12 +18,12 @@ export NODE_PATH="$HERE/node_modules_link${NODE_PATH:+:$NODE_PATH}"
 mkdir -p "$HERE/node_modules_link"
 ln -sfn "$ROOT/bindings/node" "$HERE/node_modules_link/liblock"
 cd "$HERE"
-for script in 01_ten_tasks.js 02_cron_once.js 03_long_job.js; do
+for script in 01_ten_tasks.js 02_cron_once.js 03_long_job.js 05_fencing.js; do
   echo
   node "$script"
 done
 echo
-# 04 kills a node, so it runs last; if an earlier demo (the Python one) has
+# 04 kills a node, so it runs last (after 05); if an earlier demo (the Python one) has
 # already killed a node of this set, it gets a fresh 3-node set of its own.
 all_alive=1
 IFS=, read -ra pids <<< "${LIBLOCK_NODE_PIDS:-}"

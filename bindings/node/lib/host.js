@@ -201,7 +201,7 @@ class Host {
 
   actions(m, o, end) {
     const r = reader;
-    r.start(m, o);
+    r.start(m, o, end);
     while (r.o < end) {
       const kind = r.u8();
       switch (kind) {
@@ -218,6 +218,7 @@ class Host {
         case ACT.WRITE: {
           const conn = r.u32();
           const n = r.u32();
+          r.need(n, 'WRITE data');
           const s = this.conns.get(conn);
           if (s) {
             // A copy (the output buffer is reused by the next step), from

@@ -5,6 +5,8 @@
 // `str`/`bytes` = u32 length + bytes; handles are u64 below 2^53 (read and
 // written as Numbers, never BigInt); i64 durations are safe integers.
 
+const { InternalError } = require('./errors');
+
 const EV = Object.freeze({
   ACQUIRE: 1, EXTEND: 2, RELEASE: 3, CANCEL: 4, FORGET: 5, CLOSE: 6,
   OPENED: 7, RECEIVED: 8, CONN_FAILED: 9, TICK: 10, LOCK_INFO: 11, INSPECT: 12,
@@ -121,25 +123,37 @@ function encConnFailed(m, o, conn, message) {
 /**
  * Reads actions from `m` in [o, end). Strings and byte fields are decoded
  * as they are met; WRITE data is handed over as a view into `m.b` (valid
- * only until the next step: the handler copies it).
+ * only until the next step: the handler copies it). A field that would
+ * run past `end` throws an InternalError naming it and the offset
+ * (malformed or truncated output: a bug on one side of the protocol), so
+ * that nothing is ever decoded from bytes beyond the engine's output.
  */
 class Reader {
   constructor() {
     this.m = null;
     this.o = 0;
+    this.end = 0;
   }
-  start(m, o) { this.m = m; this.o = o; }
-  u8() { return this.m.b[this.o++]; }
-  u16() { const x = this.m.v.getUint16(this.o, true); this.o += 2; return x; }
-  u32() { const x = this.m.v.getUint32(this.o, true); this.o += 4; return x; }
-  i32() { const x = this.m.v.getInt32(this.o, true); this.o += 4; return x; }
+  start(m, o, end = m.b.length) { this.m = m; this.o = o; this.end = end; }
+  /** Throws unless `n` more bytes of `what` are there. */
+  need(n, what) {
+    if (this.o + n > this.end) {
+      throw new InternalError(`liblock: malformed engine output: ${what} of ${n} bytes at byte ${this.o} runs past the end (byte ${this.end})`);
+    }
+  }
+  u8() { this.need(1, 'u8'); return this.m.b[this.o++]; }
+  u16() { this.need(2, 'u16'); const x = this.m.v.getUint16(this.o, true); this.o += 2; return x; }
+  u32() { this.need(4, 'u32'); const x = this.m.v.getUint32(this.o, true); this.o += 4; return x; }
+  i32() { this.need(4, 'i32'); const x = this.m.v.getInt32(this.o, true); this.o += 4; return x; }
   u64() {
+    this.need(8, 'u64');
     const v = this.m.v;
     const x = v.getUint32(this.o, true) + v.getUint32(this.o + 4, true) * TWO32;
     this.o += 8;
     return x;
   }
   i64() {
+    this.need(8, 'i64');
     const v = this.m.v;
     const x = v.getUint32(this.o, true) + v.getInt32(this.o + 4, true) * TWO32;
     this.o += 8;
@@ -147,6 +161,7 @@ class Reader {
   }
   str() {
     const n = this.u32();
+    this.need(n, 'str');
     const s = n === 0 ? '' : this.m.b.toString('utf8', this.o, this.o + n);
     this.o += n;
     return s;
@@ -154,6 +169,7 @@ class Reader {
   /** `bytes` as a view [start, end) of m.b. */
   span() {
     const n = this.u32();
+    this.need(n, 'bytes');
     const s = this.o;
     this.o += n;
     return [s, s + n];

@@ -108,3 +108,204 @@ test('error records become the error classes, with the caller\'s argument names'
   assert.deepEqual(u.nodes, [{ node: 1, addr: 'h:2', cause: 'c' }]);
   assert.ok(E.errorOf({ status: 99, message: 'm', a: '', b: '', nodes: null }) instanceof E.InternalError);
 });
+
+// ------------------------------------------------------------ INSPECT, FENCE, ACQUIRE's flags bit 1/2, LOCK_INFO
+// Hand-written vectors from PROTOCOL.md (field by field, little-endian
+// literals, not built with the helpers above), so that a wrong offset or
+// width fails; bindings/python/tests/test_proto.py has the same values.
+
+const TOK = Buffer.from('a-token-of-my-own-0001').toString('hex'); // 22 bytes: length 16000000
+const HEAD_R_5000_0 = '01' + '01000000' + '72' + '8813000000000000' + '0000000000000000'; // ACQUIRE "r", ttl 5000, wait 0
+
+test('events: ACQUIRE flags bit 1 (fence) and bit 2 (a str token follows the flags), INSPECT, LOCK_INFO, byte for byte', () => {
+  const m = region();
+  const enc = (...a) => hex(m, P.encAcquire(m, 0, ...a));
+  assert.equal(P.ACQ.AUTO_EXTEND, 1);
+  assert.equal(P.ACQ.FENCE, 2);
+  assert.equal(P.ACQ.TOKEN, 4);
+  assert.equal(enc('r', 5000, 0, 0), HEAD_R_5000_0 + '00');
+  assert.equal(enc('r', 5000, 0, P.ACQ.FENCE), HEAD_R_5000_0 + '02');
+  assert.equal(enc('r', 5000, 0, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE), HEAD_R_5000_0 + '03');
+  // A token sets bit 2 itself, and its str comes right after the flags byte.
+  assert.equal(enc('r', 5000, 0, 0, 'a-token-of-my-own-0001'), HEAD_R_5000_0 + '04' + '16000000' + TOK);
+  assert.equal(enc('r', 5000, 0, P.ACQ.AUTO_EXTEND, 'a-token-of-my-own-0001'), HEAD_R_5000_0 + '05' + '16000000' + TOK);
+  // The length is in bytes of UTF-8, not characters: 8 × 'é' is 16 bytes.
+  assert.equal(enc('r', 5000, 0, 0, 'é'.repeat(8)), HEAD_R_5000_0 + '04' + '10000000' + 'c3a9'.repeat(8));
+  // Fence and token together are encoded as asked: the engine rejects them (a = "fence", below).
+  assert.equal(enc('r', 5000, 0, P.ACQ.FENCE, 'a-token-of-my-own-0001'), HEAD_R_5000_0 + '06' + '16000000' + TOK);
+  // Wait and ttl are i64 at their own offsets (after the resource's str).
+  assert.equal(enc('ab', 0x0102, 2 ** 40 + 3, P.ACQ.FENCE),
+    '01' + '02000000' + '6162' + '0201000000000000' + '0300000000010000' + '02');
+  // Written at an offset inside the buffer, nothing before it is touched.
+  m.b.fill(0xee);
+  const n = P.encAcquire(m, 3, 'r', 5000, 0, 0, 'a-token-of-my-own-0001');
+  assert.equal(m.b.subarray(0, 3 + n + 1).toString('hex'), 'eeeeee' + HEAD_R_5000_0 + '04' + '16000000' + TOK + 'ee');
+
+  assert.equal(P.EV.INSPECT, 12);
+  assert.equal(hex(m, P.encInspect(m, 0, 'orders:42')), '0c' + '09000000' + '6f72646572733a3432');
+  assert.equal(hex(m, P.encInspect(m, 0, 'é')), '0c' + '02000000' + 'c3a9');
+  assert.equal(P.EV.LOCK_INFO, 11);
+  assert.equal(hex(m, P.encId(m, 0, P.EV.LOCK_INFO, 12345)), '0b' + '3930000000000000');
+  assert.equal(hex(m, P.encId(m, 0, P.EV.LOCK_INFO, 2 ** 53 - 1)), '0b' + 'ffffffffffff1f00');
+});
+
+/**
+ * Decodes the actions in `bytes` the way lib/host.js reads them, with the
+ * bytes placed at offset 5 of a larger region and followed by garbage, so
+ * that only the `end` given to the Reader keeps it from reading on.
+ */
+function decode(bytes) {
+  const m = new P.Bytes(new ArrayBuffer(bytes.length + 5 + 64));
+  m.b.fill(0x7f);
+  bytes.copy(m.b, 5);
+  const end = 5 + bytes.length;
+  const r = new P.Reader();
+  r.start(m, 5, end);
+  const got = [];
+  while (r.o < end) {
+    const k = r.u8();
+    switch (k) {
+      case P.ACT.DONE: got.push([k, r.u64(), r.u64(), r.error()]); break;
+      case P.ACT.FENCE: got.push([k, r.u64(), r.i64(), r.u8()]); break;
+      case P.ACT.INSPECTED: got.push([k, r.u64(), r.inspection()]); break;
+      case P.ACT.INFO: got.push([k, r.str(), r.str(), r.str(), r.i64(), r.i64(), r.u8(), r.error()]); break;
+      case P.ACT.WRITE: { const c = r.u32(); const [s, e] = r.span(); got.push([k, c, m.b.toString('latin1', s, e)]); break; }
+      default: throw new Error(`unknown action ${k}`);
+    }
+  }
+  assert.equal(r.o, end, 'read exactly to the end');
+  return got;
+}
+const H = (s) => Buffer.from(s, 'hex');
+const S = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([b.length, 0, 0, 0]), b]).toString('hex'); };
+
+// INSPECTED (op 9): held, validity 9895 ms, owner "worker-7", 3 nodes:
+// 0 locked+holder owner "worker-7" ttl 9998; 1 locked (another value), no
+// owner, no expiry (-1); 2 failed (ttl 0, a cause).
+const INSPECTED_HELD = '0c' + '0900000000000000' + '01' + 'a726000000000000' + S('worker-7') + '0300' +
+  '0000' + S('127.0.0.1:1') + '03' + S('worker-7') + '0e27000000000000' + '00000000' +
+  '0100' + S('127.0.0.1:2') + '01' + '00000000' + 'ffffffffffffffff' + '00000000' +
+  '0200' + S('[::1]:3') + '00' + '00000000' + '0000000000000000' + S('dial tcp: connection refused');
+// FENCE: lock 4, fence 17, reentered 0; then lock 2^53-1, fence 2^40+5, reentered 1.
+const FENCES = '0d' + '0400000000000000' + '1100000000000000' + '00' + '0d' + 'ffffffffffff1f00' + '0500000000010000' + '01';
+// INFO of a released lock lost (flags bit 1), validity 0, with its LOST error.
+const INFO_LOST = '0b' + S('r') + S('p:r') + S('worker-7/tok') + 'e803000000000000' + '0000000000000000' + '02' +
+  '02000000' + S('liblock: lock lost') + '00000000' + '00000000' + '0000';
+
+test('actions: FENCE, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
+  assert.equal(P.ACT.INSPECTED, 12);
+  assert.equal(P.ACT.FENCE, 13);
+  assert.equal(P.ACT.INFO, 11);
+  const got = decode(H(FENCES + INSPECTED_HELD +
+    '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + // held with no expiry, no node listed
+    '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + // not held
+    '04' + '0500000000000000' + '0400000000000000' + '00'.repeat(18) + // the DONE a FENCE precedes
+    INFO_LOST));
+  assert.deepEqual(got, [
+    [13, 4, 17, 0],
+    [13, 2 ** 53 - 1, 2 ** 40 + 5, 1],
+    [12, 9, {
+      held: true, validity: 9895, owner: 'worker-7', nodes: [
+        { node: 0, addr: '127.0.0.1:1', locked: true, holder: true, owner: 'worker-7', ttl: 9998, error: null },
+        { node: 1, addr: '127.0.0.1:2', locked: true, holder: false, owner: '', ttl: null, error: null },
+        { node: 2, addr: '[::1]:3', locked: false, holder: false, owner: '', ttl: 0, error: 'dial tcp: connection refused' },
+      ],
+    }],
+    [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
+    [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
+    [4, 5, 4, null],
+    [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: null }],
+  ]);
+});
+
+const MALFORMED = /^liblock: malformed engine output: (u8|u16|u32|i32|u64|i64|str|bytes) of \d+ bytes at byte \d+ runs past the end \(byte \d+\)$/;
+const rejectsMalformed = (bytes, what) => assert.throws(() => decode(bytes), (e) => {
+  assert.equal(e.name, 'InternalError', `${what}: ${e.stack}`);
+  assert.equal(e.code, 'INTERNAL');
+  assert.match(e.message, MALFORMED, what);
+  return true;
+}, what);
+
+test('truncated actions are rejected with a clear error at every cut, never decoded from the bytes beyond the end', () => {
+  for (const [name, vec] of [['INSPECTED', INSPECTED_HELD], ['FENCE', FENCES.slice(0, 2 + 34)], ['INFO', INFO_LOST],
+    ['WRITE', '02' + '01000000' + '03000000' + '616263']]) {
+    const full = H(vec);
+    assert.equal(decode(full).length, 1, name);
+    for (let cut = 1; cut < full.length; cut++) rejectsMalformed(full.subarray(0, cut), `${name} cut at ${cut} of ${full.length}`);
+  }
+});
+
+test('malformed lengths are rejected: a str, a bytes field or a node count running past the end', () => {
+  // INSPECTED whose owner claims 2^32-1 bytes.
+  rejectsMalformed(H('0c' + '0900000000000000' + '01' + 'a726000000000000' + 'ffffffff' + '6162'), 'owner length');
+  // INSPECTED announcing 65535 nodes and carrying one.
+  rejectsMalformed(H('0c' + '0900000000000000' + '00' + '0000000000000000' + '00000000' + 'ffff' +
+    '0000' + S('h:1') + '00' + '00000000' + 'ffffffffffffffff' + '00000000'), 'node count');
+  // A node's cause one byte longer than what is left.
+  rejectsMalformed(H('0c' + '0900000000000000' + '00' + '0000000000000000' + '00000000' + '0100' +
+    '0000' + S('h:1') + '00' + '00000000' + 'ffffffffffffffff' + '05000000' + '61626364'), 'cause length');
+  // An error whose node list is cut short.
+  rejectsMalformed(H('04' + '0500000000000000' + '0000000000000000' + '05000000' + S('u') + S('acquire') + S('x') + '0200' +
+    '0000' + S('h:1') + S('refused')), 'error nodes');
+  // WRITE data longer than what is left.
+  rejectsMalformed(H('02' + '01000000' + '09000000' + '616263'), 'WRITE data');
+  assert.throws(() => decode(H('63')), /unknown action 99/); // the host's own switch rejects an unknown kind
+});
+
+test('the engine (backend under test) answers the new events as decoded: LOCK_INFO of an unknown lock, a short token, fence with token, INSPECT', () => {
+  const { BACKEND } = require('./helpers');
+  const ad = require(BACKEND === 'wasm' ? '../lib/wasm' : '../lib/native').load();
+  const h = ad.engineNew(JSON.stringify({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'] }));
+  const step = (encode) => {
+    const m = ad.mem();
+    const len = encode ? encode(m, ad.inOff) : 0;
+    const n = ad.step(h, len);
+    assert.ok(n >= 0, `step returned ${n}`);
+    const r = new P.Reader();
+    r.start(ad.mem(), ad.outOff, ad.outOff + n);
+    const got = [];
+    while (r.o < ad.outOff + n) {
+      const k = r.u8();
+      switch (k) {
+        case P.ACT.REJECTED: got.push([k, r.error()]); break;
+        case P.ACT.STARTED: got.push([k, r.u64()]); break;
+        case P.ACT.OPEN: got.push([k, r.u32(), r.u32(), r.u8(), r.str(), r.str(), r.str()]); break;
+        case P.ACT.TIMER: got.push([k, r.i64()]); break;
+        case P.ACT.DONE: got.push([k, r.u64(), r.u64(), r.error()]); break;
+        case P.ACT.CLOSE: got.push([k, r.u32()]); break;
+        case P.ACT.CLOSED: got.push([k]); break;
+        case P.ACT.CANCELED: got.push([k, r.u8()]); break;
+        default: assert.fail(`unexpected action ${k}`);
+      }
+    }
+    return got;
+  };
+  const rejected = (got, status, a) => {
+    assert.equal(got.length, 1, JSON.stringify(got));
+    assert.equal(got[0][0], P.ACT.REJECTED);
+    assert.equal(got[0][1].status, status, JSON.stringify(got));
+    assert.equal(got[0][1].a, a, JSON.stringify(got));
+  };
+  try {
+    step(null); // whatever it wants at the start (a timer)
+    rejected(step((m, o) => P.encId(m, o, P.EV.LOCK_INFO, 12345)), 4, ''); // LOCK_INVALID_HANDLE
+    rejected(step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, 0, 'short')), 3, 'token');
+    rejected(step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, P.ACQ.FENCE, 'a-token-of-my-own-0001')), 3, 'fence');
+    rejected(step((m, o) => P.encInspect(m, o, '')), 3, 'resource');
+    let got = step((m, o) => P.encInspect(m, o, 'r'));
+    assert.equal(got[0][0], P.ACT.STARTED, JSON.stringify(got));
+    assert.deepEqual(got.filter((a) => a[0] === P.ACT.OPEN).map((a) => [a[2], a[4], a[5]]),
+      [[0, 'tcp', '127.0.0.1:1'], [1, 'tcp', '127.0.0.1:2'], [2, 'tcp', '127.0.0.1:3']]);
+    got = step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, P.ACQ.FENCE));
+    assert.equal(got[0][0], P.ACT.STARTED, JSON.stringify(got));
+    got = step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, 0, 'a-token-of-my-own-0001'));
+    assert.equal(got[0][0], P.ACT.STARTED, JSON.stringify(got));
+    // Flag bits 3..7 make the event malformed: the step itself is refused (-LOCK_INVALID_ARGUMENT).
+    const m = ad.mem();
+    const len = P.encAcquire(m, ad.inOff, 'r', 1000, 0, 0);
+    m.b[ad.inOff + len - 1] = 0x08;
+    assert.equal(ad.step(h, len), -3);
+  } finally {
+    ad.free(h);
+  }
+});
