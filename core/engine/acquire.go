@@ -196,17 +196,21 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		e.startAttempt(o)
 	case e.oldest(o):
 		e.listen(o.key) // re-subscribes where a pub/sub connection was lost
-		// Only the oldest local waiter polls the nodes; the others sleep
-		// until a release wakes them or their wait runs out, so a thousand
-		// waiters on one key cost one poller.
-		d := min(o.delay/2+time.Duration(e.rng.Int64N(int64(o.delay/2)+1)), o.waitUntil-e.now)
-		o.delay = min(2*o.delay, maxRetryDelay)
-		o.timerGen++
-		e.timers.push(e.now+d, o, o.timerGen)
+		e.backoff(o)
 	default:
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
 	}
+}
+
+// backoff arms the oldest waiter's next poll. Only the oldest local waiter
+// polls the nodes; the others sleep until a release wakes them or their
+// wait runs out, so a thousand waiters on one key cost one poller.
+func (e *Engine) backoff(o *acquireOp) {
+	d := min(o.delay/2+time.Duration(e.rng.Int64N(int64(o.delay/2)+1)), o.waitUntil-e.now)
+	o.delay = min(2*o.delay, maxRetryDelay)
+	o.timerGen++
+	e.timers.push(e.now+d, o, o.timerGen)
 }
 
 func (e *Engine) oldest(o *acquireOp) bool {
@@ -249,14 +253,15 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 	}
 	o.att = nil
 	if o.queued {
-		e.unqueue(o)
+		e.unqueue(o, lock != 0)
 	}
 	e.emit(Action{Kind: ActDone, Op: o.id, Lock: lock, Err: err})
 }
 
 // unqueue removes a waiter; when it was the oldest, the next oldest takes
-// over polling at once.
-func (e *Engine) unqueue(o *acquireOp) {
+// over polling: at once when it gave up, after a backoff when it took the
+// key (which is held then: the release wakes the next one).
+func (e *Engine) unqueue(o *acquireOp, took bool) {
 	o.queued = false
 	e.unsubscribe(o.key)
 	q := e.waiters[o.key]
@@ -272,8 +277,12 @@ func (e *Engine) unqueue(o *acquireOp) {
 		return
 	}
 	e.waiters[o.key] = q
-	if wasOldest {
-		e.wakeOne(q[0])
+	switch next := q[0]; {
+	case !wasOldest:
+	case took && next.att == nil && !next.woken:
+		e.backoff(next)
+	default:
+		e.wakeOne(next)
 	}
 }
 

@@ -34,6 +34,16 @@ const (
 	maxRetryDelay = 50 * time.Millisecond
 )
 
+// Turns between clients (see handOff): while other clients wait for a key,
+// this engine hands it from one local waiter to the next at most
+// maxLocalRun times or for maxLocalRunTime, then lets the others' waiters
+// go first, and retries itself after yieldGrace if none of them took it.
+const (
+	maxLocalRun     = 4
+	maxLocalRunTime = 5 * time.Millisecond
+	yieldGrace      = 2 * time.Millisecond
+)
+
 // Node is one Redis master, resolved: how to reach it and what the
 // connection handshake sends. ParseNode makes one from a node URL.
 type Node struct {

@@ -35,11 +35,12 @@ type lockOp struct {
 	until    time.Duration // the lock's validity when the round started
 	state    []uint8
 	small    [8]uint8 // state's storage for up to 8 nodes
-	ok       int      // nodes that answered 1: the script matched our token
+	ok       int      // nodes that answered ≥ 1: the script matched our token
 	zero     int
 	failed   int
 	causes   []*NodeError
 	decided  bool
+	remote   bool // a release's message reached another client's subscription
 }
 
 func (l *lockState) live(gen uint64) bool {
@@ -137,9 +138,19 @@ func (e *Engine) runLockOp(op *lockOp) {
 		e.lockOpDone(op, l.lostErr)
 		return
 	}
+	handOff := e.handOff(l.key)
 	id := e.releaseID(l.key)
+	if handOff {
+		id = handOffMark + id
+	}
 	for _, n := range e.nodes {
 		e.sendScript(n, op, releaseScript, l.key, l.token, id)
+	}
+	if handOff {
+		// The next local waiter's SET goes right behind the release on
+		// every connection: each node runs it just after the DEL, and the
+		// hand-off costs one round trip instead of two.
+		e.wake(l.key)
 	}
 }
 
@@ -159,9 +170,12 @@ func (op *lockOp) reply(e *Engine, i int, r Reply) {
 		op.state[i] = failed
 		op.failed++
 		op.causes = append(op.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-	case r.Int == 1:
+	case r.Int >= 1:
 		op.state[i] = granted
 		op.ok++
+		if !op.extend {
+			e.noteReceivers(op, i, r.Int-1)
+		}
 	default:
 		op.state[i] = refused
 		op.zero++
@@ -245,7 +259,6 @@ func (e *Engine) releaseReply(op *lockOp) {
 	op.decided = true
 	l.released = true
 	l.stopTimer()
-	e.wake(l.key)
 	e.lockOpDone(op, err)
 }
 

@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Wake on release across processes. A release (and the drop of a lost
 // lock, and a failed attempt's cleanup) publishes its random id on the
@@ -15,6 +18,12 @@ import "strings"
 type subscription struct {
 	waiters int    // acquires waiting for the key
 	lastID  string // the release id last acted on: the others' copies are ignored
+	// remote: another client waited for the key at this engine's last
+	// release; run counts the local hand-offs since this engine last
+	// yielded, the first at runStart (see handOff).
+	remote   bool
+	run      int
+	runStart time.Duration
 }
 
 // releaseID returns a new release id for a release round of key, and
@@ -108,5 +117,61 @@ func (e *Engine) message(r Reply) {
 		return
 	}
 	sub.lastID = r.Elems[2].Str
+	if strings.HasPrefix(sub.lastID, handOffMark) {
+		return // handed to a waiter of the releasing client
+	}
 	e.wake(key)
+}
+
+// handOffMark starts the id of a release whose key goes to the releaser's
+// next local waiter at once: other clients need not wake for it.
+const handOffMark = "h"
+
+// handOff decides, as a release of key starts, whether the key goes
+// straight to this engine's oldest local waiter (its SET pipelined behind
+// the release). While other clients are known to wait too, it does so only
+// for a short run of turns and then yields: the release then wakes the
+// other clients' waiters, and ours retry only after yieldGrace, so that
+// neither side keeps the key from the other. Either way the waiters' own
+// attempts decide: this changes when they try, never what they may hold.
+func (e *Engine) handOff(key string) bool {
+	if len(e.waiters[key]) == 0 {
+		return false
+	}
+	sub := e.subs[key]
+	if sub == nil {
+		return true
+	}
+	if sub.run == 0 {
+		sub.runStart = e.now
+	}
+	if sub.remote && (sub.run >= maxLocalRun || e.now-sub.runStart >= maxLocalRunTime) {
+		sub.run = 0
+		for _, o := range e.waiters[key] {
+			if o.att == nil {
+				o.timerGen++
+				e.timers.push(e.now+yieldGrace, o, o.timerGen)
+			}
+			break // the oldest only: the others sleep until woken
+		}
+		return false
+	}
+	sub.run++
+	return true
+}
+
+// noteReceivers records, from a release's answer on node i, whether the
+// release's message reached another client waiting for the key: receivers
+// counts this engine's own subscription too, when it has one there.
+func (e *Engine) noteReceivers(op *lockOp, i int, receivers int64) {
+	key := op.lock.key
+	if s := e.subNodes[i]; s != nil && s.chans[key] && s.state == stReady {
+		receivers--
+	}
+	if receivers > 0 {
+		op.remote = true
+	}
+	if sub := e.subs[key]; sub != nil && (op.remote || !op.decided) {
+		sub.remote = op.remote
+	}
 }

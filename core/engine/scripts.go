@@ -27,7 +27,7 @@ var (
 // The scripts' SHA-1 sums, the names EVALSHA runs them by
 // (TestScriptHashes checks them against crypto/sha1).
 const (
-	ReleaseSHA = "c96b4f4ee42b088eb7893655da7814df5e8ea5c1"
+	ReleaseSHA = "1fb152e21141dbfa9b7cf30df90a2954ce55a7e8"
 	ExtendSHA  = "0577f1041d477b7e78c17ede9251f68e078c16fd"
 	// AcquireTokenSHA: SET with a caller's token, or re-enter when the key
 	// already holds it (2), its expiry raised to at least the ttl.
@@ -45,7 +45,9 @@ var (
 	// releaseScript deletes the key only while it still holds our token,
 	// and then publishes the release's id on ReleasedChannel(key), which
 	// wakes the processes waiting for the key (with pcall: a user whose ACL
-	// forbids PUBLISH still releases; its waiters poll).
+	// forbids PUBLISH still releases; its waiters poll). It answers 0 when
+	// the key was not ours, else 1 + the subscribers the message reached:
+	// the releaser learns whether other clients wait (see handOff).
 	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA, bit: 1}
 	// extendScript raises the expiry to at least the ttl only while the key
 	// holds our token (never lowers it: the other holders of a handed-over

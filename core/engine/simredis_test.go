@@ -443,8 +443,7 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		c.relNext++
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
 			delete(db, string(rest[0]))
-			n.publish(ReleasedChannel(string(rest[0])), string(rest[2]))
-			return appendInt(out, 1)
+			return appendInt(out, 1+n.publish(ReleasedChannel(string(rest[0])), string(rest[2])))
 		}
 		return appendInt(out, 0)
 	case scriptExtend: // if GET == token then raise the PTTL to at least ms
@@ -574,10 +573,13 @@ func (n *simNode) counter(db map[string]*simKey, key []byte) (int64, bool) {
 // isFenceKey reports a fence counter's key: permanent by design.
 func isFenceKey(key string) bool { return strings.HasSuffix(key, FenceKey("")) }
 
-// publish sends a message to every connection subscribed to channel.
-func (n *simNode) publish(channel, msg string) {
+// publish sends a message to every connection subscribed to channel and
+// returns how many there were.
+func (n *simNode) publish(channel, msg string) int64 {
+	var count int64
 	for _, c := range n.conns {
 		if c.chans[channel] && c.atNode && !c.reset {
+			count++
 			out := n.s.getBuf()
 			out = append(out, "*3\r\n"...)
 			out = simAppendBulk(out, "message")
@@ -586,6 +588,7 @@ func (n *simNode) publish(channel, msg string) {
 			n.s.toClient(c, out, 0)
 		}
 	}
+	return count
 }
 
 func appendInt(out []byte, v int64) []byte {
