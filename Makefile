@@ -69,7 +69,7 @@ test-wasm: deps build
 ## or wasm backend) re-entered by its token in another runtime's process, released from either
 ## side (sets up the Node packages, the Python venv and the Go child itself)
 test-interop: deps build
-	GO=$(GO) bash interop/run.sh
+	GO=$(GO) bash bindings/interop/run.sh
 
 ## test-dist: `make dist`'s wheel and npm tarball installed outside the repository (fresh venv,
 ## fresh directory, no LIBLOCK_PATH), locking with both backends; tsc --strict and mypy --strict

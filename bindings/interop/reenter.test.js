@@ -15,7 +15,7 @@
 //    other side's release then reports LOST.
 //
 // Someone else's token, from another runtime, is NOT_ACQUIRED and changes
-// nothing. Every child speaks the line protocol of interop/children/node.js.
+// nothing. Every child speaks the line protocol of bindings/interop/children/node.js.
 // Every wait is a poll with a deadline, never a sleep.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -24,7 +24,7 @@ const path = require('node:path');
 const readline = require('node:readline');
 const { spawn } = require('node:child_process');
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(__dirname, '..', '..');
 const NODE_PKG = path.join(ROOT, 'bindings', 'node');
 const { startNodes, waitFor, settlesTo } = require(path.join(NODE_PKG, 'test', 'helpers'));
 const { Client } = require(NODE_PKG);
@@ -33,12 +33,12 @@ const PY = path.join(ROOT, 'build', 'venv-python', 'bin', 'python');
 const GO_CHILD = path.join(ROOT, 'build', 'interop-child-go');
 const IOREDIS = path.join(NODE_PKG, 'node_modules', 'ioredis');
 
-// What the children need; make test-interop (interop/run.sh) provides all of
+// What the children need; make test-interop (bindings/interop/run.sh) provides all of
 // it and sets LIBLOCK_INTEROP_REQUIRED, which turns a missing piece into a
 // failure instead of a skip.
 const missing = [];
 if (!fs.existsSync(PY)) missing.push(`${PY} (the Python test venv: make test-python or make test-interop creates it)`);
-if (!fs.existsSync(GO_CHILD)) missing.push(`${GO_CHILD} (make test-interop builds it from interop/children/go)`);
+if (!fs.existsSync(GO_CHILD)) missing.push(`${GO_CHILD} (make test-interop builds it from bindings/interop/children/go)`);
 if (!fs.existsSync(IOREDIS)) missing.push(`${IOREDIS} (npm ci in bindings/node)`);
 for (const f of ['liblock.so', 'liblock.wasm', 'redisnodes']) {
   if (!fs.existsSync(path.join(ROOT, 'build', f))) missing.push(`build/${f} (make build)`);

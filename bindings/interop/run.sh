@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# make test-interop: re-entry by token across runtimes (interop/*.test.js).
+# make test-interop: re-entry by token across runtimes (bindings/interop/*.test.js).
 # Sets up everything the children need itself: the Node package's locked
 # dependencies (npm ci), the Python test venv (build/venv-python, shared with
 # make test-python) and the Go child (build/interop-child-go); then runs node's
 # test runner, with LIBLOCK_INTEROP_REQUIRED=1 so that a missing piece fails
 # instead of skipping.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 for f in build/liblock.so build/liblock.wasm build/redisnodes; do
   [ -f "$f" ] || { echo "test-interop: $f is missing: run \`make build\` at the repository root" >&2; exit 1; }
 done
 command -v redis-server >/dev/null 2>&1 || { echo "test-interop: redis-server is missing: apt-get install -y redis-server" >&2; exit 1; }
 GO="${GO:-go}"
-"$GO" build -o build/interop-child-go ./interop/children/go
+"$GO" build -o build/interop-child-go ./bindings/interop/children/go
 (cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
 cd "$root"
@@ -23,4 +23,4 @@ export LIBLOCK_INTEROP_REQUIRED=1
 # Compile liblock.wasm for wasmtime once (its on-disk cache), so that the
 # first Python wasm child does not spend its first answer's time compiling.
 PYTHONPATH="$root/bindings/python" "$PY" -c 'import liblock._wasm as w; w.compiled()'
-exec node --test --test-concurrency=1 --test-timeout=300000 interop/*.test.js
+exec node --test --test-concurrency=1 --test-timeout=300000 bindings/interop/*.test.js

@@ -1,5 +1,5 @@
 'use strict';
-// One side of the cross-runtime re-entry tests (interop/reenter.test.js), in
+// One side of the cross-runtime re-entry tests (bindings/interop/reenter.test.js), in
 // Node. Every child (node.js, python.py, go/main.go) speaks the same protocol:
 //
 //   argv[2]: JSON {urls, resource, ttl (ms), backend ('native'|'wasm'),
@@ -14,7 +14,7 @@
 //                the client still holds, as every binding's close does)
 const readline = require('node:readline');
 const path = require('node:path');
-const { Client } = require(path.join(__dirname, '..', '..', 'bindings', 'node'));
+const { Client } = require(path.join(__dirname, '..', '..', 'node'));
 
 const cfg = JSON.parse(process.argv[2]);
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');

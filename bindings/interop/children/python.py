@@ -1,5 +1,5 @@
-"""One side of the cross-runtime re-entry tests (interop/reenter.test.js), in
-Python; the protocol is described in interop/children/node.js. Run with the
+"""One side of the cross-runtime re-entry tests (bindings/interop/reenter.test.js), in
+Python; the protocol is described in bindings/interop/children/node.js. Run with the
 test venv's interpreter (build/venv-python) and PYTHONPATH=bindings/python."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // Command go is one side of the cross-runtime re-entry tests
-// (interop/reenter.test.js), in Go over core; the protocol is described in
-// interop/children/node.js. make test-interop builds it to
+// (bindings/interop/reenter.test.js), in Go over core; the protocol is described in
+// bindings/interop/children/node.js. make test-interop builds it to
 // build/interop-child-go. The backend field is ignored: Go has one.
 package main
 
