@@ -112,6 +112,7 @@ func Run(t *testing.T, backend Factory) {
 		{"BadInput", s.badInput},
 		{"CloseReleasesLocks", s.closeReleases},
 		{"WakeOnReleaseAcrossClients", s.wakeAcrossClients},
+		{"TurnsAcrossClients", s.turnsAcrossClients},
 		{"Inspect", s.inspect},
 		{"InspectMinorityDown", s.inspectMinorityDown},
 		{"ReenterByToken", s.reenter},
@@ -887,6 +888,80 @@ func (s *suite) wakeAcrossClients(t *testing.T) {
 	listening("0")
 	must(t, lb.Release(ctx))
 	c.AssertNoKeys(t)
+}
+
+// turnsAcrossClients: two clients, three contenders each, one key, short
+// sections. A client hands the key to its own next waiter within one round
+// trip, which would let it keep the key for good; it must yield to the
+// other client's waiters instead. Both clients get a fair part of the
+// sections and the key goes back and forth between them many times (it
+// cannot be a matter of luck: the releaser's next waiter is always first).
+func (s *suite) turnsAcrossClients(t *testing.T) {
+	if TurnShare(map[int]int{0: 10, 1: 190}) >= 0.25 || TurnShare(map[int]int{0: 100, 1: 100}) != 0.5 {
+		t.Fatal("the share check cannot fail")
+	}
+	c := redistest.Start(t, 3)
+	clients := []Client{s.client(t, c), s.client(t, c)}
+	const sections = 240
+	var (
+		mu    sync.Mutex
+		order []int // the client of each section, in lock order
+		in    OverlapChecker
+		wg    sync.WaitGroup
+	)
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := w % 2
+			for {
+				mu.Lock()
+				done := len(order) >= sections
+				mu.Unlock()
+				if done {
+					return
+				}
+				l, err := clients[cl].Acquire(context.Background(), "res", 10*time.Second, core.Wait(time.Minute))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				in.Enter(t)
+				mu.Lock()
+				order = append(order, cl)
+				mu.Unlock()
+				time.Sleep(500 * time.Microsecond) // the section: long enough for the others to queue
+				in.Exit()
+				if err := l.Release(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	per := map[int]int{}
+	cross := 0
+	for i, cl := range order {
+		per[cl]++
+		if i > 0 && order[i-1] != cl {
+			cross++
+		}
+	}
+	t.Logf("sections per client %v, %d hand-offs between the clients", per, cross)
+	if share := TurnShare(per); share < 0.25 || cross < len(order)/20 {
+		t.Fatalf("sections per client %v, %d hand-offs between the clients of %d: one client kept the key", per, cross, len(order))
+	}
+	c.AssertNoKeys(t)
+}
+
+// TurnShare is the smaller of two clients' shares of the sections.
+func TurnShare(per map[int]int) float64 {
+	total := per[0] + per[1]
+	if total == 0 {
+		return 0
+	}
+	return float64(min(per[0], per[1])) / float64(total)
 }
 
 func (s *suite) clientWith(t *testing.T, c *redistest.Cluster, owner string) Client {
