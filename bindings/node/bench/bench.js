@@ -6,14 +6,15 @@
 //   1. acquire+release pairs on 1 and 5 nodes (rounds alternate between the
 //      libraries; median of round medians, µs per pair);
 //   2. contention: 10 tasks, one resource, 3 nodes, 1 ms critical sections,
-//      in one process and split over two processes (ms per section);
+//      in one process and split over two processes (ms per section, hand-offs
+//      between the processes, least-served task's share, wait p99 in each);
 //   3. 32 concurrent independent resources, 3 nodes, single attempts
 //      (locks/s and errors);
 //   4. one of five nodes frozen (SIGSTOP): pair latency (own nodes, started
 //      through test/helpers.js so that one can be frozen);
 //   5. the wasm backend's cold start: new Client() to the first lock, in
 //      fresh processes.
-// BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS
+// BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS, BENCH_WAKES
 // shorten or lengthen it.
 const { execFile } = require('node:child_process');
 const path = require('node:path');
@@ -31,7 +32,8 @@ const LOADS = Number(process.env.BENCH_LOADS || 5);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
-const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,5').split(',').map(Number); // which parts to run
+const WAKES = Number(process.env.BENCH_WAKES || 50);
+const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,6,5').split(',').map(Number); // which parts to run
 
 /** Every library over nodeUrls: { name: { pair, section, attempt } }, and close(). */
 function makeLibs(nodeUrls, nodeTimeout = 1000) {
@@ -45,10 +47,12 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
   const ll = (c) => ({
     pair: async (res) => { const l = await c.acquire(res, { ttl: 10000, wait: 0 }); await l.release(); },
     section: async (res, fn) => { const l = await c.acquire(res, { ttl: 10000, wait: 60000 }); try { await fn(); } finally { await l.release(); } },
+    hold: (res, wait = 0) => c.acquire(res, { ttl: 10000, wait }),
   });
   const rl = (one, wait) => ({
     pair: async (res) => { const l = await one.acquire([res], 10000); await l.release(); },
     section: async (res, fn) => { const l = await wait.acquire([res], 10000); try { await fn(); } finally { await l.release(); } },
+    hold: (res, w = 0) => (w ? wait : one).acquire([res], 10000),
   });
   const libs = {
     'liblock native': ll(native),
@@ -59,6 +63,13 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
       section: async (res, fn) => {
         const m = new RedlockMutex(clients, res, { lockTimeout: 10000, refreshInterval: 0, acquireTimeout: 60000, retryInterval: 10 });
         await m.acquire(); try { await fn(); } finally { await m.release(); }
+      },
+      hold: async (res, wait = 0) => {
+        const m = new RedlockMutex(clients, res, wait
+          ? { lockTimeout: 10000, refreshInterval: 0, acquireTimeout: wait, retryInterval: 10 }
+          : { lockTimeout: 10000, refreshInterval: 0, acquireAttemptsLimit: 1 });
+        await m.acquire();
+        return { release: () => m.release() };
       },
     },
     '@sesamecare-oss/redlock': rl(sesame, sesameWait),
@@ -88,9 +99,13 @@ async function pairs(lib, res, n) {
 async function contention(lib, res, tasks, sections, stop = { now: false }) {
   let inside = 0; let overlaps = 0; let done = 0;
   const log = [];
+  const waits = []; // ms from asking for the lock to entering the section
+  const asked = new Array(tasks).fill(0);
   const critical = (task) => async () => {
     if (++inside > 1) overlaps++;
-    log.push([performance.timeOrigin + performance.now(), task]);
+    const now = performance.now();
+    waits.push(now - asked[task]);
+    log.push([performance.timeOrigin + now, task]);
     await sleep(1);
     inside--;
     done++;
@@ -105,13 +120,22 @@ async function contention(lib, res, tasks, sections, stop = { now: false }) {
   const t0 = process.hrtime.bigint();
   await Promise.race([halted, Promise.all(Array.from({ length: tasks }, async (_, task) => {
     const fn = critical(task);
-    while (done < sections && !stop.now) await lib.section(res, fn);
+    while (done < sections && !stop.now) {
+      asked[task] = performance.now();
+      await lib.section(res, fn);
+    }
   }))]);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   clearTimeout(cap);
   stop.now = true;
   if (overlaps) throw new Error(`overlapping critical sections: ${overlaps}`);
-  return { ms, done, log: log.slice() };
+  return { ms, done, log: log.slice(), p99: quantile(waits, 0.99) };
+}
+
+function quantile(xs, q) {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 }
 
 /** Of logs [[t, task], ...] tagged by process: hand-offs between processes and the least-served task's share. */
@@ -153,9 +177,54 @@ async function contendChild([libName, csv, sections]) {
   process.exit(0);
 }
 
+// Part 6: this process holds the lock while a child waits for it, then
+// releases; the child reports when its acquire returned. Wall-clock times
+// (performance.timeOrigin + now) compare across the two processes.
+async function wakes(libs, name, nodeUrls) {
+  const res = `bench:wake:${name}`;
+  const k = child(['wake', name, nodeUrls.join(','), res], 'wait');
+  await k.next();
+  const lat = [];
+  let note = '';
+  for (let i = 0; i < WAKES; i++) {
+    const hold = await libs[name].hold(res);
+    k.c.send('go');
+    await k.next(); // the child asked for the lock
+    await sleep(20); // long enough for it to be waiting (subscribed, or between polls)
+    const tRel = performance.timeOrigin + performance.now();
+    await hold.release();
+    const r = await Promise.race([k.next(), sleep(5000).then(() => null)]);
+    if (!r) { note = `a hand-over took over 5 s (after ${i})`; break; }
+    lat.push(r.t - tRel);
+  }
+  k.c.send('stop');
+  await k.exited;
+  return { median: median(lat), p90: quantile(lat, 0.9), note };
+}
+
+// The child of part 6 (argv: 'wake', lib, urls, resource): on each 'go',
+// asks for the lock (says so), reports the time it got it, releases.
+async function wakeChild([libName, csv, res]) {
+  const { libs, close, ready } = makeLibs(csv.split(','));
+  await ready;
+  process.on('message', async (m) => {
+    if (m === 'stop') {
+      await Promise.race([close(), sleep(3000)]);
+      process.exit(0);
+    }
+    const got = libs[libName].hold(res, 60000);
+    process.send({ asked: true });
+    const l = await got;
+    const t = performance.timeOrigin + performance.now();
+    await l.release();
+    process.send({ t });
+  });
+  process.send({ ready: true });
+}
+
 function child(args) {
   const { fork } = require('node:child_process');
-  const c = fork(__filename, ['contend', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const c = fork(__filename, args[0] === 'wake' ? args : ['contend', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const msgs = [];
   const waiting = [];
   c.on('message', (m) => { const w = waiting.shift(); if (w) w(m); else msgs.push(m); });
@@ -199,8 +268,14 @@ async function main() {
   if (ONLY.includes(2)) {
   console.log(`\n2. contention: 10 tasks, one resource, 3 nodes, 1 ms sections, ${SECTIONS} sections (ms per section; 1.0 is the floor);`);
   console.log('   two processes: 5 tasks in each, both contend until one has done its half; hand-offs between the processes');
-  console.log('   (of all sections) and the least-served task\'s share of the sections (fair: 0.10)');
-  console.log(row('library', 'one process', 'least share', 'two processes', 'hand-offs', 'least share'));
+  console.log('   (of all sections), the least-served task\'s share of the sections (fair: 0.10) and the p99 of the wait');
+  console.log('   from asking for the lock to entering the section, in each process (ms)');
+  {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < 200; i++) await sleep(1);
+    console.log(`   (the floor: sleep(1) took ${(Number(process.hrtime.bigint() - t0) / 1e6 / 200).toFixed(2)} ms here)`);
+  }
+  console.log(row('library', 'one process', 'least share', 'two processes', 'hand-offs', 'least share', 'wait p99 A', 'wait p99 B'));
   {
     const { libs, close, ready } = makeLibs(urls.slice(0, 3));
     await ready;
@@ -217,7 +292,15 @@ async function main() {
       const done = rs.reduce((a, r) => a + r.done, 0);
       const f1 = fairness([one.log]);
       const f2 = fairness(rs.map((r) => r.log));
-      console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3)));
+      if (process.env.BENCH_DEBUG) {
+        const all = rs.flatMap((r, p) => r.log.map(([t]) => [t, p])).sort((a, b) => a[0] - b[0]);
+        const gaps = [];
+        for (let i = 1; i < all.length; i++) gaps.push([all[i][0] - all[i - 1][0], all[i - 1][1], all[i][1]]);
+        gaps.sort((a, b) => b[0] - a[0]);
+        console.log('   gaps', JSON.stringify(gaps.slice(0, 12).map(([g, a, b]) => `${g.toFixed(1)}:${a}${b}`)));
+      }
+      console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3),
+        rs[0].p99.toFixed(1), rs[1].p99.toFixed(1)));
     }
     await close();
   }
@@ -261,6 +344,21 @@ async function main() {
   }
   }
 
+  // 6. Release in one process to acquire in another.
+  if (ONLY.includes(6)) {
+  console.log(`\n6. release in one process to acquire in another (a waiting acquire), 3 nodes, ms over ${WAKES} hand-overs`);
+  console.log(row('library', 'median', 'p90'));
+  {
+    const { libs, close, ready } = makeLibs(urls.slice(0, 3));
+    await ready;
+    for (const name of Object.keys(libs)) {
+      const r = await wakes(libs, name, urls.slice(0, 3));
+      console.log(row(name, r.median.toFixed(2), r.p90.toFixed(2)) + (r.note ? `   ${r.note}` : ''));
+    }
+    await close();
+  }
+  }
+
   // 5. wasm cold start, fresh processes.
   if (!ONLY.includes(5)) return;
   const code = `
@@ -291,6 +389,8 @@ async function main() {
 
 if (process.argv[2] === 'contend') {
   contendChild(process.argv.slice(3)).catch((e) => { console.error(e); process.exit(1); });
+} else if (process.argv[2] === 'wake') {
+  wakeChild(process.argv.slice(3)).catch((e) => { console.error(e); process.exit(1); });
 } else {
   main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
 }
