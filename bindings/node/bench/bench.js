@@ -13,9 +13,12 @@
 //   4. one of five nodes frozen (SIGSTOP): pair latency (own nodes, started
 //      through test/helpers.js so that one can be frozen);
 //   5. the wasm backend's cold start: new Client() to the first lock, in
-//      fresh processes.
-// BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS, BENCH_WAKES
-// shorten or lengthen it.
+//      fresh processes;
+//   6. release in one process to acquire in another: a child process waits
+//      for the lock this one holds (ms from the release to its acquire).
+// BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS,
+// BENCH_WAKES shorten or lengthen it; BENCH_ONLY picks parts (e.g. 2,6);
+// BENCH_DEBUG=1 prints part 2's longest gaps between sections.
 const { execFile } = require('node:child_process');
 const path = require('node:path');
 const Redis = require('ioredis');
