@@ -504,10 +504,18 @@ def contend_child(args: Dict[str, Any]) -> None:
             stop.set()
     st: Dict[str, Any] = {"inside": 0, "overlaps": 0, "done": 0, "errors": 0, "first_error": None}
     log: List[Tuple[float, float, int, float]] = []
+    since: Dict[int, float] = {}  # task -> wall time its pending acquire started
+    unfinished: List[float] = []  # waits still pending when the run stopped, as long as they were then
     guard = threading.Lock()
 
-    def entered() -> float:
+    def stopped() -> None:
+        now = time.time()
         with guard:
+            unfinished.extend(now - t0 for t0 in since.values())
+
+    def entered(task: int) -> float:
+        with guard:
+            since.pop(task, None)
             st["inside"] += 1
             if st["inside"] > 1:
                 st["overlaps"] += 1
@@ -545,17 +553,18 @@ def contend_child(args: Dict[str, Any]) -> None:
             async def worker(task: int) -> None:
                 h = make(res)
                 while not stop.is_set():
-                    t0 = time.time()
+                    t0 = since[task] = time.time()
                     try:
                         await h.acquire_async()
                     except Exception as e:  # noqa: BLE001 (counted and shown)
+                        since.pop(task, None)
                         failed(e)
                         await asyncio.sleep(0.01)
                         continue
                     try:
                         if stop.is_set():
                             break
-                        t_in = entered()
+                        t_in = entered(task)
                         await asyncio.sleep(0.001)
                         left(t0, t_in, task)
                     finally:
@@ -570,6 +579,7 @@ def contend_child(args: Dict[str, Any]) -> None:
             if not stop.is_set():
                 reason.append("cap" if time.time() >= end else "tasks ended")
                 stop.set()
+            stopped()
             _, pending = await asyncio.wait(ws, timeout=1.0)  # grace: waiters take their turn and leave
             for w in pending:
                 w.cancel()
@@ -578,17 +588,20 @@ def contend_child(args: Dict[str, Any]) -> None:
             def tworker(task: int) -> None:
                 h = make(res)
                 while not stop.is_set():
-                    t0 = time.time()
+                    with guard:
+                        t0 = since[task] = time.time()
                     try:
                         h.acquire()
                     except Exception as e:  # noqa: BLE001
+                        with guard:
+                            since.pop(task, None)
                         failed(e)
                         time.sleep(0.01)
                         continue
                     try:
                         if stop.is_set():
                             break
-                        t_in = entered()
+                        t_in = entered(task)
                         time.sleep(0.001)
                         left(t0, t_in, task)
                     finally:
@@ -602,6 +615,7 @@ def contend_child(args: Dict[str, Any]) -> None:
             if not stop.wait(CAP):
                 reason.append("cap")
                 stop.set()
+            stopped()
             end = time.time() + 1.0
             for t in ts:
                 t.join(max(0.0, end - time.time()))
@@ -613,7 +627,7 @@ def contend_child(args: Dict[str, Any]) -> None:
         return t_go
     t_go = asyncio.run(main())  # (the sync libraries' set-up too; their contention is threads)
     with guard:
-        send({"done": st["done"], "log": log, "overlaps": st["overlaps"], "errors": st["errors"],
+        send({"done": st["done"], "log": log, "unfinished": unfinished, "overlaps": st["overlaps"], "errors": st["errors"],
               "first_error": st["first_error"], "go": t_go, "reason": reason[0] if reason else "?"})
     os._exit(0)
 
@@ -772,7 +786,9 @@ def contention_figures(results: List[Dict[str, Any]], contenders: int) -> Dict[s
     span = (max(t_out for _, t_out, _, _ in merged) - start) if merged else 0.0
     return {
         "done": done, "ms": span * 1000 / done if done else float("nan"), "cross": cross, "least": least,
-        "p99": [_p99([w * 1000 for *_, w in r["log"]]) for r in results],
+        # waits still pending at the end count with their length then (a starved contender shows)
+        "p99": [_p99([w * 1000 for *_, w in r["log"]] + [w * 1000 for w in r["unfinished"]]) for r in results],
+        "starved": contenders - len(per),
         "overlaps": overlaps, "cross_overlaps": cross_overlaps,
         "errors": sum(r["errors"] for r in results),
         "first_error": next((r["first_error"] for r in results if r["first_error"]), None),
@@ -807,7 +823,8 @@ def contention(urls: List[str]) -> None:
           f" time.sleep(0.001) {tfloor:.2f} ms (means)")
     print("  two processes: 5 contenders in each, both contend until one has done its half; hand-offs between"
           " the processes\n  (of all sections) and the least-served contender's share (fair: 0.10); wait = start"
-          " of the acquire to entering the section")
+          " of the acquire to entering the section\n  (p99 of each process's waits; waits still pending at the"
+          " end count as long as they were then)")
     print(f"  redis-py Lock: blocking acquire with its default sleep {REDISPY_SLEEP:g} s between attempts; pottery"
           " AIORedlock: blocking acquire (retries after uniform(0, 0.2) s);\n  python-redis-lock: 5 threads per"
           " process (sync only), woken through its signal list (BLPOP)")
@@ -826,6 +843,8 @@ def contention(urls: List[str]) -> None:
               + "".join(f"{p:>9.1f}ms" for p in f2["p99"]))
         notes = []
         for label, f in (("one process", one), ("two processes", f2)):
+            if f["starved"]:
+                notes.append(f"{label}: {f['starved']} of 10 contenders never entered")
             if "cap" in f["reasons"]:
                 notes.append(f"{label}: cut at {CAP:g} s after {f['done']} sections")
             if f["errors"]:
@@ -839,12 +858,12 @@ def contention(urls: List[str]) -> None:
             print(f"{'':<22}!! {n}")
     ll = two.get("liblock native")
     peers = {p: two[p] for p in PEERS if p in two}
-    if ll and peers:
-        best = min(peers, key=lambda p: peers[p]["ms"])
-        print(f"  liblock native, two processes: {ll['ms']:.2f} ms per section (target ≤ 1.3; floor {afloor:.2f}),"
-              f" fastest peer {best} {peers[best]['ms']:.2f}: {'ahead' if ll['ms'] < peers[best]['ms'] else 'NOT ahead'};"
-              f" p99 wait {' / '.join(f'{p:.1f}' for p in ll['p99'])} ms (target ≤ 50 in both);"
-              f" hand-offs {ll['cross']}/{ll['done']}, least share {ll['least']:.3f}")
+    if ll:
+        vs = ", ".join(f"{p} {f['ms']:.2f}" + (" (starves contenders)" if f["starved"] else "")
+                       + (" ahead of liblock" if f["ms"] <= ll["ms"] else "") for p, f in peers.items())
+        print(f"  liblock native, two processes: {ll['ms']:.2f} ms per section (target ≤ 1.3; the floor {afloor:.2f});"
+              f" peers: {vs or 'none run'};\n  p99 wait {' / '.join(f'{p:.1f}' for p in ll['p99'])} ms"
+              f" (target ≤ 50 in both); hand-offs {ll['cross']}/{ll['done']}, least share {ll['least']:.3f}")
 
 
 async def relay_run(name: str, urls: List[str], rounds: int, res: str) -> Tuple[List[float], int, Optional[str]]:
