@@ -392,18 +392,21 @@ def make_lib(name: str, urls: List[str]) -> Tuple[Callable[[str], Holder], Calla
 
         class LL(Holder):
             def __init__(self, res: str) -> None:
-                self.res, self.lock = res, None
+                self.res = res
+                self.lock: Optional[liblock.Lock] = None
 
             async def acquire_async(self) -> None:
                 self.lock = await client.acquire_async(self.res, ttl=10.0, wait=60.0)
 
             async def release_async(self) -> None:
+                assert self.lock is not None
                 await self.lock.release_async()
 
             def acquire(self) -> None:
                 self.lock = client.acquire(self.res, ttl=10.0, wait=60.0)
 
             def release(self) -> None:
+                assert self.lock is not None
                 self.lock.release()
         return LL, client.close
     if name == "redis-py Lock":
@@ -475,6 +478,10 @@ def _stdin_lines(on_line: Callable[[str], None]) -> None:
     threading.Thread(target=run, daemon=True).start()
 
 
+def void(_: Any) -> None:
+    pass
+
+
 def _p99(xs: List[float]) -> float:
     if not xs:
         return float("nan")
@@ -543,7 +550,10 @@ def contend_child(args: Dict[str, Any]) -> None:
             await warm.acquire_async()
             await warm.release_async()
         else:
-            await asyncio.get_running_loop().run_in_executor(None, lambda: (warm.acquire(), warm.release()))
+            def warm_up() -> None:
+                warm.acquire()
+                warm.release()
+            await asyncio.get_running_loop().run_in_executor(None, warm_up)
         _stdin_lines(on_line)
         send({"ready": True})
         while not go.is_set():
@@ -672,7 +682,7 @@ def relay_child(args: Dict[str, Any]) -> None:
 
         await acquire(warm)
         await release(warm)
-        _stdin_lines(lambda line: loop.call_soon_threadsafe(queue.put_nowait, line))
+        _stdin_lines(lambda line: void(loop.call_soon_threadsafe(queue.put_nowait, line)))
         send({"ready": True})
         waiting: List["asyncio.Future[Any]"] = []
 
