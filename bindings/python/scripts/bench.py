@@ -1,9 +1,33 @@
-"""Acquire+release pairs through the liblock binding -- native backend (liblock.so)
-and wasm backend (liblock.wasm under wasmtime), sync and asyncio -- beside the same
-loop through redis-py (SET NX PX + EVALSHA compare-and-delete), redis-py's asyncio
-Lock and pottery's AIORedlock, in the same run, on 1 and 5 nodes; 32 concurrent
-independent resources on 3 nodes (errors and locks/s); pairs with one of five nodes
-frozen (SIGSTOP); the wasm module's compile and instantiate times.
+"""make bench, Python part. Parts (BENCH_ONLY=pairs,concurrent,frozen,contention,wake selects some):
+
+pairs       acquire+release pairs through the liblock binding -- native backend (liblock.so)
+            and wasm backend (liblock.wasm under wasmtime), sync and asyncio -- beside the same
+            loop through redis-py (SET NX PX + EVALSHA compare-and-delete), redis-py's asyncio
+            Lock and pottery's AIORedlock, in the same run, on 1 and 5 nodes; the wasm module's
+            compile and instantiate times.
+concurrent  32 concurrent independent resources on 3 nodes (errors and locks/s).
+frozen      pairs with one of five nodes frozen (SIGSTOP).
+contention  10 contenders on one resource, 1 ms critical sections (asyncio.sleep(0.001); threads:
+            time.sleep(0.001); both floors are measured and printed), 3 nodes: in one process
+            (10 asyncio tasks, or threads) and split over two processes (5 + 5) that start
+            together and contend until one has done its half of BENCH_SECTIONS (300); ms per
+            section, hand-offs between the processes (of all sections), the least-served
+            contender's share (fair: 0.10) and each process's p99 wait (start of the acquire to
+            entering the section; waits still pending at the end count as long as they were).
+            Sections overlapping within a process (counted live) or between processes (from
+            the merged wall-clock logs) are printed and make the bench exit 1. Each run is cut
+            at BENCH_CAP (20) s. Libraries: liblock native and wasm, asyncio and sync (threads),
+            liblock native on 1 node, redis-py's asyncio Lock (1 node, blocking, its default
+            sleep of 0.1 s), pottery's AIORedlock (blocking) and python-redis-lock (1 node, sync
+            only: threads; woken through BLPOP on its signal list).
+wake        release->acquire across processes: process A holds, process B starts a blocking
+            acquire and says so, A waits 20 ms, takes the wall time and releases; B takes the
+            wall time when its acquire returns; BENCH_ROUNDS (50) hand-overs, roles alternating;
+            median, p90 and max per library (the same libraries and nodes).
+
+BENCH_LIBS="liblock native,python-redis-lock" limits contention and wake to some libraries.
+The cross-process parts run each library in children of this script (`bench.py contend JSON`,
+`bench.py relay JSON`) spoken to in JSON lines over stdin/stdout.
 
 Run under build/redisnodes (LIBLOCK_NODES must hold 5 URLs): scripts/bench.sh.
 """
@@ -356,6 +380,7 @@ LIBS: Dict[str, Tuple[str, int]] = {
     "liblock wasm": ("async", 3),
     "liblock native sync": ("sync", 3),
     "liblock wasm sync": ("sync", 3),
+    "liblock native 1 node": ("async", 1),  # beside the one-node peers
     "redis-py Lock": ("async", 1),
     "pottery AIORedlock": ("async", 3),
     "python-redis-lock": ("sync", 1),
