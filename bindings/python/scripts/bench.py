@@ -539,6 +539,27 @@ def _p99(xs: List[float]) -> float:
     return s[max(0, -(-len(s) * 99 // 100) - 1)]
 
 
+async def warm_up(make: Callable[[str], Holder], kind: str, res: str) -> None:
+    """Connects before 'ready': an acquire, a second acquire waiting for it (pub/sub
+    subscribed, pools grown), the release, the waiter's acquire and release."""
+    loop = asyncio.get_running_loop()
+    a, b = make(res), make(res)
+    if kind == "async":
+        await a.acquire_async()
+        waiter = asyncio.ensure_future(b.acquire_async())
+        await asyncio.sleep(0.02)
+        await a.release_async()
+        await waiter
+        await b.release_async()
+    else:
+        await loop.run_in_executor(None, a.acquire)
+        blocked = loop.run_in_executor(None, b.acquire)
+        await asyncio.sleep(0.02)
+        await loop.run_in_executor(None, a.release)
+        await blocked
+        await loop.run_in_executor(None, b.release)
+
+
 def contend_child(args: Dict[str, Any]) -> None:
     """`bench.py contend JSON`: args lib, urls, res, tasks, quota. Connects, warms up,
     says ready, waits for 'go', contends until `quota` sections are done here, 'stop'
@@ -595,15 +616,7 @@ def contend_child(args: Dict[str, Any]) -> None:
 
     async def main() -> float:
         make, close = make_lib(name, args["urls"])
-        warm = make(f"{res}:warm:{os.getpid()}")
-        if kind == "async":
-            await warm.acquire_async()
-            await warm.release_async()
-        else:
-            def warm_up() -> None:
-                warm.acquire()
-                warm.release()
-            await asyncio.get_running_loop().run_in_executor(None, warm_up)
+        await warm_up(make, kind, f"{res}:warm:{os.getpid()}")
         _stdin_lines(on_line)
         send({"ready": True})
         while not go.is_set():
@@ -706,7 +719,6 @@ def relay_child(args: Dict[str, Any]) -> None:
         queue: "asyncio.Queue[str]" = asyncio.Queue()
         make, close = make_lib(name, args["urls"])
         h = make(res)
-        warm = make(f"{res}:warm:{os.getpid()}")
 
         async def acquire(x: Holder) -> float:
             if kind == "async":
@@ -730,8 +742,7 @@ def relay_child(args: Dict[str, Any]) -> None:
                 return t
             return await loop.run_in_executor(None, run)
 
-        await acquire(warm)
-        await release(warm)
+        await warm_up(make, kind, f"{res}:warm:{os.getpid()}")
         _stdin_lines(lambda line: void(loop.call_soon_threadsafe(queue.put_nowait, line)))
         send({"ready": True})
         waiting: List["asyncio.Future[Any]"] = []
