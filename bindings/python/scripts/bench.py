@@ -989,6 +989,7 @@ def wake(urls: List[str]) -> None:
             p90 = s[max(0, -(-len(s) * 9 // 10) - 1)]
             print(f"{name:<22}{len(nodes):>6}{statistics.median(s):>9.2f}{p90:>9.2f}{s[-1]:>9.2f}{len(s):>5}"
                   + (f"   ({timeouts} not woken within 5 s)" if timeouts else "")
+                  + (f"   (cut at {CAP:g} s)" if len(lat) + timeouts < ROUNDS and not err and not timeouts else "")
                   + (f"   error: {err}" if err else ""))
         else:
             print(f"{name:<22}{len(nodes):>6}   no hand-over measured" + (f": {err}" if err else ""))
