@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make bench (Python part): the binding (native and wasm backends, sync and asyncio) beside redis-py and pottery, same run, 1 and 5 nodes.
+# make bench (Python part): the binding (native and wasm backends, sync and asyncio) beside redis-py, pottery and
+# python-redis-lock, same run: pairs on 1 and 5 nodes, contention in one process and two, release->acquire across
+# processes (see bench.py's docstring; BENCH_ONLY=contention,wake runs some parts only).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/venv.sh" requirements-dev.txt
 cd "$ROOT"
