@@ -297,9 +297,20 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	if op.wait {
 		// Queue before the first attempt, so that a release during it is
 		// not missed.
+		ahead := len(e.waiters[op.key])
 		e.waiters[op.key] = append(e.waiters[op.key], op)
 		op.queued = true
 		e.subscribe(op.key)
+		if ahead > 0 {
+			// Behind this client's own waiters: no barging. It sleeps
+			// until a release wakes it in turn (or its wait ends), as a
+			// release would otherwise go to whoever asks again first —
+			// the releaser itself, in a loop.
+			op.timerGen++
+			e.timers.push(op.waitUntil, op, op.timerGen)
+			e.end()
+			return op.id, nil
+		}
 	}
 	e.startAttempt(op)
 	e.end()
