@@ -120,6 +120,17 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		}
 	}
 	if a.decided {
+		if f := a.fencing; f != nil && !f.decided {
+			// A late answer while the fence round runs: a grant gets the
+			// fence too, so that one node of the early quorum failing in
+			// the second round does not fail the acquire; anything else
+			// may make the round's failure certain.
+			if a.state[i] == granted {
+				e.sendFence(f, i)
+			} else {
+				e.fenceDecide(f)
+			}
+		}
 		return // late: a failed attempt's cleanup is already queued behind it
 	}
 	n := len(e.nodes)

@@ -35,13 +35,21 @@ type fenceRound struct {
 func (e *Engine) startFencing(a *attempt) {
 	f := &fenceRound{a: a, fence: a.maxFence + 1, state: make([]uint8, len(e.nodes))}
 	a.fencing = f
-	fence := strconv.FormatInt(f.fence, 10)
-	for i, n := range e.nodes {
+	for i := range e.nodes {
 		if a.state[i] == granted {
-			f.sent++
-			e.sendScript2(n, f, fenceScript, a.op.key, FenceKey(a.op.key), a.token, fence)
+			e.sendFence(f, i)
 		}
 	}
+}
+
+// sendFence writes the round's fence to node i, which granted the first
+// round: at its start, or late while the round still runs. The fence was
+// taken from the quorum that granted first, which is all its argument needs
+// (any later quorum meets it); a late node only widens the set that may
+// accept it, and its counter only goes up.
+func (e *Engine) sendFence(f *fenceRound, i int) {
+	f.sent++
+	e.sendScript2(e.nodes[i], f, fenceScript, f.a.op.key, FenceKey(f.a.op.key), f.a.token, strconv.FormatInt(f.fence, 10))
 }
 
 func (f *fenceRound) reply(e *Engine, i int, r Reply) {
@@ -60,11 +68,22 @@ func (f *fenceRound) reply(e *Engine, i int, r Reply) {
 		f.state[i] = refused
 		f.refused++
 	}
-	if f.decided {
-		return
+	if !f.decided {
+		e.fenceDecide(f)
 	}
+}
+
+// fenceDecide ends the fence round once its outcome is certain. The nodes
+// still to answer it include those whose first-round answer is still due:
+// they may yet grant and then take the fence.
+func (e *Engine) fenceDecide(f *fenceRound) {
 	a, o := f.a, f.a.op
 	left := f.sent - f.accepted - f.refused - f.failed
+	for _, st := range a.state {
+		if st == pending {
+			left++
+		}
+	}
 	until := e.validUntil(a.start, o.ttl)
 	switch {
 	case f.accepted >= e.quorum && e.now < until:
