@@ -1286,7 +1286,8 @@ static void fproxy_stop(fproxy *p) {
 	if (p->out)
 		fclose(p->out);
 	int st;
-	waitpid(p->pid, &st, 0);
+	if (p->pid > 0)
+		waitpid(p->pid, &st, 0);
 }
 
 static char *config_urls_json(char urls[][64], const char *prefix, int timeout_ms) {
