@@ -12,8 +12,8 @@ all: build
 deps:
 	@bash .ci/deps.sh
 
-## build: liblock.so + liblock.h, liblock.wasm, and the redisnodes test harness
-build: $(BUILD)/redisnodes $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
+## build: liblock.so + liblock.h, liblock.wasm, and the test harness (redisnodes, faultproxy)
+build: $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
 
 $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*.c capi/*.h)
 	@mkdir -p $(BUILD)
@@ -28,6 +28,10 @@ $(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_t
 $(BUILD)/redisnodes: $(CORE_GO)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./core/redistest/redisnodes
+
+$(BUILD)/faultproxy: $(CORE_GO)
+	@mkdir -p $(BUILD)
+	$(GO) build -o $@ ./core/redistest/faultproxy/cmd/faultproxy
 
 ## dist: build/dist/: the Python wheel (py3-none-manylinux_2_XX_<arch>, carrying liblock.so,
 ## liblock.wasm and py.typed) and sdist (with the Go sources), and the npm tarball (both files)

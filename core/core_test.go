@@ -268,6 +268,12 @@ func TestEndedContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The acquire returned once a quorum granted: node 0's SET may land a
+	// moment later.
+	locktest.Eventually(t, 5*time.Second, "node 0 holds the lock", func() bool {
+		v, _ := c.Nodes[0].Do("GET", "res")
+		return v == l.Token()
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := l.Extend(ctx, time.Second); !errors.Is(err, context.Canceled) {

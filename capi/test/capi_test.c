@@ -13,7 +13,9 @@
  *   LIBLOCK_TEST_TIMEOUT   node_timeout_ms for the clients (default 200: large
  *                          enough for a loaded 2-core machine, small enough
  *                          for the frozen-node bounds to mean something).
- *   LIBLOCK_TEST_KILL=1    end with the SIGKILL test (kills a minority).
+ *   LIBLOCK_TEST_KILL=1    end with the SIGKILL tests (a node killed in a
+ *                          fenced acquire's second round, then a minority).
+ *   LIBLOCK_FAULTPROXY     the faultproxy binary (default build/faultproxy).
  *
  * Timing assertions are upper bounds only, generous on purpose.
  *
@@ -32,9 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1175,14 +1179,20 @@ static void test_frozen(void) {
 }
 
 static void test_killed(void) {
-	int minority = (nnodes - 1) / 2;
-	if (minority == 0)
+	int minority = (nnodes - 1) / 2, dead = 0;
+	for (int i = 0; i < nnodes; i++)
+		dead += node_dead[i];
+	if (minority == 0 || dead >= minority)
 		return;
 	uint64_t c = new_client("t9:"), l = 0;
 	char *err = NULL;
-	for (int i = nnodes - minority; i < nnodes; i++) {
+	/* a minority in all, with any node fence_killed killed */
+	for (int i = nnodes - 1; i >= 0 && dead < minority; i--) {
+		if (node_dead[i])
+			continue;
 		kill(node_pids[i], SIGKILL);
 		node_dead[i] = 1;
+		dead++;
 	}
 	sleep_ms(50);
 	double t0 = now_ms();
@@ -1192,6 +1202,173 @@ static void test_killed(void) {
 	lock_free(l);
 	lock_free(c);
 }
+
+/* ----- a node frozen or killed in a fenced acquire's second round ----- */
+
+/* build/faultproxy in front of every node: it signals the first `faults`
+ * nodes that the fence round's command (fence.lua) reaches, just before it
+ * does (see core/redistest/faultproxy). */
+typedef struct {
+	pid_t pid;
+	FILE *in, *out;
+	char urls[MAXN][64];
+} fproxy;
+
+static int fproxy_start(fproxy *p, const char *sig, int faults) {
+	const char *bin = getenv("LIBLOCK_FAULTPROXY") ? getenv("LIBLOCK_FAULTPROXY") : "build/faultproxy";
+	char fbuf[16], routes[MAXN][64];
+	char *argv[8 + 2 * MAXN];
+	int a = 0, to[2], from[2];
+	snprintf(fbuf, sizeof fbuf, "%d", faults);
+	argv[a++] = (char *)bin;
+	argv[a++] = "-signal";
+	argv[a++] = (char *)sig;
+	argv[a++] = "-faults";
+	argv[a++] = fbuf;
+	argv[a++] = "-fence";
+	for (int i = 0; i < nnodes; i++) {
+		snprintf(routes[i], sizeof routes[i], "127.0.0.1:%d=%d", node_ports[i], (int)node_pids[i]);
+		argv[a++] = "-route";
+		argv[a++] = routes[i];
+	}
+	argv[a] = NULL;
+	if (pipe2(to, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(from, O_CLOEXEC) != 0) {
+		close(to[0]), close(to[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	int rc = posix_spawn(&p->pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(to[0]);
+	close(from[1]);
+	if (rc != 0) {
+		fprintf(stderr, "spawn %s: %s (run make build)\n", bin, strerror(rc));
+		close(to[1]), close(from[0]);
+		return -1;
+	}
+	p->in = fdopen(to[1], "w");
+	p->out = fdopen(from[0], "r");
+	char line[MAXN * 64];
+	if (!fgets(line, sizeof line, p->out))
+		return -1;
+	char *save = NULL, *t = strtok_r(line, " \n", &save);
+	for (int i = 0; i < nnodes; i++, t = strtok_r(NULL, " \n", &save)) {
+		if (!t)
+			return -1;
+		snprintf(p->urls[i], sizeof p->urls[i], "redis://%s", t);
+	}
+	return 0;
+}
+
+/* fproxy_fired fills idx with the nodes signalled so far; returns how many. */
+static int fproxy_fired(fproxy *p, int *idx) {
+	char line[512];
+	fputs("fired\n", p->in);
+	fflush(p->in);
+	if (!fgets(line, sizeof line, p->out) || strncmp(line, "fired", 5) != 0)
+		return -1;
+	int n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(line + 5, " \n", &save); t && n < MAXN; t = strtok_r(NULL, " \n", &save))
+		idx[n++] = atoi(t);
+	return n;
+}
+
+/* fproxy_stop: the end of its input ends it. */
+static void fproxy_stop(fproxy *p) {
+	if (p->in)
+		fclose(p->in);
+	if (p->out)
+		fclose(p->out);
+	int st;
+	if (p->pid > 0)
+		waitpid(p->pid, &st, 0);
+}
+
+static char *config_urls_json(char urls[][64], const char *prefix, int timeout_ms) {
+	static char buf[8192];
+	int n = snprintf(buf, sizeof buf, "{\"nodes\":[");
+	for (int i = 0; i < nnodes; i++)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\"", i ? "," : "", urls[i]);
+	snprintf(buf + n, sizeof buf - (size_t)n, "],\"node_timeout_ms\":%d,\"key_prefix\":\"%s\"}", timeout_ms, prefix);
+	return buf;
+}
+
+/* The second round goes to the nodes whose grants made the first round's
+ * quorum, exactly a quorum of them: one of them frozen or killed leaves the
+ * fence on fewer than a quorum, and the acquire fails with LOCK_UNAVAILABLE,
+ * naming the fence, within the bound -- never a lock. Once the nodes are
+ * thawed no lock key is left (the cleanup, or the ttl), and the next fenced
+ * acquire's fence is above the one before. A killed node stays dead (the
+ * LIBLOCK_TEST_KILL run, just before test_killed, which counts it). */
+static void fence_fault(const char *sig, int faults) {
+	if (faults > quorum())
+		return;
+	uint64_t c = new_client("tff:"), fc = 0, l = 0;
+	char *err = NULL, buf[512];
+	int is_kill = strcmp(sig, "KILL") == 0;
+	CHECK_ST(lock_acquire(c, "res", 5000, "{\"fence\":true}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	long long first = atoll(buf);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	CHECK(settled_nodes_with("tff:res", NULL, 0) == 0, "released");
+
+	fproxy p = {0};
+	if (!CHECK(fproxy_start(&p, sig, faults) == 0, "faultproxy did not start")) {
+		fproxy_stop(&p);
+		lock_free(c);
+		return;
+	}
+	CHECK_ST(lock_client_new(config_urls_json(p.urls, "tff:", node_timeout_ms), &fc, &err), LOCK_OK, &err);
+	int ttl = 3 * node_timeout_ms + 1000; /* a key the cleanup cannot reach expires soon */
+	l = 0;
+	double t0 = now_ms();
+	int32_t st = lock_acquire(fc, "res", ttl, "{\"fence\":true}", &l, &err);
+	double el = now_ms() - t0;
+	CHECK(st == LOCK_UNAVAILABLE && err && strstr(err, "fence"), "%s x%d in the fence round: status %d err %s", sig,
+	      faults, st, err ? err : "(null)");
+	CHECK(el < bound_ms(), "%s x%d: acquire took %.0f ms (bound %.0f)", sig, faults, el, bound_ms());
+	lock_string_free(err);
+	err = NULL;
+	if (st == LOCK_OK)
+		lock_free(l);
+	int fired[MAXN], nf = fproxy_fired(&p, fired);
+	CHECK(nf == faults, "faultproxy signalled %d nodes, want %d", nf, faults);
+	for (int k = 0; k < nf; k++) {
+		if (is_kill)
+			node_dead[fired[k]] = 1;
+		else
+			thaw(fired[k]);
+	}
+	CHECK(lock_free(fc) == LOCK_OK, "free the proxied client");
+	fproxy_stop(&p);
+	double end = now_ms() + ttl + 5000;
+	int left;
+	while ((left = nodes_with("tff:res", NULL)) != 0 && now_ms() < end)
+		sleep_ms(5);
+	CHECK(left == 0, "%s x%d: %d nodes still hold the lock key", sig, faults, left);
+
+	CHECK_ST(lock_acquire(c, "res", 5000, "{\"fence\":true}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	CHECK(atoll(buf) > first, "%s x%d: fence %s after %lld", sig, faults, buf, first);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	CHECK(settled_nodes_with("tff:res", NULL, 0) == 0, "released");
+	lock_free(c);
+}
+
+static void test_fence_frozen_round(void) {
+	fence_fault("STOP", 1);
+	fence_fault("STOP", 2);
+}
+
+static void test_fence_killed_round(void) { fence_fault("KILL", 1); }
 
 /* ----- leaks ----- */
 
@@ -2396,7 +2573,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"new_bad_arguments", test_new_bad_arguments},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
@@ -2407,6 +2584,9 @@ int main(void) {
 	}
 	if (getenv("LIBLOCK_TEST_KILL") && strcmp(getenv("LIBLOCK_TEST_KILL"), "1") == 0) {
 		int f0 = failed;
+		test_fence_killed_round();
+		printf("# %-14s %s\n", "fence_killed_round", failed == f0 ? "ok" : "FAILED");
+		f0 = failed;
 		test_killed();
 		printf("# %-14s %s\n", "killed", failed == f0 ? "ok" : "FAILED");
 	}

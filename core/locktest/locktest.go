@@ -13,11 +13,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/redistest/faultproxy"
 )
 
 // Client is what a backend offers: core.Client's Acquire and Close.
@@ -118,6 +120,9 @@ func Run(t *testing.T, backend Factory) {
 		{"ReenterByToken", s.reenter},
 		{"FencesIncrease", s.fencesIncrease},
 		{"FenceWithANodeFrozen", s.fenceFrozen},
+		{"FenceRoundOneNodeFrozen", s.fenceRoundOneFrozen},
+		{"FenceRoundOneNodeKilled", s.fenceRoundOneKilled},
+		{"FenceRoundTwoNodesFrozen", s.fenceRoundTwoFrozen},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
@@ -133,7 +138,13 @@ type suite struct{ backend Factory }
 
 func (s *suite) client(t *testing.T, c *redistest.Cluster) Client {
 	t.Helper()
-	cl, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: NodeTimeout})
+	return s.clientOf(t, c.URLs())
+}
+
+// clientOf makes a client of the given node URLs (e.g. proxies').
+func (s *suite) clientOf(t *testing.T, urls []string) Client {
+	t.Helper()
+	cl, err := s.backend(t, core.Config{Nodes: urls, NodeTimeout: NodeTimeout})
 	if err != nil {
 		t.Fatalf("new client: %v", err)
 	}
@@ -1174,3 +1185,81 @@ func (s *suite) fenceFrozen(t *testing.T) {
 	}
 	must(t, l.Release(ctx))
 }
+
+// The fence round under fault: a client reaches the three nodes through a
+// faultproxy that freezes (SIGSTOP) or kills (SIGKILL) the first `faults`
+// nodes the second round's command (fence.lua) reaches, just before it does.
+// The nodes have granted the first round.
+//
+// The second round goes to the nodes whose grants made the first round's
+// quorum, as they came: exactly a quorum (2 of 3), since the engine decides
+// on each reply. Losing one of them in the second round leaves the fence on
+// fewer than a quorum, so the acquire fails with ErrUnavailable — never a
+// lock — within the node timeout's bound, even with a single fault. After
+// the node is back (thawed, or restarted empty), no lock key is left (the
+// failed attempt's cleanup, or at the latest its ttl) and the next fenced
+// acquire gets a fence above every fence before.
+func (s *suite) fenceRoundFault(t *testing.T, sig syscall.Signal, faults int) {
+	c := redistest.Start(t, 3)
+	ctx := context.Background()
+	direct := s.client(t, c)
+	l, err := direct.Acquire(ctx, "res", 5*time.Second, core.Fence())
+	must(t, err)
+	first := l.Fence()
+	must(t, l.Release(ctx))
+	settled(t, c, "released", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
+
+	routes := make([]faultproxy.Route, len(c.Nodes))
+	for i, n := range c.Nodes {
+		routes[i] = faultproxy.Route{Target: n.Addr(), PID: n.PID()}
+	}
+	p, err := faultproxy.Start(faultproxy.Config{Routes: routes, Patterns: faultproxy.FencePatterns(), Signal: sig, Faults: faults})
+	must(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	t.Cleanup(func() { // a failed test must not leave a node stopped
+		for _, n := range c.Nodes {
+			_ = n.Thaw()
+		}
+	})
+	urls := make([]string, len(routes))
+	for i, a := range p.Addrs() {
+		urls[i] = "redis://" + a
+	}
+	cl := s.clientOf(t, urls)
+
+	const ttl = 2 * time.Second // a key the cleanup cannot reach expires soon
+	within(t, NodeTimeout+Bound, "acquire", func() {
+		l, err = cl.Acquire(ctx, "res", ttl, core.Fence())
+	})
+	if err == nil {
+		t.Fatalf("acquired fence %d with %d of its fence round's 2 nodes signalled", l.Fence(), faults)
+	}
+	wantErr(t, err, core.ErrUnavailable)
+	if errors.Is(err, core.ErrNotAcquired) {
+		t.Fatalf("unavailable must not also be not-acquired: %v", err)
+	}
+	fired := p.Fired()
+	if len(fired) != faults {
+		t.Fatalf("the proxy signalled nodes %v, want %d of them", fired, faults)
+	}
+	for _, i := range fired {
+		if sig == syscall.SIGKILL {
+			must(t, c.Nodes[i].Restart())
+		} else {
+			must(t, c.Nodes[i].Thaw())
+		}
+	}
+	settled(t, c, "no lock key after the failed acquire", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
+
+	l, err = direct.Acquire(ctx, "res", 5*time.Second, core.Fence())
+	must(t, err)
+	if l.Fence() <= first {
+		t.Fatalf("fence %d after %d", l.Fence(), first)
+	}
+	must(t, l.Release(ctx))
+	settled(t, c, "released", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
+}
+
+func (s *suite) fenceRoundOneFrozen(t *testing.T) { s.fenceRoundFault(t, syscall.SIGSTOP, 1) }
+func (s *suite) fenceRoundOneKilled(t *testing.T) { s.fenceRoundFault(t, syscall.SIGKILL, 1) }
+func (s *suite) fenceRoundTwoFrozen(t *testing.T) { s.fenceRoundFault(t, syscall.SIGSTOP, 2) }

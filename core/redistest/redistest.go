@@ -6,6 +6,13 @@
 // Redlock runs over. Every node lives in its own temporary directory with
 // persistence switched off, listens on 127.0.0.1 only, and dies with the
 // process that started it (Pdeathsig), so a crashed test leaves nothing behind.
+//
+// Freeze and Kill act at the moment a test calls them. To fail a node at an
+// exact point of the protocol — as a given command reaches it, e.g. the
+// second round of a fenced acquire — put package faultproxy between the
+// client and the nodes: it signals a node's PID just before it forwards the
+// matching bytes. Command redisnodes (this harness for other languages) and
+// command faultproxy do the same from outside Go.
 package redistest
 
 import (

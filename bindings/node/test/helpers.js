@@ -8,6 +8,7 @@ const readline = require('node:readline');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const REDISNODES = path.join(ROOT, 'build', 'redisnodes');
+const FAULTPROXY = path.join(ROOT, 'build', 'faultproxy');
 
 function checkTools() {
   if (!fs.existsSync(REDISNODES)) {
@@ -57,6 +58,38 @@ async function startNodes(n) {
       child.stdin.end();
       await exited;
     },
+  };
+}
+
+/**
+ * Starts build/faultproxy in front of every node of `nodes` (startNodes):
+ * it sends `signal` ('STOP' or 'KILL') to the first `faults` nodes that the
+ * fence round's command (fence.lua) reaches, just before it does. Returns
+ * { urls, fired(), stop() }: the proxies' URLs in node order, the indexes
+ * of the nodes signalled so far.
+ */
+async function startFaultProxy(nodes, { signal, faults = 1 }) {
+  if (!fs.existsSync(FAULTPROXY)) throw new Error(`${FAULTPROXY} is missing: run \`make build\` at the repository root`);
+  const args = ['-signal', signal, '-faults', String(faults), '-fence'];
+  for (const n of nodes.nodes) args.push('-route', `127.0.0.1:${n.port}=${n.pid}`);
+  const child = spawn(FAULTPROXY, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const queue = [];
+  const waiting = [];
+  lines.on('line', (l) => { const w = waiting.shift(); if (w) w.resolve(l); else queue.push(l); });
+  child.on('exit', () => { for (const w of waiting.splice(0)) w.reject(new Error('faultproxy exited')); });
+  const next = () => new Promise((resolve, reject) => { if (queue.length) resolve(queue.shift()); else waiting.push({ resolve, reject }); });
+  const addrs = (await next()).split(' ');
+  return {
+    urls: addrs.map((a) => `redis://${a}`),
+    async fired() {
+      child.stdin.write('fired\n');
+      const l = await next();
+      if (!l.startsWith('fired')) throw new Error(`faultproxy: ${l}`);
+      return l.split(' ').slice(1).map(Number);
+    },
+    async stop() { child.stdin.end(); await exited; },
   };
 }
 
@@ -120,4 +153,4 @@ async function settled() {
   return debug();
 }
 
-module.exports = { startNodes, waitFor, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
+module.exports = { startNodes, startFaultProxy, waitFor, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
