@@ -254,13 +254,18 @@ static int settled_nodes_with(const char *key, const char *val, int want) {
 
 /* ---------- helpers around the library ---------- */
 
-static char *config_json(const char *prefix, int timeout_ms) {
+/* config_urls_json: a client config over these nnodes node URLs. */
+static char *config_urls_json(const char *const *urls, const char *prefix, int timeout_ms) {
 	static char buf[8192];
 	int n = snprintf(buf, sizeof buf, "{\"nodes\":[");
 	for (int i = 0; i < nnodes; i++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\"", i ? "," : "", node_urls[i]);
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\"", i ? "," : "", urls[i]);
 	snprintf(buf + n, sizeof buf - (size_t)n, "],\"node_timeout_ms\":%d,\"key_prefix\":\"%s\"}", timeout_ms, prefix);
 	return buf;
+}
+
+static char *config_json(const char *prefix, int timeout_ms) {
+	return config_urls_json((const char *const *)node_urls, prefix, timeout_ms);
 }
 
 /* small_ud_cb records the user_data it got: callers pass integers too. */
@@ -1290,15 +1295,6 @@ static void fproxy_stop(fproxy *p) {
 		waitpid(p->pid, &st, 0);
 }
 
-static char *config_urls_json(char urls[][64], const char *prefix, int timeout_ms) {
-	static char buf[8192];
-	int n = snprintf(buf, sizeof buf, "{\"nodes\":[");
-	for (int i = 0; i < nnodes; i++)
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s\"%s\"", i ? "," : "", urls[i]);
-	snprintf(buf + n, sizeof buf - (size_t)n, "],\"node_timeout_ms\":%d,\"key_prefix\":\"%s\"}", timeout_ms, prefix);
-	return buf;
-}
-
 /* The second round goes to the nodes whose grants made the first round's
  * quorum, and to the others as their grants come in. While the nodes not
  * signalled are a quorum, the acquire succeeds with a higher fence;
@@ -1326,7 +1322,10 @@ static void fence_fault(const char *sig, int faults) {
 		lock_free(c);
 		return;
 	}
-	CHECK_ST(lock_client_new(config_urls_json(p.urls, "tff:", node_timeout_ms), &fc, &err), LOCK_OK, &err);
+	const char *purls[MAXN];
+	for (int i = 0; i < nnodes; i++)
+		purls[i] = p.urls[i];
+	CHECK_ST(lock_client_new(config_urls_json(purls, "tff:", node_timeout_ms), &fc, &err), LOCK_OK, &err);
 	int ttl = 3 * node_timeout_ms + 1000; /* a key the cleanup cannot reach expires soon */
 	l = 0;
 	double t0 = now_ms();
