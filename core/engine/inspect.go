@@ -4,7 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // NoExpiry is Inspection.Validity for a key that has no expiry (set by some

@@ -3,7 +3,8 @@ package engine
 import (
 	"sort"
 	"strconv"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // lockState is one held lock.

@@ -3,10 +3,10 @@ package hostabi
 import (
 	"errors"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // The byte encoding of PROTOCOL.md: events (host → engine) and actions

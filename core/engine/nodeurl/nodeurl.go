@@ -22,7 +22,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Spec is everything liblock needs to connect to one node.
