@@ -122,7 +122,7 @@ func joinHostPort(host, port string) string {
 }
 
 func setupUnixConn(u parsedURL) (Spec, error) {
-	if strings.TrimSpace(u.path) == "" {
+	if blank(u.path) { // strings.TrimSpace(u.path) == ""
 		return Spec{}, errors.New("redis: empty unix socket path")
 	}
 	s := Spec{Network: "unix", Addr: u.path, Username: u.username, Password: u.password}
