@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
+	sort "github.com/liblock/liblock/core/engine/internal/xsort"
 	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 

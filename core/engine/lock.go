@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"sort"
 	"strconv"
 
+	sort "github.com/liblock/liblock/core/engine/internal/xsort"
 	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
