@@ -1,11 +1,11 @@
 package hostabi
 
 import (
-	"errors"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
+	errors "github.com/liblock/liblock/core/engine/internal/xerrors"
 	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
