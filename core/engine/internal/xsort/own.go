@@ -4,12 +4,17 @@ package xsort
 
 // Slice sorts x in place by less, which compares the elements at indexes i
 // and j of x (sort.Slice's contract).
-func Slice[S ~[]E, E any](x S, less func(i, j int) bool) {
-	n := len(x)
+func Slice[E any](x []E, less func(i, j int) bool) {
+	sortIndexes(len(x), less, func(i, j int) { x[i], x[j] = x[j], x[i] })
+}
+
+// sortIndexes sorts n elements through less and swap: one copy of the code
+// for every element type.
+func sortIndexes(n int, less func(i, j int) bool, swap func(i, j int)) {
 	if n <= 12 { // sort.Slice's insertion sort (pdqsort's maxInsertion)
 		for i := 1; i < n; i++ {
 			for j := i; j > 0 && less(j, j-1); j-- {
-				x[j], x[j-1] = x[j-1], x[j]
+				swap(j, j-1)
 			}
 		}
 		return
@@ -27,7 +32,7 @@ func Slice[S ~[]E, E any](x S, less func(i, j int) bool) {
 			if !less(i, c) {
 				return
 			}
-			x[i], x[c] = x[c], x[i]
+			swap(i, c)
 			i = c
 		}
 	}
@@ -35,7 +40,7 @@ func Slice[S ~[]E, E any](x S, less func(i, j int) bool) {
 		down(i, n)
 	}
 	for i := n - 1; i > 0; i-- {
-		x[0], x[i] = x[i], x[0]
+		swap(0, i)
 		down(0, i)
 	}
 }

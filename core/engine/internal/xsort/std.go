@@ -5,4 +5,4 @@ package xsort
 import "sort"
 
 // Slice is sort.Slice.
-func Slice[S ~[]E, E any](x S, less func(i, j int) bool) { sort.Slice(x, less) }
+func Slice[E any](x []E, less func(i, j int) bool) { sort.Slice(x, less) }
