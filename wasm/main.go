@@ -1,9 +1,12 @@
 // Command wasm is liblock's engine as a WASI (wasip1) reactor module,
 // build/liblock.wasm:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/liblock.wasm ./wasm
+//	GOOS=wasip1 GOARCH=wasm go build -tags liblockwasm -buildmode=c-shared -o build/liblock.wasm ./wasm
 //
-// followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both.
+// followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both. The
+// liblockwasm tag swaps in the engine's small stand-ins for package time,
+// sort.Slice and errors.As (core/engine/internal/xtime, xsort, xerrors);
+// without it the module builds too, larger.
 //
 // It exports the engine interface of core/engine/hostabi/PROTOCOL.md
 // (lock_engine_new, lock_engine_step, lock_engine_free, lock_buffer,

@@ -206,7 +206,8 @@ def _build_with_go(root: Path, name: str, out: Path) -> None:
     print("liblock: WARNING: binaryen's wasm-opt is not installed (apt-get install binaryen): "
           "liblock.wasm is built without its -Oz pass (a little larger, same behaviour)", flush=True)
     env.update(GOOS="wasip1", GOARCH="wasm")
-    _run([go, "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out), "./wasm"], root, env)
+    _run([go, "build", "-trimpath", "-tags", "liblockwasm", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out),
+          "./wasm"], root, env)
 
 
 def bundle(dest: Path, scratch: Path) -> None:

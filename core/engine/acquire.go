@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"sort"
 	"strconv"
-	"time"
+
+	sort "github.com/liblock/liblock/core/engine/internal/xsort"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // acquireOp is one Acquire: attempts, retries and waiting until it ends.

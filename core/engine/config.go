@@ -3,8 +3,9 @@ package engine
 import (
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Limits and defaults. Values outside the limits are rejected with

@@ -3,7 +3,8 @@ package engine
 import (
 	mrand "math/rand/v2"
 	"strconv"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // ConnID names one connection the engine asked its host to open.

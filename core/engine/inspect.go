@@ -1,10 +1,11 @@
 package engine
 
 import (
-	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	sort "github.com/liblock/liblock/core/engine/internal/xsort"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // NoExpiry is Inspection.Validity for a key that has no expiry (set by some

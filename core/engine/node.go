@@ -4,7 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Connection states of a node. A node has at most one connection; commands

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"strings"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Wake on release across processes. A release (and the drop of a lost

@@ -10,7 +10,7 @@ import (
 )
 
 // The scripts are run by the sums stored as constants: they must be the
-// SHA-1 of the embedded sources.
+// SHA-1 of the sources (scripts_lua.go, the .lua files).
 func TestScriptHashes(t *testing.T) {
 	for _, sc := range []*script{releaseScript, extendScript, acquireTokenScript, acquireFenceScript, fenceScript, inspectScript} {
 		sum := sha1.Sum([]byte(sc.src))

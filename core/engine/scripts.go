@@ -1,6 +1,6 @@
 package engine
 
-import _ "embed"
+//go:generate go run ./internal/luagen
 
 // script is a Lua script run with EVALSHA, falling back to EVAL on a node
 // that answers NOSCRIPT (which also caches it there for next time).
@@ -9,20 +9,11 @@ type script struct {
 	bit      uint8 // its bit in node.loaded
 }
 
-var (
-	//go:embed release.lua
-	releaseSrc string
-	//go:embed extend.lua
-	extendSrc string
-	//go:embed acquire_token.lua
-	acquireTokenSrc string
-	//go:embed acquire_fence.lua
-	acquireFenceSrc string
-	//go:embed fence.lua
-	fenceSrc string
-	//go:embed inspect.lua
-	inspectSrc string
-)
+// The scripts' sources are the .lua files beside this one, as constants
+// in scripts_lua.go (releaseSrc, extendSrc, acquireTokenSrc,
+// acquireFenceSrc, fenceSrc, inspectSrc), which go generate writes from
+// them (TestScriptSources checks they agree); go:embed would link embed,
+// io/fs and package time into liblock.wasm.
 
 // The scripts' SHA-1 sums, the names EVALSHA runs them by
 // (TestScriptHashes checks them against crypto/sha1).

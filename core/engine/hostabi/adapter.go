@@ -1,9 +1,8 @@
 package hostabi
 
 import (
-	"time"
-
 	"github.com/liblock/liblock/core/engine"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Stepper is one engine behind the byte protocol: Step is lock_engine_step

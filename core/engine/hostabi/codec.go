@@ -1,12 +1,12 @@
 package hostabi
 
 import (
-	"errors"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
+	errors "github.com/liblock/liblock/core/engine/internal/xerrors"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // The byte encoding of PROTOCOL.md: events (host → engine) and actions

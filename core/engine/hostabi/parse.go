@@ -4,10 +4,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // The JSON accepted by lock_client_new, lock_engine_new and the acquire

@@ -1,7 +1,6 @@
 package hostabi
 
 import (
-	"context"
 	"errors"
 
 	"github.com/liblock/liblock/core/engine"
@@ -55,8 +54,7 @@ func statusOf(err error) (int32, bool) {
 		return NotAcquired, true
 	case errors.Is(err, engine.ErrLost):
 		return Lost, true
-	case errors.Is(err, engine.ErrCanceled), errors.Is(err, engine.ErrClosed),
-		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, engine.ErrCanceled), errors.Is(err, engine.ErrClosed), contextEnded(err):
 		return Canceled, true
 	case errors.Is(err, engine.ErrUnknownLock), errors.Is(err, ErrInvalidHandle):
 		return InvalidHandle, true

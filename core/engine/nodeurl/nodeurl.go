@@ -22,7 +22,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
+
+	time "github.com/liblock/liblock/core/engine/internal/xtime"
 )
 
 // Spec is everything liblock needs to connect to one node.
@@ -121,7 +122,7 @@ func joinHostPort(host, port string) string {
 }
 
 func setupUnixConn(u parsedURL) (Spec, error) {
-	if strings.TrimSpace(u.path) == "" {
+	if blank(u.path) { // strings.TrimSpace(u.path) == ""
 		return Spec{}, errors.New("redis: empty unix socket path")
 	}
 	s := Spec{Network: "unix", Addr: u.path, Username: u.username, Password: u.password}

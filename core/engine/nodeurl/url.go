@@ -65,7 +65,7 @@ func parseReference(raw string) (parsedURL, error) {
 	if err != nil {
 		return parsedURL{}, err
 	}
-	u.scheme = strings.ToLower(scheme)
+	u.scheme = lowerASCII(scheme)   // ASCII: getScheme
 	restOff := len(raw) - len(rest) // where rest begins in raw
 
 	if strings.HasSuffix(rest, "?") && strings.Count(rest, "?") == 1 {

@@ -1,0 +1,15 @@
+// Package xtime is the part of package time that the engine, hostabi and
+// nodeurl use: Duration and its constants, Milliseconds, a monotonic Now
+// and Since, and ParseDuration. They import it as
+//
+//	import time "github.com/liblock/liblock/core/engine/internal/xtime"
+//
+// Natively (without the liblockwasm build tag) every name is an alias of
+// package time's own, so time.Duration and the engine's Duration are one
+// type and core.Client passes its durations straight through.
+//
+// Under the liblockwasm tag (wasm/scripts/build.sh), xtime is its own small
+// implementation and the module does not link package time, which with
+// internal/godebug, internal/bisect and the runtime's metrics it needs cost
+// ≈ 240 KB of liblock.wasm.
+package xtime

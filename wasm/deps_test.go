@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// moduleForbidden are packages liblock.wasm, as wasm/scripts/build.sh builds
+// it (GOOS=wasip1, -tags liblockwasm), must not link, and why: each was
+// measured in the module (wasm/README.md "What keeps the module small").
+// wasm/host's TestModuleLinksNoFmt checks fmt, reflect, os and encoding/json
+// (without the tag).
+var moduleForbidden = map[string]string{
+	"time":             "≈ 240 KB with internal/godebug, internal/bisect and the runtime's metrics: core/engine/internal/xtime",
+	"internal/godebug": "comes with time",
+	"context":          "imports time: hostabi/status_context.go is native only",
+	"embed":            "imports io/fs and time: the Lua scripts are constants (core/engine/scripts_lua.go)",
+	"io/fs":            "comes with embed",
+	"sort":             "sort.Slice brings reflectlite's Swapper: core/engine/internal/xsort",
+	"slices":           "comes with sort",
+	"syscall":          "its init and tables cost ≈ 39 KB: random_wasip1.go imports random_get itself",
+	"crypto/rand":      "its FIPS DRBG costs ≈ 200 KB: random_wasip1.go reads random_get",
+}
+
+// TestModuleDeps fails when the module links a package of moduleForbidden,
+// naming who imports it.
+func TestModuleDeps(t *testing.T) {
+	goTool := os.Getenv("GO")
+	if goTool == "" {
+		goTool = "go"
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "-tags", "liblockwasm", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	importers := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		for _, imp := range strings.Fields(imports) {
+			importers[imp] = append(importers[imp], pkg)
+		}
+	}
+	if len(importers["github.com/liblock/liblock/core/engine/hostabi"]) == 0 {
+		t.Fatalf("go list did not list the module's imports:\n%s", out)
+	}
+	for pkg, why := range moduleForbidden {
+		if by, linked := importers[pkg]; linked {
+			t.Errorf("liblock.wasm links %s (imported by %s): %s", pkg, strings.Join(by, ", "), why)
+		}
+	}
+}
