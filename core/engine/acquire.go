@@ -48,6 +48,8 @@ type attempt struct {
 	causes   []*NodeError
 	decided  bool
 	canceled bool
+	// cleanedUp: its cleanup is written (behind it, on every connection).
+	cleanedUp bool
 	// reentered counts the nodes where the caller's token already held the
 	// key (a re-entry when they are a quorum: a token left on a minority is
 	// an ordinary acquire); maxFence is the highest fence counter the granting nodes hold.
@@ -170,6 +172,7 @@ func sortCauses(c []*NodeError) []*NodeError {
 // all but those that answered nil. A command queued behind the attempt's
 // SET on the same connection runs after it.
 func (e *Engine) cleanup(a *attempt) {
+	a.cleanedUp = true
 	if a.op.token != "" {
 		// With a caller's token the attempt cannot tell the keys it set
 		// from those of the lock it may have re-entered, which another
@@ -265,15 +268,24 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 	}
 	o.att = nil
 	if o.queued {
-		e.unqueue(o, lock != 0)
+		var heldUntil time.Duration
+		if l := e.locks[lock]; l != nil {
+			heldUntil = l.validUntil
+		}
+		e.unqueue(o, heldUntil)
 	}
 	e.emit(Action{Kind: ActDone, Op: o.id, Lock: lock, Err: err})
 }
 
 // unqueue removes a waiter; when it was the oldest, the next oldest takes
-// over polling: at once when it gave up, after a backoff when it took the
-// key (which is held then: the release wakes the next one).
-func (e *Engine) unqueue(o *acquireOp, took bool) {
+// over polling: at once when it gave up. When it took the key (heldUntil:
+// the new lock's validity end), the key is held by this engine, and every
+// way that lock can end — its release, a hand-off, its loss, its validity
+// running out — wakes the next waiter; polling before then could only fail
+// (and under contention would cost a SET round per section). So the next
+// oldest polls only once that validity has ended without a wake-up (the
+// lock was extended, or a wake-up was missed), as a fallback.
+func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	o.queued = false
 	e.unsubscribe(o.key)
 	q := e.waiters[o.key]
@@ -291,8 +303,9 @@ func (e *Engine) unqueue(o *acquireOp, took bool) {
 	e.waiters[o.key] = q
 	switch next := q[0]; {
 	case !wasOldest:
-	case took && next.att == nil && !next.woken:
-		e.backoff(next)
+	case heldUntil > 0 && next.att == nil && !next.woken:
+		next.timerGen++
+		e.timers.push(min(max(heldUntil, e.now+next.delay/2), next.waitUntil), next, next.timerGen)
 	default:
 		e.wakeOne(next)
 	}
@@ -310,6 +323,9 @@ func (e *Engine) wake(key string) {
 }
 
 func (e *Engine) wakeOne(o *acquireOp) {
+	if e.closing {
+		return // every acquire ends with ErrClosed: an attempt now is wasted
+	}
 	if o.att != nil {
 		o.woken = true // retry as soon as the attempt in flight fails
 		return

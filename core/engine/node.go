@@ -266,6 +266,17 @@ func (e *Engine) deliver(req *request, r Reply) {
 			// The node lost its script cache (SCRIPT FLUSH): send the
 			// source this once, and again until it has run it.
 			req.node.loaded &^= sc.bit
+			if a, ok := req.h.(*attempt); ok && a.cleanedUp {
+				// The attempt's cleanup is already written behind it on
+				// this connection: re-sent now, the script would run after
+				// the cleanup and set a key nobody deletes (the node lost
+				// its scripts under a live connection: SCRIPT FLUSH, or a
+				// restart the connection survived). The node ran nothing:
+				// a failure, as it is.
+				req.h.reply(e, req.node.idx, r)
+				e.recycle(req)
+				return
+			}
 			c := req.cmd
 			c.kind = cmdEval
 			e.send(req.node, req.h, c)
