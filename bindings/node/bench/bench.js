@@ -323,7 +323,8 @@ async function main() {
         console.log('   gaps', JSON.stringify(gaps.slice(0, 12).map(([g, a, b]) => `${g.toFixed(1)}:${a}${b}`)));
       }
       console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3),
-        rs[0].p99.toFixed(1), rs[1].p99.toFixed(1)));
+        // null: that process never entered (a livelocked peer)
+        ...rs.map((r) => (r.p99 == null ? 'none' : r.p99.toFixed(1)))));
     }
     await close();
   }
