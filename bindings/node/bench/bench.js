@@ -97,8 +97,14 @@ async function pairs(lib, res, n) {
 // Sections until `sections` are done, `stop.now` is set (the other process
 // of a two-process run finished its share) or 20 s have passed (a peer that
 // polls across processes can take seconds per section). Each section is
-// logged as [wall-clock ms at entry, task]: the parent merges the logs of
+// logged as [mono() ms at entry, task]: the parent merges the logs of
 // both processes to count hand-offs between them and each task's share.
+// mono is CLOCK_MONOTONIC in ms: one clock for every process on the machine
+// (performance.timeOrigin + now is not: each process fixes its origin from
+// the wall clock at start, and two processes' origins disagree by up to a
+// millisecond or so, which made part 6 print negative hand-over times).
+function mono() { return Number(process.hrtime.bigint()) / 1e6; }
+
 async function contention(lib, res, tasks, sections, stop = { now: false }) {
   let inside = 0; let overlaps = 0; let done = 0;
   const log = [];
@@ -108,7 +114,7 @@ async function contention(lib, res, tasks, sections, stop = { now: false }) {
     if (++inside > 1) overlaps++;
     const now = performance.now();
     waits.push(now - asked[task]);
-    log.push([performance.timeOrigin + now, task]);
+    log.push([mono(), task]);
     await sleep(1);
     inside--;
     done++;
@@ -181,8 +187,8 @@ async function contendChild([libName, csv, sections]) {
 }
 
 // Part 6: this process holds the lock while a child waits for it, then
-// releases; the child reports when its acquire returned. Wall-clock times
-// (performance.timeOrigin + now) compare across the two processes.
+// releases; the child reports when its acquire returned. Times come from
+// mono(), which the two processes share.
 async function wakes(libs, name, nodeUrls) {
   const res = `bench:wake:${name}`;
   const k = child(['wake', name, nodeUrls.join(','), res], 'wait');
@@ -194,7 +200,7 @@ async function wakes(libs, name, nodeUrls) {
     k.c.send('go');
     await k.next(); // the child asked for the lock
     await sleep(20); // long enough for it to be waiting (subscribed, or between polls)
-    const tRel = performance.timeOrigin + performance.now();
+    const tRel = mono();
     await hold.release();
     const r = await Promise.race([k.next(), sleep(5000).then(() => null)]);
     if (!r) { note = `a hand-over took over 5 s (after ${i})`; break; }
@@ -218,7 +224,7 @@ async function wakeChild([libName, csv, res]) {
     const got = libs[libName].hold(res, 60000);
     process.send({ asked: true });
     const l = await got;
-    const t = performance.timeOrigin + performance.now();
+    const t = mono();
     await l.release();
     process.send({ t });
   });
