@@ -10,9 +10,11 @@ import (
 // moduleForbidden are packages liblock.wasm, as wasm/scripts/build.sh builds
 // it (GOOS=wasip1, -tags liblockwasm), must not link, and why: each was
 // measured in the module (wasm/README.md "What keeps the module small").
-// wasm/host's TestModuleLinksNoFmt checks fmt, reflect, os and encoding/json
-// (without the tag).
 var moduleForbidden = map[string]string{
+	"fmt":              "build messages with strconv (core/engine/errors.go: invalidArg, wrap); fmt with reflect and os costs ≈ 430 KB",
+	"reflect":          "reflect keeps type and method tables alive; encoding/binary imports it, so write byte order by hand (core/engine/hostabi/codec.go)",
+	"os":               "os brings internal/poll and io/fs; the module reaches the host through its exports, not files",
+	"encoding/json":    "encoding/json costs ≈ 0.7 MB; core/engine/hostabi/json.go is the strict parser",
 	"time":             "≈ 240 KB with internal/godebug, internal/bisect and the runtime's metrics: core/engine/internal/xtime",
 	"internal/godebug": "comes with time",
 	"context":          "imports time: hostabi/status_context.go is native only",
