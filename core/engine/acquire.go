@@ -211,7 +211,15 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		e.startAttempt(o)
 	case e.oldest(o):
 		e.listen(o.key) // re-subscribes where a pub/sub connection was lost
-		e.backoff(o)
+		if until := e.heldHere(o.key); until > 0 {
+			// This engine holds the key: the lock's release, loss or
+			// expiry wakes the oldest waiter, and a poll before then
+			// could only fail.
+			o.timerGen++
+			e.timers.push(min(max(until, e.now+o.delay/2), o.waitUntil), o, o.timerGen)
+		} else {
+			e.backoff(o)
+		}
 	default:
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
@@ -226,6 +234,18 @@ func (e *Engine) backoff(o *acquireOp) {
 	o.delay = min(2*o.delay, maxRetryDelay)
 	o.timerGen++
 	e.timers.push(e.now+d, o, o.timerGen)
+}
+
+// heldHere returns when the validity of this engine's lock on key ends,
+// or 0 when it holds none.
+func (e *Engine) heldHere(key string) time.Duration {
+	var until time.Duration
+	for _, l := range e.locks {
+		if l.key == key && !l.released && l.lostErr == nil && l.validUntil > e.now {
+			until = max(until, l.validUntil)
+		}
+	}
+	return until
 }
 
 func (e *Engine) oldest(o *acquireOp) bool {
