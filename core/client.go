@@ -19,6 +19,7 @@ import (
 // channels and callbacks.
 type Client struct {
 	eng     Engine
+	inline  awaiter // set for a one-node Client over an engine that tells (driver.go)
 	dial    dialFunc
 	timeout time.Duration
 	onClose func() error
@@ -40,6 +41,9 @@ func newClient(eng Engine, dial dialFunc, timeout time.Duration, onClose func() 
 		ops:          map[engine.OpID]chan opResult{},
 		locks:        map[engine.LockID]*Lock{},
 		engineClosed: make(chan struct{}),
+	}
+	if a, ok := eng.(awaiter); ok && eng.Quorum() == 1 {
+		c.inline = a
 	}
 	c.timer = time.AfterFunc(time.Hour, c.tick)
 	c.timer.Stop()
@@ -80,14 +84,12 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: acquire "+strconv.Quote(resource), err)
 	}
-	op, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
+	op, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case r := <-ch:
+	if r, ok := c.outcome(in, ch, ctx.Done()); ok {
 		return r.lock, r.err
-	case <-ctx.Done():
 	}
 	c.guard(func() { c.eng.Cancel(op) })
 	r := <-ch
@@ -100,7 +102,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 // await starts a lock operation and waits for its outcome, or for ctx (nil:
 // no cancellation; the operation then still ends within the node timeout).
 func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (error, bool) {
-	_, ch, err := c.start(false, start)
+	_, ch, in, err := c.start(false, start)
 	if err != nil {
 		return err, false
 	}
@@ -108,30 +110,64 @@ func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	select {
-	case r := <-ch:
+	if r, ok := c.outcome(in, ch, done); ok {
 		return r.err, true
-	case <-done:
-		return ctx.Err(), false
 	}
+	return ctx.Err(), false
 }
 
 // start begins an operation under the driver's lock (refused with
 // ErrClosed once the client closes, when refuseClosed) and returns the
-// channel its outcome arrives on.
-func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, error) {
+// channel its outcome arrives on, and with Client.inline the connection the
+// caller is to read its reply from (readInline), if there is one.
+func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, *inlineRead, error) {
 	ch := make(chan opResult, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if refuseClosed && c.closing {
-		return 0, nil, ErrClosed
+		return 0, nil, nil, ErrClosed
+	}
+	if c.inline != nil && !skipCheckIdle {
+		c.checkIdle()
 	}
 	op, err := begin()
 	if err == nil {
 		c.ops[op] = ch
 	}
-	c.drain()
-	return op, ch, err
+	c.carryOut()
+	var in *inlineRead
+	if id, dc := c.claim(); dc != nil && err == nil {
+		in = &inlineRead{id: id, dc: dc}
+	} else if dc != nil {
+		dc.reading = false
+	}
+	if c.inline != nil {
+		c.startReaders()
+	}
+	return op, ch, in, err
+}
+
+// inlineRead is the connection a caller reads its reply from itself.
+type inlineRead struct {
+	id engine.ConnID
+	dc *driverConn
+}
+
+// outcome waits for an operation's outcome on the caller's goroutine: it
+// reads the reply itself when start gave it a connection, and then waits
+// for ch or done (nil: no cancellation). ok is false when done came first.
+func (c *Client) outcome(in *inlineRead, ch chan opResult, done <-chan struct{}) (r opResult, ok bool) {
+	if in != nil {
+		if r, got := c.readInline(in.id, in.dc, ch); got {
+			return r, true
+		}
+	}
+	select {
+	case r = <-ch:
+		return r, true
+	case <-done:
+		return r, false
+	}
 }
 
 func (c *Client) newLock(id engine.LockID) *Lock {
@@ -166,16 +202,14 @@ func (c *Client) Inspect(ctx context.Context, resource string) (*Inspection, err
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
 	}
-	_, ch, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
+	_, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case r := <-ch:
+	if r, ok := c.outcome(in, ch, ctx.Done()); ok {
 		return r.inspection, r.err
-	case <-ctx.Done():
-		return nil, wrap("liblock: inspect "+strconv.Quote(resource), ctx.Err())
 	}
+	return nil, wrap("liblock: inspect "+strconv.Quote(resource), ctx.Err())
 }
 
 // Close releases every lock this Client still holds (each bounded by the

@@ -51,7 +51,8 @@
 // connection to node i, write these bytes, close it, an operation is done,
 // a lock is lost, wake me at t). A Client is the Go driver of that engine:
 // it dials (TCP, unix sockets, TLS), writes what the engine says, feeds it
-// what arrives from one reader goroutine per connection, keeps one timer,
+// what arrives (read by a goroutine per connection, or, on one node, by the
+// caller waiting for the reply, as go-redis does), keeps one timer,
 // and turns the engine's results into return values, channels and
 // callbacks. The C ABI's blocking and callback functions run this driver
 // inside liblock.so; the Node and Python bindings run their own drivers on

@@ -33,6 +33,16 @@ type Engine interface {
 
 var _ Engine = (*engine.Engine)(nil)
 
+// awaiter is an Engine that tells which connections it expects bytes on
+// (*engine.Engine does; liblock.wasm's engine does not). With it, the driver
+// of a one-node Client reads a reply on the goroutine of the caller that
+// waits for it, as go-redis does, instead of handing it over from a reader
+// goroutine: a goroutine wake-up less per round trip. A connection nobody
+// waits on is then left unread until the engine awaits bytes on it again.
+type awaiter interface {
+	Awaiting(engine.ConnID) bool
+}
+
 // dialFunc opens a connection for the engine's ActOpen.
 type dialFunc func(ctx context.Context, node int, d *engine.Dial) (net.Conn, error)
 
@@ -56,6 +66,13 @@ func dialNode(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
 type driverConn struct {
 	nc     net.Conn // nil while dialing
 	cancel context.CancelFunc
+	// reading: a goroutine owns reads of nc, its reader goroutine or a
+	// caller reading inline (Client.inline). At most one at a time.
+	reading bool
+	// pinned: read by its reader goroutine for its whole life (Client
+	// inline, but peek cannot look at it: TLS).
+	pinned bool
+	buf    []byte // the inline reader's buffer
 }
 
 type opResult struct {
@@ -64,8 +81,30 @@ type opResult struct {
 	err        error
 }
 
-// drain carries out every action the engine has; c.mu is held.
+// drain carries out every action the engine has, then gives every
+// connection the engine awaits bytes on a reader; c.mu is held.
 func (c *Client) drain() {
+	c.carryOut()
+	if c.inline != nil {
+		c.startReaders()
+	}
+}
+
+// startReaders starts a reader goroutine for each open connection the
+// engine awaits bytes on that nobody reads (Client.inline only); c.mu is
+// held.
+func (c *Client) startReaders() {
+	for id, dc := range c.conns {
+		if dc.nc != nil && !dc.reading && c.inline.Awaiting(id) {
+			dc.reading = true
+			c.wg.Add(1)
+			go c.read(id, dc)
+		}
+	}
+}
+
+// carryOut carries out every action the engine has; c.mu is held.
+func (c *Client) carryOut() {
 	for {
 		a, ok := c.eng.Next()
 		if !ok {
@@ -133,35 +172,142 @@ func (c *Client) connect(ctx context.Context, id engine.ConnID, node int, d engi
 		c.eng.ConnFailed(id, err)
 	} else {
 		dc.nc = nc
-		c.wg.Add(1)
-		go c.read(id, nc)
-		c.eng.Opened(id)
+		if c.inline == nil || !canPeek(nc) {
+			dc.reading, dc.pinned = true, true
+			c.wg.Add(1)
+			go c.read(id, dc)
+		}
+		c.eng.Opened(id) // Client.inline: drain starts a reader for the handshake
 	}
 	c.drain()
 }
 
-// read hands the engine what arrives on one connection until it fails.
-func (c *Client) read(id engine.ConnID, nc net.Conn) {
+// read hands the engine what arrives on one connection until it fails or,
+// with Client.inline, until the engine awaits nothing more on it.
+func (c *Client) read(id engine.ConnID, dc *driverConn) {
 	defer c.wg.Done()
 	buf := make([]byte, 4096)
 	for {
-		n, err := nc.Read(buf)
+		n, err := dc.nc.Read(buf)
 		c.mu.Lock()
-		if n > 0 {
-			c.eng.Received(id, buf[:n])
+		c.deliver(id, buf[:n], err)
+		if err == nil && !dc.pinned && c.conns[id] == dc && !c.inline.Awaiting(id) {
+			dc.reading = false // the next command's caller reads its reply
+			err = io.EOF
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("connection closed by the node (EOF)")
-			}
-			c.eng.ConnFailed(id, err)
-		}
-		c.drain()
 		c.mu.Unlock()
 		if err != nil {
 			return
 		}
 	}
+}
+
+// deliver hands the engine what a read returned and carries out what it
+// caused; c.mu is held.
+func (c *Client) deliver(id engine.ConnID, p []byte, err error) {
+	if len(p) > 0 {
+		c.eng.Received(id, p)
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("connection closed by the node (EOF)")
+		}
+		c.eng.ConnFailed(id, err)
+	}
+	c.drain()
+}
+
+// claim makes the calling goroutine the reader of the connection the
+// engine awaits bytes on that nobody reads (the one node's command
+// connection, after the caller's command went out on it); c.mu is held.
+func (c *Client) claim() (engine.ConnID, *driverConn) {
+	if c.inline == nil {
+		return 0, nil
+	}
+	for id, dc := range c.conns {
+		if dc.nc != nil && !dc.reading && c.inline.Awaiting(id) {
+			dc.reading = true
+			return id, dc
+		}
+	}
+	return 0, nil
+}
+
+// readInline reads the connection id on the caller's goroutine until the
+// caller's outcome is in ch (returned, true), the engine awaits nothing
+// more on it (a failed attempt backing off: false), or it fails (false).
+// The connection is then handed to a reader goroutine if the engine still
+// awaits bytes on it. Each read is bounded by the engine: a node that does
+// not answer within the node timeout has its connection closed.
+func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) (opResult, bool) {
+	buf := dc.buf0()
+	stop := false
+	for {
+		var r opResult
+		got := false
+		select {
+		case r = <-ch:
+			got = true
+		default:
+		}
+		if got || stop {
+			c.mu.Lock()
+			dc.reading = false
+			if c.conns[id] == dc {
+				c.startReaders() // late replies, or replies other callers wait for
+			}
+			c.mu.Unlock()
+			return r, got
+		}
+		n, err := dc.nc.Read(buf)
+		c.mu.Lock()
+		mine := c.conns[id] == dc
+		if mine {
+			c.deliver(id, buf[:n], err)
+		}
+		stop = err != nil || !mine || !c.inline.Awaiting(id)
+		c.mu.Unlock()
+	}
+}
+
+// skipCheckIdle turns checkIdle off: a test's negative control only.
+var skipCheckIdle bool
+
+// checkIdle looks at each connection left unread while the engine awaited
+// nothing on it, before a command goes out: one the node closed meanwhile
+// (a restart, an idle timeout) is reported to the engine now, which opens
+// a new one for the command, as a reader goroutine would have noticed the
+// close at once; bytes nobody asked for are handed to the engine, which
+// drops the connection. c.mu is held.
+func (c *Client) checkIdle() {
+	for id, dc := range c.conns {
+		if dc.nc == nil || dc.reading {
+			continue
+		}
+		switch err := peek(dc.nc); {
+		case err == nil: // open, nothing waiting
+		case errors.Is(err, errPending):
+			n, rerr := dc.nc.Read(dc.buf0())
+			c.eng.Received(id, dc.buf[:n])
+			if rerr != nil {
+				c.eng.ConnFailed(id, rerr)
+			}
+		default:
+			if errors.Is(err, io.EOF) {
+				err = errors.New("connection closed by the node (EOF)")
+			}
+			c.eng.ConnFailed(id, err)
+		}
+	}
+	c.carryOut()
+}
+
+// buf0 is the inline reader's buffer.
+func (dc *driverConn) buf0() []byte {
+	if dc.buf == nil {
+		dc.buf = make([]byte, 4096)
+	}
+	return dc.buf
 }
 
 // tick is the driver's one timer.

@@ -1,0 +1,18 @@
+//go:build !unix
+
+package core
+
+import (
+	"errors"
+	"net"
+)
+
+// canPeek is false where the driver cannot look at an idle socket: every
+// connection then keeps its reader goroutine.
+func canPeek(net.Conn) bool { return false }
+
+// peek is never called where canPeek is false.
+func peek(net.Conn) error { return nil }
+
+// errPending is peek's "bytes wait" (unix only).
+var errPending = errors.New("unexpected bytes on an idle connection")
