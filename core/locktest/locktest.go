@@ -123,6 +123,10 @@ func Run(t *testing.T, backend Factory) {
 		{"FenceRoundOneNodeFrozen", s.fenceRoundOneFrozen},
 		{"FenceRoundOneNodeKilled", s.fenceRoundOneKilled},
 		{"FenceRoundTwoNodesFrozen", s.fenceRoundTwoFrozen},
+		{"OneNodeIdleHoldsNoGoroutine", s.oneNodeIdle},
+		{"OneNodeIdleConnectionClosed", s.oneNodeConnClosed},
+		{"OneNodeFrozen", s.oneNodeFrozen},
+		{"OneNodeConcurrent", s.oneNodeConcurrent},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()

@@ -40,7 +40,11 @@ func (m *Module) NewEngine(cfg core.Config) (*Engine, error) {
 		in.close()
 		return nil, err
 	}
-	return &Engine{a: hostabi.NewAdapter(&stepper{in: in, h: h}, len(cfg.Nodes)), in: in, h: h}, nil
+	e := &Engine{a: hostabi.NewAdapter(&stepper{in: in, h: h}, len(cfg.Nodes)), in: in, h: h}
+	// The Go driver leaves a one-node client's idle connection unread and
+	// reads replies on the caller's goroutine; it asks Awaiting when.
+	e.a.ReportAwaiting()
+	return e, nil
 }
 
 func configJSON(cfg core.Config) ([]byte, error) {
@@ -151,6 +155,9 @@ func (e *Engine) ConnFailed(c engine.ConnID, err error) {
 		e.a.ConnFailed(c, err)
 	}
 }
+
+// Awaiting reports whether the engine expects bytes on connection c.
+func (e *Engine) Awaiting(c engine.ConnID) bool { return !e.freed && e.a.Awaiting(c) }
 
 func (e *Engine) Tick() {
 	if !e.freed {

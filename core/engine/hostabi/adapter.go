@@ -44,6 +44,9 @@ type Adapter struct {
 	// fences holds the FENCE answers (fence, re-entered) by lock; INFO
 	// does not carry them.
 	fences map[engine.LockID]engine.LockInfo
+	// awaited: the connections the engine expects bytes on, from its
+	// ActAwaiting (after ReportAwaiting).
+	awaited []engine.ConnID
 }
 
 // NewAdapter returns an Adapter over s, an engine of nodes nodes.
@@ -96,6 +99,12 @@ func (a *Adapter) input(ev Event) Action {
 		switch act := &a.acts[i]; act.Kind {
 		case ActInspected:
 			act.Kind = engine.ActDone // with its Inspection
+		case ActAwaiting:
+			a.setAwaited(act.Conn, act.Awaiting)
+			a.acts = append(a.acts[:i], a.acts[i+1:]...)
+			i--
+		case engine.ActClose:
+			a.setAwaited(act.Conn, false)
 		case ActFence:
 			if a.fences == nil {
 				a.fences = map[engine.LockID]engine.LockInfo{}
@@ -115,6 +124,36 @@ func (a *Adapter) input(ev Event) Action {
 	}
 	return Action{}
 }
+
+// setAwaited records ActAwaiting (a connection or two: a slice, and no
+// package slices, which liblock.wasm does not link).
+func (a *Adapter) setAwaited(c engine.ConnID, on bool) {
+	i := a.awaitedAt(c)
+	switch {
+	case on && i < 0:
+		a.awaited = append(a.awaited, c)
+	case !on && i >= 0:
+		a.awaited = append(a.awaited[:i], a.awaited[i+1:]...)
+	}
+}
+
+func (a *Adapter) awaitedAt(c engine.ConnID) int {
+	for i, x := range a.awaited {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// ReportAwaiting asks the engine to say which connections it expects
+// bytes on (EvReportAwaiting), so that Awaiting answers.
+func (a *Adapter) ReportAwaiting() { a.input(Event{Kind: EvReportAwaiting}) }
+
+// Awaiting reports whether the engine expects bytes on connection c
+// (engine.Engine.Awaiting); false for every connection until
+// ReportAwaiting.
+func (a *Adapter) Awaiting(c engine.ConnID) bool { return a.awaitedAt(c) >= 0 }
 
 func millis(d time.Duration) int64 { return d.Milliseconds() }
 

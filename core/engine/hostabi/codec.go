@@ -30,6 +30,9 @@ const (
 	EvTick       EventKind = 10
 	EvLockInfo   EventKind = 11
 	EvInspect    EventKind = 12
+	// EvReportAwaiting asks for ActAwaiting from now on (a host that
+	// leaves idle connections unread: the Go driver).
+	EvReportAwaiting EventKind = 13
 )
 
 // The actions beyond the engine's own (engine.ActOpen … engine.ActClosed):
@@ -45,6 +48,10 @@ const (
 	// ActFence comes just before the DONE of an acquire that asked for a
 	// fence or gave a token: the lock's fence and whether it re-entered.
 	ActFence engine.ActionKind = 13
+	// ActAwaiting says whether the engine now expects bytes on a
+	// connection (engine.Engine.Awaiting), each time that changes, once a
+	// host asked with EvReportAwaiting.
+	ActAwaiting engine.ActionKind = 14
 )
 
 // Event is one event, decoded or to be encoded. Only the fields of its Kind
@@ -70,6 +77,7 @@ type Action struct {
 	engine.Action
 	WasPending bool            // ActCanceled
 	Info       engine.LockInfo // ActInfo; ActFence: Fence and Reentered
+	Awaiting   bool            // ActAwaiting (with Conn)
 }
 
 // Limits of the encoding.
@@ -166,7 +174,7 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.Lock = r.u64()
 	case EvCancel:
 		ev.Op = r.u64()
-	case EvClose, EvTick:
+	case EvClose, EvTick, EvReportAwaiting:
 	case EvOpened:
 		ev.Conn = r.u32()
 	case EvReceived:
@@ -249,6 +257,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = appendError(b, a.Err)
 	case ActCanceled:
 		b = append(b, byte(a.Kind), boolByte(a.WasPending))
+	case ActAwaiting:
+		b = append(b, byte(a.Kind))
+		b = appendU32(b, uint32(a.Conn))
+		b = append(b, boolByte(a.Awaiting))
 	case ActFence:
 		b = append(b, byte(a.Kind))
 		b = appendU64(b, uint64(a.Lock))
@@ -408,6 +420,9 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			a.Err = r.error()
 		case ActCanceled:
 			a.WasPending = r.u8() != 0
+		case ActAwaiting:
+			a.Conn = engine.ConnID(r.u32())
+			a.Awaiting = r.u8() != 0
 		case ActFence:
 			a.Lock = engine.LockID(r.u64())
 			a.Info.Fence = int64(r.u64())

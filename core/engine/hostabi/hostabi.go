@@ -32,6 +32,15 @@ type entry struct {
 	// extended: acquires that asked for a fence or gave a token, whose
 	// DONE FENCE precedes.
 	extended map[engine.OpID]bool
+	// watch: the host asked for ActAwaiting (EvReportAwaiting); conns are
+	// the open connections with what was last reported of each.
+	watch bool
+	conns []connAwaiting
+}
+
+type connAwaiting struct {
+	id       engine.ConnID
+	awaiting bool
 }
 
 var table struct {
@@ -176,6 +185,8 @@ func (en *entry) apply(ev *Event) {
 	case EvInspect:
 		op, err := e.Inspect(ev.Resource)
 		en.answer(op, err)
+	case EvReportAwaiting:
+		en.watch = true
 	case EvLockInfo:
 		if info, ok := e.Lock(engine.LockID(ev.Lock)); ok {
 			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActInfo}, Info: info})
@@ -198,7 +209,41 @@ func (en *entry) apply(ev *Event) {
 		if a.Kind == engine.ActDone || a.Kind == ActInspected {
 			delete(en.extended, a.Op)
 		}
+		if en.watch {
+			en.track(a)
+		}
 		en.pending = append(en.pending, Action{Action: a})
+	}
+	if en.watch {
+		en.reportAwaiting()
+	}
+}
+
+// track follows the connections the host has open (ActOpen to ActClose:
+// the engine closes every connection it gives up, failed ones too).
+func (en *entry) track(a engine.Action) {
+	switch a.Kind {
+	case engine.ActOpen:
+		en.conns = append(en.conns, connAwaiting{id: a.Conn})
+	case engine.ActClose:
+		for i, c := range en.conns {
+			if c.id == a.Conn {
+				en.conns = append(en.conns[:i], en.conns[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// reportAwaiting queues ActAwaiting for each connection whose state changed
+// in this call; a new one starts as not awaited.
+func (en *entry) reportAwaiting() {
+	for i := range en.conns {
+		c := &en.conns[i]
+		if now := en.e.Awaiting(c.id); now != c.awaiting {
+			c.awaiting = now
+			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActAwaiting, Conn: c.id}, Awaiting: now})
+		}
 	}
 }
 

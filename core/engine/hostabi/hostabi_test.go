@@ -132,6 +132,7 @@ func TestEventRoundTrip(t *testing.T) {
 		{Kind: EvConnFailed, Conn: 4, Message: "connection refused é"},
 		{Kind: EvTick},
 		{Kind: EvLockInfo, Lock: 12},
+		{Kind: EvReportAwaiting},
 	} {
 		got, err := DecodeEvent(AppendEvent(nil, ev))
 		require.NoError(t, err, "%+v", ev)
@@ -167,6 +168,10 @@ func TestActionRoundTrip(t *testing.T) {
 		assert.Equal(t, a, got.Action)
 	}
 	assert.True(t, roundTrip(t, Action{Action: engine.Action{Kind: ActCanceled}, WasPending: true}).WasPending)
+	for _, on := range []bool{true, false} {
+		aw := Action{Action: engine.Action{Kind: ActAwaiting, Conn: 1<<32 - 1}, Awaiting: on}
+		assert.Equal(t, aw, roundTrip(t, aw))
+	}
 	info := engine.LockInfo{Resource: "r", Key: "p:r", Token: "tok", TTL: 10 * time.Second, Validity: 9876 * time.Millisecond, AutoExtend: true, Released: true}
 	assert.Equal(t, info, roundTrip(t, Action{Action: engine.Action{Kind: ActInfo}, Info: info}).Info)
 
@@ -473,4 +478,65 @@ func TestStepAgainstRedis(t *testing.T) {
 	require.NoError(t, Free(h1))
 	require.NoError(t, Free(h2))
 	assert.Equal(t, InvalidHandle, StatusOf(Free(h1)))
+}
+
+// awaitings returns the ActAwaiting among acts, as conn → awaiting.
+func awaitings(acts []Action) map[engine.ConnID]bool {
+	m := map[engine.ConnID]bool{}
+	for _, a := range acts {
+		if a.Kind == ActAwaiting {
+			m[a.Conn] = a.Awaiting
+		}
+	}
+	return m
+}
+
+// TestReportAwaiting: after REPORT_AWAITING the engine says each time it
+// starts and stops expecting bytes on a connection (a command written, its
+// reply read); an engine not asked never emits ActAwaiting.
+func TestReportAwaiting(t *testing.T) {
+	out := make([]byte, MinOut)
+	pair := func(h uint64, watched bool) (all []Action) {
+		acts := step(t, h, &Event{Kind: EvAcquire, Resource: "r", TTLms: 1000}, out)
+		all = append(all, acts...)
+		var conn uint32
+		for _, a := range acts {
+			if a.Kind == engine.ActOpen {
+				conn = uint32(a.Conn)
+			}
+		}
+		require.NotZero(t, conn)
+		opened := step(t, h, &Event{Kind: EvOpened, Conn: conn}, out)
+		all = append(all, opened...)
+		if watched {
+			assert.Equal(t, map[engine.ConnID]bool{engine.ConnID(conn): true}, awaitings(opened), "the handshake and the SET went out")
+		}
+		done := step(t, h, &Event{Kind: EvReceived, Conn: conn, Data: []byte("+PONG\r\n+OK\r\n")}, out)
+		all = append(all, done...)
+		var lock engine.LockID
+		for _, a := range done {
+			if a.Kind == engine.ActDone {
+				require.NoError(t, a.Err)
+				lock = a.Lock
+			}
+		}
+		require.NotZero(t, lock)
+		rel := step(t, h, &Event{Kind: EvRelease, Lock: uint64(lock)}, out)
+		all = append(all, rel...)
+		all = append(all, step(t, h, &Event{Kind: EvReceived, Conn: conn, Data: []byte(":1\r\n")}, out)...)
+		return all
+	}
+	h := newFixed(t, "redis://127.0.0.1:1")
+	require.Empty(t, step(t, h, &Event{Kind: EvReportAwaiting}, out))
+	var seq []bool
+	for _, a := range pair(h, true) {
+		if a.Kind == ActAwaiting {
+			assert.Equal(t, engine.ConnID(1), a.Conn)
+			seq = append(seq, a.Awaiting)
+		}
+	}
+	assert.Equal(t, []bool{true, false, true, false}, seq, "on at the handshake+SET, off at its reply, on at the release, off at its reply")
+
+	quiet := newFixed(t, "redis://127.0.0.1:1")
+	assert.Empty(t, awaitings(pair(quiet, false)), "not asked: no ActAwaiting")
 }
