@@ -12,5 +12,5 @@ func (e *Engine) Awaiting(c ConnID) bool {
 	if n == nil {
 		return false
 	}
-	return n.sub && n.state != stConnecting || n.state == stHandshake || len(n.inflight) > 0
+	return n.sub && n.state != stConnecting || n.state == stHandshake || n.inflight.len() > 0
 }

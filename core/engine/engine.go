@@ -452,7 +452,7 @@ func (e *Engine) idle() bool {
 		}
 	}
 	for _, n := range e.nodes {
-		if len(n.inflight) > 0 || len(n.queue) > 0 {
+		if n.inflight.len() > 0 || len(n.queue) > 0 {
 			return false
 		}
 	}

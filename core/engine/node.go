@@ -55,7 +55,7 @@ func (e *Engine) write(n *node, r *request) {
 	r.deadline = e.now + e.timeout
 	e.timers.push(r.deadline, r, r.gen)
 	n.out = r.cmd.appendTo(n.out)
-	n.inflight = append(n.inflight, r)
+	n.inflight.push(r)
 }
 
 func (e *Engine) newRequest(n *node, h handler, c command) *request {
@@ -86,7 +86,7 @@ type node struct {
 	state    int
 	connGen  uint64
 	queue    []*request // waiting for the connection to be ready
-	inflight []*request // written, answered in order
+	inflight fifo       // written, answered in order
 	hsLeft   int        // handshake replies still expected
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
@@ -98,8 +98,50 @@ type node struct {
 	chans map[string]bool
 }
 
+// fifo is a queue of requests that keeps its array: a node's in-flight
+// requests are taken from the front as replies come, and slicing them off
+// would leave append no capacity, so that every write allocated a new
+// array.
+type fifo struct {
+	q    []*request // q[head:] are queued; q[:head] are nil
+	head int
+}
+
+func (f *fifo) len() int { return len(f.q) - f.head }
+
+// items returns the queued requests, oldest first; the slice is valid until
+// the next push.
+func (f *fifo) items() []*request { return f.q[f.head:] }
+
+func (f *fifo) push(r *request) {
+	if f.head > 0 && len(f.q) == cap(f.q) && 2*f.head >= len(f.q) {
+		// Full, half of it taken: move the rest down rather than grow.
+		k := copy(f.q, f.q[f.head:])
+		clear(f.q[k:])
+		f.q, f.head = f.q[:k], 0
+	}
+	f.q = append(f.q, r)
+}
+
+// pop removes and returns the oldest request; the queue must not be empty.
+func (f *fifo) pop() *request {
+	r := f.q[f.head]
+	f.q[f.head] = nil
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+	return r
+}
+
+// reset empties the queue, keeping its array.
+func (f *fifo) reset() {
+	clear(f.q)
+	f.q, f.head = f.q[:0], 0
+}
+
 func (n *node) has(r *request) bool {
-	for _, x := range n.inflight {
+	for _, x := range n.inflight.items() {
 		if x == r {
 			return true
 		}
@@ -217,12 +259,16 @@ func (n *node) opened(e *Engine) {
 		steps = append(steps, []string{"PING"})
 	}
 	n.state, n.hsLeft = stHandshake, len(steps)
-	hs := make([]*request, len(steps))
-	for i, st := range steps {
+	// The handshake is answered before anything already written.
+	rest := append([]*request(nil), n.inflight.items()...)
+	n.inflight.reset()
+	for _, st := range steps {
 		n.out = AppendCommand(n.out, st...)
-		hs[i] = e.newRequest(n, handshakeStep{name: st[0], n: n}, command{kind: cmdRaw})
+		n.inflight.push(e.newRequest(n, handshakeStep{name: st[0], n: n}, command{kind: cmdRaw}))
 	}
-	n.inflight = append(hs, n.inflight...)
+	for _, r := range rest {
+		n.inflight.push(r)
+	}
 }
 
 func (n *node) received(e *Engine, p []byte) {
@@ -243,14 +289,11 @@ func (n *node) received(e *Engine, p []byte) {
 			e.message(r) // a push, not the answer to a request
 			continue
 		}
-		if len(n.inflight) == 0 {
+		if n.inflight.len() == 0 {
 			n.fail(e, protocolError("a reply nobody asked for"))
 			return
 		}
-		req := n.inflight[0]
-		n.inflight[0] = nil
-		n.inflight = n.inflight[1:]
-		e.deliver(req, r)
+		e.deliver(n.inflight.pop(), r)
 	}
 	if n.conn != conn {
 		return // failed while delivering: rbuf belongs to the next connection
@@ -292,8 +335,10 @@ func (e *Engine) deliver(req *request, r Reply) {
 // fail closes the node's connection and fails every request on it with
 // err; the next request opens a new connection.
 func (n *node) fail(e *Engine, err error) {
-	reqs := append(n.inflight, n.queue...)
-	n.inflight, n.queue = nil, nil
+	// reqs takes the arrays: the replies below may queue new requests on
+	// this node, which must not write over the ones still to be failed.
+	reqs := append(n.inflight.items(), n.queue...)
+	n.inflight, n.queue = fifo{}, nil
 	n.drop(e)
 	for _, r := range reqs {
 		if !r.done {
