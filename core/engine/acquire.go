@@ -74,10 +74,7 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	o.woken = false
 	token := o.token
 	if token == "" {
-		token = newToken(e.env)
-		if e.owner != "" {
-			token = e.owner + "/" + token
-		}
+		token = e.newToken()
 	}
 	a := &attempt{op: o, token: token, start: e.now}
 	a.state = a.small[:0]

@@ -3,11 +3,67 @@ package engine
 import (
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestFifo runs a node's in-flight queue through uneven runs of pushes and
-// pops: order kept, popped slots cleared.
+// TestTokenIsUUID holds newToken to google/uuid's version-4 UUIDs, made
+// from the same random bytes, and the release ids to 16 hex digits; the
+// strings the arena makes must stay what they were made as.
+func TestTokenIsUUID(t *testing.T) {
+	for _, owner := range []string{"", "worker-7"} {
+		env := &fakeEnv{b: 200}
+		e, err := New(Config{Nodes: oneNode, Owner: owner}, env)
+		require.NoError(t, err)
+		var tokens, ids []string
+		for range 100 { // several of the arena's arrays
+			next := &fakeEnv{b: env.b}
+			want, err := uuid.NewRandomFromReader(envReader{next})
+			require.NoError(t, err)
+			tok := e.newToken()
+			if owner != "" {
+				assert.Equal(t, owner+"/"+want.String(), tok)
+			} else {
+				assert.Equal(t, want.String(), tok)
+			}
+			tokens = append(tokens, tok)
+			id := e.releaseID("k")
+			assert.Regexp(t, "^[0-9a-f]{16}$", id)
+			ids = append(ids, id)
+		}
+		// Made again from the same source, all are as they were.
+		env2 := &fakeEnv{b: 200}
+		e2, err := New(Config{Nodes: oneNode, Owner: owner}, env2)
+		require.NoError(t, err)
+		for i := range tokens {
+			assert.Equal(t, tokens[i], e2.newToken())
+			assert.Equal(t, ids[i], e2.releaseID("k"))
+		}
+	}
+}
+
+type envReader struct{ env Env }
+
+func (r envReader) Read(p []byte) (int, error) {
+	r.env.Random(p)
+	return len(p), nil
+}
+
+func TestStrArena(t *testing.T) {
+	var a strArena
+	seen := map[*byte]bool{}
+	for _, n := range []int{1, 36, 100, arenaChunk / 4, arenaChunk/4 + 1, arenaChunk, 16, 16} {
+		b := a.alloc(n)
+		require.Len(t, b, n)
+		require.Equal(t, n, cap(b), "a string's bytes must not be extendable into the next one's")
+		for i := range b {
+			require.False(t, seen[&b[i]], "byte handed out twice")
+			seen[&b[i]] = true
+		}
+	}
+}
+
 func TestFifo(t *testing.T) {
 	var f fifo
 	reqs := make([]*request, 50)

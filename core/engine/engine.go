@@ -109,6 +109,11 @@ type Engine struct {
 	// inspecting counts inspections in flight (Close waits for them).
 	inspecting int
 	now        time.Duration // Env.Now at the start of the current input
+	// rand receives the random bytes of a token or a release id: a local
+	// array would escape (Env.Random is an interface call), one allocation
+	// each.
+	rand [16]byte
+	strs strArena // tokens and release ids
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.

@@ -31,14 +31,13 @@ type subscription struct {
 // remembers it so that the round's own messages do not wake anyone twice
 // (the releaser wakes its local waiters itself).
 func (e *Engine) releaseID(key string) string {
-	var b [8]byte
-	e.env.Random(b[:])
-	const hex = "0123456789abcdef"
-	var id [16]byte
+	b := e.rand[:8]
+	e.env.Random(b)
+	id := e.strs.alloc(16)
 	for i, c := range b {
-		id[2*i], id[2*i+1] = hex[c>>4], hex[c&0xf]
+		id[2*i], id[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
 	}
-	s := string(id[:])
+	s := str(id)
 	if sub := e.subs[key]; sub != nil {
 		sub.lastID = s
 	}
