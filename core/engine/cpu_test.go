@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -97,3 +98,40 @@ func TestFifo(t *testing.T) {
 	f.reset()
 	require.Zero(t, f.len())
 }
+
+// TestPairAllocs bounds the allocations of an acquire+release pair with
+// instantly answered I/O (BenchmarkEngineCPU's), which in liblock.wasm cost
+// far more than natively.
+func TestPairAllocs(t *testing.T) {
+	for _, n := range []int{1, 5} {
+		nodes := make([]Node, n)
+		for i := range nodes {
+			nodes[i] = Node{Network: "tcp", Addr: "h:" + string(rune('1'+i))}
+		}
+		env := &fakeEnv{}
+		e, err := New(Config{Nodes: nodes, NodeTimeout: time.Second}, env)
+		require.NoError(t, err)
+		h := &instantHost{e: e}
+		pair := func() {
+			env.now += time.Microsecond
+			_, err := e.Acquire(AcquireRequest{Resource: "r", TTL: 10 * time.Second})
+			require.NoError(t, err)
+			lock, err := h.run(t)
+			require.NoError(t, err)
+			require.NotZero(t, lock)
+			_, err = e.Release(lock)
+			require.NoError(t, err)
+			_, err = h.run(t)
+			require.NoError(t, err)
+		}
+		for range 100 { // connections open, buffers grown
+			pair()
+		}
+		allocs := testing.AllocsPerRun(1000, pair)
+		assert.LessOrEqual(t, allocs, float64(pairAllocs), "%d nodes", n)
+	}
+}
+
+// pairAllocs: the acquire, its attempt, the lock and its release, plus the
+// arena's share of a token and a release id.
+const pairAllocs = 5

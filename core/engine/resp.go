@@ -71,7 +71,7 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 	}
 	switch line[0] {
 	case '+':
-		return Reply{Str: string(line[1:])}, n, nil
+		return Reply{Str: statusText(line[1:])}, n, nil
 	case '-':
 		return Reply{Err: RedisError(line[1:])}, n, nil
 	case ':':
@@ -122,6 +122,18 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 		return Reply{Elems: elems}, off, nil
 	}
 	return Reply{}, 0, protocolError("unexpected reply type " + strconv.QuoteRune(rune(line[0])))
+}
+
+// statusText is a status reply's text. The engine's usual ones are
+// constants: converting them would cost an allocation per reply.
+func statusText(b []byte) string {
+	switch string(b) { // compared without a conversion
+	case "OK":
+		return "OK"
+	case "PONG":
+		return "PONG"
+	}
+	return string(b)
 }
 
 // replyLine returns the header line at the front of b without its CRLF and
