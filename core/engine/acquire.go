@@ -24,6 +24,15 @@ type acquireOp struct {
 	timerGen   uint64
 	token      string // the caller's token, or "" for a random one per attempt
 	fence      bool
+	// The first attempt and the lock live in the acquire's own memory:
+	// most acquires make one attempt, and one lock when it succeeds, and
+	// each allocation costs (far more in liblock.wasm than natively).
+	// Each is used at most once and never reused, so whatever still
+	// refers to one (a late reply, the lock's holder) finds it as it was.
+	first     attempt
+	firstUsed bool
+	lockMem   lockState
+	lockUsed  bool
 }
 
 // Attempt states per node.
@@ -76,7 +85,12 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	if token == "" {
 		token = e.newToken()
 	}
-	a := &attempt{op: o, token: token, start: e.now}
+	a := &o.first
+	if o.firstUsed {
+		a = &attempt{}
+	}
+	o.firstUsed = true
+	*a = attempt{op: o, token: token, start: e.now}
 	a.state = a.small[:0]
 	if len(e.nodes) > len(a.small) {
 		a.state = make([]uint8, 0, len(e.nodes))
@@ -254,7 +268,12 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	if o.att == a {
 		o.att = nil
 	}
-	l := &lockState{
+	l := &o.lockMem
+	if o.lockUsed {
+		l = &lockState{}
+	}
+	o.lockUsed = true
+	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
 	}

@@ -356,7 +356,7 @@ func (e *Engine) Extend(lock LockID, ttl time.Duration) (OpID, error) {
 		return 0, err
 	}
 	e.begin()
-	op := &lockOp{id: OpID(e.newID()), lock: l, extend: true, ttl: ttl}
+	op := l.newOp(lockOp{id: OpID(e.newID()), lock: l, extend: true, ttl: ttl})
 	e.queueLockOp(op)
 	e.end()
 	return op.id, nil
@@ -370,7 +370,7 @@ func (e *Engine) Release(lock LockID) (OpID, error) {
 		return 0, ErrUnknownLock
 	}
 	e.begin()
-	op := &lockOp{id: OpID(e.newID()), lock: l}
+	op := l.newOp(lockOp{id: OpID(e.newID()), lock: l})
 	e.queueLockOp(op)
 	e.end()
 	return op.id, nil
@@ -436,7 +436,7 @@ func (e *Engine) Close() {
 	}
 	for _, l := range sortedLocks(e.locks) {
 		if !l.released {
-			e.queueLockOp(&lockOp{lock: l, internal: true})
+			e.queueLockOp(l.newOp(lockOp{lock: l, internal: true}))
 		}
 	}
 	e.end()

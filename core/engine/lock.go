@@ -23,6 +23,22 @@ type lockState struct {
 	cur        *lockOp   // the extend or release in flight
 	queue      []*lockOp // waiting for cur: one round at a time per lock
 	timerGen   uint64
+	// firstOp is the memory of the lock's first round (newOp): most locks
+	// have one, their release. Used once, never reused.
+	firstOp   lockOp
+	firstUsed bool
+}
+
+// newOp returns a new lockOp set to op, in the lock's own memory for its
+// first round.
+func (l *lockState) newOp(op lockOp) *lockOp {
+	p := &l.firstOp
+	if l.firstUsed {
+		p = &lockOp{}
+	}
+	l.firstUsed = true
+	*p = op
+	return p
 }
 
 // lockOp is one extend or release round.
@@ -76,7 +92,7 @@ func (l *lockState) fire(e *Engine, gen uint64) {
 		return
 	}
 	if l.autoExtend && l.cur == nil {
-		e.queueLockOp(&lockOp{lock: l, extend: true, internal: true, ttl: l.ttl})
+		e.queueLockOp(l.newOp(lockOp{lock: l, extend: true, internal: true, ttl: l.ttl}))
 	}
 }
 
