@@ -138,3 +138,51 @@ func TestPairAllocs(t *testing.T) {
 // release in its memory; the arena's share of a token and a release id is
 // a tenth.
 const pairAllocs = 1
+
+// fakeTarget is a timer target that goes stale for good when told.
+type fakeTarget struct {
+	id    int
+	stale bool
+}
+
+func (f *fakeTarget) fire(*Engine, uint64) {}
+func (f *fakeTarget) live(uint64) bool     { return !f.stale }
+
+// TestTimerPrune: stale timers do not pile up, and the live ones come out
+// in deadline order, first come first among equal deadlines, as without
+// pruning.
+func TestTimerPrune(t *testing.T) {
+	var h timerHeap
+	type pushed struct {
+		at     time.Duration
+		target *fakeTarget
+	}
+	var all []pushed
+	for i := range 5000 {
+		f := &fakeTarget{id: i}
+		at := time.Duration((i * 7919) % 300) // many equal deadlines
+		h.push(at, f, 0)
+		all = append(all, pushed{at, f})
+		if i%10 != 0 {
+			f.stale = true // most go stale at once, as answered requests do
+		}
+		require.LessOrEqual(t, len(h.h), 2*(i/10+1)+minPrune)
+	}
+	var want []int
+	for at := range time.Duration(300) {
+		for _, p := range all {
+			if p.at == at && !p.target.stale {
+				want = append(want, p.target.id)
+			}
+		}
+	}
+	var got []int
+	for {
+		tm, ok := h.popDue(1 << 40)
+		if !ok {
+			break
+		}
+		got = append(got, tm.target.(*fakeTarget).id)
+	}
+	require.Equal(t, want, got)
+}
