@@ -43,15 +43,28 @@ type connAwaiting struct {
 	awaiting bool
 }
 
+// table holds the engines by handle. Handles are given out in order from
+// 1, so the first smallHandles are an index into small: every step looks
+// its engine up (twice in liblock.wasm), and a map lookup costs ≈ 0.2 µs
+// there. The rest (a process that made thousands of engines) are in m.
 var table struct {
-	mu   sync.Mutex
-	next uint64
-	m    map[uint64]*entry
+	mu    sync.Mutex
+	next  uint64
+	small []*entry // by handle; nil for a freed one
+	m     map[uint64]*entry
+	count int
 }
+
+const smallHandles = 1024
 
 func lookup(h uint64) *entry {
 	table.mu.Lock()
-	en := table.m[h]
+	var en *entry
+	if h < uint64(len(table.small)) {
+		en = table.small[h]
+	} else {
+		en = table.m[h]
+	}
 	table.mu.Unlock()
 	return en
 }
@@ -81,19 +94,37 @@ func NewWithEnv(cfg Config, env engine.Env) (uint64, error) {
 	if table.next >= maxHandle {
 		return 0, errHandlesExhausted
 	}
-	if table.m == nil {
-		table.m = map[uint64]*entry{}
-	}
 	table.next++
-	table.m[table.next] = &entry{e: e, extended: map[engine.OpID]bool{}}
+	en := &entry{e: e, extended: map[engine.OpID]bool{}}
+	switch h := table.next; {
+	case h < smallHandles:
+		for uint64(len(table.small)) <= h {
+			table.small = append(table.small, nil)
+		}
+		table.small[h] = en
+	default:
+		if table.m == nil {
+			table.m = map[uint64]*entry{}
+		}
+		table.m[h] = en
+	}
+	table.count++
 	return table.next, nil
 }
 
 // Free drops engine h at once (no I/O).
 func Free(h uint64) error {
 	table.mu.Lock()
-	en := table.m[h]
-	delete(table.m, h)
+	var en *entry
+	if h < uint64(len(table.small)) {
+		en, table.small[h] = table.small[h], nil
+	} else {
+		en = table.m[h]
+		delete(table.m, h)
+	}
+	if en != nil {
+		table.count--
+	}
 	table.mu.Unlock()
 	if en == nil {
 		return ErrInvalidHandle
@@ -108,7 +139,7 @@ func Free(h uint64) error {
 func Count() int {
 	table.mu.Lock()
 	defer table.mu.Unlock()
-	return len(table.m)
+	return table.count
 }
 
 // Step hands engine h the event in (none when in is empty) and writes the
