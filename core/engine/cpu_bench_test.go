@@ -61,21 +61,33 @@ func (h *instantHost) run(t testing.TB) (lock LockID, err error) {
 }
 
 // commandLen returns the length of the RESP command at the front of b and
-// the first letter of its name.
+// the first letter of its name; 0 when b does not start with a whole
+// command. It reads every header line, and skips each argument by its
+// length (parseInt reads the numbers, as a host's parser would, without
+// converting them to strings first).
 func commandLen(b []byte) (int, byte) {
 	line, n, _ := replyLine(b)
-	if n == 0 {
+	if n == 0 || line[0] != '*' {
 		return 0, 0
 	}
-	count, _ := strconv.Atoi(string(line[1:]))
+	count, err := parseInt(line[1:])
+	if err != nil {
+		return 0, 0
+	}
 	off, first := n, byte(0)
 	for i := range count {
 		l, k, _ := replyLine(b[off:])
-		size, _ := strconv.Atoi(string(l[1:]))
+		if k == 0 || l[0] != '$' {
+			return 0, 0
+		}
+		size, err := parseInt(l[1:])
+		if err != nil || size < 0 || off+k+int(size)+2 > len(b) {
+			return 0, 0
+		}
 		if i == 0 {
 			first = b[off+k]
 		}
-		off += k + size + 2
+		off += k + int(size) + 2
 	}
 	return off, first
 }
