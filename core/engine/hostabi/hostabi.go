@@ -11,7 +11,6 @@ package hostabi
 import (
 	"errors"
 	"strconv"
-	"sync"
 
 	"github.com/liblock/liblock/core/engine"
 )
@@ -25,7 +24,7 @@ var errHandlesExhausted = errors.New("liblock: no engine handles left in this pr
 // entry is one engine and the actions it emitted that the host has not
 // received yet.
 type entry struct {
-	mu      sync.Mutex // one Step at a time, whatever the host does
+	mu      mutex // one Step at a time, whatever the host does
 	e       *engine.Engine
 	pending []Action
 	head    int // pending[head:] are undelivered
@@ -48,7 +47,7 @@ type connAwaiting struct {
 // its engine up (twice in liblock.wasm), and a map lookup costs ≈ 0.2 µs
 // there. The rest (a process that made thousands of engines) are in m.
 var table struct {
-	mu    sync.Mutex
+	mu    mutex
 	next  uint64
 	small []*entry // by handle; nil for a freed one
 	m     map[uint64]*entry
