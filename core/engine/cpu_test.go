@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -185,4 +186,11 @@ func TestTimerPrune(t *testing.T) {
 		got = append(got, tm.target.(*fakeTarget).id)
 	}
 	require.Equal(t, want, got)
+}
+
+func TestAppendLen(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 42, 99, 100, 101, 999, 1000, 65536, 1 << 40} {
+		assert.Equal(t, strconv.Itoa(n), string(appendLen([]byte{}, n)))
+		assert.Equal(t, "x"+strconv.Itoa(n), string(appendLen([]byte("x"), n)))
+	}
 }

@@ -417,7 +417,7 @@ func (c *command) appendTo(b []byte) []byte {
 			keys = 2
 		}
 		b = append(b, '*')
-		b = strconv.AppendInt(b, int64(3+keys+int(c.nargs)), 10)
+		b = appendLen(b, 3+keys+int(c.nargs))
 		b = append(b, '\r', '\n')
 		if c.kind == cmdEvalSHA {
 			b = append(b, "$7\r\nEVALSHA\r\n"...)
@@ -443,7 +443,7 @@ func (c *command) appendTo(b []byte) []byte {
 
 func appendBulk(b []byte, s string) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendLen(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')
@@ -451,7 +451,7 @@ func appendBulk(b []byte, s string) []byte {
 
 func appendBulkBytes(b, s []byte) []byte {
 	b = append(b, '$')
-	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = appendLen(b, len(s))
 	b = append(b, '\r', '\n')
 	b = append(b, s...)
 	return append(b, '\r', '\n')

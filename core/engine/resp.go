@@ -45,16 +45,30 @@ const (
 // strings) to buf.
 func AppendCommand(buf []byte, args ...string) []byte {
 	buf = append(buf, '*')
-	buf = strconv.AppendInt(buf, int64(len(args)), 10)
+	buf = appendLen(buf, len(args))
 	buf = append(buf, '\r', '\n')
 	for _, arg := range args {
 		buf = append(buf, '$')
-		buf = strconv.AppendInt(buf, int64(len(arg)), 10)
+		buf = appendLen(buf, len(arg))
 		buf = append(buf, '\r', '\n')
 		buf = append(buf, arg...)
 		buf = append(buf, '\r', '\n')
 	}
 	return buf
+}
+
+// appendLen appends n ≥ 0 in decimal, as strconv.AppendInt does. The
+// lengths and counts of the engine's commands mostly have one or two
+// digits, written here without strconv's calls, which cost in liblock.wasm
+// (several per command).
+func appendLen(b []byte, n int) []byte {
+	switch {
+	case n < 10:
+		return append(b, byte('0'+n))
+	case n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // parseReply reads one whole reply from the front of b. It returns the
