@@ -51,7 +51,10 @@ type Adapter struct {
 
 // NewAdapter returns an Adapter over s, an engine of nodes nodes.
 func NewAdapter(s Stepper, nodes int) *Adapter {
-	return &Adapter{s: s, quorum: nodes/2 + 1, out: make([]byte, MinOut)}
+	// Twice MinOut: a Stepper that can tell from a step that left MinOut
+	// unwritten that nothing is pending answers the next one itself
+	// (wasm/host's, without a call into the module).
+	return &Adapter{s: s, quorum: nodes/2 + 1, out: make([]byte, 2*MinOut)}
 }
 
 // Quorum returns N/2+1.
