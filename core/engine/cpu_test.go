@@ -194,3 +194,65 @@ func TestAppendLen(t *testing.T) {
 		assert.Equal(t, "x"+strconv.Itoa(n), string(appendLen([]byte("x"), n)))
 	}
 }
+
+// TestReceivedInPieces: replies parsed where they arrive, or from what was
+// left over: one byte at a time, or a reply and the start of the next in
+// one input, the engine reads the same replies.
+func TestReceivedInPieces(t *testing.T) {
+	for _, cut := range []int{1, 2, 3, 5, 100} {
+		env := &fakeEnv{}
+		e, err := New(Config{Nodes: oneNode, NodeTimeout: time.Second}, env)
+		require.NoError(t, err)
+		var conn ConnID
+		var done []Action
+		drain := func() {
+			for a, ok := e.Next(); ok; a, ok = e.Next() {
+				switch a.Kind {
+				case ActOpen:
+					conn = a.Conn
+				case ActDone:
+					done = append(done, a)
+				}
+			}
+		}
+		feed := func(b string) {
+			for len(b) > 0 {
+				n := min(cut, len(b))
+				e.Received(conn, []byte(b[:n]))
+				drain()
+				b = b[n:]
+			}
+		}
+		// Two acquires of different keys pipelined behind the handshake.
+		_, err = e.Acquire(AcquireRequest{Resource: "a", TTL: 10 * time.Second})
+		require.NoError(t, err)
+		_, err = e.Acquire(AcquireRequest{Resource: "b", TTL: 10 * time.Second})
+		require.NoError(t, err)
+		drain()
+		require.NotZero(t, conn)
+		e.Opened(conn)
+		drain()
+		feed("+PONG\r\n+OK\r\n$-1\r\n") // PONG, a's SET granted, b's refused
+		require.Len(t, done, 2, "cut %d", cut)
+		assert.NoError(t, done[0].Err)
+		assert.NotZero(t, done[0].Lock)
+		assert.ErrorIs(t, done[1].Err, ErrNotAcquired)
+		done = nil
+		_, err = e.Release(onlyLock(t, e, cut))
+		require.NoError(t, err)
+		drain()
+		feed(":1\r\n") // b was refused: no cleanup of it is in flight
+
+		require.Len(t, done, 1, "cut %d", cut)
+		assert.NoError(t, done[0].Err)
+	}
+}
+
+// onlyLock returns the one lock e holds.
+func onlyLock(t *testing.T, e *Engine, cut int) LockID {
+	require.Len(t, e.locks, 1, "cut %d", cut)
+	for id := range e.locks {
+		return id
+	}
+	return 0
+}
