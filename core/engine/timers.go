@@ -20,11 +20,12 @@ type timer struct {
 // timerHeap is a min-heap of timers by deadline. Timers are not removed
 // when they become stale: a target ignores a timer whose gen is stale, so
 // the engine keeps one heap and no per-target bookkeeping. Stale timers
-// are dropped when they reach the top, and by prune once they are half of
-// the heap: every request pushes one (its deadline) and is answered long
-// before it, and every lock one (its validity or next extension), so
-// without prune the heap held every request and lock of the last node
-// timeout or ttl, which the garbage collector scanned over and over.
+// are dropped when they reach the top, and by prune whenever the heap has
+// doubled since the last prune: every request pushes one (its deadline)
+// and is answered long before it, and every lock one (its validity or
+// next extension), so without prune the heap held every request and lock
+// of the last node timeout or ttl, which the garbage collector scanned
+// over and over and every push and pop went through.
 type timerHeap struct {
 	h   []timer
 	seq uint64
