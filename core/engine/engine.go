@@ -113,7 +113,10 @@ type Engine struct {
 	// array would escape (Env.Random is an interface call), one allocation
 	// each.
 	rand [16]byte
-	strs strArena // tokens and release ids
+	// tokenSrc is what tokenUUID draws from (natively the Env as an
+	// io.Reader for google/uuid, made once: boxing it per token allocated).
+	tokenSrc tokenSource
+	strs     strArena // tokens and release ids
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.

@@ -3,17 +3,14 @@ package engine
 import "unsafe"
 
 // newToken returns a lock token for an attempt: a version-4 UUID (122
-// random bits) from the engine's random source, formatted as google/uuid
-// formats one (TestTokenIsUUID checks it byte for byte), after the
-// engine's owner label and a '/' when it has one. google/uuid itself is
-// not called: it cost three allocations per token (the reader, the array
-// and the string), and in liblock.wasm it would bring fmt, reflect and
-// crypto/rand's DRBG (measured: 933 KB).
+// random bits from the engine's random source; natively drawn by
+// google/uuid, see tokenUUID) in google/uuid's text form (TestTokenIsUUID
+// checks the formatting byte for byte), after the engine's owner label and
+// a '/' when it has one. The text is written into the string arena: one
+// allocation per many tokens.
 func (e *Engine) newToken() string {
-	u := e.rand[:16]
-	e.env.Random(u)
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // variant 10
+	u := &e.rand
+	e.tokenUUID(u)
 	n := 36
 	if e.owner != "" {
 		n += len(e.owner) + len("/")
@@ -37,6 +34,13 @@ func (e *Engine) newToken() string {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// setV4 makes 16 random bytes a version-4, variant-10 UUID, as
+// google/uuid does (liblock.wasm's tokenUUID; TestTokenIsUUID).
+func setV4(u *[16]byte) {
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // variant 10
+}
 
 // strArena makes the engine's own short strings (tokens, release ids) with
 // one allocation for many of them, where a string each cost one: in
