@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strconv"
@@ -8,45 +9,39 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
 	"github.com/liblock/liblock/core/redistest"
 	"github.com/liblock/liblock/wasm/host"
 )
 
 // BenchmarkPair: acquire+release pairs against real redis-servers on 1 and
-// 5 nodes, through the wasm engine and through the native engine, both
-// driven by the same test host (hostabitest: net.Conn, one goroutine per
-// connection). Reported: the p50 of a pair in µs.
+// 5 nodes through the Go driver (core.Client) over the native engine
+// (core.New) and over liblock.wasm's (Module.NewClient): one driver, two
+// engines, as a user of either gets them. Reported: the p50 of a pair in
+// µs.
 func BenchmarkPair(b *testing.B) {
+	ctx := context.Background()
 	for _, n := range []int{1, 5} {
 		cl := redistest.Start(b, n)
 		for _, kind := range []string{"native", "wasm"} {
 			b.Run(strconv.Itoa(n)+"-nodes/"+kind, func(b *testing.B) {
 				cfg := core.Config{Nodes: cl.URLs(), NodeTimeout: time.Second}
-				var e hostabitest.Engine
+				newClient := core.New
 				if kind == "wasm" {
-					e = newEngine(b, cfg)
-				} else {
-					nodes, err := engine.ParseNodes(cfg.Nodes)
-					if err != nil {
-						b.Fatal(err)
-					}
-					ne, err := engine.New(engine.Config{Nodes: nodes, NodeTimeout: time.Second}, engine.SystemEnv())
-					if err != nil {
-						b.Fatal(err)
-					}
-					e = ne
+					newClient = mod.NewClient
 				}
-				h := hostabitest.New(b, e)
+				c, err := newClient(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
 				pair := func() time.Duration {
 					start := time.Now()
-					d := h.Acquire(engine.AcquireRequest{Resource: "bench", TTL: 10 * time.Second})
-					if d.Err != nil {
-						b.Fatal(d.Err)
+					l, err := c.Acquire(ctx, "bench", 10*time.Second)
+					if err != nil {
+						b.Fatal(err)
 					}
-					if r := h.Release(d.Lock); r.Err != nil {
-						b.Fatal(r.Err)
+					if err := l.Release(ctx); err != nil {
+						b.Fatal(err)
 					}
 					return time.Since(start)
 				}
@@ -61,7 +56,6 @@ func BenchmarkPair(b *testing.B) {
 				b.StopTimer()
 				slices.Sort(times)
 				b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
-				h.Shutdown()
 			})
 		}
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Acquire+release pair latency through the wasm engine (Go host, wazero)
-# beside the native engine (both driven by the same test host), on the same
+# Acquire+release pair latency through the Go driver over the wasm engine (wazero)
+# beside the same driver over the native engine (core.New), on the same
 # redis-servers in the same run, on 1 and
 # 5 nodes: the median of each run's p50, and the wasm/native ratio (target
 # <= 1.5x). Then the CPU the module (and host) spend per pair without Redis
