@@ -136,10 +136,10 @@ func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (en
 	}
 	c.carryOut()
 	var in *inlineRead
-	if id, dc := c.claim(); dc != nil && err == nil {
-		in = &inlineRead{id: id, dc: dc}
-	} else if dc != nil {
-		dc.reading = false
+	if err == nil {
+		if id, dc := c.claim(); dc != nil {
+			in = &inlineRead{id: id, dc: dc}
+		}
 	}
 	if c.inline != nil {
 		c.startReaders()

@@ -72,7 +72,13 @@ type driverConn struct {
 	// pinned: read by its reader goroutine for its whole life (Client
 	// inline, but peek cannot look at it: TLS).
 	pinned bool
-	buf    []byte // the inline reader's buffer
+	buf    []byte // the inline reader's buffer (inlineBuf)
+}
+
+// unread tells whether the engine awaits bytes on the open connection dc
+// that nobody reads (Client.inline); c.mu is held.
+func (c *Client) unread(id engine.ConnID, dc *driverConn) bool {
+	return dc.nc != nil && !dc.reading && c.inline.Awaiting(id)
 }
 
 type opResult struct {
@@ -95,7 +101,7 @@ func (c *Client) drain() {
 // held.
 func (c *Client) startReaders() {
 	for id, dc := range c.conns {
-		if dc.nc != nil && !dc.reading && c.inline.Awaiting(id) {
+		if c.unread(id, dc) {
 			dc.reading = true
 			c.wg.Add(1)
 			go c.read(id, dc)
@@ -191,12 +197,12 @@ func (c *Client) read(id engine.ConnID, dc *driverConn) {
 		n, err := dc.nc.Read(buf)
 		c.mu.Lock()
 		c.deliver(id, buf[:n], err)
-		if err == nil && !dc.pinned && c.conns[id] == dc && !c.inline.Awaiting(id) {
+		idle := err == nil && !dc.pinned && c.conns[id] == dc && !c.inline.Awaiting(id)
+		if idle {
 			dc.reading = false // the next command's caller reads its reply
-			err = io.EOF
 		}
 		c.mu.Unlock()
-		if err != nil {
+		if err != nil || idle {
 			return
 		}
 	}
@@ -205,6 +211,13 @@ func (c *Client) read(id engine.ConnID, dc *driverConn) {
 // deliver hands the engine what a read returned and carries out what it
 // caused; c.mu is held.
 func (c *Client) deliver(id engine.ConnID, p []byte, err error) {
+	c.report(id, p, err)
+	c.drain()
+}
+
+// report hands the engine what a read (or a peek) returned: the bytes,
+// then the failure, if any; c.mu is held.
+func (c *Client) report(id engine.ConnID, p []byte, err error) {
 	if len(p) > 0 {
 		c.eng.Received(id, p)
 	}
@@ -214,7 +227,6 @@ func (c *Client) deliver(id engine.ConnID, p []byte, err error) {
 		}
 		c.eng.ConnFailed(id, err)
 	}
-	c.drain()
 }
 
 // claim makes the calling goroutine the reader of the connection the
@@ -225,7 +237,7 @@ func (c *Client) claim() (engine.ConnID, *driverConn) {
 		return 0, nil
 	}
 	for id, dc := range c.conns {
-		if dc.nc != nil && !dc.reading && c.inline.Awaiting(id) {
+		if c.unread(id, dc) {
 			dc.reading = true
 			return id, dc
 		}
@@ -240,7 +252,7 @@ func (c *Client) claim() (engine.ConnID, *driverConn) {
 // awaits bytes on it. Each read is bounded by the engine: a node that does
 // not answer within the node timeout has its connection closed.
 func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) (opResult, bool) {
-	buf := dc.buf0()
+	buf := dc.inlineBuf()
 	stop := false
 	for {
 		var r opResult
@@ -286,24 +298,23 @@ func (c *Client) checkIdle() {
 		}
 		switch err := peek(dc.nc); {
 		case err == nil: // open, nothing waiting
-		case errors.Is(err, errPending):
-			n, rerr := dc.nc.Read(dc.buf0())
-			c.eng.Received(id, dc.buf[:n])
-			if rerr != nil {
-				c.eng.ConnFailed(id, rerr)
-			}
+		case errors.Is(err, errPending): // does not block: bytes wait
+			buf := dc.inlineBuf()
+			n, rerr := dc.nc.Read(buf)
+			c.report(id, buf[:n], rerr)
 		default:
-			if errors.Is(err, io.EOF) {
-				err = errors.New("connection closed by the node (EOF)")
-			}
-			c.eng.ConnFailed(id, err)
+			c.report(id, nil, err)
 		}
 	}
 	c.carryOut()
 }
 
-// buf0 is the inline reader's buffer.
-func (dc *driverConn) buf0() []byte {
+// errPending is peek's answer when bytes wait on a connection nobody asked
+// anything of.
+var errPending = errors.New("unexpected bytes on an idle connection")
+
+// inlineBuf is the buffer a caller reads dc into.
+func (dc *driverConn) inlineBuf() []byte {
 	if dc.buf == nil {
 		dc.buf = make([]byte, 4096)
 	}

@@ -2,10 +2,7 @@
 
 package core
 
-import (
-	"errors"
-	"net"
-)
+import "net"
 
 // canPeek is false where the driver cannot look at an idle socket: every
 // connection then keeps its reader goroutine.
@@ -13,6 +10,3 @@ func canPeek(net.Conn) bool { return false }
 
 // peek is never called where canPeek is false.
 func peek(net.Conn) error { return nil }
-
-// errPending is peek's "bytes wait" (unix only).
-var errPending = errors.New("unexpected bytes on an idle connection")

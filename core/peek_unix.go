@@ -9,9 +9,6 @@ import (
 	"syscall"
 )
 
-// errPending: bytes wait on a connection nobody asked anything of.
-var errPending = errors.New("unexpected bytes on an idle connection")
-
 // canPeek tells whether peek can look at nc: a plain TCP or unix socket.
 func canPeek(nc net.Conn) bool {
 	switch nc.(type) {
