@@ -85,11 +85,7 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	if token == "" {
 		token = e.newToken()
 	}
-	a := &o.first
-	if o.firstUsed {
-		a = &attempt{}
-	}
-	o.firstUsed = true
+	a := firstOrNew(&o.first, &o.firstUsed)
 	*a = attempt{op: o, token: token, start: e.now}
 	a.state = a.small[:0]
 	if len(e.nodes) > len(a.small) {
@@ -268,11 +264,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	if o.att == a {
 		o.att = nil
 	}
-	l := &o.lockMem
-	if o.lockUsed {
-		l = &lockState{}
-	}
-	o.lockUsed = true
+	l := firstOrNew(&o.lockMem, &o.lockUsed)
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,

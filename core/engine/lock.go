@@ -32,13 +32,21 @@ type lockState struct {
 // newOp returns a new lockOp set to op, in the lock's own memory for its
 // first round.
 func (l *lockState) newOp(op lockOp) *lockOp {
-	p := &l.firstOp
-	if l.firstUsed {
-		p = &lockOp{}
-	}
-	l.firstUsed = true
+	p := firstOrNew(&l.firstOp, &l.firstUsed)
 	*p = op
 	return p
+}
+
+// firstOrNew returns first the first time (marking it used) and a new T
+// after that: an object's first helper lives in the object's own memory
+// (one allocation less for the common case), and is never handed out twice,
+// so whatever still refers to it finds it as it was.
+func firstOrNew[T any](first *T, used *bool) *T {
+	if *used {
+		return new(T)
+	}
+	*used = true
+	return first
 }
 
 // lockOp is one extend or release round.
