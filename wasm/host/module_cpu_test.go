@@ -1,7 +1,6 @@
 package host_test
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"testing"
@@ -48,7 +47,7 @@ func BenchmarkModuleCPU(b *testing.B) {
 }
 
 func benchCPU(b *testing.B, e hostabitest.Engine) {
-	h := &instantHost{e: e}
+	h := &hostabitest.Instant{E: e}
 	var acq, rel time.Duration
 	pair := func() {
 		start := time.Now()
@@ -56,7 +55,7 @@ func benchCPU(b *testing.B, e hostabitest.Engine) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := h.until(op)
+		d := h.Until(op)
 		if d.Err != nil {
 			b.Fatal(d.Err)
 		}
@@ -65,7 +64,7 @@ func benchCPU(b *testing.B, e hostabitest.Engine) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if d := h.until(op); d.Err != nil {
+		if d := h.Until(op); d.Err != nil {
 			b.Fatal(d.Err)
 		}
 		acq, rel = mid.Sub(start), time.Since(mid)
@@ -90,83 +89,4 @@ func benchCPU(b *testing.B, e hostabitest.Engine) {
 func medianMicros(d []time.Duration) float64 {
 	slices.Sort(d)
 	return float64(d[len(d)/2].Nanoseconds()) / 1e3
-}
-
-// instantHost answers an engine's I/O at once, as nodes where every key is
-// free would.
-type instantHost struct {
-	e       hostabitest.Engine
-	opened  []engine.ConnID
-	replies map[engine.ConnID][]byte
-}
-
-// until carries out actions until op is done.
-func (h *instantHost) until(op engine.OpID) hostabitest.Done {
-	if h.replies == nil {
-		h.replies = map[engine.ConnID][]byte{}
-	}
-	for {
-		var done *hostabitest.Done
-		for {
-			a, ok := h.e.Next()
-			if !ok {
-				break
-			}
-			switch a.Kind {
-			case engine.ActOpen:
-				h.opened = append(h.opened, a.Conn)
-			case engine.ActWrite:
-				h.replies[a.Conn] = appendReplies(h.replies[a.Conn], a.Data)
-			case engine.ActDone:
-				if a.Op == op {
-					done = &hostabitest.Done{Lock: a.Lock, Err: a.Err}
-				}
-			}
-		}
-		if done != nil {
-			return *done
-		}
-		switch {
-		case len(h.opened) > 0:
-			c := h.opened[0]
-			h.opened = h.opened[1:]
-			h.e.Opened(c)
-		case len(h.replies) > 0:
-			for c, r := range h.replies {
-				delete(h.replies, c)
-				h.e.Received(c, r)
-				break
-			}
-		default:
-			panic("instantHost: nothing to do and the operation is not done")
-		}
-	}
-}
-
-// appendReplies answers each RESP command in p by its name.
-func appendReplies(dst, p []byte) []byte {
-	for len(p) > 0 {
-		// *N\r\n then N × $len\r\narg\r\n; the name is the first arg.
-		eol := bytes.Index(p, []byte("\r\n"))
-		n, _ := strconv.Atoi(string(p[1:eol]))
-		p = p[eol+2:]
-		var name string
-		for i := range n {
-			eol = bytes.Index(p, []byte("\r\n"))
-			l, _ := strconv.Atoi(string(p[1:eol]))
-			if i == 0 {
-				name = string(p[eol+2 : eol+2+l])
-			}
-			p = p[eol+2+l+2:]
-		}
-		switch name {
-		case "PING":
-			dst = append(dst, "+PONG\r\n"...)
-		case "SET":
-			dst = append(dst, "+OK\r\n"...)
-		default: // EVALSHA / EVAL of extend and release
-			dst = append(dst, ":1\r\n"...)
-		}
-	}
-	return dst
 }
