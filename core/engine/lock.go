@@ -163,10 +163,13 @@ func (e *Engine) runLockOp(op *lockOp) {
 		e.lockOpDone(op, l.lostErr)
 		return
 	}
+	// A key handed to our own next waiter needs nobody else woken: its
+	// release publishes nothing (an empty id) and only counts the
+	// subscribers, so that turns between clients still work.
 	handOff := e.handOff(l.key)
-	id := e.releaseID(l.key)
-	if handOff {
-		id = handOffMark + id
+	id := ""
+	if !handOff {
+		id = e.releaseID(l.key)
 	}
 	for _, n := range e.nodes {
 		e.sendScript(n, op, releaseScript, l.key, l.token, id)

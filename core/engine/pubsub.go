@@ -8,7 +8,9 @@ import (
 
 // Wake on release across processes. A release (and the drop of a lost
 // lock, and a failed attempt's cleanup) publishes its random id on the
-// key's channel from inside the release script. While an acquire of this
+// key's channel from inside the release script, unless it hands the key to
+// the releaser's own next waiter (see handOff): then it publishes nothing,
+// which would wake nobody, and only counts the channel's subscribers. While an acquire of this
 // engine waits for a key, the engine subscribes to that key's channel on
 // every node, through one extra connection per node (closed again when no
 // acquire waits); a message wakes the oldest local waiter at once. Pub/sub may drop messages (a connection
@@ -117,15 +119,8 @@ func (e *Engine) message(r Reply) {
 		return
 	}
 	sub.lastID = r.Elems[2].Str
-	if strings.HasPrefix(sub.lastID, handOffMark) {
-		return // handed to a waiter of the releasing client
-	}
 	e.wake(key)
 }
-
-// handOffMark starts the id of a release whose key goes to the releaser's
-// next local waiter at once: other clients need not wake for it.
-const handOffMark = "h"
 
 // handOff decides, as a release of key starts, whether the key goes
 // straight to this engine's oldest local waiter (its SET pipelined behind

@@ -1,6 +1,15 @@
 if redis.call("GET", KEYS[1]) == ARGV[1] then
 	redis.call("DEL", KEYS[1])
-	local n = redis.pcall("PUBLISH", "liblock:released:" .. KEYS[1], ARGV[2])
+	local channel = "liblock:released:" .. KEYS[1]
+	local n
+	if ARGV[2] == "" then
+		n = redis.pcall("PUBSUB", "NUMSUB", channel)
+		if type(n) == "table" then
+			n = n[2]
+		end
+	else
+		n = redis.pcall("PUBLISH", channel, ARGV[2])
+	end
 	if type(n) == "number" then
 		return 1 + n
 	end

@@ -18,7 +18,7 @@ type script struct {
 // The scripts' SHA-1 sums, the names EVALSHA runs them by
 // (TestScriptHashes checks them against crypto/sha1).
 const (
-	ReleaseSHA = "1fb152e21141dbfa9b7cf30df90a2954ce55a7e8"
+	ReleaseSHA = "1a2b56a3a26f786c7d11549b1ea9e408b2c3e709"
 	ExtendSHA  = "0577f1041d477b7e78c17ede9251f68e078c16fd"
 	// AcquireTokenSHA: SET with a caller's token, or re-enter when the key
 	// already holds it (2), its expiry raised to at least the ttl.

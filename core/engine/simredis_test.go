@@ -438,7 +438,7 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	rest := args[3:]
 	db := n.db(c.db)
 	switch spec.bit {
-	case scriptRelease: // if GET == token then DEL and PUBLISH the release id
+	case scriptRelease: // if GET == token then DEL and PUBLISH the release id (none: count subscribers)
 		c.relToks[c.relNext%4] = string(rest[1])
 		c.relNext++
 		if k := n.lookup(db, rest[0]); k != nil && k.val == string(rest[1]) {
@@ -573,13 +573,16 @@ func (n *simNode) counter(db map[string]*simKey, key []byte) (int64, bool) {
 // isFenceKey reports a fence counter's key: permanent by design.
 func isFenceKey(key string) bool { return strings.HasSuffix(key, FenceKey("")) }
 
-// publish sends a message to every connection subscribed to channel and
-// returns how many there were.
+// publish sends msg to channel's subscribers and counts them; an empty
+// msg only counts them (PUBSUB NUMSUB).
 func (n *simNode) publish(channel, msg string) int64 {
 	var count int64
 	for _, c := range n.conns {
 		if c.chans[channel] && c.atNode && !c.reset {
 			count++
+			if msg == "" {
+				continue
+			}
 			out := n.s.getBuf()
 			out = append(out, "*3\r\n"...)
 			out = simAppendBulk(out, "message")
