@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,7 @@ func Run(t *testing.T, backend Factory) {
 		{"CloseReleasesLocks", s.closeReleases},
 		{"WakeOnReleaseAcrossClients", s.wakeAcrossClients},
 		{"TurnsAcrossClients", s.turnsAcrossClients},
+		{"HandOffPublishesNothing", s.handOffPublishesNothing},
 		{"Inspect", s.inspect},
 		{"InspectMinorityDown", s.inspectMinorityDown},
 		{"ReenterByToken", s.reenter},
@@ -902,6 +904,62 @@ func (s *suite) wakeAcrossClients(t *testing.T) {
 	}
 	listening("0")
 	must(t, lb.Release(ctx))
+	c.AssertNoKeys(t)
+}
+
+// commandCalls returns how many times node n ran command (as INFO
+// commandstats names it, e.g. "publish" or "pubsub|numsub"), scripts' calls
+// included.
+func commandCalls(t testing.TB, n *redistest.Node, command string) int {
+	t.Helper()
+	v, err := n.Do("INFO", "commandstats")
+	must(t, err)
+	_, rest, ok := strings.Cut(v, "cmdstat_"+command+":calls=")
+	if !ok {
+		return 0
+	}
+	calls, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+	must(t, err)
+	return calls
+}
+
+// handOffPublishesNothing: a release that hands the key to a waiter of the
+// same client publishes nothing (nobody else need wake; it only counts the
+// listeners, for turns between clients); the last release, with nobody
+// waiting here, publishes for the waiters of other clients.
+func (s *suite) handOffPublishesNothing(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a := s.client(t, c)
+	ctx := context.Background()
+	held, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	got := make(chan error, 1)
+	var next Lock
+	go func() {
+		var err error
+		next, err = a.Acquire(ctx, "res", 10*time.Second, core.Wait(time.Minute))
+		got <- err
+	}()
+	settled(t, c, "PUBSUB NUMSUB = 1", func(n *redistest.Node) bool { return numSub(t, n, "res") == "1" })
+	for _, n := range c.Nodes {
+		_, err := n.Do("CONFIG", "RESETSTAT")
+		must(t, err)
+	}
+	must(t, held.Release(ctx))
+	select {
+	case err := <-got:
+		must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not get the key handed over")
+	}
+	must(t, next.Release(ctx))
+	// The last release may reach a node after the quorum answered.
+	settled(t, c, "the last release ran", func(n *redistest.Node) bool { return commandCalls(t, n, "publish") >= 1 })
+	for _, n := range c.Nodes {
+		if p, ns := commandCalls(t, n, "publish"), commandCalls(t, n, "pubsub|numsub"); p != 1 || ns != 1 {
+			t.Fatalf("node %d: %d PUBLISH and %d PUBSUB NUMSUB for one hand-off and one last release (want 1 and 1)", n.Index, p, ns)
+		}
+	}
 	c.AssertNoKeys(t)
 }
 
