@@ -40,8 +40,8 @@ const (
 // maxLocalRun times or for maxLocalRunTime, then lets the others' waiters
 // go first, and retries itself after yieldGrace if none of them took it.
 const (
-	maxLocalRun     = 4
-	maxLocalRunTime = 5 * time.Millisecond
+	maxLocalRun     = 8
+	maxLocalRunTime = 10 * time.Millisecond
 	yieldGrace      = 2 * time.Millisecond
 )
 

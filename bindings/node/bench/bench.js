@@ -17,7 +17,8 @@
 //   6. release in one process to acquire in another: a child process waits
 //      for the lock this one holds (ms from the release to its acquire).
 // BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS,
-// BENCH_WAKES shorten or lengthen it; BENCH_ONLY picks parts (e.g. 2,6);
+// BENCH_WAKES shorten or lengthen it; BENCH_ONLY picks parts (e.g. 2,6), BENCH_LIBS
+// libraries (e.g. liblock native,liblock wasm);
 // BENCH_DEBUG=1 prints part 2's longest gaps between sections.
 const { execFile } = require('node:child_process');
 const path = require('node:path');
@@ -37,6 +38,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
 const WAKES = Number(process.env.BENCH_WAKES || 50);
 const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,6,5').split(',').map(Number); // which parts to run
+const ONLY_LIBS = (process.env.BENCH_LIBS || '').split(',').map((s) => s.trim()).filter(Boolean); // which libraries (all when empty)
 
 /** Every library over nodeUrls: { name: { pair, section, attempt } }, and close(). */
 function makeLibs(nodeUrls, nodeTimeout = 1000) {
@@ -77,6 +79,7 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
     },
     '@sesamecare-oss/redlock': rl(sesame, sesameWait),
   };
+  for (const name of Object.keys(libs)) if (ONLY_LIBS.length && !ONLY_LIBS.includes(name)) delete libs[name];
   const close = async () => {
     await Promise.all([native.close(), wasm.close()]);
     for (const c of clients) c.disconnect();

@@ -66,8 +66,22 @@ function drain() {
   if (draining) return;
   draining = true;
   try {
+    // Acquires that got their lock go first (in order among themselves):
+    // their continuations enter the section, while a releaser's, done in the
+    // same step, only goes on to its next call.
+    for (let i = 0; i < later.length; i += 5) {
+      if (later[i + 1] !== ACT.DONE || later[i + 3] === 0 || later[i + 4]) continue;
+      const h = later[i];
+      later[i] = null;
+      try {
+        h.done(later[i + 2], later[i + 3], later[i + 4]);
+      } catch (e) {
+        queueMicrotask(() => { throw e; });
+      }
+    }
     for (let i = 0; i < later.length; i += 5) {
       const h = later[i];
+      if (h === null) continue;
       try {
         const kind = later[i + 1];
         if (kind === ACT.DONE) h.done(later[i + 2], later[i + 3], later[i + 4]);

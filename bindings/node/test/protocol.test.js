@@ -309,3 +309,21 @@ test('the engine (backend under test) answers the new events as decoded: LOCK_IN
     ad.free(h);
   }
 });
+
+test('the host settles acquires that got their lock first: the new holder enters before the releaser goes on', () => {
+  // One step ends a release and hands its key to waiters of the same client,
+  // in the engine's order (the release, then the acquires); failures keep their place.
+  const { Host } = require('../lib/host');
+  const ok = '00'.repeat(18);
+  const fail = (() => { const s = Buffer.alloc(4); s.writeInt32LE(1); return s.toString('hex') + str('liblock: not acquired') + str('') + str('') + '0000'; })();
+  const done = (op, lock, err) => '04' + i64(op) + i64(lock) + err;
+  const out = Buffer.from(done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok), 'hex');
+  const mem = new P.Bytes(new ArrayBuffer(1 << 20));
+  out.copy(mem.b, 0);
+  const adapter = { step: () => out.length, mem: () => mem, outOff: 0, outCap: mem.b.length };
+  const host = new Host(adapter, 1, 'p:');
+  const order = [];
+  host.done = (op) => order.push(op);
+  host.run(0);
+  assert.deepEqual(order, [2, 4, 1, 3, 5]);
+});

@@ -117,6 +117,7 @@ class Host:
         self._timer: Optional[asyncio.TimerHandle] = None
         self._starting: Optional[Done] = None  # the completion of the request being stepped
         self._done: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
+        self._won = 0  # how many acquires that got their lock lead self._done (see _apply)
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
         # (the FENCE action before their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
@@ -150,6 +151,7 @@ class Host:
             try:
                 while self._done:
                     fn, err, lock = self._done.popleft()
+                    self._won = max(self._won - 1, 0)
                     try:
                         fn(err, lock)
                     except BaseException:  # noqa: BLE001 - one completion's bug must not stop the others
@@ -177,7 +179,14 @@ class Host:
                 err, at = P.read_error(buf, at + 16)
                 fn = self._ops.pop(op, None)
                 if fn is not None:
-                    self._done.append((fn, exception(err) if err else None, lock))
+                    if lock and err is None:
+                        # An acquire that got its lock goes before the other completions of
+                        # the step (in order among themselves): its task enters the section,
+                        # while the releaser's task, done in the same step, only goes on.
+                        self._done.insert(self._won, (fn, None, lock))
+                        self._won += 1
+                    else:
+                        self._done.append((fn, exception(err) if err else None, lock))
                 elif lock and err is None:  # an acquire nobody waits for any more
                     self._done.append((self._orphan, None, lock))
             elif kind == P.ACT_TIMER:
@@ -469,6 +478,7 @@ class Host:
         self._ops.clear()
         self.lost_keys.clear()
         self.fences.clear()
+        self._won = 0
         while self._done:
             fn, err, lock = self._done.popleft()
             try:

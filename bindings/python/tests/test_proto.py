@@ -154,3 +154,44 @@ def test_issue13_codec_against_the_engine() -> None:
             pass
     finally:
         eng.free()
+
+
+class _CannedEngine:
+    """An engine whose every step answers the same actions."""
+
+    in_cap = out_cap = 1 << 20
+
+    def __init__(self, out: bytes) -> None:
+        self.inbuf = bytearray(1024)
+        self.out = out
+
+    def step(self, n: int) -> memoryview:
+        return memoryview(self.out)
+
+    def free(self) -> None:
+        pass
+
+
+def test_host_runs_acquires_that_got_their_lock_first() -> None:
+    """One step that ends a release and hands its key to waiters of the same client (the
+    release, then the acquires, in the engine's order): the acquires' completions run
+    first, in order, so that the new holder's task enters its section before the releaser's
+    goes on; failures keep their place."""
+    import asyncio
+
+    from liblock import _host
+
+    ok = P.enc_error(None)
+    fail = P.enc_error((1, "liblock: not acquired", "", "", []))
+    done = lambda op, lock, err: b"\x04" + struct.pack("<QQ", op, lock) + err  # noqa: E731
+    out = done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok)
+    loop = asyncio.new_event_loop()
+    try:
+        host = _host.Host(_CannedEngine(out), loop)
+        order = []
+        for op in range(1, 6):
+            host._ops[op] = lambda err, lock, op=op: order.append(op)
+        host._step(0)
+        assert order == [2, 4, 1, 3, 5]
+    finally:
+        loop.close()
