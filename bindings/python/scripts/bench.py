@@ -10,7 +10,8 @@ frozen      pairs with one of five nodes frozen (SIGSTOP).
 contention  10 contenders on one resource, 1 ms critical sections (asyncio.sleep(0.001); threads:
             time.sleep(0.001); both floors are measured and printed), 3 nodes: in one process
             (10 asyncio tasks, or threads) and split over two processes (5 + 5) that start
-            together and contend until one has done its half of BENCH_SECTIONS (300); ms per
+            together and contend until one has done its half of BENCH_SECTIONS (300), in
+            BENCH_REPS (3) rounds with the libraries alternating (each row: the median round); ms per
             section, hand-offs between the processes (of all sections), the least-served
             contender's share (fair: 0.10) and each process's p99 wait (start of the acquire to
             entering the section; waits still pending at the end count as long as they were).
@@ -49,6 +50,7 @@ import redis
 import liblock
 
 N = int(os.environ.get("BENCH_N", "2000"))
+REPS = int(os.environ.get("BENCH_REPS", "3"))  # rounds of the contention part; its rows are the median round
 ONE = {"wait": 0}  # one attempt (the default wait differs between versions of the API)
 WARMUP = 200
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
@@ -889,7 +891,7 @@ def contention(urls: List[str]) -> None:
     afloor, tfloor = sleep_floor()
     libs = selected_libs()
     print(f"\ncontention: 10 contenders on one resource, 1 ms critical sections, {SECTIONS} sections per run,"
-          f" each run capped at {CAP:g} s;\n  asyncio tasks (sync libraries: threads); 3 nodes (redis-py Lock and"
+          f" each run capped at {CAP:g} s, the median of {REPS} rounds;\n  asyncio tasks (sync libraries: threads); 3 nodes (redis-py Lock and"
           f" python-redis-lock: 1 node); the section's floor here: asyncio.sleep(0.001) {afloor:.2f} ms,"
           f" time.sleep(0.001) {tfloor:.2f} ms (means)")
     print("  two processes: 5 contenders in each, both contend until one has done its half; hand-offs between"
@@ -903,15 +905,37 @@ def contention(urls: List[str]) -> None:
            f"{'hand-offs':>11}{'least':>7}{'p99 wait A':>11}{'p99 wait B':>11}")
     print(hdr)
     two: Dict[str, Dict[str, Any]] = {}
+    # REPS rounds, the libraries alternating within each: a library's row is its median
+    # round (each part by its ms per section), as this machine's speed drifts from one
+    # second to the next. Overlaps, errors and starvation count from every round.
+    runs: Dict[str, List[Tuple[Dict[str, Any], Dict[str, Any]]]] = {name: [] for name in libs}
+    for _ in range(REPS):
+        for name in libs:
+            nodes = urls[:LIBS[name][1]]
+            tag = secrets.token_hex(3)
+            one = contention_figures(asyncio.run(contention_run(name, nodes, 1, 10, SECTIONS, f"bench:c1:{tag}")), 10)
+            f2 = contention_figures(asyncio.run(contention_run(name, nodes, 2, 5, SECTIONS // 2, f"bench:c2:{tag}")), 10)
+            runs[name].append((one, f2))
     for name in libs:
-        nodes = urls[:LIBS[name][1]]
-        tag = secrets.token_hex(3)
-        one = contention_figures(asyncio.run(contention_run(name, nodes, 1, 10, SECTIONS, f"bench:c1:{tag}")), 10)
-        f2 = contention_figures(asyncio.run(contention_run(name, nodes, 2, 5, SECTIONS // 2, f"bench:c2:{tag}")), 10)
+        ones = sorted((r[0] for r in runs[name]), key=lambda f: f["ms"])
+        twos = sorted((r[1] for r in runs[name]), key=lambda f: f["ms"])
+        one, f2 = ones[(len(ones) - 1) // 2], twos[(len(twos) - 1) // 2]
         two[name] = f2
+        rounds = " ".join(f"{r[1]['ms']:.2f}" for r in runs[name])
         print(f"{name:<22}{one['ms']:>14.2f}{one['least']:>7.3f}{one['p99'][0]:>8.1f}ms  {f2['ms']:>14.2f}"
               f"{str(f2['cross']) + '/' + str(f2['done']):>11}{f2['least']:>7.3f}"
-              + "".join(f"{p:>9.1f}ms" for p in f2["p99"]))
+              + "".join(f"{p:>9.1f}ms" for p in f2["p99"])
+              + (f"   (median of {len(twos)}: {rounds})" if len(twos) > 1 else ""))
+        one = {**one, "starved": max(r[0]["starved"] for r in runs[name]),
+               "reasons": [x for r in runs[name] for x in r[0]["reasons"]],
+               "errors": sum(r[0]["errors"] for r in runs[name]),
+               "overlaps": sum(r[0]["overlaps"] for r in runs[name]),
+               "cross_overlaps": sum(r[0]["cross_overlaps"] for r in runs[name])}
+        f2 = {**f2, "starved": max(r[1]["starved"] for r in runs[name]),
+              "reasons": [x for r in runs[name] for x in r[1]["reasons"]],
+              "errors": sum(r[1]["errors"] for r in runs[name]),
+              "overlaps": sum(r[1]["overlaps"] for r in runs[name]),
+              "cross_overlaps": sum(r[1]["cross_overlaps"] for r in runs[name])}
         notes = []
         for label, f in (("one process", one), ("two processes", f2)):
             if f["starved"]:
