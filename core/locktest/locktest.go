@@ -877,13 +877,7 @@ func (s *suite) wakeAcrossClients(t *testing.T) {
 	ctx := context.Background()
 	held, err := a.Acquire(ctx, "res", 10*time.Second)
 	must(t, err)
-	got := make(chan error, 1)
-	var lb Lock
-	go func() {
-		var err error
-		lb, err = b.Acquire(ctx, "res", 10*time.Second, core.Wait(time.Minute))
-		got <- err
-	}()
+	woken := acquireBehind(ctx, b, "res")
 	listening := func(want string) {
 		t.Helper()
 		settled(t, c, "PUBSUB NUMSUB = "+want, func(n *redistest.Node) bool { return numSub(t, n, "res") == want })
@@ -896,15 +890,36 @@ func (s *suite) wakeAcrossClients(t *testing.T) {
 	}
 	listening("1")
 	must(t, held.Release(ctx))
-	select {
-	case err := <-got:
-		must(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter was not woken by the other client's release")
-	}
+	lb := woken(t, "the waiter was not woken by the other client's release")
 	listening("0")
 	must(t, lb.Release(ctx))
 	c.AssertNoKeys(t)
+}
+
+// acquireBehind starts an acquire of key through cl that waits (up to a
+// minute) for the key's holder; the function it returns gives that lock,
+// failing the test with why unless it is granted within 10 s.
+func acquireBehind(ctx context.Context, cl Client, key string) func(t *testing.T, why string) Lock {
+	type result struct {
+		l   Lock
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := cl.Acquire(ctx, key, 10*time.Second, core.Wait(time.Minute))
+		got <- result{l, err}
+	}()
+	return func(t *testing.T, why string) Lock {
+		t.Helper()
+		select {
+		case r := <-got:
+			must(t, r.err)
+			return r.l
+		case <-time.After(10 * time.Second):
+			t.Fatal(why)
+			return nil
+		}
+	}
 }
 
 // commandCalls returns how many times node n ran command (as INFO
@@ -933,26 +948,14 @@ func (s *suite) handOffPublishesNothing(t *testing.T) {
 	ctx := context.Background()
 	held, err := a.Acquire(ctx, "res", 10*time.Second)
 	must(t, err)
-	got := make(chan error, 1)
-	var next Lock
-	go func() {
-		var err error
-		next, err = a.Acquire(ctx, "res", 10*time.Second, core.Wait(time.Minute))
-		got <- err
-	}()
+	handedOver := acquireBehind(ctx, a, "res")
 	settled(t, c, "PUBSUB NUMSUB = 1", func(n *redistest.Node) bool { return numSub(t, n, "res") == "1" })
 	for _, n := range c.Nodes {
 		_, err := n.Do("CONFIG", "RESETSTAT")
 		must(t, err)
 	}
 	must(t, held.Release(ctx))
-	select {
-	case err := <-got:
-		must(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not get the key handed over")
-	}
-	must(t, next.Release(ctx))
+	must(t, handedOver(t, "the waiter did not get the key handed over").Release(ctx))
 	// The last release may reach a node after the quorum answered.
 	settled(t, c, "the last release ran", func(n *redistest.Node) bool { return commandCalls(t, n, "publish") >= 1 })
 	for _, n := range c.Nodes {
