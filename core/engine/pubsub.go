@@ -10,11 +10,12 @@ import (
 // lock, and a failed attempt's cleanup) publishes its random id on the
 // key's channel from inside the release script, unless it hands the key to
 // the releaser's own next waiter (see handOff): then it publishes nothing,
-// which would wake nobody, and only counts the channel's subscribers. While an acquire of this
-// engine waits for a key, the engine subscribes to that key's channel on
-// every node, through one extra connection per node (closed again when no
-// acquire waits); a message wakes the oldest local waiter at once. Pub/sub may drop messages (a connection
-// lost, a node frozen): the oldest waiter's polling stays as the fallback.
+// which would wake nobody, and only counts the channel's subscribers. While
+// an acquire of this engine waits for a key, the engine subscribes to that
+// key's channel on every node, through one extra connection per node
+// (closed again when no acquire waits); a message wakes the oldest local
+// waiter at once. Pub/sub may drop messages (a connection lost, a node
+// frozen): the oldest waiter's polling stays as the fallback.
 
 // subscription is one key's channel, while acquires of this engine wait
 // for it.

@@ -36,9 +36,11 @@ var (
 	// releaseScript deletes the key only while it still holds our token,
 	// and then publishes the release's id on ReleasedChannel(key), which
 	// wakes the processes waiting for the key (with pcall: a user whose ACL
-	// forbids PUBLISH still releases; its waiters poll). It answers 0 when
-	// the key was not ours, else 1 + the subscribers the message reached:
-	// the releaser learns whether other clients wait (see handOff).
+	// forbids PUBLISH still releases; its waiters poll). An empty id (a
+	// hand-off to the releaser's own waiter) publishes nothing and counts
+	// the channel's subscribers (PUBSUB NUMSUB). It answers 0 when the key
+	// was not ours, else 1 + the subscribers: the releaser learns whether
+	// other clients wait (see handOff).
 	releaseScript = &script{src: releaseSrc, sha: ReleaseSHA, bit: 1}
 	// extendScript raises the expiry to at least the ttl only while the key
 	// holds our token (never lowers it: the other holders of a handed-over
