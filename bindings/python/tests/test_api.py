@@ -152,7 +152,9 @@ def test_with_block_not_acquired(client3) -> None:
 def test_lock_as_context_manager(c3: Cluster, client3) -> None:
     with client3.acquire("cm", ttl=10) as lock:
         wait_until(lambda: c3.all_keys() == ["cm"] * 3, what="the key on every node")
-    assert lock.released and c3.all_keys() == []
+    assert lock.released
+    # the release ends on a quorum: the third node's delete may land just after
+    wait_until(lambda: c3.all_keys() == [], what="the key gone from every node")
 
 
 def test_double_release_is_lost_as_in_go_c_and_node(client3) -> None:
