@@ -3,9 +3,7 @@ package hostabi
 import (
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
 )
 
@@ -32,20 +30,8 @@ func BenchmarkStepCPU(b *testing.B) {
 			a := NewAdapter(Handle(h), n)
 			host := &hostabitest.Instant{E: a}
 			pair := func() {
-				op, err := a.Acquire(engine.AcquireRequest{Resource: "bench", TTL: 10 * time.Second})
-				if err != nil {
+				if _, err := host.Pair("bench"); err != nil {
 					b.Fatal(err)
-				}
-				d := host.Until(op)
-				if d.Err != nil || d.Lock == 0 {
-					b.Fatal(d.Err)
-				}
-				lock := d.Lock
-				if op, err = a.Release(lock); err != nil {
-					b.Fatal(err)
-				}
-				if d := host.Until(op); d.Err != nil {
-					b.Fatal(d.Err)
 				}
 			}
 			for range 200 {

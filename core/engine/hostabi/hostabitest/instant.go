@@ -2,16 +2,18 @@ package hostabitest
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/liblock/liblock/core/engine"
 )
 
 // Instant plays every node as one that answers at once, as Redis does for a
 // key nobody holds: PING → PONG, SET → OK, a script → 1, in order; the
-// answers due on one connection are delivered together. It is the host of the CPU benchmarks of an
-// engine behind its adapters (hostabi's BenchmarkStepCPU, wasm/host's
-// BenchmarkModuleCPU): no I/O, and it reuses its buffers, so that what is
-// measured is the engine's and the adapter's work.
+// answers due on one connection are delivered together. It is the host of
+// the CPU benchmarks of an engine behind its adapters (hostabi's
+// BenchmarkStepCPU, wasm/host's BenchmarkModuleCPU): no I/O, and it reuses
+// its buffers, so that what is measured is the engine's and the adapter's
+// work.
 type Instant struct {
 	E      Engine
 	opened []engine.ConnID
@@ -22,6 +24,24 @@ type Instant struct {
 type instantWrite struct {
 	conn engine.ConnID
 	data []byte
+}
+
+// Pair acquires resource (ttl 10 s) and releases it; acquired is when the
+// acquire was done.
+func (h *Instant) Pair(resource string) (acquired time.Time, err error) {
+	op, err := h.E.Acquire(engine.AcquireRequest{Resource: resource, TTL: 10 * time.Second})
+	if err != nil {
+		return acquired, err
+	}
+	d := h.Until(op)
+	if d.Err != nil {
+		return acquired, d.Err
+	}
+	acquired = time.Now()
+	if op, err = h.E.Release(d.Lock); err != nil {
+		return acquired, err
+	}
+	return acquired, h.Until(op).Err
 }
 
 // Until carries out the actions until op is done; answers still due then
