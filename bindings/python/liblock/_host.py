@@ -117,7 +117,8 @@ class Host:
         self._timer: Optional[asyncio.TimerHandle] = None
         self._starting: Optional[Done] = None  # the completion of the request being stepped
         self._done: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
-        self._won = 0  # how many acquires that got their lock lead self._done (see _apply)
+        # the completions of acquires that got their lock: settled before self._done (see _apply)
+        self._won: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
         # (the FENCE action before their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
@@ -146,12 +147,11 @@ class Host:
             if not len(out):
                 break
             reply = self._apply(out) or reply
-        if not self._draining and self._done:
+        if not self._draining and (self._won or self._done):
             self._draining = True
             try:
-                while self._done:
-                    fn, err, lock = self._done.popleft()
-                    self._won = max(self._won - 1, 0)
+                while self._won or self._done:
+                    fn, err, lock = (self._won or self._done).popleft()
                     try:
                         fn(err, lock)
                     except BaseException:  # noqa: BLE001 - one completion's bug must not stop the others
@@ -183,8 +183,7 @@ class Host:
                         # An acquire that got its lock goes before the other completions of
                         # the step (in order among themselves): its task enters the section,
                         # while the releaser's task, done in the same step, only goes on.
-                        self._done.insert(self._won, (fn, None, lock))
-                        self._won += 1
+                        self._won.append((fn, None, lock))
                     else:
                         self._done.append((fn, exception(err) if err else None, lock))
                 elif lock and err is None:  # an acquire nobody waits for any more
@@ -478,9 +477,8 @@ class Host:
         self._ops.clear()
         self.lost_keys.clear()
         self.fences.clear()
-        self._won = 0
-        while self._done:
-            fn, err, lock = self._done.popleft()
+        while self._won or self._done:
+            fn, err, lock = (self._won or self._done).popleft()
             try:
                 fn(err, lock)
             except BaseException:  # noqa: BLE001
