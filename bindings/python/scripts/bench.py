@@ -869,6 +869,18 @@ def contention_figures(results: List[Dict[str, Any]], contenders: int) -> Dict[s
     }
 
 
+def median_round(rounds: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The figures of the median round (by ms per section), with what went wrong
+    (starved contenders, cut runs, errors, overlaps) counted over every round."""
+    f = sorted(rounds, key=lambda r: r["ms"])[(len(rounds) - 1) // 2]
+    return {**f, "starved": max(r["starved"] for r in rounds),
+            "reasons": [x for r in rounds for x in r["reasons"]],
+            "errors": sum(r["errors"] for r in rounds),
+            "first_error": next((r["first_error"] for r in rounds if r["first_error"]), None),
+            "overlaps": sum(r["overlaps"] for r in rounds),
+            "cross_overlaps": sum(r["cross_overlaps"] for r in rounds)}
+
+
 def sleep_floor(n: int = 300) -> Tuple[float, float]:
     """Mean ms of asyncio.sleep(0.001) and of time.sleep(0.001) here, now."""
     async def run() -> float:
@@ -917,25 +929,13 @@ def contention(urls: List[str]) -> None:
             f2 = contention_figures(asyncio.run(contention_run(name, nodes, 2, 5, SECTIONS // 2, f"bench:c2:{tag}")), 10)
             runs[name].append((one, f2))
     for name in libs:
-        ones = sorted((r[0] for r in runs[name]), key=lambda f: f["ms"])
-        twos = sorted((r[1] for r in runs[name]), key=lambda f: f["ms"])
-        one, f2 = ones[(len(ones) - 1) // 2], twos[(len(twos) - 1) // 2]
+        one, f2 = median_round([r[0] for r in runs[name]]), median_round([r[1] for r in runs[name]])
         two[name] = f2
         rounds = " ".join(f"{r[1]['ms']:.2f}" for r in runs[name])
         print(f"{name:<22}{one['ms']:>14.2f}{one['least']:>7.3f}{one['p99'][0]:>8.1f}ms  {f2['ms']:>14.2f}"
               f"{str(f2['cross']) + '/' + str(f2['done']):>11}{f2['least']:>7.3f}"
               + "".join(f"{p:>9.1f}ms" for p in f2["p99"])
-              + (f"   (median of {len(twos)}: {rounds})" if len(twos) > 1 else ""))
-        one = {**one, "starved": max(r[0]["starved"] for r in runs[name]),
-               "reasons": [x for r in runs[name] for x in r[0]["reasons"]],
-               "errors": sum(r[0]["errors"] for r in runs[name]),
-               "overlaps": sum(r[0]["overlaps"] for r in runs[name]),
-               "cross_overlaps": sum(r[0]["cross_overlaps"] for r in runs[name])}
-        f2 = {**f2, "starved": max(r[1]["starved"] for r in runs[name]),
-              "reasons": [x for r in runs[name] for x in r[1]["reasons"]],
-              "errors": sum(r[1]["errors"] for r in runs[name]),
-              "overlaps": sum(r[1]["overlaps"] for r in runs[name]),
-              "cross_overlaps": sum(r[1]["cross_overlaps"] for r in runs[name])}
+              + (f"   (median of {len(runs[name])}: {rounds})" if len(runs[name]) > 1 else ""))
         notes = []
         for label, f in (("one process", one), ("two processes", f2)):
             if f["starved"]:
