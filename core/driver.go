@@ -34,11 +34,12 @@ type Engine interface {
 var _ Engine = (*engine.Engine)(nil)
 
 // awaiter is an Engine that tells which connections it expects bytes on
-// (*engine.Engine does; liblock.wasm's engine does not). With it, the driver
-// of a one-node Client reads a reply on the goroutine of the caller that
-// waits for it, as go-redis does, instead of handing it over from a reader
-// goroutine: a goroutine wake-up less per round trip. A connection nobody
-// waits on is then left unread until the engine awaits bytes on it again.
+// (*engine.Engine does, and wasm/host's Engine for a one-node client).
+// With it, the driver of a one-node Client reads a reply on the goroutine
+// of the caller that waits for it, as go-redis does, instead of handing it
+// over from a reader goroutine: a goroutine wake-up less per round trip. A
+// connection nobody waits on is then left unread until the engine awaits
+// bytes on it again.
 type awaiter interface {
 	Awaiting(engine.ConnID) bool
 }
