@@ -21,6 +21,7 @@ from ._client import DEFAULT_WAIT, Client, Lock, LockContext
 from ._errors import (
     ArgumentTypeError,
     Canceled,
+    ClientClosed,
     ForkedProcessError,
     InternalError,
     InvalidArgument,
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_WAIT",
     "Canceled",
     "Client",
+    "ClientClosed",
     "ForkedProcessError",
     "InternalError",
     "InvalidArgument",

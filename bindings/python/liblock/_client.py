@@ -10,8 +10,10 @@ from ._errors import (
     OK,
     LOST,
     ArgumentTypeError,
+    ClientClosed,
     InvalidArgument,
     InvalidHandle,
+    LockError,
     LockLost,
     NotAcquired,
     Unavailable,
@@ -64,6 +66,14 @@ _BACKENDS = ("native", "wasm")
 # outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
 # makes a single attempt.
 DEFAULT_WAIT = 10.0
+
+
+_CLOSED = "liblock: the client is closed"
+
+
+def _closed_error(what: str) -> ClientClosed:
+    """What every call on a closed client, or on one of its locks, raises."""
+    return ClientClosed(f"{_CLOSED}: {what} after client.close(), which released the locks it held")
 
 
 def _timedelta_seconds(value: Any) -> Optional[float]:
@@ -268,38 +278,69 @@ class Lock:
 
     @property
     def released(self) -> bool:
-        """True once :meth:`release` was called (whatever its outcome)."""
-        return self._released
+        """True once :meth:`release` was called (whatever its outcome), or once the client's
+        ``close()`` released the lock (a lock known to be lost before stays only ``lost``)."""
+        return self._released or (not self._lost and not self._client._finalizer.alive)
+
+    def _open(self, what: str) -> None:
+        """Raise :class:`ClientClosed` when the client was closed."""
+        if not self._client._finalizer.alive:
+            raise _closed_error(what)
+
+    def _gone(self, e: InvalidHandle, what: str) -> InvalidHandle:
+        """The error for a handle found gone: :class:`ClientClosed` when the client was
+        closed meanwhile (its close() freed the handle), else ``e`` itself."""
+        return _closed_error(what) if not self._client._finalizer.alive else e
 
     def info(self) -> Dict[str, Any]:
-        """The library's description of the lock (``lock_info``) as a dict."""
+        """The library's description of the lock as a dict: ``resource``, ``key``, ``token``,
+        ``ttl`` and ``validity`` (seconds), ``auto_extend``, ``released``, ``lost``, ``fence``,
+        ``reentered``. ``ttl_ms`` and ``validity_ms`` are the same durations in milliseconds,
+        as ``lock_info`` has them (deprecated: read ``ttl`` and ``validity``)."""
         import json
 
-        text = self._backend.info(self._handle)
+        self._open("lock.info()")
+        try:
+            text = self._backend.info(self._handle)
+        except InvalidHandle as e:
+            raise self._gone(e, "lock.info()") from None
         if isinstance(text, dict):  # an engine's (asyncio host, wasm)
-            return text
-        info: Dict[str, Any] = json.loads(text or "{}")
+            info = dict(text)
+        else:
+            info = json.loads(text or "{}")
+        info["ttl"] = int(info.get("ttl_ms", 0)) / 1000.0
+        info["validity"] = int(info.get("validity_ms", 0)) / 1000.0
         return info
+
+    def _info_ms(self, name: str) -> Any:
+        """One field of the backend's lock info, without the seconds view (properties)."""
+        text = self._backend.info(self._handle)
+        if isinstance(text, dict):
+            return text.get(name)
+        import json
+
+        return json.loads(text or "{}").get(name)
 
     @property
     def validity(self) -> float:
         """Seconds of validity left by the local monotonic clock (0.0 when expired or released)."""
-        if self._released:
+        if self._released or not self._client._finalizer.alive:
             return 0.0
         try:
-            return float(self.info().get("validity_ms", 0)) / 1000.0
+            return float(self._info_ms("validity_ms") or 0) / 1000.0
         except InvalidHandle:
             return 0.0
 
     @property
     def lost(self) -> bool:
-        """True when the library knows the lock is no longer held (expired, taken, or extension failed)."""
+        """True when the library knows the lock is no longer held (expired, taken, or extension
+        failed). False once released, by :meth:`release` or by the client's ``close()``."""
         if self._lost:
             return True
-        if self._released:
+        if self._released or not self._client._finalizer.alive:
             return False
         try:
-            lost = bool(self.info().get("lost", False))
+            lost = bool(self._info_ms("lost"))
         except InvalidHandle:
             return self._lost
         if lost:
@@ -320,6 +361,7 @@ class Lock:
         from . import _lib
 
         _callable("on_lost", callback)
+        self._open("lock.on_lost()")
         ref = weakref.ref(self)
         loop = self._loop
 
@@ -341,6 +383,9 @@ class Lock:
         key = _lib.register(fire)
         try:
             self._backend.on_lost(self._handle, key)
+        except InvalidHandle as e:
+            _lib.unregister(key)
+            raise self._gone(e, "lock.on_lost()") from None
         except BaseException:
             _lib.unregister(key)
             raise
@@ -350,7 +395,7 @@ class Lock:
             _lib.unregister(old)
         # A loss that happened before registration must not go unnoticed.
         try:
-            lost_already = bool(self.info().get("lost", False))
+            lost_already = bool(self._info_ms("lost"))
         except InvalidHandle:
             lost_already = False
         if lost_already:
@@ -369,6 +414,7 @@ class Lock:
     # ------------------------------------------------------------ operations
 
     def _extend_ttl_ms(self, ttl: Any) -> int:
+        self._open("lock.extend()")
         ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
         _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
@@ -384,6 +430,8 @@ class Lock:
         except LockLost:
             self._lost = True
             raise
+        except InvalidHandle as e:
+            raise self._gone(e, "lock.extend()") from None
 
     def release(self) -> None:
         """Release the lock and free its handle.
@@ -391,12 +439,19 @@ class Lock:
         Raises :class:`LockLost` when it was no longer held on a quorum (nothing
         another owner holds is touched) or was released already (as in Go, C and Node).
         """
+        self._open("lock.release()")
         if self._released:
             raise LockLost("release: the lock was released already")
         status, msg = self._backend.release(self._handle)
         self._finish_release(status)
         if status != OK:
-            raise error_for(status, msg)
+            self._raise(status, msg, "lock.release()")
+
+    def _raise(self, status: int, msg: Optional[str], what: str) -> None:
+        e = error_for(status, msg)
+        if isinstance(e, InvalidHandle):
+            e = self._gone(e, what)
+        raise e
 
     def _finish_release(self, status: int) -> None:
         if status in (OK, LOST):
@@ -413,32 +468,39 @@ class Lock:
         ttl_ms = self._extend_ttl_ms(ttl)
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
-        self._backend.extend_async(self._handle, ttl_ms, done)
+        try:
+            self._backend.extend_async(self._handle, ttl_ms, done)
+        except InvalidHandle as e:
+            raise self._gone(e, "lock.extend_async()") from None
         status, _, msg = await fut  # a cancelled waiter leaves the operation running
         if status == LOST:
             self._lost = True
         if status != OK:
-            raise error_for(status, msg)
+            self._raise(status, msg, "lock.extend_async()")
 
     async def release_async(self) -> None:
         """Like :meth:`release`, without blocking the event loop."""
         import asyncio
 
+        self._open("lock.release_async()")
         if self._released:
             raise LockLost("release: the lock was released already")
         loop = asyncio.get_running_loop()
         fut, done = _future_from_callback(loop)
-        self._backend.release_async(self._handle, done)
+        try:
+            self._backend.release_async(self._handle, done)
+        except InvalidHandle as e:
+            raise self._gone(e, "lock.release_async()") from None
         status, _, msg = await fut  # a cancelled waiter leaves the operation running
         self._finish_release(status)
         if status != OK:
-            raise error_for(status, msg)
+            self._raise(status, msg, "lock.release_async()")
 
     # ------------------------------------------------------------ context managers
 
     def _exit_release(self, exc_type: Optional[type], raise_on_lost: bool) -> None:
-        if self._released:
-            return
+        if self._released or not self._client._finalizer.alive:
+            return  # released by the client's close()
         try:
             self.release()
         except LockLost:
@@ -446,8 +508,8 @@ class Lock:
                 raise
 
     async def _aexit_release(self, exc_type: Optional[type], raise_on_lost: bool) -> None:
-        if self._released:
-            return
+        if self._released or not self._client._finalizer.alive:
+            return  # released by the client's close()
         try:
             await self.release_async()
         except LockLost:
@@ -469,7 +531,7 @@ class Lock:
         await self._aexit_release(exc_type, True)
 
     def __repr__(self) -> str:
-        state = "released" if self._released else ("lost" if self._lost else "held")
+        state = "released" if self.released else ("lost" if self._lost else "held")
         return f"<liblock.Lock {self.resource!r} {state}>"
 
 
@@ -659,6 +721,15 @@ class Client:
 
     # ------------------------------------------------------------ acquire
 
+    def _open(self, what: str) -> None:
+        """Raise :class:`ClientClosed` when the client was closed."""
+        if not self._finalizer.alive:
+            raise _closed_error(what)
+
+    def _gone(self, e: InvalidHandle, what: str) -> InvalidHandle:
+        """:class:`ClientClosed` for a handle found gone because close() ran meanwhile."""
+        return _closed_error(what) if not self._finalizer.alive else e
+
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any) -> _Args:
         """Every argument checked (errors name the caller's parameter), nothing sent."""
@@ -714,10 +785,18 @@ class Client:
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
         """
-        import threading
-
+        self._open("client.acquire()")
         res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
             resource, ttl, wait, auto_extend, on_lost, token, fence)
+        try:
+            return self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok)
+        except InvalidHandle as e:
+            raise self._gone(e, "client.acquire()") from None
+
+    def _acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
+                 on_lost: Optional[OnLost], fence: bool, tok: bytes) -> Lock:
+        import threading
+
         opts = _options(wait_ms, auto_extend, fence, tok)
         backend = self._backend
         # (the wasm backend's acquire always waits in Python: interruptible at no cost)
@@ -731,11 +810,18 @@ class Client:
         start = time.monotonic()
         try:
             got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok), False)
-        except (NotAcquired, Unavailable):
-            left = wait_ms - int((time.monotonic() - start) * 1000)
-            if left <= 0:
-                raise
-            got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok), True)
+        except (NotAcquired, Unavailable) as e:
+            failed: Optional[LockError] = e
+        else:
+            return self._lock(got, on_lost)
+        left = wait_ms - int((time.monotonic() - start) * 1000)
+        if left <= 0:
+            assert failed is not None
+            raise failed
+        # outside the except clause: an interrupted wait (Ctrl-C) or its failure is not
+        # reported as raised "during handling" of the first attempt's NotAcquired
+        failed = None
+        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok), True)
         return self._lock(got, on_lost)
 
     def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
@@ -760,10 +846,14 @@ class Client:
         Cancelling the awaiting task cancels the pending acquire in the library:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
+        self._open("client.acquire_async()")
         res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
             resource, ttl, wait, auto_extend, on_lost, token, fence)
-        host = self._backend.async_host()
-        lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
+        try:
+            host = self._backend.async_host()
+            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
+        except InvalidHandle as e:
+            raise self._gone(e, "client.acquire_async()") from None
         from ._host import HostOps
         return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
                     info=host.info(lock))
@@ -785,6 +875,7 @@ class Client:
         Arguments are checked here (as by :meth:`acquire`: ``wait`` defaults to 10 s,
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
+        self._open("client.lock()")
         self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
         return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
 
@@ -797,10 +888,14 @@ class Client:
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
         many nodes failed to tell.
         """
+        self._open("client.inspect()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
         from . import _inspection
 
-        got = self._backend.inspect(self._handle, res)
+        try:
+            got = self._backend.inspect(self._handle, res)
+        except InvalidHandle as e:
+            raise self._gone(e, "client.inspect()") from None
         if isinstance(got, tuple):  # an engine's INSPECTED fields (wasm)
             return _inspection.from_engine(*got)
         import json
@@ -809,11 +904,16 @@ class Client:
 
     async def inspect_async(self, resource: str) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
+        self._open("client.inspect_async()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
-        host = self._backend.async_host()
         from . import _inspection
 
-        return _inspection.from_engine(*await host.inspect(res))
+        try:
+            host = self._backend.async_host()
+            got = await host.inspect(res)
+        except InvalidHandle as e:
+            raise self._gone(e, "client.inspect_async()") from None
+        return _inspection.from_engine(*got)
 
 
 def _make_backend(name: str) -> Backend:

@@ -79,9 +79,17 @@ class ArgumentTypeError(LockError, TypeError):
 
 
 class InvalidHandle(LockError):
-    """The client was closed (or a lock's handle is gone: ``Lock.info()`` after release)."""
+    """A handle that is gone: ``Lock.info()`` of a released lock, a lock whose event loop
+    shut down. A closed client raises the subclass :class:`ClientClosed`."""
 
     status = INVALID_HANDLE
+
+
+class ClientClosed(InvalidHandle):
+    """A call on a client after its ``close()``, or on a lock of that client (which
+    ``close()`` released: ``lock.released`` is then true). The message starts with
+    ``liblock: the client is closed``. A subclass of :class:`InvalidHandle`, which
+    this was reported as before."""
 
 
 class Unavailable(LockError):

@@ -840,8 +840,12 @@ class HostOps:
         return info
 
     def release_then_free(self, lock: int) -> None:
+        # The host is read here, not in the callback: by the time the loop runs it the
+        # client may be closed (at interpreter exit, finalizers run one after another),
+        # and then close() has released the lock and drop() does nothing.
         try:
-            submit(self.host, lambda: self.host.drop(lock, True))
+            host = self.host
+            submit(host, lambda: host.drop(lock, True))
         except LockError:
             pass
 

@@ -16,9 +16,9 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _host, _lib, _wasm
-from ._errors import ForkedProcessError, InvalidHandle
+from ._errors import ClientClosed, ForkedProcessError
 
-_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+_CLOSED_MESSAGE = "liblock: the client is closed"
 
 
 class WasmBackend(_host.HostOps):
@@ -46,7 +46,7 @@ class WasmBackend(_host.HostOps):
                 "connections and lock state belong to the parent. Create a new "
                 "liblock.Client in the child.")
         if self._closed:
-            raise InvalidHandle(_CLOSED_MESSAGE)
+            raise ClientClosed(_CLOSED_MESSAGE)
 
     @property  # type: ignore[override]
     def host(self) -> _host.Host:  # the synchronous API's host (HostOps.host)

@@ -179,10 +179,10 @@ def test_closed_client(c3: Cluster) -> None:
     client.close()  # idempotent
     # closing released the lock it held
     no_keys(c3)
-    with pytest.raises(liblock.InvalidHandle):
-        client.acquire("closing", ttl=1)
-    with pytest.raises(liblock.InvalidHandle):
-        lock.extend(1)
+    with pytest.raises(liblock.ClientClosed):
+        client.acquire("closing", ttl=2)
+    with pytest.raises(liblock.ClientClosed):
+        lock.extend(2)
 
 
 def test_unavailable_when_nothing_listens() -> None:

@@ -96,8 +96,8 @@ def test_driver_thread_starts_on_need_and_stops_on_close(c1: Cluster) -> None:
     assert _drivers() == before + 1
     client.close()
     assert _drivers() == before
-    assert lock.released is False and c1.all_keys() == []  # close released it
-    with pytest.raises(liblock.InvalidHandle):
+    assert lock.released is True and c1.all_keys() == []  # close released it
+    with pytest.raises(liblock.ClientClosed):
         lock.extend(1)
 
 
