@@ -13,10 +13,8 @@ Nothing is loaded before the first client needs it, and importing the package
 imports neither asyncio nor typing, ctypes or a backend.
 """
 
-from __future__ import annotations
-
-import sys
-
+# No `from __future__ import annotations` and no plain imports here: every public name
+# of the module is in __all__ (dir(liblock) shows no `annotations`, `sys` or `TYPE_CHECKING`).
 from ._client import DEFAULT_WAIT, Client, Lock, LockContext
 from ._errors import (
     ArgumentTypeError,
@@ -37,7 +35,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-    from ._inspection import Inspection, NodeState
+    from ._inspection import Inspection, NodeFailure, NodeState
+del TYPE_CHECKING
 
 __version__ = "0.1.0"
 ABI_VERSION = 1  # the C ABI / wasm ABI version this binding speaks (= _lib.ABI_VERSION, tested)
@@ -59,6 +58,7 @@ __all__ = [
     "LockContext",
     "LockError",
     "LockLost",
+    "NodeFailure",
     "NodeState",
     "NotAcquired",
     "Unavailable",
@@ -69,9 +69,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Inspection and NodeState (dataclasses) come with the first use, not with `import liblock`.
-    if name in ("Inspection", "NodeState"):
+def __getattr__(name: str) -> "Any":
+    # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
+    # `import liblock`.
+    if name in ("Inspection", "NodeState", "NodeFailure"):
         from . import _inspection
 
         return getattr(_inspection, name)
@@ -85,19 +86,25 @@ def abi_version() -> int:
     return int(_lib.lib().lock_abi_version())
 
 
-def library_path() -> Optional[str]:
+def library_path() -> "Optional[str]":
     """Path of the loaded liblock.so, or None if not loaded yet."""
+    import sys
+
     lib = sys.modules.get(__name__ + "._lib")
     return None if lib is None else lib.loaded_path()
 
 
-def wasm_path() -> Optional[str]:
+def wasm_path() -> "Optional[str]":
     """Path of the liblock.wasm compiled for the wasm backend, or None if no wasm client was made."""
+    import sys
+
     wasm = sys.modules.get(__name__ + "._wasm")
     return None if wasm is None else wasm.loaded_path()
 
 
 def live_handles() -> int:
     """Client and lock handles created by this process and not freed yet."""
+    import sys
+
     lib = sys.modules.get(__name__ + "._lib")
     return 0 if lib is None else int(lib.live_handles())

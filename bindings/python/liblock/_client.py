@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from ._backend import Backend
     from ._inspection import Inspection
 
+    from typing import TypeVar
+
     Seconds = Union[int, float, datetime.timedelta]
+    _F = TypeVar("_F", bound=Callable[..., Any])
     # The checked arguments of an acquire: resource, ttl_ms, wait_ms, auto_extend, fence, token.
     _Args = Tuple[bytes, int, int, bool, bool, bytes]
     OnLost = Callable[["Lock"], Any]
@@ -74,6 +77,59 @@ _CLOSED = "liblock: the client is closed"
 def _closed_error(what: str) -> ClientClosed:
     """What every call on a closed client, or on one of its locks, raises."""
     return ClientClosed(f"{_CLOSED}: {what} after client.close(), which released the locks it held")
+
+
+# What the keyword arguments of other lock libraries are in liblock, said when one is
+# passed (redis-py's Lock and its acquire(), pottery's Redlock, threading.Lock.acquire).
+_KEYWORD_HINTS = {
+    "blocking": "blocking=False is wait=0 (one attempt); blocking=True is the default wait "
+                "(10 s, liblock.DEFAULT_WAIT) or wait=None (until acquired)",
+    "blocking_timeout": "blocking_timeout=S is wait=S (seconds)",
+    "timeout": "timeout= is the wait in pottery's and threading's acquire() (liblock's wait=, "
+               "seconds) but the lock's expiry in redis-py's lock(timeout=) (liblock's ttl=, seconds)",
+    "sleep": "liblock has no sleep=: the library retries with randomized backoff, and a release "
+             "wakes the waiters at once",
+    "auto_release_time": "auto_release_time= is ttl= (seconds)",
+    "expire": "expire= is ttl= (seconds)",
+    "socket_timeout": "socket_timeout= is node_timeout= (seconds, per node request)",
+}
+
+
+def _unknown_keyword(fn: str, name: str, known: Iterable[str], where: str = "") -> ArgumentTypeError:
+    msg = (f"{fn}() got an unexpected keyword argument {name!r}; "
+           f"it takes {', '.join(known) or 'none'}")
+    hint = _KEYWORD_HINTS.get(name)
+    if hint:
+        msg += f". liblock: {hint}{where}"
+    return ArgumentTypeError(msg)
+
+
+def _keywords(fn: _F) -> _F:
+    """Wrap a function so that an unknown keyword argument raises ArgumentTypeError (a
+    TypeError) naming it, listing the known ones and, for another library's argument
+    (``blocking=``, ``timeout=``, ...), liblock's equivalent. Costs nothing more than a
+    call when the arguments bind."""
+    code = fn.__code__
+    known = tuple(n for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+                  if n != "self")
+    name = fn.__qualname__.replace(".__init__", "")
+    where = " (give it to client.lock(...))" if name.startswith("LockContext.") else ""
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            unknown = [k for k in kwargs if k not in known]
+            if not unknown:
+                raise
+            raise _unknown_keyword(name, unknown[0], known, where) from None
+
+    checked.__name__ = fn.__name__
+    checked.__qualname__ = fn.__qualname__
+    checked.__doc__ = fn.__doc__
+    checked.__module__ = fn.__module__
+    checked.__wrapped__ = fn  # type: ignore[attr-defined]  # inspect.signature follows it
+    return checked  # type: ignore[return-value]
 
 
 def _timedelta_seconds(value: Any) -> Optional[float]:
@@ -536,12 +592,14 @@ class Lock:
 
 
 class LockContext:
-    """What :meth:`Client.lock` returns: use it with ``with`` or ``async with``.
+    """What :meth:`Client.lock` returns: use it with ``with`` or ``async with``, or call
+    :meth:`acquire` and :meth:`release` (as with redis-py's ``Lock``).
 
     Entering acquires (raising :class:`NotAcquired`, :class:`Unavailable`, ...
     when it cannot), leaving releases. Leaving a block on a lock that was lost
     raises :class:`LockLost` unless ``raise_on_lost=False`` (an exception raised
-    by the block itself always takes precedence).
+    by the block itself always takes precedence). :meth:`locked` tells whether anyone
+    holds the resource, :meth:`owned` whether this object does.
     """
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
@@ -556,27 +614,84 @@ class LockContext:
 
     @property
     def lock(self) -> Optional[Lock]:
+        """The :class:`Lock` this object holds (None before :meth:`acquire` and after :meth:`release`)."""
         return self._lock
 
-    def __enter__(self) -> Lock:
+    def _not_held(self) -> None:
+        lock = self._lock
+        if lock is not None and not lock.released and not lock.lost:
+            from ._errors import LockError
+            raise LockError(f"liblock: {lock.resource!r} is held by this object already: release() "
+                            "it first (a lock is not reentrant; acquire with token=lock.token to "
+                            "re-enter it)")
+
+    @_keywords
+    def acquire(self) -> Lock:
+        """Acquire with the arguments given to :meth:`Client.lock` (``wait`` 10 s by default);
+        returns the held :class:`Lock` (true, so ``if lk.acquire():`` reads as with redis-py).
+        Where redis-py returns False, liblock raises: :class:`NotAcquired` when the wait ran
+        out, :class:`Unavailable` when too few nodes answered."""
+        self._not_held()
         self._lock = self._client.acquire(*self._args, **self._kwargs)
         return self._lock
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
-        assert self._lock is not None
-        lock, self._lock = self._lock, None
-        lock._exit_release(exc_type, self._raise_on_lost)
-
-    async def __aenter__(self) -> Lock:
+    @_keywords
+    async def acquire_async(self) -> Lock:
+        """:meth:`acquire` on the event loop (as :meth:`Client.acquire_async`)."""
+        self._not_held()
         self._lock = await self._client.acquire_async(*self._args, **self._kwargs)
         return self._lock
 
+    def _take(self) -> Lock:
+        lock, self._lock = self._lock, None
+        if lock is None:
+            raise LockLost("release: this lock was not acquired (or was released already)")
+        return lock
+
+    def release(self) -> None:
+        """Release the lock :meth:`acquire` took. Raises :class:`LockLost` when it was no
+        longer held on a quorum, was released already or was never acquired."""
+        self._take().release()
+
+    async def release_async(self) -> None:
+        """:meth:`release` on the event loop."""
+        await self._take().release_async()
+
+    def locked(self) -> bool:
+        """True when anyone (this object included) holds the resource on a quorum of nodes,
+        as redis-py's ``Lock.locked()`` tells for its one node: one round of
+        :meth:`Client.inspect`, which raises :class:`Unavailable` when too many nodes fail."""
+        return self._client.inspect(self._args[0]).held
+
+    async def locked_async(self) -> bool:
+        """:meth:`locked` on the event loop."""
+        return (await self._client.inspect_async(self._args[0])).held
+
+    def owned(self) -> bool:
+        """True when this object holds the lock and it is still valid: acquired, not released,
+        not lost, validity left. redis-py's ``Lock.owned()`` reads the key's value on its one
+        node; liblock answers from what the Redlock quorum guarantees (the validity, by the
+        local monotonic clock), with no round trip, so it works on the event loop too."""
+        lock = self._lock
+        return lock is not None and not lock.released and not lock.lost and lock.validity > 0
+
+    def __enter__(self) -> Lock:
+        return self.acquire()
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:  # (None: release() was called inside the block)
+            lock._exit_release(exc_type, self._raise_on_lost)
+
+    async def __aenter__(self) -> Lock:
+        return await self.acquire_async()
+
     async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                         tb: Optional[TracebackType]) -> None:
-        assert self._lock is not None
         lock, self._lock = self._lock, None
-        await lock._aexit_release(exc_type, self._raise_on_lost)
+        if lock is not None:
+            await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
 def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"") -> Optional[bytes]:
@@ -621,6 +736,7 @@ class Client:
     Safe to share between threads.
     """
 
+    @_keywords
     def __init__(
         self,
         nodes: Iterable[str],
@@ -747,6 +863,7 @@ class Client:
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         return res, ttl_ms, wait_ms, auto_extend, fence, tok
 
+    @_keywords
     def acquire(
         self,
         resource: str,
@@ -829,6 +946,7 @@ class Client:
             return Lock(self, got[0], on_lost=on_lost, info=got[1])
         return Lock(self, got, on_lost=on_lost)
 
+    @_keywords
     async def acquire_async(
         self,
         resource: str,
@@ -858,6 +976,7 @@ class Client:
         return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
                     info=host.info(lock))
 
+    @_keywords
     def lock(
         self,
         resource: str,

@@ -10,6 +10,18 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
+class NodeFailure:
+    """One node that failed an operation, in :attr:`liblock.Unavailable.nodes`."""
+
+    node: int
+    """The node's index in the client's ``nodes``."""
+    addr: str
+    """The node's address (``host:port`` or a socket path), without credentials."""
+    cause: str
+    """What went wrong there (refused, timed out, an error reply, ...)."""
+
+
+@dataclass(frozen=True)
 class NodeState:
     """One node's answer to an inspection."""
 
