@@ -185,13 +185,21 @@ def _node_timeout_ms(value: Any) -> int:
     return _ms("node_timeout", value, 1, _MAX_NODE_TIMEOUT_MS)
 
 
+# The shortest ttl, in node timeouts (the same rule in every binding): a lock must
+# outlast an acquire round (bounded by one node timeout) and, auto-extended, leave room
+# for an extension round (another node timeout) every ttl/3.
+_MIN_TTL_NODE_TIMEOUTS = 3
+
+
 def _check_ttl_fits(name: str, ttl_ms: int, node_timeout_ms: int) -> None:
-    """A lock must outlast one node request: a ttl below the node timeout is a unit
-    mistake or a lock that a slow node makes invalid before it is granted."""
-    if ttl_ms < node_timeout_ms:
+    """A ttl shorter than 3 node timeouts is a unit mistake (``ttl=0.06`` meant as 60 s)
+    or a lock that a slow node makes invalid before it is granted or extended."""
+    least = _MIN_TTL_NODE_TIMEOUTS * node_timeout_ms
+    if ttl_ms < least:
         raise InvalidArgument(
-            f"{name}={_fmt_s(ttl_ms)} is shorter than the client's node_timeout "
-            f"({_fmt_s(node_timeout_ms)}): a lock must outlast one node request; "
+            f"{name}={ttl_ms / 1000:g} is shorter than {_fmt_s(least)}, "
+            f"{_MIN_TTL_NODE_TIMEOUTS} × node_timeout ({_fmt_s(node_timeout_ms)}): a lock must "
+            f"outlast an acquire round and, auto-extended, an extension round every {name}/3; "
             f"durations are seconds ({name}=10 is ten seconds)")
 
 

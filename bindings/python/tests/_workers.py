@@ -34,7 +34,7 @@ def nightly(urls: List[str], resource: str, start_at: float) -> bool:
     import liblock
 
     with liblock.Client(urls, node_timeout=0.5, backend=BACKEND) as client:
-        client.acquire(f"warm-up:{os.getpid()}", ttl=1).release()  # connected before the race
+        client.acquire(f"warm-up:{os.getpid()}", ttl=2).release()  # connected before the race
         time.sleep(max(0.0, start_at - time.time()))
         try:
             # the short wait only resolves split votes between simultaneous starters

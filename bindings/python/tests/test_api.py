@@ -51,11 +51,11 @@ def test_key_prefix(c1: Cluster) -> None:
 def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
     lock = client3.acquire("busy", ttl=10)
     with pytest.raises(liblock.NotAcquired) as e:
-        client3.acquire("busy", ttl=1, wait=0)
+        client3.acquire("busy", ttl=2, wait=0)
     assert e.value.status == 1 and isinstance(e.value, liblock.LockError)
     assert str(e.value)
     with pytest.raises(liblock.NotAcquired):
-        client3.acquire("busy", ttl=1, wait=0.2)
+        client3.acquire("busy", ttl=2, wait=0.2)
     # the failed attempts left the holder's key untouched (polled: the holder's
     # acquire returned once a quorum granted; the third SET may be on its way)
     wait_until(lambda: [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3,
@@ -73,7 +73,7 @@ def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
 def test_excludes_plain_setnx_lock(c1: Cluster, client1) -> None:
     assert c1.do(0, "SET", "shared", "someone-else", "NX", "PX", "10000") == "OK"
     with pytest.raises(liblock.NotAcquired):
-        client1.acquire("shared", ttl=1, wait=0)
+        client1.acquire("shared", ttl=2, wait=0)
     assert c1.do(0, "GET", "shared") == "someone-else"
     c1.do(0, "DEL", "shared")
     with client1.lock("shared", ttl=5):
@@ -81,7 +81,7 @@ def test_excludes_plain_setnx_lock(c1: Cluster, client1) -> None:
 
 
 def test_extend(c3: Cluster, client3) -> None:
-    lock = client3.acquire("ext", ttl=1.0)
+    lock = client3.acquire("ext", ttl=2.0)
     lock.extend(30.0)
     assert lock.validity > 10.0
     # decided once a quorum extended: the last node's PEXPIRE may still be on its way
@@ -104,11 +104,11 @@ def test_extend_and_release_after_overwrite_raise_lost(c3: Cluster, client3) -> 
 
 
 def test_expired_lock_is_lost(c1: Cluster, client1) -> None:
-    lock = client1.acquire("short", ttl=0.5)
+    lock = client1.acquire("short", ttl=1.5)
     wait_until(lambda: lock.validity == 0.0, what="validity to run out")
     wait_until(lambda: c1.all_keys() == [], what="key to expire")
     with pytest.raises(liblock.LockLost):
-        lock.extend(1)  # never re-acquires an expired lock
+        lock.extend(2)  # never re-acquires an expired lock
     assert c1.all_keys() == []
     with pytest.raises(liblock.LockLost):
         lock.release()
@@ -116,16 +116,16 @@ def test_expired_lock_is_lost(c1: Cluster, client1) -> None:
 
 def test_with_block_raises_lock_lost_on_exit(c1: Cluster, client1) -> None:
     with pytest.raises(liblock.LockLost):
-        with client1.lock("w", ttl=0.5) as lock:
+        with client1.lock("w", ttl=1.5) as lock:
             wait_until(lambda: c1.all_keys() == [], what="key to expire")
     assert lock.released and lock.lost
     # configurable
-    with client1.lock("w", ttl=0.5, raise_on_lost=False) as lock:
+    with client1.lock("w", ttl=1.5, raise_on_lost=False) as lock:
         wait_until(lambda: c1.all_keys() == [], what="key to expire")
     assert lock.lost
     # an exception from the body wins over LockLost
     with pytest.raises(KeyError):
-        with client1.lock("w", ttl=0.5):
+        with client1.lock("w", ttl=1.5):
             wait_until(lambda: c1.all_keys() == [], what="key to expire")
             raise KeyError("body")
 
@@ -143,7 +143,7 @@ def test_with_block_not_acquired(client3) -> None:
     with ctx as lock:
         assert ctx.lock is lock
         with pytest.raises(liblock.NotAcquired):
-            with client3.lock("held", ttl=1, wait=0.05):
+            with client3.lock("held", ttl=2, wait=0.05):
                 pytest.fail("entered a block without the lock")
         lock.release()  # released early inside the block: leaving is fine
     assert lock.released
@@ -164,7 +164,7 @@ def test_double_release_is_lost_as_in_go_c_and_node(client3) -> None:
         lock.release()
     assert e.value.status == 2 and "released already" in str(e.value)
     with pytest.raises(liblock.LockLost):
-        lock.extend(1)
+        lock.extend(2)
     assert lock.released and not lock.lost
     with pytest.raises(liblock.InvalidHandle):
         lock.info()  # the handle itself is gone
@@ -188,7 +188,7 @@ def test_closed_client(c3: Cluster) -> None:
 def test_unavailable_when_nothing_listens() -> None:
     with liblock.Client([f"redis://127.0.0.1:{free_port()}"], node_timeout=0.5, backend=BACKEND) as client:
         with pytest.raises(liblock.Unavailable) as e:
-            client.acquire("x", ttl=1, wait=0)
+            client.acquire("x", ttl=2, wait=0)
         assert e.value.status == 5 and str(e.value)
 
 
@@ -257,7 +257,7 @@ def test_password_not_in_messages() -> None:
     port = free_port()
     with liblock.Client([f"redis://user:hunter2@127.0.0.1:{port}"], node_timeout=0.5, backend=BACKEND) as client:
         with pytest.raises(liblock.Unavailable) as e:
-            client.acquire("x", ttl=1, wait=0)
+            client.acquire("x", ttl=2, wait=0)
     assert "hunter2" not in str(e.value)
 
 
@@ -324,7 +324,7 @@ except KeyboardInterrupt:
 def test_main_thread_waiting_acquire_paths(c3: Cluster, client3) -> None:
     held = client3.acquire("mt", ttl=30)
     with pytest.raises(liblock.NotAcquired):
-        client3.acquire("mt", ttl=1, wait=0.1)  # main thread, interruptible path
+        client3.acquire("mt", ttl=2, wait=0.1)  # main thread, interruptible path
     t = threading.Timer(0.2, held.release)
     t.start()
     lock = client3.acquire("mt", ttl=5, wait=20)

@@ -104,7 +104,7 @@ BAD_ACQUIRE = [
     (dict(ttl=1e300), ValueError),
     (dict(ttl=10**30), ValueError),
     (dict(ttl=24 * 3600 + 1), ValueError),
-    (dict(ttl=0.2), ValueError),  # shorter than client1's node_timeout (0.5 s)
+    (dict(ttl=1.2), ValueError),  # shorter than 3 × client1's node_timeout (0.5 s)
     (dict(wait="1"), TypeError),
     (dict(wait=False), TypeError),
     (dict(wait=-0.5), ValueError),
@@ -181,7 +181,7 @@ def test_boundaries_accepted(c1, client1) -> None:
 
 def test_raise_on_lost_type(client1) -> None:
     with pytest.raises(TypeError):
-        client1.lock("r", ttl=1, raise_on_lost="no")
+        client1.lock("r", ttl=2, raise_on_lost="no")
 
 
 def test_exception_hierarchy_and_status_mapping() -> None:

@@ -38,9 +38,9 @@ def test_async_errors(c3: Cluster, client3) -> None:
     async def main() -> None:
         holder = await client3.acquire_async("held", ttl=10)
         with pytest.raises(liblock.NotAcquired):
-            await client3.acquire_async("held", ttl=1, wait=0)
+            await client3.acquire_async("held", ttl=2, wait=0)
         with pytest.raises(liblock.NotAcquired):
-            async with client3.lock("held", ttl=1, wait=0.1):
+            async with client3.lock("held", ttl=2, wait=0.1):
                 pytest.fail("entered")
         for i in range(3):
             c3.do(i, "SET", "held", "thief")
@@ -51,7 +51,7 @@ def test_async_errors(c3: Cluster, client3) -> None:
         assert holder.lost
         assert [c3.do(i, "GET", "held") for i in range(3)] == ["thief"] * 3
         with pytest.raises(liblock.LockLost):
-            async with client3.lock("gone", ttl=0.5):
+            async with client3.lock("gone", ttl=1.5):
                 await asyncio.sleep(0)
                 await settled(lambda: "gone" not in c3.all_keys(), what="expiry")
 
@@ -64,7 +64,7 @@ def test_async_unavailable(c3: Cluster, client3) -> None:
 
     async def main() -> None:
         with pytest.raises(liblock.Unavailable):
-            await client3.acquire_async("down", ttl=1, wait=0)
+            await client3.acquire_async("down", ttl=2, wait=0)
 
     asyncio.run(main())
 
@@ -174,7 +174,7 @@ def test_async_on_lost_runs_on_loop(c3: Cluster, client3) -> None:
             where.append(threading.get_ident())
             seen.set()
 
-        lock = await client3.acquire_async("al", ttl=0.5, auto_extend=True, on_lost=on_lost)
+        lock = await client3.acquire_async("al", ttl=1.5, auto_extend=True, on_lost=on_lost)
         for i in range(3):
             c3.do(i, "SET", "al", "thief")
         await asyncio.wait_for(seen.wait(), 20)

@@ -25,16 +25,16 @@ def _hold_past(lock: liblock.Lock, cluster: Cluster, seconds: float) -> None:
 
 def test_auto_extend_keeps_lock_past_ttl(c3: Cluster, client3) -> None:
     lost = threading.Event()
-    with client3.lock("long-job", ttl=1.0, auto_extend=True, on_lost=lambda l: lost.set()) as lock:
+    with client3.lock("long-job", ttl=1.5, auto_extend=True, on_lost=lambda l: lost.set()) as lock:
         assert lock.auto_extend
-        _hold_past(lock, c3, 3.5)  # three and a half ttls
+        _hold_past(lock, c3, 3.5)  # more than two ttls
         assert lock.validity > 0
     assert not lost.is_set()
     no_keys(c3)
 
 
 def test_no_auto_extend_expires(c3: Cluster, client3) -> None:
-    lock = client3.acquire("short-job", ttl=0.5)
+    lock = client3.acquire("short-job", ttl=1.5)
     wait_until(lambda: c3.all_keys() == [], what="expiry")
     assert lock.lost or lock.validity == 0.0
     with pytest.raises(liblock.LockLost):
@@ -49,7 +49,7 @@ def test_loss_by_overwrite_calls_on_lost(c3: Cluster, client3) -> None:
         got.append(lock)
         fired.set()
 
-    lock = client3.acquire("ow", ttl=0.5, auto_extend=True, on_lost=on_lost)
+    lock = client3.acquire("ow", ttl=1.5, auto_extend=True, on_lost=on_lost)
     for i in range(2):  # a majority
         c3.do(i, "SET", "ow", "thief")
     assert fired.wait(20), "on_lost was not called"
@@ -62,7 +62,7 @@ def test_loss_by_overwrite_calls_on_lost(c3: Cluster, client3) -> None:
 def test_loss_by_killing_majority(c3: Cluster, client3) -> None:
     fired = threading.Event()
     with pytest.raises(liblock.LockLost):
-        with client3.lock("kill", ttl=0.5, auto_extend=True, on_lost=lambda l: fired.set()) as lock:
+        with client3.lock("kill", ttl=1.5, auto_extend=True, on_lost=lambda l: fired.set()) as lock:
             c3.kill(0)
             c3.kill(1)
             assert fired.wait(20), "on_lost was not called"
@@ -71,7 +71,7 @@ def test_loss_by_killing_majority(c3: Cluster, client3) -> None:
 
 def test_on_lost_without_callback_and_replacement(c1: Cluster, client1) -> None:
     first, second = threading.Event(), threading.Event()
-    lock = client1.acquire("repl", ttl=0.5, auto_extend=True)
+    lock = client1.acquire("repl", ttl=1.5, auto_extend=True)
     lock.on_lost(lambda l: first.set())
     lock.on_lost(lambda l: second.set())  # replaces the first
     c1.do(0, "SET", "repl", "thief")
@@ -81,7 +81,7 @@ def test_on_lost_without_callback_and_replacement(c1: Cluster, client1) -> None:
 
 
 def test_on_lost_registered_after_loss_still_fires(c1: Cluster, client1) -> None:
-    lock = client1.acquire("late", ttl=0.5)
+    lock = client1.acquire("late", ttl=1.5)
     wait_until(lambda: lock.validity == 0.0, what="expiry")
     fired = threading.Event()
     lock.on_lost(lambda l: fired.set())
@@ -91,7 +91,7 @@ def test_on_lost_registered_after_loss_still_fires(c1: Cluster, client1) -> None
 
 def test_on_lost_not_called_after_release(c1: Cluster, client1) -> None:
     fired = threading.Event()
-    lock = client1.acquire("rel", ttl=0.5, auto_extend=True, on_lost=lambda l: fired.set())
+    lock = client1.acquire("rel", ttl=1.5, auto_extend=True, on_lost=lambda l: fired.set())
     lock.release()
     time.sleep(0.5)
     assert not fired.is_set()
@@ -110,7 +110,7 @@ def test_on_lost_exception_does_not_crash(c1: Cluster, client1, monkeypatch) -> 
         fired.set()
         raise RuntimeError("callback bug")
 
-    lock = client1.acquire("bad-cb", ttl=0.5, auto_extend=True, on_lost=bad)
+    lock = client1.acquire("bad-cb", ttl=1.5, auto_extend=True, on_lost=bad)
     c1.do(0, "SET", "bad-cb", "thief")
     assert fired.wait(20)
 

@@ -48,7 +48,7 @@ def _in_fork(fn) -> str:
 @pytest.mark.native_only  # wasm: test_wasm.test_forked_child_cannot_use_the_parents_client
 def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
     lock = client3.acquire("fork", ttl=10)
-    out = _in_fork(lambda: repr(client3.acquire("fork2", ttl=1)))
+    out = _in_fork(lambda: repr(client3.acquire("fork2", ttl=2)))
     assert out.startswith("ForkedProcessError:") and "spawn" in out
     out = _in_fork(lambda: repr(liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)))
     assert out.startswith("ForkedProcessError:")
@@ -79,13 +79,13 @@ def test_fork_child_drops_objects_without_hanging(c1: Cluster) -> None:
 
 
 def test_multiprocessing_fork_context_errors(c1: Cluster, client1) -> None:
-    client1.acquire("mp", ttl=1).release()
+    client1.acquire("mp", ttl=2).release()
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
 
     def child(q) -> None:  # noqa: ANN001
         try:
-            client1.acquire("mp", ttl=1)
+            client1.acquire("mp", ttl=2)
             q.put("no error")
         except liblock.ForkedProcessError as e:
             q.put("ForkedProcessError: " + str(e))

@@ -179,14 +179,14 @@ def test_reenter_by_token(c3: Cluster, mode: str, res: str) -> None:
             await settled(lambda: all(10000 <= c3.do(i, "PTTL", res) <= 20000 for i in range(3)),
                           "the ttl raised to 20 s on every node")
             with pytest.raises(liblock.NotAcquired):
-                await api.acquire(b, res, 1.0, token="someone-elses-token-0123", wait=0)
+                await api.acquire(b, res, 2.0, token="someone-elses-token-0123", wait=0)
             assert [c3.do(i, "GET", res) for i in range(3)] == [first.token] * 3
             await api.release(handed)
             await no_keys_left(c3)
             with pytest.raises(liblock.LockLost):  # the key went with the hand-over's release
                 await api.release(first)
 
-            fresh = await api.acquire(b, res, 1.0, token="a-token-of-my-own-0001")
+            fresh = await api.acquire(b, res, 2.0, token="a-token-of-my-own-0001")
             assert not fresh.reentered and fresh.token == "a-token-of-my-own-0001"
             await held_everywhere(c3, res, "a-token-of-my-own-0001")
             await api.release(fresh)

@@ -99,7 +99,7 @@ ACQUIRE_BAD: Dict[str, Any] = {
     "ttl=inf": (dict(ttl=math.inf), "ttl"),
     "ttl=1 day + 1 s": (dict(ttl=24 * 3600 + 1), "ttl"),
     "ttl=None": (dict(ttl=None), "ttl"),
-    "ttl below node_timeout": (dict(ttl=0.2), "ttl"),
+    "ttl below 3 node timeouts": (dict(ttl=1.2), "ttl"),
     "wait=-1": (dict(wait=-1), "wait"),
     "wait=nan": (dict(wait=math.nan), "wait"),
     "wait=1 day + 1 s": (dict(wait=datetime.timedelta(days=1, seconds=1)), "wait"),
@@ -132,16 +132,32 @@ def test_acquire_errors_name_the_parameter(client1, case: str) -> None:
     _names_only(_message(lambda: asyncio.run(via_async())), param)
 
 
-def test_ttl_shorter_than_node_timeout_names_both_and_the_unit(c1: Cluster, client1) -> None:
-    msg = _message(lambda: client1.acquire("r", ttl=0.1))  # client1: node_timeout=0.5
+def test_ttl_shorter_than_three_node_timeouts_names_both_and_the_unit(c1: Cluster, client1) -> None:
+    """A ttl must be at least 3 × node_timeout (an acquire round, and with auto-extension
+    an extension round every ttl/3): shorter is refused in every form, naming ttl."""
+    msg = _message(lambda: client1.acquire("r", ttl=1.0))  # client1: node_timeout=0.5
     _names_only(msg, "ttl")
-    assert "node_timeout" in msg and "0.5 s" in msg and "seconds" in msg, msg
-    lock = client1.acquire("r", ttl=0.5)  # as long as the node timeout: fine
-    msg = _message(lambda: lock.extend(0.1))
+    assert msg.startswith("ttl=1 is shorter than 1.5 s, 3 × node_timeout (0.5 s): "), msg
+    assert "seconds" in msg, msg
+    _names_only(_message(lambda: client1.lock("r", ttl=1.0)), "ttl")
+
+    async def via_async() -> None:
+        await client1.acquire_async("r", ttl=1.0)
+
+    import asyncio
+    _names_only(_message(lambda: asyncio.run(via_async())), "ttl")
+    lock = client1.acquire("r", ttl=1.5)  # exactly three node timeouts: fine
+    msg = _message(lambda: lock.extend(1.0))
     _names_only(msg, "ttl")
-    assert "node_timeout" in msg
+    assert "3 × node_timeout (0.5 s)" in msg, msg
     lock.release()
     assert c1.all_keys() == []
+    with liblock.Client([URL], backend=BACKEND) as client:  # the default node_timeout, 0.05 s
+        msg = _message(lambda: client.acquire("r", ttl=0.06))
+        assert msg.startswith(
+            "ttl=0.06 is shorter than 0.15 s, 3 × node_timeout (0.05 s): a lock must outlast "
+            "an acquire round and, auto-extended, an extension round every ttl/3; "), msg
+        assert "(ttl=10 is ten seconds)" in msg, msg
 
 
 def test_timedelta_is_seconds(c1: Cluster, client1) -> None:
@@ -161,9 +177,9 @@ def test_default_wait_is_documented_and_the_same_everywhere() -> None:
 
 
 def test_default_wait_outlasts_a_holder_that_expires(c1: Cluster, client1) -> None:
-    """A holder that never releases (ttl 1 s): wait=0 fails at once, the default wait
+    """A holder that never releases (ttl 1.5 s): wait=0 fails at once, the default wait
     gets the lock once the holder's key expired."""
-    held = client1.acquire("expiring", ttl=1.0, wait=0)
+    held = client1.acquire("expiring", ttl=1.5, wait=0)
     with pytest.raises(liblock.NotAcquired):
         client1.acquire("expiring", ttl=5, wait=0)
     lock = client1.acquire("expiring", ttl=5)
@@ -172,7 +188,7 @@ def test_default_wait_outlasts_a_holder_that_expires(c1: Cluster, client1) -> No
 
 
 def test_wait_none_waits_until_acquired(c1: Cluster, client1) -> None:
-    held = client1.acquire("forever", ttl=1.0, wait=0)
+    held = client1.acquire("forever", ttl=1.5, wait=0)
     lock = client1.acquire("forever", ttl=5, wait=None)
     assert lock.token != held.token
     lock.release()

@@ -33,7 +33,7 @@ def _drivers() -> int:
 
 
 def test_default_lookup_is_the_repository_build(client1) -> None:
-    client1.acquire("lookup", ttl=1).release()
+    client1.acquire("lookup", ttl=2).release()
     assert liblock.wasm_path() == str(ROOT / "build" / "liblock.wasm")
     assert client1.backend == "wasm" and "wasm" in repr(client1)
 
@@ -147,7 +147,7 @@ def test_close_with_pending_async_and_sync_acquires_leaves_no_key(c3: Cluster) -
 def test_forked_child_cannot_use_the_parents_client(c1: Cluster, client1) -> None:
     from test_fork import _in_fork
     lock = client1.acquire("fork-wasm", ttl=10)
-    out = _in_fork(lambda: repr(client1.acquire("fork2", ttl=1)))
+    out = _in_fork(lambda: repr(client1.acquire("fork2", ttl=2)))
     assert out.startswith("ForkedProcessError:") and "new liblock.Client" in out
     out = _in_fork(lambda: repr(lock.release()))
     assert out.startswith("ForkedProcessError:")
