@@ -9,7 +9,9 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time: `import liblock` stays light
 if TYPE_CHECKING:
-    from typing import Dict, Optional, Type
+    from typing import Dict, List, Optional, Sequence, Tuple, Type
+
+    from ._inspection import NodeFailure
 
 # Status codes of the C ABI (spec: c-abi.md).
 OK = 0
@@ -93,9 +95,37 @@ class ClientClosed(InvalidHandle):
 
 
 class Unavailable(LockError):
-    """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum."""
+    """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum.
+
+    ``nodes`` names each node that failed, with its cause: a list of
+    :class:`liblock.NodeFailure` ``(node, addr, cause)``, in node order."""
 
     status = UNAVAILABLE
+    nodes: List[NodeFailure]
+
+    def __init__(self, message: str = "", status: Optional[int] = None,
+                 nodes: Optional[Sequence[Tuple[int, str, str]]] = None) -> None:
+        super().__init__(message, status)
+        from ._inspection import NodeFailure
+
+        found = _node_causes(message) if nodes is None else nodes
+        self.nodes = [NodeFailure(int(i), str(addr), str(cause)) for i, addr, cause in found]
+
+
+def _node_causes(message: str) -> List[Tuple[int, str, str]]:
+    """The per-node causes in an unavailable error's message, as the engine writes it:
+    ``liblock: acquire: unavailable: REASON; node 0 (ADDR): CAUSE; node 1 (ADDR): CAUSE``
+    (an address holds no "): "). Only the synchronous native path needs this: the blocking
+    C ABI returns the message alone, where the engine host gets the causes as fields; it
+    goes once sync native runs on the engine host."""
+    import re
+
+    marks = list(re.finditer(r"; node (\d+) \((.*?)\): ", message))
+    out = []
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(message)
+        out.append((int(m.group(1)), m.group(2), message[m.end():end]))
+    return out
 
 
 class Canceled(LockError):
@@ -135,11 +165,15 @@ _BY_STATUS: Dict[int, Type[LockError]] = {
 }
 
 
-def error_for(status: int, message: Optional[str]) -> LockError:
-    """The exception for a non-OK status, carrying the library's message."""
+def error_for(status: int, message: Optional[str],
+              nodes: Optional[Sequence[Tuple[int, str, str]]] = None) -> LockError:
+    """The exception for a non-OK status, carrying the library's message (and, for
+    Unavailable, the engine's per-node causes; None: read them from the message)."""
     cls = _BY_STATUS.get(status)
     if not message:
         message = STATUS_NAMES.get(status, f"status {status}")
     if cls is None:
         return LockError(f"unknown status {status} from liblock: {message}", status)
+    if cls is Unavailable:
+        return Unavailable(message, status, nodes)
     return cls(message, status)

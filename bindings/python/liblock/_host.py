@@ -59,7 +59,7 @@ def exception(err: P.Error) -> LockError:
         message = ": ".join(x for x in (a, b) if x)
     if nodes and not all(cause in message for _, _, cause in nodes):
         message += " (" + "; ".join(f"node {i} ({addr}): {cause}" for i, addr, cause in nodes) + ")"
-    return error_for(status, message)
+    return error_for(status, message, nodes)
 
 
 _ssl_contexts: Dict[bool, ssl.SSLContext] = {}
