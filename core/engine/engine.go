@@ -304,13 +304,17 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	}
 	e.ops[op.id] = op
 	if op.wait {
-		// Queue before the first attempt, so that a release during it is
-		// not missed.
+		// Queue before the first attempt, so that a release by this engine
+		// during it is not missed. Nothing goes on the wire for waiting
+		// until a wait happens: the key's channel is subscribed only once
+		// an attempt was refused or the acquire queues behind another (see
+		// subscribe), so an acquire whose first attempt wins costs what a
+		// single attempt costs.
 		ahead := len(e.waiters[op.key])
 		e.waiters[op.key] = append(e.waiters[op.key], op)
 		op.queued = true
-		e.subscribe(op.key)
 		if ahead > 0 {
+			e.subscribe(op.key)
 			// Behind this client's own waiters: no barging. It sleeps
 			// until a release wakes it in turn (or its wait ends), as a
 			// release would otherwise go to whoever asks again first —
