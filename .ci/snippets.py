@@ -8,7 +8,7 @@ just before its fence is a marker:
 
 KIND is how it runs:
 
-    go              a main package: go vet, go build inside the module, run
+    go              a main package: gofmt-clean, go vet, go build inside the module, run
     c               a C program: cc -std=c99 -Wall -Wextra -Werror against build/liblock.h,
                     linked with build/liblock.so, run
     c-declarations  declarations that must agree with build/liblock.h (cc -fsyntax-only)
@@ -30,6 +30,7 @@ Usage: snippets.py [README ...]   (default: the READMEs below, relative to the r
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -150,7 +151,11 @@ def steps(sn, d):
     if sn.kind == "go":
         src = os.path.join(d, "main.go")
         exe = os.path.join(d, "snippet")
-        return {"main.go": sn.text}, [[GO, "vet", src], [GO, "build", "-o", exe, src], [exe]]
+        gofmt = shutil.which("gofmt") or os.path.join(
+            subprocess.run([GO, "env", "GOROOT"], stdout=subprocess.PIPE, text=True).stdout.strip(), "bin", "gofmt")
+        fmt_check = ["sh", "-c", 'd=$("$0" -d "$1" 2>&1); [ -z "$d" ] || { echo "not gofmt-ed:"; echo "$d"; exit 1; }',
+                     gofmt, src]
+        return {"main.go": sn.text}, [fmt_check, [GO, "vet", src], [GO, "build", "-o", exe, src], [exe]]
     if sn.kind == "c":
         exe = os.path.join(d, "snippet")
         return {"snippet.c": sn.text}, [
