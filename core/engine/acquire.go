@@ -340,6 +340,15 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	o.queued = false
 	q := e.waiters[o.key]
+	if len(q) == 1 && q[0] == o {
+		// The only waiter, as every uncontended acquire with a wait is:
+		// its queue's memory serves the next one (Acquire).
+		q[0] = nil
+		e.spareQueue = q[:0]
+		delete(e.waiters, o.key)
+		e.unsubscribe(o.key)
+		return
+	}
 	wasOldest := len(q) > 0 && q[0] == o
 	for i, x := range q {
 		if x == o {
