@@ -76,7 +76,8 @@ def test_good_options_accepted() -> None:
     with liblock.Client((u for u in [URL]), node_timeout=datetime.timedelta(milliseconds=20),
                         drift_factor=0, key_prefix="", backend=BACKEND):
         pass
-    with liblock.Client([URL] * 64, node_timeout=datetime.timedelta(seconds=60), drift_factor=0.1,
+    with liblock.Client([f"redis://127.0.0.1:{port}" for port in range(1, 65)],  # 64 distinct servers
+                        node_timeout=datetime.timedelta(seconds=60), drift_factor=0.1,
                         key_prefix="p" * 256, backend=BACKEND):
         pass
     with liblock.Client([URL], node_timeout=9.5, backend=BACKEND) as client:  # long, but plausibly seconds
