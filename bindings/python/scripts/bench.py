@@ -4,7 +4,13 @@ pairs       acquire+release pairs through the liblock binding -- native backend 
             and wasm backend (liblock.wasm under wasmtime), sync and asyncio -- beside the same
             loop through redis-py (SET NX PX + EVALSHA compare-and-delete), redis-py's asyncio
             Lock and pottery's AIORedlock, in the same run, on 1 and 5 nodes; the wasm module's
-            compile and instantiate times.
+            compile and instantiate times. Those rows make one attempt (wait=0, blocking=False);
+            the "defaults" rows call every library as a user does who passes no wait argument
+            (liblock: its 10 s wait; redis-py's Lock and pottery's Redlock / AIORedlock:
+            acquire() blocking with no timeout), uncontended, in the same run, with same-run
+            ratios (liblock's default against its wait=0; liblock asyncio's default against
+            redis-py's asyncio Lock's on 1 node and pottery's AIORedlock's on 5).
+            BENCH_N (2000) pairs per variant.
 concurrent  32 concurrent independent resources on 3 nodes (errors and locks/s).
 frozen      pairs with one of five nodes frozen (SIGSTOP).
 contention  10 contenders on one resource, 1 ms critical sections (asyncio.sleep(0.001); threads:
@@ -51,7 +57,8 @@ import liblock
 
 N = int(os.environ.get("BENCH_N", "2000"))
 REPS = int(os.environ.get("BENCH_REPS", "3"))  # rounds of the contention part; its rows are the median round
-ONE = {"wait": 0}  # one attempt (the default wait differs between versions of the API)
+ONE: Dict[str, Any] = {"wait": 0}  # one attempt (the default wait differs between versions of the API)
+DEFAULT: Dict[str, Any] = {}  # no wait argument: liblock.DEFAULT_WAIT (10 s), what a user gets
 WARMUP = 200
 RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
@@ -69,14 +76,14 @@ def timed(pair: Callable[[int], None], n: int) -> List[int]:
     return samples
 
 
-def timed_async(client: liblock.Client, n: int) -> List[int]:
-    resource = f"bench:async:{client.backend}"
+def timed_async(client: liblock.Client, n: int, kw: Dict[str, Any] = ONE) -> List[int]:
+    resource = f"bench:async:{client.backend}:{'one' if kw else 'default'}"
 
     async def run() -> List[int]:
         samples: List[int] = []
         for _ in range(n):
             t0 = time.perf_counter_ns()
-            lock = await client.acquire_async(resource, ttl=10.0, **ONE)
+            lock = await client.acquire_async(resource, ttl=10.0, **kw)
             await lock.release_async()
             samples.append(time.perf_counter_ns() - t0)
         return samples
@@ -105,6 +112,58 @@ def redis_py_async_lock(url: str) -> Callable[[], Callable[[], Awaitable[None]]]
 
         async def pair() -> None:
             assert await lock.acquire(blocking=False)
+            await lock.release()
+        return pair
+    return make
+
+
+def redis_py_async_lock_default(url: str) -> Callable[[], Callable[[], Awaitable[None]]]:
+    """redis-py's asyncio Lock (one node) with its defaults: acquire() blocks, no timeout."""
+    def make() -> Callable[[], Awaitable[None]]:
+        import redis.asyncio as aredis
+        r = aredis.Redis.from_url(url)
+        lock = r.lock("bench:redispy-async-default", timeout=10)
+
+        async def pair() -> None:
+            assert await lock.acquire()
+            await lock.release()
+        return pair
+    return make
+
+
+def redis_py_lock_default(url: str) -> Callable[[int], None]:
+    """redis-py's Lock (sync, one node) with its defaults: acquire() blocks, no timeout."""
+    r = redis.Redis.from_url(url)
+    lock = r.lock("bench:redispy-default", timeout=10)
+
+    def pair(i: int) -> None:
+        assert lock.acquire()
+        lock.release()
+    return pair
+
+
+def pottery_redlock_default(urls: List[str]) -> Callable[[int], None]:
+    """pottery's Redlock (sync) over the same nodes with its defaults: acquire() blocks, no timeout."""
+    from pottery import Redlock
+    masters = {redis.Redis.from_url(u) for u in urls}
+    lock = Redlock(key="bench:pottery-sync-default", masters=masters, auto_release_time=10)
+
+    def pair(i: int) -> None:
+        assert lock.acquire()
+        lock.release()
+    return pair
+
+
+def pottery_aioredlock_default(urls: List[str]) -> Callable[[], Callable[[], Awaitable[None]]]:
+    """pottery's AIORedlock with its defaults: acquire() blocks, no timeout."""
+    def make() -> Callable[[], Awaitable[None]]:
+        import redis.asyncio as aredis
+        from pottery import AIORedlock
+        masters = {aredis.Redis.from_url(u) for u in urls}
+        lock = AIORedlock(key="bench:pottery-default", masters=masters, auto_release_time=10)
+
+        async def pair() -> None:
+            assert await lock.acquire()
             await lock.release()
         return pair
     return make
@@ -223,6 +282,7 @@ def pairs(urls: List[str]) -> None:
     rows: List[Tuple[float, ...]] = []
     wrows: List[Tuple[float, ...]] = []
     arows: List[Tuple[Any, ...]] = []
+    drows: List[Dict[str, Any]] = []
     for n in (1, 5):
         nodes = urls[:n]
         conns = [redis.Redis.from_url(u) for u in nodes]
@@ -244,7 +304,25 @@ def pairs(urls: List[str]) -> None:
             }
             if n == 1:
                 variants["redis-py async"] = lambda n: timed_async_fn(redis_py_async_lock(nodes[0]), n)
+            # every library with its defaults (no wait / blocking argument), same run
+            pottery_sync = pottery_redlock_default(nodes)
+            variants.update({
+                "sync default": lambda n: timed(
+                    lambda i: client.acquire("bench:liblock-default", ttl=10.0, **DEFAULT).release(), n),
+                "wasm sync default": lambda n: timed(
+                    lambda i: wclient.acquire("bench:wasm-default", ttl=10.0, **DEFAULT).release(), n),
+                "async default": lambda n: timed_async(client, n, DEFAULT),
+                "wasm async default": lambda n: timed_async(wclient, n, DEFAULT),
+                "pottery default": lambda n: timed(pottery_sync, n),
+                "pottery async default": lambda n: timed_async_fn(pottery_aioredlock_default(nodes), n),
+            })
+            if n == 1:
+                redis_py_sync = redis_py_lock_default(nodes[0])
+                variants["redis-py Lock default"] = lambda n: timed(redis_py_sync, n)
+                variants["redis-py async default"] = lambda n: timed_async_fn(
+                    redis_py_async_lock_default(nodes[0]), n)
             res = compare(variants)
+            drows.append(dict(res, n=n))
         rows.append((n, res["sync"], res["async"], res["raw"], res["redis-py"]))
         arows.append((n, res["async"], res["wasm async"], res.get("redis-py async"), res["pottery async"]))
         wrows.append((n, res["sync"], res["wasm sync"], res["async"], res["wasm async"]))
@@ -267,6 +345,27 @@ def pairs(urls: List[str]) -> None:
         rp = f"{ra:>19.1f}  {na / ra:>14.2f}x" if ra else f"{'(1 node only)':>19}  {'':>15}"
         print(f"{n:>5}  {na:>12.1f}  {wa:>10.1f}  {rp}  {pa:>18.1f}  {na / pa:>13.2f}x")
     print("redis-py's asyncio Lock is a one-node lock; pottery's AIORedlock asks the nodes one after another.")
+    print("\ndefaults: no wait argument (liblock: wait 10 s, uncontended) beside the rows above (wait=0), same run")
+    print(f"{'nodes':>5}  {'native sync':>11}  {'default/wait=0':>14}  {'wasm sync':>9}  {'default/wait=0':>14}"
+          f"  {'native async':>12}  {'default/wait=0':>14}  {'wasm async':>10}  {'default/wait=0':>14}"
+          f"   (medians, µs per pair)")
+    for d in drows:
+        print(f"{d['n']:>5}  {d['sync default']:>11.1f}  {d['sync default'] / d['sync']:>13.2f}x"
+              f"  {d['wasm sync default']:>9.1f}  {d['wasm sync default'] / d['wasm sync']:>13.2f}x"
+              f"  {d['async default']:>12.1f}  {d['async default'] / d['async']:>13.2f}x"
+              f"  {d['wasm async default']:>10.1f}  {d['wasm async default'] / d['wasm async']:>13.2f}x")
+    print(f"\n{'nodes':>5}  {'native async':>12}  {'redis-py Lock':>13}  {'redis-py async Lock':>19}"
+          f"  {'pottery Redlock':>15}  {'pottery AIORedlock':>18}  {'native async/peer':>17}"
+          f"   (defaults: acquire() blocking, no timeout; medians, µs per pair)")
+    for d in drows:
+        peer, name = ((d["redis-py async default"], "redis-py async Lock") if d["n"] == 1
+                      else (d["pottery async default"], "pottery AIORedlock"))
+        rl = f"{d['redis-py Lock default']:>13.1f}" if "redis-py Lock default" in d else f"{'—':>13}"
+        ra = f"{d['redis-py async default']:>19.1f}" if "redis-py async default" in d else f"{'—':>19}"
+        print(f"{d['n']:>5}  {d['async default']:>12.1f}  {rl}  {ra}  {d['pottery default']:>15.1f}"
+              f"  {d['pottery async default']:>18.1f}  {d['async default'] / peer:>16.2f}x   (vs {name})")
+    print("redis-py's Lock is a one-node lock (— on 5 nodes); the ratio compares liblock asyncio with"
+          " redis-py's asyncio Lock on 1 node and pottery's AIORedlock on 5, each with its defaults.")
 
 
 def concurrent(urls: List[str], tasks: int = 32, seconds: float = 3.0) -> None:
