@@ -89,3 +89,39 @@ async def issue13_async(nodes: List[str]) -> bool:
         lock = await client.acquire_async("orders:42", ttl=5, fence=True, wait=0)
         await lock.release_async()
         return seen.held and lock.fence > 0
+
+
+def issue23_use(nodes: List[str]) -> List[str]:
+    """ClientClosed, Unavailable.nodes (NodeFailure), lock.info() in seconds, and
+    acquire/release/locked/owned on what client.lock() returns."""
+    causes: List[str] = []
+    client = liblock.Client(nodes)
+    lk: liblock.LockContext = client.lock("orders:42", ttl=10.0)
+    try:
+        got: liblock.Lock = lk.acquire()
+        ttl: float = got.info()["ttl"]
+        mine: bool = lk.owned()
+        anyone: bool = lk.locked()
+        print(ttl, mine, anyone, lk.lock)
+        lk.release()
+    except liblock.Unavailable as e:
+        for failure in e.nodes:
+            node: liblock.NodeFailure = failure
+            where: int = node.node
+            causes.append(f"{where} {node.addr}: {node.cause}")
+    client.close()
+    try:
+        client.acquire("orders:42", ttl=10.0)
+    except liblock.ClientClosed as closed:
+        gone: liblock.InvalidHandle = closed
+        causes.append(str(gone))
+    return causes
+
+
+async def issue23_async(nodes: List[str]) -> bool:
+    async with liblock.Client(nodes) as client:
+        lk = client.lock("orders:42", ttl=10.0)
+        await lk.acquire_async()
+        held = await lk.locked_async()
+        await lk.release_async()
+        return held
