@@ -97,7 +97,8 @@ class ClientClosed(InvalidHandle):
 class Unavailable(LockError):
     """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum.
 
-    ``nodes`` names each node that failed, with its cause: a list of
+    ``nodes`` names each node that neither granted nor refused, with its cause (its error,
+    or ``no answer yet when the outcome was certain``): a list of
     :class:`liblock.NodeFailure` ``(node, addr, cause)``, in node order."""
 
     status = UNAVAILABLE
