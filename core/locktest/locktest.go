@@ -876,9 +876,9 @@ func (s *suite) closeReleases(t *testing.T) {
 	must(t, err)
 	b := s.client(t, c)
 	ctx := context.Background()
-	_, err = a.Acquire(ctx, "one", 10*time.Second)
+	one, err := a.Acquire(ctx, "one", 10*time.Second)
 	must(t, err)
-	_, err = a.Acquire(ctx, "two", 10*time.Second, core.AutoExtend())
+	two, err := a.Acquire(ctx, "two", 10*time.Second, core.AutoExtend())
 	must(t, err)
 	held, err := b.Acquire(ctx, "three", 10*time.Second)
 	must(t, err)
@@ -898,6 +898,16 @@ func (s *suite) closeReleases(t *testing.T) {
 	must(t, a.Close()) // twice is harmless
 	_, err = a.Acquire(ctx, "four", time.Second)
 	wantErr(t, err, core.ErrClosed)
+	// The locks Close released say so, the same way in every language.
+	for _, l := range []Lock{one, two} {
+		wantErr(t, l.Release(ctx), core.ErrClosed)
+		wantErr(t, l.Extend(ctx, time.Second), core.ErrClosed)
+		select {
+		case <-l.Lost():
+			t.Errorf("%s: lost after Close released it", l.Key())
+		default:
+		}
+	}
 	must(t, held.Release(ctx))
 	c.AssertNoKeys(t)
 }
