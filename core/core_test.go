@@ -234,7 +234,7 @@ func TestNewFromClients(t *testing.T) {
 	if err := clients[0].Ping(ctx).Err(); err != nil {
 		t.Fatalf("Close closed a client it does not own: %v", err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, core.ErrLost) {
+	if err := l.Release(ctx); !errors.Is(err, core.ErrClosed) {
 		t.Fatalf("release after Close: %v", err)
 	}
 	c.AssertNoKeys(t)
