@@ -11,7 +11,7 @@ export interface ClientOptions {
   nodes: string[];
   /**
    * The longest any single node request may take, in ms (integer, 1..60000;
-   * default 50). Every ttl must be at least this long.
+   * default 50). Every ttl must be at least 3 × this long (150 ms by default).
    */
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
@@ -35,7 +35,13 @@ export interface ClientOptions {
 }
 
 export interface AcquireOptions {
-  /** The lease in ms (integer, 1..86400000, and at least the client's nodeTimeout). Required. */
+  /**
+   * The lease in ms (integer, up to 86400000). Required. At least 3 × the
+   * client's nodeTimeout (150 ms with the default 50): a lock must outlast an
+   * acquire round and, auto-extended, an extension round every ttl/3. A
+   * shorter one is refused (InvalidArgumentError naming `ttl`) as the unit
+   * mistake it almost always is: `ttl: 60` is 60 ms; 60 s is `ttl: 60000`.
+   */
   ttl: number;
   /**
    * Keep retrying for at most this many ms while another owner holds the
@@ -111,7 +117,8 @@ export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'INVALID_HANDLE'
   | 'INTERNAL'
-  | 'LOAD_FAILED';
+  | 'LOAD_FAILED'
+  | 'CLOSED';
 
 /** Base class of every error thrown by liblock. */
 export class LockError extends Error {
@@ -133,8 +140,14 @@ export class LockLostError extends LockError { readonly code: 'LOST'; }
 export class CanceledError extends LockError { readonly code: 'CANCELED'; }
 /** A bad argument: a wrong type (checked in JS) or a value out of range (checked by the library). */
 export class InvalidArgumentError extends LockError { readonly code: 'INVALID_ARGUMENT'; }
-/** The client was closed (or the lock freed). */
+/** The library no longer knows the handle (a lock or engine it freed). */
 export class InvalidHandleError extends LockError { readonly code: 'INVALID_HANDLE'; }
+/**
+ * A call on a client after its close(), or on a lock of that client: acquire,
+ * using, inspect, extend, release. The message starts with
+ * "liblock: the client is closed". `status` 4, LOCK_INVALID_HANDLE's.
+ */
+export class ClientClosedError extends LockError { readonly code: 'CLOSED'; }
 /** A bug inside liblock; the message says what. */
 export class InternalError extends LockError { readonly code: 'INTERNAL'; }
 /**
@@ -157,7 +170,10 @@ export class Lock implements AsyncDisposable {
   /** Whether this acquire re-entered a lock its `token` already held on a quorum. */
   readonly reentered: boolean;
   readonly autoExtend: boolean;
-  /** Whether release() completed. */
+  /**
+   * Whether the lock was released: its release() completed, or its client's
+   * close() released it (then `lost` stays false).
+   */
   readonly released: boolean;
   /** Whether the library knows the lock is no longer held. */
   readonly lost: boolean;
@@ -165,11 +181,18 @@ export class Lock implements AsyncDisposable {
   readonly validity: number;
   /** Aborted, with a LockLostError as its reason, when the lock is lost. */
   readonly signal: AbortSignal;
-  /** Resets the expiry to ttl ms from now; LockLostError if it already expired. */
+  /**
+   * Resets the expiry to ttl ms from now (ttl at least 3 × the client's
+   * nodeTimeout); LockLostError if it already expired; ClientClosedError after
+   * the client's close().
+   */
   extend(ttl: number): Promise<void>;
-  /** Deletes the key where this token holds it; LockLostError if it was no longer held. */
+  /**
+   * Deletes the key where this token holds it; LockLostError if it was no
+   * longer held; ClientClosedError after the client's close() (which released it).
+   */
   release(): Promise<void>;
-  /** Releases, ignoring LockLostError. */
+  /** Releases, ignoring LockLostError; does nothing once the client is closed. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -192,7 +215,11 @@ export class Client {
    * lock was lost while fn ran.
    */
   using<T>(resource: string, options: AcquireOptions, fn: (signal: AbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
-  /** Cancels pending operations, releases held locks, closes connections. Never rejects. */
+  /**
+   * Cancels pending operations (CanceledError), releases held locks (they
+   * read `released`), closes connections. Never rejects. Every later call on
+   * the client or its locks rejects with ClientClosedError.
+   */
   close(): Promise<void>;
 }
 
@@ -235,6 +262,7 @@ declare const _default: {
   InvalidHandleError: typeof InvalidHandleError;
   InternalError: typeof InternalError;
   LoadError: typeof LoadError;
+  ClientClosedError: typeof ClientClosedError;
   ABI_VERSION: 1;
   DEFAULT_WAIT: 10000;
   library: typeof library;

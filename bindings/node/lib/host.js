@@ -511,6 +511,13 @@ class Host {
     this.ad.free(this.h);
     stats.engines--;
     stats.locks -= this.locks.size;
+    // CLOSE released what was still held (the engine's best effort, each
+    // node bounded by the node timeout): those locks read released, not lost.
+    for (const st of this.locks.values()) {
+      if (st.lost) continue;
+      st.released = true;
+      if (hooks.released) hooks.released(st);
+    }
     this.locks.clear();
     if (this.closeDone) {
       hold(-1);
