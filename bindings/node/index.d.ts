@@ -131,7 +131,13 @@ export class NotAcquiredError extends LockError { readonly code: 'NOT_ACQUIRED';
 /** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
 export class UnavailableError extends LockError {
   readonly code: 'UNAVAILABLE';
-  /** The per-node causes, when the engine gave them. */
+  /**
+   * Every node that failed (neither granted nor refused), in configuration
+   * order: its 0-based index in ClientOptions.nodes, host:port (or the socket
+   * path), and why (e.g. "connect ECONNREFUSED 127.0.0.1:7001", a timeout).
+   * The message says how many: "all 3 nodes failed, quorum is 2", or
+   * "F of N nodes failed, quorum is Q".
+   */
   readonly nodes?: { node: number; addr: string; cause: string }[];
 }
 /** The lock is no longer held on a quorum. */
