@@ -479,11 +479,6 @@ function _debug() {
   };
 }
 
-/** @internal Makes liblock.so panic inside a call (a debug export), to test LOCK_INTERNAL. */
-function _debugPanic() {
-  return require('./lib/native').load().debugPanic();
-}
-
 module.exports = {
   Client,
   Lock,
@@ -501,7 +496,6 @@ module.exports = {
   DEFAULT_WAIT: DEFAULT_WAIT_MS,
   library,
   _debug,
-  _debugPanic,
 };
 // `import liblock from 'liblock'` compiled to CommonJS by TypeScript or Babel
 // without esModuleInterop reads `.default`: it is the module itself, as the

@@ -122,6 +122,7 @@ test('release twice (and extend after release) is LOST, as in Go, C and Python',
 test('the default export is the module, LoadError and DEFAULT_WAIT included (CJS and ESM)', async () => {
   assert.equal(liblock.default, liblock);
   assert.ok(!Object.keys(liblock).includes('default'));
+  assert.equal('_debugPanic' in liblock, false, 'the panic switch is not public');
   const esm = await import('../index.mjs');
   assert.equal(esm.default, liblock);
   assert.equal(esm.LoadError, liblock.LoadError);
