@@ -1,10 +1,28 @@
-// Type declarations for liblock's Node.js binding.
+// Type declarations for liblock's Node.js binding. Every duration is an
+// integer number of milliseconds.
 //
-// AbortSignal, AsyncDisposable and Symbol.asyncDispose are Node's globals,
-// declared by @types/node (a dependency of this package, so that these
-// declarations type-check without skipLibCheck in any project, with or
-// without the DOM lib). Every duration is an integer number of milliseconds.
-/// <reference types="node" />
+// They need no @types/node (an optional peer dependency, not installed with
+// the package): Symbol.asyncDispose and AsyncDisposable come from TypeScript's
+// own lib esnext.disposable (TypeScript >= 5.2; @types/node references the
+// same lib), and AbortSignal is the project's own — Node's from @types/node,
+// or the DOM's — read through `typeof globalThis`, with the few members
+// liblock uses when the project declares none. They type-check with
+// `tsc --strict` and without skipLibCheck with and without @types/node and
+// the DOM lib (scripts/test-dist.sh).
+/// <reference lib="esnext.disposable" />
+
+/** The part of an AbortSignal liblock uses, for projects that declare none (no @types/node, no DOM lib). */
+export interface MinimalAbortSignal {
+  readonly aborted: boolean;
+  readonly reason: any;
+  addEventListener(type: 'abort', listener: (event: any) => void, options?: boolean | { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: (event: any) => void, options?: boolean | {}): void;
+}
+/**
+ * The project's AbortSignal (Node's, declared by @types/node, or the DOM's);
+ * MinimalAbortSignal when it declares none.
+ */
+export type LockAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : MinimalAbortSignal;
 
 export interface ClientOptions {
   /** One URL per independent Redis master: redis://[user:password@]host:port[/db], rediss://..., unix:///path. 1..64 of them. */
@@ -67,12 +85,12 @@ export interface AcquireOptions {
    */
   fence?: boolean;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
-  signal?: AbortSignal;
+  signal?: LockAbortSignal;
 }
 
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
-  signal?: AbortSignal;
+  signal?: LockAbortSignal;
 }
 
 /** One node's answer in an Inspection. */
@@ -186,7 +204,7 @@ export class Lock implements AsyncDisposable {
   /** Remaining validity in ms (0 once expired, released or lost). */
   readonly validity: number;
   /** Aborted, with a LockLostError as its reason, when the lock is lost. */
-  readonly signal: AbortSignal;
+  readonly signal: LockAbortSignal;
   /**
    * Resets the expiry to ttl ms from now (ttl at least 3 × the client's
    * nodeTimeout); LockLostError if it already expired; ClientClosedError after
@@ -220,7 +238,7 @@ export class Client {
    * then releases it. Rejects with fn's error, or with LockLostError if the
    * lock was lost while fn ran.
    */
-  using<T>(resource: string, options: AcquireOptions, fn: (signal: AbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
+  using<T>(resource: string, options: AcquireOptions, fn: (signal: LockAbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
   /**
    * Cancels pending operations (CanceledError), releases held locks (they
    * read `released`), closes connections. Never rejects. Every later call on
