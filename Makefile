@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist sim demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim demo bench bench-go clean
 
 all: build
 
@@ -42,7 +42,7 @@ dist: deps build
 	@ls -l $(BUILD)/dist
 
 ## test: every suite
-test: deps test-go test-c test-node test-python test-wasm test-interop test-dist
+test: deps test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
@@ -81,6 +81,11 @@ test-interop: deps build
 test-dist: deps dist
 	bash bindings/python/scripts/test-dist.sh $(BUILD)/dist
 	bash bindings/node/scripts/test-dist.sh $(BUILD)/dist
+
+## test-snippets: every program snippet of the READMEs (a `<!-- snippet: KIND -->` line before
+## its fence) extracted and run as written against 3 redis-servers started for the run
+test-snippets: deps build
+	GO=$(GO) bash .ci/snippets.sh
 
 ## demo: a local 3-node Redis set under build/demo, the examples, then the nodes are stopped
 demo: deps build

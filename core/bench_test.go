@@ -24,8 +24,10 @@ const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.c
 // script; on N nodes, in parallel goroutines, as a minimal Redlock would),
 // on the same nodes in the same run. liblock-goredis is the Client over the
 // nodes of go-redis clients (NewFromClients: the engine dials with each
-// client's dialer), beside liblock (core.New). A …-frozen1 group freezes one
-// node of five. It
+// client's dialer), beside liblock (core.New) and liblock-wait (core.New,
+// acquiring with core.Wait(10 s): a wait budget the uncontended pair never
+// uses, which must cost nothing). A …-frozen1 group freezes one node of
+// five. It
 // reports the median pair latency as p50-µs and the process CPU time (user
 // + system, all threads; the redis-servers are other processes) per pair as
 // cpu-µs; make bench prints the medians and the ratios.
@@ -35,6 +37,7 @@ func BenchmarkPair(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/go-redis-raw", n), func(b *testing.B) { benchRaw(b, c) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock-goredis", n), func(b *testing.B) { benchLiblock(b, c, goRedisClient) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c, respClient) })
+		b.Run(fmt.Sprintf("nodes=%d/liblock-wait", n), func(b *testing.B) { benchLiblock(b, c, respClient, core.Wait(10*time.Second)) })
 		if n == 5 {
 			// One node frozen (SIGSTOP): the engine decides as soon as a
 			// quorum answered, so the pair should cost what a healthy one
@@ -81,12 +84,12 @@ func goRedisClient(b *testing.B, c *redistest.Cluster) *core.Client {
 	return cl
 }
 
-func benchLiblock(b *testing.B, c *redistest.Cluster, newClient func(*testing.B, *redistest.Cluster) *core.Client) {
+func benchLiblock(b *testing.B, c *redistest.Cluster, newClient func(*testing.B, *redistest.Cluster) *core.Client, opts ...core.AcquireOption) {
 	cl := newClient(b, c)
 	defer cl.Close()
 	ctx := context.Background()
 	pair := func() {
-		l, err := cl.Acquire(ctx, "bench", 10*time.Second)
+		l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,6 +19,9 @@ var (
 	ErrInvalidArgument = engine.ErrInvalidArgument
 	// ErrClosed: the Client was closed.
 	ErrClosed = engine.ErrClosed
+	// ErrNoAnswer is the cause an UnavailableError names for a node that
+	// had not answered when the outcome was already certain.
+	ErrNoAnswer = engine.ErrNoAnswer
 )
 
 // ArgumentError names the argument that was rejected.

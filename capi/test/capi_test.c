@@ -448,6 +448,15 @@ static void test_client_config(void) {
 		char *err = NULL;
 		CHECK_ST(lock_client_new(js, &c, &err), LOCK_INVALID_ARGUMENT, &err);
 	}
+	/* one server twice: refused, naming both entries */
+	{
+		uint64_t c = 0;
+		char *err = NULL;
+		int32_t st = lock_client_new("{\"nodes\":[\"redis://127.0.0.1:1\",\"redis://127.0.0.1:2\",\"redis://127.0.0.1:1/3\"]}", &c, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "nodes[2]: the same server as nodes[0]"),
+		      "duplicate node: status %d err=%s", st, err ? err : "(null)");
+		lock_string_free(err);
+	}
 	/* 65 nodes */
 	{
 		char js[4096];

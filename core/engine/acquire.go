@@ -57,6 +57,9 @@ type attempt struct {
 	causes   []*NodeError
 	decided  bool
 	canceled bool
+	// unavailable: decided unavailable while nodes had not answered; it
+	// fails once they all have (see reply).
+	unavailable bool
 	// cleanedUp: its cleanup is written (behind it, on every connection).
 	cleanedUp bool
 	// reentered counts the nodes where the caller's token already held the
@@ -141,6 +144,10 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 				e.fenceDecide(f)
 			}
 		}
+		if a.unavailable && a.granted+a.refused+a.failed == len(e.nodes) {
+			a.unavailable = false
+			e.attemptFailed(a, e.unavailable("acquire", a.state, a.causes, ""))
+		}
 		return // late: a failed attempt's cleanup is already queued behind it
 	}
 	n := len(e.nodes)
@@ -163,7 +170,16 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 	case a.granted+left < e.quorum:
 		a.decided = true
 		if a.failed > n-e.quorum {
-			e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: strconv.Itoa(a.failed) + " of " + strconv.Itoa(n) + " nodes failed, " + e.quorumText(), Nodes: sortCauses(a.causes)})
+			if left > 0 {
+				// Unavailable whatever the others answer. Their answers,
+				// due within the node timeout, name every node's cause
+				// ("all 3 nodes failed" rather than "2 of 3"): clean up
+				// now, report once they are in.
+				e.cleanup(a)
+				a.unavailable = true
+				return
+			}
+			e.attemptFailed(a, e.unavailable("acquire", a.state, a.causes, ""))
 			return
 		}
 		e.attemptFailed(a, errNotAcquired(o.resource, "granted by "+strconv.Itoa(a.granted)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
@@ -179,6 +195,9 @@ func sortCauses(c []*NodeError) []*NodeError {
 // all but those that answered nil. A command queued behind the attempt's
 // SET on the same connection runs after it.
 func (e *Engine) cleanup(a *attempt) {
+	if a.cleanedUp {
+		return
+	}
 	a.cleanedUp = true
 	if a.op.token != "" {
 		// With a caller's token the attempt cannot tell the keys it set
@@ -215,9 +234,13 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 	case !o.wait || e.now >= o.waitUntil:
 		e.finishAcquire(o, 0, err)
 	case o.woken:
+		e.subscribe(o.key)
 		e.startAttempt(o)
 	case e.oldest(o):
-		e.listen(o.key) // re-subscribes where a pub/sub connection was lost
+		// The key's channel from the first refusal on; a release that
+		// came before the subscription took is found by the first poll,
+		// minRetryDelay away. Again after a pub/sub connection was lost.
+		e.subscribe(o.key)
 		if until := e.heldHere(o.key); until > 0 {
 			// This engine holds the key: the lock's release, loss or
 			// expiry wakes the oldest waiter, and a poll before then
@@ -228,6 +251,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 			e.backoff(o)
 		}
 	default:
+		e.subscribe(o.key)
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
 	}
@@ -315,8 +339,16 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 // lock was extended, or a wake-up was missed), as a fallback.
 func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	o.queued = false
-	e.unsubscribe(o.key)
 	q := e.waiters[o.key]
+	if len(q) == 1 && q[0] == o {
+		// The only waiter, as every uncontended acquire with a wait is:
+		// its queue's memory serves the next one (Acquire).
+		q[0] = nil
+		e.spareQueue = q[:0]
+		delete(e.waiters, o.key)
+		e.unsubscribe(o.key)
+		return
+	}
 	wasOldest := len(q) > 0 && q[0] == o
 	for i, x := range q {
 		if x == o {
@@ -326,6 +358,7 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	}
 	if len(q) == 0 {
 		delete(e.waiters, o.key)
+		e.unsubscribe(o.key)
 		return
 	}
 	e.waiters[o.key] = q

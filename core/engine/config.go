@@ -132,10 +132,23 @@ func (cfg Config) Validate() error {
 	if len(cfg.Nodes) > MaxNodes {
 		return invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(cfg.Nodes)))
 	}
+	seen := make(map[string]int, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
 		if n.Addr == "" || (n.Network != "tcp" && n.Network != "unix") {
 			return invalidArg(indexed("nodes", i), "no address")
 		}
+		// One server listed twice would grant twice and fake a quorum
+		// (its failure would also count twice): whatever the db, since
+		// one server's databases fail together.
+		id := n.Network + " " + n.Addr
+		if n.Network == "tcp" {
+			id = strings.ToLower(id)
+		}
+		if j, dup := seen[id]; dup {
+			return invalidArg(indexed("nodes", i), "the same server as "+indexed("nodes", j)+" ("+n.Addr+
+				"): one server listed twice would grant a lock twice and fake a quorum; list each server once")
+		}
+		seen[id] = i
 	}
 	return cfg.ValidateOptions()
 }

@@ -98,14 +98,18 @@ type Engine struct {
 	ops      map[OpID]*acquireOp
 	locks    map[LockID]*lockState
 	waiters  map[string][]*acquireOp
-	subs     map[string]*subscription // keys local acquires wait for
-	subNodes []*node                  // each node's pub/sub connection (nil until needed)
-	timers   timerHeap
-	reqs     []*request    // recycled requests
-	reported time.Duration // the deadline last reported in an ActTimer
-	hasRep   bool
-	closing  bool
-	closed   bool
+	// spareQueue is the memory of the last key queue that emptied, for the
+	// next key that gets one: an acquire with a wait budget then allocates
+	// no more than one without.
+	spareQueue []*acquireOp
+	subs       map[string]*subscription // keys local acquires wait for
+	subNodes   []*node                  // each node's pub/sub connection (nil until needed)
+	timers     timerHeap
+	reqs       []*request    // recycled requests
+	reported   time.Duration // the deadline last reported in an ActTimer
+	hasRep     bool
+	closing    bool
+	closed     bool
 	// inspecting counts inspections in flight (Close waits for them).
 	inspecting int
 	now        time.Duration // Env.Now at the start of the current input
@@ -304,13 +308,21 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	}
 	e.ops[op.id] = op
 	if op.wait {
-		// Queue before the first attempt, so that a release during it is
-		// not missed.
-		ahead := len(e.waiters[op.key])
-		e.waiters[op.key] = append(e.waiters[op.key], op)
+		// Queue before the first attempt, so that a release by this engine
+		// during it is not missed. Nothing goes on the wire for waiting
+		// until a wait happens: the key's channel is subscribed only once
+		// an attempt was refused or the acquire queues behind another (see
+		// subscribe), so an acquire whose first attempt wins costs what a
+		// single attempt costs.
+		q := e.waiters[op.key]
+		if q == nil {
+			q, e.spareQueue = e.spareQueue, nil
+		}
+		ahead := len(q)
+		e.waiters[op.key] = append(q, op)
 		op.queued = true
-		e.subscribe(op.key)
 		if ahead > 0 {
+			e.subscribe(op.key)
 			// Behind this client's own waiters: no barging. It sleeps
 			// until a release wakes it in turn (or its wait ends), as a
 			// release would otherwise go to whoever asks again first —

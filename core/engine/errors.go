@@ -114,6 +114,33 @@ func (e *UnavailableError) Unwrap() []error {
 	return errs
 }
 
+// ErrNoAnswer is the cause an UnavailableError gives for a node that had
+// not answered when the operation's outcome was already certain.
+var ErrNoAnswer = errors.New("no answer yet when the outcome was certain")
+
+// unavailable is op's UnavailableError over its nodes' states: every node
+// that failed, with its cause, and every node still pending, with
+// ErrNoAnswer (state nil: none is listed as pending). The reason counts
+// them ("all 3 nodes failed", "2 of 3 nodes failed, 1 had not answered")
+// and ends with the quorum and then suffix.
+func (e *Engine) unavailable(op string, state []uint8, causes []*NodeError, suffix string) *UnavailableError {
+	n := len(e.nodes)
+	nodes := append(make([]*NodeError, 0, n), causes...)
+	for i, st := range state {
+		if st == pending {
+			nodes = append(nodes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: ErrNoAnswer})
+		}
+	}
+	reason := strconv.Itoa(len(causes)) + " of " + strconv.Itoa(n) + " nodes failed"
+	if len(causes) == n {
+		reason = "all " + strconv.Itoa(n) + " nodes failed"
+	}
+	if k := len(nodes) - len(causes); k > 0 {
+		reason += ", " + strconv.Itoa(k) + " had not answered"
+	}
+	return &UnavailableError{Op: op, Reason: reason + ", " + e.quorumText() + suffix, Nodes: sortCauses(nodes)}
+}
+
 // opError wraps a sentinel with the operation and resource it concerns.
 type opError struct {
 	op, resource, detail string

@@ -101,7 +101,7 @@ func (e *Engine) fenceDecide(f *fenceRound) {
 		case f.accepted >= e.quorum:
 			err = &UnavailableError{Op: "acquire", Reason: "fenced by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(f.causes)}
 		case f.failed > 0:
-			err = &UnavailableError{Op: "acquire", Reason: "the fence was written on " + strconv.Itoa(f.accepted) + " of " + strconv.Itoa(len(e.nodes)) + " nodes, " + e.quorumText(), Nodes: sortCauses(f.causes)}
+			err = &UnavailableError{Op: "acquire", Reason: "the fence was written on " + strconv.Itoa(f.accepted) + " of " + strconv.Itoa(len(e.nodes)) + " nodes, " + e.quorumText(), Nodes: sortCauses(append([]*NodeError(nil), f.causes...))}
 		default:
 			err = errNotAcquired(o.resource, "the fence was refused by "+strconv.Itoa(f.refused)+" nodes")
 		}

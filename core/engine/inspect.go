@@ -147,7 +147,7 @@ func (e *Engine) inspection(op *inspectOp) (*Inspection, error) {
 		}
 	}
 	if len(causes) > n-e.quorum {
-		return nil, &UnavailableError{Op: "inspect", Reason: strconv.Itoa(len(causes)) + " of " + strconv.Itoa(n) + " nodes failed, " + e.quorumText() + ": cannot tell whether it is held", Nodes: causes}
+		return nil, e.unavailable("inspect", nil, causes, ": cannot tell whether it is held")
 	}
 	return in, nil
 }

@@ -245,7 +245,7 @@ func (e *Engine) extendReply(op *lockOp) {
 		e.dropKeys(l)
 		err = e.markLost(l, errLost("extend", l.resource, "held on only "+strconv.Itoa(op.ok)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
 	case op.ok+left < e.quorum:
-		err = &UnavailableError{Op: "extend", Reason: strconv.Itoa(op.failed) + " of " + strconv.Itoa(n) + " nodes failed, " + e.quorumText() + "; the lock stays held until its current validity ends", Nodes: sortCauses(op.causes)}
+		err = e.unavailable("extend", op.state, op.causes, "; the lock stays held until its current validity ends")
 		if op.internal && l.lostErr == nil && !l.released {
 			// Still ours until validUntil: try again soon, and give it up
 			// when the validity runs out.
@@ -279,7 +279,7 @@ func (e *Engine) releaseReply(op *lockOp) {
 		if !op.internal && !e.closing {
 			e.schedule(l) // still ours until validUntil: keep watching
 		}
-		e.lockOpDone(op, &UnavailableError{Op: "release", Reason: strconv.Itoa(op.failed) + " of " + strconv.Itoa(n) + " nodes failed, cannot tell whether it was still held; call Release again", Nodes: sortCauses(op.causes)})
+		e.lockOpDone(op, e.unavailable("release", op.state, op.causes, "; cannot tell whether it was still held; call Release again"))
 		return
 	default:
 		return

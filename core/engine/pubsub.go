@@ -10,18 +10,19 @@ import (
 // lock, and a failed attempt's cleanup) publishes its random id on the
 // key's channel from inside the release script, unless it hands the key to
 // the releaser's own next waiter (see handOff): then it publishes nothing,
-// which would wake nobody, and only counts the channel's subscribers. While
-// an acquire of this engine waits for a key, the engine subscribes to that
-// key's channel on every node, through one extra connection per node
-// (closed again when no acquire waits); a message wakes the oldest local
+// which would wake nobody, and only counts the channel's subscribers. Once
+// an acquire of this engine waits for a key (an attempt of it was refused,
+// or it queued behind another), the engine subscribes to that key's channel
+// on every node, through one extra connection per node (closed again when
+// no acquire waits); a message wakes the oldest local
 // waiter at once. Pub/sub may drop messages (a connection lost, a node
 // frozen): the oldest waiter's polling stays as the fallback.
 
-// subscription is one key's channel, while acquires of this engine wait
-// for it.
+// subscription is one key's channel, from the moment an acquire of this
+// engine actually waits for the key (an attempt refused, or queued behind
+// another acquire) until no acquire of this engine waits for it.
 type subscription struct {
-	waiters int    // acquires waiting for the key
-	lastID  string // the release id last acted on: the others' copies are ignored
+	lastID string // the release id last acted on: the others' copies are ignored
 	// remote: another client waited for the key at this engine's last
 	// release; run counts the local hand-offs since this engine last
 	// yielded, the first at runStart (see handOff).
@@ -47,15 +48,15 @@ func (e *Engine) releaseID(key string) string {
 	return s
 }
 
-// subscribe notes one more waiter for key and makes sure every node's
-// pub/sub connection listens to its channel.
+// subscribe makes sure every node's pub/sub connection listens to key's
+// channel, for as long as acquires of this engine wait for key (unqueue
+// ends it with the last of them). Acquires call it only once they wait:
+// one whose first attempt wins never subscribes, so a wait budget costs
+// nothing on the wire until it is used.
 func (e *Engine) subscribe(key string) {
-	sub := e.subs[key]
-	if sub == nil {
-		sub = &subscription{}
-		e.subs[key] = sub
+	if e.subs[key] == nil {
+		e.subs[key] = &subscription{}
 	}
-	sub.waiters++
 	e.listen(key)
 }
 
@@ -75,13 +76,10 @@ func (e *Engine) listen(key string) {
 	}
 }
 
-// unsubscribe notes one waiter less for key; the last one unsubscribes.
+// unsubscribe stops listening to key's channel: no acquire of this engine
+// waits for key any more.
 func (e *Engine) unsubscribe(key string) {
-	sub := e.subs[key]
-	if sub == nil {
-		return
-	}
-	if sub.waiters--; sub.waiters > 0 {
+	if e.subs[key] == nil {
 		return
 	}
 	delete(e.subs, key)

@@ -217,6 +217,9 @@ func (n *simNode) exec(c *simConn, args [][]byte, out []byte) []byte {
 	switch name {
 	case "SET", "GET", "DEL", "PEXPIRE", "EVALSHA", "EVAL":
 		if n.s.now < n.loadingUntil {
+			// The client's delete of a key restored from disk may be
+			// refused here until its ttl: an exchange that failed.
+			c.client.trouble[n.idx] = n.s.now
 			return append(out, "-LOADING Redis is loading the dataset in memory\r\n"...)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -100,6 +101,7 @@ func Run(t *testing.T, backend Factory) {
 		{"MinorityKilled", s.minorityKilled},
 		{"MajorityFrozen", s.majorityFrozen},
 		{"MajorityKilled", s.majorityKilled},
+		{"AllNodesDown", s.allNodesDown},
 		{"Expiry", s.expiry},
 		{"ExtendKeepsAndNeverReacquires", s.extend},
 		{"ReleaseAfterExpiryLeavesOtherOwner", s.releaseAfterExpiry},
@@ -117,6 +119,7 @@ func Run(t *testing.T, backend Factory) {
 		{"WakeOnReleaseAcrossClients", s.wakeAcrossClients},
 		{"TurnsAcrossClients", s.turnsAcrossClients},
 		{"HandOffPublishesNothing", s.handOffPublishesNothing},
+		{"UnusedWaitCostsNothing", s.unusedWaitCostsNothing},
 		{"Inspect", s.inspect},
 		{"InspectMinorityDown", s.inspectMinorityDown},
 		{"ReenterByToken", s.reenter},
@@ -363,8 +366,8 @@ func (s *suite) failMajority(t *testing.T, fail func(*redistest.Node) error) {
 		t.Fatalf("unavailable must not also be not-acquired: %v", err)
 	}
 	var ue *core.UnavailableError
-	if !errors.As(err, &ue) || len(ue.Nodes) < 3 {
-		t.Fatalf("want per-node causes for 3 nodes, got %v", err)
+	if !errors.As(err, &ue) || len(ue.Nodes) != 3 || !strings.Contains(err.Error(), "3 of 5 nodes failed") {
+		t.Fatalf("want the causes of the 3 failed nodes, got %v", err)
 	}
 	// The failed attempt's cleanup runs in the background, each node
 	// bounded by the node timeout.
@@ -378,6 +381,33 @@ func (s *suite) majorityFrozen(t *testing.T) {
 
 func (s *suite) majorityKilled(t *testing.T) {
 	s.failMajority(t, func(n *redistest.Node) error { return n.Kill() })
+}
+
+// allNodesDown: with every node refusing connections, an acquire (with a
+// wait or without) is unavailable and its error names every node with its
+// own cause, not only the quorum's worth that made the outcome certain.
+func (s *suite) allNodesDown(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := s.client(t, c)
+	for _, n := range c.Nodes {
+		must(t, n.Kill())
+	}
+	ctx := context.Background()
+	for _, opts := range [][]core.AcquireOption{nil, {core.Wait(300 * time.Millisecond)}} {
+		_, err := cl.Acquire(ctx, "res", 10*time.Second, opts...)
+		var ue *core.UnavailableError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "all 3 nodes failed, quorum is 2") {
+			t.Fatalf("got %v, want unavailable: all 3 nodes failed", err)
+		}
+		if len(ue.Nodes) != 3 {
+			t.Fatalf("%d nodes named, want 3: %v", len(ue.Nodes), err)
+		}
+		for i, ne := range ue.Nodes {
+			if ne.Node != i || ne.Err == nil || errors.Is(ne, core.ErrNoAnswer) {
+				t.Errorf("node %d: %v", i, ne)
+			}
+		}
+	}
 }
 
 func (s *suite) expiry(t *testing.T) {
@@ -739,6 +769,10 @@ func (s *suite) badInput(t *testing.T) {
 		{"NaN drift", core.Config{Nodes: urls, DriftFactor: nan}, "drift_factor"},
 		{"long prefix", core.Config{Nodes: urls, KeyPrefix: strings.Repeat("p", core.MaxKeyPrefix+1)}, "key_prefix"},
 		{"too many nodes", core.Config{Nodes: make([]string, core.MaxNodes+1)}, "nodes"},
+		{"same node twice", core.Config{Nodes: []string{urls[0], urls[1], urls[0]}}, "nodes[2]"},
+		{"same server, another db", core.Config{Nodes: []string{urls[0] + "/1", urls[0] + "/2"}}, "nodes[1]"},
+		{"same host in capitals", core.Config{Nodes: []string{"redis://localhost:1", "redis://LOCALHOST:1"}}, "nodes[1]"},
+		{"no scheme", core.Config{Nodes: []string{"127.0.0.1:6379"}}, "nodes[0]"},
 	} {
 		_, err := s.backend(t, tc.cfg)
 		var ae *core.ArgumentError
@@ -746,7 +780,16 @@ func (s *suite) badInput(t *testing.T) {
 			t.Errorf("%s: got %v, want an invalid-argument error for %q", tc.name, err, tc.arg)
 		}
 	}
-	_, err := s.backend(t, core.Config{Nodes: []string{"redis://user:s3cret@127.0.0.1:1/notadb"}})
+	// Both entries are named, with why.
+	_, err := s.backend(t, core.Config{Nodes: []string{urls[0], urls[0]}})
+	if err == nil || !strings.Contains(err.Error(), "nodes[1]: the same server as nodes[0]") || !strings.Contains(err.Error(), "fake a quorum") {
+		t.Errorf("a node listed twice: got %v", err)
+	}
+	_, err = s.backend(t, core.Config{Nodes: []string{"127.0.0.1:6379"}})
+	if err == nil || !strings.Contains(err.Error(), "write redis://127.0.0.1:6379") {
+		t.Errorf("a URL without a scheme: got %v, want the redis:// form suggested", err)
+	}
+	_, err = s.backend(t, core.Config{Nodes: []string{"redis://user:s3cret@127.0.0.1:1/notadb"}})
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %v must exist and must not contain the password", err)
 	}
@@ -1340,3 +1383,71 @@ func (s *suite) fenceRoundFault(t *testing.T, sig syscall.Signal, faults int) {
 func (s *suite) fenceRoundOneFrozen(t *testing.T) { s.fenceRoundFault(t, syscall.SIGSTOP, 1) }
 func (s *suite) fenceRoundOneKilled(t *testing.T) { s.fenceRoundFault(t, syscall.SIGKILL, 1) }
 func (s *suite) fenceRoundTwoFrozen(t *testing.T) { s.fenceRoundFault(t, syscall.SIGSTOP, 2) }
+
+// commandStats returns every command node n ran since its last CONFIG
+// RESETSTAT, with its number of calls.
+func commandStats(t testing.TB, n *redistest.Node) map[string]int {
+	t.Helper()
+	v, err := n.Do("INFO", "commandstats")
+	must(t, err)
+	stats := map[string]int{}
+	for _, line := range strings.Split(v, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		calls, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		must(t, err)
+		stats[name] = calls
+	}
+	return stats
+}
+
+// unusedWaitCostsNothing: uncontended acquire+release pairs with a wait
+// budget send exactly the commands of pairs without one — no SUBSCRIBE,
+// no pub/sub connection and its handshake — on one node and on three.
+func (s *suite) unusedWaitCostsNothing(t *testing.T) {
+	const pairs = 50
+	for _, nodes := range []int{1, 3} {
+		t.Run(fmt.Sprint(nodes), func(t *testing.T) {
+			c := redistest.Start(t, nodes)
+			cl := s.client(t, c)
+			ctx := context.Background()
+			run := func(opts ...core.AcquireOption) []map[string]int {
+				for _, n := range c.Nodes {
+					_, err := n.Do("CONFIG", "RESETSTAT")
+					must(t, err)
+				}
+				for range pairs {
+					l, err := cl.Acquire(ctx, "res", 10*time.Second, opts...)
+					must(t, err)
+					must(t, l.Release(ctx))
+				}
+				// A node outside the quorum may run its last release
+				// just after the call returned.
+				settled(t, c, "every release ran", func(n *redistest.Node) bool {
+					return commandStats(t, n)["evalsha"]+commandStats(t, n)["eval"] >= pairs
+				})
+				stats := make([]map[string]int, nodes)
+				for i, n := range c.Nodes {
+					stats[i] = commandStats(t, n)
+					delete(stats[i], "config|resetstat")
+					delete(stats[i], "info")
+				}
+				return stats
+			}
+			run() // connects and loads the release script
+			single := run()
+			waiting := run(core.Wait(10 * time.Second))
+			for i := range c.Nodes {
+				if !reflect.DeepEqual(single[i], waiting[i]) {
+					t.Errorf("node %d: %d pairs with a wait budget ran %v; without one %v", i, pairs, waiting[i], single[i])
+				}
+				if single[i]["set"] != pairs {
+					t.Errorf("node %d: %d SETs for %d acquires: %v", i, single[i]["set"], pairs, single[i])
+				}
+			}
+			c.AssertNoKeys(t)
+		})
+	}
+}

@@ -585,7 +585,11 @@ func (r *reader) error() error {
 	for i := 0; i < n && r.err == nil; i++ {
 		ne := &engine.NodeError{Node: int(r.u16())}
 		ne.Addr = r.str()
-		ne.Err = errors.New(r.str())
+		if cause := r.str(); cause == engine.ErrNoAnswer.Error() {
+			ne.Err = engine.ErrNoAnswer
+		} else {
+			ne.Err = errors.New(cause)
+		}
 		nodes = append(nodes, ne)
 	}
 	if r.err != nil {

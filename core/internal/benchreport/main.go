@@ -3,8 +3,10 @@
 // its p50-µs metric (and of its cpu-µs metric, process CPU per pair, when
 // reported) over the -count runs, and for every liblock benchmark
 // (…/liblock, …/liblock-<variant>) the ratios to the baseline of the same
-// group (…/go-redis-raw) measured in the same run; a …-frozen1 group (one
-// node frozen) is compared with the healthy group's pair instead.
+// group (…/go-redis-raw) measured in the same run; …/liblock-wait (a wait
+// budget that goes unused) is compared with the group's …/liblock (one
+// attempt), and a …-frozen1 group (one node frozen) with the healthy
+// group's pair.
 package main
 
 import (
@@ -55,11 +57,15 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println()
+	fmt.Println("ratios: to go-redis-raw of the group; liblock-wait to liblock (one attempt); …-frozen1 to the healthy pair")
 	fmt.Printf("%-48s %12s %8s %12s %8s\n", "benchmark (median of runs)", "p50 µs/pair", "ratio", "cpu µs/pair", "ratio")
 	for _, name := range order {
 		var base metrics
 		if group, leaf, ok := cut(name); ok && strings.HasPrefix(leaf, "liblock") {
 			base = samples[group+"/go-redis-raw"]
+			if leaf == "liblock-wait" {
+				base = samples[group+"/liblock"]
+			}
 			if healthy, frozen := strings.CutSuffix(group, "-frozen1"); frozen {
 				// With a node frozen, the baseline is the healthy pair.
 				base = samples[healthy+"/"+leaf]
