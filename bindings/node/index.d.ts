@@ -152,9 +152,11 @@ export class UnavailableError extends LockError {
   /**
    * Every node that failed (neither granted nor refused), in configuration
    * order: its 0-based index in ClientOptions.nodes, host:port (or the socket
-   * path), and why (e.g. "connect ECONNREFUSED 127.0.0.1:7001", a timeout).
-   * The message says how many: "all 3 nodes failed, quorum is 2", or
-   * "F of N nodes failed, quorum is Q".
+   * path), and why (e.g. "connect ECONNREFUSED 127.0.0.1:7001", a timeout);
+   * for extend and release also every node that had not answered when the
+   * outcome was certain ("no answer yet when the outcome was certain"). The
+   * message counts them: "all 3 nodes failed, quorum is 2", or "F of N nodes
+   * failed, quorum is Q".
    */
   readonly nodes?: { node: number; addr: string; cause: string }[];
 }
