@@ -244,7 +244,9 @@ export class Client {
   /**
    * Cancels pending operations (CanceledError), releases held locks (they
    * read `released`), closes connections. Never rejects. Every later call on
-   * the client or its locks rejects with ClientClosedError.
+   * the client or its locks rejects with ClientClosedError. Without it, locks
+   * still held when the process ends normally ('beforeExit') are released
+   * then; after process.exit() or a signal they stay until their ttl.
    */
   close(): Promise<void>;
 }
