@@ -1,12 +1,14 @@
 'use strict';
 // A process that ends normally while holding locks (with and without
 // autoExtend) releases them on its way out (issue 23.4): the keys are gone
-// from every node long before their 60 s ttl. The child (fixtures/exit-holder.js)
-// runs with the backend under test.
+// from every node long before their 60 s ttl; with the nodes down by then,
+// the releases fail and the process still exits (each lock is tried once).
+// The child (fixtures/exit-holder.js) runs with the backend under test.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { execFile } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
+const readline = require('node:readline');
 const Redis = require('ioredis');
 const { startNodes, waitFor, assertNoUnhandled, BACKEND } = require('./helpers');
 
@@ -41,5 +43,27 @@ test('a process that returns from its main holding locks (plain and autoExtend) 
   for (const key of ['exit:plain', 'exit:auto']) {
     await waitFor(async () => (await valuesOf(key)).every((v) => v === null),
       { timeout: 5000, what: `${key} gone from every node (was ${JSON.stringify(await valuesOf(key))})` });
+  }
+});
+
+test('with every node down at exit, the failed releases are not retried: the process still exits', async () => {
+  const own = await startNodes(1);
+  const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'exit-holder.js'), own.urls[0], 'exit:down', 'wait-go'],
+    { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LIBLOCK_BACKEND: BACKEND } });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    const line = await new Promise((resolve, reject) => {
+      readline.createInterface({ input: child.stdout }).once('line', resolve);
+      exited.then((r) => reject(new Error(`the holder exited first: ${JSON.stringify(r)}`)));
+    });
+    assert.ok(JSON.parse(line).plain);
+    await own.kill(0);
+    child.stdin.write('go\n');
+    // Bounded by the node timeout (500 ms) per release round, not by the 60 s ttl.
+    const r = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(null), 20000).unref())]);
+    assert.deepEqual(r, { code: 0, signal: null }, 'the holder exits by itself, with status 0');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await own.stop();
   }
 });
