@@ -20,6 +20,29 @@ func configFor(c *redistest.Cluster) string {
 	return string(b)
 }
 
+// waitingFor returns once an acquire of the client waits for key: the
+// client listens for the key's releases on every node, which it does only
+// once an attempt was refused or an acquire queued behind another.
+func waitingFor(t *testing.T, c *redistest.Cluster, key string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, n := range c.Nodes {
+		for {
+			v, err := n.Do("PUBSUB", "NUMSUB", "liblock:released:"+key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(v, "\n1") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d: no acquire waits for %s within 5 s (PUBSUB NUMSUB: %q)", n.Index, key, v)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
 type outcome struct {
 	status int32
 	handle uint64
@@ -113,7 +136,7 @@ func TestAPIAsyncCancelAndClientFree(t *testing.T) {
 	if r != nil {
 		t.Fatal(r)
 	}
-	time.Sleep(20 * time.Millisecond)
+	waitingFor(t, cl, "busy")
 	if cancelOp(op) != statusOK {
 		t.Fatal("cancel")
 	}
@@ -137,7 +160,7 @@ func TestAPIAsyncCancelAndClientFree(t *testing.T) {
 		_, r := acquire(co, "busy", time.Second, acquireOptions{Wait: time.Minute})
 		syncDone <- r
 	}()
-	time.Sleep(30 * time.Millisecond)
+	waitingFor(t, cl, "busy")
 	if freeHandle(co.id) != statusOK {
 		t.Fatal("free client")
 	}

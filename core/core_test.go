@@ -234,7 +234,7 @@ func TestNewFromClients(t *testing.T) {
 	if err := clients[0].Ping(ctx).Err(); err != nil {
 		t.Fatalf("Close closed a client it does not own: %v", err)
 	}
-	if err := l.Release(ctx); !errors.Is(err, core.ErrLost) {
+	if err := l.Release(ctx); !errors.Is(err, core.ErrClosed) {
 		t.Fatalf("release after Close: %v", err)
 	}
 	c.AssertNoKeys(t)
@@ -247,14 +247,12 @@ func TestNewFromClients(t *testing.T) {
 		{core.Config{}, nil, "clients"},
 		{core.Config{}, []*redis.Client{nil}, "clients[0]"},
 		{core.Config{Nodes: c.URLs()}, clients, "nodes"},
+		{core.Config{}, []*redis.Client{clients[0], clients[1], clients[0]}, "clients[2]"},
 	} {
 		var ae *core.ArgumentError
 		if _, err := core.NewFromClients(tc.cfg, tc.clients...); !errors.As(err, &ae) || ae.Arg != tc.arg {
 			t.Errorf("got %v, want an error for %q", err, tc.arg)
 		}
-	}
-	if _, err := core.NewWithTransport(nil, core.Config{}); !errors.Is(err, core.ErrInvalidArgument) {
-		t.Errorf("nil transport: %v", err)
 	}
 }
 

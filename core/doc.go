@@ -65,7 +65,7 @@
 // not collect commands it would run when thawed; a connection whose request
 // timed out is closed and replaced, so a late reply can never be taken for
 // the answer to a later command. NewFromClients dials with each go-redis
-// client's own dialer; NewWithTransport runs the engine over any Transport.
+// client's own dialer.
 //
 // # What Redlock does not promise
 //

@@ -154,6 +154,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) gone(op string) error {
 	l.c.mu.Lock()
 	defer l.c.mu.Unlock()
+	if l.c.closing {
+		return ErrClosed
+	}
 	if l.lostErr != nil && !l.released {
 		return l.lostErr
 	}
@@ -176,8 +179,11 @@ func (l *Lock) Release(ctx context.Context) error {
 		return invalidArg("ctx", "must not be nil")
 	}
 	l.c.mu.Lock()
-	released := l.released
+	released, closed := l.released, l.c.closing
 	l.c.mu.Unlock()
+	if closed {
+		return ErrClosed // Close released it, or is releasing it
+	}
 	if released {
 		return errLost("release", l.resource, "already released")
 	}

@@ -59,15 +59,6 @@ func (o acquireOptions) validate() error {
 	return nil
 }
 
-// AcquireSettings applies opts as Acquire does and returns what they select,
-// or the same invalid-argument error Acquire would return ("opts" for a nil
-// option, "wait" for one out of range). Backends that carry the options across
-// a boundary (the wasm host) use it.
-func AcquireSettings(opts ...AcquireOption) (wait time.Duration, autoExtend bool, err error) {
-	o, err := acquireSettings(opts)
-	return o.wait, o.autoExtend, err
-}
-
 func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
 	var o acquireOptions
 	for _, opt := range opts {

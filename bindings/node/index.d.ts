@@ -1,17 +1,35 @@
-// Type declarations for liblock's Node.js binding.
+// Type declarations for liblock's Node.js binding. Every duration is an
+// integer number of milliseconds.
 //
-// AbortSignal, AsyncDisposable and Symbol.asyncDispose are Node's globals,
-// declared by @types/node (a dependency of this package, so that these
-// declarations type-check without skipLibCheck in any project, with or
-// without the DOM lib). Every duration is an integer number of milliseconds.
-/// <reference types="node" />
+// They need no @types/node (an optional peer dependency, not installed with
+// the package): Symbol.asyncDispose and AsyncDisposable come from TypeScript's
+// own lib esnext.disposable (TypeScript >= 5.2; @types/node references the
+// same lib), and AbortSignal is the project's own — Node's from @types/node,
+// or the DOM's — read through `typeof globalThis`, with the few members
+// liblock uses when the project declares none. They type-check with
+// `tsc --strict` and without skipLibCheck with and without @types/node and
+// the DOM lib (scripts/test-dist.sh).
+/// <reference lib="esnext.disposable" />
+
+/** The part of an AbortSignal liblock uses, for projects that declare none (no @types/node, no DOM lib). */
+export interface MinimalAbortSignal {
+  readonly aborted: boolean;
+  readonly reason: any;
+  addEventListener(type: 'abort', listener: (event: any) => void, options?: boolean | { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: (event: any) => void, options?: boolean | {}): void;
+}
+/**
+ * The project's AbortSignal (Node's, declared by @types/node, or the DOM's);
+ * MinimalAbortSignal when it declares none.
+ */
+export type LockAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : MinimalAbortSignal;
 
 export interface ClientOptions {
   /** One URL per independent Redis master: redis://[user:password@]host:port[/db], rediss://..., unix:///path. 1..64 of them. */
   nodes: string[];
   /**
    * The longest any single node request may take, in ms (integer, 1..60000;
-   * default 50). Every ttl must be at least this long.
+   * default 50). Every ttl must be at least 3 × this long (150 ms by default).
    */
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
@@ -35,7 +53,13 @@ export interface ClientOptions {
 }
 
 export interface AcquireOptions {
-  /** The lease in ms (integer, 1..86400000, and at least the client's nodeTimeout). Required. */
+  /**
+   * The lease in ms (integer, up to 86400000). Required. At least 3 × the
+   * client's nodeTimeout (150 ms with the default 50): a lock must outlast an
+   * acquire round and, auto-extended, an extension round every ttl/3. A
+   * shorter one is refused (InvalidArgumentError naming `ttl`) as the unit
+   * mistake it almost always is: `ttl: 60` is 60 ms; 60 s is `ttl: 60000`.
+   */
   ttl: number;
   /**
    * Keep retrying for at most this many ms while another owner holds the
@@ -61,12 +85,12 @@ export interface AcquireOptions {
    */
   fence?: boolean;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
-  signal?: AbortSignal;
+  signal?: LockAbortSignal;
 }
 
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
-  signal?: AbortSignal;
+  signal?: LockAbortSignal;
 }
 
 /** One node's answer in an Inspection. */
@@ -111,7 +135,8 @@ export type ErrorCode =
   | 'INVALID_ARGUMENT'
   | 'INVALID_HANDLE'
   | 'INTERNAL'
-  | 'LOAD_FAILED';
+  | 'LOAD_FAILED'
+  | 'CLOSED';
 
 /** Base class of every error thrown by liblock. */
 export class LockError extends Error {
@@ -124,7 +149,15 @@ export class NotAcquiredError extends LockError { readonly code: 'NOT_ACQUIRED';
 /** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
 export class UnavailableError extends LockError {
   readonly code: 'UNAVAILABLE';
-  /** The per-node causes, when the engine gave them. */
+  /**
+   * Every node that failed (neither granted nor refused), in configuration
+   * order: its 0-based index in ClientOptions.nodes, host:port (or the socket
+   * path), and why (e.g. "connect ECONNREFUSED 127.0.0.1:7001", a timeout);
+   * for extend and release also every node that had not answered when the
+   * outcome was certain ("no answer yet when the outcome was certain"). The
+   * message counts them: "all 3 nodes failed, quorum is 2", or "F of N nodes
+   * failed, quorum is Q".
+   */
   readonly nodes?: { node: number; addr: string; cause: string }[];
 }
 /** The lock is no longer held on a quorum. */
@@ -133,8 +166,14 @@ export class LockLostError extends LockError { readonly code: 'LOST'; }
 export class CanceledError extends LockError { readonly code: 'CANCELED'; }
 /** A bad argument: a wrong type (checked in JS) or a value out of range (checked by the library). */
 export class InvalidArgumentError extends LockError { readonly code: 'INVALID_ARGUMENT'; }
-/** The client was closed (or the lock freed). */
+/** The library no longer knows the handle (a lock or engine it freed). */
 export class InvalidHandleError extends LockError { readonly code: 'INVALID_HANDLE'; }
+/**
+ * A call on a client after its close(), or on a lock of that client: acquire,
+ * using, inspect, extend, release. The message starts with
+ * "liblock: the client is closed". `status` 4, LOCK_INVALID_HANDLE's.
+ */
+export class ClientClosedError extends LockError { readonly code: 'CLOSED'; }
 /** A bug inside liblock; the message says what. */
 export class InternalError extends LockError { readonly code: 'INTERNAL'; }
 /**
@@ -157,19 +196,29 @@ export class Lock implements AsyncDisposable {
   /** Whether this acquire re-entered a lock its `token` already held on a quorum. */
   readonly reentered: boolean;
   readonly autoExtend: boolean;
-  /** Whether release() completed. */
+  /**
+   * Whether the lock was released: its release() completed, or its client's
+   * close() released it (then `lost` stays false).
+   */
   readonly released: boolean;
   /** Whether the library knows the lock is no longer held. */
   readonly lost: boolean;
   /** Remaining validity in ms (0 once expired, released or lost). */
   readonly validity: number;
   /** Aborted, with a LockLostError as its reason, when the lock is lost. */
-  readonly signal: AbortSignal;
-  /** Resets the expiry to ttl ms from now; LockLostError if it already expired. */
+  readonly signal: LockAbortSignal;
+  /**
+   * Resets the expiry to ttl ms from now (ttl at least 3 × the client's
+   * nodeTimeout); LockLostError if it already expired; ClientClosedError after
+   * the client's close().
+   */
   extend(ttl: number): Promise<void>;
-  /** Deletes the key where this token holds it; LockLostError if it was no longer held. */
+  /**
+   * Deletes the key where this token holds it; LockLostError if it was no
+   * longer held; ClientClosedError after the client's close() (which released it).
+   */
   release(): Promise<void>;
-  /** Releases, ignoring LockLostError. */
+  /** Releases, ignoring LockLostError; does nothing once the client is closed. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -191,8 +240,14 @@ export class Client {
    * then releases it. Rejects with fn's error, or with LockLostError if the
    * lock was lost while fn ran.
    */
-  using<T>(resource: string, options: AcquireOptions, fn: (signal: AbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
-  /** Cancels pending operations, releases held locks, closes connections. Never rejects. */
+  using<T>(resource: string, options: AcquireOptions, fn: (signal: LockAbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
+  /**
+   * Cancels pending operations (CanceledError), releases held locks (they
+   * read `released`), closes connections. Never rejects. Every later call on
+   * the client or its locks rejects with ClientClosedError. Without it, locks
+   * still held when the process ends normally ('beforeExit') are released
+   * then; after process.exit() or a signal they stay until their ttl.
+   */
   close(): Promise<void>;
 }
 
@@ -235,6 +290,7 @@ declare const _default: {
   InvalidHandleError: typeof InvalidHandleError;
   InternalError: typeof InternalError;
   LoadError: typeof LoadError;
+  ClientClosedError: typeof ClientClosedError;
   ABI_VERSION: 1;
   DEFAULT_WAIT: 10000;
   library: typeof library;

@@ -13,7 +13,7 @@ const { Host, stats, markLost, hooks } = require('./lib/host');
 const { ACQ } = require('./lib/protocol');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
-  InvalidArgumentError, InvalidHandleError, InternalError, LoadError, canceledBy } = E;
+  InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
 
 const ABI_VERSION = 1;
 
@@ -76,14 +76,17 @@ function intArg(what, v, optional, lo = -Infinity, hi = Infinity) {
   return v;
 }
 
-// A lock must outlast one node request: a ttl below the node timeout is a
-// unit mistake (ttl: 10 meaning ten seconds) or a lock a slow node makes
-// invalid before it is granted.
+// A lock must outlast an acquire round (each node request takes up to the
+// node timeout) and, auto-extended, leave room for an extension round every
+// ttl/3: a ttl below 3 × nodeTimeout (150 ms by default) is refused. It is
+// almost always a unit mistake (ttl: 60 meant as 60 seconds).
+const TTL_NODE_TIMEOUTS = 3;
 function ttlFits(what, ttl, nodeTimeout) {
-  if (ttl < nodeTimeout) {
-    throw badArg(what, `${ttl} ms is shorter than the client's nodeTimeout (${nodeTimeout} ms): a lock must outlast one ` +
-      `node request; durations are milliseconds (${what}: ${ttl * 1000} is ${ttl} s)`);
-  }
+  const min = TTL_NODE_TIMEOUTS * nodeTimeout;
+  if (ttl >= min) return;
+  const hint = ttl * 1000 >= min && ttl * 1000 <= MAX_TTL_MS ? `; write ${what}: ${ttl * 1000} for ${ttl} s` : '; durations are milliseconds';
+  throw badArg(what, `${ttl} ms is shorter than ${min} ms, ${TTL_NODE_TIMEOUTS} × nodeTimeout (${nodeTimeout} ms): a lock must outlast ` +
+    `an acquire round and, auto-extended, an extension round every ttl/3${hint}`);
 }
 
 function bytesArg(what, v, min, max) {
@@ -208,11 +211,11 @@ class Lock {
    * @param {number} ttl
    */
   async extend(ttl) {
-    intArg('ttl', ttl, false, 1, MAX_TTL_MS);
     const st = this.#st;
+    if (st.host.closed) throw closedError('extend');
+    intArg('ttl', ttl, false, 1, MAX_TTL_MS);
     ttlFits('ttl', ttl, this.#client.nodeTimeout);
     if (st.released) throw new LockLostError('liblock: extend: already released');
-    if (st.host.closed) throw new InvalidHandleError("liblock: extend: the lock's client is closed");
     await st.host.extend(st, ttl);
   }
 
@@ -224,8 +227,8 @@ class Lock {
    */
   release() {
     const st = this.#st;
+    if (st.host.closed) return Promise.reject(closedError('release'));
     if (st.released) return Promise.reject(new LockLostError('liblock: release: already released'));
-    if (st.host.closed) return Promise.reject(new InvalidHandleError("liblock: release: the lock's client is closed"));
     try {
       return st.host.release(st); // once released, the host unregisters st (hooks.released)
     } catch (e) {
@@ -329,6 +332,7 @@ class Client {
     // Not an async function (one promise less per acquire), but like one:
     // every error, argument errors included, is a rejection.
     try {
+      if (this.#host.closed) throw closedError('acquire');
       bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
@@ -356,7 +360,6 @@ class Client {
       }
       const host = this.#host;
       ttlFits('ttl', ttl, this.#nodeTimeout);
-      if (host.closed) throw new InvalidHandleError('liblock: acquire: the client is closed');
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
@@ -380,6 +383,7 @@ class Client {
    */
   inspect(resource, options) {
     try {
+      if (this.#host.closed) throw closedError('inspect');
       bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
       optionsArg('options', options, INSPECT_OPTIONS);
       const signal = options ? options.signal : undefined;
@@ -387,7 +391,6 @@ class Client {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
       const host = this.#host;
-      if (host.closed) throw new InvalidHandleError('liblock: inspect: the client is closed');
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
       return host.inspect(resource, signal);
     } catch (e) {
@@ -407,6 +410,7 @@ class Client {
    * @returns {Promise<T>}
    */
   async using(resource, options, fn) {
+    if (this.#host.closed) throw closedError('using');
     if (typeof fn !== 'function') throw badArg('fn', `must be a function, got ${kind(fn)}`);
     if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
     optionsArg('options', options, ACQUIRE_OPTIONS);
@@ -475,11 +479,6 @@ function _debug() {
   };
 }
 
-/** @internal Makes liblock.so panic inside a call (a debug export), to test LOCK_INTERNAL. */
-function _debugPanic() {
-  return require('./lib/native').load().debugPanic();
-}
-
 module.exports = {
   Client,
   Lock,
@@ -492,11 +491,11 @@ module.exports = {
   InvalidHandleError,
   InternalError,
   LoadError,
+  ClientClosedError,
   ABI_VERSION,
   DEFAULT_WAIT: DEFAULT_WAIT_MS,
   library,
   _debug,
-  _debugPanic,
 };
 // `import liblock from 'liblock'` compiled to CommonJS by TypeScript or Babel
 // without esModuleInterop reads `.default`: it is the module itself, as the

@@ -13,6 +13,7 @@ export const {
   InvalidHandleError,
   InternalError,
   LoadError,
+  ClientClosedError,
   ABI_VERSION,
   DEFAULT_WAIT,
   library,

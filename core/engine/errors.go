@@ -22,7 +22,7 @@ var (
 	// to any node. See *ArgumentError.
 	ErrInvalidArgument = errors.New("liblock: invalid argument")
 	// ErrClosed: the Client was closed.
-	ErrClosed = errors.New("liblock: client closed")
+	ErrClosed = errors.New("liblock: the client is closed")
 )
 
 // ArgumentError names the argument that was rejected.

@@ -561,9 +561,8 @@ func (s *suite) waitWins(t *testing.T) {
 			}
 			got <- err
 		}()
-		// Let the waiter fail at least one attempt before releasing.
-		Eventually(t, 5*time.Second, "waiter is waiting", func() bool { return len(got) == 0 })
-		time.Sleep(20 * time.Millisecond)
+		// Release only once the waiter has failed an attempt and waits.
+		waitingFor(t, c, "res")
 		must(t, l.Release(ctx))
 		select {
 		case err := <-got:
@@ -586,7 +585,7 @@ func (s *suite) cancelMidWait(t *testing.T) {
 		_, err := b.Acquire(ctx, "res", time.Second, core.Wait(time.Minute))
 		got <- err
 	}()
-	time.Sleep(30 * time.Millisecond) // several attempts in
+	waitingFor(t, c, "res") // an attempt refused, and waiting
 	cancel()
 	select {
 	case err := <-got:
@@ -876,9 +875,9 @@ func (s *suite) closeReleases(t *testing.T) {
 	must(t, err)
 	b := s.client(t, c)
 	ctx := context.Background()
-	_, err = a.Acquire(ctx, "one", 10*time.Second)
+	one, err := a.Acquire(ctx, "one", 10*time.Second)
 	must(t, err)
-	_, err = a.Acquire(ctx, "two", 10*time.Second, core.AutoExtend())
+	two, err := a.Acquire(ctx, "two", 10*time.Second, core.AutoExtend())
 	must(t, err)
 	held, err := b.Acquire(ctx, "three", 10*time.Second)
 	must(t, err)
@@ -887,7 +886,7 @@ func (s *suite) closeReleases(t *testing.T) {
 		_, err := a.Acquire(ctx, "three", time.Second, core.Wait(time.Minute))
 		waiting <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitingFor(t, c, "three")
 	must(t, a.Close())
 	select {
 	case err := <-waiting:
@@ -898,6 +897,16 @@ func (s *suite) closeReleases(t *testing.T) {
 	must(t, a.Close()) // twice is harmless
 	_, err = a.Acquire(ctx, "four", time.Second)
 	wantErr(t, err, core.ErrClosed)
+	// The locks Close released say so, the same way in every language.
+	for _, l := range []Lock{one, two} {
+		wantErr(t, l.Release(ctx), core.ErrClosed)
+		wantErr(t, l.Extend(ctx, time.Second), core.ErrClosed)
+		select {
+		case <-l.Lost():
+			t.Errorf("%s: lost after Close released it", l.Key())
+		default:
+		}
+	}
 	must(t, held.Release(ctx))
 	c.AssertNoKeys(t)
 }
@@ -908,6 +917,15 @@ func numSub(t testing.TB, n *redistest.Node, key string) string {
 	v, err := n.Do("PUBSUB", "NUMSUB", "liblock:released:"+key)
 	must(t, err)
 	return v[strings.LastIndexByte(v, '\n')+1:] // the reply is [channel, count]
+}
+
+// waitingFor returns once an acquire waits for key: it listens for the
+// key's releases on every node, which an acquire does only after an
+// attempt of it was refused (or it queued behind another). It assumes one
+// waiting client.
+func waitingFor(t testing.TB, c *redistest.Cluster, key string) {
+	t.Helper()
+	settled(t, c, "an acquire waits for "+key, func(n *redistest.Node) bool { return numSub(t, n, key) == "1" })
 }
 
 // wakeAcrossClients: an acquire waiting in one client listens for releases

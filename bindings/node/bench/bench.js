@@ -4,7 +4,12 @@
 // @sesamecare-oss/redlock), in the same run on the same redis-servers
 // (LIBLOCK_NODES, set by build/redisnodes; at least 5):
 //   1. acquire+release pairs on 1 and 5 nodes (rounds alternate between the
-//      libraries; median of round medians, µs per pair);
+//      libraries; median of round medians, µs per pair): single attempts
+//      (wait: 0, retryCount: 0, acquireAttemptsLimit: 1), then every library
+//      called with its own defaults (liblock: { ttl } and no wait, i.e. 10 s;
+//      node-redlock and sesame: new Redlock(clients), acquire([r], ttl), i.e.
+//      10 retries 200 ms apart; redis-semaphore: new RedlockMutex(clients, r),
+//      i.e. a 10 s acquireTimeout, polled every 10 ms, and a refresh timer);
 //   2. contention: 10 tasks, one resource, 3 nodes, 1 ms critical sections,
 //      in one process and split over two processes (ms per section, hand-offs
 //      between the processes, least-served task's share, wait p99 in each;
@@ -82,11 +87,22 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
     '@sesamecare-oss/redlock': rl(sesame, sesameWait),
   };
   for (const name of Object.keys(libs)) if (ONLY_LIBS.length && !ONLY_LIBS.includes(name)) delete libs[name];
+  // The same pair with each library's defaults (part 1's "defaults" rows).
+  const redlockDefault = new NodeRedlock(clients);
+  const sesameDefault = new SesameRedlock(clients);
+  const defaults = {
+    'liblock native': async (res) => { const l = await native.acquire(res, { ttl: 10000 }); await l.release(); },
+    'liblock wasm': async (res) => { const l = await wasm.acquire(res, { ttl: 10000 }); await l.release(); },
+    'node-redlock': async (res) => { const l = await redlockDefault.acquire([res], 10000); await l.release(); },
+    'redis-semaphore': async (res) => { const m = new RedlockMutex(clients, res); await m.acquire(); await m.release(); },
+    '@sesamecare-oss/redlock': async (res) => { const l = await sesameDefault.acquire([res], 10000); await l.release(); },
+  };
+  for (const name of Object.keys(defaults)) if (!libs[name]) delete defaults[name];
   const close = async () => {
     await Promise.all([native.close(), wasm.close()]);
     for (const c of clients) c.disconnect();
   };
-  return { libs, close, ready: Promise.all(clients.map((c) => c.ping())) };
+  return { libs, defaults, close, ready: Promise.all(clients.map((c) => c.ping())) };
 }
 
 async function pairs(lib, res, n) {
@@ -175,7 +191,7 @@ async function throughput(lib, tag) {
   return { perSec: ok / SECONDS, errors, firstError };
 }
 
-function row(name, ...cols) { return `${name.padEnd(26)}${cols.map((c) => String(c).padStart(14)).join('')}`; }
+function row(name, ...cols) { return `${name.padEnd(34)}${cols.map((c) => String(c).padStart(14)).join('')}`; }
 
 // The child of the two-process contention run (argv: 'contend', lib, urls, sections).
 async function contendChild([libName, csv, sections]) {
@@ -254,28 +270,49 @@ async function main() {
   }
   console.log(`liblock Node bench, node ${process.version}: ${PAIRS} pairs x ${ROUNDS} rounds (median of round medians)`);
 
-  // 1. Pairs.
+  // 1. Pairs: single attempts, and each library with its defaults ("name,
+  // defaults" rows), in the same rounds (the rounds alternate between all of
+  // them).
   const pairUs = {};
+  const DEF = ', defaults';
   for (const n of ONLY.includes(1) ? [1, 5] : []) {
-    const { libs, close, ready } = makeLibs(urls.slice(0, n));
+    const { libs, defaults, close, ready } = makeLibs(urls.slice(0, n));
     await ready;
-    for (const name of Object.keys(libs)) await pairs(libs[name], `bench:warm:${name}`, 300);
+    const runs = {};
+    for (const name of Object.keys(libs)) runs[name] = libs[name];
+    for (const name of Object.keys(defaults)) runs[name + DEF] = { pair: defaults[name] };
+    for (const name of Object.keys(runs)) await pairs(runs[name], `bench:warm:${name}`, Math.min(300, PAIRS));
     const rounds = {};
     for (let r = 0; r < ROUNDS; r++) {
-      for (const name of Object.keys(libs)) (rounds[name] ||= []).push(await pairs(libs[name], `bench:pair:${n}:${name}`, PAIRS));
+      for (const name of Object.keys(runs)) (rounds[name] ||= []).push(await pairs(runs[name], `bench:pair:${n}:${name}`, PAIRS));
     }
-    for (const name of Object.keys(libs)) (pairUs[name] ||= {})[n] = median(rounds[name]);
+    for (const name of Object.keys(runs)) (pairUs[name] ||= {})[n] = median(rounds[name]);
     await close();
   }
   if (ONLY.includes(1)) {
-    console.log('\n1. acquire+release pair, µs');
+    console.log('\n1. acquire+release pair, µs: single attempts (wait: 0), then each library with its defaults');
     console.log(row('library', '1 node', '5 nodes'));
-    for (const name of Object.keys(pairUs)) console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+    const names = Object.keys(pairUs);
+    for (const name of [...names.filter((x) => !x.endsWith(DEF)), ...names.filter((x) => x.endsWith(DEF))]) {
+      console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+    }
   }
-  const best = (n) => Math.min(...PEERS.map((p) => pairUs[p][n]));
+  // Ratios of the same run; a library left out by BENCH_LIBS has none.
+  const ratio = (a, b, n) => (pairUs[a] && pairUs[b] ? (pairUs[a][n] / pairUs[b][n]).toFixed(2) : 'n/a');
+  const fastest = (n, suffix) => {
+    const have = PEERS.map((p) => p + suffix).filter((p) => pairUs[p]);
+    return have.length ? have.reduce((a, b) => (pairUs[a][n] <= pairUs[b][n] ? a : b)) : null;
+  };
   for (const n of ONLY.includes(1) ? [1, 5] : []) {
-    console.log(`   native / fastest JS peer, ${n} node${n > 1 ? 's' : ' '}: ${(pairUs['liblock native'][n] / best(n)).toFixed(2)}` +
-      `   wasm / native: ${(pairUs['liblock wasm'][n] / pairUs['liblock native'][n]).toFixed(2)}`);
+    const peer = fastest(n, '');
+    const peerDef = fastest(n, DEF);
+    const nodesText = `${n} node${n > 1 ? 's' : ' '}`;
+    console.log(`   native / fastest JS peer, ${nodesText}: ${peer ? ratio('liblock native', peer, n) : 'n/a'}` +
+      `   wasm / native: ${ratio('liblock wasm', 'liblock native', n)}`);
+    console.log(`   defaults, ${nodesText}: native default / native wait: 0: ${ratio('liblock native' + DEF, 'liblock native', n)}` +
+      `   wasm default / wasm wait: 0: ${ratio('liblock wasm' + DEF, 'liblock wasm', n)}` +
+      `   native default / fastest peer default (${peerDef ? peerDef.slice(0, -DEF.length) : 'none'}): ${peerDef ? ratio('liblock native' + DEF, peerDef, n) : 'n/a'}` +
+      `   wasm default / it: ${peerDef ? ratio('liblock wasm' + DEF, peerDef, n) : 'n/a'}`);
   }
 
   // 2. Contention, one process and two.

@@ -42,6 +42,19 @@ const InvalidHandleError = defineError('InvalidHandleError', 'INVALID_HANDLE');
 /** A bug inside liblock; the message says what. */
 const InternalError = defineError('InternalError', 'INTERNAL');
 /**
+ * A call on a client after its close() (or on a lock of that client): its
+ * message starts with "liblock: the client is closed". `status` is
+ * LOCK_INVALID_HANDLE's (4), what the C ABI answers for a freed client.
+ */
+class ClientClosedError extends LockError {}
+Object.defineProperty(ClientClosedError.prototype, 'code', { value: 'CLOSED', enumerable: true });
+Object.defineProperty(ClientClosedError.prototype, 'status', { value: STATUS.INVALID_HANDLE, enumerable: false });
+
+/** The ClientClosedError of a call (`what`, e.g. 'acquire') made after close(). */
+function closedError(what) {
+  return new ClientClosedError(`liblock: the client is closed: ${what}() after close()`);
+}
+/**
  * The backend's library could not be loaded: for the native backend koffi
  * (an optional dependency) or liblock.so (missing, not loadable on this
  * platform, wrong ABI); for the wasm backend liblock.wasm. Nothing was sent
@@ -95,6 +108,6 @@ function canceledBy(signal, what = 'acquire') {
 
 module.exports = {
   STATUS, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
-  InvalidArgumentError, InvalidHandleError, InternalError, LoadError,
-  errorFor, errorOf, jsArgNames, canceledBy,
+  InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError,
+  errorFor, closedError, errorOf, jsArgNames, canceledBy,
 };

@@ -20,6 +20,10 @@
 // process with idle clients, or holding locks, exits by itself; an
 // auto-extended lock is extended while the process runs for other reasons
 // (as with the Go core's goroutines, which never keep Node alive either).
+// When the process ends normally ('beforeExit': the event loop ran out of
+// work), the locks still held by open clients are released first (see
+// releaseAtExit); process.exit() and signals run no asynchronous work, so
+// there the keys stay until their ttl.
 
 const net = require('node:net');
 // node:tls (with node:crypto) is loaded with the first rediss:// connection:
@@ -42,6 +46,30 @@ const stats = { engines: 0, locks: 0, pending: 0 };
 // FinalizationRegistry forgets the lock).
 const hooks = { released: null };
 let warmed = false;
+
+// Open hosts (close() not called), for releaseAtExit.
+const open = new Set();
+let exitHooked = false;
+
+/**
+ * 'beforeExit': releases every lock an open client still holds (each once:
+ * a release that fails, e.g. with the nodes down, is not tried again). The
+ * releases keep the loop alive until they are done (about one round trip;
+ * each bounded by nodeTimeout), then 'beforeExit' comes again, with nothing
+ * left to release, and the process exits. Clients stay open.
+ */
+function releaseAtExit() {
+  for (const h of open) {
+    if (h.closed || h.dead) continue;
+    for (const st of h.locks.values()) {
+      if (st.released || st.lost || st.atExit) continue;
+      st.atExit = true;
+      try {
+        h.release(st).catch(() => {});
+      } catch { /* the engine refused: nothing to release */ }
+    }
+  }
+}
 
 let alive = null;
 function hold(d) {
@@ -185,6 +213,11 @@ class Host {
     this.rErr = null;
     this.rInfo = null;
     stats.engines++;
+    open.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.on('beforeExit', releaseAtExit);
+    }
     if (!warmed) {
       // Node compiles its socket code on first use (≈ 6 ms, more on a busy
       // machine): pay that here rather than inside the first operation,
@@ -495,6 +528,7 @@ class Host {
   close() {
     if (this.closing) return this.closing;
     this.closed = true;
+    open.delete(this);
     this.closing = new Promise((resolve) => { this.closeDone = resolve; });
     hold(1);
     const ad = this.ad;
@@ -505,12 +539,20 @@ class Host {
   finish() {
     if (this.dead) return;
     this.dead = true;
+    open.delete(this);
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
     for (const s of this.conns.values()) s.destroy();
     this.conns.clear();
     this.ad.free(this.h);
     stats.engines--;
     stats.locks -= this.locks.size;
+    // CLOSE released what was still held (the engine's best effort, each
+    // node bounded by the node timeout): those locks read released, not lost.
+    for (const st of this.locks.values()) {
+      if (st.lost) continue;
+      st.released = true;
+      if (hooks.released) hooks.released(st);
+    }
     this.locks.clear();
     if (this.closeDone) {
       hold(-1);
@@ -545,7 +587,7 @@ class Host {
       if (f) this.fences.delete(lock);
       const st = {
         host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: p.token,
-        autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null,
+        autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false,
       };
       this.locks.set(lock, st);

@@ -122,12 +122,16 @@ test('package.json: installable on every OS; koffi optional; package-lock.json a
   assert.equal((p.dependencies || {}).koffi, undefined, 'koffi is not a hard dependency');
   assert.equal(p.optionalDependencies.koffi, '3.3.4');
   // No code at runtime: the host does its own I/O with node:net and node:tls.
-  // The one dependency is types only (index.d.ts references Node's AbortSignal
-  // and AsyncDisposable, issue 12).
-  assert.deepEqual(p.dependencies, { '@types/node': '>=18' }, 'no runtime dependency but Node\'s type declarations');
+  // Not even Node's type declarations (2.8 MB): index.d.ts needs none, and
+  // @types/node is an optional peer dependency (issue 23.7).
+  assert.equal(p.dependencies, undefined, 'no runtime dependency');
+  assert.deepEqual(p.peerDependencies, { '@types/node': '>=18' });
+  assert.deepEqual(p.peerDependenciesMeta, { '@types/node': { optional: true } });
   assert.equal(p.devDependencies.ioredis, '5.9.3', 'ioredis only observes Redis in the tests');
   const root = lock.packages[''];
   assert.deepEqual(root.dependencies, p.dependencies);
+  assert.deepEqual(root.peerDependencies, p.peerDependencies);
+  assert.equal(lock.packages['node_modules/@types/node'].dev, true, '@types/node: dev only');
   assert.deepEqual(root.optionalDependencies, p.optionalDependencies);
   assert.equal(root.os, undefined);
   assert.equal(lock.packages['node_modules/koffi'].version, '3.3.4');

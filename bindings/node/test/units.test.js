@@ -1,7 +1,7 @@
 'use strict';
 // Units, defaults and the names in error messages (issue 12): every duration
-// is milliseconds; a ttl shorter than the client's nodeTimeout (ttl: 10
-// meaning ten seconds) is refused naming both and the unit; every message
+// is milliseconds; a ttl shorter than 3 × the client's nodeTimeout (ttl: 60
+// meaning sixty seconds) is refused naming both and the unit; every message
 // names the caller's option (ttl, wait, nodeTimeout, ...), never the C ABI's
 // (ttl_ms, wait_ms, node_timeout_ms); acquire() waits DEFAULT_WAIT (10 s) by
 // default and wait: 0 is one attempt; releasing twice is LOST, as in Go, C
@@ -73,19 +73,30 @@ test('acquire and extend arguments out of range name the option, in ms', async (
   const lock = await client.acquire('units:extend', { ttl: 5000 });
   await assert.rejects(lock.extend(0), names('ttl'));
   await assert.rejects(lock.extend(86400001), names('ttl'));
-  await assert.rejects(lock.extend(50), names('ttl', /nodeTimeout \(100 ms\)/));
+  await assert.rejects(lock.extend(299), names('ttl', /shorter than 300 ms, 3 × nodeTimeout \(100 ms\)/));
+  await lock.extend(300); // 3 × nodeTimeout: fine
   await lock.release();
 });
 
-test('a ttl shorter than the node timeout is refused, naming both and the unit', async () => {
-  // ttl: 10 meant as ten seconds is ten milliseconds here.
-  await assert.rejects(client.acquire('units:short', { ttl: 10 }),
-    names('ttl', /shorter than the client's nodeTimeout \(100 ms\).*milliseconds.*ttl: 10000 is 10 s/));
+test('a ttl shorter than 3 × nodeTimeout is refused (acquire, using, extend), naming both, the reason and the unit', async () => {
   const c = new Client(withBackend({ nodes: nodes.urls })); // default nodeTimeout 50
-  await assert.rejects(c.acquire('units:short', { ttl: 49 }), names('ttl', /nodeTimeout \(50 ms\)/));
-  const ok = await c.acquire('units:short', { ttl: 50 }); // as long as the node timeout: fine
+  const msg = 'liblock: invalid argument: ttl: 60 ms is shorter than 150 ms, 3 × nodeTimeout (50 ms): a lock must outlast ' +
+    'an acquire round and, auto-extended, an extension round every ttl/3; write ttl: 60000 for 60 s';
+  // ttl: 60 meant as sixty seconds is sixty milliseconds here.
+  await assert.rejects(c.acquire('report', { ttl: 60 }), (e) => names('ttl')(e) && e.message === msg);
+  await assert.rejects(c.using('report', { ttl: 60 }, () => 1), (e) => names('ttl')(e) && e.message === msg);
+  await assert.rejects(c.acquire('report', { ttl: 149, autoExtend: true }), names('ttl', /shorter than 150 ms/));
+  await assert.rejects(c.acquire('report', { ttl: 50 }), names('ttl', /shorter than 150 ms/)); // once enough: one node request
+  const ok = await c.acquire('report', { ttl: 150, wait: 0 }); // exactly 3 × nodeTimeout: fine
+  await assert.rejects(ok.extend(60), (e) => names('ttl')(e) && e.message === msg);
   await ok.release().catch((e) => { if (e.code !== 'LOST') throw e; });
   await c.close();
+  // The minimum follows the client's nodeTimeout; a ttl whose seconds reading is out of range gets no hint.
+  await assert.rejects(client.acquire('report', { ttl: 10 }),
+    names('ttl', /ttl: 10 ms is shorter than 300 ms, 3 × nodeTimeout \(100 ms\).*write ttl: 10000 for 10 s$/));
+  const slow = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 60000 }));
+  await assert.rejects(slow.acquire('report', { ttl: 100000 }), names('ttl', /shorter than 180000 ms.*durations are milliseconds$/));
+  await slow.close();
 });
 
 test('default wait: DEFAULT_WAIT (10 s); wait: 0 is one attempt', async () => {
@@ -111,6 +122,7 @@ test('release twice (and extend after release) is LOST, as in Go, C and Python',
 test('the default export is the module, LoadError and DEFAULT_WAIT included (CJS and ESM)', async () => {
   assert.equal(liblock.default, liblock);
   assert.ok(!Object.keys(liblock).includes('default'));
+  assert.equal('_debugPanic' in liblock, false, 'the panic switch is not public');
   const esm = await import('../index.mjs');
   assert.equal(esm.default, liblock);
   assert.equal(esm.LoadError, liblock.LoadError);

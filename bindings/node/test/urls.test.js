@@ -130,7 +130,7 @@ test(`[${BACKEND}] rediss:// without skip_verify (or skip_verify=false): the cer
 
 test(`[${BACKEND}] a plain redis:// URL to a TLS port fails (no silent downgrade or upgrade)`, async () => {
   const c = client([`redis://127.0.0.1:${tlsServer.port}`]);
-  await assert.rejects(c.acquire('urls:tls:plain', { ttl: 1000, wait: 0 }), (e) => e.code === 'UNAVAILABLE');
+  await assert.rejects(c.acquire('urls:tls:plain', { ttl: 2000, wait: 0 }), (e) => e.code === 'UNAVAILABLE');
   await c.close();
   const d = await settled();
   if (d.handles !== null) assert.equal(d.handles, 0, 'handles left');

@@ -1,6 +1,6 @@
 // Type-checked by scripts/test-dist.sh with `tsc --strict` (no skipLibCheck,
-// no @types/node of its own, no DOM lib unless the tsconfig adds it) against
-// the installed tarball, as an ES module. Never run.
+// with the consumer's @types/node, no DOM lib unless the tsconfig adds it)
+// against the installed tarball, as an ES module. Never run.
 import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState } from 'liblock';
 
 export async function use(nodes: string[]): Promise<number> {
@@ -14,6 +14,8 @@ export async function use(nodes: string[]): Promise<number> {
   const opts: AcquireOptions = { ttl: 10000, wait: DEFAULT_WAIT, signal: AbortSignal.timeout(5000) };
   const lock: Lock = await client.acquire('orders:42', opts);
   lock.signal.addEventListener('abort', () => console.log(lock.signal.reason));
+  const nodeSignal: AbortSignal = lock.signal; // the project's own AbortSignal type, not liblock's minimal one
+  nodeSignal.throwIfAborted();
   try {
     await lock.extend(10000);
   } finally {
