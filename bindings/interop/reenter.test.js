@@ -216,13 +216,13 @@ test('someone else\'s token, from another runtime, is NOT_ACQUIRED and leaves th
     assert.equal(holder.first.ok, true, JSON.stringify(holder.first));
     await heldEverywhere(res, holder.first.token);
     for (const side of [PYTHON, GO, PYTHON_WASM]) {
-      const c = await child(side, { resource: res, ttl: 1000, token: 'someone-elses-token-0123' });
+      const c = await child(side, { resource: res, ttl: 2000, token: 'someone-elses-token-0123' });
       others.push(c);
       assert.equal(c.first.ok, false, `${c.name}: ${JSON.stringify(c.first)}`);
       assert.equal(c.first.code, 'NOT_ACQUIRED', `${c.name}: ${JSON.stringify(c.first)}`);
       await c.close();
     }
-    // The minority it may have set expires with its 1 s ttl (a failed
+    // The minority it may have set expires with its 2 s ttl (a failed
     // attempt with a caller's token deletes nothing): the holder is still
     // the holder on a quorum, and keeps the resource.
     const seen = await observer.inspect(res);

@@ -22,6 +22,14 @@ after(async () => {
 const isBadArg = (re) => (e) => e instanceof InvalidArgumentError && e.code === 'INVALID_ARGUMENT' && (!re || re.test(e.message));
 const notInts = [1.5, NaN, Infinity, -Infinity, 10n, '1000', null, true, {}, [], () => 1, 2 ** 53, Symbol('x')];
 
+test('one server listed twice, or a URL without a scheme, is refused naming the entries', () => {
+  const [url] = nodes.urls;
+  assert.throws(() => new Client(withBackend({ nodes: [url, 'redis://127.0.0.1:1', url] })),
+    isBadArg(/nodes\[2\]: the same server as nodes\[0\].*fake a quorum/));
+  assert.throws(() => new Client(withBackend({ nodes: [url, `${url}/3`] })), isBadArg(/nodes\[1\]: the same server as nodes\[0\]/));
+  assert.throws(() => new Client(withBackend({ nodes: ['127.0.0.1:6379'] })), isBadArg(/nodes\[0\]: no scheme: write redis:\/\/127\.0\.0\.1:6379/));
+});
+
 test('Client options of the wrong kind', () => {
   for (const o of [undefined, null, 'redis://127.0.0.1:1', 42, [], true]) {
     assert.throws(() => new Client(withBackend(o)), isBadArg(/options/), String(o));

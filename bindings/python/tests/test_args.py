@@ -37,6 +37,18 @@ def test_client_nodes_value(nodes) -> None:
     _check(e, liblock.InvalidArgument)
 
 
+@pytest.mark.parametrize("nodes,says", [
+    ([URL, "redis://127.0.0.1:2", URL], "nodes[2]: the same server as nodes[0]"),
+    ([URL, URL + "/3"], "nodes[1]: the same server as nodes[0]"),
+    (["127.0.0.1:6379"], "nodes[0]: no scheme: write redis://127.0.0.1:6379"),
+])
+def test_client_nodes_mistakes_named(nodes, says) -> None:
+    # One server listed twice would grant twice and fake a quorum.
+    with pytest.raises(liblock.InvalidArgument) as e:
+        liblock.Client(nodes, backend=BACKEND)
+    assert says in str(e.value)
+
+
 @pytest.mark.parametrize("kw,exc", [
     (dict(node_timeout="1"), TypeError),
     (dict(node_timeout=True), TypeError),
