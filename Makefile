@@ -27,11 +27,11 @@ $(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_t
 
 $(BUILD)/redisnodes: $(CORE_GO)
 	@mkdir -p $(BUILD)
-	$(GO) build -o $@ ./core/redistest/redisnodes
+	$(GO) build -o $@ ./core/testkit/redistest/redisnodes
 
 $(BUILD)/faultproxy: $(CORE_GO)
 	@mkdir -p $(BUILD)
-	$(GO) build -o $@ ./core/redistest/faultproxy/cmd/faultproxy
+	$(GO) build -o $@ ./core/testkit/redistest/faultproxy/cmd/faultproxy
 
 ## dist: build/dist/: the Python wheel (py3-none-manylinux_2_XX_<arch>, carrying liblock.so,
 ## liblock.wasm and py.typed) and sdist (with the Go sources), and the npm tarball (both files)

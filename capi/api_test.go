@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 // These tests drive the ABI's logic (api.go) against real redis-servers,

@@ -9,7 +9,7 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 // The engine interface (liblock.h, "THE ENGINE"): thin shims over package

@@ -536,7 +536,7 @@ void lock_queue_set_wakeup(void (*fn)(void));
  * answers with the actions to carry out (open a connection to a node, write
  * these bytes, close it, arm the timer, settle an operation, report a
  * loss). The byte encoding of events and actions is
- * core/engine/hostabi/PROTOCOL.md; liblock.wasm exports the same
+ * core/hostabi/PROTOCOL.md; liblock.wasm exports the same
  * interface. No call blocks, sleeps, starts a thread or calls back.
  *
  * Engine handles are a namespace of their own: only the lock_engine_*

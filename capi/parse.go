@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 // The configuration JSON of lock_client_new and lock_engine_new and the

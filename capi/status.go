@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 // Status codes: the numbers are the ABI (liblock.h, hostabi's constants).

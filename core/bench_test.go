@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`

@@ -16,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/locktest"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/locktest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 // TestBehaviour runs the shared behaviour suite against the native core.

@@ -57,7 +57,7 @@
 // callbacks. The C ABI's blocking and callback functions run this driver
 // inside liblock.so; the Node and Python bindings run their own drivers on
 // their event loops over the same engine, natively (liblock.so) or from
-// liblock.wasm, through the byte protocol of core/engine/hostabi.
+// liblock.wasm, through the byte protocol of core/hostabi.
 //
 // Connections: one per node, commands pipelined and answered in order. A
 // new connection carries commands only after the node answered its

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 // fencedStore is the resource a lock protects, made safe against a holder

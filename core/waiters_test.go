@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 // setCalls is how many SET commands node has served (INFO commandstats).

@@ -12,15 +12,15 @@ import (
 // measured in the module (wasm/README.md "What keeps the module small").
 var moduleForbidden = map[string]string{
 	"fmt":              "build messages with strconv (core/engine/errors.go: invalidArg, wrap); fmt with reflect and os costs ≈ 430 KB",
-	"reflect":          "reflect keeps type and method tables alive; encoding/binary imports it, so write byte order by hand (core/engine/hostabi/codec.go)",
+	"reflect":          "reflect keeps type and method tables alive; encoding/binary imports it, so write byte order by hand (core/hostabi/codec.go)",
 	"os":               "os brings internal/poll and io/fs; the module reaches the host through its exports, not files",
-	"encoding/json":    "encoding/json costs ≈ 0.7 MB; core/engine/hostabi/json.go is the strict parser",
-	"time":             "≈ 240 KB with internal/godebug, internal/bisect and the runtime's metrics: core/engine/internal/xtime",
+	"encoding/json":    "encoding/json costs ≈ 0.7 MB; core/hostabi/json.go is the strict parser",
+	"time":             "≈ 240 KB with internal/godebug, internal/bisect and the runtime's metrics: core/internal/xtime",
 	"internal/godebug": "comes with time",
 	"context":          "imports time: hostabi/status_context.go is native only",
 	"embed":            "imports io/fs and time: the Lua scripts are constants (core/engine/scripts_lua.go)",
 	"io/fs":            "comes with embed",
-	"sort":             "sort.Slice brings reflectlite's Swapper: core/engine/internal/xsort",
+	"sort":             "sort.Slice brings reflectlite's Swapper: core/internal/xsort",
 	"slices":           "comes with sort",
 	"syscall":          "its init and tables cost ≈ 39 KB: random_wasip1.go imports random_get itself",
 	"crypto/rand":      "its FIPS DRBG costs ≈ 200 KB: random_wasip1.go reads random_get",
@@ -46,7 +46,7 @@ func TestModuleDeps(t *testing.T) {
 			importers[imp] = append(importers[imp], pkg)
 		}
 	}
-	if len(importers["github.com/liblock/liblock/core/engine/hostabi"]) == 0 {
+	if len(importers["github.com/liblock/liblock/core/hostabi"]) == 0 {
 		t.Fatalf("go list did not list the module's imports:\n%s", out)
 	}
 	for pkg, why := range moduleForbidden {

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
-// The exports of core/engine/hostabi/PROTOCOL.md over module memory. The
+// The exports of core/hostabi/PROTOCOL.md over module memory. The
 // module is single-threaded and runs no goroutine of its own: every export
 // returns as soon as the engine has handled the event.
 

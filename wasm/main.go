@@ -5,10 +5,10 @@
 //
 // followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both. The
 // liblockwasm tag swaps in the engine's small stand-ins for package time,
-// sort.Slice and errors.As (core/engine/internal/xtime, xsort, xerrors);
+// sort.Slice and errors.As (core/internal/xtime, xsort, xerrors);
 // without it the module builds too, larger.
 //
-// It exports the engine interface of core/engine/hostabi/PROTOCOL.md
+// It exports the engine interface of core/hostabi/PROTOCOL.md
 // (lock_engine_new, lock_engine_step, lock_engine_free, lock_buffer,
 // lock_abi_version) and imports nothing but WASI: the host owns the
 // sockets and one timer, and the engine tells it what to do. Package host

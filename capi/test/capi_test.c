@@ -1221,7 +1221,7 @@ static void test_killed(void) {
 
 /* build/faultproxy in front of every node: it signals the first `faults`
  * nodes that the fence round's command (fence.lua) reaches, just before it
- * does (see core/redistest/faultproxy). */
+ * does (see core/testkit/redistest/faultproxy). */
 typedef struct {
 	pid_t pid;
 	FILE *in, *out;

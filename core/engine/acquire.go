@@ -3,8 +3,8 @@ package engine
 import (
 	"strconv"
 
-	sort "github.com/liblock/liblock/core/engine/internal/xsort"
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	sort "github.com/liblock/liblock/core/internal/xsort"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // acquireOp is one Acquire: attempts, retries and waiting until it ends.

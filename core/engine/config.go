@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // Limits and defaults. Values outside the limits are rejected with

@@ -4,7 +4,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // ConnID names one connection the engine asked its host to open.

@@ -1,6 +1,6 @@
 package engine
 
-import time "github.com/liblock/liblock/core/engine/internal/xtime"
+import time "github.com/liblock/liblock/core/internal/xtime"
 
 // Env is the engine's one seam to the outside world: a monotonic clock and
 // a source of randomness. SystemEnv is the real one; the simulation drives

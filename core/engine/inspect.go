@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	sort "github.com/liblock/liblock/core/engine/internal/xsort"
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	sort "github.com/liblock/liblock/core/internal/xsort"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // NoExpiry is Inspection.Validity for a key that has no expiry (set by some

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // Connection states of a node. A node has at most one connection; commands
@@ -390,82 +390,4 @@ func scrub(msg, password string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, password, "xxxxx")
-}
-
-// Command kinds: the engine's few commands are encoded straight into the
-// connection's buffer, without an argument slice per request.
-const (
-	cmdRaw     = iota // a handshake step, already written
-	cmdSet            // SET key a1 NX PX px
-	cmdEvalSHA        // EVALSHA sha numkeys key [key2] [a1 [a2]]
-	cmdEval           // EVAL src numkeys key [key2] [a1 [a2]]: after NOSCRIPT
-	cmdArgs           // args, as they are (rare commands: SUBSCRIBE, ...)
-)
-
-type command struct {
-	kind   uint8
-	nargs  uint8 // a script's arguments: a1, a2
-	sc     *script
-	key    string
-	key2   string // a script's second key, if any
-	a1, a2 string
-	px     int64
-	args   []string
-}
-
-func (c *command) appendTo(b []byte) []byte {
-	switch c.kind {
-	case cmdArgs:
-		return AppendCommand(b, c.args...)
-	case cmdSet:
-		b = append(b, "*6\r\n$3\r\nSET\r\n"...)
-		b = appendBulk(b, c.key)
-		b = appendBulk(b, c.a1)
-		b = append(b, "$2\r\nNX\r\n$2\r\nPX\r\n"...)
-		var num [20]byte
-		return appendBulkBytes(b, strconv.AppendInt(num[:0], c.px, 10))
-	case cmdEvalSHA, cmdEval:
-		keys := 1
-		if c.key2 != "" {
-			keys = 2
-		}
-		b = append(b, '*')
-		b = appendLen(b, 3+keys+int(c.nargs))
-		b = append(b, '\r', '\n')
-		if c.kind == cmdEvalSHA {
-			b = append(b, "$7\r\nEVALSHA\r\n"...)
-			b = appendBulk(b, c.sc.sha)
-		} else {
-			b = append(b, "$4\r\nEVAL\r\n"...)
-			b = appendBulk(b, c.sc.src)
-		}
-		b = append(b, '$', '1', '\r', '\n', byte('0'+keys), '\r', '\n')
-		b = appendBulk(b, c.key)
-		if c.key2 != "" {
-			b = appendBulk(b, c.key2)
-		}
-		if c.nargs > 0 {
-			b = appendBulk(b, c.a1)
-		}
-		if c.nargs > 1 {
-			b = appendBulk(b, c.a2)
-		}
-	}
-	return b
-}
-
-func appendBulk(b []byte, s string) []byte {
-	b = append(b, '$')
-	b = appendLen(b, len(s))
-	b = append(b, '\r', '\n')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
-}
-
-func appendBulkBytes(b, s []byte) []byte {
-	b = append(b, '$')
-	b = appendLen(b, len(s))
-	b = append(b, '\r', '\n')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
 }

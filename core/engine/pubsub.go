@@ -3,7 +3,7 @@ package engine
 import (
 	"strings"
 
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // Wake on release across processes. A release (and the drop of a lost

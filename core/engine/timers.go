@@ -1,6 +1,6 @@
 package engine
 
-import time "github.com/liblock/liblock/core/engine/internal/xtime"
+import time "github.com/liblock/liblock/core/internal/xtime"
 
 // timerTarget is something with a deadline. gen tells a timer that is
 // still wanted from one that is not (targets compare it with their own).

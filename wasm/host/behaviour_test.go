@@ -3,7 +3,7 @@ package host_test
 import (
 	"testing"
 
-	"github.com/liblock/liblock/core/locktest"
+	"github.com/liblock/liblock/core/testkit/locktest"
 )
 
 // TestBehaviour runs the shared behaviour suite (real redis-servers, nodes

@@ -7,7 +7,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 // Engine is one liblock engine inside its own module instance, with the

@@ -17,9 +17,9 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/engine/hostabi"
-	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/hostabi"
+	"github.com/liblock/liblock/core/testkit/hostabitest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/wasm/host"
 )
 

@@ -3,7 +3,7 @@
 // with the method set of *engine.Engine (the core.Engine interface), so
 // that package core's driver — the one Go implementation of sockets,
 // timers and the public API — runs it exactly as it runs the native
-// engine. The module's interface is core/engine/hostabi/PROTOCOL.md; this
+// engine. The module's interface is core/hostabi/PROTOCOL.md; this
 // package only moves bytes in and out of module memory
 // (hostabi.Adapter does the encoding).
 package host
@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/liblock/liblock/core/engine/hostabi"
+	"github.com/liblock/liblock/core/hostabi"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
+	"github.com/liblock/liblock/core/testkit/hostabitest"
 )
 
 // BenchmarkModuleCPU measures the CPU one acquire+release pair costs in the

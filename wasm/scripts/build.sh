@@ -17,7 +17,7 @@ if ! command -v wasm-opt >/dev/null 2>&1; then
 fi
 tmp=$(mktemp "${out}.go.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-# -tags liblockwasm: the engine's own small package time (core/engine/internal/xtime).
+# -tags liblockwasm: the engine's own small package time (core/internal/xtime).
 GOOS=wasip1 GOARCH=wasm "$GO" build -trimpath -tags liblockwasm -buildmode=c-shared -ldflags='-s -w' -o "$tmp" ./wasm
 # Go's wasm output uses these post-MVP features; wasm-opt must be told.
 wasm-opt -Oz --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory --enable-mutable-globals \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The wasm module's tests: the shared behaviour suite (core/locktest) run
+# The wasm module's tests: the shared behaviour suite (core/testkit/locktest) run
 # through the Go host (wasm/host, wazero) against real redis-servers, plus
 # the module's own unit tests. The host tests build the module from this tree
 # themselves, so a stale build/liblock.wasm cannot pass them.

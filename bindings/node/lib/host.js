@@ -1,6 +1,6 @@
 'use strict';
 // The one host of both backends: it runs an engine (core/engine, through
-// the byte protocol of core/engine/hostabi/PROTOCOL.md) on the main event
+// the byte protocol of core/hostabi/PROTOCOL.md) on the main event
 // loop with node:net / node:tls sockets and one timer. The engine decides
 // everything (URLs, commands, timeouts, retries, waiters, extension, loss);
 // this file only moves bytes, arms the timer, and turns DONE and LOST into

@@ -1,5 +1,5 @@
 'use strict';
-// The engine's byte protocol (core/engine/hostabi/PROTOCOL.md), written
+// The engine's byte protocol (core/hostabi/PROTOCOL.md), written
 // with Buffer and DataView directly: events are encoded into the engine's
 // input buffer, actions are read from its output buffer. Little-endian;
 // `str`/`bytes` = u32 length + bytes; handles are u64 below 2^53 (read and

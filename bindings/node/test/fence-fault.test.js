@@ -3,7 +3,7 @@
 // fenced acquire, on the backend under test: the client reaches the nodes
 // through build/faultproxy, which signals the first nodes the fence round's
 // command (fence.lua) reaches, just before it does. The scenarios of
-// core/locktest's FenceRound* and bindings/python's test_fence_fault.py.
+// core/testkit/locktest's FenceRound* and bindings/python's test_fence_fault.py.
 //
 // The second round goes to the nodes whose grants made the first round's
 // quorum (2 of 3) and to the third as its grant comes in: losing one still

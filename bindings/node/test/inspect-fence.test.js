@@ -1,7 +1,7 @@
 'use strict';
 // Inspect, re-entry by token, fencing tokens and wake on release across
 // processes (issue 13), against real redis-servers, on the backend under
-// test. The scenarios of core/locktest and bindings/python's
+// test. The scenarios of core/testkit/locktest and bindings/python's
 // test_inspect_fence.py. Every check of all nodes after an operation polls
 // with a deadline: an operation returns once a quorum answered, the last
 // node's command may land a moment later.

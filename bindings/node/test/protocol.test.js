@@ -1,5 +1,5 @@
 'use strict';
-// The host's codec against core/engine/hostabi/PROTOCOL.md, byte by byte
+// The host's codec against core/hostabi/PROTOCOL.md, byte by byte
 // (no library, no Redis): events as the engine decodes them, actions as it
 // encodes them.
 const { test } = require('node:test');

@@ -1,7 +1,7 @@
 """The one asyncio host: it carries out what liblock's engine asks (open, write,
 close connections; one timer) and hands it what happens (connected, bytes
 received, connection failed, timer fired), one ``step`` per event
-(core/engine/hostabi/PROTOCOL.md). The engine decides everything else: node
+(core/hostabi/PROTOCOL.md). The engine decides everything else: node
 URLs, the Redis wire, deadlines, retries, waiting, auto-extension and loss.
 
 A :class:`Host` lives on one event loop and is stepped only from that loop's

@@ -1,4 +1,4 @@
-"""The engine's byte protocol (core/engine/hostabi/PROTOCOL.md), both directions.
+"""The engine's byte protocol (core/hostabi/PROTOCOL.md), both directions.
 
 Events (host -> engine) are packed into the adapter's input buffer with
 ``struct.pack_into``; the actions the engine answers with are read from its output

@@ -1,7 +1,7 @@
 """liblock.wasm under wasmtime: module lookup, one compiled module per process,
 :class:`Instance` (one instantiated module, WASI from wasmtime's ``WasiConfig``,
 nothing imported beyond it) and :class:`WasmEngine`, the engine adapter the asyncio
-host steps (core/engine/hostabi/PROTOCOL.md: ``lock_engine_new``,
+host steps (core/hostabi/PROTOCOL.md: ``lock_engine_new``,
 ``lock_engine_step``, ``lock_engine_free``, ``lock_buffer``).
 
 Calls go through wasmtime's "unchecked" C entry points with a preallocated

@@ -2,7 +2,7 @@
 acquire, through the synchronous and the asyncio API of the backend under test: the
 client reaches the nodes through build/faultproxy, which signals the first nodes the
 fence round's command (fence.lua) reaches, just before it does. The scenarios of
-core/locktest's FenceRound* and bindings/node's fence-fault.test.js.
+core/testkit/locktest's FenceRound* and bindings/node's fence-fault.test.js.
 
 The second round goes to the nodes whose grants made the first round's quorum (2 of 3)
 and to the third as its grant comes in: losing one still leaves a quorum to take the

@@ -1,6 +1,6 @@
 """Inspect, re-entry by token, fencing tokens, and wake on release across processes
 (issue 13), against real redis-servers, through the synchronous and the asyncio API
-of the backend under test. The scenarios of core/locktest/locktest.go (Inspect,
+of the backend under test. The scenarios of core/testkit/locktest/locktest.go (Inspect,
 InspectMinorityDown, ReenterByToken, FencesIncrease, FenceWithANodeFrozen,
 WakeOnReleaseAcrossClients)."""
 

@@ -1,4 +1,4 @@
-"""The engine's byte protocol (core/engine/hostabi/PROTOCOL.md) as liblock/_proto.py
+"""The engine's byte protocol (core/hostabi/PROTOCOL.md) as liblock/_proto.py
 writes and reads it: events byte for byte against the spec, actions decoded from
 bytes laid out by hand, then the codec against the backend's real engine (no I/O)."""
 

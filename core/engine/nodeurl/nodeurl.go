@@ -23,7 +23,7 @@ import (
 	"strconv"
 	"strings"
 
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // Spec is everything liblock needs to connect to one node.

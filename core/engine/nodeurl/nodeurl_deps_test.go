@@ -16,7 +16,7 @@ import (
 // The module links all of them already.
 var allowedImports = map[string]bool{
 	"errors": true, "strconv": true, "strings": true, "unicode/utf8": true,
-	"github.com/liblock/liblock/core/engine/internal/xtime": true, // package time, or its part the module links
+	"github.com/liblock/liblock/core/internal/xtime": true, // package time, or its part the module links
 }
 
 // forbiddenDeps must not be linked even indirectly, and why.

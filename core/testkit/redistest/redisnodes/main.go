@@ -46,7 +46,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 type nodeInfo struct {

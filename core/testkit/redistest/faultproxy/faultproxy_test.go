@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/redistest"
-	"github.com/liblock/liblock/core/redistest/faultproxy"
+	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
 )
 
 // The patterns name the fence script and nothing else the engine sends: the

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/liblock/liblock/core/engine/internal/xerrors"
+	"github.com/liblock/liblock/core/internal/xerrors"
 )
 
 type argErr struct{ arg string }

@@ -5,8 +5,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
-	errors "github.com/liblock/liblock/core/engine/internal/xerrors"
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	errors "github.com/liblock/liblock/core/internal/xerrors"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // The byte encoding of PROTOCOL.md: events (host → engine) and actions

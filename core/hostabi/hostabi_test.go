@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core/engine"
-	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/hostabitest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 func argName(err error) string {

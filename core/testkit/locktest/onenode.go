@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
 // A one-node client's driver reads each reply on the goroutine of the

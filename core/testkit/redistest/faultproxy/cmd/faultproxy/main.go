@@ -27,7 +27,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/liblock/liblock/core/redistest/faultproxy"
+	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
 )
 
 type routes []faultproxy.Route

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liblock/liblock/core/engine/internal/xtime"
+	"github.com/liblock/liblock/core/internal/xtime"
 )
 
 // With and without the liblockwasm tag (go test -tags liblockwasm runs the

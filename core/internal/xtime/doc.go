@@ -2,7 +2,7 @@
 // nodeurl use: Duration and its constants, Milliseconds, a monotonic Now
 // and Since, and ParseDuration. They import it as
 //
-//	import time "github.com/liblock/liblock/core/engine/internal/xtime"
+//	import time "github.com/liblock/liblock/core/internal/xtime"
 //
 // Natively (without the liblockwasm build tag) every name is an alias of
 // package time's own, so time.Duration and the engine's Duration are one

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/liblock/liblock/core/engine"
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // The JSON accepted by lock_client_new, lock_engine_new and the acquire

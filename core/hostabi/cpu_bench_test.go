@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/liblock/liblock/core/engine/hostabi/hostabitest"
+	"github.com/liblock/liblock/core/testkit/hostabitest"
 )
 
 // BenchmarkStepCPU is wasm/host's BenchmarkModuleCPU without the module:

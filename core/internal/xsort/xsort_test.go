@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/liblock/liblock/core/engine/internal/xsort"
+	"github.com/liblock/liblock/core/internal/xsort"
 )
 
 type item struct{ key, seq int }

@@ -1,6 +1,6 @@
 // Package xsort is sort.Slice for the engine, which imports it as
 //
-//	import sort "github.com/liblock/liblock/core/engine/internal/xsort"
+//	import sort "github.com/liblock/liblock/core/internal/xsort"
 //
 // Natively (without the liblockwasm build tag) Slice is sort.Slice. Under
 // the tag (liblock.wasm) it is a short generic sort, so the module links

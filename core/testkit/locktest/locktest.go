@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/redistest"
-	"github.com/liblock/liblock/core/redistest/faultproxy"
+	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
 )
 
 // Client is what a backend offers: core.Client's Acquire and Close.

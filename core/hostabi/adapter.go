@@ -2,7 +2,7 @@ package hostabi
 
 import (
 	"github.com/liblock/liblock/core/engine"
-	time "github.com/liblock/liblock/core/engine/internal/xtime"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // Stepper is one engine behind the byte protocol: Step is lock_engine_step

@@ -1,7 +1,7 @@
 // Package xerrors is package errors with a generic As, which a file
 // imports as
 //
-//	import errors "github.com/liblock/liblock/core/engine/internal/xerrors"
+//	import errors "github.com/liblock/liblock/core/internal/xerrors"
 //
 // errors.As finds the target's type with internal/reflectlite (TypeOf,
 // AssignableTo, Implements, Value.Elem().Set): measured, its two calls in
