@@ -155,7 +155,7 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 		if r.lock != nil {
 			_ = r.lock.Release(context.Background())
 		}
-		fmt.Fprintf(stderr, "liblock run: %v while waiting for %q: gave up\n", s, o.name)
+		fmt.Fprintf(stderr, "liblock run: %s while waiting for %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
 		return nil, 128 + int(s.(syscall.Signal))
 	}
 	switch {
@@ -260,7 +260,7 @@ func exitStatus(ps *os.ProcessState) int {
 
 func describe(ps *os.ProcessState) string {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		return "killed by " + unix.SignalName(ws.Signal())
 	}
 	return fmt.Sprintf("exit %d", ps.ExitCode())
 }
