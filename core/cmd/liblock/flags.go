@@ -145,6 +145,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 				return nil, errHelp
 			}
 			msg := strings.Replace(err.Error(), "for flag -", "for flag --", 1)
+			msg = strings.Replace(msg, "for -", "for --", 1)
 			msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag --", 1)
 			msg = strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
 			return nil, usagef("%s", msg)
