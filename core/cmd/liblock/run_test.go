@@ -109,6 +109,11 @@ func TestRunForwardsSignals(t *testing.T) {
 func TestRunWaitZero(t *testing.T) {
 	c := redistest.Start(t, 3)
 	held := holder(t, c, "job")
+	for _, n := range c.Nodes {
+		if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	marker := filepath.Join(t.TempDir(), "ran")
 	r := liblock(t, nodesOf(c), "run", "--wait", "0", "job", "--", "touch", marker)
 	if r.code != exitNotAcquired || !strings.Contains(r.stderr, "held elsewhere") {
@@ -116,6 +121,12 @@ func TestRunWaitZero(t *testing.T) {
 	}
 	if exists(marker) {
 		t.Fatal("the command ran without the lock")
+	}
+	// One attempt: one SET per node, no retry, no subscription.
+	for _, n := range c.Nodes {
+		if sets, subs := calls(t, n, "set"), calls(t, n, "subscribe"); sets != 1 || subs != 0 {
+			t.Fatalf("node %d: %d SETs and %d SUBSCRIBEs, want 1 attempt and no wait", n.Index, sets, subs)
+		}
 	}
 	// A short wait gives up the same way.
 	if r := liblock(t, nodesOf(c), "run", "--wait", "100ms", "job", "--", "touch", marker); r.code != exitNotAcquired || exists(marker) {
@@ -128,9 +139,10 @@ func TestRunWaitZero(t *testing.T) {
 	}
 }
 
-// lossScript is a command that records its pid and a grandchild's, and
-// writes "termed" when SIGTERM reaches it (unless it ignores SIGTERM).
-const lossScript = `sleep 1000 & echo $! > grandchild.tmp && mv grandchild.tmp grandchild
+// lossScript is a command that records its pid and a grandchild's; the
+// grandchild writes "grandchild-termed" when SIGTERM reaches it.
+const lossScript = `sh -c 'trap "touch grandchild-termed; exit 0" TERM; while :; do sleep 0.01; done' &
+echo $! > grandchild.tmp && mv grandchild.tmp grandchild
 %TRAP%
 echo $$ > pid.tmp && mv pid.tmp pid
 while :; do sleep 0.01; done`
@@ -167,12 +179,17 @@ func loseLock(t *testing.T, trap string, extra ...string) (result, string, int, 
 // trap records) and its whole group; liblock exits 70, loss winning over
 // the command's own code (0 from its trap).
 func TestRunKilledOnLoss(t *testing.T) {
-	r, dir, _, _ := loseLock(t, `trap 'touch termed; exit 0' TERM`)
-	if r.code != exitLost || !strings.Contains(r.stderr, "lost") {
+	// The command's trap waits for the grandchild, so both traps ran
+	// before the command exits.
+	r, dir, _, _ := loseLock(t, `trap 'touch termed; wait; exit 0' TERM`)
+	if r.code != exitLost || !strings.Contains(r.stderr, `the command ended (exit 0) after "job" was lost`) {
 		t.Fatalf("exit %d, want %d (lost)", r.code, exitLost)
 	}
 	if !exists(filepath.Join(dir, "termed")) {
 		t.Fatal("the command got no SIGTERM")
+	}
+	if !exists(filepath.Join(dir, "grandchild-termed")) {
+		t.Fatal("the command's own child got no SIGTERM")
 	}
 }
 
@@ -217,4 +234,20 @@ func TestRunUnavailable(t *testing.T) {
 	if r.code != exitUnavailable || exists(marker) {
 		t.Fatalf("exit %d (want %d), ran %v", r.code, exitUnavailable, exists(marker))
 	}
+}
+
+// calls is how many times the node ran command since the last RESETSTAT.
+func calls(t *testing.T, n *redistest.Node, command string) int {
+	t.Helper()
+	stats, err := n.Do("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(stats, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); ok {
+			k, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return k
+		}
+	}
+	return 0
 }
