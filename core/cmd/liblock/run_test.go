@@ -251,3 +251,33 @@ func calls(t *testing.T, n *redistest.Node, command string) int {
 	}
 	return 0
 }
+
+// TestRunSignalWhileWaiting: SIGTERM while liblock waits for a held lock
+// gives up (128+15, as a shell reports it); the command never runs and
+// the holder's key is untouched.
+func TestRunSignalWhileWaiting(t *testing.T) {
+	c := redistest.Start(t, 3)
+	held := holder(t, c, "job")
+	marker := filepath.Join(t.TempDir(), "ran")
+	cmd, out, errb := command(nodesOf(c), "run", "--wait", "50s", "job", "--", "touch", marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A waiting acquire listens for the release on every node.
+	eventually(t, 20*time.Second, "liblock waits", func() bool {
+		v, err := c.Nodes[0].Do("PUBSUB", "NUMSUB", "liblock:released:job")
+		return err == nil && strings.HasSuffix(v, "\n1")
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := wait(t, cmd, out, errb)
+	if r.code != 128+int(syscall.SIGTERM) || !strings.Contains(r.stderr, "SIGTERM while waiting") || exists(marker) {
+		t.Fatalf("exit %d (want %d), ran %v", r.code, 128+int(syscall.SIGTERM), exists(marker))
+	}
+	for _, n := range c.Nodes {
+		if v, _ := n.Do("GET", "job"); v != held.Token() {
+			t.Fatalf("node %d: the holder's key became %q", n.Index, v)
+		}
+	}
+}
