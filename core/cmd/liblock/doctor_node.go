@@ -59,6 +59,9 @@ func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 	o.checkPersistence(ctx, f, rdb)
 	checkEviction(f, info)
 	o.checkClock(ctx, f, rdb)
+	if f.replicaOf != "" {
+		return f // a replica refuses every write: the role row says so, the command rows would only repeat it
+	}
 	user := opt.Username
 	if user == "" {
 		user = "default"
@@ -293,7 +296,7 @@ func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis
 			fine = append(fine, name)
 		}
 	}
-	try("SET NX PX", rdb.SetNX(ctx, key, "doctor", time.Second).Err(), true)
+	try("SET NX PX", rdb.Do(ctx, "SET", key, "doctor", "NX", "PX", "1000").Err(), true)
 	try("DEL", rdb.Del(ctx, key).Err(), true)
 	err := rdb.EvalSha(ctx, strings.Repeat("0", 40), []string{key}).Err()
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {

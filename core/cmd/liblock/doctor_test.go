@@ -18,6 +18,9 @@ func doctor(t *testing.T, urls []string, extra ...string) (int, []row, result) {
 	t.Helper()
 	args := append([]string{"doctor", "--json", "--node-timeout", "1s", "--nodes", strings.Join(urls, ",")}, extra...)
 	r := mainOut(args...)
+	if testing.Verbose() { // the table, for a reader of -v
+		t.Logf("liblock %s\n%s", strings.Join(args[2:], " "), mainOut(append([]string{"doctor"}, args[2:]...)...).stdout)
+	}
 	var rows []row
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var rw row
@@ -104,6 +107,11 @@ func TestDoctorReplica(t *testing.T) {
 	want(t, rows, replica.Addr(), "independent", statusFail, "a replica of")
 	want(t, rows, primary.Addr(), "independent", statusFail, "the primary of")
 	want(t, rows, c.Nodes[2].Addr(), "independent", statusOK, "")
+	for _, r := range rows {
+		if strings.Contains(r.Node, replica.Addr()) && (r.Check == "commands" || r.Check == "lock") {
+			t.Fatalf("a replica's writes were probed: %+v", r)
+		}
+	}
 }
 
 // TestDoctorSameServerTwice: one server under two names (127.0.0.1 and
