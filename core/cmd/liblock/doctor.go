@@ -47,7 +47,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	o := &doctorOpts{timeout: 2 * time.Second}
 	fs := newFlagSet("doctor")
 	o.register(fs, true)
-	fs.Var(durationFlag{&o.timeout}, "timeout", "bound of each of doctor's own requests to a node")
+	fs.Var(durationFlag{&o.timeout}, "timeout", "bound of each of doctor's own requests to a node (a `duration` with a unit)")
 	pos, err := parseInterleaved(fs, args)
 	switch {
 	case err == errHelp:

@@ -71,7 +71,7 @@ func newFlagSet(name string) *flag.FlagSet {
 func (c *common) register(fs *flag.FlagSet, withJSON bool) {
 	fs.StringVar(&c.nodes, "nodes", "", "comma-separated node URLs (default $LIBLOCK_NODES)")
 	c.nodeTimeout = 50 * time.Millisecond
-	fs.Var(durationFlag{&c.nodeTimeout}, "node-timeout", "bound of every node request")
+	fs.Var(durationFlag{&c.nodeTimeout}, "node-timeout", "bound of every node request (a `duration` with a unit)")
 	fs.StringVar(&c.keyPrefix, "key-prefix", "", "prepended to NAME to form the Redis key")
 	fs.StringVar(&c.owner, "owner", "", "owner label stored with the lock (shown by inspect; no '/')")
 	if withJSON {

@@ -20,6 +20,19 @@ import (
 
 const runSynopsis = "liblock run [--ttl 30s] [--wait 10s] [--fence] [--grace 5s] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] [--owner O] NAME -- CMD [ARGS...]"
 
+const runAbout = `Acquires NAME (extended in the background while CMD runs), runs CMD with
+LIBLOCK_RESOURCE, LIBLOCK_TOKEN (and LIBLOCK_FENCE with --fence) in its
+environment, and releases NAME however it ends. CMD runs in its own process
+group: SIGINT, SIGTERM and SIGHUP sent to liblock go to the whole group. If
+the lock is lost, the group gets SIGTERM, then SIGKILL after --grace, and
+liblock exits 70 (loss wins over CMD's own code). When CMD exits, what it
+left in its group is killed before the lock is released. Exit: CMD's code,
+128+signal, or liblock's own (see liblock --help).
+The grace is short on purpose: the lock is already gone, so each second of
+grace is a second CMD may run unprotected; 5s allows a clean shutdown and is
+short beside typical ttls.
+`
+
 // DefaultGrace is how long a command gets between SIGTERM and SIGKILL once
 // its lock is lost. The lock is already gone: every moment of grace is a
 // moment the command may run unprotected, so it is short — enough for a
@@ -42,14 +55,14 @@ func parseRun(args []string) (*runOpts, error) {
 	o := &runOpts{ttl: 30 * time.Second, wait: 10 * time.Second, grace: DefaultGrace}
 	fs := newFlagSet("run")
 	o.register(fs, false)
-	fs.Var(durationFlag{&o.ttl}, "ttl", "the lock's lease, extended in the background while CMD runs")
-	fs.Var(durationFlag{&o.wait}, "wait", "how long to wait for the lock if it is held; 0: one attempt (like flock -n)")
-	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group")
+	fs.Var(durationFlag{&o.ttl}, "ttl", "the lock's lease, extended in the background while CMD runs (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.wait}, "wait", "how long to wait for the lock if it is held; 0: one attempt (like flock -n) (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group (a `duration` with a unit)")
 	fs.BoolVar(&o.fence, "fence", false, "take a fencing token and pass it in LIBLOCK_FENCE")
 	pre, cmd, dashes := splitDashes(args)
 	pos, err := parseInterleaved(fs, pre)
 	if err == errHelp {
-		return nil, &helpRequest{fs: fs, synopsis: runSynopsis}
+		return nil, &helpRequest{fs: fs, synopsis: runSynopsis, about: runAbout}
 	}
 	if err != nil {
 		return nil, err
@@ -82,6 +95,7 @@ func splitDashes(args []string) (before, after []string, found bool) {
 type helpRequest struct {
 	fs       *flag.FlagSet
 	synopsis string
+	about    string // optional: what the command does
 }
 
 func (h *helpRequest) Error() string { return "help" }
@@ -286,7 +300,11 @@ func handleParse(err error, stdout, stderr io.Writer, cmd string) (code int, don
 	}
 	var h *helpRequest
 	if errors.As(err, &h) {
-		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n", h.synopsis)
+		fmt.Fprintf(stdout, "Usage: %s\n\n", h.synopsis)
+		if h.about != "" {
+			fmt.Fprintf(stdout, "%s\n", h.about)
+		}
+		fmt.Fprint(stdout, "Flags:\n")
 		h.fs.SetOutput(stdout)
 		h.fs.PrintDefaults()
 		fmt.Fprint(stdout, "\nExit codes: see liblock --help.\n")
