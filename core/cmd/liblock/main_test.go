@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/locktest"
 	"github.com/liblock/liblock/core/redistest"
 )
 
@@ -104,16 +105,7 @@ func mainOut(args ...string) result {
 func nodesOf(c *redistest.Cluster) string { return strings.Join(c.URLs(), ",") }
 
 // eventually polls cond until it holds, or fails the test at the deadline.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var eventually = locktest.Eventually
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
