@@ -253,3 +253,24 @@ func TestDoctorSetRows(t *testing.T) {
 		t.Fatalf("spread 20ms: %+v", r)
 	}
 }
+
+// TestDoctorVersion: the version rules on INFO's fields (a real node of
+// another version cannot be made at run time).
+func TestDoctorVersion(t *testing.T) {
+	for _, tc := range []struct{ version, mode, status string }{
+		{"7.0.15", "standalone", statusOK},
+		{"6.0.0", "standalone", statusOK},
+		{"5.0.7", "standalone", statusWarn},
+		{"2.8.24", "standalone", statusWarn},
+		{"2.6.17", "standalone", statusFail},
+		{"7.2.4", "sentinel", statusFail},
+		{"7.2.4", "cluster", statusWarn},
+		{"", "", statusWarn},
+	} {
+		f := &nodeFacts{name: "n"}
+		checkVersion(f, tc.version, tc.mode)
+		if len(f.rows) != 1 || f.rows[0].Status != tc.status {
+			t.Errorf("%s %s: %+v, want %s", tc.version, tc.mode, f.rows, tc.status)
+		}
+	}
+}
