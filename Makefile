@@ -12,8 +12,8 @@ all: build
 deps:
 	@bash .ci/deps.sh
 
-## build: liblock.so + liblock.h, liblock.wasm, and the test harness (redisnodes, faultproxy)
-build: $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
+## build: liblock.so + liblock.h, liblock.wasm, the liblock command, and the test harness (redisnodes, faultproxy)
+build: $(BUILD)/liblock $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
 
 $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*.c capi/*.h)
 	@mkdir -p $(BUILD)
@@ -24,6 +24,11 @@ $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*
 $(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_test.go' -not -path 'wasm/host/*' 2>/dev/null) wasm/scripts/build.sh | deps
 	@mkdir -p $(BUILD)
 	GO=$(GO) bash wasm/scripts/build.sh $@
+
+# The liblock command: one static binary (no cgo).
+$(BUILD)/liblock: $(CORE_GO)
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o $@ ./core/cmd/liblock
 
 $(BUILD)/redisnodes: $(CORE_GO)
 	@mkdir -p $(BUILD)

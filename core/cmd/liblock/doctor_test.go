@@ -1,0 +1,276 @@
+package main
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core/testkit/redistest"
+)
+
+// doctor runs `liblock doctor --json` in-process over urls and returns its
+// exit code and rows. The node timeout is generous: a loaded 2-core
+// machine under -race must not turn PING round trips into findings.
+func doctor(t *testing.T, urls []string, extra ...string) (int, []row, result) {
+	t.Helper()
+	args := append([]string{"doctor", "--json", "--node-timeout", "1s", "--nodes", strings.Join(urls, ",")}, extra...)
+	r := mainOut(args...)
+	if testing.Verbose() { // the table, for a reader of -v
+		t.Logf("liblock %s\n%s", strings.Join(args[2:], " "), mainOut(append([]string{"doctor"}, args[2:]...)...).stdout)
+	}
+	var rows []row
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var rw row
+		if err := json.Unmarshal([]byte(line), &rw); err != nil {
+			t.Fatalf("not a JSON line: %q (exit %d, stderr %s)", line, r.code, r.stderr)
+		}
+		rows = append(rows, rw)
+	}
+	return r.code, rows, r
+}
+
+// find returns the row of check on the node whose URL contains addr.
+func find(t *testing.T, rows []row, addr, check string) row {
+	t.Helper()
+	for _, r := range rows {
+		if strings.Contains(r.Node, addr) && r.Check == check {
+			return r
+		}
+	}
+	t.Fatalf("no %q row for %s in %+v", check, addr, rows)
+	return row{}
+}
+
+func want(t *testing.T, rows []row, addr, check, status, says string) {
+	t.Helper()
+	r := find(t, rows, addr, check)
+	if r.Status != status || !strings.Contains(r.Detail, says) {
+		t.Fatalf("%s %s: %s %q, want %s saying %q", addr, check, r.Status, r.Detail, status, says)
+	}
+	if status != statusOK && r.Fix == "" {
+		t.Fatalf("%s %s: %s without a fix", addr, check, status)
+	}
+}
+
+func do(t *testing.T, n *redistest.Node, args ...string) {
+	t.Helper()
+	if _, err := n.Do(args...); err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+}
+
+// TestDoctorHealthy: redistest's nodes are independent primaries without
+// persistence: every check passes but persistence, which warns.
+func TestDoctorHealthy(t *testing.T) {
+	c := redistest.Start(t, 3)
+	code, rows, _ := doctor(t, c.URLs())
+	if code != 0 {
+		t.Fatalf("exit %d: %+v", code, rows)
+	}
+	want(t, rows, setNode, "node count", statusOK, "quorum 2")
+	for _, n := range c.Nodes {
+		for _, check := range []string{"reachable", "version", "role", "eviction", "commands", "lock", "independent"} {
+			want(t, rows, n.Addr(), check, statusOK, "")
+		}
+		want(t, rows, n.Addr(), "persistence", statusWarn, "a restart forgets every lock")
+		if r := find(t, rows, n.Addr(), "clock"); r.Status == statusFail {
+			t.Fatalf("clock: %+v", r)
+		}
+	}
+	for _, r := range rows {
+		if r.Status == statusFail {
+			t.Fatalf("fail: %+v", r)
+		}
+	}
+	c.AssertNoKeys(t) // the probes leave nothing
+	// The table form: a header, the fixes, a summary.
+	r := mainOut("doctor", "--node-timeout", "1s", "--nodes", nodesOf(c))
+	if r.code != 0 || !strings.Contains(r.stdout, "NODE") || !strings.Contains(r.stdout, "fix: keep a restarted node out") || !strings.Contains(r.stdout, "0 fail") {
+		t.Fatalf("table: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestDoctorReplica: a replica among the nodes fails the role check, and
+// both it and its primary fail the independence check.
+func TestDoctorReplica(t *testing.T) {
+	c := redistest.Start(t, 3)
+	primary, replica := c.Nodes[0], c.Nodes[1]
+	do(t, replica, "REPLICAOF", "127.0.0.1", strconv.Itoa(primary.Port))
+	code, rows, _ := doctor(t, c.URLs())
+	if code != exitDoctorFail {
+		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
+	}
+	want(t, rows, replica.Addr(), "role", statusFail, "a replica of "+primary.Addr())
+	want(t, rows, replica.Addr(), "independent", statusFail, "a replica of")
+	want(t, rows, primary.Addr(), "independent", statusFail, "the primary of")
+	want(t, rows, c.Nodes[2].Addr(), "independent", statusOK, "")
+	for _, r := range rows {
+		if strings.Contains(r.Node, replica.Addr()) && (r.Check == "commands" || r.Check == "lock") {
+			t.Fatalf("a replica's writes were probed: %+v", r)
+		}
+	}
+}
+
+// TestDoctorSameServerTwice: one server under two names (127.0.0.1 and
+// localhost) is caught by its run_id.
+func TestDoctorSameServerTwice(t *testing.T) {
+	c := redistest.Start(t, 2)
+	alias := "redis://localhost:" + strconv.Itoa(c.Nodes[0].Port)
+	code, rows, _ := doctor(t, append(c.URLs(), alias))
+	if code != exitDoctorFail {
+		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
+	}
+	want(t, rows, c.Nodes[0].Addr(), "independent", statusFail, "the same server as redis://localhost")
+	want(t, rows, c.Nodes[1].Addr(), "independent", statusOK, "")
+}
+
+// TestDoctorEviction: with maxmemory set, allkeys-* and volatile-* fail;
+// noeviction passes.
+func TestDoctorEviction(t *testing.T) {
+	c := redistest.Start(t, 3)
+	for i, policy := range []string{"allkeys-lru", "volatile-ttl", "noeviction"} {
+		do(t, c.Nodes[i], "CONFIG", "SET", "maxmemory", "100mb")
+		do(t, c.Nodes[i], "CONFIG", "SET", "maxmemory-policy", policy)
+	}
+	code, rows, _ := doctor(t, c.URLs())
+	if code != exitDoctorFail {
+		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
+	}
+	want(t, rows, c.Nodes[0].Addr(), "eviction", statusFail, "any key can be evicted")
+	want(t, rows, c.Nodes[1].Addr(), "eviction", statusFail, "every key with a ttl")
+	want(t, rows, c.Nodes[2].Addr(), "eviction", statusOK, "noeviction")
+}
+
+// TestDoctorPersistence: appendfsync always passes; everysec and
+// snapshots warn with what a restart costs.
+func TestDoctorPersistence(t *testing.T) {
+	c := redistest.Start(t, 3)
+	do(t, c.Nodes[0], "CONFIG", "SET", "appendonly", "yes")
+	do(t, c.Nodes[0], "CONFIG", "SET", "appendfsync", "always")
+	do(t, c.Nodes[1], "CONFIG", "SET", "appendonly", "yes")
+	do(t, c.Nodes[1], "CONFIG", "SET", "appendfsync", "everysec")
+	do(t, c.Nodes[2], "CONFIG", "SET", "save", "900 1")
+	code, rows, _ := doctor(t, c.URLs())
+	if code != 0 {
+		t.Fatalf("exit %d: warnings only, want 0", code)
+	}
+	want(t, rows, c.Nodes[0].Addr(), "persistence", statusOK, "appendfsync always")
+	want(t, rows, c.Nodes[1].Addr(), "persistence", statusWarn, "up to 1 s of grants")
+	want(t, rows, c.Nodes[2].Addr(), "persistence", statusWarn, "snapshots only")
+}
+
+// TestDoctorACL: a user without EVALSHA fails the commands (and lock)
+// checks naming it; one without PUBLISH warns; one without CONFIG warns
+// that the config cannot be read. No password is ever printed.
+func TestDoctorACL(t *testing.T) {
+	c := redistest.Start(t, 3)
+	const pw = "s3cret-pw-do-not-print"
+	users := []string{"noevalsha", "nopublish", "noconfig"}
+	denied := []string{"-evalsha", "-publish", "-config"}
+	urls := make([]string, 3)
+	for i, n := range c.Nodes {
+		do(t, n, "ACL", "SETUSER", users[i], "on", ">"+pw, "~*", "&*", "+@all", denied[i])
+		urls[i] = (&url.URL{Scheme: "redis", User: url.UserPassword(users[i], pw), Host: n.Addr()}).String()
+	}
+	code, rows, r := doctor(t, urls)
+	if code != exitDoctorFail {
+		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
+	}
+	want(t, rows, c.Nodes[0].Addr(), "commands", statusFail, "user noevalsha may not run EVALSHA")
+	want(t, rows, c.Nodes[0].Addr(), "lock", statusFail, "NOPERM")
+	want(t, rows, c.Nodes[1].Addr(), "commands", statusWarn, "may not run PUBLISH")
+	want(t, rows, c.Nodes[1].Addr(), "lock", statusOK, "")
+	want(t, rows, c.Nodes[2].Addr(), "persistence", statusWarn, "cannot read config")
+	want(t, rows, c.Nodes[2].Addr(), "commands", statusOK, "")
+	table := mainOut("doctor", "--node-timeout", "1s", "--nodes", strings.Join(urls, ","))
+	for _, out := range []string{r.stdout, r.stderr, table.stdout, table.stderr} {
+		if strings.Contains(out, pw) {
+			t.Fatalf("the password is printed:\n%s", out)
+		}
+	}
+	c.AssertNoKeys(t)
+}
+
+// TestDoctorFrozen: a frozen node fails "reachable" within --timeout and
+// is checked no further; the others are unaffected.
+func TestDoctorFrozen(t *testing.T) {
+	c := redistest.Start(t, 3)
+	frozen := c.Nodes[2]
+	if err := frozen.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	code, rows, _ := doctor(t, c.URLs(), "--timeout", "300ms")
+	if code != exitDoctorFail {
+		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
+	}
+	want(t, rows, frozen.Addr(), "reachable", statusFail, "no answer within 300ms")
+	for _, r := range rows {
+		if strings.Contains(r.Node, frozen.Addr()) && r.Check != "reachable" {
+			t.Fatalf("an unreachable node was checked further: %+v", r)
+		}
+	}
+	want(t, rows, c.Nodes[0].Addr(), "lock", statusOK, "")
+	// Killed: the same finding.
+	if err := frozen.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, rows, _ = doctor(t, c.URLs())
+	want(t, rows, frozen.Addr(), "reachable", statusFail, "refused")
+}
+
+// TestDoctorSetRows: the checks across nodes on synthetic facts: node
+// counts, and clock offsets against the thresholds.
+func TestDoctorSetRows(t *testing.T) {
+	for n, status := range map[int]string{1: statusWarn, 2: statusWarn, 3: statusOK, 4: statusWarn, 5: statusOK} {
+		if r := quorumRow(n); r.Status != status {
+			t.Errorf("%d nodes: %s, want %s (%s)", n, r.Status, status, r.Detail)
+		}
+	}
+	for d, status := range map[time.Duration]string{
+		0: statusOK, 90 * time.Millisecond: statusOK, -150 * time.Millisecond: statusWarn,
+		900 * time.Millisecond: statusWarn, 1500 * time.Millisecond: statusFail, -2 * time.Second: statusFail,
+	} {
+		if got := clockStatus(d); got != status {
+			t.Errorf("offset %v: %s, want %s", d, got, status)
+		}
+	}
+	facts := []*nodeFacts{
+		{name: "a", clockKnown: true, offset: -600 * time.Millisecond},
+		{name: "b", clockKnown: true, offset: 10 * time.Millisecond},
+		{name: "c", clockKnown: true, offset: 700 * time.Millisecond},
+		{name: "d"},
+	}
+	r, ok := clockSpreadRow(facts)
+	if !ok || r.Status != statusFail || !strings.Contains(r.Detail, "1.3s between a and c") || !strings.Contains(r.Detail, "not offsets") {
+		t.Fatalf("spread: %+v", r)
+	}
+	facts[2].offset = 20 * time.Millisecond
+	facts[0].offset = 0
+	if r, _ := clockSpreadRow(facts); r.Status != statusOK {
+		t.Fatalf("spread 20ms: %+v", r)
+	}
+}
+
+// TestDoctorVersion: the version rules on INFO's fields (a real node of
+// another version cannot be made at run time).
+func TestDoctorVersion(t *testing.T) {
+	for _, tc := range []struct{ version, mode, status string }{
+		{"7.0.15", "standalone", statusOK},
+		{"6.0.0", "standalone", statusOK},
+		{"5.0.7", "standalone", statusWarn},
+		{"2.8.24", "standalone", statusWarn},
+		{"2.6.17", "standalone", statusFail},
+		{"7.2.4", "sentinel", statusFail},
+		{"7.2.4", "cluster", statusWarn},
+		{"", "", statusWarn},
+	} {
+		f := &nodeFacts{name: "n"}
+		checkVersion(f, tc.version, tc.mode)
+		if len(f.rows) != 1 || f.rows[0].Status != tc.status {
+			t.Errorf("%s %s: %+v, want %s", tc.version, tc.mode, f.rows, tc.status)
+		}
+	}
+}

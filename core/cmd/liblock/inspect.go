@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/liblock/liblock/core"
+)
+
+const inspectSynopsis = "liblock inspect [--json] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] NAME..."
+
+// inspectJSON is one line of `inspect --json`.
+type inspectJSON struct {
+	Resource   string     `json:"resource"`
+	Held       bool       `json:"held"`
+	ValidityMS *int64     `json:"validity_ms"` // null: no expiry
+	Owner      string     `json:"owner"`
+	Nodes      []nodeJSON `json:"nodes,omitempty"`
+	Error      string     `json:"error,omitempty"`
+}
+
+type nodeJSON struct {
+	Node   int    `json:"node"`
+	Addr   string `json:"addr"`
+	Locked bool   `json:"locked"`
+	Holder bool   `json:"holder"`
+	Owner  string `json:"owner"`
+	TTLMS  *int64 `json:"ttl_ms"` // null: no expiry, or not locked
+	Error  string `json:"error,omitempty"`
+}
+
+func inspectCmd(args []string, stdout, stderr io.Writer) int {
+	var c common
+	fs := newFlagSet("inspect")
+	c.register(fs, true)
+	names, err := parseInterleaved(fs, args)
+	if err == errHelp {
+		err = &helpRequest{fs: fs, synopsis: inspectSynopsis}
+	} else if err == nil && len(names) == 0 {
+		err = usagef("missing NAME (%s)", inspectSynopsis)
+	}
+	if code, done := handleParse(err, stdout, stderr, "inspect"); done {
+		return code
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return fail(stderr, "inspect", err)
+	}
+	client, err := core.New(cfg)
+	if err != nil {
+		return fail(stderr, "inspect", argUsage(err))
+	}
+	defer client.Close()
+	code := exitOK
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	if !c.json {
+		fmt.Fprintln(tw, "NAME\tHELD\tVALIDITY\tOWNER\tNODE\tKEY\tTTL\t")
+	}
+	for _, name := range names {
+		in, err := client.Inspect(context.Background(), name)
+		if err != nil {
+			code = max(code, exitFor(argUsage(err)))
+			if c.json {
+				writeJSON(stdout, inspectJSON{Resource: name, Error: err.Error()})
+			} else {
+				fmt.Fprintf(stderr, "liblock inspect: %v\n", err)
+			}
+			continue
+		}
+		if c.json {
+			writeJSON(stdout, toJSON(name, in))
+			continue
+		}
+		for i, n := range in.Nodes {
+			first := [4]string{name, yesNo(in.Held), validity(in), dash(in.Owner)}
+			if i > 0 {
+				first = [4]string{"", "", "", ""}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", first[0], first[1], first[2], first[3], n.Addr, nodeKey(n), nodeTTL(n))
+		}
+	}
+	tw.Flush()
+	if code != exitOK && !c.json {
+		fmt.Fprintf(stderr, "liblock inspect: exit %d\n", code)
+	}
+	return code
+}
+
+func toJSON(name string, in *core.Inspection) inspectJSON {
+	out := inspectJSON{Resource: name, Held: in.Held, Owner: in.Owner, ValidityMS: ms(in.Validity)}
+	for _, n := range in.Nodes {
+		nj := nodeJSON{Node: n.Node, Addr: n.Addr, Locked: n.Locked, Holder: n.Holder, Owner: n.Owner}
+		if n.Locked {
+			nj.TTLMS = ms(n.TTL)
+		}
+		if n.Err != nil {
+			nj.Error = n.Err.Error()
+		}
+		out.Nodes = append(out.Nodes, nj)
+	}
+	return out
+}
+
+func ms(d time.Duration) *int64 {
+	if d == core.NoExpiry {
+		return nil
+	}
+	v := d.Milliseconds()
+	return &v
+}
+
+func writeJSON(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func validity(in *core.Inspection) string {
+	switch {
+	case in.Validity == core.NoExpiry:
+		return "no expiry"
+	case !in.Held:
+		return "-"
+	}
+	return in.Validity.Round(time.Millisecond).String()
+}
+
+func nodeKey(n core.NodeState) string {
+	switch {
+	case n.Err != nil:
+		return "error: " + strings.ReplaceAll(n.Err.Error(), "\t", " ")
+	case !n.Locked:
+		return "free"
+	case n.Holder:
+		return "holder"
+	}
+	return "other value"
+}
+
+func nodeTTL(n core.NodeState) string {
+	switch {
+	case n.Err != nil || !n.Locked:
+		return "-"
+	case n.TTL == core.NoExpiry:
+		return "no expiry"
+	}
+	return n.TTL.Round(time.Millisecond).String()
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"golang.org/x/sys/unix"
+)
+
+const runSynopsis = "liblock run [--ttl 30s] [--wait 10s] [--fence] [--grace 5s] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] [--owner O] NAME -- CMD [ARGS...]"
+
+const runAbout = `Acquires NAME (extended in the background while CMD runs), runs CMD with
+LIBLOCK_RESOURCE, LIBLOCK_TOKEN (and LIBLOCK_FENCE with --fence) in its
+environment, and releases NAME however it ends. CMD runs in its own process
+group: SIGINT, SIGTERM and SIGHUP sent to liblock go to the whole group. If
+the lock is lost, the group gets SIGTERM, then SIGKILL after --grace, and
+liblock exits 70 (loss wins over CMD's own code). When CMD exits, what it
+left in its group is killed before the lock is released. Exit: CMD's code,
+128+signal, or liblock's own (see liblock --help).
+The grace is short on purpose: the lock is already gone, so each second of
+grace is a second CMD may run unprotected; 5s allows a clean shutdown and is
+short beside typical ttls.
+`
+
+// DefaultGrace is how long a command gets between SIGTERM and SIGKILL once
+// its lock is lost. The lock is already gone: every moment of grace is a
+// moment the command may run unprotected, so it is short — enough for a
+// clean shutdown (flush, close, remove a temp file), short beside the
+// ttls locks are taken for (30 s by default).
+const DefaultGrace = 5 * time.Second
+
+type runOpts struct {
+	common
+	ttl, wait, grace time.Duration
+	fence            bool
+	name             string
+	argv             []string
+}
+
+// forwarded are the signals liblock passes on to the command.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+func parseRun(args []string) (*runOpts, error) {
+	o := &runOpts{ttl: 30 * time.Second, wait: 10 * time.Second, grace: DefaultGrace}
+	fs := newFlagSet("run")
+	o.register(fs, false)
+	fs.Var(durationFlag{&o.ttl}, "ttl", "the lock's lease, extended in the background while CMD runs (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.wait}, "wait", "how long to wait for the lock if it is held; 0: one attempt (like flock -n) (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group (a `duration` with a unit)")
+	fs.BoolVar(&o.fence, "fence", false, "take a fencing token and pass it in LIBLOCK_FENCE")
+	pre, cmd, dashes := splitDashes(args)
+	pos, err := parseInterleaved(fs, pre)
+	if err == errHelp {
+		return nil, &helpRequest{fs: fs, synopsis: runSynopsis, about: runAbout}
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(pos) == 0:
+		return nil, usagef("missing NAME (%s)", runSynopsis)
+	case !dashes:
+		return nil, usagef("missing -- between NAME and the command (liblock run NAME -- CMD ARGS...)")
+	case len(pos) > 1:
+		return nil, usagef("one NAME before --, got %d: %q", len(pos), pos)
+	case len(cmd) == 0:
+		return nil, usagef("no command after --")
+	}
+	o.name, o.argv = pos[0], cmd
+	return o, nil
+}
+
+// splitDashes splits args at the first "--".
+func splitDashes(args []string) (before, after []string, found bool) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:], true
+		}
+	}
+	return args, nil, false
+}
+
+// helpRequest carries a command's flag set to print on --help.
+type helpRequest struct {
+	fs       *flag.FlagSet
+	synopsis string
+	about    string // optional: what the command does
+}
+
+func (h *helpRequest) Error() string { return "help" }
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	o, err := parseRun(args)
+	if code, done := handleParse(err, stdout, stderr, "run"); done {
+		return code
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return fail(stderr, "run", err)
+	}
+	client, err := core.New(cfg)
+	if err != nil {
+		return fail(stderr, "run", argUsage(err))
+	}
+	defer client.Close()
+	return o.run(client, stderr)
+}
+
+func (o *runOpts) run(client *core.Client, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	lock, code := o.acquire(client, sigs, stderr)
+	if lock == nil {
+		return code
+	}
+	child, code := o.start(lock, stderr)
+	if child == nil {
+		o.release(lock, stderr)
+		return code
+	}
+	code = o.supervise(child, lock, sigs, stderr)
+	if relCode := o.release(lock, stderr); relCode == exitLost && code != exitLost {
+		fmt.Fprintf(stderr, "liblock run: %q was no longer held when the command ended (it exited with %d): exit %d\n", o.name, code, exitLost)
+		code = exitLost
+	}
+	return code
+}
+
+// acquire takes the lock; a forwarded signal during the wait gives up
+// (exit 128+signal, as the command would have).
+func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Writer) (*core.Lock, int) {
+	opts := []core.AcquireOption{core.AutoExtend()}
+	if o.wait > 0 {
+		opts = append(opts, core.Wait(o.wait))
+	}
+	if o.fence {
+		opts = append(opts, core.Fence())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		lock *core.Lock
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := client.Acquire(ctx, o.name, o.ttl, opts...)
+		done <- result{l, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case s := <-sigs:
+		cancel()
+		r = <-done
+		if r.lock != nil {
+			_ = r.lock.Release(context.Background())
+		}
+		fmt.Fprintf(stderr, "liblock run: %s while waiting for %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
+		return nil, 128 + int(s.(syscall.Signal))
+	}
+	switch {
+	case r.err == nil:
+		return r.lock, 0
+	case errors.Is(r.err, core.ErrNotAcquired):
+		if o.wait > 0 {
+			fmt.Fprintf(stderr, "liblock run: %q is held elsewhere: not acquired within %v (exit %d)\n", o.name, o.wait, exitNotAcquired)
+		} else {
+			fmt.Fprintf(stderr, "liblock run: %q is held elsewhere (exit %d)\n", o.name, exitNotAcquired)
+		}
+		return nil, exitNotAcquired
+	}
+	return nil, fail(stderr, "run", argUsage(r.err))
+}
+
+// start starts the command in its own process group, with the lock's
+// resource, token and fence in its environment.
+func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
+	cmd := exec.Command(o.argv[0], o.argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "LIBLOCK_RESOURCE="+lock.Resource(), "LIBLOCK_TOKEN="+lock.Token())
+	if o.fence {
+		cmd.Env = append(cmd.Env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
+	}
+	// Setpgid: the command and what it starts form one group, so a
+	// forwarded signal and the kill on loss reach its children too.
+	// Pdeathsig: if liblock itself dies (SIGKILL), so does the command.
+	// Pdeathsig follows the thread that forked: keep this goroutine on it.
+	runtime.LockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		code := exitCannotExec
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = exitNotFound
+		}
+		fmt.Fprintf(stderr, "liblock run: %v (exit %d)\n", err, code)
+		return nil, code
+	}
+	return cmd, 0
+}
+
+// supervise waits for the command to end, forwarding signals to its
+// process group; on loss it sends the group SIGTERM, then SIGKILL after
+// the grace. It returns the exit code: the command's, 128+signal, or 70
+// after a loss (loss wins over the command's own code).
+func (o *runOpts) supervise(cmd *exec.Cmd, lock *core.Lock, sigs chan os.Signal, stderr io.Writer) int {
+	pgid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { waitExited(pgid); close(exited) }()
+	lost := lock.Lost()
+	var grace <-chan time.Time
+	wasLost := false
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			_ = syscall.Kill(-pgid, s.(syscall.Signal))
+		case <-lost:
+			lost, wasLost = nil, true
+			fmt.Fprintf(stderr, "liblock run: lost %q: %v; sending SIGTERM to the command (SIGKILL in %v)\n", o.name, lock.Err(), o.grace)
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			grace = time.After(o.grace)
+		case <-grace:
+			grace = nil
+			fmt.Fprintf(stderr, "liblock run: the command outlived the %v grace: SIGKILL\n", o.grace)
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		case <-exited:
+			break loop
+		}
+	}
+	// The command is a zombie (not yet reaped), so its pid, the group's id,
+	// cannot be reused: kill whatever it left in its group, which must not
+	// run on once the lock is released.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	code := exitStatus(cmd.ProcessState)
+	if wasLost || lock.IsLost() {
+		fmt.Fprintf(stderr, "liblock run: the command ended (%s) after %q was lost: exit %d\n", describe(cmd.ProcessState), o.name, exitLost)
+		return exitLost
+	}
+	return code
+}
+
+// waitExited blocks until the process has exited, without reaping it.
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+func exitStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func describe(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by " + unix.SignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit %d", ps.ExitCode())
+}
+
+// release releases the lock: 0, or exitLost when it was no longer held.
+func (o *runOpts) release(lock *core.Lock, stderr io.Writer) int {
+	err := lock.Release(context.Background())
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, core.ErrLost):
+		return exitLost
+	}
+	fmt.Fprintf(stderr, "liblock run: release %q: %v (its keys expire within --ttl %v)\n", o.name, err, o.ttl)
+	return exitFor(err)
+}
+
+// handleParse deals with a parse error or --help: done reports that the
+// command ends here with code.
+func handleParse(err error, stdout, stderr io.Writer, cmd string) (code int, done bool) {
+	if err == nil {
+		return 0, false
+	}
+	var h *helpRequest
+	if errors.As(err, &h) {
+		fmt.Fprintf(stdout, "Usage: %s\n\n", h.synopsis)
+		if h.about != "" {
+			fmt.Fprintf(stdout, "%s\n", h.about)
+		}
+		fmt.Fprint(stdout, "Flags:\n")
+		h.fs.SetOutput(stdout)
+		h.fs.PrintDefaults()
+		fmt.Fprint(stdout, "\nExit codes: see liblock --help.\n")
+		return exitOK, true
+	}
+	return fail(stderr, cmd, err), true
+}
