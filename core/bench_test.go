@@ -54,6 +54,60 @@ func BenchmarkPair(b *testing.B) {
 	}
 }
 
+// BenchmarkPairUnusedWait measures the cost of a wait budget that goes
+// unused: one Client alternates acquire+release pairs with core.Wait(10 s)
+// and without, pair by pair, so that both see the same machine (a noisy
+// 2-core VM moves sequential runs by more than the difference sought). It
+// reports each side's median latency and median process CPU per pair
+// (getrusage around each pair): p50-µs and cpu-µs for the pairs with the
+// wait, single-p50-µs and single-cpu-µs for those without.
+func BenchmarkPairUnusedWait(b *testing.B) {
+	for _, n := range []int{1, 5} {
+		c := redistest.Start(b, n)
+		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) {
+			cl := respClient(b, c)
+			defer cl.Close()
+			ctx := context.Background()
+			pair := func(opts ...core.AcquireOption) {
+				l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			wait := core.Wait(10 * time.Second)
+			for range 200 {
+				pair()
+				pair(wait)
+			}
+			var lat, cpu [2][]time.Duration
+			b.ResetTimer()
+			for i := range 2 * b.N { // b.N pairs of each kind
+				side := i % 2
+				c0, t0 := cpuTime(), time.Now()
+				if side == 0 {
+					pair(wait)
+				} else {
+					pair()
+				}
+				lat[side] = append(lat[side], time.Since(t0))
+				cpu[side] = append(cpu[side], cpuTime()-c0)
+			}
+			b.StopTimer()
+			med := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Nanoseconds()) / 1e3
+			}
+			b.ReportMetric(med(lat[0]), "p50-µs")
+			b.ReportMetric(med(cpu[0]), "cpu-µs")
+			b.ReportMetric(med(lat[1]), "single-p50-µs")
+			b.ReportMetric(med(cpu[1]), "single-cpu-µs")
+		})
+	}
+}
+
 // respClient is core.New.
 func respClient(b *testing.B, c *redistest.Cluster) *core.Client {
 	cl, err := core.New(core.Config{Nodes: c.URLs()})

@@ -6,7 +6,8 @@
 // group (…/go-redis-raw) measured in the same run; …/liblock-wait (a wait
 // budget that goes unused) is compared with the group's …/liblock (one
 // attempt), and a …-frozen1 group (one node frozen) with the healthy
-// group's pair.
+// group's pair. A benchmark that also reports single-p50-µs and
+// single-cpu-µs (an alternating A/B loop) is compared with those.
 package main
 
 import (
@@ -38,7 +39,7 @@ func main() {
 		}
 		for i := 2; i+1 < len(fields); i++ {
 			unit := fields[i+1]
-			if unit != "p50-µs" && unit != "cpu-µs" {
+			if unit != "p50-µs" && unit != "cpu-µs" && unit != "single-p50-µs" && unit != "single-cpu-µs" {
 				continue
 			}
 			v, err := strconv.ParseFloat(fields[i], 64)
@@ -57,7 +58,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println()
-	fmt.Println("ratios: to go-redis-raw of the group; liblock-wait to liblock (one attempt); …-frozen1 to the healthy pair")
+	fmt.Println("ratios: to go-redis-raw of the group; liblock-wait to liblock (one attempt); …-frozen1 to the healthy pair;")
+	fmt.Println("        PairUnusedWait: pairs with an unused 10 s wait to single attempts, alternating in one loop")
 	fmt.Printf("%-48s %12s %8s %12s %8s\n", "benchmark (median of runs)", "p50 µs/pair", "ratio", "cpu µs/pair", "ratio")
 	for _, name := range order {
 		var base metrics
@@ -70,6 +72,11 @@ func main() {
 				// With a node frozen, the baseline is the healthy pair.
 				base = samples[healthy+"/"+leaf]
 			}
+		}
+		if _, ab := samples[name]["single-p50-µs"]; ab {
+			// An alternating A/B benchmark (BenchmarkPairUnusedWait): the
+			// ratios are to its own single-attempt pairs.
+			base = metrics{"p50-µs": samples[name]["single-p50-µs"], "cpu-µs": samples[name]["single-cpu-µs"]}
 		}
 		fmt.Printf("%-48s", name)
 		for _, unit := range []string{"p50-µs", "cpu-µs"} {
