@@ -6,6 +6,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== liblock demo on $LIBLOCK_NODES"
 go run ./core/cmd/liblock-demo
+
+echo; echo "== the liblock command: one cron job, two machines (build/liblock run --wait 0, like flock -n)"
+job='echo "  [$LIBLOCK_RESOURCE] report running, token ${LIBLOCK_TOKEN:0:8}…"; sleep 1; echo "  report done"'
+build/liblock run --ttl 10s --wait 0 nightly-report -- bash -c "$job" & first=$!
+# The second "machine" starts once the first one holds the lock (5 s at most).
+for _ in $(seq 100); do
+  build/liblock inspect --json nightly-report | grep -q '"held":true' && break
+  sleep 0.05
+done
+set +e
+build/liblock run --ttl 10s --wait 0 nightly-report -- sh -c 'echo "  second copy ran: a bug"'
+echo "  second copy: exit $? (65: held elsewhere; its command never started)"
+wait "$first"; echo "  first copy: exit $?"
+echo; echo "== build/liblock doctor (the demo's nodes run without persistence: warnings, explained)"
+build/liblock doctor; echo "  doctor: exit $? (1 only on a fail)"
+set -e
 for demo in node-example/demo.sh python-example/demo.sh; do   # python kills a node: last
   if [ -f "$demo" ]; then
     echo; echo "== $demo"; bash "$demo"
