@@ -3,7 +3,7 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, CanceledError } = require('..');
-const { startNodes, assertNoUnhandled, waitFor, settlesTo, withBackend } = require('./helpers');
+const { startNodes, assertNoUnhandled, waitFor, waiting, settlesTo, withBackend } = require('./helpers');
 
 let nodes;
 let client;
@@ -21,7 +21,7 @@ test('abort while waiting: CanceledError promptly, cause is the signal reason, n
   const holder = await client.acquire('abort:r', { ttl: 30000 });
   const ac = new AbortController();
   const p = client.acquire('abort:r', { ttl: 30000, wait: 60000, signal: ac.signal });
-  await new Promise((r) => setTimeout(r, 50));
+  await waiting(nodes, 'abort:r');
   const t0 = Date.now();
   const reason = new Error('user gave up');
   ac.abort(reason);

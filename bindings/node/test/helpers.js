@@ -109,6 +109,25 @@ async function waitFor(cond, { timeout = 10000, interval = 5, what = 'condition'
  * quorum deleted the key (the engine decides early), so the last node's
  * delete may land a moment later: tests that look at every node wait.
  */
+/**
+ * Resolves once a client waits for `resource` on every node of `nodes`
+ * (startNodes): it listens for the key's releases (PUBSUB NUMSUB is 1),
+ * which an acquire does only once an attempt was refused or it queued
+ * behind another. Assumes one waiting client and no key prefix.
+ */
+async function waiting(nodes, resource) {
+  const Redis = require('ioredis');
+  const admins = nodes.urls.map((u) => new Redis(u, { lazyConnect: false, maxRetriesPerRequest: 1 }));
+  try {
+    await waitFor(async () => {
+      const counts = await Promise.all(admins.map((r) => r.call('PUBSUB', 'NUMSUB', `liblock:released:${resource}`)));
+      return counts.every((c) => Number(c[1]) === 1);
+    }, { what: `an acquire waits for ${resource}` });
+  } finally {
+    for (const r of admins) r.disconnect();
+  }
+}
+
 async function settlesTo(read, want, what = 'nodes to settle') {
   const same = (a) => JSON.stringify(a) === JSON.stringify(want);
   let last;
@@ -153,4 +172,4 @@ async function settled() {
   return debug();
 }
 
-module.exports = { startNodes, startFaultProxy, waitFor, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
+module.exports = { startNodes, startFaultProxy, waitFor, waiting, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };

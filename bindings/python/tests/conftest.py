@@ -172,6 +172,13 @@ class Cluster:
     def do(self, i: int, *args: str) -> Any:
         return resp(self.ports[i], *args)
 
+    def waiting(self, resource: str) -> bool:
+        """True when a client waits for resource: it listens for the key's releases on
+        every node, which an acquire does only once an attempt was refused (or it queued
+        behind another). Assumes one waiting client and no key prefix."""
+        return all(self.do(i, "PUBSUB", "NUMSUB", "liblock:released:" + resource)[1] == 1
+                   for i in range(self.n))
+
     def reset(self) -> None:
         for i in sorted(self.frozen):
             self.thaw(i)

@@ -275,8 +275,7 @@ def test_close_while_another_thread_waits(c3: Cluster) -> None:
 
     t = threading.Thread(target=waiter)
     t.start()
-    import time
-    time.sleep(0.2)  # let it reach the wait inside the library
+    wait_until(lambda: c3.waiting("blocked"), what="the acquire waits")
     client.close()
     t.join(20)
     assert not t.is_alive(), "a waiting acquire did not return when its client was closed"
@@ -308,8 +307,7 @@ except KeyboardInterrupt:
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == "waiting"
-        import time
-        time.sleep(0.3)  # inside the wait
+        wait_until(lambda: c3.waiting("interrupt"), what="the child's acquire waits")
         p.send_signal(signal.SIGINT)
         out, _ = p.communicate(timeout=20)
     finally:

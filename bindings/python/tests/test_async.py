@@ -100,7 +100,7 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
         holder = await client3.acquire_async("hot", ttl=30)
         tasks = [asyncio.ensure_future(client3.acquire_async("hot", ttl=10, wait=60))
                  for _ in range(1000)]
-        await asyncio.sleep(0.3)
+        await settled(lambda: c3.waiting("hot"), what="the waiters wait")
         assert not any(t.done() for t in tasks)
         # a thousand waiters, no thread: every one is a future on this loop's host
         assert threading.active_count() == threads_before
@@ -152,7 +152,7 @@ def test_close_client_cancels_pending(c3: Cluster) -> None:
         holder = await holder_client.acquire_async("pend", ttl=30)
         client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
         task = asyncio.ensure_future(client.acquire_async("pend", ttl=10, wait=30))
-        await asyncio.sleep(0.1)
+        await settled(lambda: c3.waiting("pend"), what="the acquire waits")
         client.close()
         with pytest.raises(liblock.Canceled) as e:
             await task
