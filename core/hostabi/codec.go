@@ -16,43 +16,9 @@ import (
 // EventKind says what an event tells the engine.
 type EventKind uint8
 
-// The events (PROTOCOL.md, "Events").
-const (
-	EvAcquire    EventKind = 1
-	EvExtend     EventKind = 2
-	EvRelease    EventKind = 3
-	EvCancel     EventKind = 4
-	EvForget     EventKind = 5
-	EvClose      EventKind = 6
-	EvOpened     EventKind = 7
-	EvReceived   EventKind = 8
-	EvConnFailed EventKind = 9
-	EvTick       EventKind = 10
-	EvLockInfo   EventKind = 11
-	EvInspect    EventKind = 12
-	// EvReportAwaiting asks for ActAwaiting from now on (a host that
-	// leaves idle connections unread: the Go driver).
-	EvReportAwaiting EventKind = 13
-)
-
-// The actions beyond the engine's own (engine.ActOpen … engine.ActClosed):
-// the answers to requests.
-const (
-	ActStarted  engine.ActionKind = 8
-	ActRejected engine.ActionKind = 9
-	ActCanceled engine.ActionKind = 10
-	ActInfo     engine.ActionKind = 11
-	// ActInspected is the outcome of a successful INSPECT, in place of
-	// its DONE.
-	ActInspected engine.ActionKind = 12
-	// ActFence comes just before the DONE of an acquire that asked for a
-	// fence or gave a token: the lock's fence and whether it re-entered.
-	ActFence engine.ActionKind = 13
-	// ActAwaiting says whether the engine now expects bytes on a
-	// connection (engine.Engine.Awaiting), each time that changes, once a
-	// host asked with EvReportAwaiting.
-	ActAwaiting engine.ActionKind = 14
-)
+// The kinds of events and actions, the flags and the status codes are in
+// protocol_gen.go, generated from spec/protocol.json; golden_test.go checks
+// this file's field order against the spec.
 
 // Event is one event, decoded or to be encoded. Only the fields of its Kind
 // are used.
