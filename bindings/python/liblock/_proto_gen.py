@@ -137,6 +137,28 @@ LIMITS = {
     "drift_factor": {"min": 0, "max": 0.1, "default": 0.01, "unit": "factor", "c": "drift_factor", "python": "drift_factor", "python_unit": "factor"},
 }
 
+# The same, one constant a bound
+LIMIT_TTL_MIN = 1
+LIMIT_TTL_MAX = 86400000
+LIMIT_WAIT_MIN = 0
+LIMIT_WAIT_MAX = 86400000
+LIMIT_RESOURCE_MIN = 1
+LIMIT_RESOURCE_MAX = 1024
+LIMIT_KEY_PREFIX_MIN = 0
+LIMIT_KEY_PREFIX_MAX = 256
+LIMIT_OWNER_MIN = 0
+LIMIT_OWNER_MAX = 128
+LIMIT_TOKEN_MIN = 16
+LIMIT_TOKEN_MAX = 512
+LIMIT_NODES_MIN = 1
+LIMIT_NODES_MAX = 64
+LIMIT_NODE_TIMEOUT_MIN = 1
+LIMIT_NODE_TIMEOUT_MAX = 60000
+LIMIT_NODE_TIMEOUT_DEFAULT = 50
+LIMIT_DRIFT_FACTOR_MIN = 0
+LIMIT_DRIFT_FACTOR_MAX = 0.1
+LIMIT_DRIFT_FACTOR_DEFAULT = 0.01
+
 
 class ProtocolError(Exception):
     """The engine's output could not be decoded (a bug, reported as InternalError)."""

@@ -88,7 +88,15 @@ import struct
 		head.p("    %s: {\"min\": %s, \"max\": %s%s, \"unit\": %s, \"c\": %s, \"python\": %s, \"python_unit\": %s},\n",
 			pyStr(l.Name), num(l.Min), num(l.Max), def, pyStr(l.Unit), pyStr(l.C), pyStr(l.Python.Name), pyStr(l.Python.Unit))
 	}
-	head.p("}\n\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")
+	head.p("}\n\n# The same, one constant a bound\n")
+	for _, l := range s.Limits {
+		n := strings.ToUpper(l.Name)
+		head.p("LIMIT_%s_MIN = %s\nLIMIT_%s_MAX = %s\n", n, num(l.Min), n, num(l.Max))
+		if l.Default != nil {
+			head.p("LIMIT_%s_DEFAULT = %s\n", n, num(*l.Default))
+		}
+	}
+	head.p("\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")
 
 	// Events.
 	body.p("# ---------------------------------------------------------------- events\n")
