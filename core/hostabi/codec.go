@@ -70,12 +70,12 @@ func AppendEvent(b []byte, ev Event) []byte {
 		b = appendStr(b, ev.Resource)
 		b = appendU64(b, uint64(ev.TTLms))
 		b = appendU64(b, uint64(ev.WaitMS))
-		flags := boolByte(ev.AutoExtend)
+		flags := boolByte(ev.AutoExtend) * AcquireAutoExtend
 		if ev.Fence {
-			flags |= 2
+			flags |= AcquireFence
 		}
 		if ev.Token != "" {
-			flags |= 4
+			flags |= AcquireToken
 		}
 		b = append(b, flags)
 		if ev.Token != "" {
@@ -121,11 +121,11 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.TTLms = int64(r.u64())
 		ev.WaitMS = int64(r.u64())
 		flags := r.u8()
-		if flags&^7 != 0 && r.err == nil {
+		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken) != 0 && r.err == nil {
 			return Event{}, errors.New("ACQUIRE: unknown flags " + strconv.Itoa(int(flags)))
 		}
-		ev.AutoExtend, ev.Fence = flags&1 != 0, flags&2 != 0
-		if flags&4 != 0 {
+		ev.AutoExtend, ev.Fence = flags&AcquireAutoExtend != 0, flags&AcquireFence != 0
+		if flags&AcquireToken != 0 {
 			ev.Token = r.str()
 			if ev.Token == "" && r.err == nil {
 				return Event{}, errors.New("ACQUIRE: an empty token with the token flag")
@@ -189,10 +189,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			d = &engine.Dial{}
 		}
 		if d.TLS {
-			flags |= 1
+			flags |= OpenTLS
 		}
 		if d.SkipVerify {
-			flags |= 2
+			flags |= OpenSkipVerify
 		}
 		b = append(b, flags)
 		b = appendStr(b, d.Network)
@@ -245,10 +245,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			b = appendStr(b, cut(n.Addr, maxNodeAddr))
 			var flags byte
 			if n.Locked {
-				flags |= 1
+				flags |= NodeLocked
 			}
 			if n.Holder {
-				flags |= 2
+				flags |= NodeHolder
 			}
 			b = append(b, flags)
 			b = appendStr(b, cut(n.Owner, maxNodeAddr))
@@ -269,10 +269,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = appendU64(b, uint64(in.Validity.Milliseconds()))
 		var flags byte
 		if in.AutoExtend {
-			flags |= 1
+			flags |= InfoAutoExtend
 		}
 		if in.Released {
-			flags |= 2
+			flags |= InfoReleased
 		}
 		b = append(b, flags)
 		b = appendError(b, in.Lost)
@@ -361,7 +361,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			a.Conn = engine.ConnID(r.u32())
 			a.Node = int(r.u32())
 			flags := r.u8()
-			a.Dial = &engine.Dial{TLS: flags&1 != 0, SkipVerify: flags&2 != 0}
+			a.Dial = &engine.Dial{TLS: flags&OpenTLS != 0, SkipVerify: flags&OpenSkipVerify != 0}
 			a.Dial.Network = r.str()
 			a.Dial.Addr = r.str()
 			a.Dial.ServerName = r.str()
@@ -403,7 +403,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			for i := 0; i < n && r.err == nil; i++ {
 				ns := engine.NodeState{Node: int(r.u16()), Addr: r.str()}
 				flags := r.u8()
-				ns.Locked, ns.Holder = flags&1 != 0, flags&2 != 0
+				ns.Locked, ns.Holder = flags&NodeLocked != 0, flags&NodeHolder != 0
 				ns.Owner = r.str()
 				ns.TTL = durationOrNone(int64(r.u64()))
 				if cause := r.str(); cause != "" {
@@ -420,7 +420,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			in.TTL = time.Duration(int64(r.u64())) * time.Millisecond
 			in.Validity = time.Duration(int64(r.u64())) * time.Millisecond
 			flags := r.u8()
-			in.AutoExtend, in.Released = flags&1 != 0, flags&2 != 0
+			in.AutoExtend, in.Released = flags&InfoAutoExtend != 0, flags&InfoReleased != 0
 			in.Lost = r.error()
 		default:
 			return dst, errors.New("hostabi: unknown action kind " + strconv.Itoa(int(a.Kind)) + " at offset " + strconv.Itoa(r.i-1))

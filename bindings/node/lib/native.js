@@ -6,10 +6,9 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
-const { Bytes } = require('./protocol');
+const { Bytes, ABI_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
 
-const ABI_VERSION = 1;
 const IN_CAP = 64 * 1024;
 const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ._errors import ForkedProcessError, LibraryError, error_for
 from ._files import search_path
 
-ABI_VERSION = 1
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
 LIB_NAME = "liblock.so"
 
 # void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ._errors import InternalError, LibraryError, error_for
 from ._files import search_path
 
-ABI_VERSION = 1
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
 WASM_NAME = "liblock.wasm"
 WASMTIME_PIN = "wasmtime==50.0.1"
 
