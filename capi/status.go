@@ -9,6 +9,9 @@ import (
 
 const abiVersion = hostabi.ABIVersion
 
+// engineProtocolVersion is lock_engine_protocol_version's: the spec's.
+const engineProtocolVersion = hostabi.ProtocolVersion
+
 // statusOf maps an error to its status code: hostabi's table, the one
 // liblock.wasm uses too.
 func statusOf(err error) int32 { return hostabi.StatusOf(err) }

@@ -42,7 +42,7 @@ type Event struct {
 type Action struct {
 	engine.Action
 	WasPending bool            // ActCanceled
-	Info       engine.LockInfo // ActInfo; ActFence: Fence and Reentered
+	Info       engine.LockInfo // ActInfo; ActDone: Fence and Reentered
 	Awaiting   bool            // ActAwaiting (with Conn)
 }
 
@@ -205,6 +205,8 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = append(b, byte(a.Kind))
 		b = appendU64(b, uint64(a.Op))
 		b = appendU64(b, uint64(a.Lock))
+		b = appendU64(b, uint64(a.Info.Fence))
+		b = append(b, boolByte(a.Info.Reentered))
 		b = appendError(b, a.Err)
 	case engine.ActLost:
 		b = append(b, byte(a.Kind))
@@ -227,11 +229,6 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = append(b, byte(a.Kind))
 		b = appendU32(b, uint32(a.Conn))
 		b = append(b, boolByte(a.Awaiting))
-	case ActFence:
-		b = append(b, byte(a.Kind))
-		b = appendU64(b, uint64(a.Lock))
-		b = appendU64(b, uint64(a.Info.Fence))
-		b = append(b, boolByte(a.Info.Reentered))
 	case ActInspected:
 		in := a.Inspection
 		b = append(b, byte(a.Kind))
@@ -373,6 +370,8 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 		case engine.ActDone:
 			a.Op = engine.OpID(r.u64())
 			a.Lock = engine.LockID(r.u64())
+			a.Info.Fence = int64(r.u64())
+			a.Info.Reentered = r.u8() != 0
 			a.Err = r.error()
 		case engine.ActLost:
 			a.Lock = engine.LockID(r.u64())
@@ -389,10 +388,6 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 		case ActAwaiting:
 			a.Conn = engine.ConnID(r.u32())
 			a.Awaiting = r.u8() != 0
-		case ActFence:
-			a.Lock = engine.LockID(r.u64())
-			a.Info.Fence = int64(r.u64())
-			a.Info.Reentered = r.u8() != 0
 		case ActInspected:
 			in := &engine.Inspection{}
 			a.Op = engine.OpID(r.u64())

@@ -129,8 +129,8 @@ func goldenActions() []struct {
 		{"inspected-no-expiry", act(engine.Action{Kind: ActInspected, Op: 10, Inspection: &engine.Inspection{
 			Held: true, Validity: engine.NoExpiry, Owner: "ügo"}})},
 		{"inspected-not-held", act(engine.Action{Kind: ActInspected, Op: 11, Inspection: &engine.Inspection{}})},
-		{"fence", Action{Action: engine.Action{Kind: ActFence, Lock: goldenMaxHandle}, Info: engine.LockInfo{Fence: 1<<40 + 5, Reentered: true}}},
-		{"fence-none", Action{Action: engine.Action{Kind: ActFence, Lock: 4}}},
+		{"done-fence", Action{Action: engine.Action{Kind: ActDone, Op: 12, Lock: goldenMaxHandle}, Info: engine.LockInfo{Fence: 1<<40 + 5}}},
+		{"done-reentered", Action{Action: engine.Action{Kind: ActDone, Op: 13, Lock: 4}, Info: engine.LockInfo{Reentered: true}}},
 		{"awaiting", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}, Awaiting: true}},
 		{"awaiting-not", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}}},
 	}
@@ -212,7 +212,7 @@ func actionFields(a Action) map[string]any {
 	case ActClose:
 		return map[string]any{"conn": a.Conn}
 	case ActDone:
-		return map[string]any{"op": a.Op, "lock": a.Lock, "error": errorFields(a.Err)}
+		return map[string]any{"op": a.Op, "lock": a.Lock, "fence": a.Info.Fence, "reentered": b2i(a.Info.Reentered), "error": errorFields(a.Err)}
 	case ActLost:
 		return map[string]any{"lock": a.Lock, "error": errorFields(a.Err)}
 	case ActTimer:
@@ -240,8 +240,6 @@ func actionFields(a Action) map[string]any {
 				"owner": n.Owner, "ttl_ms": millisOrNone(n.TTL), "cause": cause})
 		}
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "nodes": nodes}
-	case ActFence:
-		return map[string]any{"lock": a.Lock, "fence": a.Info.Fence, "reentered": b2i(a.Info.Reentered)}
 	case ActAwaiting:
 		return map[string]any{"conn": a.Conn, "awaiting": b2i(a.Awaiting)}
 	}
@@ -440,7 +438,13 @@ func TestGolden(t *testing.T) {
 			t.Fatalf("%s: not written whole", c.name)
 		}
 		fields := actionFields(c.a)
-		g.Actions = append(g.Actions, check(c.name, s.Actions[c.a.Kind-1], bin, fields))
+		var m specMessage
+		for _, x := range s.Actions {
+			if x.Kind == int(c.a.Kind) {
+				m = x
+			}
+		}
+		g.Actions = append(g.Actions, check(c.name, m, bin, fields))
 		back, err := Decode(nil, bin)
 		if err != nil || len(back) != 1 {
 			t.Errorf("%s: %v, %d actions", c.name, err, len(back))

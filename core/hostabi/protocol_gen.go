@@ -8,6 +8,10 @@ import "github.com/liblock/liblock/core/engine"
 // shares.
 const ABIVersion = 1
 
+// ProtocolVersion is the engine protocol's version
+// (lock_engine_protocol_version): the layout of the events and actions.
+const ProtocolVersion = 2
+
 // The events (PROTOCOL.md, "Events").
 const (
 	EvAcquire        EventKind = 1
@@ -40,7 +44,6 @@ const (
 	ActCanceled  engine.ActionKind = 10
 	ActInfo      engine.ActionKind = 11
 	ActInspected engine.ActionKind = 12
-	ActFence     engine.ActionKind = 13
 	ActAwaiting  engine.ActionKind = 14
 )
 

@@ -192,8 +192,8 @@ class Host {
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
-    // lock id -> [fence, reentered] from a FENCE action, taken by the DONE
-    // that follows it in the same step.
+    // lock id -> [fence, reentered] from an acquire's DONE (engine protocol
+    // 2), taken when the DONE is delivered.
     this.fences = new Map();
     this.timer = null;
     // The timer's callback runs before the loop polls the sockets: the TICK
@@ -273,9 +273,12 @@ class Host {
           if (s) { this.conns.delete(a.conn); s.destroy(); }
           break;
         }
-        case ACT.DONE: later.push(this, ACT.DONE, a.op, a.lock, a.error); break;
+        case ACT.DONE:
+          // An acquire's fence and re-entry (engine protocol 2), kept for the lock.
+          if (a.lock !== 0 && (a.fence !== 0 || a.reentered !== 0)) this.fences.set(a.lock, [a.fence, a.reentered !== 0]);
+          later.push(this, ACT.DONE, a.op, a.lock, a.error);
+          break;
         case ACT.INSPECTED: later.push(this, ACT.INSPECTED, a.op, 0, P.inspectionOf(a)); break;
-        case ACT.FENCE: this.fences.set(a.lock, [a.fence, a.reentered !== 0]); break;
         case ACT.LOST: later.push(this, ACT.LOST, a.lock, 0, a.error); break;
         case ACT.TIMER: this.arm(a.delay_us); break;
         case ACT.CLOSED: this.sawClosed = true; break;

@@ -16,6 +16,8 @@
 // { status, message, a, b, nodes }; bytes fields are views into r's memory.
 
 const ABI_VERSION = 1;
+/** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */
+const PROTOCOL_VERSION = 2;
 
 const EV = Object.freeze({
   ACQUIRE: 1,
@@ -45,7 +47,6 @@ const ACT = Object.freeze({
   CANCELED: 10,
   INFO: 11,
   INSPECTED: 12,
-  FENCE: 13,
   AWAITING: 14,
 });
 
@@ -288,7 +289,7 @@ function readAction(r) {
     case 1: return { kind, conn: r.u32(), node: r.u32(), flags: r.u8(), network: r.str(), addr: r.str(), server_name: r.str() };
     case 2: return { kind, conn: r.u32(), data: r.bytes() };
     case 3: return { kind, conn: r.u32() };
-    case 4: return { kind, op: r.u64(), lock: r.u64(), error: readError(r) };
+    case 4: return { kind, op: r.u64(), lock: r.u64(), fence: r.i64(), reentered: r.u8(), error: readError(r) };
     case 5: return { kind, lock: r.u64(), error: readError(r) };
     case 6: return { kind, delay_us: r.i64() };
     case 7: return { kind };
@@ -297,14 +298,13 @@ function readAction(r) {
     case 10: return { kind, was_pending: r.u8() };
     case 11: return { kind, resource: r.str(), key: r.str(), token: r.str(), ttl_ms: r.i64(), validity_ms: r.i64(), flags: r.u8(), error: readError(r) };
     case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode) };
-    case 13: return { kind, lock: r.u64(), fence: r.i64(), reentered: r.u8() };
     case 14: return { kind, conn: r.u32(), awaiting: r.u8() };
     default: return null;
   }
 }
 
 module.exports = {
-  ABI_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,
+  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,
   encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting,
   readAction, readError,
 };

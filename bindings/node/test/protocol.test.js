@@ -69,8 +69,8 @@ test('actions: every kind, with errors and node causes', () => {
     '01' + u32(1) + u32(2) + '03' + str('tcp') + str('[::1]:6380') + str('::1'), // OPEN
     '02' + u32(1) + u32(3) + Buffer.from('abc').toString('hex'), // WRITE
     '03' + u32(1), // CLOSE
-    '04' + i64(5) + i64(6) + noErr, // DONE ok
-    '04' + i64(7) + i64(0) + err(5, 'liblock: unavailable', 'acquire', '2 of 3 failed', [[0, 'h:1', 'refused'], [2, 'h:3', 'timeout']]),
+    '04' + i64(5) + i64(6) + i64(0) + '00' + noErr, // DONE ok (fence 0, not re-entered)
+    '04' + i64(7) + i64(0) + i64(0) + '00' + err(5, 'liblock: unavailable', 'acquire', '2 of 3 failed', [[0, 'h:1', 'refused'], [2, 'h:3', 'timeout']]),
     '05' + i64(6) + err(2, 'liblock: lock lost', '', ''), // LOST
     '06' + i64(1500), // TIMER
     '07', // CLOSED
@@ -86,8 +86,8 @@ test('actions: every kind, with errors and node causes', () => {
     [1, 1, 2, 3, 'tcp', '[::1]:6380', '::1'],
     [2, 1, 'abc'],
     [3, 1],
-    [4, 5, 6, null],
-    [4, 7, 0, { status: 5, message: 'liblock: unavailable', a: 'acquire', b: '2 of 3 failed', nodes: [{ node: 0, addr: 'h:1', cause: 'refused' }, { node: 2, addr: 'h:3', cause: 'timeout' }] }],
+    [4, 5, 6, 0, 0, null],
+    [4, 7, 0, 0, 0, { status: 5, message: 'liblock: unavailable', a: 'acquire', b: '2 of 3 failed', nodes: [{ node: 0, addr: 'h:1', cause: 'refused' }, { node: 2, addr: 'h:3', cause: 'timeout' }] }],
     [5, 6, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
     [6, 1500],
     [7],
@@ -173,24 +173,27 @@ const INSPECTED_HELD = '0c' + '0900000000000000' + '01' + 'a726000000000000' + S
   '0000' + S('127.0.0.1:1') + '03' + S('worker-7') + '0e27000000000000' + '00000000' +
   '0100' + S('127.0.0.1:2') + '01' + '00000000' + 'ffffffffffffffff' + '00000000' +
   '0200' + S('[::1]:3') + '00' + '00000000' + '0000000000000000' + S('dial tcp: connection refused');
-// FENCE: lock 4, fence 17, reentered 0; then lock 2^53-1, fence 2^40+5, reentered 1.
-const FENCES = '0d' + '0400000000000000' + '1100000000000000' + '00' + '0d' + 'ffffffffffff1f00' + '0500000000010000' + '01';
+// Engine protocol 2: DONE carries the fence and re-entry (FENCE, kind 13, is retired):
+// op 3, lock 4, fence 17, reentered 0; then op 5, lock 2^53-1, fence 2^40+5, reentered 1.
+const FENCES = '04' + '0300000000000000' + '0400000000000000' + '1100000000000000' + '00' + '00'.repeat(18) +
+  '04' + '0500000000000000' + 'ffffffffffff1f00' + '0500000000010000' + '01' + '00'.repeat(18);
 // INFO of a released lock lost (flags bit 1), validity 0, with its LOST error.
 const INFO_LOST = '0b' + S('r') + S('p:r') + S('worker-7/tok') + 'e803000000000000' + '0000000000000000' + '02' +
   '02000000' + S('liblock: lock lost') + '00000000' + '00000000' + '0000';
 
-test('actions: FENCE, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
+test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
   assert.equal(P.ACT.INSPECTED, 12);
-  assert.equal(P.ACT.FENCE, 13);
+  assert.equal(P.ACT.FENCE, undefined); // retired in engine protocol 2
+  assert.equal(P.PROTOCOL_VERSION, 2);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
     '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + // held with no expiry, no node listed
     '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + // not held
-    '04' + '0500000000000000' + '0400000000000000' + '00'.repeat(18) + // the DONE a FENCE precedes
+    '04' + '0500000000000000' + '0400000000000000' + '0000000000000000' + '00' + '00'.repeat(18) + // a DONE without a fence
     INFO_LOST));
   assert.deepEqual(got, [
-    [13, 4, 17, 0],
-    [13, 2 ** 53 - 1, 2 ** 40 + 5, 1],
+    [4, 3, 4, 17, 0, null],
+    [4, 5, 2 ** 53 - 1, 2 ** 40 + 5, 1, null],
     [12, 9, {
       held: true, validity: 9895, owner: 'worker-7', nodes: [
         { node: 0, addr: '127.0.0.1:1', locked: true, holder: true, owner: 'worker-7', ttl: 9998, error: null },
@@ -200,7 +203,7 @@ test('actions: FENCE, INSPECTED (held, per-node flags, no-expiry ttl, a failed n
     }],
     [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
     [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
-    [4, 5, 4, null],
+    [4, 5, 4, 0, 0, null],
     [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
   ]);
 });
@@ -214,7 +217,7 @@ const rejectsMalformed = (bytes, what) => assert.throws(() => decode(bytes), (e)
 }, what);
 
 test('truncated actions are rejected with a clear error at every cut, never decoded from the bytes beyond the end', () => {
-  for (const [name, vec] of [['INSPECTED', INSPECTED_HELD], ['FENCE', FENCES.slice(0, 2 + 34)], ['INFO', INFO_LOST],
+  for (const [name, vec] of [['INSPECTED', INSPECTED_HELD], ['DONE', FENCES.slice(0, 2 * (1 + 8 + 8 + 8 + 1 + 18))], ['INFO', INFO_LOST],
     ['WRITE', '02' + '01000000' + '03000000' + '616263']]) {
     const full = H(vec);
     assert.equal(decode(full).length, 1, name);
@@ -232,7 +235,7 @@ test('malformed lengths are rejected: a str, a bytes field or a node count runni
   rejectsMalformed(H('0c' + '0900000000000000' + '00' + '0000000000000000' + '00000000' + '0100' +
     '0000' + S('h:1') + '00' + '00000000' + 'ffffffffffffffff' + '05000000' + '61626364'), 'cause length');
   // An error whose node list is cut short.
-  rejectsMalformed(H('04' + '0500000000000000' + '0000000000000000' + '05000000' + S('u') + S('acquire') + S('x') + '0200' +
+  rejectsMalformed(H('04' + '0500000000000000' + '0000000000000000' + '0000000000000000' + '00' + '05000000' + S('u') + S('acquire') + S('x') + '0200' +
     '0000' + S('h:1') + S('refused')), 'error nodes');
   // WRITE data longer than what is left.
   rejectsMalformed(H('02' + '01000000' + '09000000' + '616263'), 'WRITE data');
@@ -286,7 +289,7 @@ test('the host settles acquires that got their lock first: the new holder enters
   const { Host } = require('../lib/host');
   const ok = '00'.repeat(18);
   const fail = (() => { const s = Buffer.alloc(4); s.writeInt32LE(1); return s.toString('hex') + str('liblock: not acquired') + str('') + str('') + '0000'; })();
-  const done = (op, lock, err) => '04' + i64(op) + i64(lock) + err;
+  const done = (op, lock, err) => '04' + i64(op) + i64(lock) + i64(0) + '00' + err;
   const out = Buffer.from(done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok), 'hex');
   const mem = new P.Bytes(new ArrayBuffer(1 << 20));
   out.copy(mem.b, 0);

@@ -119,7 +119,7 @@ class Host:
         # the completions of acquires that got their lock: settled before self._done (see _apply)
         self._won: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
-        # (the FENCE action before their DONE); dropped when the lock is released or dropped
+        # (from their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
         self._draining = False
         self.closing = False
@@ -171,7 +171,9 @@ class Host:
                 if c is not None and c.transport is not None:
                     c.transport.write(a[2])
             elif kind == P.ACT_DONE:
-                _, op, lock, err = a
+                _, op, lock, fence, reentered, err = a
+                if lock and (fence or reentered):  # an acquire's (engine protocol 2), kept for the lock
+                    self.fences[lock] = (fence, bool(reentered))
                 fn = self._ops.pop(op, None)
                 if fn is not None:
                     if lock and err is None:
@@ -205,9 +207,6 @@ class Host:
                     self.loop.call_soon(fire, exception(err) if err else None)
             elif kind in (P.ACT_REJECTED, P.ACT_CANCELED, P.ACT_INFO):
                 reply = a
-            elif kind == P.ACT_FENCE:
-                _, lock, fence, reentered = a
-                self.fences[lock] = (fence, bool(reentered))
             elif kind == P.ACT_INSPECTED:
                 fn = self._ops.pop(a[1], None)
                 if fn is not None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import struct
 
 ABI_VERSION = 1
+# The engine protocol's version (lock_engine_protocol_version) this codec speaks
+PROTOCOL_VERSION = 2
 
 # Events
 EV_ACQUIRE = 1
@@ -47,7 +49,6 @@ ACT_REJECTED = 9
 ACT_CANCELED = 10
 ACT_INFO = 11
 ACT_INSPECTED = 12
-ACT_FENCE = 13
 ACT_AWAITING = 14
 
 # The bits of the flags fields (NODE: an INSPECTED node's)
@@ -179,8 +180,7 @@ _S_IB = struct.Struct("<IB")
 _S_IIB = struct.Struct("<IIB")
 _S_Q = struct.Struct("<Q")
 _S_QBq = struct.Struct("<QBq")
-_S_QQ = struct.Struct("<QQ")
-_S_QqB = struct.Struct("<QqB")
+_S_QQqB = struct.Struct("<QQqB")
 _S_i = struct.Struct("<i")
 _S_q = struct.Struct("<q")
 _S_qqB = struct.Struct("<qqB")
@@ -377,10 +377,10 @@ def _dec_close(buf: Any, at: int) -> Tuple[Any, int]:
 
 def _dec_done(buf: Any, at: int) -> Tuple[Any, int]:
     """DONE after its kind."""
-    op, lock = _S_QQ.unpack_from(buf, at)
-    at += 16
+    op, lock, fence, reentered = _S_QQqB.unpack_from(buf, at)
+    at += 25
     error, at = read_error(buf, at)
-    return (ACT_DONE, op, lock, error,), at
+    return (ACT_DONE, op, lock, fence, reentered, error,), at
 
 
 def _dec_lost(buf: Any, at: int) -> Tuple[Any, int]:
@@ -456,13 +456,6 @@ def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:
     return (ACT_INSPECTED, op, held, validity_ms, owner, nodes,), at
 
 
-def _dec_fence(buf: Any, at: int) -> Tuple[Any, int]:
-    """FENCE after its kind."""
-    lock, fence, reentered = _S_QqB.unpack_from(buf, at)
-    at += 17
-    return (ACT_FENCE, lock, fence, reentered,), at
-
-
 def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:
     """AWAITING after its kind."""
     conn, awaiting = _S_IB.unpack_from(buf, at)
@@ -483,7 +476,6 @@ _DECODERS = {
     ACT_CANCELED: _dec_canceled,
     ACT_INFO: _dec_info,
     ACT_INSPECTED: _dec_inspected,
-    ACT_FENCE: _dec_fence,
     ACT_AWAITING: _dec_awaiting,
 }
 

@@ -62,8 +62,8 @@ def test_actions_decoded() -> None:
     raw = (b"\x01" + struct.pack("<IIB", 1, 0, 3) + _str(b"tcp") + _str(b"h:1") + _str(b"h")
            + b"\x02" + struct.pack("<I", 1) + _str(b"*1\r\n")
            + b"\x03" + struct.pack("<I", 1)
-           + b"\x04" + struct.pack("<QQ", 9, 4) + enc_error(None)
-           + b"\x04" + struct.pack("<QQ", 10, 0) + enc_error(err)
+           + b"\x04" + struct.pack("<QQqB", 9, 4, 0, 0) + enc_error(None)
+           + b"\x04" + struct.pack("<QQqB", 10, 0, 0, 0) + enc_error(err)
            + b"\x05" + struct.pack("<Q", 4) + enc_error((2, "liblock: lock lost", "", "", []))
            + b"\x06" + struct.pack("<q", 1500)
            + b"\x07"
@@ -76,8 +76,8 @@ def test_actions_decoded() -> None:
         (P.ACT_OPEN, 1, 0, 3, "tcp", "h:1", "h"),
         (P.ACT_WRITE, 1, b"*1\r\n"),
         (P.ACT_CLOSE, 1),
-        (P.ACT_DONE, 9, 4, None),
-        (P.ACT_DONE, 10, 0, err),
+        (P.ACT_DONE, 9, 4, 0, 0, None),
+        (P.ACT_DONE, 10, 0, 0, 0, err),
         (P.ACT_LOST, 4, (2, "liblock: lock lost", "", "", [])),
         (P.ACT_TIMER, 1500),
         (P.ACT_CLOSED,),
@@ -118,7 +118,7 @@ def test_codec_against_the_engine() -> None:
         op = out[0][1]
         out = P.decode(eng.step(P.handle_event(eng.inbuf, P.EV_CANCEL, op)))
         assert (P.ACT_CANCELED, 1) in out
-        assert any(a[0] == P.ACT_DONE and a[1] == op and a[3][0] == 6 for a in out), out  # CANCELED
+        assert any(a[0] == P.ACT_DONE and a[1] == op and a[5][0] == 6 for a in out), out  # CANCELED
         out = P.decode(eng.step(P.simple(eng.inbuf, P.EV_CLOSE)))
         assert P.decode(eng.step(0)) == []
     finally:
@@ -139,11 +139,13 @@ def test_issue13_events_byte_for_byte() -> None:
 def test_issue13_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
-    raw = (b"\x0d" + struct.pack("<QqB", 4, 17, 1)
+    # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
+    assert P.PROTOCOL_VERSION == 2 and not hasattr(P, "ACT_FENCE")
+    raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
            + enc_inspected(10, False, -1, "", []))
     assert P.decode(memoryview(raw)) == [
-        (P.ACT_FENCE, 4, 17, 1),
+        (P.ACT_DONE, 3, 4, 17, 1, None),
         (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes),
         (P.ACT_INSPECTED, 10, 0, -1, "", []),
     ]
@@ -203,7 +205,7 @@ def test_host_runs_acquires_that_got_their_lock_first() -> None:
 
     ok = enc_error(None)
     fail = enc_error((1, "liblock: not acquired", "", "", []))
-    done = lambda op, lock, err: b"\x04" + struct.pack("<QQ", op, lock) + err  # noqa: E731
+    done = lambda op, lock, err: b"\x04" + struct.pack("<QQqB", op, lock, 0, 0) + err  # noqa: E731
     out = done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok)
     loop = asyncio.new_event_loop()
     try:

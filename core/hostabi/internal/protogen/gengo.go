@@ -18,6 +18,7 @@ func genHostabi(s *Spec) ([]byte, error) {
 	var b w
 	b.p("// %s\n\npackage hostabi\n\nimport \"github.com/liblock/liblock/core/engine\"\n\n", header)
 	b.p("// ABIVersion is the C ABI's version (lock_abi_version), which liblock.wasm\n// shares.\nconst ABIVersion = %d\n\n", s.ABIVersion)
+	b.p("// ProtocolVersion is the engine protocol's version\n// (lock_engine_protocol_version): the layout of the events and actions.\nconst ProtocolVersion = %d\n\n", s.ProtocolVersion)
 	b.p("// The events (PROTOCOL.md, \"Events\").\nconst (\n")
 	for _, m := range s.Events {
 		b.p("\t%s EventKind = %d\n", m.Go, m.Kind)

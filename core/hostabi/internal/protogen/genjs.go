@@ -73,7 +73,7 @@ func genJS(s *Spec) ([]byte, error) {
 // { status, message, a, b, nodes }; bytes fields are views into r's memory.
 
 `)
-	b.p("const ABI_VERSION = %d;\n\n", s.ABIVersion)
+	b.p("const ABI_VERSION = %d;\n/** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */\nconst PROTOCOL_VERSION = %d;\n\n", s.ABIVersion, s.ProtocolVersion)
 	kinds := func(name string, ms []Message) {
 		b.p("const %s = Object.freeze({\n", name)
 		for _, m := range ms {
@@ -244,7 +244,7 @@ function putBytes(m, o, d) {
 	b.p("\n/** One action: { kind, ...fields }, or null for an unknown kind. */\nfunction readAction(r) {\n  const kind = r.u8();\n  switch (kind) {\n")
 	b.Write(cases.Bytes())
 	b.p("    default: return null;\n  }\n}\n\n")
-	b.p("module.exports = {\n  ABI_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
+	b.p("module.exports = {\n  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
 	_ = items
 	return b.Bytes(), nil
 }

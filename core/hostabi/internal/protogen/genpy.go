@@ -42,7 +42,7 @@ from __future__ import annotations
 import struct
 
 `)
-	head.p("ABI_VERSION = %d\n\n# Events\n", s.ABIVersion)
+	head.p("ABI_VERSION = %d\n# The engine protocol's version (lock_engine_protocol_version) this codec speaks\nPROTOCOL_VERSION = %d\n\n# Events\n", s.ABIVersion, s.ProtocolVersion)
 	for _, m := range s.Events {
 		head.p("EV_%s = %d\n", m.Name, m.Kind)
 	}

@@ -74,6 +74,10 @@ func TestHeaderMatchesSpec(t *testing.T) {
 		t.Errorf("liblock.h: LIBLOCK_ABI_VERSION is %d, the spec says %d", v, s.ABIVersion)
 	}
 	delete(defs, "LIBLOCK_ABI_VERSION")
+	if v := defs["LOCK_ENGINE_PROTOCOL_VERSION"]; v != s.ProtocolVersion {
+		t.Errorf("liblock.h: LOCK_ENGINE_PROTOCOL_VERSION is %d, the spec says %d", v, s.ProtocolVersion)
+	}
+	delete(defs, "LOCK_ENGINE_PROTOCOL_VERSION")
 	if v := defs["LOCK_ENGINE_MIN_OUT"]; v != hostabi.MinOut {
 		t.Errorf("liblock.h: LOCK_ENGINE_MIN_OUT is %d, hostabi.MinOut %d", v, hostabi.MinOut)
 	}

@@ -9,10 +9,12 @@ import (
 
 // Spec is core/hostabi/spec/protocol.json.
 type Spec struct {
-	ABIVersion int       `json:"abi_version"`
-	Events     []Message `json:"events"`
-	Actions    []Message `json:"actions"`
-	Error      struct {
+	ABIVersion      int       `json:"abi_version"`
+	ProtocolVersion int       `json:"protocol_version"`
+	Retired         []Message `json:"retired_actions"`
+	Events          []Message `json:"events"`
+	Actions         []Message `json:"actions"`
+	Error           struct {
 		Fields []Field `json:"fields"`
 	} `json:"error"`
 	Statuses []Status `json:"statuses"`
@@ -88,11 +90,20 @@ func ParseSpec(b []byte) (*Spec, error) {
 	if err := d.Decode(&s); err != nil {
 		return nil, fmt.Errorf("protocol.json: %w", err)
 	}
+	retired := map[int]bool{}
+	for _, m := range s.Retired {
+		retired[m.Kind] = true
+	}
 	check := func(what string, ms []Message) error {
-		for i, m := range ms {
-			if m.Kind != i+1 {
-				return fmt.Errorf("%s %s: kind %d, want %d (kinds are 1, 2, … in order)", what, m.Name, m.Kind, i+1)
+		want := 1
+		for _, m := range ms {
+			for what == "action" && retired[want] {
+				want++
 			}
+			if m.Kind != want {
+				return fmt.Errorf("%s %s: kind %d, want %d (kinds are 1, 2, … in order, but for retired ones)", what, m.Name, m.Kind, want)
+			}
+			want++
 			if err := checkFields(what+" "+m.Name, m.Fields); err != nil {
 				return err
 			}
