@@ -154,6 +154,9 @@ func acquireArgs(resource *C.char, ttlMs C.int64_t, optionsJSON *C.char) (string
 //export lock_abi_version
 func lock_abi_version() C.int32_t { return abiVersion }
 
+//export lock_engine_protocol_version
+func lock_engine_protocol_version() C.int32_t { return engineProtocolVersion }
+
 //export lock_string_free
 func lock_string_free(s *C.char) {
 	defer func() { _ = recover() }()

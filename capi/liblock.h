@@ -536,8 +536,16 @@ void lock_queue_set_wakeup(void (*fn)(void));
  * answers with the actions to carry out (open a connection to a node, write
  * these bytes, close it, arm the timer, settle an operation, report a
  * loss). The byte encoding of events and actions is
- * core/hostabi/PROTOCOL.md; liblock.wasm exports the same
+ * core/hostabi/PROTOCOL.md (its source of truth:
+ * core/hostabi/spec/protocol.json); liblock.wasm exports the same
  * interface. No call blocks, sleeps, starts a thread or calls back.
+ *
+ * The encoding has a version of its own, LOCK_ENGINE_PROTOCOL_VERSION,
+ * which lock_engine_protocol_version returns; a host checks it before its
+ * first lock_engine_new. Version 2 carries an acquire's fence and re-entry
+ * in its DONE action; version 1 (a library without
+ * lock_engine_protocol_version) sent them in a FENCE action before the
+ * DONE. The functions of ABI v1 above are the same in both.
  *
  * Engine handles are a namespace of their own: only the lock_engine_*
  * functions take them (lock_free does not). Like every handle they are
@@ -585,6 +593,11 @@ void lock_queue_set_wakeup(void (*fn)(void));
  */
 #define LOCK_ENGINE_MIN_OUT   65536        /* smallest out_cap */
 #define LOCK_ENGINE_MAX_EVENT (1048576 + 64) /* largest in_len */
+#define LOCK_ENGINE_PROTOCOL_VERSION 2     /* the encoding this header's PROTOCOL.md describes */
+
+/* lock_engine_protocol_version -- returns the engine protocol's version the
+ * library speaks (LOCK_ENGINE_PROTOCOL_VERSION). Thread-safe; cannot fail. */
+int32_t lock_engine_protocol_version(void);
 
 int32_t lock_engine_new(const char *config_json, uint64_t *out_engine, char **err);
 int64_t lock_engine_step(uint64_t engine, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap);

@@ -4,26 +4,14 @@ import (
 	"github.com/liblock/liblock/core/hostabi"
 )
 
-// Status codes: the numbers are the ABI (liblock.h, hostabi's constants).
-const (
-	statusOK              = 0
-	statusNotAcquired     = 1
-	statusLost            = 2
-	statusInvalidArgument = 3
-	statusInvalidHandle   = 4
-	statusUnavailable     = 5
-	statusCanceled        = 6
-	statusInternal        = 7
-)
+// The status codes (statusOK …) and their default messages (msgCanceled …)
+// are in status_gen.go, from core/hostabi/spec/protocol.json.
 
 const abiVersion = hostabi.ABIVersion
+
+// engineProtocolVersion is lock_engine_protocol_version's: the spec's.
+const engineProtocolVersion = hostabi.ProtocolVersion
 
 // statusOf maps an error to its status code: hostabi's table, the one
 // liblock.wasm uses too.
 func statusOf(err error) int32 { return hostabi.StatusOf(err) }
-
-// Messages for the statuses that have no core error.
-const (
-	msgInvalidHandle = hostabi.MsgInvalidHandle
-	msgCanceled      = "liblock: canceled"
-)

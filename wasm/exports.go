@@ -22,6 +22,9 @@ const maxBuffer = 64 << 20
 //go:wasmexport lock_abi_version
 func lockABIVersion() int32 { return hostabi.ABIVersion }
 
+//go:wasmexport lock_engine_protocol_version
+func lockEngineProtocolVersion() int32 { return hostabi.ProtocolVersion }
+
 // lock_buffer returns size bytes of module memory that the host may use for
 // input and output for the rest of the instance's life; 0 for a size
 // outside 1 .. 64 MiB.

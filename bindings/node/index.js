@@ -10,12 +10,11 @@
 
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
-const { ACQ } = require('./lib/protocol');
+const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
 
-const ABI_VERSION = 1;
 
 // The adapters are loaded with the first client that needs one: loading
 // the package never requires koffi nor reads liblock.so or liblock.wasm.
@@ -39,20 +38,25 @@ function badArg(what, msg) {
   return new InvalidArgumentError(`liblock: invalid argument: ${what}: ${msg}`);
 }
 
-// The library's limits (core/config.go), checked here so that every error
-// names the caller's option in milliseconds (ttl, wait, nodeTimeout), never
-// the C ABI's ttl_ms / wait_ms / node_timeout_ms.
-const MAX_TTL_MS = 24 * 3600 * 1000;
-const MAX_WAIT_MS = 24 * 3600 * 1000;
-const MAX_NODE_TIMEOUT_MS = 60 * 1000;
-const DEFAULT_NODE_TIMEOUT_MS = 50;
-const MAX_DRIFT_FACTOR = 0.1;
-const MAX_RESOURCE_BYTES = 1024;
-const MAX_KEY_PREFIX_BYTES = 256;
-const MAX_NODES = 64;
-const MIN_TOKEN_BYTES = 16;
-const MAX_TOKEN_BYTES = 512;
-const MAX_OWNER_BYTES = 128;
+// The library's limits (core/engine/config.go's, from the protocol's spec
+// core/hostabi/spec/protocol.json through lib/protocol.gen.js), checked here
+// so that every error names the caller's option in milliseconds (ttl, wait,
+// nodeTimeout), never the C ABI's ttl_ms / wait_ms / node_timeout_ms.
+const MIN_TTL_MS = LIMITS.ttl.min;
+const MAX_TTL_MS = LIMITS.ttl.max;
+const MIN_WAIT_MS = LIMITS.wait.min;
+const MAX_WAIT_MS = LIMITS.wait.max;
+const MIN_NODE_TIMEOUT_MS = LIMITS.node_timeout.min;
+const MAX_NODE_TIMEOUT_MS = LIMITS.node_timeout.max;
+const DEFAULT_NODE_TIMEOUT_MS = LIMITS.node_timeout.default;
+const MAX_DRIFT_FACTOR = LIMITS.drift_factor.max;
+const MIN_RESOURCE_BYTES = LIMITS.resource.min;
+const MAX_RESOURCE_BYTES = LIMITS.resource.max;
+const MAX_KEY_PREFIX_BYTES = LIMITS.key_prefix.max;
+const MAX_NODES = LIMITS.nodes.max;
+const MIN_TOKEN_BYTES = LIMITS.token.min;
+const MAX_TOKEN_BYTES = LIMITS.token.max;
+const MAX_OWNER_BYTES = LIMITS.owner.max;
 /**
  * acquire()'s default wait (ms). node-redlock retries for a few seconds by
  * default (10 retries, 200 ms apart) and redis-semaphore waits 10 s
@@ -213,7 +217,7 @@ class Lock {
   async extend(ttl) {
     const st = this.#st;
     if (st.host.closed) throw closedError('extend');
-    intArg('ttl', ttl, false, 1, MAX_TTL_MS);
+    intArg('ttl', ttl, false, MIN_TTL_MS, MAX_TTL_MS);
     ttlFits('ttl', ttl, this.#client.nodeTimeout);
     if (st.released) throw new LockLostError('liblock: extend: already released');
     await st.host.extend(st, ttl);
@@ -281,14 +285,14 @@ class Client {
     const { nodes, nodeTimeout, driftFactor, keyPrefix, owner, backend } = options;
     if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
     cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
-    if (nodes.length < 1 || nodes.length > MAX_NODES) throw badArg('nodes', `must hold 1 to ${MAX_NODES} URLs, got ${nodes.length}`);
-    if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout, false, 1, MAX_NODE_TIMEOUT_MS);
+    if (nodes.length < LIMITS.nodes.min || nodes.length > MAX_NODES) throw badArg('nodes', `must hold ${LIMITS.nodes.min} to ${MAX_NODES} URLs, got ${nodes.length}`);
+    if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout, false, MIN_NODE_TIMEOUT_MS, MAX_NODE_TIMEOUT_MS);
     if (driftFactor !== undefined) {
       if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor)) {
         throw badArg('driftFactor', `must be a finite number, got ${kind(driftFactor)}`);
       }
-      if (driftFactor < 0 || driftFactor > MAX_DRIFT_FACTOR) {
-        throw badArg('driftFactor', `must be between 0 and ${MAX_DRIFT_FACTOR}, got ${driftFactor}`);
+      if (!(driftFactor >= LIMITS.drift_factor.min && driftFactor <= MAX_DRIFT_FACTOR)) {
+        throw badArg('driftFactor', `must be between ${LIMITS.drift_factor.min} and ${MAX_DRIFT_FACTOR}, got ${driftFactor}`);
       }
       cfg.drift_factor = driftFactor;
     }
@@ -333,11 +337,11 @@ class Client {
     // every error, argument errors included, is a rejection.
     try {
       if (this.#host.closed) throw closedError('acquire');
-      bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
+      bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
-      const ttl = intArg('ttl', options.ttl, false, 1, MAX_TTL_MS);
-      const given = intArg('wait', options.wait, true, 0, MAX_WAIT_MS);
+      const ttl = intArg('ttl', options.ttl, false, MIN_TTL_MS, MAX_TTL_MS);
+      const given = intArg('wait', options.wait, true, MIN_WAIT_MS, MAX_WAIT_MS);
       const wait = given === undefined ? DEFAULT_WAIT_MS : given;
       const autoExtend = options.autoExtend;
       if (autoExtend !== undefined && typeof autoExtend !== 'boolean') {
@@ -384,7 +388,7 @@ class Client {
   inspect(resource, options) {
     try {
       if (this.#host.closed) throw closedError('inspect');
-      bytesArg('resource', stringArg('resource', resource), 1, MAX_RESOURCE_BYTES);
+      bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
       optionsArg('options', options, INSPECT_OPTIONS);
       const signal = options ? options.signal : undefined;
       if (signal !== undefined && !isAbortSignal(signal)) {

@@ -385,6 +385,8 @@ static int count_of(const char *s, const char *pat);
 
 static void test_basics(void) {
 	CHECK(lock_abi_version() == LIBLOCK_ABI_VERSION, "abi version %d", lock_abi_version());
+	CHECK(lock_engine_protocol_version() == LOCK_ENGINE_PROTOCOL_VERSION, "engine protocol version %d",
+	      lock_engine_protocol_version());
 	CHECK(lock_version() != NULL && strlen(lock_version()) > 0, "lock_version");
 	lock_string_free(NULL);
 	char *err = NULL;
@@ -2239,12 +2241,22 @@ static void eh_act(ehost *h, size_t n) {
 				h->fd[conn] = -1;
 			}
 			break;
-		case 4: /* DONE */
+		case 4: { /* DONE: u64 op, u64 lock, i64 fence, u8 reentered, error (engine protocol 2) */
 			h->done_seq = ++h->seq;
 			h->done_op = rd_n(&r, 8);
 			h->done_lock = rd_n(&r, 8);
+			int64_t fence = (int64_t)rd_n(&r, 8);
+			int reentered = (int)rd_n(&r, 1);
+			if (h->done_lock != 0 && (fence != 0 || reentered)) {
+				h->fence_seq = h->done_seq;
+				h->fences++;
+				h->fence_lock = h->done_lock;
+				h->fence = fence;
+				h->fence_reentered = reentered;
+			}
 			h->done_status = rd_err(&r);
 			break;
+		}
 		case 5: /* LOST */
 			rd_n(&r, 8), rd_err(&r);
 			break;
@@ -2296,13 +2308,6 @@ static void eh_act(ehost *h, size_t n) {
 			h->inspected_op = iop; /* last: eh_run waits for it */
 			break;
 		}
-		case 13: /* FENCE: u64 lock, i64 fence, u8 reentered */
-			h->fence_seq = ++h->seq;
-			h->fences++;
-			h->fence_lock = rd_n(&r, 8);
-			h->fence = (int64_t)rd_n(&r, 8);
-			h->fence_reentered = (int)rd_n(&r, 1);
-			break;
 		default:
 			r.bad = 1;
 		}
@@ -2402,7 +2407,7 @@ static void ev_acquire(ev_t *e, const char *res, int64_t ttl, uint8_t flags, con
 }
 
 /* The engine's additions: ACQUIRE with the fence flag (FENCE right before
- * DONE, fences increasing), with a token (re-entry: FENCE says so), both
+ * DONE, fences increasing), with a token (re-entry: its DONE says so), both
  * (REJECTED), unknown flags (malformed); INSPECT (INSPECTED; REJECTED for
  * a bad resource). */
 static void eng_fence_and_inspect(ehost *h) {
@@ -2415,8 +2420,8 @@ static void eng_fence_and_inspect(ehost *h) {
 		CHECK(op != 0, "fenced acquire not started (rejected %d)", h->rejected);
 		int fences0 = h->fences;
 		CHECK(eh_wait_done(h, op) && h->done_status == LOCK_OK && h->done_lock != 0, "fenced acquire: %d", h->done_status);
-		CHECK(h->fences == fences0 + 1 && h->fence_lock == h->done_lock && h->fence_seq == h->done_seq - 1,
-		      "FENCE right before DONE: fences %d->%d, lock %" PRIu64 "/%" PRIu64 ", seq %d/%d", fences0, h->fences,
+		CHECK(h->fences == fences0 + 1 && h->fence_lock == h->done_lock && h->fence_seq == h->done_seq,
+		      "the fence in the DONE: fences %d->%d, lock %" PRIu64 "/%" PRIu64 ", seq %d/%d", fences0, h->fences,
 		      h->fence_lock, h->done_lock, h->fence_seq, h->done_seq);
 		CHECK(h->fence > last && !h->fence_reentered, "fence %" PRId64 " after %" PRId64, h->fence, last);
 		last = h->fence;
@@ -2447,8 +2452,8 @@ static void eng_fence_and_inspect(ehost *h) {
 			eh_request(h, &e);
 			op = h->started;
 			CHECK(op != 0 && eh_wait_done(h, op) && h->done_status == LOCK_OK, "token acquire: %d", h->done_status);
-			CHECK(h->fence_seq == h->done_seq - 1 && h->fence_reentered == 1 && h->fence == 0 && h->fence_lock == h->done_lock,
-			      "FENCE of a re-entry: reentered %d fence %" PRId64, h->fence_reentered, h->fence);
+			CHECK(h->fence_seq == h->done_seq && h->fence_reentered == 1 && h->fence == 0 && h->fence_lock == h->done_lock,
+			      "the DONE of a re-entry: reentered %d fence %" PRId64, h->fence_reentered, h->fence);
 			ev_t forget = {.n = 0};
 			ev_u8(&forget, 5);
 			ev_u64(&forget, h->done_lock);

@@ -8,22 +8,13 @@ import (
 	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
-// Limits and defaults. Values outside the limits are rejected with
-// ErrInvalidArgument before anything is sent to Redis.
+// The limits and defaults (MinTTL, MaxTTL, MaxWait, MaxResourceLength,
+// MaxKeyPrefix, MaxOwner, MinToken, MaxToken, MaxNodes, MaxNodeTimeout,
+// DefaultNodeTimeout, MaxDriftFactor, DefaultDriftFactor) are in
+// limits_gen.go, generated from core/hostabi/spec/protocol.json. Values
+// outside them are rejected with ErrInvalidArgument before anything is sent
+// to Redis.
 const (
-	DefaultNodeTimeout = 50 * time.Millisecond
-	MaxNodeTimeout     = time.Minute
-	DefaultDriftFactor = 0.01
-	// MaxDriftFactor: a drift of a tenth of the ttl already means clocks
-	// that cannot be trusted for leases at all.
-	MaxDriftFactor = 0.1
-	MinTTL         = time.Millisecond
-	// MaxTTL is the longest lease: hold a lock longer with auto-extension.
-	MaxTTL            = 24 * time.Hour
-	MaxWait           = 24 * time.Hour
-	MaxResourceLength = 1024 // bytes
-	MaxKeyPrefix      = 256  // bytes
-	MaxNodes          = 64
 	// ClockPrecision is Redis's expiry precision, added to the drift.
 	ClockPrecision = 2 * time.Millisecond
 )
@@ -75,15 +66,6 @@ type Config struct {
 	// its 122 random bits. At most MaxOwner bytes of UTF-8, without '/'.
 	Owner string
 }
-
-// MaxOwner bounds Config.Owner (bytes).
-const MaxOwner = 128
-
-// MinToken and MaxToken bound a caller's token (AcquireRequest.Token).
-const (
-	MinToken = 16
-	MaxToken = 512
-)
 
 func (cfg Config) nodeTimeout() time.Duration {
 	if cfg.NodeTimeout == 0 {

@@ -108,13 +108,13 @@ func (a *Adapter) input(ev Event) Action {
 			i--
 		case engine.ActClose:
 			a.setAwaited(act.Conn, false)
-		case ActFence:
-			if a.fences == nil {
-				a.fences = map[engine.LockID]engine.LockInfo{}
+		case engine.ActDone:
+			if act.Lock != 0 && (act.Info.Fence != 0 || act.Info.Reentered) {
+				if a.fences == nil {
+					a.fences = map[engine.LockID]engine.LockInfo{}
+				}
+				a.fences[act.Lock] = act.Info
 			}
-			a.fences[act.Lock] = act.Info
-			a.acts = append(a.acts[:i], a.acts[i+1:]...)
-			i--
 		}
 	}
 	for i := start; i < len(a.acts); i++ {

@@ -16,43 +16,9 @@ import (
 // EventKind says what an event tells the engine.
 type EventKind uint8
 
-// The events (PROTOCOL.md, "Events").
-const (
-	EvAcquire    EventKind = 1
-	EvExtend     EventKind = 2
-	EvRelease    EventKind = 3
-	EvCancel     EventKind = 4
-	EvForget     EventKind = 5
-	EvClose      EventKind = 6
-	EvOpened     EventKind = 7
-	EvReceived   EventKind = 8
-	EvConnFailed EventKind = 9
-	EvTick       EventKind = 10
-	EvLockInfo   EventKind = 11
-	EvInspect    EventKind = 12
-	// EvReportAwaiting asks for ActAwaiting from now on (a host that
-	// leaves idle connections unread: the Go driver).
-	EvReportAwaiting EventKind = 13
-)
-
-// The actions beyond the engine's own (engine.ActOpen … engine.ActClosed):
-// the answers to requests.
-const (
-	ActStarted  engine.ActionKind = 8
-	ActRejected engine.ActionKind = 9
-	ActCanceled engine.ActionKind = 10
-	ActInfo     engine.ActionKind = 11
-	// ActInspected is the outcome of a successful INSPECT, in place of
-	// its DONE.
-	ActInspected engine.ActionKind = 12
-	// ActFence comes just before the DONE of an acquire that asked for a
-	// fence or gave a token: the lock's fence and whether it re-entered.
-	ActFence engine.ActionKind = 13
-	// ActAwaiting says whether the engine now expects bytes on a
-	// connection (engine.Engine.Awaiting), each time that changes, once a
-	// host asked with EvReportAwaiting.
-	ActAwaiting engine.ActionKind = 14
-)
+// The kinds of events and actions, the flags and the status codes are in
+// protocol_gen.go, generated from spec/protocol.json; golden_test.go checks
+// this file's field order against the spec.
 
 // Event is one event, decoded or to be encoded. Only the fields of its Kind
 // are used.
@@ -76,7 +42,7 @@ type Event struct {
 type Action struct {
 	engine.Action
 	WasPending bool            // ActCanceled
-	Info       engine.LockInfo // ActInfo; ActFence: Fence and Reentered
+	Info       engine.LockInfo // ActInfo; ActDone: Fence and Reentered
 	Awaiting   bool            // ActAwaiting (with Conn)
 }
 
@@ -104,12 +70,12 @@ func AppendEvent(b []byte, ev Event) []byte {
 		b = appendStr(b, ev.Resource)
 		b = appendU64(b, uint64(ev.TTLms))
 		b = appendU64(b, uint64(ev.WaitMS))
-		flags := boolByte(ev.AutoExtend)
+		flags := boolByte(ev.AutoExtend) * AcquireAutoExtend
 		if ev.Fence {
-			flags |= 2
+			flags |= AcquireFence
 		}
 		if ev.Token != "" {
-			flags |= 4
+			flags |= AcquireToken
 		}
 		b = append(b, flags)
 		if ev.Token != "" {
@@ -155,11 +121,11 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.TTLms = int64(r.u64())
 		ev.WaitMS = int64(r.u64())
 		flags := r.u8()
-		if flags&^7 != 0 && r.err == nil {
+		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken) != 0 && r.err == nil {
 			return Event{}, errors.New("ACQUIRE: unknown flags " + strconv.Itoa(int(flags)))
 		}
-		ev.AutoExtend, ev.Fence = flags&1 != 0, flags&2 != 0
-		if flags&4 != 0 {
+		ev.AutoExtend, ev.Fence = flags&AcquireAutoExtend != 0, flags&AcquireFence != 0
+		if flags&AcquireToken != 0 {
 			ev.Token = r.str()
 			if ev.Token == "" && r.err == nil {
 				return Event{}, errors.New("ACQUIRE: an empty token with the token flag")
@@ -223,10 +189,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			d = &engine.Dial{}
 		}
 		if d.TLS {
-			flags |= 1
+			flags |= OpenTLS
 		}
 		if d.SkipVerify {
-			flags |= 2
+			flags |= OpenSkipVerify
 		}
 		b = append(b, flags)
 		b = appendStr(b, d.Network)
@@ -239,6 +205,8 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = append(b, byte(a.Kind))
 		b = appendU64(b, uint64(a.Op))
 		b = appendU64(b, uint64(a.Lock))
+		b = appendU64(b, uint64(a.Info.Fence))
+		b = append(b, boolByte(a.Info.Reentered))
 		b = appendError(b, a.Err)
 	case engine.ActLost:
 		b = append(b, byte(a.Kind))
@@ -261,11 +229,6 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = append(b, byte(a.Kind))
 		b = appendU32(b, uint32(a.Conn))
 		b = append(b, boolByte(a.Awaiting))
-	case ActFence:
-		b = append(b, byte(a.Kind))
-		b = appendU64(b, uint64(a.Lock))
-		b = appendU64(b, uint64(a.Info.Fence))
-		b = append(b, boolByte(a.Info.Reentered))
 	case ActInspected:
 		in := a.Inspection
 		b = append(b, byte(a.Kind))
@@ -279,10 +242,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			b = appendStr(b, cut(n.Addr, maxNodeAddr))
 			var flags byte
 			if n.Locked {
-				flags |= 1
+				flags |= NodeLocked
 			}
 			if n.Holder {
-				flags |= 2
+				flags |= NodeHolder
 			}
 			b = append(b, flags)
 			b = appendStr(b, cut(n.Owner, maxNodeAddr))
@@ -303,10 +266,10 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = appendU64(b, uint64(in.Validity.Milliseconds()))
 		var flags byte
 		if in.AutoExtend {
-			flags |= 1
+			flags |= InfoAutoExtend
 		}
 		if in.Released {
-			flags |= 2
+			flags |= InfoReleased
 		}
 		b = append(b, flags)
 		b = appendError(b, in.Lost)
@@ -395,7 +358,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			a.Conn = engine.ConnID(r.u32())
 			a.Node = int(r.u32())
 			flags := r.u8()
-			a.Dial = &engine.Dial{TLS: flags&1 != 0, SkipVerify: flags&2 != 0}
+			a.Dial = &engine.Dial{TLS: flags&OpenTLS != 0, SkipVerify: flags&OpenSkipVerify != 0}
 			a.Dial.Network = r.str()
 			a.Dial.Addr = r.str()
 			a.Dial.ServerName = r.str()
@@ -407,6 +370,8 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 		case engine.ActDone:
 			a.Op = engine.OpID(r.u64())
 			a.Lock = engine.LockID(r.u64())
+			a.Info.Fence = int64(r.u64())
+			a.Info.Reentered = r.u8() != 0
 			a.Err = r.error()
 		case engine.ActLost:
 			a.Lock = engine.LockID(r.u64())
@@ -423,10 +388,6 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 		case ActAwaiting:
 			a.Conn = engine.ConnID(r.u32())
 			a.Awaiting = r.u8() != 0
-		case ActFence:
-			a.Lock = engine.LockID(r.u64())
-			a.Info.Fence = int64(r.u64())
-			a.Info.Reentered = r.u8() != 0
 		case ActInspected:
 			in := &engine.Inspection{}
 			a.Op = engine.OpID(r.u64())
@@ -437,7 +398,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			for i := 0; i < n && r.err == nil; i++ {
 				ns := engine.NodeState{Node: int(r.u16()), Addr: r.str()}
 				flags := r.u8()
-				ns.Locked, ns.Holder = flags&1 != 0, flags&2 != 0
+				ns.Locked, ns.Holder = flags&NodeLocked != 0, flags&NodeHolder != 0
 				ns.Owner = r.str()
 				ns.TTL = durationOrNone(int64(r.u64()))
 				if cause := r.str(); cause != "" {
@@ -454,7 +415,7 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			in.TTL = time.Duration(int64(r.u64())) * time.Millisecond
 			in.Validity = time.Duration(int64(r.u64())) * time.Millisecond
 			flags := r.u8()
-			in.AutoExtend, in.Released = flags&1 != 0, flags&2 != 0
+			in.AutoExtend, in.Released = flags&InfoAutoExtend != 0, flags&InfoReleased != 0
 			in.Lost = r.error()
 		default:
 			return dst, errors.New("hostabi: unknown action kind " + strconv.Itoa(int(a.Kind)) + " at offset " + strconv.Itoa(r.i-1))

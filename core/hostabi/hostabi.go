@@ -234,9 +234,12 @@ func (en *entry) apply(ev *Event) {
 		switch {
 		case a.Kind == engine.ActDone && a.Inspection != nil:
 			a.Kind = ActInspected
-		case a.Kind == engine.ActDone && a.Lock != 0 && en.extended[a.Op]:
+		}
+		act := Action{Action: a}
+		if a.Kind == engine.ActDone && a.Lock != 0 && en.extended[a.Op] {
+			// Protocol 2: the fence and the re-entry ride on the DONE.
 			info, _ := e.Lock(a.Lock)
-			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActFence, Lock: a.Lock}, Info: info})
+			act.Info.Fence, act.Info.Reentered = info.Fence, info.Reentered
 		}
 		if a.Kind == engine.ActDone || a.Kind == ActInspected {
 			delete(en.extended, a.Op)
@@ -244,7 +247,7 @@ func (en *entry) apply(ev *Event) {
 		if en.watch {
 			en.track(a)
 		}
-		en.pending = append(en.pending, Action{Action: a})
+		en.pending = append(en.pending, act)
 	}
 	if en.watch {
 		en.reportAwaiting()
@@ -293,8 +296,8 @@ func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 	}
 	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence})
 	if err == nil && (ev.Fence || ev.Token != "") {
-		// Its DONE is preceded by FENCE: a host that never asks for a
-		// fence or gives a token never sees one.
+		// Its DONE carries the fence and whether it re-entered (0 and 0
+		// for every other DONE).
 		en.extended[op] = true
 	}
 	return op, err

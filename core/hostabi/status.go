@@ -6,24 +6,11 @@ import (
 	"github.com/liblock/liblock/core/engine"
 )
 
-// ABIVersion is the C ABI's version (lock_abi_version), which liblock.wasm
-// shares.
-const ABIVersion = 1
-
-// Status codes: the C ABI's LOCK_* numbers (capi/liblock.h).
-const (
-	OK              int32 = 0
-	NotAcquired     int32 = 1
-	Lost            int32 = 2
-	InvalidArgument int32 = 3
-	InvalidHandle   int32 = 4
-	Unavailable     int32 = 5
-	Canceled        int32 = 6
-	Internal        int32 = 7
-)
+// ABIVersion and the status codes (the C ABI's LOCK_* numbers) are in
+// protocol_gen.go, from spec/protocol.json.
 
 // MsgInvalidHandle is the message of LOCK_INVALID_HANDLE.
-const MsgInvalidHandle = "liblock: invalid handle: unknown, freed, or of the wrong kind"
+const MsgInvalidHandle = msgInvalidHandle
 
 // ErrInvalidHandle: an engine handle that names no engine (never one, or
 // freed).

@@ -186,6 +186,7 @@ func TestRawABI(t *testing.T) {
 	assert.Zero(t, call("lock_buffer", 0))
 	assert.Zero(t, call("lock_buffer", api.EncodeI32(-1)))
 	assert.EqualValues(t, 1, call("lock_abi_version"))
+	assert.EqualValues(t, hostabi.ProtocolVersion, call("lock_engine_protocol_version"))
 
 	write := func(p []byte) uint64 { require.True(t, m.Memory().Write(uint32(in), p)); return uint64(len(p)) }
 	msg := func() string {

@@ -110,7 +110,7 @@ func LastInstantiateTime() time.Duration {
 }
 
 // Exports are the module's functions, PROTOCOL.md's list.
-var Exports = []string{"lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer", "lock_abi_version"}
+var Exports = []string{"lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer", "lock_abi_version", "lock_engine_protocol_version"}
 
 // bufSize is the size of an instance's input and output buffers: twice
 // the smallest output buffer, so that a step that leaves at least MinOut
@@ -157,6 +157,9 @@ func (m *Module) newInstance() (*instance, error) {
 	in.newFn, in.step, in.fre = mod.ExportedFunction("lock_engine_new"), mod.ExportedFunction("lock_engine_step"), mod.ExportedFunction("lock_engine_free")
 	if v, err := mod.ExportedFunction("lock_abi_version").Call(ctx); err != nil || api.DecodeI32(v[0]) != hostabi.ABIVersion {
 		return fail(fmt.Errorf("liblock: wasm module has an unsupported ABI version"))
+	}
+	if v, err := mod.ExportedFunction("lock_engine_protocol_version").Call(ctx); err != nil || api.DecodeI32(v[0]) != hostabi.ProtocolVersion {
+		return fail(fmt.Errorf("liblock: wasm module speaks another engine protocol than this host's %d", hostabi.ProtocolVersion))
 	}
 	buf := mod.ExportedFunction("lock_buffer")
 	for _, p := range []*uint32{&in.in, &in.out} {

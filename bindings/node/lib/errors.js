@@ -2,17 +2,10 @@
 // The error classes (stable `code`, the C ABI's `status`) and the mapping
 // from the engine's `error` records to them.
 
-const STATUS = Object.freeze({
-  OK: 0,
-  NOT_ACQUIRED: 1,
-  LOST: 2,
-  INVALID_ARGUMENT: 3,
-  INVALID_HANDLE: 4,
-  UNAVAILABLE: 5,
-  CANCELED: 6,
-  INTERNAL: 7,
-});
-const CODE_OF = ['OK', 'NOT_ACQUIRED', 'LOST', 'INVALID_ARGUMENT', 'INVALID_HANDLE', 'UNAVAILABLE', 'CANCELED', 'INTERNAL'];
+// The status codes and, for each, its code, default message and error class
+// come from the protocol's spec (core/hostabi/spec/protocol.json) through
+// protocol.gen.js.
+const { STATUS, STATUSES } = require('./protocol.gen');
 
 /** Base class of every error this package throws; `code` is stable. */
 class LockError extends Error {
@@ -27,20 +20,18 @@ function defineError(name, code) {
   Object.defineProperty(cls.prototype, 'status', { value: STATUS[code], enumerable: false });
   return cls;
 }
-/** Another owner holds the resource: no quorum of grants before the wait ran out. */
-const NotAcquiredError = defineError('NotAcquiredError', 'NOT_ACQUIRED');
-/** Too many nodes failed (errors, timeouts, refused connections) for a quorum. */
-const UnavailableError = defineError('UnavailableError', 'UNAVAILABLE');
-/** The lock is no longer held on a quorum (expired, released, or taken by someone else). */
-const LockLostError = defineError('LockLostError', 'LOST');
-/** The pending operation was canceled (AbortSignal, or the client was closed). */
-const CanceledError = defineError('CanceledError', 'CANCELED');
-/** A bad argument: wrong type (checked here) or out of range (checked by the engine). */
-const InvalidArgumentError = defineError('InvalidArgumentError', 'INVALID_ARGUMENT');
-/** The client or lock was closed/freed. */
-const InvalidHandleError = defineError('InvalidHandleError', 'INVALID_HANDLE');
-/** A bug inside liblock; the message says what. */
-const InternalError = defineError('InternalError', 'INTERNAL');
+// One class for each error status, named by the spec: NotAcquiredError
+// (another owner holds the resource: no quorum of grants before the wait ran
+// out), LockLostError (no longer held on a quorum: expired, released, or
+// taken by someone else), InvalidArgumentError (wrong type, checked here, or
+// out of range, checked by the engine), InvalidHandleError (the client or lock
+// was closed/freed), UnavailableError (too many nodes failed for a quorum),
+// CanceledError (AbortSignal, or the client was closed), InternalError (a bug
+// inside liblock; the message says what).
+const ERROR_OF = STATUSES.map((s) => (s.nodeClass ? defineError(s.nodeClass, s.code) : null));
+const CLASSES = Object.fromEntries(ERROR_OF.filter(Boolean).map((cls) => [cls.name, cls]));
+const { NotAcquiredError, UnavailableError, LockLostError, CanceledError, InvalidArgumentError,
+  InvalidHandleError, InternalError } = CLASSES;
 /**
  * A call on a client after its close() (or on a lock of that client): its
  * message starts with "liblock: the client is closed". `status` is
@@ -64,12 +55,9 @@ class LoadError extends LockError {}
 Object.defineProperty(LoadError.prototype, 'code', { value: 'LOAD_FAILED', enumerable: true });
 Object.defineProperty(LoadError.prototype, 'status', { value: STATUS.INTERNAL, enumerable: false });
 
-const ERROR_OF = [null, NotAcquiredError, LockLostError, InvalidArgumentError, InvalidHandleError,
-  UnavailableError, CanceledError, InternalError];
-
 function errorFor(status, message) {
   const cls = ERROR_OF[status] || InternalError;
-  if (!message) message = `liblock: ${CODE_OF[status] || `status ${status}`}`;
+  if (!message) message = STATUSES[status] ? STATUSES[status].message : `liblock: status ${status}`;
   const e = new cls(message);
   if (!ERROR_OF[status]) e.message += ` (unknown status ${status})`;
   return e;
@@ -98,7 +86,7 @@ function errorOf(r) {
     msg = `liblock: invalid argument: ${ARG_NAMES[r.a] || r.a}: ${r.b}`;
   }
   const e = errorFor(r.status, msg);
-  if (r.nodes) e.nodes = r.nodes;
+  if (r.nodes && r.nodes.length) e.nodes = r.nodes;
   return e;
 }
 

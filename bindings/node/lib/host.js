@@ -192,8 +192,8 @@ class Host {
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
-    // lock id -> [fence, reentered] from a FENCE action, taken by the DONE
-    // that follows it in the same step.
+    // lock id -> [fence, reentered] from an acquire's DONE (engine protocol
+    // 2), taken when the DONE is delivered.
     this.fences = new Map();
     this.timer = null;
     // The timer's callback runs before the loop polls the sockets: the TICK
@@ -250,75 +250,50 @@ class Host {
     const r = reader;
     r.start(m, o, end);
     while (r.o < end) {
-      const kind = r.u8();
-      switch (kind) {
-        case ACT.OPEN: {
-          const conn = r.u32();
-          r.u32(); // node
-          const flags = r.u8();
-          const network = r.str();
-          const addr = r.str();
-          const serverName = r.str();
-          this.open(conn, flags, network, addr, serverName);
-          break;
-        }
+      const at = r.o;
+      const a = P.readAction(r);
+      if (a === null) {
+        throw new E.InternalError(`liblock: unknown engine action ${m.b[at]} (the library is newer than this binding?)`);
+      }
+      switch (a.kind) {
+        case ACT.OPEN: this.open(a.conn, a.flags, a.network, a.addr, a.server_name); break;
         case ACT.WRITE: {
-          const conn = r.u32();
-          const n = r.u32();
-          r.need(n, 'WRITE data');
-          const s = this.conns.get(conn);
+          const s = this.conns.get(a.conn);
           if (s) {
             // A copy (the output buffer is reused by the next step), from
             // Buffer's pool for small writes.
-            const b = Buffer.allocUnsafe(n);
-            m.b.copy(b, 0, r.o, r.o + n);
+            const b = Buffer.allocUnsafe(a.data.length);
+            a.data.copy(b, 0);
             send(s, b);
           }
-          r.o += n;
           break;
         }
         case ACT.CLOSE: {
-          const conn = r.u32();
-          const s = this.conns.get(conn);
-          if (s) { this.conns.delete(conn); s.destroy(); }
+          const s = this.conns.get(a.conn);
+          if (s) { this.conns.delete(a.conn); s.destroy(); }
           break;
         }
-        case ACT.DONE: {
-          const op = r.u64();
-          const lock = r.u64();
-          later.push(this, ACT.DONE, op, lock, r.error());
+        case ACT.DONE:
+          // An acquire's fence and re-entry (engine protocol 2), kept for the lock.
+          if (a.lock !== 0 && (a.fence !== 0 || a.reentered !== 0)) this.fences.set(a.lock, [a.fence, a.reentered !== 0]);
+          later.push(this, ACT.DONE, a.op, a.lock, a.error);
           break;
-        }
-        case ACT.INSPECTED: {
-          const op = r.u64();
-          later.push(this, ACT.INSPECTED, op, 0, r.inspection());
-          break;
-        }
-        case ACT.FENCE: {
-          const lock = r.u64();
-          const fence = r.i64();
-          this.fences.set(lock, [fence, r.u8() !== 0]);
-          break;
-        }
-        case ACT.LOST: {
-          const lock = r.u64();
-          later.push(this, ACT.LOST, lock, 0, r.error());
-          break;
-        }
-        case ACT.TIMER: this.arm(r.i64()); break;
+        case ACT.INSPECTED: later.push(this, ACT.INSPECTED, a.op, 0, P.inspectionOf(a)); break;
+        case ACT.LOST: later.push(this, ACT.LOST, a.lock, 0, a.error); break;
+        case ACT.TIMER: this.arm(a.delay_us); break;
         case ACT.CLOSED: this.sawClosed = true; break;
-        case ACT.STARTED: this.rKind = kind; this.rOp = r.u64(); break;
-        case ACT.REJECTED: this.rKind = kind; this.rErr = r.error(); break;
-        case ACT.CANCELED: this.rKind = kind; r.u8(); break;
+        case ACT.STARTED: this.rKind = a.kind; this.rOp = a.op; break;
+        case ACT.REJECTED: this.rKind = a.kind; this.rErr = a.error; break;
+        case ACT.CANCELED: this.rKind = a.kind; break;
         case ACT.INFO: {
-          this.rKind = kind;
+          this.rKind = a.kind;
           this.rInfo = {
-            resource: r.str(), key: r.str(), token: r.str(), ttl: r.i64(), validity: r.i64(), flags: r.u8(), err: r.error(),
+            resource: a.resource, key: a.key, token: a.token, ttl: a.ttl_ms, validity: a.validity_ms, flags: a.flags, err: a.error,
           };
           break;
         }
         default:
-          throw new E.InternalError(`liblock: unknown engine action ${kind} (the library is newer than this binding?)`);
+          throw new E.InternalError(`liblock: unexpected engine action ${a.kind}`);
       }
     }
   }
@@ -366,9 +341,9 @@ class Host {
   received(conn, s, d) {
     if (this.conns.get(conn) !== s) return;
     const ad = this.ad;
-    const max = ad.inCap - 9;
+    const max = ad.inCap - P.EV_OVERHEAD.RECEIVED;
     for (let from = 0; from < d.length && !this.dead; from += max) {
-      this.run(P.encReceived(ad.mem(), ad.inOff, conn, d, from, Math.min(d.length, from + max)));
+      this.run(P.encReceived(ad.mem(), ad.inOff, conn, d.subarray(from, Math.min(d.length, from + max))));
       if (this.conns.get(conn) !== s) return;
     }
   }
@@ -389,7 +364,7 @@ class Host {
 
   tick() {
     const ad = this.ad;
-    this.run(P.encBare(ad.mem(), ad.inOff, EV.TICK));
+    this.run(P.encTick(ad.mem(), ad.inOff));
   }
 
   // ------------------------------------------------------------ requests
@@ -440,7 +415,7 @@ class Host {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
     // A token is at most 512 bytes (checked by the caller): it always fits.
-    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token));
+    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, token === null ? flags : flags | P.ACQ.TOKEN, token));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap };
     if (signal) {
@@ -488,7 +463,7 @@ class Host {
   cancelNow(op) {
     if (this.dead || !this.ops.has(op)) return;
     const ad = this.ad;
-    this.run(P.encId(ad.mem(), ad.inOff, EV.CANCEL, op));
+    this.run(P.encCancel(ad.mem(), ad.inOff, op));
   }
 
   extend(st, ttl) {
@@ -499,7 +474,7 @@ class Host {
 
   release(st) {
     const ad = this.ad;
-    const op = this.request(P.encId(ad.mem(), ad.inOff, EV.RELEASE, st.id));
+    const op = this.request(P.encRelease(ad.mem(), ad.inOff, st.id));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
@@ -507,7 +482,7 @@ class Host {
   info(st) {
     if (this.dead || this.closed) return null;
     const ad = this.ad;
-    this.run(P.encId(ad.mem(), ad.inOff, EV.LOCK_INFO, st.id), false);
+    this.run(P.encLockInfo(ad.mem(), ad.inOff, st.id), false);
     const info = this.rKind === ACT.INFO ? this.rInfo : null;
     drain();
     return info;
@@ -520,7 +495,7 @@ class Host {
       if (this.dead || !this.locks.has(st.id)) return;
       this.dropLock(st);
       const ad = this.ad;
-      this.run(P.encId(ad.mem(), ad.inOff, EV.FORGET, st.id));
+      this.run(P.encForget(ad.mem(), ad.inOff, st.id));
     });
   }
 
@@ -532,7 +507,7 @@ class Host {
     this.closing = new Promise((resolve) => { this.closeDone = resolve; });
     hold(1);
     const ad = this.ad;
-    this.run(P.encBare(ad.mem(), ad.inOff, EV.CLOSE));
+    this.run(P.encClose(ad.mem(), ad.inOff));
     return this.closing;
   }
 

@@ -6,10 +6,9 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
-const { Bytes } = require('./protocol');
+const { Bytes, ABI_VERSION, PROTOCOL_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
 
-const ABI_VERSION = 1;
 const IN_CAP = 64 * 1024;
 const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
 
@@ -93,6 +92,12 @@ function load() {
       `(lock_engine_step): ${e.message}; rebuild it (make build)`, { cause: e });
   }
   const opt = (decl) => { try { return lib.func(decl); } catch { return null; } };
+  const protoFn = opt('int32_t lock_engine_protocol_version(void)');
+  const proto = protoFn ? protoFn() : 1; // a library without it speaks protocol 1
+  if (proto !== PROTOCOL_VERSION) {
+    throw new LoadError(`liblock: engine protocol mismatch: ${chosen.file} (${chosen.from}) speaks engine protocol ${proto}, ` +
+      `this binding needs ${PROTOCOL_VERSION}; rebuild the library (make build) or install a matching package`);
+  }
   const version = opt('const char *lock_version(void)');
   const debugPanic = opt('int32_t lock_debug_panic(_Out_ void **err)');
 

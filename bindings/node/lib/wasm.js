@@ -9,10 +9,9 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { wasiImports } = require('./wasi');
-const { Bytes } = require('./protocol');
+const { Bytes, ABI_VERSION, PROTOCOL_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
 
-const ABI_VERSION = 1;
 const IN_CAP = 64 * 1024;
 const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
 const utf8 = new TextDecoder();
@@ -123,6 +122,12 @@ function load() {
     if (typeof x[f] !== 'function') {
       throw new LoadError(`liblock: ${where} is too old for this binding: it has no ${f} (the engine interface); rebuild it (make build)`);
     }
+  }
+  // A module without lock_engine_protocol_version speaks protocol 1.
+  const proto = typeof x.lock_engine_protocol_version === 'function' ? x.lock_engine_protocol_version() : 1;
+  if (proto !== PROTOCOL_VERSION) {
+    throw new LoadError(`liblock: engine protocol mismatch: ${where} speaks engine protocol ${proto}, this binding needs ${PROTOCOL_VERSION}; ` +
+      'rebuild it (make build) or install a matching package');
   }
   const inOff = x.lock_buffer(IN_CAP);
   const outOff = x.lock_buffer(OUT_CAP);

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 del TYPE_CHECKING
 
 __version__ = "0.1.0"
-ABI_VERSION = 1  # the C ABI / wasm ABI version this binding speaks (= _lib.ABI_VERSION, tested)
+from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
 
 __all__ = [
     "ABI_VERSION",

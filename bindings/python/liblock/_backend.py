@@ -42,7 +42,7 @@ class Backend(Protocol):
 
     def inspect(self, client: int, res: bytes) -> Any:
         """Blocking inspect: the lock_inspect JSON (str), or the INSPECTED fields
-        (``_proto.read_inspected``) of an engine."""
+        (an INSPECTED action after its op, ``_proto.decode_action``) of an engine."""
         ...
 
     def async_host(self) -> Any:

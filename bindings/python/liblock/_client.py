@@ -41,20 +41,29 @@ if TYPE_CHECKING:
     _Args = Tuple[bytes, int, int, bool, bool, bytes]
     OnLost = Callable[["Lock"], Any]
 
-# The library's limits (core/config.go), checked here so that every error names
-# the caller's parameter in the caller's unit (seconds), never the C ABI's
-# ttl_ms / wait_ms / node_timeout_ms.
-_MAX_TTL_MS = 24 * 3600 * 1000
-_MAX_WAIT_MS = 24 * 3600 * 1000
-_MAX_NODE_TIMEOUT_MS = 60 * 1000
-_DEFAULT_NODE_TIMEOUT_MS = 50
-_MAX_DRIFT_FACTOR = 0.1
-_MAX_RESOURCE_BYTES = 1024
-_MAX_KEY_PREFIX_BYTES = 256
-_MAX_NODES = 64
-_MAX_OWNER_BYTES = 128
-_MIN_TOKEN_BYTES = 16
-_MAX_TOKEN_BYTES = 512
+from . import _proto_gen as P  # noqa: E402
+
+# The library's limits (core/engine/config.go's, from the protocol's spec
+# core/hostabi/spec/protocol.json through _proto_gen), checked here so that every
+# error names the caller's parameter in the caller's unit (seconds), never the C
+# ABI's ttl_ms / wait_ms / node_timeout_ms.
+_MIN_TTL_MS = P.LIMIT_TTL_MIN
+_MAX_TTL_MS = P.LIMIT_TTL_MAX
+_MIN_WAIT_MS = P.LIMIT_WAIT_MIN
+_MAX_WAIT_MS = P.LIMIT_WAIT_MAX
+_MIN_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MIN
+_MAX_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MAX
+_DEFAULT_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_DEFAULT
+_MIN_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MIN
+_MAX_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MAX
+_MIN_RESOURCE_BYTES = P.LIMIT_RESOURCE_MIN
+_MAX_RESOURCE_BYTES = P.LIMIT_RESOURCE_MAX
+_MAX_KEY_PREFIX_BYTES = P.LIMIT_KEY_PREFIX_MAX
+_MIN_NODES = P.LIMIT_NODES_MIN
+_MAX_NODES = P.LIMIT_NODES_MAX
+_MAX_OWNER_BYTES = P.LIMIT_OWNER_MAX
+_MIN_TOKEN_BYTES = P.LIMIT_TOKEN_MIN
+_MAX_TOKEN_BYTES = P.LIMIT_TOKEN_MAX
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -182,7 +191,7 @@ def _node_timeout_ms(value: Any) -> int:
             f"a node request timeout is normally 0.005 - 1 s, so this looks like milliseconds; "
             f"for {value!r} ms write node_timeout={value / 1000!r}, or pass "
             f"datetime.timedelta(seconds={value!r}) if you mean {value!r} s")
-    return _ms("node_timeout", value, 1, _MAX_NODE_TIMEOUT_MS)
+    return _ms("node_timeout", value, _MIN_NODE_TIMEOUT_MS, _MAX_NODE_TIMEOUT_MS)
 
 
 # The shortest ttl, in node timeouts (the same rule in every binding): a lock must
@@ -479,7 +488,7 @@ class Lock:
 
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
-        ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
+        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
         _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
             raise LockLost("extend: the lock was released already")
@@ -769,8 +778,8 @@ class Client:
                 f"nodes must be a list of URL strings, not {type(nodes).__name__}") from None
         for i, url in enumerate(node_list):
             _text(f"nodes[{i}]", url)
-        if not 1 <= len(node_list) <= _MAX_NODES:
-            raise InvalidArgument(f"nodes must hold 1 to {_MAX_NODES} URLs, got {len(node_list)}")
+        if not _MIN_NODES <= len(node_list) <= _MAX_NODES:
+            raise InvalidArgument(f"nodes must hold {_MIN_NODES} to {_MAX_NODES} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
         self._node_timeout_ms = _DEFAULT_NODE_TIMEOUT_MS
         if node_timeout is not None:
@@ -779,9 +788,9 @@ class Client:
             if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
                 raise ArgumentTypeError(
                     f"drift_factor must be a number, not {type(drift_factor).__name__}")
-            if not 0 <= float(drift_factor) <= _MAX_DRIFT_FACTOR:  # also refuses NaN
+            if not _MIN_DRIFT_FACTOR <= float(drift_factor) <= _MAX_DRIFT_FACTOR:  # also refuses NaN
                 raise InvalidArgument(
-                    f"drift_factor must be between 0 and {_MAX_DRIFT_FACTOR}, got {drift_factor!r}")
+                    f"drift_factor must be between {_MIN_DRIFT_FACTOR} and {_MAX_DRIFT_FACTOR}, got {drift_factor!r}")
             config["drift_factor"] = float(drift_factor)
         if key_prefix is not None:
             _text("key_prefix", key_prefix, _MAX_KEY_PREFIX_BYTES)
@@ -857,9 +866,9 @@ class Client:
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any) -> _Args:
         """Every argument checked (errors name the caller's parameter), nothing sent."""
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
-        ttl_ms = _ms("ttl", ttl, 1, _MAX_TTL_MS)
-        wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, 0, _MAX_WAIT_MS)
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
+        wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, _MIN_WAIT_MS, _MAX_WAIT_MS)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
         _bool("fence", fence)
@@ -1016,7 +1025,7 @@ class Client:
         many nodes failed to tell.
         """
         self._open("client.inspect()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         from . import _inspection
 
         try:
@@ -1032,7 +1041,7 @@ class Client:
     async def inspect_async(self, resource: str) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
         self._open("client.inspect_async()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, 1)
+        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         from . import _inspection
 
         try:

@@ -13,26 +13,20 @@ if TYPE_CHECKING:
 
     from ._inspection import NodeFailure
 
-# Status codes of the C ABI (spec: c-abi.md).
-OK = 0
-NOT_ACQUIRED = 1
-LOST = 2
-INVALID_ARGUMENT = 3
-INVALID_HANDLE = 4
-UNAVAILABLE = 5
-CANCELED = 6
-INTERNAL = 7
+# Status codes of the C ABI (capi/liblock.h), their C names and each error status's
+# class: from the protocol's spec (core/hostabi/spec/protocol.json) through _proto_gen.
+from . import _proto_gen as _g  # noqa: E402
 
-STATUS_NAMES: Dict[int, str] = {
-    OK: "LOCK_OK",
-    NOT_ACQUIRED: "LOCK_NOT_ACQUIRED",
-    LOST: "LOCK_LOST",
-    INVALID_ARGUMENT: "LOCK_INVALID_ARGUMENT",
-    INVALID_HANDLE: "LOCK_INVALID_HANDLE",
-    UNAVAILABLE: "LOCK_UNAVAILABLE",
-    CANCELED: "LOCK_CANCELED",
-    INTERNAL: "LOCK_INTERNAL",
-}
+OK = _g.STATUS_OK
+NOT_ACQUIRED = _g.STATUS_NOT_ACQUIRED
+LOST = _g.STATUS_LOST
+INVALID_ARGUMENT = _g.STATUS_INVALID_ARGUMENT
+INVALID_HANDLE = _g.STATUS_INVALID_HANDLE
+UNAVAILABLE = _g.STATUS_UNAVAILABLE
+CANCELED = _g.STATUS_CANCELED
+INTERNAL = _g.STATUS_INTERNAL
+
+STATUS_NAMES: Dict[int, str] = _g.STATUS_NAMES
 
 
 class LockError(Exception):
@@ -155,15 +149,7 @@ class ForkedProcessError(LockError):
     """
 
 
-_BY_STATUS: Dict[int, Type[LockError]] = {
-    NOT_ACQUIRED: NotAcquired,
-    LOST: LockLost,
-    INVALID_ARGUMENT: InvalidArgument,
-    INVALID_HANDLE: InvalidHandle,
-    UNAVAILABLE: Unavailable,
-    CANCELED: Canceled,
-    INTERNAL: InternalError,
-}
+_BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, name in _g.STATUS_CLASSES.items()}
 
 
 def error_for(status: int, message: Optional[str],

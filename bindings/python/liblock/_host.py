@@ -19,7 +19,6 @@ import asyncio
 import collections
 import os
 import ssl
-import struct
 import sys
 import threading
 import traceback
@@ -29,7 +28,7 @@ from . import _proto as P
 from ._errors import CANCELED, INTERNAL, INVALID_ARGUMENT, LOST, OK, InternalError, InvalidHandle, LockError, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
-# INSPECTED fields (held, validity_ms, owner, nodes) of _proto.read_inspected
+# INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
 
 # Repeat a step with empty input when less than this was left free in its output:
@@ -120,7 +119,7 @@ class Host:
         # the completions of acquires that got their lock: settled before self._done (see _apply)
         self._won: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
-        # (the FENCE action before their DONE); dropped when the lock is released or dropped
+        # (from their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
         self._draining = False
         self.closing = False
@@ -163,20 +162,18 @@ class Host:
     def _apply(self, buf: Any) -> Optional[Tuple[Any, ...]]:
         reply: Optional[Tuple[Any, ...]] = None
         at, end = 0, len(buf)
-        unpack = struct.unpack_from
+        decode_action = P.decode_action
         while at < end:
-            kind = buf[at]
-            at += 1
+            a, at = decode_action(buf, at)
+            kind = a[0]
             if kind == P.ACT_WRITE:
-                conn, n = unpack("<II", buf, at)
-                at += 8
-                c = self._conns.get(conn)
+                c = self._conns.get(a[1])
                 if c is not None and c.transport is not None:
-                    c.transport.write(bytes(buf[at:at + n]))
-                at += n
+                    c.transport.write(a[2])
             elif kind == P.ACT_DONE:
-                op, lock = unpack("<QQ", buf, at)
-                err, at = P.read_error(buf, at + 16)
+                _, op, lock, fence, reentered, err = a
+                if lock and (fence or reentered):  # an acquire's (engine protocol 2), kept for the lock
+                    self.fences[lock] = (fence, bool(reentered))
                 fn = self._ops.pop(op, None)
                 if fn is not None:
                     if lock and err is None:
@@ -189,58 +186,35 @@ class Host:
                 elif lock and err is None:  # an acquire nobody waits for any more
                     self._done.append((self._orphan, None, lock))
             elif kind == P.ACT_TIMER:
-                (delay,) = unpack("<q", buf, at)
-                at += 8
                 if self._timer is not None:
                     self._timer.cancel()
-                self._timer = self.loop.call_later(max(delay, 0) / 1e6, self._tick)
+                self._timer = self.loop.call_later(max(a[1], 0) / 1e6, self._tick)
             elif kind == P.ACT_STARTED:
-                op = unpack("<Q", buf, at)[0]
-                at += 8
-                reply = (kind, op)
+                reply = a
                 if self._starting is not None:  # before this step's DONE of it
-                    self._ops[op] = self._starting
+                    self._ops[a[1]] = self._starting
                     self._starting = None
             elif kind == P.ACT_OPEN:
-                conn, node, flags = unpack("<IIB", buf, at)
-                network, at = P.read_str(buf, at + 9)
-                addr, at = P.read_str(buf, at)
-                server_name, at = P.read_str(buf, at)
+                _, conn, _node, flags, network, addr, server_name = a
                 self._connecting[conn] = self.loop.create_task(
                     self._connect(conn, flags, network, addr, server_name))
             elif kind == P.ACT_CLOSE:
-                (conn,) = unpack("<I", buf, at)
-                at += 4
-                self._close_conn(conn)
+                self._close_conn(a[1])
             elif kind == P.ACT_LOST:
-                (lock,) = unpack("<Q", buf, at)
-                err, at = P.read_error(buf, at + 8)
+                _, lock, err = a
                 fire = self.lost_keys.pop(lock, None)
                 if fire is not None:
                     self.loop.call_soon(fire, exception(err) if err else None)
-            elif kind == P.ACT_REJECTED:
-                err, at = P.read_error(buf, at)
-                reply = (kind, err)
-            elif kind == P.ACT_CANCELED:
-                reply = (kind, buf[at])
-                at += 1
-            elif kind == P.ACT_INFO:
-                info, at = P.read_info(buf, at)
-                reply = (kind,) + info
-            elif kind == P.ACT_FENCE:
-                lock, fence, reentered = unpack("<QqB", buf, at)
-                at += 17
-                self.fences[lock] = (fence, bool(reentered))
+            elif kind in (P.ACT_REJECTED, P.ACT_CANCELED, P.ACT_INFO):
+                reply = a
             elif kind == P.ACT_INSPECTED:
-                (op,) = unpack("<Q", buf, at)
-                inspected, at = P.read_inspected(buf, at + 8)
-                fn = self._ops.pop(op, None)
+                fn = self._ops.pop(a[1], None)
                 if fn is not None:
-                    self._done.append((fn, None, inspected))
+                    self._done.append((fn, None, a[2:]))
             elif kind == P.ACT_CLOSED:
                 self._finish_close()
             else:
-                raise InternalError(f"liblock: engine sent an unknown action {kind}")
+                raise InternalError(f"liblock: engine sent an unexpected action {kind}")
         return reply
 
     def _tick(self) -> None:
@@ -425,7 +399,7 @@ class Host:
             raise
 
     async def inspect(self, res: bytes) -> Any:
-        """The INSPECTED fields of an inspection of ``res`` (see ``_proto.read_inspected``).
+        """The INSPECTED fields of an inspection of ``res`` (an INSPECTED action after its op, ``_proto.decode_action``).
         A cancelled waiter lets the inspection finish unheard (it holds nothing)."""
         fut: "asyncio.Future[Any]" = self.loop.create_future()
 

@@ -64,7 +64,7 @@ def _seconds(ms: int) -> Optional[float]:
 
 def from_engine(held: int, validity_ms: int, owner: str,
                 nodes: Sequence[Tuple[int, str, int, str, int, str]]) -> Inspection:
-    """From the engine protocol's INSPECTED fields (``_proto.read_inspected``)."""
+    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``)."""
     return Inspection(
         held=bool(held), validity=_seconds(validity_ms), owner=owner,
         nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),

@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ._errors import ForkedProcessError, LibraryError, error_for
 from ._files import search_path
 
-ABI_VERSION = 1
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
+from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
 LIB_NAME = "liblock.so"
 
 # void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err)
@@ -188,6 +189,16 @@ def _engine_functions() -> Tuple[Any, Any, Any]:
             new, step, free = dll.lock_engine_new, dll.lock_engine_step, dll.lock_engine_free
         except AttributeError:
             raise LibraryError(f"{_lib_path}: missing lock_engine_step; rebuild with `make build`") from None
+        try:
+            proto_fn = dll.lock_engine_protocol_version
+            proto_fn.restype, proto_fn.argtypes = c_int32, []
+            proto = int(proto_fn())
+        except AttributeError:
+            proto = 1  # a library without it speaks engine protocol 1
+        if proto != PROTOCOL_VERSION:
+            raise LibraryError(
+                f"{_lib_path} speaks engine protocol {proto}, but this liblock binding needs "
+                f"{PROTOCOL_VERSION}; rebuild the library (`make build`) or install a matching binding")
         new.restype, new.argtypes = c_int32, [c_char_p, POINTER(c_uint64), POINTER(c_void_p)]
         step.restype = c_int64
         step.argtypes = [c_uint64, c_void_p, ctypes.c_size_t, c_void_p, ctypes.c_size_t]

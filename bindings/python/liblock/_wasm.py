@@ -26,12 +26,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ._errors import InternalError, LibraryError, error_for
 from ._files import search_path
 
-ABI_VERSION = 1
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
+from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
 WASM_NAME = "liblock.wasm"
 WASMTIME_PIN = "wasmtime==50.0.1"
 
 # Exports this binding calls; a module without them is too old.
 EXPORTS = ("lock_abi_version", "lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer")
+# Optional exports: a module without lock_engine_protocol_version speaks engine protocol 1.
+OPTIONAL_EXPORTS = ("lock_engine_protocol_version",)
 IN_CAP = 64 * 1024    # one event (a RECEIVED is split to fit)
 OUT_CAP = 256 * 1024  # PROTOCOL.md: at least 64 KiB, which any one action fits in
 
@@ -162,7 +165,7 @@ class Instance:
         self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
         self._trap_ref = ctypes.byref(self._trap)
         self._funcs: Dict[str, Any] = {}
-        for name in ("_initialize",) + EXPORTS:
+        for name in ("_initialize",) + EXPORTS + OPTIONAL_EXPORTS:
             try:
                 f = exports[name]
             except KeyError:
@@ -180,6 +183,11 @@ class Instance:
             raise LibraryError(
                 f"{c.path} lacks the exports {', '.join(c.missing)}: it predates the engine "
                 "interface; rebuild it with `make build`")
+        proto = self.call("lock_engine_protocol_version") if "lock_engine_protocol_version" in self._funcs else 1
+        if proto != PROTOCOL_VERSION:
+            raise LibraryError(
+                f"{c.path} speaks engine protocol {proto}, but this liblock binding needs "
+                f"{PROTOCOL_VERSION}; rebuild it (`make build`) or install a matching binding")
         self.in_ptr = self.call("lock_buffer", IN_CAP) & 0xFFFFFFFF
         self.out_ptr = self.call("lock_buffer", OUT_CAP) & 0xFFFFFFFF
         if not self.in_ptr or not self.out_ptr:

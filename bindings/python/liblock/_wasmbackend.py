@@ -104,7 +104,7 @@ class WasmBackend(_host.HostOps):
                                       str(o.get("token", "")).encode("utf-8"))
 
     def inspect(self, client: int, res: bytes) -> Any:
-        """The INSPECTED fields (``_proto.read_inspected``), through the sync host."""
+        """The INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``), through the sync host."""
         host = self.host
         return _host.run_op(host, lambda done: host.start_inspect(res, done))
 

@@ -16,6 +16,26 @@ def _str(b: bytes) -> bytes:
     return struct.pack("<I", len(b)) + b
 
 
+def enc_error(err) -> bytes:  # noqa: ANN001 - the engine's side, for the vectors below
+    if err is None:
+        err = (0, "", "", "", [])
+    status, message, a, b, nodes = err
+    out = struct.pack("<i", status) + _str(message.encode()) + _str(a.encode()) + _str(b.encode())
+    out += struct.pack("<H", len(nodes))
+    for node, addr, cause in nodes:
+        out += struct.pack("<H", node) + _str(addr.encode()) + _str(cause.encode())
+    return out
+
+
+def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes) -> bytes:  # noqa: ANN001
+    out = bytes([P.ACT_INSPECTED]) + struct.pack("<QBq", op, 1 if held else 0, validity_ms)
+    out += _str(owner.encode()) + struct.pack("<H", len(nodes))
+    for node, addr, flags, node_owner, ttl_ms, cause in nodes:
+        out += struct.pack("<H", node) + _str(addr.encode()) + bytes([flags]) + _str(node_owner.encode())
+        out += struct.pack("<q", ttl_ms) + _str(cause.encode())
+    return out
+
+
 def _event(fn, *args) -> bytes:  # noqa: ANN001
     buf = bytearray(1024)
     n = fn(buf, *args)
@@ -42,22 +62,22 @@ def test_actions_decoded() -> None:
     raw = (b"\x01" + struct.pack("<IIB", 1, 0, 3) + _str(b"tcp") + _str(b"h:1") + _str(b"h")
            + b"\x02" + struct.pack("<I", 1) + _str(b"*1\r\n")
            + b"\x03" + struct.pack("<I", 1)
-           + b"\x04" + struct.pack("<QQ", 9, 4) + P.enc_error(None)
-           + b"\x04" + struct.pack("<QQ", 10, 0) + P.enc_error(err)
-           + b"\x05" + struct.pack("<Q", 4) + P.enc_error((2, "liblock: lock lost", "", "", []))
+           + b"\x04" + struct.pack("<QQqB", 9, 4, 0, 0) + enc_error(None)
+           + b"\x04" + struct.pack("<QQqB", 10, 0, 0, 0) + enc_error(err)
+           + b"\x05" + struct.pack("<Q", 4) + enc_error((2, "liblock: lock lost", "", "", []))
            + b"\x06" + struct.pack("<q", 1500)
            + b"\x07"
            + b"\x08" + struct.pack("<Q", 11)
-           + b"\x09" + P.enc_error((3, "liblock: invalid argument: ttl: too long", "ttl", "too long", []))
+           + b"\x09" + enc_error((3, "liblock: invalid argument: ttl: too long", "ttl", "too long", []))
            + b"\x0a\x01"
            + b"\x0b" + _str(b"res") + _str(b"p:res") + _str(b"tok") + struct.pack("<qqB", 10000, 9000, 1)
-           + P.enc_error(None))
+           + enc_error(None))
     assert P.decode(memoryview(raw)) == [
         (P.ACT_OPEN, 1, 0, 3, "tcp", "h:1", "h"),
         (P.ACT_WRITE, 1, b"*1\r\n"),
         (P.ACT_CLOSE, 1),
-        (P.ACT_DONE, 9, 4, None),
-        (P.ACT_DONE, 10, 0, err),
+        (P.ACT_DONE, 9, 4, 0, 0, None),
+        (P.ACT_DONE, 10, 0, 0, 0, err),
         (P.ACT_LOST, 4, (2, "liblock: lock lost", "", "", [])),
         (P.ACT_TIMER, 1500),
         (P.ACT_CLOSED,),
@@ -98,7 +118,7 @@ def test_codec_against_the_engine() -> None:
         op = out[0][1]
         out = P.decode(eng.step(P.handle_event(eng.inbuf, P.EV_CANCEL, op)))
         assert (P.ACT_CANCELED, 1) in out
-        assert any(a[0] == P.ACT_DONE and a[1] == op and a[3][0] == 6 for a in out), out  # CANCELED
+        assert any(a[0] == P.ACT_DONE and a[1] == op and a[5][0] == 6 for a in out), out  # CANCELED
         out = P.decode(eng.step(P.simple(eng.inbuf, P.EV_CLOSE)))
         assert P.decode(eng.step(0)) == []
     finally:
@@ -119,11 +139,13 @@ def test_issue13_events_byte_for_byte() -> None:
 def test_issue13_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
-    raw = (b"\x0d" + struct.pack("<QqB", 4, 17, 1)
-           + P.enc_inspected(9, True, 9895, "worker-7", nodes)
-           + P.enc_inspected(10, False, -1, "", []))
+    # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
+    assert P.PROTOCOL_VERSION == 2 and not hasattr(P, "ACT_FENCE")
+    raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
+           + enc_inspected(9, True, 9895, "worker-7", nodes)
+           + enc_inspected(10, False, -1, "", []))
     assert P.decode(memoryview(raw)) == [
-        (P.ACT_FENCE, 4, 17, 1),
+        (P.ACT_DONE, 3, 4, 17, 1, None),
         (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes),
         (P.ACT_INSPECTED, 10, 0, -1, "", []),
     ]
@@ -181,9 +203,9 @@ def test_host_runs_acquires_that_got_their_lock_first() -> None:
 
     from liblock import _host
 
-    ok = P.enc_error(None)
-    fail = P.enc_error((1, "liblock: not acquired", "", "", []))
-    done = lambda op, lock, err: b"\x04" + struct.pack("<QQ", op, lock) + err  # noqa: E731
+    ok = enc_error(None)
+    fail = enc_error((1, "liblock: not acquired", "", "", []))
+    done = lambda op, lock, err: b"\x04" + struct.pack("<QQqB", op, lock, 0, 0) + err  # noqa: E731
     out = done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok)
     loop = asyncio.new_event_loop()
     try:
@@ -195,3 +217,63 @@ def test_host_runs_acquires_that_got_their_lock_first() -> None:
         assert order == [2, 4, 1, 3, 5]
     finally:
         loop.close()
+
+
+def _golden() -> tuple:  # noqa: ANN401
+    import json
+    import pathlib
+
+    spec_dir = pathlib.Path(__file__).resolve().parents[3] / "core" / "hostabi" / "spec"
+    return (json.loads((spec_dir / "protocol.json").read_text("utf-8")),
+            json.loads((spec_dir / "golden.json").read_text("utf-8")))
+
+
+def _named(fields: list, values: tuple, spec: dict) -> dict:  # noqa: ANN401
+    """A decoded action's (or record's) values by the spec's field names, as golden.json has them."""
+    out = {}
+    for f, v in zip(fields, values):
+        if f["type"] == "bytes":
+            v = v.hex()
+        elif f["type"] == "error":
+            v = None if v is None else _named(spec["error"]["fields"], v, spec)
+        elif f["type"] == "list":
+            v = [_named(f["items"], item, spec) for item in v]
+        out[f["name"]] = v
+    assert len(fields) == len(values)
+    return out
+
+
+def test_golden_vectors() -> None:
+    """core/hostabi/spec/golden.json: the generated codec (liblock/_proto_gen.py) encodes every
+    event and decodes every action as the Go codec does."""
+    from liblock import _proto_gen as G
+
+    spec, golden = _golden()
+    assert len(golden["events"]) >= len(spec["events"]) and len(golden["actions"]) >= len(spec["actions"])
+    for c in golden["events"]:
+        ev = next(e for e in spec["events"] if e["name"] == c["kind"])
+        assert getattr(G, "EV_" + c["kind"]) == ev["kind"], c["name"]
+        args = []
+        for f in ev["fields"]:
+            v = c["fields"].get(f["name"])
+            if f["type"] == "str":
+                v = b"" if v is None else v.encode()
+            elif f["type"] == "bytes":
+                v = bytes.fromhex(v)
+            args.append(v)
+        buf = bytearray(b"\xee" * 4096)
+        n = getattr(G, "enc_" + c["kind"].lower())(buf, *args)
+        assert bytes(buf[:n]).hex() == c["hex"], c["name"]
+        assert buf[n] == 0xee, c["name"]
+    raw = bytes.fromhex("".join(c["hex"] for c in golden["actions"]))
+    buf = memoryview(raw)
+    at = 0
+    for c in golden["actions"]:
+        act = next(a for a in spec["actions"] if a["name"] == c["kind"])
+        start = at
+        a, at = G.decode_action(buf, at)
+        assert raw[start:at].hex() == c["hex"], c["name"]
+        assert a[0] == getattr(G, "ACT_" + c["kind"]) == act["kind"], c["name"]
+        assert _named(act["fields"], a[1:], spec) == c["fields"], c["name"]
+    assert at == len(raw)
+    assert len(G.decode(buf)) == len(golden["actions"])
