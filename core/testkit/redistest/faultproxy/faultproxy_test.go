@@ -25,7 +25,7 @@ func TestFencePatterns(t *testing.T) {
 	if faultproxy.FenceSHA != engine.FenceSHA {
 		t.Fatalf("FenceSHA %s, engine's %s", faultproxy.FenceSHA, engine.FenceSHA)
 	}
-	scripts, err := filepath.Glob("../../engine/*.lua")
+	scripts, err := filepath.Glob("../../../engine/*.lua")
 	if err != nil || len(scripts) < 5 {
 		t.Fatalf("engine scripts: %v %v", scripts, err)
 	}
@@ -54,7 +54,7 @@ func TestFencePatterns(t *testing.T) {
 
 func script(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../engine/" + name)
+	b, err := os.ReadFile("../../../engine/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
