@@ -49,18 +49,47 @@ type dialFunc func(ctx context.Context, node int, d *engine.Dial) (net.Conn, err
 
 // dialNode is the driver's own dial: TCP or a unix socket, then TLS when the
 // engine asks for it. Go sets TCP_NODELAY by default.
-func dialNode(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
-	var nd net.Dialer
-	nc, err := nd.DialContext(ctx, d.Network, d.Addr)
-	if err != nil || !d.TLS {
-		return nc, err
+func dialNode(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
+	return dialTLS(nil)(ctx, node, d)
+}
+
+// dialTLS is dialNode with base as every TLS connection's settings
+// (Config.TLS; nil: the system's roots): a clone of it, its ServerName the
+// engine's (the URL's host) unless base sets one, verification off when the
+// URL says skip_verify=true.
+func dialTLS(base *tls.Config) dialFunc {
+	return func(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
+		var nd net.Dialer
+		nc, err := nd.DialContext(ctx, d.Network, d.Addr)
+		if err != nil || !d.TLS {
+			return nc, err
+		}
+		tc := tls.Client(nc, tlsConfig(base, d))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		return tc, nil
 	}
-	tc := tls.Client(nc, &tls.Config{ServerName: d.ServerName, InsecureSkipVerify: d.SkipVerify, MinVersion: tls.VersionTLS12}) //nolint:gosec // skip_verify is the user's explicit choice
-	if err := tc.HandshakeContext(ctx); err != nil {
-		nc.Close()
-		return nil, err
+}
+
+func tlsConfig(base *tls.Config, d *engine.Dial) *tls.Config {
+	var cfg *tls.Config
+	if base == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	} else {
+		cfg = base.Clone()
+		if cfg.MinVersion == 0 {
+			cfg.MinVersion = tls.VersionTLS12
+		}
 	}
-	return tc, nil
+	if cfg.ServerName == "" {
+		cfg.ServerName = d.ServerName
+	}
+	if d.SkipVerify {
+		cfg.InsecureSkipVerify = true //nolint:gosec // skip_verify is the user's explicit choice
+	}
+	return cfg
 }
 
 // driverConn is one connection the engine asked for.
