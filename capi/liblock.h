@@ -157,6 +157,33 @@ void lock_string_free(char *s);
  *                          which lock_inspect reports to anyone. A plain
  *                          SET NX still excludes such a lock and is
  *                          excluded by it.
+ *       "tls_ca_file"      string, path of a PEM file of CA certificates;
+ *                          default none: the system's roots. The server
+ *                          certificate of every rediss:// node is verified
+ *                          against these instead.
+ *       "tls_cert_file"    string, path of a PEM client certificate (chain)
+ *                          for mutual TLS (tls-auth-clients yes); needs
+ *                          "tls_key_file".
+ *       "tls_key_file"     string, path of the PEM private key of
+ *                          "tls_cert_file"; needs "tls_cert_file".
+ *       "tls_server_name"  string; default: each rediss:// URL's host. The
+ *                          name the server certificate must be issued for
+ *                          (and the SNI sent), e.g. "redis.internal" while
+ *                          the URL says 127.0.0.1.
+ *                          The tls_* keys apply to every rediss:// node of
+ *                          the client (not to redis:// and unix:// nodes);
+ *                          a URL's ?skip_verify=true still turns
+ *                          verification off for its node (never in
+ *                          production). "" is the same as the key not
+ *                          given. The files are read by lock_client_new: a
+ *                          file that cannot be read or holds no PEM
+ *                          certificate (key), a certificate without its key
+ *                          or a key that does not match its certificate is
+ *                          LOCK_INVALID_ARGUMENT naming the key, e.g.
+ *                          "tls_ca_file: cannot read ..." or "tls_key_file:
+ *                          does not match tls_cert_file" (never the files'
+ *                          contents). lock_engine_new does not take them:
+ *                          its host makes the TLS connections.
  *     Keys are case-sensitive; an unknown or repeated key, a value of the
  *     wrong type (a float or a string for an integer, null anywhere), or
  *     anything after the object is LOCK_INVALID_ARGUMENT.
@@ -166,7 +193,10 @@ void lock_string_free(char *s);
  * Free the client with lock_free. Thread-safe.
  *
  * Returns LOCK_OK, LOCK_INVALID_ARGUMENT (NULL config_json or out_client, bad
- * JSON, a bad URL, a value out of range) or LOCK_INTERNAL.
+ * JSON, a bad URL, a value out of range, a TLS file as above) or
+ * LOCK_INTERNAL. A server certificate that does not verify is a node
+ * failure: the operation's LOCK_UNAVAILABLE message names the node and the
+ * TLS reason.
  */
 int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **err);
 
@@ -557,7 +587,10 @@ void lock_queue_set_wakeup(void (*fn)(void));
  * called from any thread.
  *
  *   lock_engine_new   makes an engine from config_json, exactly
- *                     lock_client_new's JSON, parsed by the same code.
+ *                     lock_client_new's JSON, parsed by the same code,
+ *                     less the tls_* keys (unknown here: the host makes
+ *                     the TLS connections, with its own settings; the
+ *                     OPEN action says TLS, skip-verify and server name).
  *                     Ownership: config_json is read during the call only;
  *                     *out_engine is the caller's handle (free it with
  *                     lock_engine_free); *err as everywhere (NULL allowed;

@@ -42,14 +42,18 @@ func argErr(arg, format string, a ...any) error {
 	return &core.ArgumentError{Arg: arg, Reason: fmt.Sprintf(format, a...)}
 }
 
-// parseConfig parses config_json (see liblock.h) and validates the result.
+// parseConfig parses lock_client_new's config_json (see liblock.h) and
+// validates the result; the TLS files are read now (capi/tls.go).
 func parseConfig(s string) (core.Config, error) {
-	c, err := hostabi.ParseConfig(s)
+	c, files, err := hostabi.ParseClientConfig(s)
 	if err != nil {
 		return core.Config{}, err
 	}
 	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
 	if err := cfg.Validate(); err != nil {
+		return core.Config{}, err
+	}
+	if cfg.TLS, err = tlsConfig(files); err != nil {
 		return core.Config{}, err
 	}
 	return cfg, nil

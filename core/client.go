@@ -53,12 +53,13 @@ func newClient(eng Engine, dial dialFunc, timeout time.Duration, onClose func() 
 
 // NewWithEngine returns a Client that drives eng over sockets: how the Go
 // wasm host (wasm/host) runs liblock.wasm's engine. cfg gives the node
-// timeout, which bounds the driver's own dials.
+// timeout, which bounds the driver's own dials, and the TLS settings of its
+// rediss:// nodes.
 func NewWithEngine(eng Engine, cfg Config) (*Client, error) {
 	if eng == nil {
 		return nil, invalidArg("engine", "must not be nil")
 	}
-	return newClient(eng, dialNode, cfg.nodeTimeout(), nil), nil
+	return newClient(eng, dialTLS(cfg.TLS), cfg.nodeTimeout(), nil), nil
 }
 
 // Quorum returns how many nodes must agree: N/2+1.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
@@ -44,6 +45,15 @@ type Config struct {
 	// Client takes (the value is then "owner/uuid"), which Inspect reports
 	// to anyone. At most 128 bytes of UTF-8, without '/'.
 	Owner string
+	// TLS is the base of every rediss:// node's TLS settings: a private CA
+	// (RootCAs), a client certificate for mutual TLS (Certificates), a
+	// ServerName to verify instead of the URL's host. Each connection uses
+	// a clone; ServerName is the URL's host unless TLS sets one, and a
+	// URL's skip_verify=true still turns verification off for its node.
+	// Nil means the system's roots and no client certificate. It does not
+	// apply to redis:// and unix:// nodes, nor to NewFromClients (each
+	// go-redis client's TLSConfig does).
+	TLS *tls.Config
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
@@ -49,18 +50,47 @@ type dialFunc func(ctx context.Context, node int, d *engine.Dial) (net.Conn, err
 
 // dialNode is the driver's own dial: TCP or a unix socket, then TLS when the
 // engine asks for it. Go sets TCP_NODELAY by default.
-func dialNode(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
-	var nd net.Dialer
-	nc, err := nd.DialContext(ctx, d.Network, d.Addr)
-	if err != nil || !d.TLS {
-		return nc, err
+func dialNode(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
+	return dialTLS(nil)(ctx, node, d)
+}
+
+// dialTLS is dialNode with base as every TLS connection's settings
+// (Config.TLS; nil: the system's roots): a clone of it, its ServerName the
+// engine's (the URL's host) unless base sets one, verification off when the
+// URL says skip_verify=true.
+func dialTLS(base *tls.Config) dialFunc {
+	return func(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
+		var nd net.Dialer
+		nc, err := nd.DialContext(ctx, d.Network, d.Addr)
+		if err != nil || !d.TLS {
+			return nc, err
+		}
+		tc := tls.Client(nc, tlsConfig(base, d))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		return tc, nil
 	}
-	tc := tls.Client(nc, &tls.Config{ServerName: d.ServerName, InsecureSkipVerify: d.SkipVerify, MinVersion: tls.VersionTLS12}) //nolint:gosec // skip_verify is the user's explicit choice
-	if err := tc.HandshakeContext(ctx); err != nil {
-		nc.Close()
-		return nil, err
+}
+
+func tlsConfig(base *tls.Config, d *engine.Dial) *tls.Config {
+	var cfg *tls.Config
+	if base == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	} else {
+		cfg = base.Clone()
+		if cfg.MinVersion == 0 {
+			cfg.MinVersion = tls.VersionTLS12
+		}
 	}
-	return tc, nil
+	if cfg.ServerName == "" {
+		cfg.ServerName = d.ServerName
+	}
+	if d.SkipVerify {
+		cfg.InsecureSkipVerify = true //nolint:gosec // skip_verify is the user's explicit choice
+	}
+	return cfg
 }
 
 // driverConn is one connection the engine asked for.
@@ -74,6 +104,32 @@ type driverConn struct {
 	// inline, but peek cannot look at it: TLS).
 	pinned bool
 	buf    []byte // the inline reader's buffer (inlineBuf)
+	// werr: a write failed (c.mu held to set and read it).
+	werr error
+}
+
+// writeFailed ends a connection a write failed on. A plain one is closed:
+// its reader reports the failure. A TLS one is left to its reader for up
+// to timeout: a TLS 1.3 server that refuses the client's certificate (or
+// the lack of one) says so in an alert after the handshake, which only a
+// read sees, and which is the cause worth reporting, not the write's
+// broken pipe.
+func (dc *driverConn) writeFailed(err error, timeout time.Duration) {
+	dc.werr = err
+	if _, ok := dc.nc.(*tls.Conn); ok {
+		_ = dc.nc.SetReadDeadline(time.Now().Add(timeout))
+		return
+	}
+	dc.nc.Close()
+}
+
+// cause is what a read's err says, or the failed write's error when the
+// read only saw the connection closed or timed out; c.mu is held.
+func (dc *driverConn) cause(err error) error {
+	if dc.werr != nil && (errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded)) {
+		return dc.werr
+	}
+	return err
 }
 
 // unread tells whether the engine awaits bytes on the open connection dc
@@ -130,7 +186,7 @@ func (c *Client) carryOut() {
 			if dc := c.conns[a.Conn]; dc != nil && dc.nc != nil {
 				_ = dc.nc.SetWriteDeadline(time.Now().Add(c.timeout))
 				if _, err := dc.nc.Write(a.Data); err != nil {
-					dc.nc.Close() // its reader reports the failure
+					dc.writeFailed(err, c.timeout) // its reader reports the failure
 				}
 			}
 		case engine.ActClose:
@@ -197,6 +253,9 @@ func (c *Client) read(id engine.ConnID, dc *driverConn) {
 	for {
 		n, err := dc.nc.Read(buf)
 		c.mu.Lock()
+		if err != nil {
+			err = dc.cause(err)
+		}
 		c.deliver(id, buf[:n], err)
 		idle := err == nil && !dc.pinned && c.conns[id] == dc && !c.inline.Awaiting(id)
 		if idle {
@@ -276,6 +335,9 @@ func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) 
 		c.mu.Lock()
 		mine := c.conns[id] == dc
 		if mine {
+			if err != nil {
+				err = dc.cause(err)
+			}
 			c.deliver(id, buf[:n], err)
 		}
 		stop = err != nil || !mine || !c.inline.Awaiting(id)

@@ -24,7 +24,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newClient(eng, dialNode, cfg.nodeTimeout(), nil), nil
+	return newClient(eng, dialTLS(cfg.TLS), cfg.nodeTimeout(), nil), nil
 }
 
 // NewFromClients returns a Client over the nodes of existing go-redis
@@ -35,6 +35,9 @@ func New(cfg Config) (*Client, error) {
 func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
 	if len(cfg.Nodes) != 0 {
 		return nil, invalidArg("nodes", "must be empty when clients are given")
+	}
+	if cfg.TLS != nil {
+		return nil, invalidArg("tls", "must be nil when clients are given: each client's TLSConfig applies")
 	}
 	if len(clients) == 0 {
 		return nil, invalidArg("clients", "at least one client is required")

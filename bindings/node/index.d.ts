@@ -50,6 +50,31 @@ export interface ClientOptions {
    * the same event-loop host: the same API, errors and behaviour.
    */
   backend?: 'native' | 'wasm';
+  /**
+   * TLS settings of every rediss:// node (node:tls's option names), checked
+   * when the client is made: a PEM node:tls cannot parse, a cert without its
+   * key or a key that does not match its cert is an InvalidArgumentError
+   * naming the field (tls.ca, tls.key, ...). Default: the system's roots.
+   */
+  tls?: TlsOptions;
+}
+
+/** The client's `tls` option: passed to tls.connect() for every rediss:// connection. */
+export interface TlsOptions {
+  /** CA certificates (PEM, one or several) that verify the servers instead of the system's roots: a private CA. */
+  ca?: string | Uint8Array | Array<string | Uint8Array>;
+  /** Client certificate chain (PEM) for mutual TLS (tls-auth-clients yes); needs `key`. */
+  cert?: string | Uint8Array;
+  /** The private key (PEM, unencrypted) of `cert`; needs `cert`. */
+  key?: string | Uint8Array;
+  /** The name the server certificate must be issued for (and the SNI), instead of each URL's host, e.g. 'redis.internal' while the URL says 127.0.0.1. */
+  servername?: string;
+  /**
+   * Default true: verify the server's certificate. false turns verification
+   * off for every node, as a URL's ?skip_verify=true does for its own (which
+   * still does whatever this says): for a test bench, never in production.
+   */
+  rejectUnauthorized?: boolean;
 }
 
 export interface AcquireOptions {

@@ -261,7 +261,76 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls'];
+const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
+
+function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
+
+/**
+ * Checks the `tls` option and returns the node:tls options every rediss://
+ * connection of the client gets (a copy: later changes to the caller's
+ * object do not reach it). Each PEM is parsed now, so that a bad one is an
+ * InvalidArgumentError naming its field here rather than a failed node
+ * later; the messages are OpenSSL's reasons, never the PEM itself.
+ */
+function tlsArg(v) {
+  if (v === undefined) return null;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badArg('tls', `must be an object, got ${kind(v)}`);
+  for (const k of Object.keys(v)) {
+    if (!TLS_OPTIONS.includes(k)) throw badArg('tls', `unknown option ${JSON.stringify(k)} (known: ${TLS_OPTIONS.join(', ')})`);
+  }
+  const out = {};
+  const { ca, cert, key, servername, rejectUnauthorized } = v;
+  const tls = require('node:tls');
+  const { X509Certificate } = require('node:crypto');
+  if (ca !== undefined) {
+    const list = Array.isArray(ca) ? ca : [ca];
+    if (list.length === 0) throw badArg('tls.ca', 'must not be an empty array');
+    list.forEach((c, i) => {
+      const what = Array.isArray(ca) ? `tls.ca[${i}]` : 'tls.ca';
+      if (!isPem(c)) throw badArg(what, `must be a PEM string or a Buffer, got ${kind(c)}`);
+      // node:tls ignores what it cannot parse in ca: check every block.
+      const blocks = String(c).match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
+      if (!blocks) throw badArg(what, 'holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+      for (const b of blocks) {
+        try {
+          new X509Certificate(b); // eslint-disable-line no-new
+        } catch (e) {
+          throw badArg(what, `not a certificate node:tls can use (${e.message})`);
+        }
+      }
+    });
+    out.ca = Array.isArray(ca) ? [...ca] : ca;
+  }
+  if (cert !== undefined && !isPem(cert)) throw badArg('tls.cert', `must be a PEM string or a Buffer, got ${kind(cert)}`);
+  if (key !== undefined && !isPem(key)) throw badArg('tls.key', `must be a PEM string or a Buffer, got ${kind(key)}`);
+  if (cert !== undefined && key === undefined) throw badArg('tls.cert', 'needs tls.key');
+  if (key !== undefined && cert === undefined) throw badArg('tls.key', 'needs tls.cert');
+  if (cert !== undefined) {
+    try {
+      tls.createSecureContext({ cert });
+    } catch (e) {
+      throw badArg('tls.cert', `not a PEM certificate node:tls can use (${e.message})`);
+    }
+    try {
+      tls.createSecureContext({ cert, key });
+    } catch (e) {
+      if (e.code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') throw badArg('tls.key', 'does not match tls.cert');
+      throw badArg('tls.key', `not a PEM private key node:tls can use (${e.message})`);
+    }
+    out.cert = cert;
+    out.key = key;
+  }
+  if (servername !== undefined) {
+    if (typeof servername !== 'string' || servername === '') throw badArg('tls.servername', `must be a non-empty string, got ${typeof servername === 'string' ? '""' : kind(servername)}`);
+    out.servername = servername;
+  }
+  if (rejectUnauthorized !== undefined) {
+    if (typeof rejectUnauthorized !== 'boolean') throw badArg('tls.rejectUnauthorized', `must be true or false, got ${kind(rejectUnauthorized)}`);
+    out.rejectUnauthorized = rejectUnauthorized;
+  }
+  return out;
+}
 const BACKENDS = ['native', 'wasm'];
 const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
 const INSPECT_OPTIONS = ['signal'];
@@ -274,7 +343,7 @@ class Client {
   #wrap = (st) => new Lock(st, this);
 
   /**
-   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm'}} options
+   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions}} options
    */
   constructor(options) {
     if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -283,6 +352,7 @@ class Client {
     optionsArg('options', options, CLIENT_OPTIONS);
     const cfg = {};
     const { nodes, nodeTimeout, driftFactor, keyPrefix, owner, backend } = options;
+    const tlsOptions = tlsArg(options.tls);
     if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
     cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
     if (nodes.length < LIMITS.nodes.min || nodes.length > MAX_NODES) throw badArg('nodes', `must hold ${LIMITS.nodes.min} to ${MAX_NODES} URLs, got ${nodes.length}`);
@@ -307,7 +377,7 @@ class Client {
     }
     const ad = adapterFor(backend);
     const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
-    this.#host = new Host(ad, handle, cfg.key_prefix || '');
+    this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions);
     this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
     this.#owner = owner === undefined ? '' : owner;
     clientRegistry.register(this, this.#host, this.#host);

@@ -126,13 +126,36 @@ func parseString(key string, v jvalue) (string, error) {
 	return v.s, nil
 }
 
+// TLSFiles are the TLS keys of lock_client_new's configuration JSON
+// (tls_ca_file, tls_cert_file, tls_key_file, tls_server_name): paths of PEM
+// files the Go driver reads, and a server name to verify. lock_engine_new
+// has none of them: its host builds its TLS connections itself.
+type TLSFiles struct {
+	CAFile, CertFile, KeyFile, ServerName string
+}
+
 // ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
 // drift_factor, key_prefix, owner). It checks each value's type and range; the
 // node URLs themselves are checked by whoever resolves them (Config.Engine).
 func ParseConfig(s string) (Config, error) {
+	return parseConfig(s, nil)
+}
+
+// ParseClientConfig is ParseConfig for lock_client_new: the TLS keys too.
+// A key given as "" is the same as a key not given.
+func ParseClientConfig(s string) (Config, TLSFiles, error) {
+	var t TLSFiles
+	cfg, err := parseConfig(s, &t)
+	if err != nil {
+		return Config{}, TLSFiles{}, err
+	}
+	return cfg, t, nil
+}
+
+func parseConfig(s string, t *TLSFiles) (Config, error) {
 	var cfg Config
 	haveNodes := false
-	err := parseObject("config", s, map[string]func(jvalue) error{
+	fields := map[string]func(jvalue) error{
 		"nodes": func(v jvalue) error {
 			if v.kind != jArray {
 				return argErr("nodes", "must be an array of strings")
@@ -192,7 +215,18 @@ func ParseConfig(s string) (Config, error) {
 			cfg.Owner = o
 			return err
 		},
-	})
+	}
+	if t != nil {
+		for key, dst := range map[string]*string{"tls_ca_file": &t.CAFile, "tls_cert_file": &t.CertFile,
+			"tls_key_file": &t.KeyFile, "tls_server_name": &t.ServerName} {
+			fields[key] = func(v jvalue) error {
+				var err error
+				*dst, err = parseString(key, v)
+				return err
+			}
+		}
+	}
+	err := parseObject("config", s, fields)
 	if err != nil {
 		return Config{}, err
 	}

@@ -185,10 +185,13 @@ class Host {
    * @param adapter an engine adapter (see above)
    * @param handle the engine handle lock_engine_new returned (as the adapter passes it back)
    */
-  constructor(adapter, handle, keyPrefix) {
+  constructor(adapter, handle, keyPrefix, tlsOptions) {
     this.ad = adapter;
     this.h = handle;
     this.keyPrefix = keyPrefix;
+    // The client's `tls` option, checked by index.js (ca, cert, key,
+    // servername, rejectUnauthorized), or null.
+    this.tlsOptions = tlsOptions || null;
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
@@ -312,10 +315,19 @@ class Host {
     }
     let s;
     if (flags & 1) {
-      opts.rejectUnauthorized = !(flags & 2);
-      // Node verifies against `host` without a servername; an IP address
+      const t = this.tlsOptions;
+      if (t) {
+        if (t.ca !== undefined) opts.ca = t.ca;
+        if (t.cert !== undefined) { opts.cert = t.cert; opts.key = t.key; }
+      }
+      // The URL's skip_verify=true turns verification off whatever the
+      // client's tls option says; rejectUnauthorized: false does too.
+      opts.rejectUnauthorized = !(flags & 2) && !(t && t.rejectUnauthorized === false);
+      // Node verifies against `servername`, else `host`: the client's
+      // servername wins over the engine's (the URL's host). An IP address
       // as SNI is not allowed (RFC 6066).
-      if (serverName && !net.isIP(serverName)) opts.servername = serverName;
+      if (t && t.servername !== undefined) opts.servername = t.servername;
+      else if (serverName && !net.isIP(serverName)) opts.servername = serverName;
       tls ||= require('node:tls');
       s = tls.connect(opts);
       s.once('secureConnect', () => this.opened(conn, s));

@@ -25,8 +25,9 @@ class Backend(Protocol):
 
     name: str
 
-    def client_new(self, config: bytes) -> int:
-        """Parse the config JSON and make a client; its handle."""
+    def client_new(self, config: bytes, tls: Any = None) -> int:
+        """Parse the config JSON and make a client; its handle. ``tls``: the client's
+        ``_tls.TLS`` settings, or None."""
         ...
 
     def free_client(self, handle: int) -> None:

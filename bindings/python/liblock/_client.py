@@ -748,6 +748,20 @@ class Client:
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
     (liblock.wasm under wasmtime; see the README).
 
+    TLS of the ``rediss://`` nodes (default: the system's roots, each URL's host):
+    ``ssl_ca_certs`` (a PEM file of CA certificates: a private CA), ``ssl_certfile`` and
+    ``ssl_keyfile`` (a client certificate for mutual TLS; the key may be in the
+    certfile), ``ssl_server_name`` (the name the server certificates must be issued for,
+    instead of each URL's host), or ``ssl_context`` (an ``ssl.SSLContext`` of yours,
+    instead of the file shortcuts). Files are read here: an unreadable or unparsable
+    file or a key that does not match its certificate raises :class:`InvalidArgument`
+    naming the parameter. With ``ssl_context`` the native backend's synchronous calls
+    (``acquire``, ``lock``, ``inspect``) raise :class:`InvalidArgument`: they run in
+    liblock.so's Go driver, which a Python ``SSLContext`` cannot reach; use the file
+    shortcuts, the ``*_async`` methods or ``backend="wasm"`` there. A URL's
+    ``?skip_verify=true`` still turns verification off for its node (with
+    ``ssl_context``, through a context of liblock's without your client certificate).
+
     Close it with :meth:`close` or use it as a (async) context manager; a dropped
     client is closed by its finalizer. Closing releases the locks it still holds.
     Safe to share between threads.
@@ -763,6 +777,11 @@ class Client:
         key_prefix: Optional[str] = None,
         owner: Optional[str] = None,
         backend: str = "native",
+        ssl_context: Optional[Any] = None,
+        ssl_ca_certs: Optional[Any] = None,
+        ssl_certfile: Optional[Any] = None,
+        ssl_keyfile: Optional[Any] = None,
+        ssl_server_name: Optional[str] = None,
     ) -> None:
         import json
         import weakref
@@ -798,8 +817,13 @@ class Client:
         if owner is not None:
             config["owner"] = _owner(owner)
         self._owner = owner or ""
+        tls = None
+        if (ssl_context is not None or ssl_ca_certs is not None or ssl_certfile is not None
+                or ssl_keyfile is not None or ssl_server_name is not None):
+            from . import _tls  # ssl only when asked for
+            tls = _tls.settings(ssl_context, ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name)
         self._backend: Backend = _make_backend(backend)
-        self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"))
+        self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"), tls)
         from . import _lib
 
         _lib.handle_opened()

@@ -101,8 +101,9 @@ class Host:
     """One engine driven on one event loop."""
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
-                 on_free: Optional[Callable[["Host"], None]] = None) -> None:
+                 on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
+        self.tls = tls  # the client's _tls.TLS (ssl_context, ssl_ca_certs, ...), or None
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
         self._guard: Any = None
@@ -225,7 +226,13 @@ class Host:
     # ------------------------------------------------------------ connections
 
     async def _connect(self, cid: int, flags: int, network: str, addr: str, server_name: str) -> None:
-        ctx = _ssl_context(not flags & P.OPEN_SKIP_VERIFY) if flags & P.OPEN_TLS else None
+        ctx = None
+        if flags & P.OPEN_TLS:
+            verify = not flags & P.OPEN_SKIP_VERIFY
+            tls = self.tls
+            ctx = tls.context(verify) if tls is not None else _ssl_context(verify)
+            if tls is not None and tls.server_name:
+                server_name = tls.server_name  # the client's ssl_server_name wins
         try:
             if network == "unix":
                 await self.loop.create_unix_connection(
@@ -644,7 +651,8 @@ class LoopThread:
     """A private event loop in one daemon thread, running one host: the wasm
     backend's synchronous API submits to it, and it runs auto-extension."""
 
-    def __init__(self, engine: Engine, name: str) -> None:
+    def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
+        self._tls = tls
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self.host: Optional[Host] = None
@@ -656,7 +664,7 @@ class LoopThread:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.host = Host(self._engine, self.loop)
+        self.host = Host(self._engine, self.loop, tls=self._tls)
         self._ready.set()
         try:
             self.loop.run_forever()
@@ -692,8 +700,10 @@ class Hosts:
     """A Client's hosts, one per event loop it is used on (asyncio forms). Each has
     its own engine; a host closes when its loop shuts down or the client closes."""
 
-    def __init__(self, make_engine: Callable[[], Engine], close_timeout: float) -> None:
+    def __init__(self, make_engine: Callable[[], Engine], close_timeout: float,
+                 tls: Any = None) -> None:
         self._make = make_engine
+        self._tls = tls
         self._hosts: Dict[asyncio.AbstractEventLoop, Host] = {}
         self._mu = threading.Lock()
         self.closed = False
@@ -707,7 +717,7 @@ class Hosts:
             return host
         if self.closed:
             raise _closed()
-        host = Host(self._make(), loop, on_free=self._forget)
+        host = Host(self._make(), loop, on_free=self._forget, tls=self._tls)
         host.watch_loop_shutdown()
         with self._mu:
             dead = [h for h in self._hosts.values() if h.loop.is_closed()]

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _lib
 from ._backend import Done
-from ._errors import OK, error_for
+from ._errors import OK, InvalidArgument, error_for
 
 
 def _call(fn: Callable[..., int], *args: Any) -> None:
@@ -43,12 +43,27 @@ class NativeBackend:
     def __init__(self) -> None:
         self._hosts: Any = None
         self._config = b""
+        self._tls: Any = None
+        self._refused: Optional[str] = None  # why the synchronous API cannot run
 
-    def client_new(self, config: bytes) -> int:
+    def client_new(self, config: bytes, tls: Any = None) -> int:
         out = c_uint64()
-        _call(_lib.lib().lock_client_new, config, byref(out))
+        capi = config
+        if tls is not None:
+            # the Go driver of lock_client_new reads the files itself (tls_* keys);
+            # lock_engine_new (the asyncio hosts' engines) takes config without them
+            capi = json.dumps({**json.loads(config), **tls.files}).encode("utf-8")
+            if tls.user_context:
+                from ._tls import SYNC_NATIVE_REFUSED
+                self._refused = SYNC_NATIVE_REFUSED
+        _call(_lib.lib().lock_client_new, capi, byref(out))
         self._config = config
+        self._tls = tls
         return int(out.value)
+
+    def _sync(self) -> None:
+        if self._refused is not None:
+            raise InvalidArgument(self._refused)
 
     def async_host(self) -> Any:
         """The asyncio host of the running loop."""
@@ -60,7 +75,8 @@ class NativeBackend:
             timeout = json.loads(config).get("node_timeout_ms", 50) / 1000.0
             with _hosts_lock:
                 if self._hosts is None:
-                    self._hosts = Hosts(lambda: _lib.NativeEngine(config), 2.0 + 4 * timeout)
+                    self._hosts = Hosts(lambda: _lib.NativeEngine(config), 2.0 + 4 * timeout,
+                                        self._tls)
         return self._hosts.get()
 
     def free_client(self, handle: int) -> None:
@@ -70,6 +86,7 @@ class NativeBackend:
 
     def acquire(self, client: int, res: bytes, ttl_ms: int, opts: Optional[bytes],
                 interruptible: bool) -> int:
+        self._sync()
         dll = _lib.lib()
         if interruptible:
             return self._acquire_interruptible(dll, client, res, ttl_ms, opts)
@@ -148,6 +165,7 @@ class NativeBackend:
 
     def inspect(self, client: int, res: bytes) -> Optional[str]:
         """lock_inspect: the inspection as JSON."""
+        self._sync()
         fn = _lib.inspect_function()
         out = c_void_p()
         err = c_void_p()

@@ -34,6 +34,7 @@ class WasmBackend(_host.HostOps):
         self._thread: Optional[_host.LoopThread] = None
         self._sync_engine: Optional[_wasm.WasmEngine] = None
         self._hosts: Optional[_host.Hosts] = None
+        self._tls: Any = None
         self._closed = False
         self._timeout = 2.0
         self._released = set()
@@ -58,7 +59,7 @@ class WasmBackend(_host.HostOps):
                 if self._thread is None:
                     engine, self._sync_engine = self._sync_engine, None
                     assert engine is not None
-                    self._thread = _host.LoopThread(engine, "liblock-wasm-driver")
+                    self._thread = _host.LoopThread(engine, "liblock-wasm-driver", self._tls)
                 t = self._thread
         assert t.host is not None
         return t.host
@@ -71,12 +72,13 @@ class WasmBackend(_host.HostOps):
 
     # ------------------------------------------------------------ Backend
 
-    def client_new(self, config: bytes) -> int:
+    def client_new(self, config: bytes, tls: Any = None) -> int:
         # the engine of the synchronous API: made now, so that a bad config fails here
         self._sync_engine = _wasm.WasmEngine(self._inst, config)
         timeout = json.loads(config).get("node_timeout_ms", 50) / 1000.0
         self._timeout = 2.0 + 4 * timeout
-        self._hosts = _host.Hosts(lambda: _wasm.WasmEngine(self._inst, config), self._timeout)
+        self._tls = tls  # both APIs connect through asyncio hosts: the context goes there
+        self._hosts = _host.Hosts(lambda: _wasm.WasmEngine(self._inst, config), self._timeout, tls)
         return 1
 
     def free_client(self, handle: int) -> None:

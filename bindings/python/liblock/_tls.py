@@ -1,0 +1,129 @@
+"""A client's TLS settings for its rediss:// nodes: an ``ssl.SSLContext`` of the
+caller's, or one built from redis-py-style file shortcuts (``ssl_ca_certs``,
+``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The asyncio host (both
+backends) and the wasm backend's synchronous API connect with them; the native
+backend's synchronous API runs in liblock.so's Go driver, which gets the file
+shortcuts as lock_client_new's ``tls_*`` keys (an ``SSLContext`` cannot cross to
+Go)."""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any, Dict, Optional
+
+from ._errors import ArgumentTypeError, InvalidArgument
+
+# The message of the native backend's synchronous calls on a client made with
+# ssl_context= (see NativeBackend).
+SYNC_NATIVE_REFUSED = (
+    "ssl_context= cannot reach the native backend's synchronous API (acquire, lock, "
+    "inspect run in liblock.so's Go driver, which an ssl.SSLContext cannot cross to): "
+    "give the files as ssl_ca_certs=, ssl_certfile=, ssl_keyfile= (and ssl_server_name=), "
+    "use the *_async methods, or backend=\"wasm\"")
+
+
+class TLS:
+    """What a host needs to open a rediss:// connection."""
+
+    def __init__(self, verify: ssl.SSLContext, no_verify: ssl.SSLContext,
+                 server_name: Optional[str], files: Dict[str, str], user_context: bool) -> None:
+        self._verify = verify
+        self._no_verify = no_verify
+        self.server_name = server_name
+        self.files = files  # lock_client_new's tls_* keys ({} with ssl_context=)
+        self.user_context = user_context
+
+    def context(self, verify: bool) -> ssl.SSLContext:
+        """The context of a connection: ``verify`` False for a URL's skip_verify=true."""
+        return self._verify if verify else self._no_verify
+
+
+def _path(name: str, value: Any) -> str:
+    import os
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a str or os.PathLike, not {type(value).__name__}")
+    if not value or "\0" in value:
+        raise InvalidArgument(f"{name}: must be a non-empty path without NUL")
+    try:
+        with open(value, "rb"):
+            pass
+    except OSError as e:
+        raise InvalidArgument(f"{name}: cannot read {value!r}: {e.strerror or e}") from None
+    return value
+
+
+def _reason(e: ssl.SSLError) -> str:
+    # OpenSSL's library and reason ("[X509: KEY_VALUES_MISMATCH] ..."), never the file
+    if e.reason:
+        return f"{e.library or 'SSL'}: {e.reason}"
+    return str(e.args[1]) if len(e.args) > 1 else type(e).__name__
+
+
+def _context(verify: bool, cafile: Optional[str]) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=cafile) if verify else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if not verify:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile: Any,
+             ssl_server_name: Any) -> Optional[TLS]:
+    """Check the client's TLS arguments and build its settings (None: no argument given,
+    the host's defaults). Files are read now: errors name the parameter."""
+    files_given = any(v is not None for v in (ssl_ca_certs, ssl_certfile, ssl_keyfile))
+    if ssl_context is None and not files_given and ssl_server_name is None:
+        return None
+    server_name: Optional[str] = None
+    if ssl_server_name is not None:
+        if not isinstance(ssl_server_name, str):
+            raise ArgumentTypeError(f"ssl_server_name must be a str, not {type(ssl_server_name).__name__}")
+        if not ssl_server_name or "\0" in ssl_server_name:
+            raise InvalidArgument("ssl_server_name: must be a non-empty host name")
+        server_name = ssl_server_name
+    files: Dict[str, str] = {}
+    if server_name is not None:
+        files["tls_server_name"] = server_name
+    if ssl_context is not None:
+        if not isinstance(ssl_context, ssl.SSLContext):
+            raise ArgumentTypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
+        if files_given:
+            raise InvalidArgument("ssl_context: give either ssl_context or the file shortcuts "
+                                  "(ssl_ca_certs, ssl_certfile, ssl_keyfile), not both")
+        # skip_verify=true in a URL: a context of liblock's without verification (a
+        # caller's context is never changed; its client certificate is not in it)
+        return TLS(ssl_context, _context(False, None), server_name, {}, True)
+    cafile = None if ssl_ca_certs is None else _path("ssl_ca_certs", ssl_ca_certs)
+    certfile = None if ssl_certfile is None else _path("ssl_certfile", ssl_certfile)
+    keyfile = None if ssl_keyfile is None else _path("ssl_keyfile", ssl_keyfile)
+    if keyfile is not None and certfile is None:
+        raise InvalidArgument("ssl_keyfile: needs ssl_certfile")
+    try:
+        verify = _context(True, cafile)
+    except ssl.SSLError as e:
+        raise InvalidArgument(f"ssl_ca_certs: no PEM certificate in {cafile!r} ({_reason(e)})") from None
+    no_verify = _context(False, None)
+    if cafile is not None:
+        files["tls_ca_file"] = cafile
+    if certfile is not None:
+        try:  # the certificate alone first, to name the file that is wrong
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=certfile)
+        except ssl.SSLError as e:
+            raise InvalidArgument(f"ssl_certfile: no PEM certificate in {certfile!r} ({_reason(e)})") from None
+        for ctx in (verify, no_verify):
+            try:
+                ctx.load_cert_chain(certfile, keyfile)
+            except ssl.SSLError as e:
+                if e.reason == "KEY_VALUES_MISMATCH":
+                    raise InvalidArgument("ssl_keyfile: does not match ssl_certfile" if keyfile
+                                          else "ssl_certfile: its key does not match its certificate") from None
+                what = "ssl_keyfile" if keyfile else "ssl_certfile"
+                raise InvalidArgument(f"{what}: no usable PEM private key in {keyfile or certfile!r} "
+                                      f"({_reason(e)})") from None
+        files["tls_cert_file"] = certfile
+        files["tls_key_file"] = keyfile or certfile  # redis-py's: the key may be in the certfile
+    return TLS(verify, no_verify, server_name, files, False)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core/hostabi"
+	"github.com/liblock/liblock/core/testkit/tlstest"
+)
+
+// tlsJSON is a lock_client_new config of one node with the TLS keys kv.
+func tlsJSON(node string, kv ...string) string {
+	m := map[string]any{"nodes": []string{node}, "node_timeout_ms": 2000}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// TestAPITLS: the config JSON's tls_ca_file, tls_cert_file, tls_key_file
+// and tls_server_name against TLS-only redis-servers.
+func TestAPITLS(t *testing.T) {
+	c := tlstest.Make(t)
+	url := func(port int, q string) string { return "rediss://127.0.0.1:" + strconv.Itoa(port) + q }
+	plain := url(c.Start(t, c.Server, c.ServerKey, false), "")
+	mutual := url(c.Start(t, c.Server, c.ServerKey, true), "")
+	internal := url(c.Start(t, c.Internal, c.InternalKey, false), "")
+	cases := []struct {
+		name, js string
+		cause    string // "": the lock is taken
+	}{
+		{"private CA verifies", tlsJSON(plain, "tls_ca_file", c.CA), ""},
+		{"system roots do not", tlsJSON(plain), "certificate signed by unknown authority"},
+		{"an unrelated CA does not", tlsJSON(plain, "tls_ca_file", c.OtherCA), "certificate signed by unknown authority"},
+		{"mutual TLS with the client certificate", tlsJSON(mutual, "tls_ca_file", c.CA, "tls_cert_file", c.Client, "tls_key_file", c.ClientKey), ""},
+		{"mutual TLS without a client certificate", tlsJSON(mutual, "tls_ca_file", c.CA), "certificate required"},
+		{"tls_server_name verifies redis.internal at 127.0.0.1", tlsJSON(internal, "tls_ca_file", c.CA, "tls_server_name", "redis.internal"), ""},
+		{"without tls_server_name the name does not match", tlsJSON(internal, "tls_ca_file", c.CA), "doesn't contain any IP SANs"},
+		{"skip_verify=true still works", tlsJSON(plain + "?skip_verify=true"), ""},
+	}
+	for _, k := range cases {
+		t.Run(k.name, func(t *testing.T) {
+			co := mustClient(t, k.js)
+			defer freeHandle(co.id)
+			id, r := acquire(co, "tls", 10*time.Second, acquireOptions{})
+			if k.cause == "" {
+				if r != nil {
+					t.Fatalf("acquire: %+v", r)
+				}
+				lo, _ := lookupLock(id)
+				if r := release(lo); r != nil {
+					t.Fatalf("release: %+v", r)
+				}
+				freeHandle(id)
+				return
+			}
+			if r == nil || r.code != statusUnavailable || !strings.Contains(r.msg, "node 0 (127.0.0.1:") || !strings.Contains(r.msg, k.cause) {
+				t.Fatalf("acquire: %+v, want LOCK_UNAVAILABLE naming node 0 and %q", r, k.cause)
+			}
+		})
+	}
+}
+
+// TestAPITLSBadInput: unreadable or unparsable files and a key that does
+// not match its certificate are LOCK_INVALID_ARGUMENT at lock_client_new,
+// naming the key and never quoting key material.
+func TestAPITLSBadInput(t *testing.T) {
+	c := tlstest.Make(t)
+	node := "rediss://127.0.0.1:1"
+	missing := filepath.Join(c.Dir, "missing.pem")
+	key, err := os.ReadFile(c.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyLine := strings.Split(string(key), "\n")[1] // a line of base64 key material
+	cases := []struct{ js, want string }{
+		{tlsJSON(node, "tls_ca_file", missing), "tls_ca_file: cannot read \"" + missing + "\": no such file or directory"},
+		{tlsJSON(node, "tls_ca_file", c.Garbage), "tls_ca_file: no PEM certificate in"},
+		{tlsJSON(node, "tls_ca_file", c.ClientKey), "tls_ca_file: no PEM certificate in"},
+		{tlsJSON(node, "tls_cert_file", c.Client), "tls_cert_file: needs tls_key_file"},
+		{tlsJSON(node, "tls_key_file", c.ClientKey), "tls_key_file: needs tls_cert_file"},
+		{tlsJSON(node, "tls_cert_file", missing, "tls_key_file", c.ClientKey), "tls_cert_file: cannot read"},
+		{tlsJSON(node, "tls_cert_file", c.Client, "tls_key_file", missing), "tls_key_file: cannot read"},
+		{tlsJSON(node, "tls_cert_file", c.Garbage, "tls_key_file", c.ClientKey), "tls_cert_file: no PEM certificate in"},
+		{tlsJSON(node, "tls_cert_file", c.ClientKey, "tls_key_file", c.ClientKey), "tls_cert_file: no PEM certificate in"},
+		{tlsJSON(node, "tls_cert_file", c.Client, "tls_key_file", c.Garbage), "tls_key_file: no usable PEM private key"},
+		{tlsJSON(node, "tls_cert_file", c.Client, "tls_key_file", c.ServerKey), "tls_key_file: does not match tls_cert_file"},
+		{`{"nodes":["` + node + `"],"tls_ca_file":1}`, "tls_ca_file: must be a string"},
+		{`{"nodes":["` + node + `"],"tls_server_name":null}`, "tls_server_name: must not be null"},
+	}
+	h0 := handles.len()
+	for _, k := range cases {
+		_, r := clientNew(k.js)
+		if r == nil || r.code != statusInvalidArgument || !strings.Contains(r.msg, k.want) {
+			t.Errorf("%s: got %+v, want LOCK_INVALID_ARGUMENT with %q", k.js, r, k.want)
+			continue
+		}
+		if strings.Contains(r.msg, keyLine) || strings.Contains(r.msg, "PRIVATE KEY") {
+			t.Errorf("%s: the message quotes key material: %s", k.js, r.msg)
+		}
+	}
+	if handles.len() != h0 {
+		t.Fatalf("handles %d -> %d", h0, handles.len())
+	}
+}
+
+// lock_engine_new's JSON stays strict: its host (Node, Python asyncio)
+// builds TLS connections from its own options, so the TLS keys are unknown
+// there.
+func TestEngineConfigRefusesTLSKeys(t *testing.T) {
+	for _, key := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"} {
+		_, err := hostabi.New(`{"nodes":["rediss://127.0.0.1:1"],"` + key + `":"x"}`)
+		if err == nil || !strings.Contains(err.Error(), `unknown key "`+key+`"`) {
+			t.Errorf("%s: got %v, want unknown key", key, err)
+		}
+	}
+}

@@ -1,0 +1,10 @@
+package host_test
+
+import (
+	"testing"
+
+	"github.com/liblock/liblock/core/testkit/tlstest"
+)
+
+// TestTLS: core.Config.TLS over liblock.wasm's engine (the Go driver dials).
+func TestTLS(t *testing.T) { tlstest.Run(t, mod.NewClient) }
