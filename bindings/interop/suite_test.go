@@ -52,3 +52,23 @@ func runNode(t *testing.T, backend string) {
 
 func TestNodeNative(t *testing.T) { runNode(t, "native") }
 func TestNodeWasm(t *testing.T)   { runNode(t, "wasm") }
+
+// syncSkips: what the blocking Python API cannot do from the child's
+// request threads.
+var syncSkips = locktest.Skip{
+	"CancelMidWait": "a blocking acquire is canceled only by Ctrl-C (KeyboardInterrupt) in the main thread, and the child runs each request in a thread (bindings/python/tests cover the interrupt)",
+}
+
+func runPython(t *testing.T, mode, backend string, skips ...locktest.Skip) {
+	r := root(t)
+	child := filepath.Join(r, "bindings", "interop", "children", "suite.py")
+	py := filepath.Join(r, "build", "venv-python", "bin", "python")
+	need(t, child, py)
+	c := remote.Start(t, "python-"+mode+"-"+backend, []string{"PYTHONPATH=" + filepath.Join(r, "bindings", "python")}, py, child, mode, backend)
+	locktest.Run(t, c.Factory, append([]locktest.Skip{remoteSkips}, skips...)...)
+}
+
+func TestPythonAsyncNative(t *testing.T) { runPython(t, "async", "native") }
+func TestPythonAsyncWasm(t *testing.T)   { runPython(t, "async", "wasm") }
+func TestPythonSyncNative(t *testing.T)  { runPython(t, "sync", "native", syncSkips) }
+func TestPythonSyncWasm(t *testing.T)    { runPython(t, "sync", "wasm", syncSkips) }
