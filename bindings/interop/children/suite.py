@@ -16,6 +16,7 @@ the test venv's interpreter (build/venv-python) and PYTHONPATH=bindings/python.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import re
@@ -223,6 +224,10 @@ async def serve_async(req: Dict[str, Any]) -> None:
     say({"id": req["id"], **out})
 
 
+def forget(tasks: Dict[int, "asyncio.Task[None]"], rid: int, _task: "asyncio.Task[None]") -> None:
+    tasks.pop(rid, None)
+
+
 async def main_async() -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 24)
@@ -240,7 +245,7 @@ async def main_async() -> None:
             continue
         task = asyncio.ensure_future(serve_async(req))
         tasks[req["id"]] = task
-        task.add_done_callback(lambda _t, i=req["id"]: tasks.pop(i, None))
+        task.add_done_callback(functools.partial(forget, tasks, req["id"]))
     if tasks:
         await asyncio.gather(*tasks.values(), return_exceptions=True)
     for c in clients.values():
