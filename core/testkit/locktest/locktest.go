@@ -377,7 +377,7 @@ func (s *suite) minorityKilled(t *testing.T) {
 
 // failMajority: acquire reports unavailable, not "not acquired", within the
 // bound, with per-node causes, and leaves no key on the live nodes.
-func (s *suite) failMajority(t *testing.T, fail func(*redistest.Node) error) {
+func (s *suite) failMajority(t *testing.T, fail, restore func(*redistest.Node) error) {
 	c := redistest.Start(t, 5)
 	cl := s.client(t, c)
 	ctx := context.Background()
@@ -401,14 +401,27 @@ func (s *suite) failMajority(t *testing.T, fail func(*redistest.Node) error) {
 	// bounded by the node timeout.
 	live := &redistest.Cluster{Nodes: c.Nodes[3:]}
 	settled(t, live, "no key after a failed acquire", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
+	// Back (thawed, or restarted empty), the failed nodes hold no key either
+	// once they ran what was queued for them (or, at the latest, its ttl).
+	for _, n := range c.Nodes[:3] {
+		must(t, restore(n))
+	}
+	Eventually(t, 15*time.Second, "no key on any node after the failed nodes are back", func() bool {
+		for _, n := range c.Nodes {
+			if keyOn(t, n, "res") != "(nil)" {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func (s *suite) majorityFrozen(t *testing.T) {
-	s.failMajority(t, func(n *redistest.Node) error { return n.Freeze() })
+	s.failMajority(t, func(n *redistest.Node) error { return n.Freeze() }, func(n *redistest.Node) error { return n.Thaw() })
 }
 
 func (s *suite) majorityKilled(t *testing.T) {
-	s.failMajority(t, func(n *redistest.Node) error { return n.Kill() })
+	s.failMajority(t, func(n *redistest.Node) error { return n.Kill() }, func(n *redistest.Node) error { return n.Restart() })
 }
 
 // allNodesDown: with every node refusing connections, an acquire (with a
