@@ -76,7 +76,9 @@ test-wasm: deps build
 
 ## test-interop: re-entry by token across runtimes: a lock taken in Node, Python or Go (native
 ## or wasm backend) re-entered by its token in another runtime's process, released from either
-## side (sets up the Node packages, the Python venv and the Go child itself)
+## side (sets up the Node packages, the Python venv and the Go child itself); then the shared
+## behaviour suite (core/testkit/locktest) on Node native/wasm and Python asyncio/blocking
+## native/wasm, each through a child process (bindings/interop/suite_test.go; ≈ 2.5 min)
 test-interop: deps build
 	GO=$(GO) bash bindings/interop/run.sh
 

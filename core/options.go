@@ -72,3 +72,26 @@ func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
 	}
 	return o, nil
 }
+
+// AcquireSettings is what a list of AcquireOptions asks for: what a backend
+// that carries an Acquire to another runtime (locktest's remote hosts)
+// sends there, to be checked by that runtime's own binding.
+type AcquireSettings struct {
+	Wait       time.Duration
+	AutoExtend bool
+	Token      string
+	Fence      bool
+}
+
+// ReadAcquireOptions applies opts as Acquire does, without checking the
+// values: only a nil option is refused (ArgumentError for "opts").
+func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
+	var o acquireOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return AcquireSettings{}, invalidArg("opts", "nil AcquireOption")
+		}
+		opt(&o)
+	}
+	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}, nil
+}

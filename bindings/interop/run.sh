@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test-interop: re-entry by token across runtimes (bindings/interop/*.test.js).
+# make test-interop: re-entry by token across runtimes (bindings/interop/*.test.js), then
+# the shared behaviour suite over the Node and Python bindings (bindings/interop/suite_test.go).
 # Sets up everything the children need itself: the Node package's locked
 # dependencies (npm ci), the Python test venv (build/venv-python, shared with
 # make test-python) and the Go child (build/interop-child-go); then runs node's
@@ -23,4 +24,8 @@ export LIBLOCK_INTEROP_REQUIRED=1
 # Compile liblock.wasm for wasmtime once (its on-disk cache), so that the
 # first Python wasm child does not spend its first answer's time compiling.
 PYTHONPATH="$root/bindings/python" "$PY" -c 'import liblock._wasm as w; w.compiled()'
-exec node --test --test-concurrency=1 --test-timeout=300000 bindings/interop/*.test.js
+node --test --test-concurrency=1 --test-timeout=300000 bindings/interop/*.test.js
+# The shared behaviour suite (core/testkit/locktest) on every binding and backend: Node
+# native and wasm, Python asyncio and blocking, native and wasm, each through its child
+# (children/suite.js, suite.py): about 25 s each, 2.5 min in all.
+exec "$GO" test -count=1 -timeout 20m -run 'TestNode|TestPython' ./bindings/interop/

@@ -341,6 +341,9 @@ class Host {
     this.conns.set(conn, s);
     s.on('data', (d) => this.received(conn, s, d));
     s.on('error', (e) => this.failed(conn, s, e.message || String(e)));
+    // 'end' (the node closed its side: CLIENT KILL, a restart) comes before
+    // 'close'; a write between them would fail, so the connection goes at once.
+    s.on('end', () => this.failed(conn, s, 'connection closed by the node'));
     s.on('close', () => this.failed(conn, s, 'connection closed by the node'));
   }
 

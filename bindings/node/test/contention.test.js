@@ -1,62 +1,18 @@
 'use strict';
-// Mutual exclusion under contention, within one process and across processes.
+// Mutual exclusion across processes. Within one process, over one client and
+// two, it is core/testkit/locktest's (SeedContention, TurnsAcrossClients, ...),
+// run on both backends through bindings/interop/children/suite.js (make test-interop).
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Client } = require('..');
-const { startNodes, assertNoUnhandled, withBackend } = require('./helpers');
+const { startNodes, assertNoUnhandled } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
-
-test('one process: 10 tasks x 20 sections on one resource never overlap', async () => {
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
-  let inside = 0;
-  let maxInside = 0;
-  let sections = 0;
-  const order = [];
-  await Promise.all(Array.from({ length: 10 }, async (_, task) => {
-    for (let i = 0; i < 20; i++) {
-      const lock = await client.acquire('contended', { ttl: 5000, wait: 30000 });
-      inside++;
-      maxInside = Math.max(maxInside, inside);
-      order.push(task);
-      await new Promise((r) => setTimeout(r, 1));
-      inside--;
-      sections++;
-      await lock.release();
-    }
-  }));
-  assert.equal(maxInside, 1);
-  assert.equal(sections, 200);
-  assert.equal(new Set(order).size, 10, 'every task got its turns');
-  await client.close();
-  assert.deepEqual(await nodes.keys(), [[], [], []]);
-});
-
-test('one process, two clients (no shared wake-ups) never overlap', async () => {
-  const a = new Client(withBackend({ nodes: nodes.urls }));
-  const b = new Client(withBackend({ nodes: nodes.urls }));
-  let inside = 0;
-  let maxInside = 0;
-  await Promise.all([a, b, a, b].map(async (c) => {
-    for (let i = 0; i < 15; i++) {
-      await c.using('contended2', { ttl: 5000, wait: 30000 }, async () => {
-        inside++;
-        maxInside = Math.max(maxInside, inside);
-        await new Promise((r) => setTimeout(r, 1));
-        inside--;
-      });
-    }
-  }));
-  assert.equal(maxInside, 1);
-  await a.close();
-  await b.close();
-});
 
 test('four processes contending never overlap', async () => {
   const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'liblock-node-')), 'inside');

@@ -1,6 +1,9 @@
 'use strict';
-// Auto-extension and loss: lock.signal aborts with LockLostError when the
-// lock is lost, and loss never surfaces as an unhandled rejection.
+// Loss, Node's way: lock.signal aborts with LockLostError when the lock is
+// lost, using()'s signal too, and loss never surfaces as an unhandled
+// rejection. Auto-extension outliving the ttl and a frozen node's bound are
+// core/testkit/locktest's (AutoExtendOutlivesTTL, MinorityFrozen), run on both
+// backends through bindings/interop/children/suite.js (make test-interop).
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, LockLostError } = require('..');
@@ -9,22 +12,6 @@ const { startNodes, assertNoUnhandled, waitFor, withBackend } = require('./helpe
 let nodes;
 before(async () => { nodes = await startNodes(3); });
 after(async () => { await nodes.stop(); assertNoUnhandled(assert); });
-
-test('auto-extend keeps a lock well past its ttl', async () => {
-  // A ttl that leaves the extension room on a loaded machine (the wasm
-  // backend's round trip crosses two threads): loss here would be real.
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 150 }));
-  const lock = await client.acquire('lost:keep', { ttl: 600, autoExtend: true });
-  assert.equal(lock.autoExtend, true);
-  const t0 = Date.now();
-  await waitFor(() => Date.now() - t0 > 2400, { what: '4 ttls', timeout: 10000 });
-  assert.equal(lock.lost, false);
-  assert.equal(lock.signal.aborted, false);
-  assert.ok(lock.validity > 0);
-  await assert.rejects(client.acquire('lost:keep', { ttl: 600, wait: 0 }), { code: 'NOT_ACQUIRED' });
-  await lock.release();
-  await client.close();
-});
 
 test('without auto-extend, lock.signal aborts when the validity runs out', async () => {
   const client = new Client(withBackend({ nodes: nodes.urls }));
@@ -74,20 +61,5 @@ test('using(): the signal passed to fn aborts on loss and using rejects with Loc
   assert.ok(sawAbort);
   await nodes.thaw(1);
   await nodes.thaw(2);
-  await client.close();
-});
-
-test('one frozen node of three: acquire, extend and release still work, bounded by nodeTimeout', async () => {
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 50 }));
-  await nodes.freeze(2);
-  try {
-    const t0 = Date.now();
-    const lock = await client.acquire('lost:frozen', { ttl: 5000 });
-    await lock.extend(5000);
-    await lock.release();
-    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
-  } finally {
-    await nodes.thaw(2);
-  }
   await client.close();
 });

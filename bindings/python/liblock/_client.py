@@ -501,7 +501,8 @@ class Lock:
         try:
             self._backend.extend(self._handle, ttl_ms)
         except LockLost:
-            self._lost = True
+            if not self._released:  # an extend racing this lock's release() is no loss
+                self._lost = True
             raise
         except InvalidHandle as e:
             raise self._gone(e, "lock.extend()") from None
@@ -529,8 +530,8 @@ class Lock:
     def _finish_release(self, status: int) -> None:
         if status in (OK, LOST):
             self._released = True
-            if status == LOST:
-                self._lost = True
+            # OK: a quorum still held it, whatever an extend racing this release saw
+            self._lost = status == LOST
             self._drop_on_lost()
             self._finalizer()  # lock_free: local, the lock is no longer held
 
@@ -546,7 +547,7 @@ class Lock:
         except InvalidHandle as e:
             raise self._gone(e, "lock.extend_async()") from None
         status, _, msg = await fut  # a cancelled waiter leaves the operation running
-        if status == LOST:
+        if status == LOST and not self._released:  # an extend racing release() is no loss
             self._lost = True
         if status != OK:
             self._raise(status, msg, "lock.extend_async()")

@@ -93,6 +93,11 @@ class _Conn(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.host._received(self.cid, data)
 
+    def eof_received(self) -> None:
+        # The node closed its side (CLIENT KILL, a restart): the connection goes now, not
+        # at connection_lost, a loop iteration later, after a request may have written to it.
+        self.host._lost_conn(self, None)
+
     def connection_lost(self, exc: Optional[Exception]) -> None:
         self.host._lost_conn(self, exc)
 
@@ -528,7 +533,10 @@ def submit(host: Host, fn: Callable[[], None]) -> None:
     if host.engine is None:
         raise _closed(host)
     try:
-        host.loop.call_soon_threadsafe(fn)
+        # One loop turn later: a callback from another thread enters the ready queue ahead
+        # of the socket events of the same wake-up (a node's EOF on an idle connection,
+        # which fn's request would otherwise be written to); this way they go first.
+        host.loop.call_soon_threadsafe(host.loop.call_soon, fn)
     except RuntimeError:  # the loop is closed
         raise _closed(host) from None
 

@@ -46,43 +46,6 @@ def nightly(urls: List[str], resource: str, start_at: float) -> bool:
         return True
 
 
-def wait_for_release(urls: List[str], resource: str, mode: str, acquired: Any, go_on: Any) -> None:
-    """Wait (up to a minute) for `resource`, held by the parent; once acquired, put
-    ("acquired", token) on the `acquired` queue and hold it until the parent sets `go_on`
-    (so that the parent sees this process stop listening for releases while it still
-    holds the lock); then release and put ("released", validity seen). An error is put
-    as ("error", repr). `mode`: "sync" or "async"."""
-    try:
-        acquired.put(("released", _wait_for_release(urls, resource, mode, acquired, go_on)))
-    except BaseException as e:  # noqa: BLE001 - reported to the parent
-        acquired.put(("error", repr(e)))
-
-
-def _wait_for_release(urls: List[str], resource: str, mode: str, acquired: Any, go_on: Any) -> float:
-    import asyncio
-
-    import liblock
-
-    with liblock.Client(urls, node_timeout=0.5, backend=BACKEND) as client:
-        if mode == "sync":
-            lock = client.acquire(resource, ttl=30.0, wait=60.0)
-        else:
-            async def take() -> liblock.Lock:
-                return await client.acquire_async(resource, ttl=30.0, wait=60.0)
-            loop = asyncio.new_event_loop()
-            lock = loop.run_until_complete(take())
-        validity = lock.validity
-        acquired.put(("acquired", lock.token))
-        go_on.wait(60)
-        if mode == "sync":
-            lock.release()
-        else:
-            loop.run_until_complete(lock.release_async())
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-        return validity
-
-
 def reenter(urls: List[str], resource: str, token: str, ttl: float) -> Tuple[bool, str, int]:
     """Re-enter a lock handed over by another process (its token); release it.
     Returns (reentered, token, the PTTL-like validity in ms seen before release)."""

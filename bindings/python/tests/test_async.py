@@ -1,11 +1,10 @@
 """asyncio: non-blocking acquire through lock_acquire_async + call_soon_threadsafe,
-contention, cancellation (no key left), no thread per waiter."""
+cancellation (no key left), no thread per waiter (contention is the shared suite's: make test-interop)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from typing import List
 
 import pytest
 
@@ -67,28 +66,6 @@ def test_async_unavailable(c3: Cluster, client3) -> None:
             await client3.acquire_async("down", ttl=2, wait=0)
 
     asyncio.run(main())
-
-
-def test_async_contention(c3: Cluster, client3) -> None:
-    inside = 0
-    order: List[int] = []
-
-    async def worker(i: int) -> None:
-        nonlocal inside
-        for _ in range(5):
-            async with client3.lock("acc", ttl=10, wait=60):
-                inside += 1
-                assert inside == 1
-                order.append(i)
-                await asyncio.sleep(0.001)
-                inside -= 1
-
-    async def main() -> None:
-        await asyncio.gather(*(worker(i) for i in range(20)))
-
-    asyncio.run(main())
-    assert len(order) == 100
-    no_keys(c3)
 
 
 def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:

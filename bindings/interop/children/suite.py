@@ -1,0 +1,259 @@
+"""The Python side of the shared behaviour suite (core/testkit/locktest, run through
+core/testkit/locktest/remote by bindings/interop/suite_test.go): clients and locks of the
+Python binding driven by JSON lines on stdin, one answer line per request on stdout, and a
+{"event":"lost"} line when a lock is lost. The protocol is described in
+core/testkit/locktest/remote/remote.go.
+
+    python suite.py async|sync native|wasm
+
+async: every request is a task on one event loop (acquire_async, extend_async, ...); a
+cancel line cancels the acquire's task. sync: every request runs the blocking API in a
+thread of its own (a blocking acquire cannot be canceled from another thread: the Go side
+skips CancelMidWait). At the end of its input it closes every client and exits. Run with
+the test venv's interpreter (build/venv-python) and PYTHONPATH=bindings/python.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import json
+import re
+import sys
+import threading
+from typing import Any, Dict, Optional
+
+import liblock
+
+MODE, BACKEND = sys.argv[1], sys.argv[2]
+
+_out = threading.Lock()
+
+
+def say(obj: Any) -> None:
+    line = json.dumps(obj) + "\n"
+    with _out:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+clients: Dict[int, liblock.Client] = {}
+locks: Dict[int, Dict[str, Any]] = {}  # id -> {"lock", "reported"}
+_ids = itertools.count(1)
+_lost = threading.Lock()
+
+
+def ms(seconds: Optional[float]) -> Optional[float]:
+    return None if seconds is None else seconds * 1000.0
+
+
+# An argument's name at the start of the message: the engine's ("liblock: invalid argument:
+# nodes[1]: ...") or the binding's ("ttl must be ...", "node_timeout=3600 is ...",
+# "fence=True cannot ...").
+_ENGINE_ARG = re.compile(r"^liblock: invalid argument: ([^:\s]+):")
+_BINDING_ARG = re.compile(r"^(\w+(?:\[\d+\])?)[ =]")
+
+
+def wire_error(e: BaseException) -> Dict[str, Any]:
+    if isinstance(e, asyncio.CancelledError):
+        return {"code": "CANCELED", "message": "the acquire's task was canceled"}
+    codes = [(liblock.NotAcquired, "NOT_ACQUIRED"), (liblock.LockLost, "LOST"),
+             (liblock.InvalidArgument, "INVALID_ARGUMENT"), (liblock.ArgumentTypeError, "INVALID_ARGUMENT"),
+             (liblock.ClientClosed, "CLOSED"), (liblock.Unavailable, "UNAVAILABLE"),
+             (liblock.Canceled, "CANCELED")]
+    code = next((c for cls, c in codes if isinstance(e, cls)), "FOREIGN")
+    out: Dict[str, Any] = {"code": code, "message": str(e) if code != "FOREIGN" else repr(e)}
+    if code == "INVALID_ARGUMENT":
+        m = _ENGINE_ARG.match(str(e)) or _BINDING_ARG.match(str(e))
+        arg = m.group(1) if m else ""
+        out["arg"] = arg[:-3] if arg.endswith("_ms") else arg
+    if code == "UNAVAILABLE":
+        out["nodes"] = [{"node": n.node, "addr": n.addr, "cause": n.cause} for n in e.nodes]  # type: ignore[attr-defined]
+    return out
+
+
+def note_lost(lid: int, told: bool = False) -> None:
+    """Reports a loss the binding knows of, once: told by on_lost, or seen in ``lock.lost``
+    before the answer that may report it (on_lost may run after it: on a library thread,
+    or soon on the loop). Not while a release of the lock is under way: an extend racing
+    it finds the key gone, which is no loss (``lock.lost`` turns false once it is done)."""
+    entry = locks.get(lid)
+    if entry is None:
+        return
+    with _lost:
+        if entry["reported"] or not (told or (not entry["releasing"] and entry["lock"].lost)):
+            return
+        entry["reported"] = True
+    say({"event": "lost", "lock": lid})
+
+
+def new_client(req: Dict[str, Any]) -> Dict[str, Any]:
+    kw: Dict[str, Any] = {"backend": BACKEND}
+    if "nodeTimeout" in req:
+        kw["node_timeout"] = req["nodeTimeout"] / 1000.0
+    if "driftFactor" in req:
+        kw["drift_factor"] = req["driftFactor"]
+    if req.get("keyPrefix"):
+        kw["key_prefix"] = req["keyPrefix"]
+    if req.get("owner"):
+        kw["owner"] = req["owner"]
+    cid = next(_ids)
+    clients[cid] = liblock.Client(req["nodes"], **kw)
+    return {"client": cid}
+
+
+def acquire_kw(req: Dict[str, Any], lid: int) -> Dict[str, Any]:
+    kw: Dict[str, Any] = {"wait": req["wait"] / 1000.0, "auto_extend": req["autoExtend"], "fence": req["fence"],
+                          "on_lost": lambda _lock: note_lost(lid, told=True)}
+    if req["token"]:
+        kw["token"] = req["token"]
+    return kw
+
+
+def acquired(lid: int, lock: liblock.Lock, req: Dict[str, Any]) -> Dict[str, Any]:
+    locks[lid] = {"lock": lock, "reported": False, "releasing": 0}
+    note_lost(lid)  # lost before on_lost could report it
+    return {"lock": lid, "key": lock.key, "token": lock.token, "ttl": req["ttl"], "validity": ms(lock.validity),
+            "fence": lock.fence, "reentered": lock.reentered}
+
+
+def inspection(got: Any) -> Dict[str, Any]:
+    return {"held": got.held, "validity": ms(got.validity), "owner": got.owner,
+            "nodes": [{"node": n.node, "addr": n.addr, "locked": n.locked, "holder": n.holder, "owner": n.owner,
+                       "ttl": ms(n.ttl), "error": n.error} for n in got.nodes]}
+
+
+# ---------------------------------------------------------------- sync: a thread a request
+
+def serve_sync(req: Dict[str, Any]) -> None:
+    op = req["op"]
+    try:
+        if op == "client":
+            out = new_client(req)
+        elif op == "acquire":
+            lid = next(_ids)
+            lock = clients[req["client"]].acquire(req["resource"], req["ttl"] / 1000.0, **acquire_kw(req, lid))
+            out = acquired(lid, lock, req)
+        elif op in ("extend", "release"):
+            entry = locks[req["lock"]]
+            lock = entry["lock"]
+            try:
+                if op == "extend":
+                    lock.extend(req["ttl"] / 1000.0)
+                else:
+                    with _lost:
+                        entry["releasing"] += 1
+                    try:
+                        lock.release()
+                    finally:
+                        with _lost:
+                            entry["releasing"] -= 1
+            finally:
+                note_lost(req["lock"])
+            out = {"validity": ms(lock.validity)} if op == "extend" else {}
+        elif op == "validity":
+            note_lost(req["lock"])
+            out = {"validity": ms(locks[req["lock"]]["lock"].validity)}
+        elif op == "inspect":
+            out = inspection(clients[req["client"]].inspect(req["resource"]))
+        elif op == "close":
+            clients[req["client"]].close()
+            out = {}
+        else:
+            out = {"error": {"code": "PROTOCOL", "message": f"unknown op {op!r}"}}
+    except Exception as e:  # noqa: BLE001 - every failure is an answer
+        out = {"error": wire_error(e)}
+    say({"id": req["id"], **out})
+
+
+def main_sync() -> None:
+    threads = []
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["op"] == "cancel":
+            continue  # not cancellable from another thread (the Go side skips what needs it)
+        t = threading.Thread(target=serve_sync, args=(req,), daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join()
+    for c in clients.values():
+        c.close()
+
+
+# ---------------------------------------------------------------- async: a task a request
+
+async def serve_async(req: Dict[str, Any]) -> None:
+    op = req["op"]
+    try:
+        if op == "client":
+            out = new_client(req)
+        elif op == "acquire":
+            lid = next(_ids)
+            lock = await clients[req["client"]].acquire_async(req["resource"], req["ttl"] / 1000.0,
+                                                              **acquire_kw(req, lid))
+            out = acquired(lid, lock, req)
+        elif op in ("extend", "release"):
+            entry = locks[req["lock"]]
+            lock = entry["lock"]
+            try:
+                if op == "extend":
+                    await lock.extend_async(req["ttl"] / 1000.0)
+                else:
+                    entry["releasing"] += 1
+                    try:
+                        await lock.release_async()
+                    finally:
+                        entry["releasing"] -= 1
+            finally:
+                note_lost(req["lock"])
+            out = {"validity": ms(lock.validity)} if op == "extend" else {}
+        elif op == "validity":
+            note_lost(req["lock"])
+            out = {"validity": ms(locks[req["lock"]]["lock"].validity)}
+        elif op == "inspect":
+            out = inspection(await clients[req["client"]].inspect_async(req["resource"]))
+        elif op == "close":
+            clients[req["client"]].close()
+            out = {}
+        else:
+            out = {"error": {"code": "PROTOCOL", "message": f"unknown op {op!r}"}}
+    except (Exception, asyncio.CancelledError) as e:  # noqa: BLE001 - every failure is an answer
+        out = {"error": wire_error(e)}
+    say({"id": req["id"], **out})
+
+
+def forget(tasks: Dict[int, "asyncio.Task[None]"], rid: int, _task: "asyncio.Task[None]") -> None:
+    tasks.pop(rid, None)
+
+
+async def main_async() -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    tasks: Dict[int, asyncio.Task[None]] = {}
+    while True:
+        line = await reader.readline()
+        if not line:
+            break
+        req = json.loads(line)
+        if req["op"] == "cancel":
+            task = tasks.get(req["id"])
+            if task is not None:
+                task.cancel()
+            continue
+        task = asyncio.ensure_future(serve_async(req))
+        tasks[req["id"]] = task
+        task.add_done_callback(functools.partial(forget, tasks, req["id"]))
+    if tasks:
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+    for c in clients.values():
+        c.close()
+
+
+if __name__ == "__main__":
+    if MODE == "async":
+        asyncio.run(main_async())
+    else:
+        main_sync()
