@@ -6,6 +6,7 @@
 #   server.pem server.key    a server certificate from ca for localhost and 127.0.0.1
 #   internal.pem internal.key a server certificate from ca for redis.internal only
 #   client.pem client.key    a client certificate from ca (mutual TLS)
+#   other.pem other.key      a server certificate from other-ca for localhost and 127.0.0.1
 #   garbage.pem              a file that is not PEM
 # Used by core/testkit/tlstest (Go), bindings/node/test/tls.test.js and
 # bindings/python/tests/test_tls.py.
@@ -19,7 +20,7 @@ ca() { # name cn
 		-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
 		-addext "subjectKeyIdentifier=hash" 2>/dev/null
 }
-leaf() { # name cn san eku
+leaf() { # name cn san eku [ca]
 	openssl req $ec -keyout "$1.key" -out "$1.csr" -subj "/CN=$2" 2>/dev/null
 	{
 		echo "basicConstraints=critical,CA:FALSE"
@@ -29,7 +30,7 @@ leaf() { # name cn san eku
 		echo "authorityKeyIdentifier=keyid,issuer"
 		[ -n "$3" ] && echo "subjectAltName=$3"
 	} >"$1.ext"
-	openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -out "$1.pem" -days 1 \
+	openssl x509 -req -in "$1.csr" -CA "${5:-ca}.pem" -CAkey "${5:-ca}.key" -CAcreateserial -out "$1.pem" -days 1 \
 		-extfile "$1.ext" 2>/dev/null
 	rm -f "$1.csr" "$1.ext"
 }
@@ -38,5 +39,6 @@ ca other-ca "liblock other CA"
 leaf server localhost "DNS:localhost,IP:127.0.0.1" serverAuth
 leaf internal redis.internal "DNS:redis.internal" serverAuth
 leaf client "liblock test client" "" clientAuth
+leaf other localhost "DNS:localhost,IP:127.0.0.1" serverAuth other-ca
 echo "this is not a PEM file" >garbage.pem
-rm -f ca.srl
+rm -f ca.srl other-ca.srl

@@ -26,6 +26,7 @@ type Certs struct {
 	Server, ServerKey     string // from CA, for localhost and 127.0.0.1
 	Internal, InternalKey string // from CA, for redis.internal only
 	Client, ClientKey     string // from CA, for mutual TLS
+	Other, OtherKey       string // from OtherCA, for localhost and 127.0.0.1
 	Garbage               string // not PEM
 }
 
@@ -46,7 +47,8 @@ func Make(tb testing.TB) *Certs {
 	return &Certs{Dir: dir, CA: p("ca.pem"), OtherCA: p("other-ca.pem"),
 		Server: p("server.pem"), ServerKey: p("server.key"),
 		Internal: p("internal.pem"), InternalKey: p("internal.key"),
-		Client: p("client.pem"), ClientKey: p("client.key"), Garbage: p("garbage.pem")}
+		Client: p("client.pem"), ClientKey: p("client.key"),
+		Other: p("other.pem"), OtherKey: p("other.key"), Garbage: p("garbage.pem")}
 }
 
 // Start starts a redis-server listening with TLS only on a free loopback
