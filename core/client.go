@@ -59,7 +59,7 @@ func NewWithEngine(eng Engine, cfg Config) (*Client, error) {
 	if eng == nil {
 		return nil, invalidArg("engine", "must not be nil")
 	}
-	return newClient(eng, dialTLS(cfg.TLS), cfg.nodeTimeout(), nil), nil
+	return newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil), nil
 }
 
 // Quorum returns how many nodes must agree: N/2+1.

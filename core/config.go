@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/tls"
+	"strconv"
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
@@ -54,6 +55,14 @@ type Config struct {
 	// apply to redis:// and unix:// nodes, nor to NewFromClients (each
 	// go-redis client's TLSConfig does).
 	TLS *tls.Config
+	// NodeTLS replaces TLS for the rediss:// nodes it names, by index in
+	// Nodes (a node not in it gets TLS): for nodes whose settings differ,
+	// e.g. certificates from different private CAs. The same rules as TLS
+	// apply to each entry (a clone per connection, the URL's host as the
+	// default ServerName, skip_verify=true). An index outside Nodes is an
+	// error. It was added for the C ABI's per-node TLS keys; from Go,
+	// NewFromClients does the same with each go-redis client's TLSConfig.
+	NodeTLS map[int]*tls.Config
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.
@@ -74,9 +83,22 @@ func (cfg Config) Validate() error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.checkNodeTLS(); err != nil {
+		return err
+	}
 	return cfg.engineConfig(nodes).Validate()
 }
 
 // RedactURL returns the URL with any password replaced by "xxxxx", for
 // messages and logs ("(malformed URL)" for one that does not parse).
 func RedactURL(raw string) string { return nodeurl.Redact(raw) }
+
+// checkNodeTLS refuses a NodeTLS index that is not a node's.
+func (cfg Config) checkNodeTLS() error {
+	for i := range cfg.NodeTLS {
+		if i < 0 || i >= len(cfg.Nodes) {
+			return invalidArg("nodetls", "index "+strconv.Itoa(i)+" is not a node (there are "+strconv.Itoa(len(cfg.Nodes))+")")
+		}
+	}
+	return nil
+}

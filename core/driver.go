@@ -51,21 +51,26 @@ type dialFunc func(ctx context.Context, node int, d *engine.Dial) (net.Conn, err
 // dialNode is the driver's own dial: TCP or a unix socket, then TLS when the
 // engine asks for it. Go sets TCP_NODELAY by default.
 func dialNode(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
-	return dialTLS(nil)(ctx, node, d)
+	return dialTLS(nil, nil)(ctx, node, d)
 }
 
 // dialTLS is dialNode with base as every TLS connection's settings
 // (Config.TLS; nil: the system's roots): a clone of it, its ServerName the
 // engine's (the URL's host) unless base sets one, verification off when the
 // URL says skip_verify=true.
-func dialTLS(base *tls.Config) dialFunc {
-	return func(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
+// A node in perNode (Config.NodeTLS) has its entry instead of base.
+func dialTLS(base *tls.Config, perNode map[int]*tls.Config) dialFunc {
+	return func(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
 		var nd net.Dialer
 		nc, err := nd.DialContext(ctx, d.Network, d.Addr)
 		if err != nil || !d.TLS {
 			return nc, err
 		}
-		tc := tls.Client(nc, tlsConfig(base, d))
+		b := base
+		if t, ok := perNode[node]; ok {
+			b = t
+		}
+		tc := tls.Client(nc, tlsConfig(b, d))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
 			return nil, err

@@ -20,11 +20,14 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkNodeTLS(); err != nil {
+		return nil, err
+	}
 	eng, err := engine.New(cfg.engineConfig(nodes), engine.SystemEnv())
 	if err != nil {
 		return nil, err
 	}
-	return newClient(eng, dialTLS(cfg.TLS), cfg.nodeTimeout(), nil), nil
+	return newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil), nil
 }
 
 // NewFromClients returns a Client over the nodes of existing go-redis
@@ -38,6 +41,9 @@ func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
 	}
 	if cfg.TLS != nil {
 		return nil, invalidArg("tls", "must be nil when clients are given: each client's TLSConfig applies")
+	}
+	if cfg.NodeTLS != nil {
+		return nil, invalidArg("nodetls", "must be nil when clients are given: each client's TLSConfig applies")
 	}
 	if len(clients) == 0 {
 		return nil, invalidArg("clients", "at least one client is required")
