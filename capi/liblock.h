@@ -141,9 +141,21 @@ void lock_string_free(char *s);
  * are made on first use), so the nodes need not be reachable yet.
  *
  *   config_json  a JSON object, required:
- *       "nodes"            array of strings, required, 1..64 URLs:
- *                          redis://[user:password@]host:port[/db],
- *                          rediss://... (TLS), unix:///path/to/socket
+ *       "nodes"            array, required, 1..64 items, each a URL
+ *                          string: redis://[user:password@]host:port[/db],
+ *                          rediss://... (TLS), unix:///path/to/socket; or
+ *                          an object {"url": "<URL>", "tls_ca_file": ...,
+ *                          "tls_cert_file": ..., "tls_key_file": ...,
+ *                          "tls_server_name": ...} ("url" required, the
+ *                          tls_* keys optional, as below): that node's own
+ *                          TLS settings, which replace (not merge with)
+ *                          the client-level tls_* keys for it, e.g. a node
+ *                          whose certificate comes from another private
+ *                          CA. Errors name the item's key, e.g.
+ *                          "nodes[1].tls_ca_file: cannot read ...",
+ *                          "nodes[1].x: unknown key". (An addition to ABI
+ *                          v1; lock_engine_new takes the object form with
+ *                          "url" only.)
  *       "node_timeout_ms"  integer > 0, at most 60000; default 50: the longest
  *                          any single node request may take
  *       "drift_factor"     number >= 0, at most 0.1; default 0.01; 0 means no

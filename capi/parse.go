@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/liblock/liblock/core"
@@ -55,6 +57,21 @@ func parseConfig(s string) (core.Config, error) {
 	}
 	if cfg.TLS, err = tlsConfig(files); err != nil {
 		return core.Config{}, err
+	}
+	// A node object's TLS keys replace the client-level ones for it.
+	for i := 0; i < len(cfg.Nodes); i++ {
+		f, ok := c.NodeTLS[i]
+		if !ok {
+			continue
+		}
+		t, err := tlsConfigOf("nodes["+strconv.Itoa(i)+"].", f)
+		if err != nil {
+			return core.Config{}, err
+		}
+		if cfg.NodeTLS == nil {
+			cfg.NodeTLS = make(map[int]*tls.Config)
+		}
+		cfg.NodeTLS[i] = t
 	}
 	return cfg, nil
 }

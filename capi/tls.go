@@ -13,7 +13,11 @@ import (
 // tlsConfig builds core.Config.TLS from lock_client_new's TLS keys, reading
 // the files now: nil when none is given. Errors name the key and never
 // quote a file's contents.
-func tlsConfig(f hostabi.TLSFiles) (*tls.Config, error) {
+func tlsConfig(f hostabi.TLSFiles) (*tls.Config, error) { return tlsConfigOf("", f) }
+
+// tlsConfigOf is tlsConfig with prefix before the keys in errors
+// ("nodes[1]." for a node's own keys).
+func tlsConfigOf(prefix string, f hostabi.TLSFiles) (*tls.Config, error) {
 	if f == (hostabi.TLSFiles{}) {
 		return nil, nil
 	}
@@ -21,39 +25,39 @@ func tlsConfig(f hostabi.TLSFiles) (*tls.Config, error) {
 	if f.CAFile != "" {
 		pemBytes, err := os.ReadFile(f.CAFile)
 		if err != nil {
-			return nil, argErr("tls_ca_file", "cannot read %s", readReason(f.CAFile, err))
+			return nil, argErr(prefix+"tls_ca_file", "cannot read %s", readReason(f.CAFile, err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pemBytes) {
-			return nil, argErr("tls_ca_file", "no PEM certificate in %q", f.CAFile)
+			return nil, argErr(prefix+"tls_ca_file", "no PEM certificate in %q", f.CAFile)
 		}
 		cfg.RootCAs = pool
 	}
 	switch {
 	case f.CertFile != "" && f.KeyFile == "":
-		return nil, argErr("tls_cert_file", "needs tls_key_file")
+		return nil, argErr(prefix+"tls_cert_file", "needs tls_key_file")
 	case f.KeyFile != "" && f.CertFile == "":
-		return nil, argErr("tls_key_file", "needs tls_cert_file")
+		return nil, argErr(prefix+"tls_key_file", "needs tls_cert_file")
 	case f.CertFile != "":
 		certPEM, err := os.ReadFile(f.CertFile)
 		if err != nil {
-			return nil, argErr("tls_cert_file", "cannot read %s", readReason(f.CertFile, err))
+			return nil, argErr(prefix+"tls_cert_file", "cannot read %s", readReason(f.CertFile, err))
 		}
 		keyPEM, err := os.ReadFile(f.KeyFile)
 		if err != nil {
-			return nil, argErr("tls_key_file", "cannot read %s", readReason(f.KeyFile, err))
+			return nil, argErr(prefix+"tls_key_file", "cannot read %s", readReason(f.KeyFile, err))
 		}
 		if !hasCertificate(certPEM) {
-			return nil, argErr("tls_cert_file", "no PEM certificate in %q", f.CertFile)
+			return nil, argErr(prefix+"tls_cert_file", "no PEM certificate in %q", f.CertFile)
 		}
 		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		switch {
 		case err == nil:
 		case strings.Contains(err.Error(), "does not match"):
-			return nil, argErr("tls_key_file", "does not match tls_cert_file")
+			return nil, argErr(prefix+"tls_key_file", "does not match tls_cert_file")
 		default:
 			// crypto/tls's reasons name what failed, never the bytes.
-			return nil, argErr("tls_key_file", "no usable PEM private key in %q (%s)", f.KeyFile, strings.TrimPrefix(err.Error(), "tls: "))
+			return nil, argErr(prefix+"tls_key_file", "no usable PEM private key in %q (%s)", f.KeyFile, strings.TrimPrefix(err.Error(), "tls: "))
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/hostabi"
+	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/tlstest"
 )
 
@@ -117,6 +118,126 @@ func TestEngineConfigRefusesTLSKeys(t *testing.T) {
 	for _, key := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"} {
 		_, err := hostabi.New(`{"nodes":["rediss://127.0.0.1:1"],"` + key + `":"x"}`)
 		if err == nil || !strings.Contains(err.Error(), `unknown key "`+key+`"`) {
+			t.Errorf("%s: got %v, want unknown key", key, err)
+		}
+	}
+}
+
+// TestAPITLSPerNode: a nodes item may be an object with the node's own TLS
+// keys, which replace the client-level ones for it: two TLS nodes from two
+// private CAs and a plain node in one client.
+func TestAPITLSPerNode(t *testing.T) {
+	c := tlstest.Make(t)
+	url := func(port int) string { return "rediss://127.0.0.1:" + strconv.Itoa(port) }
+	a := url(c.Start(t, c.Server, c.ServerKey, false)) // from CA
+	b := url(c.Start(t, c.Other, c.OtherKey, false))   // from OtherCA
+	plain := redistest.Start(t, 1).Nodes[0].URL()
+	js := func(n0, n1 any) string {
+		m := map[string]any{"nodes": []any{n0, n1, plain}, "node_timeout_ms": 2000, "tls_ca_file": c.CA}
+		j, _ := json.Marshal(m)
+		return string(j)
+	}
+	t.Run("each node its own CA", func(t *testing.T) {
+		co := mustClient(t, js(a, map[string]any{"url": b, "tls_ca_file": c.OtherCA}))
+		defer freeHandle(co.id)
+		id, r := acquire(co, "tls:pernode", 10*time.Second, acquireOptions{})
+		if r != nil {
+			t.Fatalf("acquire: %+v", r)
+		}
+		defer freeHandle(id)
+		s, r := inspect(co, "tls:pernode")
+		if r != nil {
+			t.Fatalf("inspect: %+v", r)
+		}
+		var in struct {
+			Nodes []struct {
+				Holder bool
+				Error  *string
+			}
+		}
+		if err := json.Unmarshal([]byte(s), &in); err != nil || len(in.Nodes) != 3 {
+			t.Fatalf("inspect: %s (%v)", s, err)
+		}
+		for i, n := range in.Nodes { // the key is on every node
+			if !n.Holder || n.Error != nil {
+				t.Fatalf("node %d: %s", i, s)
+			}
+		}
+		lo, _ := lookupLock(id)
+		if r := release(lo); r != nil {
+			t.Fatalf("release: %+v", r)
+		}
+	})
+	t.Run("the client's CA only", func(t *testing.T) {
+		co := mustClient(t, js(a, map[string]any{"url": b}))
+		defer freeHandle(co.id)
+		id, r := acquire(co, "tls:clientca", 10*time.Second, acquireOptions{}) // 2 of 3
+		if r != nil {
+			t.Fatalf("acquire: %+v", r)
+		}
+		defer freeHandle(id)
+		s, r := inspect(co, "tls:clientca")
+		if r != nil || !strings.Contains(s, `"error":"`) || strings.Count(s, "certificate signed by unknown authority") != 1 ||
+			!strings.Contains(s, `"node":1,`) {
+			t.Fatalf("inspect: %s %+v, want node 1's verification failure", s, r)
+		}
+		var in struct{ Nodes []struct{ Error *string } }
+		_ = json.Unmarshal([]byte(s), &in)
+		if in.Nodes[1].Error == nil || !strings.Contains(*in.Nodes[1].Error, "certificate signed by unknown authority") {
+			t.Fatalf("inspect: %s, want node 1's verification failure", s)
+		}
+	})
+	t.Run("a node's keys replace the client's", func(t *testing.T) {
+		// node 0 given the other CA fails too: 2 of 3 failing.
+		co := mustClient(t, js(map[string]any{"url": a, "tls_ca_file": c.OtherCA}, b))
+		defer freeHandle(co.id)
+		_, r := acquire(co, "tls:replaced", 10*time.Second, acquireOptions{})
+		if r == nil || r.code != statusUnavailable || !strings.Contains(r.msg, "node 0 (127.0.0.1:") ||
+			!strings.Contains(r.msg, "node 1 (127.0.0.1:") || strings.Count(r.msg, "certificate signed by unknown authority") != 2 {
+			t.Fatalf("acquire: %+v, want LOCK_UNAVAILABLE naming nodes 0 and 1 and their verification failures", r)
+		}
+	})
+}
+
+// TestAPITLSPerNodeBadInput: a bad node object is LOCK_INVALID_ARGUMENT
+// naming the entry.
+func TestAPITLSPerNodeBadInput(t *testing.T) {
+	c := tlstest.Make(t)
+	missing := filepath.Join(c.Dir, "missing.pem")
+	n := func(item string) string { return `{"nodes":["redis://127.0.0.1:1",` + item + `]}` }
+	q := strconv.Quote
+	cases := []struct{ js, want string }{
+		{n(`{"url":"rediss://127.0.0.1:2","tls_ca_file":` + q(missing) + `}`), "nodes[1].tls_ca_file: cannot read"},
+		{n(`{"url":"rediss://127.0.0.1:2","tls_ca_file":` + q(c.Garbage) + `}`), "nodes[1].tls_ca_file: no PEM certificate in"},
+		{n(`{"url":"rediss://127.0.0.1:2","tls_cert_file":` + q(c.Client) + `}`), "nodes[1].tls_cert_file: needs tls_key_file"},
+		{n(`{"url":"rediss://127.0.0.1:2","tls_cert_file":` + q(c.Client) + `,"tls_key_file":` + q(c.ServerKey) + `}`), "nodes[1].tls_key_file: does not match"},
+		{n(`{"url":"rediss://127.0.0.1:2","tls_ca_file":1}`), "nodes[1].tls_ca_file: must be a string"},
+		{n(`{"url":"rediss://127.0.0.1:2","tls_server_name":null}`), "nodes[1].tls_server_name: must not be null"},
+		{n(`{"url":"rediss://127.0.0.1:2","x":1}`), "nodes[1].x: unknown key"},
+		{n(`{"url":"rediss://127.0.0.1:2","url":"rediss://127.0.0.1:3"}`), `duplicate key "nodes[1].url"`},
+		{n(`{"tls_ca_file":` + q(c.CA) + `}`), "nodes[1].url: required"},
+		{n(`{"url":7}`), "nodes[1].url: must be a string"},
+		{n(`{"url":"http://x"}`), "nodes[1]"},
+		{n(`7`), "nodes[1]: must be a URL string or an object"},
+	}
+	for _, k := range cases {
+		_, r := clientNew(k.js)
+		if r == nil || r.code != statusInvalidArgument || !strings.Contains(r.msg, k.want) {
+			t.Errorf("%s: got %+v, want LOCK_INVALID_ARGUMENT with %q", k.js, r, k.want)
+		}
+	}
+}
+
+// lock_engine_new takes the object form too, with "url" only: its host
+// builds TLS connections itself, so a node's TLS keys are unknown there as
+// the client-level ones are.
+func TestEngineConfigNodeObjects(t *testing.T) {
+	if _, err := hostabi.New(`{"nodes":[{"url":"rediss://127.0.0.1:1"}]}`); err != nil {
+		t.Fatalf("object form: %v", err)
+	}
+	for _, key := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"} {
+		_, err := hostabi.New(`{"nodes":["redis://127.0.0.1:2",{"url":"rediss://127.0.0.1:1","` + key + `":"x"}]}`)
+		if err == nil || !strings.Contains(err.Error(), "nodes[1]."+key+": unknown key") {
 			t.Errorf("%s: got %v, want unknown key", key, err)
 		}
 	}

@@ -23,12 +23,13 @@ const (
 	jObject
 )
 
-// jvalue is a parsed JSON value; objects are checked but not kept.
+// jvalue is a parsed JSON value.
 type jvalue struct {
 	kind jkind
 	b    bool
 	s    string // a string's value, or a number's text
 	arr  []jvalue
+	obj  []jfield // an object's members, in order
 }
 
 type jfield struct {
@@ -149,8 +150,8 @@ func (p *jparser) value() (jvalue, error) {
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
-		_, err := p.object(false)
-		return jvalue{kind: jObject}, err
+		fields, err := p.object(true)
+		return jvalue{kind: jObject, obj: fields}, err
 	case c == '[':
 		return p.array()
 	case c == '"':

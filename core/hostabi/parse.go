@@ -29,6 +29,9 @@ type Config struct {
 	DriftFactor *float64      // nil: the default; 0 means no drift allowance
 	KeyPrefix   string
 	Owner       string
+	// NodeTLS holds the TLS keys of the nodes given as objects with some
+	// (lock_client_new only), by index in Nodes.
+	NodeTLS map[int]TLSFiles
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -79,24 +82,76 @@ func parseObject(what, s string, fields map[string]func(v jvalue) error) error {
 	default:
 		return argErr(what, "malformed JSON: "+err.Error())
 	}
+	return walkMembers(what, "", members, fields)
+}
+
+// walkMembers hands each member to its field's function; prefix is put
+// before the keys in errors ("nodes[1]." for a node object's).
+func walkMembers(what, prefix string, members []jfield, fields map[string]func(v jvalue) error) error {
 	seen := make(map[string]bool, len(members))
 	for _, m := range members {
 		f, known := fields[m.key]
 		if !known {
+			if prefix != "" {
+				return argErr(prefix+m.key, "unknown key")
+			}
 			return argErr(what, "unknown key "+strconv.Quote(m.key))
 		}
 		if seen[m.key] {
-			return argErr(what, "duplicate key "+strconv.Quote(m.key))
+			return argErr(what, "duplicate key "+strconv.Quote(prefix+m.key))
 		}
 		seen[m.key] = true
 		if m.val.kind == jNull {
-			return argErr(m.key, "must not be null")
+			return argErr(prefix+m.key, "must not be null")
 		}
 		if err := f(m.val); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parseNode reads one item of nodes: a URL string, or an object with "url"
+// and, for lock_client_new (t not nil), the node's own TLS keys.
+func parseNode(i int, v jvalue, t *TLSFiles) (string, error) {
+	if v.kind != jObject {
+		if v.kind != jString {
+			return "", argErr(nodeArg(i), "must be a URL string or an object with \"url\"")
+		}
+		return v.s, nil
+	}
+	prefix := nodeArg(i) + "."
+	url, haveURL := "", false
+	fields := map[string]func(jvalue) error{
+		"url": func(v jvalue) error {
+			var err error
+			url, err = parseString(prefix+"url", v)
+			haveURL = true
+			return err
+		},
+	}
+	if t != nil {
+		tlsFields(prefix, t, fields)
+	}
+	if err := walkMembers(nodeArg(i), prefix, v.obj, fields); err != nil {
+		return "", err
+	}
+	if !haveURL {
+		return "", argErr(prefix+"url", "required")
+	}
+	return url, nil
+}
+
+// tlsFields adds the TLS keys to fields, read into t.
+func tlsFields(prefix string, t *TLSFiles, fields map[string]func(jvalue) error) {
+	for key, dst := range map[string]*string{"tls_ca_file": &t.CAFile, "tls_cert_file": &t.CertFile,
+		"tls_key_file": &t.KeyFile, "tls_server_name": &t.ServerName} {
+		fields[key] = func(v jvalue) error {
+			var err error
+			*dst, err = parseString(prefix+key, v)
+			return err
+		}
+	}
 }
 
 func isInteger(s string) bool {
@@ -158,18 +213,28 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 	fields := map[string]func(jvalue) error{
 		"nodes": func(v jvalue) error {
 			if v.kind != jArray {
-				return argErr("nodes", "must be an array of strings")
+				return argErr("nodes", "must be an array of node URLs (or node objects)")
 			}
 			if len(v.arr) > engine.MaxNodes {
 				return argErr("nodes", "at most "+strconv.Itoa(engine.MaxNodes)+" nodes, got "+strconv.Itoa(len(v.arr)))
 			}
 			cfg.Nodes = make([]string, 0, len(v.arr))
 			for i, it := range v.arr {
-				u, err := parseString(nodeArg(i), it)
+				var nt *TLSFiles
+				if t != nil {
+					nt = new(TLSFiles)
+				}
+				u, err := parseNode(i, it, nt)
 				if err != nil {
 					return err
 				}
 				cfg.Nodes = append(cfg.Nodes, u)
+				if nt != nil && *nt != (TLSFiles{}) {
+					if cfg.NodeTLS == nil {
+						cfg.NodeTLS = make(map[int]TLSFiles)
+					}
+					cfg.NodeTLS[i] = *nt
+				}
 			}
 			haveNodes = true
 			return nil
@@ -217,14 +282,7 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 		},
 	}
 	if t != nil {
-		for key, dst := range map[string]*string{"tls_ca_file": &t.CAFile, "tls_cert_file": &t.CertFile,
-			"tls_key_file": &t.KeyFile, "tls_server_name": &t.ServerName} {
-			fields[key] = func(v jvalue) error {
-				var err error
-				*dst, err = parseString(key, v)
-				return err
-			}
-		}
+		tlsFields("", t, fields)
 	}
 	err := parseObject("config", s, fields)
 	if err != nil {
