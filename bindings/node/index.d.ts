@@ -25,8 +25,12 @@ export interface MinimalAbortSignal {
 export type LockAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : MinimalAbortSignal;
 
 export interface ClientOptions {
-  /** One URL per independent Redis master: redis://[user:password@]host:port[/db], rediss://..., unix:///path. 1..64 of them. */
-  nodes: string[];
+  /**
+   * One per independent Redis master, 1..64 of them: a URL
+   * (redis://[user:password@]host:port[/db], rediss://..., unix:///path), or
+   * a NodeOptions ({ url, tls }) for a node whose TLS settings differ.
+   */
+  nodes: Array<string | NodeOptions>;
   /**
    * The longest any single node request may take, in ms (integer, 1..60000;
    * default 50). Every ttl must be at least 3 × this long (150 ms by default).
@@ -55,7 +59,19 @@ export interface ClientOptions {
    * when the client is made: a PEM node:tls cannot parse, a cert without its
    * key or a key that does not match its cert is an InvalidArgumentError
    * naming the field (tls.ca, tls.key, ...). Default: the system's roots.
+   * A node given as { url, tls } has its own instead (NodeOptions).
    */
+  tls?: TlsOptions;
+}
+
+/**
+ * A node given with its own TLS settings: `tls` replaces (is not merged
+ * with) the client's `tls` for this node's connections, and is checked the
+ * same way (errors name nodes[i].tls.ca, ...). Without `tls` the node gets
+ * the client's.
+ */
+export interface NodeOptions {
+  url: string;
   tls?: TlsOptions;
 }
 

@@ -273,11 +273,11 @@ function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
  * InvalidArgumentError naming its field here rather than a failed node
  * later; the messages are OpenSSL's reasons, never the PEM itself.
  */
-function tlsArg(v) {
+function tlsArg(v, name = 'tls') {
   if (v === undefined) return null;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badArg('tls', `must be an object, got ${kind(v)}`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badArg(name, `must be an object, got ${kind(v)}`);
   for (const k of Object.keys(v)) {
-    if (!TLS_OPTIONS.includes(k)) throw badArg('tls', `unknown option ${JSON.stringify(k)} (known: ${TLS_OPTIONS.join(', ')})`);
+    if (!TLS_OPTIONS.includes(k)) throw badArg(name, `unknown option ${JSON.stringify(k)} (known: ${TLS_OPTIONS.join(', ')})`);
   }
   const out = {};
   const { ca, cert, key, servername, rejectUnauthorized } = v;
@@ -285,9 +285,9 @@ function tlsArg(v) {
   const { X509Certificate } = require('node:crypto');
   if (ca !== undefined) {
     const list = Array.isArray(ca) ? ca : [ca];
-    if (list.length === 0) throw badArg('tls.ca', 'must not be an empty array');
+    if (list.length === 0) throw badArg(`${name}.ca`, `must not be an empty array`);
     list.forEach((c, i) => {
-      const what = Array.isArray(ca) ? `tls.ca[${i}]` : 'tls.ca';
+      const what = Array.isArray(ca) ? `${name}.ca[${i}]` : `${name}.ca`;
       if (!isPem(c)) throw badArg(what, `must be a PEM string or a Buffer, got ${kind(c)}`);
       // node:tls ignores what it cannot parse in ca: check every block.
       const blocks = String(c).match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
@@ -302,31 +302,31 @@ function tlsArg(v) {
     });
     out.ca = Array.isArray(ca) ? [...ca] : ca;
   }
-  if (cert !== undefined && !isPem(cert)) throw badArg('tls.cert', `must be a PEM string or a Buffer, got ${kind(cert)}`);
-  if (key !== undefined && !isPem(key)) throw badArg('tls.key', `must be a PEM string or a Buffer, got ${kind(key)}`);
-  if (cert !== undefined && key === undefined) throw badArg('tls.cert', 'needs tls.key');
-  if (key !== undefined && cert === undefined) throw badArg('tls.key', 'needs tls.cert');
+  if (cert !== undefined && !isPem(cert)) throw badArg(`${name}.cert`, `must be a PEM string or a Buffer, got ${kind(cert)}`);
+  if (key !== undefined && !isPem(key)) throw badArg(`${name}.key`, `must be a PEM string or a Buffer, got ${kind(key)}`);
+  if (cert !== undefined && key === undefined) throw badArg(`${name}.cert`, `needs ${name}.key`);
+  if (key !== undefined && cert === undefined) throw badArg(`${name}.key`, `needs ${name}.cert`);
   if (cert !== undefined) {
     try {
       tls.createSecureContext({ cert });
     } catch (e) {
-      throw badArg('tls.cert', `not a PEM certificate node:tls can use (${e.message})`);
+      throw badArg(`${name}.cert`, `not a PEM certificate node:tls can use (${e.message})`);
     }
     try {
       tls.createSecureContext({ cert, key });
     } catch (e) {
-      if (e.code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') throw badArg('tls.key', 'does not match tls.cert');
-      throw badArg('tls.key', `not a PEM private key node:tls can use (${e.message})`);
+      if (e.code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH') throw badArg(`${name}.key`, `does not match ${name}.cert`);
+      throw badArg(`${name}.key`, `not a PEM private key node:tls can use (${e.message})`);
     }
     out.cert = cert;
     out.key = key;
   }
   if (servername !== undefined) {
-    if (typeof servername !== 'string' || servername === '') throw badArg('tls.servername', `must be a non-empty string, got ${typeof servername === 'string' ? '""' : kind(servername)}`);
+    if (typeof servername !== 'string' || servername === '') throw badArg(`${name}.servername`, `must be a non-empty string, got ${typeof servername === 'string' ? '""' : kind(servername)}`);
     out.servername = servername;
   }
   if (rejectUnauthorized !== undefined) {
-    if (typeof rejectUnauthorized !== 'boolean') throw badArg('tls.rejectUnauthorized', `must be true or false, got ${kind(rejectUnauthorized)}`);
+    if (typeof rejectUnauthorized !== 'boolean') throw badArg(`${name}.rejectUnauthorized`, `must be true or false, got ${kind(rejectUnauthorized)}`);
     out.rejectUnauthorized = rejectUnauthorized;
   }
   return out;
@@ -343,7 +343,7 @@ class Client {
   #wrap = (st) => new Lock(st, this);
 
   /**
-   * @param {{nodes: string[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions}} options
+   * @param {{nodes: (string | {url: string, tls?: TlsOptions})[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions}} options
    */
   constructor(options) {
     if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -353,8 +353,17 @@ class Client {
     const cfg = {};
     const { nodes, nodeTimeout, driftFactor, keyPrefix, owner, backend } = options;
     const tlsOptions = tlsArg(options.tls);
-    if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings, got ${kind(nodes)}`);
-    cfg.nodes = nodes.map((u, i) => stringArg(`nodes[${i}]`, u));
+    if (!Array.isArray(nodes)) throw badArg('nodes', `must be an array of URL strings or { url, tls } objects, got ${kind(nodes)}`);
+    // A node given as { url, tls }: its tls replaces the client's for it.
+    let nodeTls = null;
+    cfg.nodes = nodes.map((u, i) => {
+      if (u === null || typeof u !== 'object' || Array.isArray(u)) return stringArg(`nodes[${i}]`, u);
+      for (const k of Object.keys(u)) {
+        if (k !== 'url' && k !== 'tls') throw badArg(`nodes[${i}]`, `unknown option ${JSON.stringify(k)} (known: url, tls)`);
+      }
+      if (u.tls !== undefined) (nodeTls ||= [])[i] = tlsArg(u.tls, `nodes[${i}].tls`);
+      return stringArg(`nodes[${i}].url`, u.url);
+    });
     if (nodes.length < LIMITS.nodes.min || nodes.length > MAX_NODES) throw badArg('nodes', `must hold ${LIMITS.nodes.min} to ${MAX_NODES} URLs, got ${nodes.length}`);
     if (nodeTimeout !== undefined) cfg.node_timeout_ms = intArg('nodeTimeout', nodeTimeout, false, MIN_NODE_TIMEOUT_MS, MAX_NODE_TIMEOUT_MS);
     if (driftFactor !== undefined) {
@@ -377,7 +386,7 @@ class Client {
     }
     const ad = adapterFor(backend);
     const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
-    this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions);
+    this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions, nodeTls);
     this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
     this.#owner = owner === undefined ? '' : owner;
     clientRegistry.register(this, this.#host, this.#host);

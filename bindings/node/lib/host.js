@@ -185,13 +185,16 @@ class Host {
    * @param adapter an engine adapter (see above)
    * @param handle the engine handle lock_engine_new returned (as the adapter passes it back)
    */
-  constructor(adapter, handle, keyPrefix, tlsOptions) {
+  constructor(adapter, handle, keyPrefix, tlsOptions, nodeTls) {
     this.ad = adapter;
     this.h = handle;
     this.keyPrefix = keyPrefix;
     // The client's `tls` option, checked by index.js (ca, cert, key,
     // servername, rejectUnauthorized), or null.
     this.tlsOptions = tlsOptions || null;
+    // The `tls` of nodes given as { url, tls }, by node index (null: none),
+    // which replaces the client's for that node.
+    this.nodeTls = nodeTls || null;
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
@@ -259,7 +262,7 @@ class Host {
         throw new E.InternalError(`liblock: unknown engine action ${m.b[at]} (the library is newer than this binding?)`);
       }
       switch (a.kind) {
-        case ACT.OPEN: this.open(a.conn, a.flags, a.network, a.addr, a.server_name); break;
+        case ACT.OPEN: this.open(a.conn, a.node, a.flags, a.network, a.addr, a.server_name); break;
         case ACT.WRITE: {
           const s = this.conns.get(a.conn);
           if (s) {
@@ -303,7 +306,7 @@ class Host {
 
   // ------------------------------------------------------------ I/O
 
-  open(conn, flags, network, addr, serverName) {
+  open(conn, node, flags, network, addr, serverName) {
     let opts;
     if (network === 'unix') {
       opts = { path: addr };
@@ -315,7 +318,8 @@ class Host {
     }
     let s;
     if (flags & 1) {
-      const t = this.tlsOptions;
+      const own = this.nodeTls && this.nodeTls[node];
+      const t = own || this.tlsOptions;
       if (t) {
         if (t.ca !== undefined) opts.ca = t.ca;
         if (t.cert !== undefined) { opts.cert = t.cert; opts.key = t.key; }

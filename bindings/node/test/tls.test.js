@@ -129,3 +129,78 @@ test(`[${BACKEND}] bad tls options: InvalidArgumentError naming the field at con
     }, JSON.stringify(tls));
   }
 });
+
+// Per node: two TLS nodes whose certificates come from two private CAs and
+// a plain node, in one client.
+nodeTest.describe('per-node tls', () => {
+  let other; // other.pem, from other-ca
+  let bare; // no TLS
+  nodeTest.before(async () => {
+    [other, bare] = await Promise.all([
+      tlsServer('other.pem', 'other.key', false),
+      startServer((port) => ['--port', String(port)]),
+    ]);
+  });
+  nodeTest.after(async () => { await Promise.all([other, bare].filter(Boolean).map((s) => s.kill())); });
+  const nodes = (second) => [url(plain), second, `redis://127.0.0.1:${bare.port}`];
+
+  test(`[${BACKEND}] nodes[i] = { url, tls }: each node its own CA, the key on all three`, async () => {
+    const c = client(nodes({ url: url(other), tls: { ca: pem('other-ca.pem') } }), { ca: pem('ca.pem') });
+    try {
+      const lock = await c.acquire('tls:pernode', { ttl: 10000, wait: 0 });
+      const i = await c.inspect('tls:pernode');
+      assert.deepEqual(i.nodes.map((n) => [n.holder, n.error]), [[true, null], [true, null], [true, null]]);
+      await lock.release();
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(`[${BACKEND}] with the client's CA only, the other CA's node fails with its verification cause`, async () => {
+    const c = client(nodes({ url: url(other) }), { ca: pem('ca.pem') });
+    try {
+      const lock = await c.acquire('tls:clientca', { ttl: 10000, wait: 0 }); // 2 of 3
+      const i = await c.inspect('tls:clientca');
+      assert.deepEqual(i.nodes.map((n) => n.holder), [true, false, true]);
+      assert.match(i.nodes[1].error, /unable to verify the first certificate/);
+      await lock.release();
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(`[${BACKEND}] a node's tls replaces the client's: 2 of 3 failing is UNAVAILABLE naming both`, async () => {
+    const c = client([{ url: url(plain), tls: { ca: pem('other-ca.pem') } }, url(other), `redis://127.0.0.1:${bare.port}`], { ca: pem('ca.pem') });
+    try {
+      await assert.rejects(c.acquire('tls:replaced', { ttl: 10000, wait: 0 }), (e) => {
+        assert.equal(e.code, 'UNAVAILABLE', e.message);
+        assert.deepEqual(e.nodes.map((n) => n.node), [0, 1]);
+        for (const n of e.nodes) assert.match(n.cause, /unable to verify the first certificate|unable to get local issuer certificate|self-signed certificate in certificate chain/);
+        return true;
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(`[${BACKEND}] bad node entries: InvalidArgumentError naming the entry`, () => {
+    const cases = [
+      [{ url: url(other), tls: { ca: 42 } }, /nodes\[1\]\.tls\.ca: must be a PEM string or a Buffer, got number/],
+      [{ url: url(other), tls: { ca: pem('garbage.pem') } }, /nodes\[1\]\.tls\.ca: holds no PEM certificate/],
+      [{ url: url(other), tls: { cert: pem('client.pem') } }, /nodes\[1\]\.tls\.cert: needs nodes\[1\]\.tls\.key/],
+      [{ url: url(other), tls: { cert: pem('client.pem'), key: pem('server.key') } }, /nodes\[1\]\.tls\.key: does not match nodes\[1\]\.tls\.cert/],
+      [{ url: url(other), tls: { cafile: 'x' } }, /nodes\[1\]\.tls: unknown option "cafile"/],
+      [{ url: url(other), tls: null }, /nodes\[1\]\.tls: must be an object, got null/],
+      [{ url: url(other), ca: 'x' }, /nodes\[1\]: unknown option "ca" \(known: url, tls\)/],
+      [{ tls: {} }, /nodes\[1\]\.url: must be a string/],
+      [{ url: 'http://x' }, /nodes\[1\]/],
+    ];
+    for (const [node, re] of cases) {
+      assert.throws(() => client(nodes(node), { ca: pem('ca.pem') }), (e) => {
+        assert.ok(e instanceof InvalidArgumentError, e.message);
+        assert.match(e.message, re);
+        return true;
+      }, JSON.stringify(node));
+    }
+  });
+});
