@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Any, Optional
 
     from ._inspection import Inspection, NodeFailure, NodeState
+    from ._node import Node
 del TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -58,6 +59,7 @@ __all__ = [
     "LockContext",
     "LockError",
     "LockLost",
+    "Node",
     "NodeFailure",
     "NodeState",
     "NotAcquired",
@@ -76,6 +78,10 @@ def __getattr__(name: str) -> "Any":
         from . import _inspection
 
         return getattr(_inspection, name)
+    if name == "Node":  # liblock.Node (a dataclass) too
+        from . import _node
+
+        return _node.Node
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

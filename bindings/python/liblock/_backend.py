@@ -27,7 +27,7 @@ class Backend(Protocol):
 
     def client_new(self, config: bytes, tls: Any = None) -> int:
         """Parse the config JSON and make a client; its handle. ``tls``: the client's
-        ``_tls.TLS`` settings, or None."""
+        ``_tls.ClientTLS`` settings, or None."""
         ...
 
     def free_client(self, handle: int) -> None:

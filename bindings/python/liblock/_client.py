@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ._backend import Backend
     from ._inspection import Inspection
+    from ._node import Node
 
     from typing import TypeVar
 
@@ -739,7 +740,7 @@ class Client:
     """A Redlock client over one or more independent Redis masters.
 
     ``nodes``: 1 to 64 URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
-    ``unix:///path``). ``node_timeout``: seconds any single node request may take
+    ``unix:///path``), or :class:`liblock.Node` entries (a URL with its own TLS settings). ``node_timeout``: seconds any single node request may take
     (default 0.05; 0.001 to 60; a bare number of 10 or more is refused as a likely
     millisecond value: pass a ``datetime.timedelta`` for such a timeout).
     ``drift_factor``: clock drift allowance, 0 to 0.1 (default 0.01).
@@ -762,6 +763,9 @@ class Client:
     shortcuts, the ``*_async`` methods or ``backend="wasm"`` there. A URL's
     ``?skip_verify=true`` still turns verification off for its node (with
     ``ssl_context``, through a context of liblock's without your client certificate).
+    A node whose TLS settings differ is given as a :class:`liblock.Node` (its URL and
+    these ``ssl_*`` parameters) instead of a URL: its settings replace the client's for
+    it, and are checked the same way (errors name ``nodes[i].ssl_ca_certs``, ...).
 
     Close it with :meth:`close` or use it as a (async) context manager; a dropped
     client is closed by its finalizer. Closing releases the locks it still holds.
@@ -771,7 +775,7 @@ class Client:
     @_keywords
     def __init__(
         self,
-        nodes: Iterable[str],
+        nodes: Iterable[Union[str, "Node"]],
         *,
         node_timeout: Optional[Seconds] = None,
         drift_factor: Optional[float] = None,
@@ -796,7 +800,18 @@ class Client:
         except TypeError:
             raise ArgumentTypeError(
                 f"nodes must be a list of URL strings, not {type(nodes).__name__}") from None
+        node_tls: List[Any] = []  # (index, liblock.Node) of the nodes with TLS of their own
         for i, url in enumerate(node_list):
+            if not isinstance(url, str):
+                from ._node import Node
+                if isinstance(url, Node):
+                    _text(f"nodes[{i}].url", url.url)
+                    if url.has_tls():
+                        node_tls.append((i, url))
+                    node_list[i] = url.url
+                    continue
+                raise ArgumentTypeError(
+                    f"nodes[{i}] must be a URL string or a liblock.Node, not {type(url).__name__}")
             _text(f"nodes[{i}]", url)
         if not _MIN_NODES <= len(node_list) <= _MAX_NODES:
             raise InvalidArgument(f"nodes must hold {_MIN_NODES} to {_MAX_NODES} URLs, got {len(node_list)}")
@@ -820,9 +835,14 @@ class Client:
         self._owner = owner or ""
         tls = None
         if (ssl_context is not None or ssl_ca_certs is not None or ssl_certfile is not None
-                or ssl_keyfile is not None or ssl_server_name is not None):
+                or ssl_keyfile is not None or ssl_server_name is not None or node_tls):
             from . import _tls  # ssl only when asked for
-            tls = _tls.settings(ssl_context, ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name)
+            base = _tls.settings(ssl_context, ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name)
+            own: Dict[int, Any] = {}
+            for i, n in node_tls:
+                own[i] = _tls.settings(n.ssl_context, n.ssl_ca_certs, n.ssl_certfile, n.ssl_keyfile,
+                                       n.ssl_server_name, prefix=f"nodes[{i}].")
+            tls = _tls.ClientTLS(base, own)
         self._backend: Backend = _make_backend(backend)
         self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"), tls)
         from . import _lib

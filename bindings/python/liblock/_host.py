@@ -108,7 +108,7 @@ class Host:
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
-        self.tls = tls  # the client's _tls.TLS (ssl_context, ssl_ca_certs, ...), or None
+        self.tls = tls  # the client's _tls.ClientTLS (ssl_context, ssl_ca_certs, ..., per node), or None
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
         self._guard: Any = None
@@ -201,9 +201,9 @@ class Host:
                     self._ops[a[1]] = self._starting
                     self._starting = None
             elif kind == P.ACT_OPEN:
-                _, conn, _node, flags, network, addr, server_name = a
+                _, conn, node, flags, network, addr, server_name = a
                 self._connecting[conn] = self.loop.create_task(
-                    self._connect(conn, flags, network, addr, server_name))
+                    self._connect(conn, node, flags, network, addr, server_name))
             elif kind == P.ACT_CLOSE:
                 self._close_conn(a[1])
             elif kind == P.ACT_LOST:
@@ -230,11 +230,13 @@ class Host:
 
     # ------------------------------------------------------------ connections
 
-    async def _connect(self, cid: int, flags: int, network: str, addr: str, server_name: str) -> None:
+    async def _connect(self, cid: int, node: int, flags: int, network: str, addr: str,
+                       server_name: str) -> None:
         ctx = None
         if flags & P.OPEN_TLS:
             verify = not flags & P.OPEN_SKIP_VERIFY
-            tls = self.tls
+            # the node's own settings (a liblock.Node's) replace the client's
+            tls = self.tls.for_node(node) if self.tls is not None else None
             ctx = tls.context(verify) if tls is not None else _ssl_context(verify)
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins

@@ -52,7 +52,8 @@ class NativeBackend:
         if tls is not None:
             # the Go driver of lock_client_new reads the files itself (tls_* keys);
             # lock_engine_new (the asyncio hosts' engines) takes config without them
-            capi = json.dumps({**json.loads(config), **tls.files}).encode("utf-8")
+            # (a liblock.Node's as the object form of its nodes item)
+            capi = json.dumps(tls.capi_config(json.loads(config))).encode("utf-8")
             if tls.user_context:
                 from ._tls import SYNC_NATIVE_REFUSED
                 self._refused = SYNC_NATIVE_REFUSED

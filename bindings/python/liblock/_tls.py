@@ -19,7 +19,7 @@ SYNC_NATIVE_REFUSED = (
     "ssl_context= cannot reach the native backend's synchronous API (acquire, lock, "
     "inspect run in liblock.so's Go driver, which an ssl.SSLContext cannot cross to): "
     "give the files as ssl_ca_certs=, ssl_certfile=, ssl_keyfile= (and ssl_server_name=), "
-    "use the *_async methods, or backend=\"wasm\"")
+    "use the *_async methods, or backend=\"wasm\" (a liblock.Node's ssl_context= too)")
 
 
 class TLS:
@@ -72,40 +72,41 @@ def _context(verify: bool, cafile: Optional[str]) -> ssl.SSLContext:
 
 
 def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile: Any,
-             ssl_server_name: Any) -> Optional[TLS]:
+             ssl_server_name: Any, prefix: str = "") -> Optional[TLS]:
     """Check the client's TLS arguments and build its settings (None: no argument given,
-    the host's defaults). Files are read now: errors name the parameter."""
+    the host's defaults). Files are read now: errors name the parameter, after
+    ``prefix`` ("nodes[1]." for a liblock.Node's)."""
     files_given = any(v is not None for v in (ssl_ca_certs, ssl_certfile, ssl_keyfile))
     if ssl_context is None and not files_given and ssl_server_name is None:
         return None
     server_name: Optional[str] = None
     if ssl_server_name is not None:
         if not isinstance(ssl_server_name, str):
-            raise ArgumentTypeError(f"ssl_server_name must be a str, not {type(ssl_server_name).__name__}")
+            raise ArgumentTypeError(f"{prefix}ssl_server_name must be a str, not {type(ssl_server_name).__name__}")
         if not ssl_server_name or "\0" in ssl_server_name:
-            raise InvalidArgument("ssl_server_name: must be a non-empty host name")
+            raise InvalidArgument(f"{prefix}ssl_server_name: must be a non-empty host name")
         server_name = ssl_server_name
     files: Dict[str, str] = {}
     if server_name is not None:
         files["tls_server_name"] = server_name
     if ssl_context is not None:
         if not isinstance(ssl_context, ssl.SSLContext):
-            raise ArgumentTypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
+            raise ArgumentTypeError(f"{prefix}ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
         if files_given:
-            raise InvalidArgument("ssl_context: give either ssl_context or the file shortcuts "
+            raise InvalidArgument(f"{prefix}ssl_context: give either ssl_context or the file shortcuts "
                                   "(ssl_ca_certs, ssl_certfile, ssl_keyfile), not both")
         # skip_verify=true in a URL: a context of liblock's without verification (a
         # caller's context is never changed; its client certificate is not in it)
         return TLS(ssl_context, _context(False, None), server_name, {}, True)
-    cafile = None if ssl_ca_certs is None else _path("ssl_ca_certs", ssl_ca_certs)
-    certfile = None if ssl_certfile is None else _path("ssl_certfile", ssl_certfile)
-    keyfile = None if ssl_keyfile is None else _path("ssl_keyfile", ssl_keyfile)
+    cafile = None if ssl_ca_certs is None else _path(prefix + "ssl_ca_certs", ssl_ca_certs)
+    certfile = None if ssl_certfile is None else _path(prefix + "ssl_certfile", ssl_certfile)
+    keyfile = None if ssl_keyfile is None else _path(prefix + "ssl_keyfile", ssl_keyfile)
     if keyfile is not None and certfile is None:
-        raise InvalidArgument("ssl_keyfile: needs ssl_certfile")
+        raise InvalidArgument(f"{prefix}ssl_keyfile: needs {prefix}ssl_certfile")
     try:
         verify = _context(True, cafile)
     except ssl.SSLError as e:
-        raise InvalidArgument(f"ssl_ca_certs: no PEM certificate in {cafile!r} ({_reason(e)})") from None
+        raise InvalidArgument(f"{prefix}ssl_ca_certs: no PEM certificate in {cafile!r} ({_reason(e)})") from None
     no_verify = _context(False, None)
     if cafile is not None:
         files["tls_ca_file"] = cafile
@@ -113,17 +114,44 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
         try:  # the certificate alone first, to name the file that is wrong
             ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=certfile)
         except ssl.SSLError as e:
-            raise InvalidArgument(f"ssl_certfile: no PEM certificate in {certfile!r} ({_reason(e)})") from None
+            raise InvalidArgument(f"{prefix}ssl_certfile: no PEM certificate in {certfile!r} ({_reason(e)})") from None
         for ctx in (verify, no_verify):
             try:
                 ctx.load_cert_chain(certfile, keyfile)
             except ssl.SSLError as e:
                 if e.reason == "KEY_VALUES_MISMATCH":
-                    raise InvalidArgument("ssl_keyfile: does not match ssl_certfile" if keyfile
-                                          else "ssl_certfile: its key does not match its certificate") from None
-                what = "ssl_keyfile" if keyfile else "ssl_certfile"
+                    raise InvalidArgument(f"{prefix}ssl_keyfile: does not match {prefix}ssl_certfile" if keyfile
+                                          else f"{prefix}ssl_certfile: its key does not match its certificate") from None
+                what = prefix + ("ssl_keyfile" if keyfile else "ssl_certfile")
                 raise InvalidArgument(f"{what}: no usable PEM private key in {keyfile or certfile!r} "
                                       f"({_reason(e)})") from None
         files["tls_cert_file"] = certfile
         files["tls_key_file"] = keyfile or certfile  # redis-py's: the key may be in the certfile
     return TLS(verify, no_verify, server_name, files, False)
+
+
+class ClientTLS:
+    """A client's TLS settings: the client-level ones (``base``, None: the host's
+    defaults) and those of the nodes given as ``liblock.Node`` with some, by node index,
+    which replace ``base`` for their node."""
+
+    def __init__(self, base: Optional[TLS], nodes: Dict[int, TLS]) -> None:
+        self.base = base
+        self.nodes = nodes
+        self.user_context = (base is not None and base.user_context) or any(
+            t.user_context for t in nodes.values())
+
+    def for_node(self, node: int) -> Optional[TLS]:
+        """The settings of node ``node``'s connections."""
+        return self.nodes.get(node, self.base)
+
+    def capi_config(self, config: Dict[str, Any]) -> Dict[str, Any]:
+        """lock_client_new's config: the tls_* keys of base, and each node with its own
+        settings as an object {"url", tls_* keys}."""
+        out = dict(config)
+        if self.base is not None:
+            out.update(self.base.files)
+        if self.nodes:
+            out["nodes"] = [dict(url=u, **self.nodes[i].files) if i in self.nodes else u
+                            for i, u in enumerate(config["nodes"])]
+        return out

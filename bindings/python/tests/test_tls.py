@@ -209,3 +209,120 @@ def test_bad_input_at_construction(certs: Path) -> None:
         assert key_line not in msg and "PRIVATE KEY" not in msg, msg
     assert liblock.InvalidArgument.status == liblock.ArgumentTypeError.status
 
+
+
+# ------------------------------------------------------------------ per node
+
+@pytest.fixture(scope="module")
+def three(certs: Path, servers: Dict[str, TLSServer]) -> Iterator[Dict[str, Server]]:
+    """Two TLS nodes whose certificates come from two private CAs (ca, other-ca) and a
+    plain node."""
+    made: Dict[str, Server] = {"a": servers["plain"]}
+    try:
+        made["b"] = TLSServer(certs, "other", False)
+        port = free_port()
+        made["bare"] = Server("--port", str(port), port=port)
+        yield made
+    finally:
+        for k in ("b", "bare"):
+            if k in made:
+                made[k].close()
+
+
+def per_node(three: Dict[str, Server], certs: Path, a: Any, b: Any) -> liblock.Client:
+    """A client of [a, b, the plain node] whose own CA is ca.pem."""
+    return liblock.Client([a, b, f"redis://127.0.0.1:{three['bare'].port}"], node_timeout=2.0,
+                          backend=BACKEND, ssl_ca_certs=str(certs / "ca.pem"))
+
+
+def acquire_inspect(c: liblock.Client, api: str, res: str) -> Any:
+    """Take res, inspect it, release it; the inspection."""
+    if api == "sync":
+        with c.lock(res, ttl=10, wait=0):
+            return c.inspect(res)
+
+    async def run() -> Any:
+        lock = await c.acquire_async(res, ttl=10, wait=0)
+        try:
+            return await c.inspect_async(res)
+        finally:
+            await lock.release_async()
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_per_node_each_its_own_ca(three: Dict[str, Server], certs: Path, api: str) -> None:
+    b = liblock.Node(url(three["b"]), ssl_ca_certs=str(certs / "other-ca.pem"))
+    with per_node(three, certs, url(three["a"]), b) as c:
+        i = acquire_inspect(c, api, "tls:pernode")
+    assert [(n.holder, n.error) for n in i.nodes] == [(True, None)] * 3, i
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_per_node_client_ca_only(three: Dict[str, Server], certs: Path, api: str) -> None:
+    # liblock.Node without ssl_* fields: the client's settings, as a URL string
+    with per_node(three, certs, url(three["a"]), liblock.Node(url(three["b"]))) as c:
+        i = acquire_inspect(c, api, "tls:clientca")  # 2 of 3
+    assert [n.holder for n in i.nodes] == [True, False, True], i
+    import re
+    assert re.search(UNTRUSTED, i.nodes[1].error or ""), i
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_per_node_replaces_the_client_settings(three: Dict[str, Server], certs: Path, api: str) -> None:
+    a = liblock.Node(url(three["a"]), ssl_ca_certs=str(certs / "other-ca.pem"))
+    with per_node(three, certs, a, url(three["b"])) as c:
+        with pytest.raises(liblock.Unavailable) as e:
+            take(c, api)
+    assert [n.node for n in e.value.nodes] == [0, 1], e.value
+    import re
+    for n in e.value.nodes:
+        assert re.search(UNTRUSTED, n.cause), e.value
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_per_node_ssl_context(three: Dict[str, Server], certs: Path, api: str) -> None:
+    b = liblock.Node(url(three["b"]), ssl_context=ssl.create_default_context(cafile=str(certs / "other-ca.pem")))
+    with per_node(three, certs, url(three["a"]), b) as c:
+        if api == "sync" and BACKEND == "native":  # the client-level ssl_context's rule
+            with pytest.raises(liblock.InvalidArgument, match="cannot reach the native backend's synchronous API"):
+                take(c, api)
+            return
+        i = acquire_inspect(c, api, "tls:pernode-ctx")
+    assert [(n.holder, n.error) for n in i.nodes] == [(True, None)] * 3, i
+
+
+def test_per_node_bad_input(certs: Path) -> None:
+    missing = str(certs / "missing.pem")
+    ok = "rediss://127.0.0.1:1"
+    cases = [
+        (liblock.Node(ok, ssl_ca_certs=missing), liblock.InvalidArgument, "nodes[1].ssl_ca_certs: cannot read"),
+        (liblock.Node(ok, ssl_ca_certs=str(certs / "garbage.pem")), liblock.InvalidArgument,
+         "nodes[1].ssl_ca_certs: no PEM certificate"),
+        (liblock.Node(ok, ssl_keyfile=str(certs / "client.key")), liblock.InvalidArgument,
+         "nodes[1].ssl_keyfile: needs nodes[1].ssl_certfile"),
+        (liblock.Node(ok, ssl_certfile=str(certs / "client.pem"), ssl_keyfile=str(certs / "server.key")),
+         liblock.InvalidArgument, "nodes[1].ssl_keyfile: does not match nodes[1].ssl_certfile"),
+        (liblock.Node(ok, ssl_context="ca.pem"), liblock.ArgumentTypeError, "nodes[1].ssl_context must be an ssl.SSLContext"),
+        (liblock.Node(ok, ssl_context=ssl.create_default_context(), ssl_ca_certs=str(certs / "ca.pem")),
+         liblock.InvalidArgument, "nodes[1].ssl_context: give either"),
+        (liblock.Node(ok, ssl_server_name=""), liblock.InvalidArgument, "nodes[1].ssl_server_name"),
+        (liblock.Node(ok, ssl_ca_certs=3), liblock.ArgumentTypeError, "nodes[1].ssl_ca_certs must be a str"),
+        (liblock.Node(b"x"), liblock.ArgumentTypeError, "nodes[1].url must be a str"),  # type: ignore[arg-type]
+        (liblock.Node("http://x"), liblock.InvalidArgument, "nodes[1]"),
+        (3, liblock.ArgumentTypeError, "nodes[1] must be a URL string or a liblock.Node"),
+    ]
+    for node, exc, want in cases:
+        with pytest.raises(exc) as e:
+            liblock.Client(["redis://127.0.0.1:1", node], backend=BACKEND)
+        assert want in str(e.value), (node, str(e.value))
+
+
+def test_node_is_a_frozen_dataclass() -> None:
+    import dataclasses
+
+    n = liblock.Node("rediss://h:1", ssl_ca_certs="/ca.pem")
+    assert "Node" in liblock.__all__ and dataclasses.is_dataclass(n)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        n.url = "x"  # type: ignore[misc]
+    assert n == liblock.Node("rediss://h:1", ssl_ca_certs="/ca.pem")
