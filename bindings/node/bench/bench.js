@@ -10,6 +10,8 @@
 //      node-redlock and sesame: new Redlock(clients), acquire([r], ttl), i.e.
 //      10 retries 200 ms apart; redis-semaphore: new RedlockMutex(clients, r),
 //      i.e. a 10 s acquireTimeout, polled every 10 ms, and a refresh timer);
+//      and liblock's unused wait alone: one client alternating default and
+//      wait: 0 pairs pair by pair (latency medians, mean CPU per pair);
 //   2. contention: 10 tasks, one resource, 3 nodes, 1 ms critical sections,
 //      in one process and split over two processes (ms per section, hand-offs
 //      between the processes, least-served task's share, wait p99 in each;
@@ -41,6 +43,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS || 3);
 const LOADS = Number(process.env.BENCH_LOADS || 5);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
 const WAKES = Number(process.env.BENCH_WAKES || 50);
 const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,6,5').split(',').map(Number); // which parts to run
@@ -57,6 +60,7 @@ function makeLibs(nodeUrls, nodeTimeout = 1000) {
   const sesame = new SesameRedlock(clients, { retryCount: 0, retryDelay: 1, retryJitter: 1 });
   const sesameWait = new SesameRedlock(clients, { retryCount: 100000, retryDelay: 2, retryJitter: 2 });
   const ll = (c) => ({
+    client: c,
     pair: async (res) => { const l = await c.acquire(res, { ttl: 10000, wait: 0 }); await l.release(); },
     section: async (res, fn) => { const l = await c.acquire(res, { ttl: 10000, wait: 60000 }); try { await fn(); } finally { await l.release(); } },
     hold: (res, wait = 0) => c.acquire(res, { ttl: 10000, wait }),
@@ -274,6 +278,7 @@ async function main() {
   // defaults" rows), in the same rounds (the rounds alternate between all of
   // them).
   const pairUs = {};
+  const abUs = {};
   const DEF = ', defaults';
   for (const n of ONLY.includes(1) ? [1, 5] : []) {
     const { libs, defaults, close, ready } = makeLibs(urls.slice(0, n));
@@ -287,6 +292,25 @@ async function main() {
       for (const name of Object.keys(runs)) (rounds[name] ||= []).push(await pairs(runs[name], `bench:pair:${n}:${name}`, PAIRS));
     }
     for (const name of Object.keys(runs)) (pairUs[name] ||= {})[n] = median(rounds[name]);
+    // The unused wait alone: one client alternates default and wait: 0
+    // pairs pair by pair, so both see the same machine (sequential rows
+    // move by more than the difference on this VM).
+    for (const backend of ['native', 'wasm']) {
+      const name = `liblock ${backend}`;
+      if (!libs[name]) continue;
+      const forms = [{ ttl: 10000 }, { ttl: 10000, wait: 0 }];
+      const lat = [[], []]; const cpu = [[], []];
+      const client = libs[name].client;
+      for (let i = 0; i < 2 * PAIRS; i++) {
+        const side = i % 2;
+        const c0 = process.cpuUsage(); const t0 = process.hrtime.bigint();
+        const l = await client.acquire(`bench:ab:${n}:${backend}`, forms[side]);
+        await l.release();
+        lat[side].push(Number(process.hrtime.bigint() - t0) / 1000);
+        const c = process.cpuUsage(c0); cpu[side].push(c.user + c.system);
+      }
+      (abUs[backend] ||= {})[n] = { lat: median(lat[0]) / median(lat[1]), cpu: mean(cpu[0]) / mean(cpu[1]) };
+    }
     await close();
   }
   if (ONLY.includes(1)) {
@@ -313,6 +337,12 @@ async function main() {
       `   wasm default / wasm wait: 0: ${ratio('liblock wasm' + DEF, 'liblock wasm', n)}` +
       `   native default / fastest peer default (${peerDef ? peerDef.slice(0, -DEF.length) : 'none'}): ${peerDef ? ratio('liblock native' + DEF, peerDef, n) : 'n/a'}` +
       `   wasm default / it: ${peerDef ? ratio('liblock wasm' + DEF, peerDef, n) : 'n/a'}`);
+  }
+
+  for (const backend of Object.keys(abUs)) {
+    const r = abUs[backend];
+    console.log(`   unused wait, alternating pair by pair on one ${backend} client (default / wait: 0): ` +
+      `1 node ${r[1].lat.toFixed(2)} latency, ${r[1].cpu.toFixed(2)} CPU; 5 nodes ${r[5].lat.toFixed(2)} latency, ${r[5].cpu.toFixed(2)} CPU`);
   }
 
   // 2. Contention, one process and two.
