@@ -83,8 +83,9 @@ function intArg(what, v, optional, lo = -Infinity, hi = Infinity) {
 // A lock must outlast an acquire round (each node request takes up to the
 // node timeout) and, auto-extended, leave room for an extension round every
 // ttl/3: a ttl below 3 × nodeTimeout (150 ms by default) is refused. It is
-// almost always a unit mistake (ttl: 60 meant as 60 seconds).
-const TTL_NODE_TIMEOUTS = 3;
+// almost always a unit mistake (ttl: 60 meant as 60 seconds). The factor is
+// the spec's (core/hostabi/spec/protocol.json), as in the Python binding.
+const TTL_NODE_TIMEOUTS = LIMITS.ttl.minNodeTimeouts;
 function ttlFits(what, ttl, nodeTimeout) {
   const min = TTL_NODE_TIMEOUTS * nodeTimeout;
   if (ttl >= min) return;

@@ -195,10 +195,10 @@ def _node_timeout_ms(value: Any) -> int:
     return _ms("node_timeout", value, _MIN_NODE_TIMEOUT_MS, _MAX_NODE_TIMEOUT_MS)
 
 
-# The shortest ttl, in node timeouts (the same rule in every binding): a lock must
-# outlast an acquire round (bounded by one node timeout) and, auto-extended, leave room
-# for an extension round (another node timeout) every ttl/3.
-_MIN_TTL_NODE_TIMEOUTS = 3
+# The shortest ttl, in node timeouts (the spec's factor, shared with the Node binding):
+# a lock must outlast an acquire round (bounded by one node timeout) and, auto-extended,
+# leave room for an extension round (another node timeout) every ttl/3.
+_MIN_TTL_NODE_TIMEOUTS = P.LIMIT_TTL_MIN_NODE_TIMEOUTS
 
 
 def _check_ttl_fits(name: str, ttl_ms: int, node_timeout_ms: int) -> None:

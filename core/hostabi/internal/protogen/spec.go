@@ -64,6 +64,10 @@ type Limit struct {
 	Min       float64  `json:"min"`
 	Max       float64  `json:"max"`
 	Default   *float64 `json:"default"`
+	// MinNodeTimeouts: the bindings refuse a value below this many node
+	// timeouts (ttl: a lock must outlast an acquire round and leave room
+	// for an extension round every ttl/3; almost always a unit mistake).
+	MinNodeTimeouts *float64 `json:"min_node_timeouts"`
 	Unit      string   `json:"unit"`
 	C         string   `json:"c"`
 	GoMin     string   `json:"go_min"`
