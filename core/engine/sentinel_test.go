@@ -184,7 +184,7 @@ func TestSentinelResolvesThePrimary(t *testing.T) {
 		"10.0.0.1:6379 ROLE",
 	}, f.log[:5], "sentinel credentials to the sentinel, data credentials to the primary, ROLE before anything")
 	require.Len(t, f.sent("10.0.0.1:6379", "SET"), 1)
-	assert.Equal(t, []string{"10.0.0.1:6379 WAIT 1 75"}, f.sent("10.0.0.1:6379", "WAIT"), "WAIT 1 by default on a Sentinel node, 3/4 of the node timeout")
+	assert.Equal(t, []string{"10.0.0.1:6379 WAIT 1 50"}, f.sent("10.0.0.1:6379", "WAIT"), "WAIT 1 by default on a Sentinel node, half the node timeout")
 	assert.Equal(t, "master_name=mymaster via s1:26379", f.e.NodeAddr(0))
 }
 
@@ -282,7 +282,7 @@ func TestWaitTooFewReplicasFailsAndCleansUp(t *testing.T) {
 	f := newFake(t, "redis://p:1", &two, map[string]*fakeServer{"p:1": {role: "master", acks: 1}})
 	d := f.acquire("r")
 	require.Error(t, d.Err)
-	assert.Contains(t, d.Err.Error(), "WAIT: 1 of the 2 replicas wait_replicas asks for acknowledged the grant within 75ms")
+	assert.Contains(t, d.Err.Error(), "WAIT: 1 of the 2 replicas wait_replicas asks for acknowledged the grant within 50ms")
 	var we *WaitError
 	assert.True(t, errors.As(d.Err, &we), "%v", d.Err)
 	require.Len(t, f.sent("p:1", "SET"), 1)
@@ -299,7 +299,7 @@ func TestWaitEnoughReplicasAndExtend(t *testing.T) {
 	require.NoError(t, err)
 	f.run()
 	require.NoError(t, f.done[op].Err)
-	assert.Len(t, f.sent("p:1", "WAIT 1 75"), 2, "the grant and the extension")
+	assert.Len(t, f.sent("p:1", "WAIT 1 50"), 2, "the grant and the extension")
 	op, err = f.e.Release(d.Lock)
 	require.NoError(t, err)
 	f.run()

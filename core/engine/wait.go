@@ -135,12 +135,17 @@ func (w *WaitError) Error() string {
 		strconv.FormatInt(w.Timeout, 10) + "ms"
 }
 
-// waitTimeout is the WAIT's own timeout: three quarters of the node
-// timeout, so that its answer (and the grant it holds back) arrives before
-// the request's deadline closes the connection. At least 1 ms: WAIT's 0
-// would block for ever.
+// waitTimeout is the WAIT's own timeout: half the node timeout, so that
+// its answer (and the grant it holds back) normally arrives before the
+// request's deadline closes the connection. Redis ends a blocked WAIT at
+// its next cron tick after the timeout (hz 10: up to 100 ms late), so with
+// a node timeout under about 200 ms an unsatisfied WAIT may meet the
+// engine's deadline first: the grant fails all the same ("no reply within
+// the node timeout"), and the connection is made anew. A satisfied WAIT
+// answers as soon as the replicas acknowledge (sub-millisecond on a LAN).
+// At least 1 ms: WAIT's 0 would block for ever.
 func (e *Engine) waitTimeout() int64 {
-	return max(1, (e.timeout * 3 / 4).Milliseconds())
+	return max(1, (e.timeout / 2).Milliseconds())
 }
 
 // writeWait writes a WAIT behind request r (just written on n), and puts

@@ -63,6 +63,7 @@ _MAX_KEY_PREFIX_BYTES = P.LIMIT_KEY_PREFIX_MAX
 _MIN_NODES = P.LIMIT_NODES_MIN
 _MAX_NODES = P.LIMIT_NODES_MAX
 _MAX_OWNER_BYTES = P.LIMIT_OWNER_MAX
+_MAX_WAIT_REPLICAS = 100  # engine.MaxWaitReplicas
 _MIN_TOKEN_BYTES = P.LIMIT_TOKEN_MIN
 _MAX_TOKEN_BYTES = P.LIMIT_TOKEN_MAX
 # A node_timeout given as a bare number of at least this many seconds is taken
@@ -749,6 +750,13 @@ class Client:
     then ``owner/uuid``), which :meth:`inspect` reports to anyone; at most 128 bytes, no ``/``.
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
     (liblock.wasm under wasmtime; see the README).
+    ``wait_replicas``: follow each grant and extension with ``WAIT``: a node's grant
+    counts only once that many of its replicas acknowledged it within the node timeout
+    (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``),
+    off on the others (README "WAIT").
+    A node URL may name a Sentinel-managed primary:
+    ``redis://[s_user:s_password@]sentinel:port?master_name=NAME&addr=sentinel2:port&password=P``
+    (go-redis's ParseFailoverURL form).
 
     TLS of the ``rediss://`` nodes (default: the system's roots, each URL's host):
     ``ssl_ca_certs`` (a PEM file of CA certificates: a private CA), ``ssl_certfile`` and
@@ -787,6 +795,7 @@ class Client:
         ssl_certfile: Optional[Any] = None,
         ssl_keyfile: Optional[Any] = None,
         ssl_server_name: Optional[str] = None,
+        wait_replicas: Optional[int] = None,
     ) -> None:
         import json
         import weakref
@@ -832,6 +841,16 @@ class Client:
             config["key_prefix"] = key_prefix
         if owner is not None:
             config["owner"] = _owner(owner)
+        if wait_replicas is not None:
+            # WAIT behind every grant and extension (README "WAIT"); None is the
+            # default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
+            if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int):
+                raise ArgumentTypeError(
+                    f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
+            if not 0 <= wait_replicas <= _MAX_WAIT_REPLICAS:
+                raise InvalidArgument(
+                    f"wait_replicas must be between 0 (off) and {_MAX_WAIT_REPLICAS}, got {wait_replicas}")
+            config["wait_replicas"] = wait_replicas
         self._owner = owner or ""
         tls = None
         if (ssl_context is not None or ssl_ca_certs is not None or ssl_certfile is not None
