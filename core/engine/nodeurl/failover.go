@@ -212,3 +212,32 @@ func splitHostPortStrict(hostport string) (host, port string, err error) {
 	}
 	return host, hostport[i+1:], nil
 }
+
+// redactQueryPassword replaces the value of every password= option of
+// raw's query (a Sentinel URL's primary password) with "xxxxx".
+func redactQueryPassword(raw string) string {
+	q := strings.IndexByte(raw, '?')
+	if q < 0 {
+		return raw
+	}
+	end := len(raw)
+	if h := strings.IndexByte(raw[q:], '#'); h >= 0 {
+		end = q + h
+	}
+	pairs := strings.Split(raw[q+1:end], "&")
+	changed := false
+	for i, p := range pairs {
+		k, _, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		if key, err := unescape(k, encodeQueryComponent); err == nil && key == "password" {
+			pairs[i] = k + "=xxxxx"
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	return raw[:q+1] + strings.Join(pairs, "&") + raw[end:]
+}

@@ -100,4 +100,7 @@ func TestIsFailover(t *testing.T) {
 	assert.False(t, IsFailover("redis://s?db=1"))
 	assert.False(t, IsFailover("%zz"))
 	assert.True(t, strings.HasPrefix(Redact("redis://u:pw@s?master_name=m"), "redis://u:xxxxx@"))
+	assert.Equal(t, "redis://u:xxxxx@s?master_name=m&password=xxxxx&pass%77ord=xxxxx&db=1#password=x",
+		Redact("redis://u:spw@s?master_name=m&password=dpw&pass%77ord=d2&db=1#password=x"))
+	assert.Equal(t, "redis://s?master_name=m", Redact("redis://s?master_name=m"))
 }

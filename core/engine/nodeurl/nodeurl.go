@@ -62,15 +62,20 @@ func Parse(raw string) (Spec, error) {
 // given, or "(malformed URL)" when url.Parse would refuse raw — for
 // messages and logs. (This is core.RedactURL's behaviour in the wasip1
 // build; the native build's net/url Redacted also re-escapes the rest.)
+// A Sentinel URL's password= option (the primary's password) is replaced
+// too.
 func Redact(raw string) string {
 	u, err := parseURL(raw)
 	if err != nil {
 		return "(malformed URL)"
 	}
-	if u.pwSpan[0] < 0 {
-		return raw
+	if u.pwSpan[0] >= 0 {
+		raw = raw[:u.pwSpan[0]] + "xxxxx" + raw[u.pwSpan[1]:]
 	}
-	return raw[:u.pwSpan[0]] + "xxxxx" + raw[u.pwSpan[1]:]
+	if _, ok := parseQuery(u.rawQuery)["master_name"]; ok {
+		raw = redactQueryPassword(raw) // a Sentinel URL's primary password (failover.go)
+	}
+	return raw
 }
 
 // parse is redis.ParseURL, its error message unscrubbed.
