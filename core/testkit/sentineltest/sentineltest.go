@@ -8,6 +8,7 @@ package sentineltest
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -32,10 +33,23 @@ const failoverWithin = 30 * time.Second
 
 // Run runs every scenario against backend.
 func Run(t *testing.T, backend locktest.Factory) {
-	t.Run("AcquireThroughSentinel", func(t *testing.T) { acquireThroughSentinel(t, backend) })
-	t.Run("GrantSurvivesKillWithWait", func(t *testing.T) { survivesKill(t, backend) })
-	t.Run("GrantLostWithoutWait", func(t *testing.T) { lostWithoutWait(t, backend) })
-	t.Run("FailoverWhileContended", func(t *testing.T) { failoverContended(t, backend) })
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, locktest.Factory)
+	}{
+		{"AcquireThroughSentinel", acquireThroughSentinel},
+		{"GrantSurvivesKillWithWait", survivesKill},
+		{"GrantLostWithoutWait", lostWithoutWait},
+		{"FailoverWhileContended", failoverContended},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			// Registered first, checked last: after the clients closed
+			// and the deployment stopped.
+			base := runtime.NumGoroutine()
+			t.Cleanup(func() { locktest.NoGoroutineLeak(t, base) })
+			sc.run(t, backend)
+		})
+	}
 }
 
 func client(t *testing.T, backend locktest.Factory, url string, wait *int) locktest.Client {
