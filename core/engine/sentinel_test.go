@@ -259,22 +259,47 @@ func TestSentinelFrozenWithinTheNodeTimeout(t *testing.T) {
 }
 
 func TestSentinelReadonlyResolvesAgain(t *testing.T) {
-	p := &fakeServer{role: "master", acks: 1}
-	s1 := &fakeServer{master: []string{"p", "1"}}
+	for _, reply := range []string{
+		"READONLY You can't write against a read only replica.",
+		"LOADING Redis is loading the dataset in memory",
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+	} {
+		code, _, _ := strings.Cut(reply, " ")
+		t.Run(code, func(t *testing.T) {
+			p := &fakeServer{role: "master", acks: 1}
+			s1 := &fakeServer{master: []string{"p", "1"}}
+			f := newFake(t, "redis://s1:1?master_name=m", nil, map[string]*fakeServer{
+				"s1:1": s1, "p:1": p, "q:1": {role: "master", acks: 1},
+			})
+			require.NoError(t, f.acquire("a").Err)
+			// A failover: p answers writes with the error now, and the
+			// sentinels name q.
+			p.errs = map[string]string{"SET": reply}
+			s1.master = []string{"q", "1"}
+			d := f.acquire("b")
+			require.Error(t, d.Err)
+			assert.Contains(t, d.Err.Error(), code)
+			assert.Empty(t, f.sent("q:1", "SET"), "the failed attempt's cleanup only")
+			require.NoError(t, f.acquire("c").Err, "the next request asks the sentinels again")
+			assert.Len(t, f.sent("q:1", "SET"), 1)
+			assert.Len(t, f.sent("s1:1", "SENTINEL"), 2)
+		})
+	}
+}
+
+// A primary demoted under a live connection with replica-read-only no
+// would take the SET; its WAIT fails ("WAIT cannot be used with replica
+// instances"), and so does the grant.
+func TestWaitErrorFailsTheGrant(t *testing.T) {
 	f := newFake(t, "redis://s1:1?master_name=m", nil, map[string]*fakeServer{
-		"s1:1": s1, "p:1": p, "q:1": {role: "master", acks: 1},
+		"s1:1": {master: []string{"p", "1"}},
+		"p:1":  {role: "master", errs: map[string]string{"WAIT": "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."}},
 	})
-	require.NoError(t, f.acquire("a").Err)
-	// A failover: p is a replica now, and answers writes with READONLY.
-	p.errs = map[string]string{"SET": "READONLY You can't write against a read only replica."}
-	s1.master = []string{"q", "1"}
-	d := f.acquire("b")
+	d := f.acquire("r")
 	require.Error(t, d.Err)
-	assert.Contains(t, d.Err.Error(), "READONLY")
-	assert.Empty(t, f.sent("q:1", "SET"), "the failed attempt's cleanup only")
-	require.NoError(t, f.acquire("c").Err, "the next request asks the sentinels again")
-	assert.Len(t, f.sent("q:1", "SET"), 1)
-	assert.Len(t, f.sent("s1:1", "SENTINEL"), 2)
+	assert.ErrorIs(t, d.Err, ErrUnavailable)
+	assert.Contains(t, d.Err.Error(), "WAIT 1: ERR WAIT cannot be used with replica instances")
+	assert.Len(t, append(f.sent("p:1", "EVAL "), f.sent("p:1", "EVALSHA")...), 1, "the grant's key is deleted")
 }
 
 func TestWaitTooFewReplicasFailsAndCleansUp(t *testing.T) {
