@@ -18,9 +18,9 @@ func TestParseConfigWaitReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, cfg.WaitReplicas, "the default: 1 on the Sentinel node")
 	for js, param := range map[string]string{
-		`{"nodes":["redis://127.0.0.1:1"],"wait_replicas":-1}`:         "wait_replicas",
-		`{"nodes":["redis://127.0.0.1:1"],"wait_replicas":null}`:       "wait_replicas",
-		`{"nodes":["redis://s:1?master_name=m&replica_only=true"]}`:   "replica_only",
+		`{"nodes":["redis://127.0.0.1:1"],"wait_replicas":-1}`:       "wait_replicas",
+		`{"nodes":["redis://127.0.0.1:1"],"wait_replicas":null}`:     "wait_replicas",
+		`{"nodes":["redis://s:1?master_name=m&replica_only=true"]}`:  "replica_only",
 		`{"nodes":["redis://u:secret@s:1?master_name=m&addr=nope"]}`: "addr",
 	} {
 		_, err := parseConfig(js)
