@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -97,11 +98,11 @@ func TestParseOptions(t *testing.T) {
 	}
 	for js, want := range ok {
 		got, err := parseOptions(js, false)
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %+v, %v; want %+v", js, got, err, want)
 		}
 	}
-	if got, err := parseOptions("", true); err != nil || got != (acquireOptions{}) {
+	if got, err := parseOptions("", true); err != nil || !reflect.DeepEqual(got, acquireOptions{}) {
 		t.Errorf("NULL options: %+v %v", got, err)
 	}
 	bad := []string{

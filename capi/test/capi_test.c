@@ -16,6 +16,7 @@
  *   LIBLOCK_TEST_KILL=1    end with the SIGKILL tests (a node killed in a
  *                          fenced acquire's second round, then a minority).
  *   LIBLOCK_FAULTPROXY     the faultproxy binary (default build/faultproxy).
+ *   LIBLOCK_TEST_ONLY      run only these tests (comma-separated names).
  *
  * Timing assertions are upper bounds only, generous on purpose.
  *
@@ -2587,6 +2588,81 @@ static void test_engine(void) {
 	free(h.out);
 }
 
+/* ----- multi-resource locks: options "resources" ----- */
+
+static void test_multi(void) {
+	uint64_t a = new_client("tm:"), b = new_client("tm:"), l = 0, m = 0;
+	char *err = NULL, buf[512], tok[512];
+	/* the set {x, y}: both keys hold the token on every node */
+	CHECK_ST(lock_acquire(a, "x", 5000, "{\"resources\":[\"y\"]}", &l, &err), LOCK_OK, &err);
+	info_field(l, "token", tok, sizeof tok);
+	CHECK(settled_nodes_with("tm:x", tok, nnodes) == nnodes && settled_nodes_with("tm:y", tok, nnodes) == nnodes,
+	      "both keys hold the set's token");
+	char *js = NULL;
+	CHECK_ST(lock_info(l, &js, &err), LOCK_OK, &err);
+	CHECK(js && strstr(js, "\"resources\":[\"x\",\"y\"]"), "lock_info resources: %s", js ? js : "(null)");
+	lock_string_free(js);
+	/* a mutex on a member, and an overlapping set in another order: refused,
+	 * naming the held resource; the refused set leaves nothing behind */
+	int32_t st = lock_acquire(b, "y", 1000, NULL, &m, &err);
+	CHECK(st == LOCK_NOT_ACQUIRED, "mutex on a member: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	st = lock_acquire(b, "z", 1000, "{\"resources\":[\"y\"]}", &m, &err);
+	CHECK(st == LOCK_NOT_ACQUIRED && err && strstr(err, "\"y\" is held"), "overlapping set: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	CHECK(settled_nodes_with("tm:z", NULL, 0) == 0, "the refused set left no key");
+	/* async: a waiting set wakes when the holder's release frees y */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(b, "y", 5000, "{\"resources\":[\"z\"],\"wait_ms\":5000}", on_done, &d, NULL, &err), LOCK_OK, &err);
+	sleep_ms(50);
+	CHECK(calls_of(&d) == 0, "the set waits while y is held");
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	CHECK(wait_done(&d, 5000 + (int)bound_ms()) == 1 && d.status == LOCK_OK, "async set after the release: %d %s", d.status, d.err);
+	if (d.status == LOCK_OK) {
+		CHECK_ST(lock_release(d.handle, &err), LOCK_OK, &err);
+		lock_free(d.handle);
+	}
+	done_destroy(&d);
+	/* one fence for the set, above the member's */
+	CHECK_ST(lock_acquire(a, "x", 5000, "{\"fence\":true}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	long long fx = atoll(buf);
+	lock_free(l);
+	CHECK_ST(lock_acquire(a, "w", 5000, "{\"fence\":true,\"resources\":[\"x\"]}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	CHECK(atoll(buf) > fx, "set fence %s after x's %lld", buf, fx);
+	lock_free(l);
+	/* bad input: each an invalid argument naming the element, nothing left */
+	struct {
+		const char *res, *opts, *name;
+	} bad[] = {
+	    {"x", "{\"resources\":[]}", "resources"},
+	    {"x", "{\"resources\":\"y\"}", "resources"},
+	    {"x", "{\"resources\":[\"y\",5]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\",\"\"]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\",\"x\"]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\"],\"token\":\"0123456789abcdef\"}", "token"},
+	    {"x", "{\"resources\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\",\"10\",\"11\",\"12\",\"13\",\"14\",\"15\",\"16\"]}", "resources"},
+	    {"", "{\"resources\":[\"y\"]}", "resource"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		EXPECT_ARG(lock_acquire(a, bad[i].res, 1000, bad[i].opts, &m, &err), bad[i].name, &err);
+		done_init(&d);
+		EXPECT_ARG(lock_acquire_async(a, bad[i].res, 1000, bad[i].opts, on_done, &d, NULL, &err), bad[i].name, &err);
+		sleep_ms(5);
+		CHECK(calls_of(&d) == 0, "no callback after a rejected call");
+		done_destroy(&d);
+	}
+	CHECK(settled_nodes_with("tm:x", NULL, 0) == 0 && settled_nodes_with("tm:y", NULL, 0) == 0 &&
+	          settled_nodes_with("tm:z", NULL, 0) == 0 && settled_nodes_with("tm:w", NULL, 0) == 0,
+	      "no key left");
+	CHECK(lock_free(a) == LOCK_OK && lock_free(b) == LOCK_OK, "free");
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -2598,10 +2674,19 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	};
+	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+		if (only && *only) {
+			char want[256];
+			snprintf(want, sizeof want, ",%s,", tests[i].name);
+			char list[1024];
+			snprintf(list, sizeof list, ",%s,", only);
+			if (!strstr(list, want))
+				continue;
+		}
 		int f0 = failed;
 		double t0 = now_ms();
 		tests[i].fn();
