@@ -106,8 +106,13 @@ func (r AcquireRequest) validateMulti() error {
 	if err := CheckResources(r.Resource, r.Resources); err != nil {
 		return err
 	}
-	if r.Token != "" {
+	switch {
+	case r.Token != "":
 		return invalidArg("token", "not supported with several resources: a multi-resource lock cannot be re-entered or handed over by token")
+	case r.Permits != 0:
+		return invalidArg("permits", "not with several resources")
+	case r.Mode != ModeExclusive:
+		return invalidArg("mode", "not with several resources")
 	}
 	return nil
 }
