@@ -278,6 +278,22 @@ func partialSets(c *redistest.Cluster, set []string, token string) int {
 	return n
 }
 
+// The partial-set check's negative control: a node holding one key of a
+// set with its token and not the other is counted; all or none is not.
+func TestPartialSetCheckCatchesPartialSet(t *testing.T) {
+	c := redistest.Start(t, 3)
+	set, tok := []string{"ps:a", "ps:b"}, "tok-partial"
+	assert.Zero(t, partialSets(c, set, tok))
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "ps:a", tok)
+		require.NoError(t, err)
+	}
+	_, err := c.Nodes[1].Do("SET", "ps:b", tok)
+	require.NoError(t, err)
+	assert.Equal(t, 2, partialSets(c, set, tok), "nodes 0 and 2 hold ps:a without ps:b")
+	require.NoError(t, c.FlushAll())
+}
+
 // doQuick is Node.Do, giving up on a frozen node.
 func doQuick(n *redistest.Node, args ...string) (string, error) {
 	type res struct {
