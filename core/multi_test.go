@@ -415,6 +415,45 @@ func TestAcquireAllFence(t *testing.T) {
 	}
 }
 
+// The largest set, fenced: 2 × MaxResources keys in one script (numkeys of
+// two digits), every member's key and counter written.
+func TestAcquireAllMaxResourcesFenced(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := newClient(t, c)
+	ctx := context.Background()
+	set := make([]string, core.MaxResources)
+	for i := range set {
+		set[i] = fmt.Sprint("big:", i)
+	}
+	l, err := cl.AcquireAll(ctx, set, 5*time.Second, core.Fence(), core.AutoExtend())
+	require.NoError(t, err)
+	assert.Equal(t, set, l.Resources())
+	for _, r := range set {
+		assert.Equal(t, 3, countNodes(t, c, r, l.Token()), r)
+	}
+	_, err = cl.Acquire(ctx, set[core.MaxResources-1], time.Second)
+	require.ErrorIs(t, err, core.ErrNotAcquired)
+	require.NoError(t, l.Extend(ctx, 5*time.Second))
+	require.NoError(t, l.Release(ctx))
+	for _, r := range set {
+		require.Eventually(t, func() bool { return countNodes(t, c, r, "") == 0 }, 2*time.Second, 5*time.Millisecond, r)
+	}
+}
+
+// countNodes counts the nodes where key holds val (any value when val is "").
+func countNodes(t *testing.T, c *redistest.Cluster, key, val string) int {
+	t.Helper()
+	n := 0
+	for _, node := range c.Nodes {
+		v, err := node.Do("GET", key)
+		require.NoError(t, err)
+		if v != "(nil)" && v != "" && (val == "" || v == val) {
+			n++
+		}
+	}
+	return n
+}
+
 func TestAcquireAllBadInput(t *testing.T) {
 	leakCheck(t)
 	c := redistest.Start(t, 3)
