@@ -20,8 +20,11 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Client is what a backend offers: core.Client's Acquire and Close.
@@ -182,9 +185,7 @@ func (s *suite) client(t *testing.T, c *redistest.Cluster) Client {
 func (s *suite) clientOf(t *testing.T, urls []string) Client {
 	t.Helper()
 	cl, err := s.backend(t, core.Config{Nodes: urls, NodeTimeout: NodeTimeout})
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
+	require.NoError(t, err, "new client")
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
 }
@@ -193,26 +194,23 @@ func (s *suite) clientOf(t *testing.T, urls []string) Client {
 // back to base; background work ends within a node timeout or two.
 func NoGoroutineLeak(t testing.TB, base int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Not poll.Eventually: the failure shows the goroutines' stacks, taken
+	// when the deadline passed.
+	if !poll.Wait(5*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 	}
 }
 
-// Eventually polls cond until it holds or the deadline passes.
-func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+// Eventually fails the test unless cond holds within the deadline; what
+// names the condition in the failure. It is poll.Eventually (cond runs in
+// the caller's goroutine, so it may call require on t), kept here for the
+// callers of the suite's kit.
+func Eventually(t require.TestingT, within time.Duration, what string, cond func() bool) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
 	}
+	poll.Eventually(t, within, what, cond)
 }
 
 // OverlapChecker proves mutual exclusion: Enter fails the test if another
@@ -232,9 +230,7 @@ func (o *OverlapChecker) Enter(t testing.TB) {
 			break
 		}
 	}
-	if n != 1 {
-		t.Errorf("overlap: %d holders at once", n)
-	}
+	assert.Equal(t, int32(1), n, "overlap: %d holders at once", n)
 }
 
 // Exit records the holder leaving.
@@ -242,16 +238,12 @@ func (o *OverlapChecker) Exit() { o.inside.Add(-1) }
 
 func must(t testing.TB, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 func wantErr(t testing.TB, err, kind error) {
 	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("got error %v, want %v", err, kind)
-	}
+	require.ErrorIs(t, err, kind)
 }
 
 // within runs fn and fails the test if it took longer than limit.
@@ -259,9 +251,8 @@ func within(t testing.TB, limit time.Duration, what string, fn func()) {
 	t.Helper()
 	start := time.Now()
 	fn()
-	if d := time.Since(start); d > limit {
-		t.Errorf("%s took %v, bound is %v", what, d, limit)
-	}
+	d := time.Since(start)
+	assert.LessOrEqual(t, d, limit, "%s took %v, bound is %v", what, d, limit)
 }
 
 // settled waits, with a deadline, until cond holds on every node. An
@@ -270,14 +261,10 @@ func within(t testing.TB, limit time.Duration, what string, fn func()) {
 // for them first.
 func settled(t testing.TB, c *redistest.Cluster, what string, cond func(n *redistest.Node) bool) {
 	t.Helper()
+	// One deadline for all the nodes: they work at the same time.
 	deadline := time.Now().Add(5 * time.Second)
 	for _, n := range c.Nodes {
-		for !cond(n) {
-			if time.Now().After(deadline) {
-				t.Fatalf("node %d: %s: not within 5 s", n.Index, what)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		poll.Eventually(t, time.Until(deadline), fmt.Sprintf("node %d: %s", n.Index, what), func() bool { return cond(n) })
 	}
 }
 
@@ -307,7 +294,10 @@ func (s *suite) seedContention(t *testing.T) {
 					return
 				}
 				check.Enter(t)
-				time.Sleep(time.Millisecond) // the critical section's work
+				// Deliberate: the critical section's work. It keeps the
+				// holder inside long enough for an overlapping holder, if
+				// the lock let one in, to be seen by check.Enter.
+				time.Sleep(time.Millisecond)
 				check.Exit()
 				if err := l.Release(context.Background()); err != nil {
 					t.Errorf("worker %d release: %v", w, err)
@@ -661,16 +651,26 @@ func (s *suite) autoExtendOutlives(t *testing.T) {
 	const ttl = 3 * NodeTimeout
 	l, err := a.Acquire(ctx, "res", ttl, core.AutoExtend())
 	must(t, err)
-	deadline := time.Now().Add(6 * ttl)
-	for time.Now().Before(deadline) {
+	// Deliberate waits: the scenario is that time passes, six ttls, while
+	// the lock stays held. Every quarter ttl it checks what held means: not
+	// lost, another owner refused, and the token still on a quorum of nodes
+	// (the key would be gone a ttl after the last extension).
+	start := time.Now()
+	for time.Since(start) < 6*ttl {
 		select {
 		case <-l.Lost():
-			t.Fatal("auto-extended lock lost")
+			require.FailNow(t, "auto-extended lock lost", "after %v", time.Since(start))
 		default:
 		}
-		if _, err := b.Acquire(ctx, "res", time.Second); !errors.Is(err, core.ErrNotAcquired) {
-			t.Fatalf("another owner got %v while the lock is auto-extended", err)
+		_, err := b.Acquire(ctx, "res", time.Second)
+		require.ErrorIs(t, err, core.ErrNotAcquired, "another owner while the lock is auto-extended")
+		held := 0
+		for _, n := range c.Nodes {
+			if keyOn(t, n, "res") == l.Token() {
+				held++
+			}
 		}
+		require.GreaterOrEqual(t, held, 2, "the token is on %d of 3 nodes after %v", held, time.Since(start))
 		time.Sleep(ttl / 4)
 	}
 	must(t, l.Release(ctx))
@@ -744,10 +744,7 @@ func (s *suite) plainSetNX(t *testing.T) {
 	// timed out (a slow -race run): check exclusion where the key is ours.
 	held := 0
 	for _, n := range c.Nodes {
-		for deadline := time.Now().Add(time.Second); keyOn(t, n, "app:res") != l.Token() && time.Now().Before(deadline); {
-			time.Sleep(2 * time.Millisecond)
-		}
-		if keyOn(t, n, "app:res") != l.Token() {
+		if !poll.Wait(time.Second, func() bool { return keyOn(t, n, "app:res") == l.Token() }) {
 			continue
 		}
 		held++
@@ -901,15 +898,14 @@ func (s *suite) badInput(t *testing.T) {
 	// still be on their way: wait for them, with a deadline.
 	for _, n := range c.Nodes {
 		var stats string
-		for deadline := time.Now().Add(5 * time.Second); ; {
+		// Not a failure by itself if it never comes: the checks below
+		// then say what the node saw.
+		poll.Wait(5*time.Second, func() bool {
 			var err error
 			stats, err = n.Do("INFO", "commandstats")
 			must(t, err)
-			if strings.Contains(stats, "cmdstat_evalsha:calls=1,") || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return strings.Contains(stats, "cmdstat_evalsha:calls=1,")
+		})
 		if !strings.Contains(stats, "cmdstat_set:calls=1,") {
 			t.Errorf("node %d saw other SETs than the one good acquire:\n%s", n.Index, stats)
 		}
@@ -1118,7 +1114,10 @@ func (s *suite) turnsAcrossClients(t *testing.T) {
 				mu.Lock()
 				order = append(order, cl)
 				mu.Unlock()
-				time.Sleep(500 * time.Microsecond) // the section: long enough for the others to queue
+				// Deliberate: the section's work, long enough for the
+				// other clients to queue behind it (the scenario is
+				// about their turns, which need a queue).
+				time.Sleep(500 * time.Microsecond)
 				in.Exit()
 				if err := l.Release(context.Background()); err != nil {
 					t.Error(err)
