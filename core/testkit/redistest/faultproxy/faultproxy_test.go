@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
 )
@@ -118,15 +119,10 @@ func state(pid int) string {
 	return ""
 }
 
+// eventually waits up to 10 s for cond (poll.Eventually).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, what, cond)
 }
 
 func start(t *testing.T, cfg faultproxy.Config) *faultproxy.Proxy {
