@@ -35,6 +35,7 @@ import (
 
 	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // InstallHint is the command that installs redis-server on this project's
@@ -98,9 +99,7 @@ func Start(tb testing.TB, n int) *Cluster {
 func StartWith(tb testing.TB, n int, opts Options) *Cluster {
 	tb.Helper()
 	c, err := StartClusterWith(n, tb.TempDir(), opts)
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
+	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
 	return c
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // Certs are the PEM files mkcerts.sh made, by path.
@@ -58,17 +59,13 @@ func Make(tb testing.TB) *Certs {
 func (c *Certs) Start(tb testing.TB, cert, key string, authClients bool) int {
 	tb.Helper()
 	bin, err := redistest.Binary()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	auth := "no"
 	if authClients {
 		auth = "yes"
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir := tb.TempDir()
@@ -76,17 +73,13 @@ func (c *Certs) Start(tb testing.TB, cert, key string, authClients bool) int {
 		"--dir", dir, "--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"),
 		"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", c.CA, "--tls-auth-clients", auth)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	// Ready when a TLS handshake (with the client certificate) completes.
 	cc, err := tls.LoadX509KeyPair(c.Client, c.ClientKey)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		d := &net.Dialer{Timeout: 200 * time.Millisecond}
