@@ -78,6 +78,20 @@ func requireStatus(t *testing.T, want int32, r *result, what string) {
 	require.Equal(t, want, r.code, "%s: %+v", what, r)
 }
 
+// assertFailure checks that r is a failure with status want whose message
+// contains every one of parts; it reports whether it is.
+func assertFailure(t *testing.T, want int32, r *result, what string, parts ...string) bool {
+	t.Helper()
+	if !assert.NotNil(t, r, "%s: succeeded, want status %d", what, want) || !assert.Equal(t, want, r.code, "%s: %+v", what, r) {
+		return false
+	}
+	ok := true
+	for _, p := range parts {
+		ok = assert.Contains(t, r.msg, p, what) && ok
+	}
+	return ok
+}
+
 func mustClient(t *testing.T, js string) *clientObj {
 	t.Helper()
 	id, r := clientNew(js)
@@ -170,8 +184,7 @@ func TestAPIRaces(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 15; i++ {
 				id, r := acquire(co, "hot", 5*time.Second, acquireOptions{Wait: 20 * time.Second})
-				if r != nil {
-					t.Errorf("acquire: %+v", r)
+				if !assert.Nil(t, r, "acquire") { // not require: another goroutine
 					return
 				}
 				if holders.Add(1) != 1 {
@@ -191,9 +204,7 @@ func TestAPIRaces(t *testing.T) {
 				go func() { defer inner.Done(); res[0] = freeHandle(id) }()
 				go func() { defer inner.Done(); res[1] = freeHandle(id) }()
 				inner.Wait()
-				if res[0]+res[1] != statusInvalidHandle {
-					t.Errorf("two frees: %v", res)
-				}
+				assert.Equal(t, int32(statusInvalidHandle), res[0]+res[1], "two frees: %v", res)
 			}
 		}()
 	}
@@ -204,8 +215,7 @@ func TestAPIRaces(t *testing.T) {
 			for i := 0; i < 30; i++ {
 				rec := newRecorder()
 				op, r := acquireAsync(co, fmt.Sprintf("c%d-%d", g, i), time.Second, acquireOptions{}, rec.notify)
-				if r != nil {
-					t.Errorf("acquireAsync: %+v", r)
+				if !assert.Nil(t, r, "acquireAsync") {
 					return
 				}
 				cst := cancelOp(op)
@@ -215,7 +225,7 @@ func TestAPIRaces(t *testing.T) {
 				case o.status == statusOK && cst == statusInvalidHandle:
 					freeHandle(o.handle)
 				default:
-					t.Errorf("cancel %d, outcome %+v", cst, o)
+					assert.Fail(t, "cancel and outcome disagree", "cancel %d, outcome %+v", cst, o)
 				}
 			}
 		}()
@@ -330,7 +340,7 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	cst := cancelOp(op)
 	g = <-ch
 	if !(cst == statusOK && g.st == statusCanceled && g.js == "") && !(cst == statusInvalidHandle && g.st == statusOK) {
-		t.Fatalf("cancel %d: %+v", cst, g)
+		require.FailNow(t, "cancel and outcome disagree", "cancel %d: %+v", cst, g)
 	}
 	_, r = inspectAsync(a, "res", note)
 	require.Nil(t, r)
