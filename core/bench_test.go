@@ -15,6 +15,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
@@ -43,13 +44,9 @@ func BenchmarkPair(b *testing.B) {
 			// quorum answered, so the pair should cost what a healthy one
 			// does (each operation still writes to the frozen node, whose
 			// connection is dropped and re-opened every node timeout).
-			if err := c.Nodes[4].Freeze(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, c.Nodes[4].Freeze())
 			b.Run("nodes=5-frozen1/liblock", func(b *testing.B) { benchLiblock(b, c, respClient) })
-			if err := c.Nodes[4].Thaw(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, c.Nodes[4].Thaw())
 		}
 	}
 }
@@ -70,12 +67,8 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 			ctx := context.Background()
 			pair := func(opts ...core.AcquireOption) {
 				l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := l.Release(ctx); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
+				require.NoError(b, l.Release(ctx))
 			}
 			wait := core.Wait(10 * time.Second)
 			for range 200 {
@@ -111,9 +104,7 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 // respClient is core.New.
 func respClient(b *testing.B, c *redistest.Cluster) *core.Client {
 	cl, err := core.New(core.Config{Nodes: c.URLs()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return cl
 }
 
@@ -132,9 +123,7 @@ func goRedisClient(b *testing.B, c *redistest.Cluster) *core.Client {
 		b.Cleanup(func() { _ = clients[i].Close() })
 	}
 	cl, err := core.NewFromClients(core.Config{}, clients...)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return cl
 }
 
@@ -144,12 +133,8 @@ func benchLiblock(b *testing.B, c *redistest.Cluster, newClient func(*testing.B,
 	ctx := context.Background()
 	pair := func() {
 		l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := l.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		require.NoError(b, l.Release(ctx))
 	}
 	measure(b, pair)
 }
@@ -163,12 +148,10 @@ func benchRaw(b *testing.B, c *redistest.Cluster) {
 	}
 	script := redis.NewScript(releaseLua)
 	one := func(rc *redis.Client, token string) {
-		if ok, err := rc.SetNX(ctx, "bench", token, 10*time.Second).Result(); err != nil || !ok {
-			b.Fatalf("SET NX: %v %v", ok, err)
-		}
-		if err := script.Run(ctx, rc, []string{"bench"}, token).Err(); err != nil {
-			b.Fatal(err)
-		}
+		ok, err := rc.SetNX(ctx, "bench", token, 10*time.Second).Result()
+		require.NoError(b, err, "SET NX")
+		require.True(b, ok, "SET NX")
+		require.NoError(b, script.Run(ctx, rc, []string{"bench"}, token).Err())
 	}
 	i := 0
 	pair := func() {
