@@ -15,7 +15,6 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
-	"github.com/stretchr/testify/require"
 )
 
 const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
@@ -32,6 +31,10 @@ const releaseLua = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.c
 // reports the median pair latency as p50-µs and the process CPU time (user
 // + system, all threads; the redis-servers are other processes) per pair as
 // cpu-µs; make bench prints the medians and the ratios.
+// The benchmarks check with plain ifs, not testify: the checks sit inside
+// the measured pairs, and testify's t.Helper calls would add their cost to
+// the figures the README compares.
+
 func BenchmarkPair(b *testing.B) {
 	for _, n := range []int{1, 5} {
 		c := redistest.Start(b, n)
@@ -44,9 +47,13 @@ func BenchmarkPair(b *testing.B) {
 			// quorum answered, so the pair should cost what a healthy one
 			// does (each operation still writes to the frozen node, whose
 			// connection is dropped and re-opened every node timeout).
-			require.NoError(b, c.Nodes[4].Freeze())
+			if err := c.Nodes[4].Freeze(); err != nil {
+				b.Fatal(err)
+			}
 			b.Run("nodes=5-frozen1/liblock", func(b *testing.B) { benchLiblock(b, c, respClient) })
-			require.NoError(b, c.Nodes[4].Thaw())
+			if err := c.Nodes[4].Thaw(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
@@ -67,8 +74,12 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 			ctx := context.Background()
 			pair := func(opts ...core.AcquireOption) {
 				l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
-				require.NoError(b, err)
-				require.NoError(b, l.Release(ctx))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
 			}
 			wait := core.Wait(10 * time.Second)
 			for range 200 {
@@ -104,7 +115,9 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 // respClient is core.New.
 func respClient(b *testing.B, c *redistest.Cluster) *core.Client {
 	cl, err := core.New(core.Config{Nodes: c.URLs()})
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatal(err)
+	}
 	return cl
 }
 
@@ -123,7 +136,9 @@ func goRedisClient(b *testing.B, c *redistest.Cluster) *core.Client {
 		b.Cleanup(func() { _ = clients[i].Close() })
 	}
 	cl, err := core.NewFromClients(core.Config{}, clients...)
-	require.NoError(b, err)
+	if err != nil {
+		b.Fatal(err)
+	}
 	return cl
 }
 
@@ -133,8 +148,12 @@ func benchLiblock(b *testing.B, c *redistest.Cluster, newClient func(*testing.B,
 	ctx := context.Background()
 	pair := func() {
 		l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
-		require.NoError(b, err)
-		require.NoError(b, l.Release(ctx))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 	measure(b, pair)
 }
@@ -148,10 +167,12 @@ func benchRaw(b *testing.B, c *redistest.Cluster) {
 	}
 	script := redis.NewScript(releaseLua)
 	one := func(rc *redis.Client, token string) {
-		ok, err := rc.SetNX(ctx, "bench", token, 10*time.Second).Result()
-		require.NoError(b, err, "SET NX")
-		require.True(b, ok, "SET NX")
-		require.NoError(b, script.Run(ctx, rc, []string{"bench"}, token).Err())
+		if ok, err := rc.SetNX(ctx, "bench", token, 10*time.Second).Result(); err != nil || !ok {
+			b.Fatalf("SET NX: %v %v", ok, err)
+		}
+		if err := script.Run(ctx, rc, []string{"bench"}, token).Err(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	i := 0
 	pair := func() {
