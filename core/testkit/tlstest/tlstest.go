@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/stretchr/testify/require"
 )
@@ -80,23 +81,22 @@ func (c *Certs) Start(tb testing.TB, cert, key string, authClients bool) int {
 	// Ready when a TLS handshake (with the client certificate) completes.
 	cc, err := tls.LoadX509KeyPair(c.Client, c.ClientKey)
 	require.NoError(tb, err)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d := &net.Dialer{Timeout: 200 * time.Millisecond}
-		conn, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cc}}) //nolint:gosec // readiness probe
-		if err == nil {
-			conn.Close()
-			return port
-		}
+	var dialErr error
+	ready := poll.Wait(10*time.Second, func() bool {
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			tb.Fatalf("tlstest: redis-server exited: %s", log)
-		case <-time.After(10 * time.Millisecond):
+			require.FailNow(tb, "tlstest: redis-server exited", "%s", log)
+		default:
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("tlstest: redis-server on %d not ready: %v", port, err)
+		d := &net.Dialer{Timeout: 200 * time.Millisecond}
+		conn, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cc}}) //nolint:gosec // readiness probe
+		if dialErr = err; err == nil {
+			conn.Close()
 		}
-	}
+		return err == nil
+	})
+	require.True(tb, ready, "tlstest: redis-server on %d not ready: %v", port, dialErr)
+	return port
 }
