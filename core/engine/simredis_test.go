@@ -52,7 +52,7 @@ type simNode struct {
 	// dbs: the keyspace by database; a crash keeps it or not (with or
 	// without appendfsync always).
 	dbs     map[int]map[string]*simKey
-	scripts uint8
+	scripts uint32
 	backlog []nodeItem // arrived while frozen, run at thaw in arrival order
 	conns   []*simConn // connections the node holds open
 	// restartAt: when a node that is down comes back (true time).
@@ -394,7 +394,7 @@ func (n *simNode) pexpire(c *simConn, key []byte, ms int64) int64 {
 // The model's scripts: each runs exactly as its Lua file does (see
 // scripts.go and *.lua), with the number of keys it takes.
 var simScripts = []struct {
-	bit      uint8
+	bit      uint32
 	src, sha string
 	keys     int
 	args     int
