@@ -740,7 +740,9 @@ static void test_bad_handles(void) {
 	CHECK(lock_free(freed_client) == LOCK_OK, "free");
 	/* a pending op handle: wait on the held resource */
 	CHECK_ST(lock_acquire_async(c, "h", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
-	int held_on = nodes_with("t3:h", NULL);
+	/* the acquire returned at a quorum: let the other nodes' SETs land, so
+	 * the count compared below is not a snapshot of one still on its way */
+	int held_on = settled_nodes_with("t3:h", NULL, nnodes);
 	CHECK(held_on >= quorum(), "held");
 
 	uint64_t not_clients[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed_client, l, op, freed_lock};
@@ -1003,7 +1005,7 @@ static void test_async(void) {
 	/* cancel a waiting acquire: LOCK_CANCELED promptly, no key of its own left */
 	char holder_tok[512];
 	info_field(l, "token", holder_tok, sizeof holder_tok);
-	int holder_on = nodes_with("t6:async", holder_tok);
+	int holder_on = settled_nodes_with("t6:async", holder_tok, nnodes); /* the late nodes' SETs landed */
 	CHECK(holder_on >= quorum(), "held");
 	done_init(&d);
 	/* the last waiter stopped listening once it held the lock: so the
