@@ -331,7 +331,9 @@ class Host:
                       fence: bool = False, token: bytes = b"") -> int:
         """Start an acquire; its op handle. Raises when refused at once."""
         engine = self._check()
-        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token), done)
+        # a multi-resource acquire's res also carries its further resources (_multi.py)
+        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token,
+                                       resources=getattr(res, "more", ())), done)
 
     def start_inspect(self, res: bytes, done: Done) -> int:
         """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
