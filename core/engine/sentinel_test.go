@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -373,4 +376,46 @@ func TestSentinelDuplicateNodes(t *testing.T) {
 	assert.Contains(t, err.Error(), "nodes[1]: the same server as nodes[0]")
 	err = Config{Nodes: []Node{nodes[0], nodes[2]}}.Validate()
 	assert.NoError(t, err, "a Sentinel node and a plain node on the sentinel's address are different nodes")
+}
+
+// TestEveryScriptClassified: every script of the engine is in one of the
+// replica check's sets (wait.go), so that a new primitive's grant script
+// is read as its author meant. Add yours there when this fails.
+func TestEveryScriptClassified(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	decl := regexp.MustCompile(`(?m)^\s*(\w+Script)\s*=\s*&script\{`)
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			n++
+			name := m[1]
+			assert.Contains(t, classifiedScripts(), name, "%s (%s) is in none of wait.go's sets", name, f)
+		}
+	}
+	assert.Equal(t, len(noWait)+len(grantNonNegative)+len(grantPositive), n, "scripts declared vs classified")
+}
+
+func classifiedScripts() []string {
+	names := map[*script]string{}
+	for name, sc := range map[string]*script{
+		"releaseScript": releaseScript, "inspectScript": inspectScript, "multiReleaseScript": multiReleaseScript,
+		"acquireFenceScript": acquireFenceScript, "multiAcquireScript": multiAcquireScript,
+		"extendScript": extendScript, "acquireTokenScript": acquireTokenScript, "fenceScript": fenceScript,
+		"multiExtendScript": multiExtendScript, "multiFenceScript": multiFenceScript,
+	} {
+		names[sc] = name
+	}
+	var out []string
+	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive} {
+		for sc := range set {
+			out = append(out, names[sc])
+		}
+	}
+	return out
 }

@@ -52,7 +52,23 @@ func (cfg Config) waitFor(n Node) int {
 	return 0
 }
 
-// waitsFor reports whether a command grants (or extends) a lock.
+// The scripts' replies, as the replica check reads them. A script that is
+// in none of these sets (a primitive added later) is waited for, and any
+// reply but an error or nil counts as a grant: the safe side (a grant never
+// counts unreplicated; at worst a refusal counts as a failure while the
+// replicas lag). TestEveryScriptClassified lists them all.
+var (
+	// noWait: scripts that grant nothing (releases, inspection).
+	noWait = map[*script]bool{releaseScript: true, inspectScript: true, multiReleaseScript: true}
+	// grantNonNegative: scripts answering a fence counter (≥ 0) on a
+	// grant, a negative number on a refusal.
+	grantNonNegative = map[*script]bool{acquireFenceScript: true, multiAcquireScript: true}
+	// grantPositive: scripts answering ≥ 1 on success, ≤ 0 otherwise.
+	grantPositive = map[*script]bool{extendScript: true, acquireTokenScript: true, fenceScript: true,
+		multiExtendScript: true, multiFenceScript: true}
+)
+
+// waitsFor reports whether a command may grant (or extend) a lock.
 func waitsFor(c command) bool {
 	switch {
 	case c.kind == cmdSet:
@@ -60,11 +76,7 @@ func waitsFor(c command) bool {
 	case c.sc == nil:
 		return false
 	}
-	switch c.sc {
-	case acquireTokenScript, acquireFenceScript, fenceScript, extendScript:
-		return true
-	}
-	return false
+	return !noWait[c.sc]
 }
 
 // isGrant reports whether a reply to a waited command is a grant (what the
@@ -73,12 +85,14 @@ func isGrant(c command, r Reply) bool {
 	switch {
 	case r.Err != nil || r.Nil:
 		return false
-	case c.kind == cmdSet:
+	case c.kind == cmdSet || c.sc == nil:
 		return true
-	case c.sc == acquireFenceScript:
-		return r.Int >= 0 // the fence counter; -1: refused
-	default:
+	case grantNonNegative[c.sc]:
+		return r.Int >= 0
+	case grantPositive[c.sc]:
 		return r.Int > 0
+	default:
+		return true
 	}
 }
 
