@@ -41,6 +41,7 @@ func Run(t *testing.T, backend locktest.Factory) {
 		{"GrantSurvivesKillWithWait", survivesKill},
 		{"GrantLostWithoutWait", lostWithoutWait},
 		{"FailoverWhileContended", failoverContended},
+		{"MultiResourceWaited", multiWaited},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			// Registered first, checked last: after the clients closed
@@ -268,5 +269,47 @@ func failoverContended(t *testing.T, backend locktest.Factory) {
 	for _, n := range s.Data {
 		keys, _ := n.Keys()
 		assert.Empty(t, keys, "keys left on %s: %s", n.Addr(), strings.Join(keys, ","))
+	}
+}
+
+// multiWaited: a fenced multi-resource lock through a Sentinel node with
+// WAIT 2: when AcquireAll and Extend return, every replica has every key.
+func multiWaited(t *testing.T, backend locktest.Factory) {
+	s := redistest.StartSentinel(t, 2, 3)
+	c := client(t, backend, s.URL(), intp(2))
+	all, ok := c.(interface {
+		AcquireAll(ctx context.Context, resources []string, ttl time.Duration, opts ...core.AcquireOption) (*core.Lock, error)
+	})
+	if !ok {
+		t.Skip("the backend's client has no AcquireAll")
+	}
+	ctx := context.Background()
+	l, err := all.AcquireAll(ctx, []string{"sent:m1", "sent:m2"}, 10*time.Second, core.Fence())
+	require.NoError(t, err)
+	for _, n := range s.Data {
+		for _, k := range []string{"sent:m1", "sent:m2"} {
+			assert.Equal(t, l.Token(), get(t, n, k), "%s on %s", k, n.Addr())
+		}
+	}
+	require.NoError(t, l.Extend(ctx, 20*time.Second))
+	for _, n := range s.Data {
+		pttl, err := n.Do("PTTL", "sent:m2")
+		require.NoError(t, err)
+		assert.Greater(t, len(pttl), 4, "extended on %s: %s ms", n.Addr(), pttl)
+	}
+	require.NoError(t, l.Release(ctx))
+	for _, n := range s.Data {
+		locktest.Eventually(t, 2*time.Second, "no lock key left on "+n.Addr(), func() bool {
+			keys, err := n.Keys()
+			if err != nil {
+				return false
+			}
+			for _, k := range keys {
+				if !strings.HasSuffix(k, "\xfffence") { // fence counters stay, by design
+					return false
+				}
+			}
+			return true
+		})
 	}
 }
