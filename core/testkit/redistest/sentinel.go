@@ -44,6 +44,19 @@ const SentinelInstallHint = "apt-get update && apt-get install -y redis-sentinel
 // sentinelConf is what a sentinel's configuration file says.
 type sentinelConf struct {
 	masterPort int
+	authPass   string // the data nodes' password (sentinel auth-pass)
+}
+
+// SentinelOptions configures StartSentinelWith.
+type SentinelOptions struct {
+	Replicas, Sentinels int
+	// Password, when set, is the data nodes' requirepass (and the
+	// replicas' masterauth, the sentinels' auth-pass); URL carries it as
+	// the password= option.
+	Password string
+	// SentinelPassword, when set, is the sentinels' requirepass (and
+	// sentinel-pass between them); URL carries it as the URL's password.
+	SentinelPassword string
 }
 
 // Sentinel is a running Sentinel deployment.
@@ -55,6 +68,7 @@ type Sentinel struct {
 	// Sentinels watch Data.
 	Sentinels []*Node
 	dir       string
+	opts      SentinelOptions
 }
 
 // StartSentinel starts a primary with replicas replicas and sentinels
@@ -63,7 +77,13 @@ type Sentinel struct {
 // other, and stops everything when the test ends.
 func StartSentinel(tb testing.TB, replicas, sentinels int) *Sentinel {
 	tb.Helper()
-	s, err := StartSentinelIn(tb.TempDir(), replicas, sentinels)
+	return StartSentinelWith(tb, SentinelOptions{Replicas: replicas, Sentinels: sentinels})
+}
+
+// StartSentinelWith is StartSentinel with options (passwords).
+func StartSentinelWith(tb testing.TB, opts SentinelOptions) *Sentinel {
+	tb.Helper()
+	s, err := StartSentinelOpts(tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
@@ -73,6 +93,12 @@ func StartSentinel(tb testing.TB, replicas, sentinels int) *Sentinel {
 
 // StartSentinelIn is StartSentinel with the nodes' directories under dir.
 func StartSentinelIn(dir string, replicas, sentinels int) (*Sentinel, error) {
+	return StartSentinelOpts(dir, SentinelOptions{Replicas: replicas, Sentinels: sentinels})
+}
+
+// StartSentinelOpts is StartSentinelIn with options.
+func StartSentinelOpts(dir string, opts SentinelOptions) (*Sentinel, error) {
+	replicas, sentinels := opts.Replicas, opts.Sentinels
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -80,9 +106,12 @@ func StartSentinelIn(dir string, replicas, sentinels int) (*Sentinel, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	s := &Sentinel{dir: dir}
+	s := &Sentinel{dir: dir, opts: opts}
 	dataArgs := []string{"--repl-ping-replica-period", "1", "--repl-timeout", "2",
 		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+	if opts.Password != "" {
+		dataArgs = append(dataArgs, "--masterauth", opts.Password)
+	}
 	start := func(name string, n *Node) error {
 		n.dir, n.bin = filepath.Join(dir, name), bin
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
@@ -90,13 +119,14 @@ func StartSentinelIn(dir string, replicas, sentinels int) (*Sentinel, error) {
 		}
 		return n.startOnFreePort()
 	}
-	primary := &Node{Index: 0, extra: dataArgs}
+	primary := &Node{Index: 0, extra: dataArgs, password: opts.Password}
 	if err := start("data0", primary); err != nil {
 		return nil, err
 	}
 	s.Data = append(s.Data, primary)
 	for i := 1; i <= replicas; i++ {
-		n := &Node{Index: i, extra: append(append([]string(nil), dataArgs...), "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port))}
+		n := &Node{Index: i, extra: append(append([]string(nil), dataArgs...), "--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)),
+			password: opts.Password}
 		if err := start(fmt.Sprintf("data%d", i), n); err != nil {
 			s.Close()
 			return nil, err
@@ -104,7 +134,7 @@ func StartSentinelIn(dir string, replicas, sentinels int) (*Sentinel, error) {
 		s.Data = append(s.Data, n)
 	}
 	for i := 0; i < sentinels; i++ {
-		n := &Node{Index: i, sentinel: &sentinelConf{masterPort: primary.Port}}
+		n := &Node{Index: i, sentinel: &sentinelConf{masterPort: primary.Port, authPass: opts.Password}, password: opts.SentinelPassword}
 		if err := start(fmt.Sprintf("sentinel%d", i), n); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("%w (redis-sentinel: %s)", err, SentinelInstallHint)
@@ -134,6 +164,12 @@ func (n *Node) sentinelArgs() ([]string, error) {
 		"sentinel failover-timeout " + m + " " + strconv.Itoa(int(SentinelFailoverTimeout.Milliseconds())),
 		"sentinel parallel-syncs " + m + " 2",
 	}, "\n") + "\n"
+	if n.sentinel.authPass != "" {
+		text += "sentinel auth-pass " + m + " " + n.sentinel.authPass + "\n"
+	}
+	if n.password != "" {
+		text += "requirepass " + n.password + "\nsentinel sentinel-pass " + n.password + "\n"
+	}
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, err
 	}
@@ -141,13 +177,21 @@ func (n *Node) sentinelArgs() ([]string, error) {
 }
 
 // URL is the deployment's Sentinel node URL: the first sentinel as the
-// URL's host, the others as addr=.
+// URL's host, the others as addr=; the sentinels' password as the URL's,
+// the data nodes' as password= (go-redis's ParseFailoverURL form).
 func (s *Sentinel) URL() string {
 	q := url.Values{"master_name": {SentinelMaster}}
 	for _, n := range s.Sentinels[1:] {
 		q.Add("addr", n.Addr())
 	}
-	return "redis://" + s.Sentinels[0].Addr() + "?" + q.Encode()
+	if s.opts.Password != "" {
+		q.Set("password", s.opts.Password)
+	}
+	u := url.URL{Scheme: "redis", Host: s.Sentinels[0].Addr(), RawQuery: q.Encode()}
+	if s.opts.SentinelPassword != "" {
+		u.User = url.UserPassword("", s.opts.SentinelPassword)
+	}
+	return u.String()
 }
 
 // Close kills every process of the deployment.

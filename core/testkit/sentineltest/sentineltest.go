@@ -42,6 +42,7 @@ func Run(t *testing.T, backend locktest.Factory) {
 		{"GrantLostWithoutWait", lostWithoutWait},
 		{"FailoverWhileContended", failoverContended},
 		{"MultiResourceWaited", multiWaited},
+		{"Passwords", passwords},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			// Registered first, checked last: after the clients closed
@@ -312,4 +313,35 @@ func multiWaited(t *testing.T, backend locktest.Factory) {
 			return true
 		})
 	}
+}
+
+// passwords: the sentinels' password is the URL's, the data nodes' the
+// password= option (go-redis's rule); a wrong one of either fails the
+// acquire as unavailable, naming the AUTH, never repeating a password.
+func passwords(t *testing.T, backend locktest.Factory) {
+	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{Replicas: 2, Sentinels: 3,
+		Password: "data-secret", SentinelPassword: "sentinel-secret"})
+	ctx := context.Background()
+	c := client(t, backend, s.URL(), nil)
+	l, err := c.Acquire(ctx, "sent:pw", 10*time.Second)
+	require.NoError(t, err)
+	p := s.Primary()
+	require.NotNil(t, p)
+	assert.Equal(t, l.Token(), get(t, p, "sent:pw"))
+	require.NoError(t, l.Release(ctx))
+
+	for what, url := range map[string]string{
+		"sentinel": strings.Replace(s.URL(), "sentinel-secret", "wrong-sentinel-pw", 1),
+		"data":     strings.Replace(s.URL(), "data-secret", "wrong-data-pw", 1),
+	} {
+		bad := client(t, backend, url, nil)
+		_, err := bad.Acquire(ctx, "sent:pw", time.Second)
+		require.Error(t, err, what)
+		t.Logf("%s password wrong: %v", what, err)
+		assert.ErrorIs(t, err, core.ErrUnavailable, what)
+		assert.Contains(t, err.Error(), "AUTH", what)
+		assert.NotContains(t, err.Error(), "wrong-", what)
+		assert.NotContains(t, err.Error(), "secret", what)
+	}
+	s.AssertNoKeys(t)
 }
