@@ -6,8 +6,9 @@
             ...
 
 A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
-all live in liblock's core, run either natively (liblock.so through ctypes, the
-default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``).
+all live in liblock's engine, run either natively (liblock.so through ctypes, the
+default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``), and
+driven by one asyncio host in every mode.
 Every duration is in seconds (int, float or datetime.timedelta).
 Nothing is loaded before the first client needs it, and importing the package
 imports neither asyncio nor typing, ctypes or a backend.
@@ -109,8 +110,8 @@ def wasm_path() -> "Optional[str]":
 
 
 def live_handles() -> int:
-    """Client and lock handles created by this process and not freed yet."""
+    """Clients and locks made by this process and not freed yet (a debugging aid)."""
     import sys
 
-    lib = sys.modules.get(__name__ + "._lib")
-    return 0 if lib is None else int(lib.live_handles())
+    client = sys.modules.get(__name__ + "._client")
+    return 0 if client is None else int(client._live[0])

@@ -1,10 +1,7 @@
 """A client's TLS settings for its rediss:// nodes: an ``ssl.SSLContext`` of the
 caller's, or one built from redis-py-style file shortcuts (``ssl_ca_certs``,
-``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The asyncio host (both
-backends) and the wasm backend's synchronous API connect with them; the native
-backend's synchronous API runs in liblock.so's Go driver, which gets the file
-shortcuts as lock_client_new's ``tls_*`` keys (an ``SSLContext`` cannot cross to
-Go)."""
+``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The host (``_host``)
+connects with them in every mode."""
 
 from __future__ import annotations
 
@@ -13,25 +10,14 @@ from typing import Any, Dict, Optional
 
 from ._errors import ArgumentTypeError, InvalidArgument
 
-# The message of the native backend's synchronous calls on a client made with
-# ssl_context= (see NativeBackend).
-SYNC_NATIVE_REFUSED = (
-    "ssl_context= cannot reach the native backend's synchronous API (acquire, lock, "
-    "inspect run in liblock.so's Go driver, which an ssl.SSLContext cannot cross to): "
-    "give the files as ssl_ca_certs=, ssl_certfile=, ssl_keyfile= (and ssl_server_name=), "
-    "use the *_async methods, or backend=\"wasm\" (a liblock.Node's ssl_context= too)")
-
-
 class TLS:
     """What a host needs to open a rediss:// connection."""
 
     def __init__(self, verify: ssl.SSLContext, no_verify: ssl.SSLContext,
-                 server_name: Optional[str], files: Dict[str, str], user_context: bool) -> None:
+                 server_name: Optional[str]) -> None:
         self._verify = verify
         self._no_verify = no_verify
         self.server_name = server_name
-        self.files = files  # lock_client_new's tls_* keys ({} with ssl_context=)
-        self.user_context = user_context
 
     def context(self, verify: bool) -> ssl.SSLContext:
         """The context of a connection: ``verify`` False for a URL's skip_verify=true."""
@@ -86,9 +72,6 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
         if not ssl_server_name or "\0" in ssl_server_name:
             raise InvalidArgument(f"{prefix}ssl_server_name: must be a non-empty host name")
         server_name = ssl_server_name
-    files: Dict[str, str] = {}
-    if server_name is not None:
-        files["tls_server_name"] = server_name
     if ssl_context is not None:
         if not isinstance(ssl_context, ssl.SSLContext):
             raise ArgumentTypeError(f"{prefix}ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
@@ -97,7 +80,7 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
                                   "(ssl_ca_certs, ssl_certfile, ssl_keyfile), not both")
         # skip_verify=true in a URL: a context of liblock's without verification (a
         # caller's context is never changed; its client certificate is not in it)
-        return TLS(ssl_context, _context(False, None), server_name, {}, True)
+        return TLS(ssl_context, _context(False, None), server_name)
     cafile = None if ssl_ca_certs is None else _path(prefix + "ssl_ca_certs", ssl_ca_certs)
     certfile = None if ssl_certfile is None else _path(prefix + "ssl_certfile", ssl_certfile)
     keyfile = None if ssl_keyfile is None else _path(prefix + "ssl_keyfile", ssl_keyfile)
@@ -108,8 +91,6 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
     except ssl.SSLError as e:
         raise InvalidArgument(f"{prefix}ssl_ca_certs: no PEM certificate in {cafile!r} ({_reason(e)})") from None
     no_verify = _context(False, None)
-    if cafile is not None:
-        files["tls_ca_file"] = cafile
     if certfile is not None:
         try:  # the certificate alone first, to name the file that is wrong
             ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=certfile)
@@ -125,9 +106,7 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
                 what = prefix + ("ssl_keyfile" if keyfile else "ssl_certfile")
                 raise InvalidArgument(f"{what}: no usable PEM private key in {keyfile or certfile!r} "
                                       f"({_reason(e)})") from None
-        files["tls_cert_file"] = certfile
-        files["tls_key_file"] = keyfile or certfile  # redis-py's: the key may be in the certfile
-    return TLS(verify, no_verify, server_name, files, False)
+    return TLS(verify, no_verify, server_name)
 
 
 class ClientTLS:
@@ -138,20 +117,7 @@ class ClientTLS:
     def __init__(self, base: Optional[TLS], nodes: Dict[int, TLS]) -> None:
         self.base = base
         self.nodes = nodes
-        self.user_context = (base is not None and base.user_context) or any(
-            t.user_context for t in nodes.values())
 
     def for_node(self, node: int) -> Optional[TLS]:
         """The settings of node ``node``'s connections."""
         return self.nodes.get(node, self.base)
-
-    def capi_config(self, config: Dict[str, Any]) -> Dict[str, Any]:
-        """lock_client_new's config: the tls_* keys of base, and each node with its own
-        settings as an object {"url", tls_* keys}."""
-        out = dict(config)
-        if self.base is not None:
-            out.update(self.base.files)
-        if self.nodes:
-            out["nodes"] = [dict(url=u, **self.nodes[i].files) if i in self.nodes else u
-                            for i, u in enumerate(config["nodes"])]
-        return out

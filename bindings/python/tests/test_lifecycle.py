@@ -64,22 +64,22 @@ def test_many_dropped_async_locks(c1: Cluster, client1) -> None:
             await client1.acquire_async(f"a{i}", ttl=30)  # dropped at once
 
     gc.collect()
-    base, pending = liblock.live_handles(), liblock._lib.pending_count()
+    base, pending = liblock.live_handles(), liblock._host.pending_count()
     asyncio.run(main())
     gc.collect()
     assert liblock.live_handles() == base
     wait_until(lambda: c1.all_keys() == [], what="dropped async locks released")
-    assert liblock._lib.pending_count() == pending
+    assert liblock._host.pending_count() == pending
 
 
 def test_dropped_auto_extend_lock_unregisters_on_lost(c1: Cluster, client1) -> None:
     gc.collect()
-    pending = liblock._lib.pending_count()
+    pending = liblock._host.pending_count()
     lock = client1.acquire("ae", ttl=5, auto_extend=True, on_lost=lambda l: None)
-    assert liblock._lib.pending_count() == pending + 1
+    assert liblock._host.pending_count() == pending + 1
     del lock
     gc.collect()
-    assert liblock._lib.pending_count() == pending
+    assert liblock._host.pending_count() == pending
     wait_until(lambda: c1.all_keys() == [], what="released")
 
 
