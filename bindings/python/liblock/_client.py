@@ -1003,10 +1003,13 @@ class Client:
 
     async def inspect_async(self, resource: str) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
+        from ._host import run_async
+
         self._open("client.inspect_async()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         try:
-            got = await self._driver.async_host().inspect(res)
+            host = self._driver.async_host()
+            got = await run_async(host, lambda done: host.start_inspect(res, done))
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
         from ._inspection import from_engine

@@ -29,6 +29,7 @@ import sys
 import threading
 import traceback
 import weakref
+from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _proto as P
@@ -80,8 +81,9 @@ def check_fork(pid: int) -> None:
         raise ForkedProcessError(
             f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
             "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
-            "does not survive fork()) belong to the parent. Use multiprocessing's 'spawn' or "
-            "'forkserver' start method, or create liblock clients only after forking.")
+            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
+            "child (on the native backend only if liblock.so was not loaded before the fork), or "
+            "use multiprocessing's 'spawn' or 'forkserver' start method.")
 
 
 _ssl_contexts: Dict[bool, ssl.SSLContext] = {}
@@ -431,26 +433,6 @@ class Host:
             self.cancel(op)
             raise
 
-    async def inspect(self, res: bytes) -> Any:
-        """The INSPECTED fields of an inspection of ``res`` (an INSPECTED action after its op, ``_proto.decode_action``).
-        A cancelled waiter lets the inspection finish unheard (it holds nothing)."""
-        fut: "asyncio.Future[Any]" = self.loop.create_future()
-
-        def done(err: Optional[LockError], result: Any) -> None:
-            if fut.done():
-                return
-            if err is not None:
-                fut.set_exception(err)
-            else:
-                fut.set_result(result)
-
-        op = self.start_inspect(res, done)
-        try:
-            return await fut
-        except asyncio.CancelledError:
-            self._ops.pop(op, None)
-            raise
-
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
@@ -561,59 +543,64 @@ def submit(host: Host, fn: Callable[[], None]) -> None:
         raise InvalidHandle(host.gone) from None
 
 
-def _start_or_fail(start: Callable[[Done], Any], done: Done) -> None:
-    try:
-        start(done)
-    except LockError as e:
-        done(e, 0)
+def _settle(fut: "asyncio.Future[Any]", err: Optional[BaseException], result: Any) -> None:
+    if not fut.done():
+        fut.set_exception(err) if err is not None else fut.set_result(result)
 
 
 def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args) on the host's loop thread; its result (or exception). Any thread."""
-    check_fork(host.pid)
     if threading.get_ident() == host.thread_id:
+        check_fork(host.pid)
         return fn(*args)
-    box: List[Any] = []
-    gate = threading.Lock()
-    gate.acquire()
-
-    def run() -> None:
-        try:
-            box.append((True, fn(*args)))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            box.append((False, e))
-        gate.release()
-
-    submit(host, run)
-    gate.acquire()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value
+    return run_op(host, lambda done: done(None, fn(*args)))
 
 
-def run_op(host: Host, start: Callable[[Done], Any]) -> Any:
-    """Start an operation on the host's loop (start(done)) and block until it is done;
-    its result. Not on the loop's own running thread."""
+def run_op(host: Host, start: Callable[[Done], Any],
+           give_up: Optional[Callable[[Any, Any], None]] = None) -> Any:
+    """Start an operation on the host's loop (``start(done)``, which returns its op handle)
+    and block until ``done(error, result)``; its result. The wait is interruptible: an
+    exception (Ctrl-C) calls ``give_up(op, result or None)`` on the loop thread (an
+    acquire cancels its op, or releases the lock granted meanwhile). Not on the loop's
+    own running thread."""
     _usable(host)
     if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
         fut: "asyncio.Future[Any]" = host.loop.create_future()
-
-        def settle(err: Optional[LockError], result: Any) -> None:
-            if not fut.done():
-                fut.set_exception(err) if err is not None else fut.set_result(result)
-        start(settle)
+        start(partial(_settle, fut))
         return host.loop.run_until_complete(fut)
     box: List[Tuple[Optional[BaseException], Any]] = []
+    state: List[Any] = [None, False]  # the op handle, abandoned
     gate = threading.Lock()
     gate.acquire()
 
-    def done(err: Optional[LockError], result: Any) -> None:
+    def done(err: Optional[BaseException], result: Any) -> None:
+        if state[1]:
+            if give_up is not None:
+                give_up(None, result)
+            return
         box.append((err, result))
         gate.release()
 
-    submit(host, lambda: _start_or_fail(start, done))
-    gate.acquire()
+    def begin() -> None:
+        try:
+            state[0] = start(done)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            done(e, None)
+
+    def abandon() -> None:
+        state[1] = True
+        if give_up is not None:
+            give_up(None if box else state[0], box[0][1] if box else None)
+
+    submit(host, begin)
+    try:
+        gate.acquire()
+    except BaseException:
+        try:
+            submit(host, abandon)
+        except LockError:
+            pass
+        raise
     err, result = box[0]
     if err is not None:
         raise err
@@ -625,77 +612,46 @@ async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
     loop's, else handed to the host's loop thread. A cancelled waiter leaves it running."""
     loop = asyncio.get_running_loop()
     fut: "asyncio.Future[Any]" = loop.create_future()
-
-    def settle(err: Optional[LockError], result: Any) -> None:
-        if not fut.done():
-            fut.set_exception(err) if err is not None else fut.set_result(result)
-
+    settle = partial(_settle, fut)
     if loop is host.loop:
         host._check()
         start(settle)
     else:
-        def done(err: Optional[LockError], result: Any) -> None:  # the host's thread
+        check_fork(host.pid)
+
+        def done(err: Optional[BaseException], result: Any) -> None:  # the host's thread
             try:
                 loop.call_soon_threadsafe(settle, err, result)
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 pass
-        check_fork(host.pid)
-        submit(host, lambda: _start_or_fail(start, done))
+
+        def begin() -> None:
+            try:
+                start(done)
+            except LockError as e:
+                done(e, None)
+        submit(host, begin)
     return await fut
 
 
 def acquire_blocking(host: Host, req: Request) -> Tuple[int, Dict[str, Any]]:
-    """A synchronous acquire through a host running in another thread; (lock, info).
-    The wait is interruptible: an exception (Ctrl-C) cancels the acquire, and a lock
-    that was granted meanwhile is released."""
-    _usable(host)
-    box: List[Tuple[Optional[BaseException], int, Optional[Dict[str, Any]]]] = []
-    state = {"op": 0, "abandoned": False}
-    gate = threading.Lock()
-    gate.acquire()
-
-    def done(err: Optional[LockError], lock: int) -> None:
-        if state["abandoned"]:
-            if lock:
-                host._orphan(None, lock)
-            return
-        info = None
-        if lock:
+    """A synchronous acquire through a host running in another thread; (lock, info), the
+    info read on the loop thread before the caller wakes. Ctrl-C cancels the acquire (a
+    lock granted meanwhile is released)."""
+    def start(done: Done) -> int:
+        def got(err: Optional[LockError], lock: int) -> None:
             try:
-                info = host.info(lock)  # on the loop thread, before the caller wakes
+                done(err, (lock, host.info(lock) if lock and err is None else None))
             except LockError as e:
-                err = e
-        box.append((err, lock, info))
-        gate.release()
+                done(e, (lock, None))
+        return host.start_acquire(req, got)
 
-    def begin() -> None:
-        try:
-            state["op"] = host.start_acquire(req, done)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            box.append((e, 0, None))
-            gate.release()
-
-    def abandon() -> None:
-        state["abandoned"] = True
-        if box:
-            if box[0][1]:
-                host._orphan(None, box[0][1])
-        elif state["op"]:
-            host.cancel(int(state["op"]))
-
-    submit(host, begin)
-    try:
-        gate.acquire()
-    except BaseException:
-        try:
-            submit(host, abandon)
-        except LockError:
-            pass
-        raise
-    err, lock, info = box[0]
-    if err is not None:
-        raise err
-    assert info is not None
+    def give_up(op: Any, result: Any) -> None:
+        if result is not None and result[0]:
+            host._orphan(None, result[0])
+        elif op:
+            host.cancel(op)
+    lock, info = run_op(host, start, give_up)
     return lock, info
 
 
