@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, eventually
 
 URL = "redis://127.0.0.1:1"
 BINDING = Path(__file__).resolve().parents[1]
