@@ -268,22 +268,8 @@ def _opened() -> None:
 
 
 def _free_lock(host: Any, handle: int, released: List[bool]) -> None:
-    """Finalizer of a Lock: release it (without waiting) unless it was released or its
-    host is gone; never raises, and touches nothing in a forked child."""
-    import os
-
     _live[0] -= 1
-    if released[0] or host.engine is None or os.getpid() != host.pid:
-        return
-    host.lost_keys.pop(handle, None)
-    from ._host import submit
-
-    try:
-        # the host is read now, not in the callback: by then the client may be closed (at
-        # interpreter exit finalizers run one after another); then drop() does nothing
-        submit(host, lambda: host.drop(handle, True))
-    except LockError:
-        pass
+    host.free_lock(handle, released[0])
 
 
 class Lock:
@@ -368,9 +354,7 @@ class Lock:
         return info
 
     def _info(self) -> Dict[str, Any]:
-        from ._host import call
-
-        return dict(call(self._host, self._host.info, self._handle))
+        return dict(self._host.lock_info(self._handle))
 
     @property
     def validity(self) -> float:
@@ -409,8 +393,6 @@ class Lock:
         """
         import weakref
 
-        from ._host import check_fork
-
         _callable("on_lost", callback)
         self._open("lock.on_lost()")
         ref = weakref.ref(self)
@@ -428,17 +410,16 @@ class Lock:
 
                     traceback.print_exc(file=sys.stderr)
 
-        host = self._host
-        check_fork(host.pid)
-        if host.engine is None:
-            raise self._gone(InvalidHandle(host.gone), "lock.on_lost()")
-        host.lost_keys[self._handle] = fire
+        try:
+            self._host.watch(self._handle, fire)
+        except InvalidHandle as e:
+            raise self._gone(e, "lock.on_lost()") from None
         # A loss that happened before registration must not go unnoticed.
         try:
             lost_already = bool(self._info().get("lost"))
         except InvalidHandle:
             lost_already = False
-        if lost_already and host.lost_keys.pop(self._handle, None) is fire:
+        if lost_already and self._host.watch(self._handle, None) is fire:
             fire(None)
 
     # ------------------------------------------------------------ operations
@@ -460,21 +441,14 @@ class Lock:
     def extend(self, ttl: Seconds) -> None:
         """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it
         expired, was taken or was released already; never re-acquires."""
-        from ._host import run_op
-
         ttl_ms = self._extend_ttl_ms(ttl)
-        host, h = self._host, self._handle
-        self._extended(_outcome(lambda: run_op(host, lambda d: host.start_extend(h, ttl_ms, d))),
-                       "lock.extend()")
+        self._extended(_outcome(lambda: self._host.extend_sync(self._handle, ttl_ms)), "lock.extend()")
 
     async def extend_async(self, ttl: Seconds) -> None:
         """Like :meth:`extend`, without blocking the event loop."""
-        from ._host import run_async
-
         ttl_ms = self._extend_ttl_ms(ttl)
-        host, h = self._host, self._handle
         try:
-            await run_async(host, lambda d: host.start_extend(h, ttl_ms, d))
+            await self._host.extend_async(self._handle, ttl_ms)
         except LockError as e:
             self._extended(e, "lock.extend_async()")
 
@@ -489,21 +463,14 @@ class Lock:
         Raises :class:`LockLost` when it was no longer held on a quorum (nothing
         another owner holds is touched) or was released already (as in Go, C and Node).
         """
-        from ._host import run_op
-
         self._releasing("lock.release()")
-        host, h = self._host, self._handle
-        self._released_with(_outcome(lambda: run_op(host, lambda d: host.start_release(h, d))),
-                            "lock.release()")
+        self._released_with(_outcome(lambda: self._host.release_sync(self._handle)), "lock.release()")
 
     async def release_async(self) -> None:
         """Like :meth:`release`, without blocking the event loop."""
-        from ._host import run_async
-
         self._releasing("lock.release_async()")
-        host, h = self._host, self._handle
         try:
-            await run_async(host, lambda d: host.start_release(h, d))
+            await self._host.release_async(self._handle)
         except LockError as e:
             self._released_with(e, "lock.release_async()")
         else:
@@ -514,7 +481,7 @@ class Lock:
             self._released = self._done[0] = True
             # OK: a quorum still held it, whatever an extend racing this release saw
             self._lost = err is not None
-            self._host.lost_keys.pop(self._handle, None)
+            self._host.watch(self._handle, None)
             self._finalizer()  # local: the lock is no longer held
         if err is not None:
             raise self._gone(err, what)
@@ -732,6 +699,7 @@ class Client:
         ssl_server_name: Optional[str] = None,
     ) -> None:
         import json
+        import os
         import weakref
 
         _check_backend_name(backend)
@@ -787,6 +755,7 @@ class Client:
                                        n.ssl_server_name, prefix=f"nodes[{i}].")
             tls = _tls.ClientTLS(base, own)
         cfg = json.dumps(config).encode("utf-8")
+        new_blocking: Optional[Callable[[], Any]] = None
         if backend == "wasm":
             from . import _wasm
             inst = _wasm.Instance()  # one module instance per client: its engines share it
@@ -794,9 +763,14 @@ class Client:
         else:
             from . import _lib
             new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
+            if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
+                from ._blocking import BlockingHost  # the synchronous fast path (see there)
+                capi = cfg if tls is None else json.dumps(tls.capi_config(config)).encode("utf-8")
+                new_blocking = lambda: BlockingHost(capi)  # noqa: E731
         from ._host import Driver
 
-        self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000)
+        self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,
+                              new_blocking)
         _opened()
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)
@@ -918,13 +892,11 @@ class Client:
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
         """
-        from ._host import acquire_blocking
-
         self._open("client.acquire()")
         req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
         try:
             host = self._driver.sync_host()
-            lock, info = acquire_blocking(host, req)
+            lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
         return Lock(self, host, lock, info, on_lost)
@@ -988,13 +960,10 @@ class Client:
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
         many nodes failed to tell.
         """
-        from ._host import run_op
-
         self._open("client.inspect()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         try:
-            host = self._driver.sync_host()
-            got = run_op(host, lambda done: host.start_inspect(res, done))
+            got = self._driver.sync_host().inspect_sync(res)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect()") from None
         from ._inspection import from_engine

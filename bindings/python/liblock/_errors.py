@@ -103,7 +103,24 @@ class Unavailable(LockError):
         super().__init__(message, status)
         from ._inspection import NodeFailure
 
-        self.nodes = [NodeFailure(int(i), str(addr), str(cause)) for i, addr, cause in nodes or ()]
+        found = _node_causes(message) if nodes is None else nodes
+        self.nodes = [NodeFailure(int(i), str(addr), str(cause)) for i, addr, cause in found]
+
+
+def _node_causes(message: str) -> List[Tuple[int, str, str]]:
+    """The per-node causes in an unavailable error's message, as the engine writes it:
+    ``liblock: acquire: unavailable: REASON; node 0 (ADDR): CAUSE; node 1 (ADDR): CAUSE``
+    (an address holds no "): "). Only the synchronous native path needs this: the blocking
+    C ABI returns the message alone, where the engine host gets the causes as fields; it
+    goes once sync native runs on the engine host."""
+    import re
+
+    marks = list(re.finditer(r"; node (\d+) \((.*?)\): ", message))
+    out = []
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(message)
+        out.append((int(m.group(1)), m.group(2), message[m.end():end]))
+    return out
 
 
 class Canceled(LockError):
@@ -138,7 +155,7 @@ _BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, na
 def error_for(status: int, message: Optional[str],
               nodes: Optional[Sequence[Tuple[int, str, str]]] = None) -> LockError:
     """The exception for a non-OK status, carrying the library's message (and, for
-    Unavailable, the engine's per-node causes)."""
+    Unavailable, the engine's per-node causes; None: read them from the message)."""
     cls = _BY_STATUS.get(status)
     if not message:
         message = STATUS_NAMES.get(status, f"status {status}")

@@ -433,6 +433,53 @@ class Host:
             self.cancel(op)
             raise
 
+    # ------------------------------------------------------------ a Client's and its Locks' calls (any thread)
+
+    def acquire_sync(self, req: Request) -> Tuple[int, Dict[str, Any]]:
+        return acquire_blocking(self, req)
+
+    def inspect_sync(self, res: bytes) -> Any:
+        return run_op(self, lambda done: self.start_inspect(res, done))
+
+    def extend_sync(self, lock: int, ttl_ms: int) -> None:
+        run_op(self, lambda done: self.start_extend(lock, ttl_ms, done))
+
+    def release_sync(self, lock: int) -> None:
+        run_op(self, lambda done: self.start_release(lock, done))
+
+    async def extend_async(self, lock: int, ttl_ms: int) -> None:
+        await run_async(self, lambda done: self.start_extend(lock, ttl_ms, done))
+
+    async def release_async(self, lock: int) -> None:
+        await run_async(self, lambda done: self.start_release(lock, done))
+
+    def lock_info(self, lock: int) -> Dict[str, Any]:
+        return dict(call(self, self.info, lock))
+
+    def watch(self, lock: int, fire: Optional[Callable[[Optional[LockError]], None]]) -> Any:
+        """Call ``fire(error)`` (on the loop) once when the lock is lost; with None, stop
+        watching: returns the function registered (None if it fired or none was)."""
+        check_fork(self.pid)
+        if fire is None:
+            return self.lost_keys.pop(lock, None)
+        if self.engine is None:
+            raise InvalidHandle(self.gone)
+        self.lost_keys[lock] = fire
+        return None
+
+    def free_lock(self, lock: int, released: bool) -> None:
+        """Finalizer of a Lock: release it (unless ``released``) without waiting. Never
+        raises; touches nothing in a forked child."""
+        self.lost_keys.pop(lock, None)
+        if released or self.engine is None or os.getpid() != self.pid:
+            return
+        try:
+            # the host is read now, not in the callback: by then the client may be closed
+            # (at interpreter exit finalizers run one after another); then drop() does nothing
+            submit(self, lambda: self.drop(lock, True))
+        except LockError:
+            pass
+
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
@@ -711,8 +758,10 @@ class Driver:
     asyncio API (closed when its loop shuts down or the client closes)."""
 
     def __init__(self, new_engine: Callable[[], Engine], name: str, tls: Any,
-                 close_timeout: float) -> None:
+                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None) -> None:
         self._new = new_engine
+        self._new_blocking = new_blocking  # the synchronous native fast path (_blocking)
+        self._blocking: Any = None
         self.name = name
         self.tls = tls
         self.pid = os.getpid()
@@ -729,12 +778,21 @@ class Driver:
         engine, self._spare = self._spare, None
         return engine or self._new()
 
-    def sync_host(self) -> Host:
-        """The synchronous API's host (its loop thread started on first use)."""
+    def sync_host(self) -> Any:
+        """The synchronous API's host: the fast path's, or the one on the loop thread
+        (started on first use)."""
         check_fork(self.pid)
+        if self._blocking is not None:
+            return self._blocking
         t = self._thread
         if t is None:
             with self._mu:
+                if self._new_blocking is not None:
+                    if self.closed:
+                        raise InvalidHandle(_CLOSED_MESSAGE)
+                    if self._blocking is None:
+                        self._blocking = self._new_blocking()
+                    return self._blocking
                 if self._thread is None:
                     self._thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
                 t = self._thread
@@ -777,6 +835,9 @@ class Driver:
             thread, self._thread = self._thread, None
             spare, self._spare = self._spare, None
             hosts = list(self._hosts.values())
+            blocking, self._blocking = self._blocking, None
+        if blocking is not None:
+            blocking.close()
         for host in hosts:
             if host.engine is None:
                 continue
@@ -798,5 +859,6 @@ class Driver:
 
 
 def pending_count() -> int:
-    """on_lost registrations of live hosts (a debugging aid for the tests)."""
-    return sum(len(h.lost_keys) for h in list(_all))
+    """on_lost registrations of live hosts and of the fast path (a debugging aid for the tests)."""
+    blocking = sys.modules.get(__name__.rpartition(".")[0] + "._blocking")
+    return sum(len(h.lost_keys) for h in list(_all)) + (blocking.pending_count() if blocking else 0)
