@@ -767,7 +767,7 @@ class Client:
                 from ._blocking import BlockingHost  # the synchronous fast path (see there)
                 capi = cfg if tls is None else json.dumps(tls.capi_config(config)).encode("utf-8")
                 new_blocking = lambda: BlockingHost(capi)  # noqa: E731
-        from ._host import Driver
+        from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,
                               new_blocking)

@@ -14,7 +14,7 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
   auto-extension and loss while the caller's code runs; a synchronous call hands its
   operation to that loop and waits (interruptibly) for the completion.
 
-:class:`Driver` is a Client's set of them. Completions (``done(error, result)`` of an
+``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
 operation) run on the host's loop thread after the step that produced them has been
 fully decoded, so they may start new operations.
 """
@@ -33,8 +33,8 @@ from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _proto as P
-from ._errors import (CANCELED, INVALID_ARGUMENT, ForkedProcessError, InternalError, InvalidHandle,
-                      LockError, error_for)
+from ._driver import check_fork
+from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
 # INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
@@ -73,17 +73,6 @@ def exception(err: P.Error) -> LockError:
     if nodes and not all(cause in message for _, _, cause in nodes):
         message += " (" + "; ".join(f"node {i} ({addr}): {cause}" for i, addr, cause in nodes) + ")"
     return error_for(status, message, nodes)
-
-
-def check_fork(pid: int) -> None:
-    """Raise ForkedProcessError in a process forked from the one (``pid``) a client was made in."""
-    if os.getpid() != pid:
-        raise ForkedProcessError(
-            f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
-            "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
-            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
-            "child (on the native backend only if liblock.so was not loaded before the fork), or "
-            "use multiprocessing's 'spawn' or 'forkserver' start method.")
 
 
 _ssl_contexts: Dict[bool, ssl.SSLContext] = {}
@@ -749,113 +738,6 @@ class LoopThread:
         assert self.host is not None
         await self.host.aclose(timeout)
         self.loop.stop()
-
-
-class Driver:
-    """A Client's engines and hosts: the engine factory (``new_engine``: an adapter's
-    constructor with the client's config), the synchronous API's :class:`LoopThread`
-    (started by the first synchronous call) and one :class:`Host` per event loop of the
-    asyncio API (closed when its loop shuts down or the client closes)."""
-
-    def __init__(self, new_engine: Callable[[], Engine], name: str, tls: Any,
-                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None) -> None:
-        self._new = new_engine
-        self._new_blocking = new_blocking  # the synchronous native fast path (_blocking)
-        self._blocking: Any = None
-        self.name = name
-        self.tls = tls
-        self.pid = os.getpid()
-        self.close_timeout = close_timeout
-        self._spare: Optional[Engine] = new_engine()  # made now: a bad config fails in Client()
-        self._thread: Optional[LoopThread] = None
-        self._hosts: Dict[asyncio.AbstractEventLoop, Host] = {}
-        self._mu = threading.Lock()
-        self.closed = False
-
-    def _engine(self) -> Engine:  # under _mu
-        if self.closed:
-            raise InvalidHandle(_CLOSED_MESSAGE)
-        engine, self._spare = self._spare, None
-        return engine or self._new()
-
-    def sync_host(self) -> Any:
-        """The synchronous API's host: the fast path's, or the one on the loop thread
-        (started on first use)."""
-        check_fork(self.pid)
-        if self._blocking is not None:
-            return self._blocking
-        t = self._thread
-        if t is None:
-            with self._mu:
-                if self._new_blocking is not None:
-                    if self.closed:
-                        raise InvalidHandle(_CLOSED_MESSAGE)
-                    if self._blocking is None:
-                        self._blocking = self._new_blocking()
-                    return self._blocking
-                if self._thread is None:
-                    self._thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
-                t = self._thread
-        assert t.host is not None
-        return t.host
-
-    def async_host(self) -> Host:
-        """The host of the running loop (made on first use)."""
-        check_fork(self.pid)
-        loop = asyncio.get_running_loop()
-        host = self._hosts.get(loop)
-        if host is not None and host.engine is not None and not host.closing:
-            return host
-        with self._mu:
-            engine = self._engine()
-        host = Host(engine, loop, on_free=self._forget, tls=self.tls)
-        host.watch_loop_shutdown()
-        with self._mu:
-            dead = [h for h in self._hosts.values() if h.loop.is_closed()]
-            self._hosts[loop] = host
-        for h in dead:  # loops closed without shutting down their async generators
-            h.free()
-        return host
-
-    def _forget(self, host: Host) -> None:
-        with self._mu:
-            if self._hosts.get(host.loop) is host:
-                del self._hosts[host.loop]
-
-    def close(self) -> None:
-        """Close every host: the loop thread's and, from another thread, the asyncio
-        hosts' wait for CLOSED (bounded); on a host's own thread it starts closing
-        (releases continue on the loop). A forked child touches nothing."""
-        if os.getpid() != self.pid:
-            return
-        with self._mu:
-            if self.closed:
-                return
-            self.closed = True
-            thread, self._thread = self._thread, None
-            spare, self._spare = self._spare, None
-            hosts = list(self._hosts.values())
-            blocking, self._blocking = self._blocking, None
-        if blocking is not None:
-            blocking.close()
-        for host in hosts:
-            if host.engine is None:
-                continue
-            if host.loop.is_closed():
-                host.free()
-            elif threading.get_ident() == host.thread_id:
-                host.close()
-            else:
-                try:
-                    submit(host, host.close)
-                except LockError:
-                    continue
-                if host.loop.is_running():
-                    host.closed.wait(self.close_timeout)
-        if thread is not None:
-            thread.stop(self.close_timeout)
-        if spare is not None:
-            spare.free()
 
 
 def pending_count() -> int:
