@@ -6,19 +6,7 @@ import math
 import numbers
 import sys
 
-from ._errors import (
-    OK,
-    LOST,
-    ArgumentTypeError,
-    ClientClosed,
-    InvalidArgument,
-    InvalidHandle,
-    LockError,
-    LockLost,
-    NotAcquired,
-    Unavailable,
-    error_for,
-)
+from ._errors import ArgumentTypeError, ClientClosed, InvalidArgument, InvalidHandle, LockError, LockLost
 
 # Nothing heavy at import time: asyncio (≈ 25 ms and 5 MB), typing, json, ctypes
 # and the backends are imported where they are first needed, so that a
@@ -28,7 +16,7 @@ if TYPE_CHECKING:
     import asyncio
     import datetime
     from types import TracebackType
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Type, Union
 
     from ._host import Request
     from ._inspection import Inspection
@@ -38,32 +26,13 @@ if TYPE_CHECKING:
 
     Seconds = Union[int, float, datetime.timedelta]
     _F = TypeVar("_F", bound=Callable[..., Any])
-    # The checked arguments of an acquire: resource, ttl_ms, wait_ms, auto_extend, fence, token.
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
 
-# The library's limits (core/engine/config.go's, from the protocol's spec
-# core/hostabi/spec/protocol.json through _proto_gen), checked here so that every
-# error names the caller's parameter in the caller's unit (seconds), never the C
-# ABI's ttl_ms / wait_ms / node_timeout_ms.
-_MIN_TTL_MS = P.LIMIT_TTL_MIN
-_MAX_TTL_MS = P.LIMIT_TTL_MAX
-_MIN_WAIT_MS = P.LIMIT_WAIT_MIN
-_MAX_WAIT_MS = P.LIMIT_WAIT_MAX
-_MIN_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MIN
-_MAX_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MAX
-_DEFAULT_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_DEFAULT
-_MIN_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MIN
-_MAX_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MAX
-_MIN_RESOURCE_BYTES = P.LIMIT_RESOURCE_MIN
-_MAX_RESOURCE_BYTES = P.LIMIT_RESOURCE_MAX
-_MAX_KEY_PREFIX_BYTES = P.LIMIT_KEY_PREFIX_MAX
-_MIN_NODES = P.LIMIT_NODES_MIN
-_MAX_NODES = P.LIMIT_NODES_MAX
-_MAX_OWNER_BYTES = P.LIMIT_OWNER_MAX
-_MIN_TOKEN_BYTES = P.LIMIT_TOKEN_MIN
-_MAX_TOKEN_BYTES = P.LIMIT_TOKEN_MAX
+# The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
+# core/hostabi/spec/protocol.json) are checked here so that every error names the
+# caller's parameter in the caller's unit (seconds), never ttl_ms or wait_ms.
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -191,7 +160,7 @@ def _node_timeout_ms(value: Any) -> int:
             f"a node request timeout is normally 0.005 - 1 s, so this looks like milliseconds; "
             f"for {value!r} ms write node_timeout={value / 1000!r}, or pass "
             f"datetime.timedelta(seconds={value!r}) if you mean {value!r} s")
-    return _ms("node_timeout", value, _MIN_NODE_TIMEOUT_MS, _MAX_NODE_TIMEOUT_MS)
+    return _ms("node_timeout", value, P.LIMIT_NODE_TIMEOUT_MIN, P.LIMIT_NODE_TIMEOUT_MAX)
 
 
 # The shortest ttl, in node timeouts (the spec's factor, shared with the Node binding):
@@ -237,7 +206,7 @@ def _bool(name: str, value: Any) -> bool:
 
 def _owner(value: Any) -> str:
     """``Client(owner=...)``: a label carried in every lock's value ("owner/uuid")."""
-    _text("owner", value, _MAX_OWNER_BYTES)
+    _text("owner", value, P.LIMIT_OWNER_MAX)
     if "/" in value:
         raise InvalidArgument(f"owner must not contain '/' (the value is \"owner/uuid\"), got {value!r}")
     return str(value)
@@ -246,9 +215,9 @@ def _owner(value: Any) -> str:
 def _token(value: Any) -> bytes:
     """``acquire(..., token=...)``: the caller's token, 16 to 512 bytes of UTF-8."""
     b = _text("token", value)
-    if not _MIN_TOKEN_BYTES <= len(b) <= _MAX_TOKEN_BYTES:
+    if not P.LIMIT_TOKEN_MIN <= len(b) <= P.LIMIT_TOKEN_MAX:
         raise InvalidArgument(
-            f"token must be {_MIN_TOKEN_BYTES} to {_MAX_TOKEN_BYTES} bytes of UTF-8, got {len(b)} "
+            f"token must be {P.LIMIT_TOKEN_MIN} to {P.LIMIT_TOKEN_MAX} bytes of UTF-8, got {len(b)} "
             "(pass the token of a held lock, lock.token, to re-enter it)")
     return b
 
@@ -426,7 +395,7 @@ class Lock:
 
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
-        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
+        ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
         _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
             raise LockLost("extend: the lock was released already")
@@ -724,22 +693,22 @@ class Client:
                 raise ArgumentTypeError(
                     f"nodes[{i}] must be a URL string or a liblock.Node, not {type(url).__name__}")
             _text(f"nodes[{i}]", url)
-        if not _MIN_NODES <= len(node_list) <= _MAX_NODES:
-            raise InvalidArgument(f"nodes must hold {_MIN_NODES} to {_MAX_NODES} URLs, got {len(node_list)}")
+        if not P.LIMIT_NODES_MIN <= len(node_list) <= P.LIMIT_NODES_MAX:
+            raise InvalidArgument(f"nodes must hold {P.LIMIT_NODES_MIN} to {P.LIMIT_NODES_MAX} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
-        self._node_timeout_ms = _DEFAULT_NODE_TIMEOUT_MS
+        self._node_timeout_ms = P.LIMIT_NODE_TIMEOUT_DEFAULT
         if node_timeout is not None:
             self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:
             if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
                 raise ArgumentTypeError(
                     f"drift_factor must be a number, not {type(drift_factor).__name__}")
-            if not _MIN_DRIFT_FACTOR <= float(drift_factor) <= _MAX_DRIFT_FACTOR:  # also refuses NaN
+            if not P.LIMIT_DRIFT_FACTOR_MIN <= float(drift_factor) <= P.LIMIT_DRIFT_FACTOR_MAX:  # also refuses NaN
                 raise InvalidArgument(
-                    f"drift_factor must be between {_MIN_DRIFT_FACTOR} and {_MAX_DRIFT_FACTOR}, got {drift_factor!r}")
+                    f"drift_factor must be between {P.LIMIT_DRIFT_FACTOR_MIN} and {P.LIMIT_DRIFT_FACTOR_MAX}, got {drift_factor!r}")
             config["drift_factor"] = float(drift_factor)
         if key_prefix is not None:
-            _text("key_prefix", key_prefix, _MAX_KEY_PREFIX_BYTES)
+            _text("key_prefix", key_prefix, P.LIMIT_KEY_PREFIX_MAX)
             config["key_prefix"] = key_prefix
         if owner is not None:
             config["owner"] = _owner(owner)
@@ -839,9 +808,9 @@ class Client:
         """Every argument of an acquire checked (errors name the caller's parameter) and
         turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
         The one place for acquire's options: acquire, acquire_async and lock use it."""
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
-        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
-        wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, _MIN_WAIT_MS, _MAX_WAIT_MS)
+        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
+        wait_ms = P.LIMIT_WAIT_MAX if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
         _bool("fence", fence)
@@ -961,7 +930,7 @@ class Client:
         many nodes failed to tell.
         """
         self._open("client.inspect()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         try:
             got = self._driver.sync_host().inspect_sync(res)
         except InvalidHandle as e:
@@ -975,7 +944,7 @@ class Client:
         from ._host import run_async
 
         self._open("client.inspect_async()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         try:
             host = self._driver.async_host()
             got = await run_async(host, lambda done: host.start_inspect(res, done))

@@ -6,7 +6,7 @@ Imported on first use (``liblock.Inspection`` resolves lazily), so that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
