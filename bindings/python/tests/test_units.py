@@ -221,7 +221,7 @@ def test_release_twice_is_lost_in_every_form(c1: Cluster, client1) -> None:
 # ------------------------------------------------------------ import cost
 
 def _fresh(code: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("LIBLOCK_BACKEND",)}
+    env = {k: v for k, v in os.environ.items() if k not in ("LIBLOCK_BACKEND", "LIBLOCK_NATIVE_SYNC")}
     env["PYTHONPATH"] = str(BINDING)
     # -S: no site-packages .pth hooks, which import typing themselves on some systems
     p = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True,
