@@ -17,20 +17,9 @@ imports neither asyncio nor typing, ctypes or a backend.
 # No `from __future__ import annotations` and no plain imports here: every public name
 # of the module is in __all__ (dir(liblock) shows no `annotations`, `sys` or `TYPE_CHECKING`).
 from ._client import DEFAULT_WAIT, Client, Lock, LockContext
-from ._errors import (
-    ArgumentTypeError,
-    Canceled,
-    ClientClosed,
-    ForkedProcessError,
-    InternalError,
-    InvalidArgument,
-    InvalidHandle,
-    LibraryError,
-    LockError,
-    LockLost,
-    NotAcquired,
-    Unavailable,
-)
+from ._errors import (ArgumentTypeError, Canceled, ClientClosed, ForkedProcessError, InternalError,
+                      InvalidArgument, InvalidHandle, LibraryError, LockError, LockLost, NotAcquired,
+                      Unavailable)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,30 +33,10 @@ __version__ = "0.1.0"
 from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
 
 __all__ = [
-    "ABI_VERSION",
-    "ArgumentTypeError",
-    "DEFAULT_WAIT",
-    "Canceled",
-    "Client",
-    "ClientClosed",
-    "ForkedProcessError",
-    "InternalError",
-    "InvalidArgument",
-    "Inspection",
-    "InvalidHandle",
-    "LibraryError",
-    "Lock",
-    "LockContext",
-    "LockError",
-    "LockLost",
-    "Node",
-    "NodeFailure",
-    "NodeState",
-    "NotAcquired",
-    "Unavailable",
-    "abi_version",
-    "library_path",
-    "live_handles",
+    "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
+    "ForkedProcessError", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
+    "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "Node", "NodeFailure",
+    "NodeState", "NotAcquired", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
 ]
 
