@@ -22,7 +22,7 @@ from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint64, c_void_
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _lib
-from ._errors import OK, LockError, error_for
+from ._errors import OK, LockError, NotAcquired, Unavailable, error_for
 
 # void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err)
 CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, c_int32, c_uint64, c_char_p)
@@ -112,6 +112,16 @@ def _async(fn: Any, done: CDone, *args: Any) -> None:
         raise
 
 
+def _options(wait_ms: int, auto_extend: bool, fence: bool, token: bytes) -> Optional[bytes]:
+    """lock_acquire's options JSON (None, NULL, for one plain attempt)."""
+    if not (wait_ms or auto_extend or fence or token):
+        return None
+    o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
+    if token:
+        o["token"] = token.decode("utf-8")
+    return json.dumps(o).encode("utf-8")
+
+
 class BlockingHost:
     """A client of liblock.so's Go driver (``lock_client_new``) with the host's interface."""
 
@@ -132,19 +142,28 @@ class BlockingHost:
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
         res, ttl_ms, wait_ms, auto_extend, fence, token = req
-        opts = None
-        if wait_ms or auto_extend or fence or token:
-            o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
-            if token:
-                o["token"] = token.decode("utf-8")
-            opts = json.dumps(o).encode("utf-8")
+        opts = _options(wait_ms, auto_extend, fence, token)
         dll = _declare()
         out = c_uint64()
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
             _call(dll.lock_acquire, self.handle, res, ttl_ms, opts, byref(out))
             return int(out.value), self.lock_info(int(out.value))
-        # A wait in the main thread stays interruptible (Ctrl-C cancels it): the acquire
-        # runs on a library thread while this one waits in Python for its completion.
+        # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs a
+        # hand-off from a library thread: first one plain attempt (bounded by the node
+        # timeout), and only if it fails the interruptible wait for what is left.
+        import time
+
+        start = time.monotonic()
+        try:
+            return self.acquire_sync((res, ttl_ms, 0, auto_extend, fence, token))
+        except (NotAcquired, Unavailable) as e:
+            failed: Optional[LockError] = e
+        left = wait_ms - int((time.monotonic() - start) * 1000)
+        if left <= 0:
+            assert failed is not None
+            raise failed
+        failed = None  # not raised "during handling" of the first attempt's error
+        opts = _options(left, auto_extend, fence, token)
         event, gate = threading.Event(), threading.Lock()
         state: Dict[str, Any] = {"abandoned": False, "result": None}
 

@@ -351,8 +351,8 @@ def pairs(urls: List[str]) -> None:
         print(f"{n:>5}  {b:>12.1f}  {a:>15.1f}  {raw:>14.1f}  {b / raw:>9.2f}x  {r:>8.1f}  {b / r:>12.2f}x")
     print("redis-py on 5 nodes talks to the nodes one after another (its sync API has no fan-out);"
           " liblock asks all nodes at once.\n'blocking C ABI' is the same pair as three bare ctypes calls of"
-          " liblock.so's blocking functions (the binding's former synchronous native path, less its Lock"
-          " object); 'liblock sync' runs on the engine host, as every mode does.")
+          " liblock.so's blocking functions; 'liblock sync' is the binding's synchronous native path, the same"
+          " calls through _blocking.py with a Lock object.")
     print(f"\n{'nodes':>5}  {'native sync':>11}  {'wasm sync':>9}  {'wasm/native':>11}  {'native async':>12}"
           f"  {'wasm async':>10}  {'wasm/native':>11}  {'native sync, one driver':>23}  {'one driver/C ABI':>16}"
           f"  {'wasm sync/one driver':>20}   (medians, µs per pair)")
