@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _proto as P
-from ._driver import check_fork
+from ._driver import _CLOSED_MESSAGE, check_fork
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
@@ -47,7 +47,6 @@ Request = Tuple[Any, ...]
 # the engine keeps what does not fit for the next call, and its largest action
 # (an error naming 64 nodes) is under 64 KiB.
 _FULL_MARGIN = 64 * 1024
-_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
 
 
