@@ -121,6 +121,10 @@ type Engine struct {
 	// io.Reader for google/uuid, made once: boxing it per token allocated).
 	tokenSrc tokenSource
 	strs     strArena // tokens and release ids
+
+	// multiWaiting: the multi-resource acquires with a wait budget, oldest
+	// first (multi.go).
+	multiWaiting []*acquireOp
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -270,11 +274,66 @@ type AcquireRequest struct {
 	// fence of every lock on the resource acquired before this one (as long
 	// as no node loses its data). Not with Token.
 	Fence bool
+	// Permits, when not 0, asks for one of that many permits of the
+	// semaphore Resource instead of the mutex.
+	Permits int
+	// Mode: the mutex (ModeExclusive), or a reader or the writer of the
+	// read-write lock Resource.
+	Mode LockMode
+	// Resources, when not empty, are the further resources of a
+	// multi-resource lock: all of Resource and these, or none (multi.go).
+	// At most MaxResources in all, no duplicates, not with Token.
+	Resources []string
+}
+
+// LockMode says which lock of a name an acquire or an inspect is about.
+type LockMode uint8
+
+// The lock modes.
+const (
+	// ModeExclusive: the mutex (or one permit of a semaphore).
+	ModeExclusive LockMode = iota
+	// ModeRead: a reader of the read-write lock.
+	ModeRead
+	// ModeWrite: the writer of the read-write lock.
+	ModeWrite
+)
+
+// InspectRequest describes one inspect.
+type InspectRequest struct {
+	Resource string
+	// Permits, when not 0: the semaphore of that many permits.
+	Permits int
+	// Mode: ModeRead or ModeWrite inspect the read-write lock Resource.
+	Mode LockMode
+}
+
+// Validate checks the request as InspectWith does.
+func (r InspectRequest) Validate() error {
+	if err := CheckResource(r.Resource); err != nil {
+		return err
+	}
+	return checkKind(r.Permits, r.Mode, nil)
+}
+
+// checkKind refuses the lock kinds this engine does not implement yet.
+func checkKind(permits int, mode LockMode, resources []string) error {
+	switch {
+	case permits != 0:
+		return invalidArg("permits", "semaphores are not supported by this engine yet")
+	case mode != ModeExclusive:
+		return invalidArg("mode", "read-write locks are not supported by this engine yet")
+	}
+	return nil
 }
 
 // Validate checks the request as Acquire does.
 func (r AcquireRequest) Validate() error {
-	if err := CheckResource(r.Resource); err != nil {
+	if len(r.Resources) > 0 {
+		if err := r.validateMulti(); err != nil {
+			return err
+		}
+	} else if err := CheckResource(r.Resource); err != nil {
 		return err
 	}
 	if r.Token != "" || r.Fence {
@@ -288,7 +347,10 @@ func (r AcquireRequest) Validate() error {
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
 	}
-	return CheckWait(r.Wait)
+	if err := CheckWait(r.Wait); err != nil {
+		return err
+	}
+	return checkKind(r.Permits, r.Mode, r.Resources)
 }
 
 // Acquire starts an acquire. A bad request is refused at once, with nothing
@@ -307,7 +369,10 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
 	}
 	e.ops[op.id] = op
-	if op.wait {
+	if len(r.Resources) > 0 {
+		// A set spans several keys' queues: it joins none (multi.go).
+		e.initMulti(op, r)
+	} else if op.wait {
 		// Queue before the first attempt, so that a release by this engine
 		// during it is not missed. Nothing goes on the wire for waiting
 		// until a wait happens: the key's channel is subscribed only once
@@ -418,6 +483,10 @@ type LockInfo struct {
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
+
+	// Resources is a multi-resource lock's set (Resource is its first), or
+	// nil.
+	Resources []string
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -430,6 +499,9 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
 		Fence: l.fence, Reentered: l.reentered,
+	}
+	if l.resources != nil {
+		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)
 	}
 	if !l.released && l.lostErr == nil {
 		info.Validity = max(0, l.validUntil-e.env.Now())

@@ -89,6 +89,10 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
+	// issue 20 (sim_multi_test.go): the share of acquires that take
+	// several resources at once, and the control's broken acquire script.
+	multiP     float64
+	multiFault string
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -249,6 +253,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
+		if multiProfile(&cfg, profile, rng) {
+			break
+		}
 		return cfg, fmt.Errorf("unknown profile %q", profile)
 	}
 	return cfg, nil

@@ -215,7 +215,7 @@ func (en *entry) apply(ev *Event) {
 	case EvTick:
 		e.Tick()
 	case EvInspect:
-		op, err := e.Inspect(ev.Resource)
+		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode})
 		en.answer(op, err)
 	case EvReportAwaiting:
 		en.watch = true
@@ -283,7 +283,9 @@ func (en *entry) reportAwaiting() {
 }
 
 func (en *entry) acquire(ev *Event) (engine.OpID, error) {
-	if err := engine.CheckResource(ev.Resource); err != nil {
+	// A multi-resource lock's set is checked by the engine, which names
+	// the resource resources[0].
+	if err := engine.CheckResource(ev.Resource); err != nil && len(ev.Resources) == 0 {
 		return 0, err
 	}
 	ttl, err := TTLFromMillis(ev.TTLms)
@@ -294,7 +296,8 @@ func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 	if err != nil {
 		return 0, err
 	}
-	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence})
+	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence,
+		Permits: int(ev.Permits), Mode: ev.Mode, Resources: ev.Resources})
 	if err == nil && (ev.Fence || ev.Token != "") {
 		// Its DONE carries the fence and whether it re-entered (0 and 0
 		// for every other DONE).

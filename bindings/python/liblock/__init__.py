@@ -31,11 +31,12 @@ del TYPE_CHECKING
 
 __version__ = "0.1.0"
 from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
+from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
 __all__ = [
     "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
     "ForkedProcessError", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
-    "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "Node", "NodeFailure",
+    "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
     "NodeState", "NotAcquired", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
 ]

@@ -112,13 +112,17 @@ def _async(fn: Any, done: CDone, *args: Any) -> None:
         raise
 
 
-def _options(wait_ms: int, auto_extend: bool, fence: bool, token: bytes) -> Optional[bytes]:
-    """lock_acquire's options JSON (None, NULL, for one plain attempt)."""
-    if not (wait_ms or auto_extend or fence or token):
+def _options(res: bytes, wait_ms: int, auto_extend: bool, fence: bool, token: bytes) -> Optional[bytes]:
+    """lock_acquire's options JSON (None, NULL, for one plain attempt); a multi-resource
+    acquire's further resources (``_multi.ResourceSet``) as its "resources"."""
+    more = getattr(res, "more", ())
+    if not (wait_ms or auto_extend or fence or token or more):
         return None
     o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
     if token:
         o["token"] = token.decode("utf-8")
+    if more:
+        o["resources"] = [m.decode("utf-8") for m in more]
     return json.dumps(o).encode("utf-8")
 
 
@@ -141,8 +145,8 @@ class BlockingHost:
             _dll.lock_free(handle)
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
-        res, ttl_ms, wait_ms, auto_extend, fence, token = req
-        opts = _options(wait_ms, auto_extend, fence, token)
+        res, ttl_ms, wait_ms, auto_extend, fence, token = req[:6]  # (the resources ride on res)
+        opts = _options(res, wait_ms, auto_extend, fence, token)
         dll = _declare()
         out = c_uint64()
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
@@ -155,7 +159,7 @@ class BlockingHost:
 
         start = time.monotonic()
         try:
-            return self.acquire_sync((res, ttl_ms, 0, auto_extend, fence, token))
+            return self.acquire_sync((res, ttl_ms, 0) + tuple(req[3:]))
         except (NotAcquired, Unavailable) as e:
             failed: Optional[LockError] = e
         left = wait_ms - int((time.monotonic() - start) * 1000)
@@ -163,7 +167,7 @@ class BlockingHost:
             assert failed is not None
             raise failed
         failed = None  # not raised "during handling" of the first attempt's error
-        opts = _options(left, auto_extend, fence, token)
+        opts = _options(res, left, auto_extend, fence, token)
         event, gate = threading.Event(), threading.Lock()
         state: Dict[str, Any] = {"abandoned": False, "result": None}
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
+from . import _multi  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -276,6 +277,8 @@ class Lock:
         self._lost = False
         self._released = False
         self.resource = str(info.get("resource", ""))
+        self.resources: List[str] = list(info.get("resources") or [self.resource])
+        """The resources the lock holds: the list given to acquire, or ``[resource]``."""
         self.key = str(info.get("key", ""))
         self.token = str(info.get("token", ""))
         self.auto_extend = bool(info.get("auto_extend", False))
@@ -808,19 +811,21 @@ class Client:
         """Every argument of an acquire checked (errors name the caller's parameter) and
         turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
         The one place for acquire's options: acquire, acquire_async and lock use it."""
-        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        res = _multi.resource_arg(resource, _text, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
         wait_ms = P.LIMIT_WAIT_MAX if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
         _bool("fence", fence)
         tok = b"" if token is None else _token(token)
+        _multi.check_token(res, tok)
         if fence and tok:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
-        return (res, ttl_ms, wait_ms, auto_extend, fence, tok)
+        # a multi-resource acquire's res also carries its further resources (_multi.py)
+        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, 0, 0, getattr(res, "more", ()))
 
     @_keywords
     def acquire(
@@ -868,7 +873,7 @@ class Client:
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return Lock(self, host, lock, info, on_lost)
+        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
 
     @_keywords
     async def acquire_async(
@@ -896,7 +901,7 @@ class Client:
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return Lock(self, host, lock, info, on_lost)
+        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
 
     @_keywords
     def lock(

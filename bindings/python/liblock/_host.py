@@ -40,7 +40,7 @@ from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, L
 # INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
 # An acquire request: _proto.acquire's arguments after the buffer (resource, ttl_ms,
-# wait_ms, auto_extend, fence, token), checked by Client._acquire_args.
+# wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
 Request = Tuple[Any, ...]
 
 # Repeat a step with empty input when less than this was left free in its output:
