@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import liblock
-from conftest import BACKEND, REDISNODES, wait_until
+from conftest import BACKEND, REDISNODES, eventually
 
 
 class Deployment:
@@ -60,14 +60,14 @@ def test_acquire_through_sentinel(dep: Deployment) -> None:
         with pytest.raises(liblock.NotAcquired):
             client.acquire("py:sent", ttl=5, wait=0)
         lock.release()
-    wait_until(lambda: all(not k for k in dep.keys()))
+    eventually(lambda: all(not k for k in dep.keys()), what="no key left")
 
 
 def test_wait_replicas_too_many_fails_and_cleans_up(dep: Deployment) -> None:
     with liblock.Client([dep.url], node_timeout=0.25, wait_replicas=3, backend=BACKEND) as client:
         with pytest.raises(liblock.Unavailable, match="WAIT"):
             client.acquire("py:sent3", ttl=5, wait=0)
-    wait_until(lambda: all(not k for k in dep.keys()))
+    eventually(lambda: all(not k for k in dep.keys()), what="no key left")
 
 
 @pytest.mark.parametrize("bad", [-1, 101])
