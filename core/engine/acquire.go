@@ -36,6 +36,12 @@ type acquireOp struct {
 	firstUsed bool
 	lockMem   lockState
 	lockUsed  bool
+	// For reports (Config.Report): when it started, its rounds, and
+	// whether and since when it waits.
+	start     time.Duration
+	waitStart time.Duration
+	attempts  uint32
+	waiting   bool
 }
 
 // Attempt states per node.
@@ -90,6 +96,7 @@ func (o *acquireOp) fire(e *Engine, gen uint64) {
 func (e *Engine) startAttempt(o *acquireOp) {
 	o.timerGen++
 	o.woken = false
+	o.attempts++
 	token := o.token
 	if token == "" {
 		token = e.newToken()
@@ -248,6 +255,9 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 	if o.finished {
 		return
 	}
+	if e.report && !e.closing && o.wait && e.now < o.waitUntil {
+		e.repWaitStart(o)
+	}
 	switch {
 	case e.closing:
 		e.finishAcquire(o, 0, ErrClosed)
@@ -314,7 +324,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
-		resources: o.resources, keys: o.keys,
+		resources: o.resources, keys: o.keys, since: e.now,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
@@ -351,6 +361,9 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 			heldUntil = l.validUntil
 		}
 		e.unqueue(o, heldUntil)
+	}
+	if e.report {
+		e.repAcquireEnd(o, lock, err)
 	}
 	e.emit(Action{Kind: ActDone, Op: o.id, Lock: lock, Err: err})
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// counts (wait.go). Nil is the default: 1 on Sentinel nodes, off on
 	// the others; 0 turns it off.
 	WaitReplicas *int
+	// Report makes the engine emit ActReport actions: what it did, for a
+	// host's metrics, traces and logs (report.go). Off, it emits none.
+	Report bool
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

@@ -70,6 +70,7 @@ type Action struct {
 	Inspection *Inspection
 	Err        error         // ActDone (nil on success), ActLost
 	Delay      time.Duration // ActTimer
+	Rep        Report        // ActReport (report.go)
 }
 
 // Engine is liblock's Redlock client with no I/O of its own: the host feeds
@@ -125,6 +126,9 @@ type Engine struct {
 	// multiWaiting: the multi-resource acquires with a wait budget, oldest
 	// first (multi.go).
 	multiWaiting []*acquireOp
+
+	// report: emit ActReport actions (Config.Report, report.go).
+	report bool
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -149,6 +153,7 @@ func New(cfg Config, env Env) (*Engine, error) {
 		locks:   map[LockID]*lockState{},
 		waiters: map[string][]*acquireOp{},
 		subs:    map[string]*subscription{},
+		report:  cfg.Report,
 	}
 	for i, n := range cfg.Nodes {
 		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}
@@ -373,6 +378,10 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
 	}
 	e.ops[op.id] = op
+	if e.report {
+		op.start = e.now
+		e.rep(RepAcquireStart, op.id, 0, 0, 0)
+	}
 	if len(r.Resources) > 0 {
 		// A set spans several keys' queues: it joins none (multi.go).
 		e.initMulti(op, r)
@@ -391,6 +400,7 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		e.waiters[op.key] = append(q, op)
 		op.queued = true
 		if ahead > 0 {
+			e.repWaitStart(op)
 			e.subscribe(op.key)
 			// Behind this client's own waiters: no barging. It sleeps
 			// until a release wakes it in turn (or its wait ends), as a

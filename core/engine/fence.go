@@ -1,6 +1,10 @@
 package engine
 
-import "strconv"
+import (
+	"strconv"
+
+	time "github.com/liblock/liblock/core/internal/xtime"
+)
 
 // Fencing tokens, monotonic across the quorum.
 //
@@ -30,10 +34,11 @@ type fenceRound struct {
 	sent     int
 	causes   []*NodeError
 	decided  bool
+	start    time.Duration // for reports (report.go)
 }
 
 func (e *Engine) startFencing(a *attempt) {
-	f := &fenceRound{a: a, fence: a.maxFence + 1, state: make([]uint8, len(e.nodes))}
+	f := &fenceRound{a: a, fence: a.maxFence + 1, state: make([]uint8, len(e.nodes)), start: e.now}
 	a.fencing = f
 	for i := range e.nodes {
 		if a.state[i] == granted {
@@ -92,6 +97,9 @@ func (e *Engine) fenceDecide(f *fenceRound) {
 	switch {
 	case f.accepted >= e.quorum && e.now < until:
 		f.decided = true
+		if e.report {
+			e.rep(RepFence, o.id, 0, StatusOK, e.now-f.start)
+		}
 		if o.att == a && !o.finished {
 			e.acquired(o, a, until)
 		}
@@ -108,6 +116,9 @@ func (e *Engine) fenceDecide(f *fenceRound) {
 			err = &UnavailableError{Op: "acquire", Reason: "the fence was written on " + strconv.Itoa(f.accepted) + " of " + strconv.Itoa(len(e.nodes)) + " nodes, " + e.quorumText(), Nodes: sortCauses(append([]*NodeError(nil), f.causes...))}
 		default:
 			err = errNotAcquired(o.resource, "the fence was refused by "+strconv.Itoa(f.refused)+" nodes")
+		}
+		if e.report {
+			e.rep(RepFence, o.id, 0, StatusOf(err), e.now-f.start)
 		}
 		e.attemptFailed(a, err)
 	}

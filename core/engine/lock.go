@@ -31,6 +31,10 @@ type lockState struct {
 	// A multi-resource lock's set and keys (multi.go), nil for a mutex;
 	// resource is then the set's label in errors.
 	resources, keys []string
+	// since: when it was acquired; holdReported: its RepHold is out
+	// (report.go).
+	since        time.Duration
+	holdReported bool
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -119,6 +123,13 @@ func (e *Engine) queueLockOp(op *lockOp) {
 
 func (e *Engine) runLockOp(op *lockOp) {
 	l := op.lock
+	if e.report {
+		what := RepReleaseStart
+		if op.extend {
+			what = RepExtendStart
+		}
+		e.rep(what, op.id, l.id, 0, 0)
+	}
 	switch {
 	case l.released && !op.internal:
 		e.lockOpDone(op, errLost(opName(op), l.resource, "already released"))
@@ -179,6 +190,9 @@ func (e *Engine) runLockOp(op *lockOp) {
 	// release publishes nothing (an empty id) and only counts the
 	// subscribers, so that turns between clients still work.
 	handOff := e.handOff(l.key)
+	if handOff && e.report {
+		e.rep(RepHandOff, op.id, l.id, 0, 0)
+	}
 	id := ""
 	if !handOff {
 		id = e.releaseID(l.key)
@@ -312,6 +326,9 @@ func (e *Engine) lockOpDone(op *lockOp, err error) {
 	if l.cur == op {
 		l.cur = nil
 	}
+	if e.report {
+		e.repLockOpEnd(op, err)
+	}
 	if !op.internal {
 		e.emit(Action{Kind: ActDone, Op: op.id, Err: err})
 	}
@@ -350,6 +367,10 @@ func (e *Engine) markLost(l *lockState, err error) error {
 	}
 	l.lostErr = err
 	l.stopTimer()
+	if e.report {
+		e.rep(RepLost, 0, l.id, StatusLost, 0)
+		e.repHold(l, StatusLost)
+	}
 	e.emit(Action{Kind: ActLost, Lock: l.id, Err: err})
 	e.wakeKeys(l)
 	return err

@@ -30,6 +30,7 @@ type request struct {
 	h        handler
 	cmd      command
 	deadline time.Duration
+	sent     time.Duration // for reports (report.go)
 	done     bool
 	gen      uint64
 }
@@ -38,7 +39,7 @@ func (r *request) live(gen uint64) bool { return gen == r.gen && !r.done }
 
 func (r *request) fire(e *Engine, gen uint64) {
 	if r.live(gen) && r.node.has(r) {
-		r.node.fail(e, errorString("no reply within the node timeout ("+e.timeout.String()+")"))
+		r.node.fail(e, timeoutError("no reply within the node timeout ("+e.timeout.String()+")"))
 	}
 }
 
@@ -164,6 +165,7 @@ func (n *node) has(r *request) bool {
 // send issues a command to the node, bounded by the node timeout.
 func (e *Engine) send(n *node, h handler, c command) {
 	r := e.newRequest(n, h, c)
+	r.sent = e.now
 	if n.state == stReady {
 		e.write(n, r)
 		return
@@ -221,7 +223,7 @@ func (n *node) live(gen uint64) bool {
 // the node timeout.
 func (n *node) fire(e *Engine, gen uint64) {
 	if gen == n.connGen && (n.state == stConnecting || n.state == stHandshake || n.state == stResolving) {
-		n.fail(e, errorString("connect: no answer within the node timeout ("+e.timeout.String()+")"))
+		n.fail(e, timeoutError("connect: no answer within the node timeout ("+e.timeout.String()+")"))
 	}
 }
 
@@ -363,6 +365,9 @@ func (e *Engine) deliver(req *request, r Reply) {
 		req.node.loaded |= sc.bit
 	}
 	n := req.node
+	if e.report && !n.sub {
+		e.repNode(req, r.Err)
+	}
 	req.h.reply(e, n.idx, r)
 	e.recycle(req)
 	if n.isSentinel() && demoted(r) && n.state == stReady {
@@ -383,6 +388,9 @@ func (n *node) fail(e *Engine, err error) {
 	for _, r := range reqs {
 		if !r.done {
 			r.done = true
+			if e.report && !n.sub {
+				e.repNode(r, err)
+			}
 			r.h.reply(e, n.idx, Reply{Err: err})
 			e.recycle(r)
 		}

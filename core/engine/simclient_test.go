@@ -84,6 +84,7 @@ type simClient struct {
 	closed       bool
 	trouble      []time.Duration // per node: last time an exchange failed (true time)
 	forgotten    map[string]bool // tokens of forgotten locks
+	reports      *reportCheck    // Config.Report's checker (sim_report_test.go)
 }
 
 // deliver runs an event of this client now, or after its pause.
@@ -142,9 +143,13 @@ func (c *simClient) drain() {
 		case ActClose:
 			c.actClose(a.Conn)
 		case ActDone:
+			c.checkDoneReport(a)
 			c.actDone(a)
 		case ActLost:
+			c.checkLostReport(a)
 			c.actLost(a)
+		case ActReport:
+			c.actReport(a)
 		case ActTimer:
 			c.actTimer(a.Delay)
 		case ActClosed:

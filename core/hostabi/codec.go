@@ -270,6 +270,8 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		b = append(b, byte(a.Kind))
 		b = appendU32(b, uint32(a.Conn))
 		b = append(b, boolByte(a.Awaiting))
+	case engine.ActReport:
+		b = appendReport(b, &a.Action)
 	case ActInspected:
 		in := a.Inspection
 		b = append(b, byte(a.Kind))
@@ -429,6 +431,8 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 		case ActAwaiting:
 			a.Conn = engine.ConnID(r.u32())
 			a.Awaiting = r.u8() != 0
+		case engine.ActReport:
+			readReport(&r, &a.Action)
 		case ActInspected:
 			in := &engine.Inspection{}
 			a.Op = engine.OpID(r.u64())

@@ -140,6 +140,10 @@ func goldenActions() []struct {
 		{"done-reentered", Action{Action: engine.Action{Kind: ActDone, Op: 13, Lock: 4}, Info: engine.LockInfo{Reentered: true}}},
 		{"awaiting", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}, Awaiting: true}},
 		{"awaiting-not", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}}},
+		{"report-acquire-end", Action{Action: engine.Action{Kind: ActReport, Op: 7, Lock: 9, Rep: engine.Report{
+			What: engine.RepAcquireEnd, Outcome: 0, Attempts: 3, Duration: 1500 * time.Microsecond}}}},
+		{"report-node-timeout", Action{Action: engine.Action{Kind: ActReport, Op: 7, Rep: engine.Report{
+			What: engine.RepNode, Outcome: engine.NodeTimeout, Node: 2, Duration: 50 * time.Millisecond}}}},
 	}
 }
 
@@ -276,6 +280,9 @@ func actionFields(a Action) map[string]any {
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "nodes": nodes}
 	case ActAwaiting:
 		return map[string]any{"conn": a.Conn, "awaiting": b2i(a.Awaiting)}
+	case ActReport:
+		return map[string]any{"what": a.Rep.What, "outcome": a.Rep.Outcome, "op": a.Op, "lock": a.Lock,
+			"node": a.Rep.Node, "attempts": a.Rep.Attempts, "duration_us": a.Rep.Duration.Microseconds()}
 	}
 	return map[string]any{}
 }

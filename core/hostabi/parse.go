@@ -34,6 +34,9 @@ type Config struct {
 	NodeTLS map[int]TLSFiles
 	// WaitReplicas: wait_replicas, nil when absent (the default).
 	WaitReplicas *int
+	// Report: report, the engine's REPORT actions (engine.Config.Report);
+	// false when absent.
+	Report bool
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -43,7 +46,7 @@ func (c Config) Engine() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, Report: c.Report}
 	if err := cfg.Validate(); err != nil {
 		return engine.Config{}, err
 	}
@@ -286,6 +289,13 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 				return argErr("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(engine.MaxWaitReplicas)+", got "+v.s)
 			}
 			cfg.WaitReplicas = &n
+			return nil
+		},
+		"report": func(v jvalue) error {
+			if v.kind != jBool {
+				return argErr("report", "must be true or false: whether the engine emits REPORT actions (metrics, traces, logs)")
+			}
+			cfg.Report = v.b
 			return nil
 		},
 		"owner": func(v jvalue) error {

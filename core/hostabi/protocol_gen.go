@@ -45,6 +45,7 @@ const (
 	ActInfo      engine.ActionKind = 11
 	ActInspected engine.ActionKind = 12
 	ActAwaiting  engine.ActionKind = 14
+	ActReport    engine.ActionKind = 15
 )
 
 // The bits of the flags fields.

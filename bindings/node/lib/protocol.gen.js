@@ -48,6 +48,7 @@ const ACT = Object.freeze({
   INFO: 11,
   INSPECTED: 12,
   AWAITING: 14,
+  REPORT: 15,
 });
 
 /** The bits of the flags fields, by the message (NODE: an INSPECTED node's). */
@@ -315,6 +316,7 @@ function readAction(r) {
     case 11: return { kind, resource: r.str(), key: r.str(), token: r.str(), ttl_ms: r.i64(), validity_ms: r.i64(), flags: r.u8(), error: readError(r) };
     case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode) };
     case 14: return { kind, conn: r.u32(), awaiting: r.u8() };
+    case 15: return { kind, what: r.u8(), outcome: r.u8(), op: r.u64(), lock: r.u64(), node: r.u16(), attempts: r.u32(), duration_us: r.i64() };
     default: return null;
   }
 }

@@ -50,6 +50,7 @@ ACT_CANCELED = 10
 ACT_INFO = 11
 ACT_INSPECTED = 12
 ACT_AWAITING = 14
+ACT_REPORT = 15
 
 # The bits of the flags fields (NODE: an INSPECTED node's)
 ACQUIRE_AUTO_EXTEND = 1
@@ -181,6 +182,7 @@ if TYPE_CHECKING:
     from typing import Any, List, Tuple
 
 _S_B = struct.Struct("<B")
+_S_BBQQHIq = struct.Struct("<BBQQHIq")
 _S_BI = struct.Struct("<BI")
 _S_BII = struct.Struct("<BII")
 _S_BQ = struct.Struct("<BQ")
@@ -490,6 +492,13 @@ def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:
     return (ACT_AWAITING, conn, awaiting,), at
 
 
+def _dec_report(buf: Any, at: int) -> Tuple[Any, int]:
+    """REPORT after its kind."""
+    what, outcome, op, lock, node, attempts, duration_us = _S_BBQQHIq.unpack_from(buf, at)
+    at += 32
+    return (ACT_REPORT, what, outcome, op, lock, node, attempts, duration_us,), at
+
+
 _DECODERS = {
     ACT_OPEN: _dec_open,
     ACT_WRITE: _dec_write,
@@ -504,6 +513,7 @@ _DECODERS = {
     ACT_INFO: _dec_info,
     ACT_INSPECTED: _dec_inspected,
     ACT_AWAITING: _dec_awaiting,
+    ACT_REPORT: _dec_report,
 }
 
 
