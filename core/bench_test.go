@@ -12,6 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
@@ -219,4 +223,81 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPairTelemetry measures what the metrics and traces cost
+// (README "Metrics, traces and logs"): three Clients on the same nodes take
+// turns, pair by pair (so that all three see the same machine): off
+// (Config.NoTelemetry: the engine reports nothing), api (the default: the
+// reports mapped onto otel's global providers, no SDK installed: the
+// API's no-op) and sdk (the metric SDK with an in-memory ManualReader, and
+// the trace SDK recording every span, exported synchronously to a no-op
+// exporter). It reports each side's median pair latency and median
+// process CPU per pair (off-p50-µs, api-p50-µs, sdk-p50-µs, and -cpu-µs),
+// and the ratios to off (api-x, sdk-x). It prints; it asserts nothing.
+func BenchmarkPairTelemetry(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		c := redistest.Start(b, n)
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			reader := sdkmetric.NewManualReader()
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+			cfgs := []core.Config{
+				{Nodes: c.URLs(), NoTelemetry: true},
+				{Nodes: c.URLs()},
+				{Nodes: c.URLs(), MeterProvider: mp, TracerProvider: tp},
+			}
+			clients := make([]*core.Client, len(cfgs))
+			for i, cfg := range cfgs {
+				cl, err := core.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer cl.Close()
+				clients[i] = cl
+			}
+			ctx := context.Background()
+			pair := func(cl *core.Client) {
+				l, err := cl.Acquire(ctx, "bench", 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range 200 {
+				for _, cl := range clients {
+					pair(cl)
+				}
+			}
+			lat := make([][]time.Duration, len(clients))
+			cpu := make([][]time.Duration, len(clients))
+			b.ResetTimer()
+			for i := range len(clients) * b.N {
+				side := i % len(clients)
+				c0, t0 := cpuTime(), time.Now()
+				pair(clients[side])
+				lat[side] = append(lat[side], time.Since(t0))
+				cpu[side] = append(cpu[side], cpuTime()-c0)
+			}
+			b.StopTimer()
+			med := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Nanoseconds()) / 1e3
+			}
+			var p50, c50 [3]float64
+			for i, name := range []string{"off", "api", "sdk"} {
+				p50[i], c50[i] = med(lat[i]), med(cpu[i])
+				b.ReportMetric(p50[i], name+"-p50-µs")
+				b.ReportMetric(c50[i], name+"-cpu-µs")
+			}
+			b.ReportMetric(p50[1]/p50[0], "api-x")
+			b.ReportMetric(p50[2]/p50[0], "sdk-x")
+			var rm metricdata.ResourceMetrics
+			if err := reader.Collect(ctx, &rm); err != nil || len(rm.ScopeMetrics) == 0 {
+				b.Fatalf("the sdk side recorded nothing: %v", err)
+			}
+		})
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/liblock/liblock/core/engine"
 )
 
@@ -23,6 +25,10 @@ type Client struct {
 	dial    dialFunc
 	timeout time.Duration
 	onClose func() error
+	// tel maps the engine's reports onto metrics, spans and logs
+	// (otel.go); nil without them. Set before the first operation, used
+	// under mu.
+	tel *telemetry
 
 	mu           sync.Mutex
 	conns        map[engine.ConnID]*driverConn
@@ -84,14 +90,20 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 
 // acquire runs a validated-here request; label names it in a cancellation's
 // error.
-func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label string) (*Lock, error) {
+func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label string) (_ *Lock, err error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: acquire "+label, err)
 	}
-	op, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
+	begin := func() (engine.OpID, error) { return c.eng.Acquire(req) }
+	if c.tel != nil {
+		var span trace.Span
+		begin, span = c.tel.start(ctx, "acquire", req.Resource, 0, begin)
+		defer func() { failedIf(span, err) }()
+	}
+	op, ch, in, err := c.start(true, begin)
 	if err != nil {
 		return nil, err
 	}

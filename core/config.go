@@ -1,7 +1,11 @@
 package core
 
 import (
+	"log/slog"
+
 	"crypto/tls"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"strconv"
 	"time"
 
@@ -72,11 +76,32 @@ type Config struct {
 	// Nil is the default: 1 on Sentinel nodes, off on the others; 0 turns
 	// it off; at most 100.
 	WaitReplicas *int
+
+	// MeterProvider makes the Client's instruments (README "Metrics,
+	// traces and logs"). Nil means otel's global one, whose default is a
+	// no-op until the application installs an SDK.
+	MeterProvider metric.MeterProvider
+	// TracerProvider makes the spans of Acquire, Extend and Release, each
+	// a child of the caller's ctx. Nil means otel's global one.
+	TracerProvider trace.TracerProvider
+	// Logger gets the Client's log lines: operations at Debug, losses and
+	// failed auto-extensions at Warn. Nil: none. Never a token or a
+	// password.
+	Logger *slog.Logger
+	// ResourceLabel, when set, maps a resource to the value of the
+	// liblock.resource attribute of the lock metrics and spans. Off by
+	// default: resource names are often unbounded (one per user, per
+	// job), and each value is a time series. Return a few values (a
+	// prefix, a class of resource).
+	ResourceLabel func(resource string) string
+	// NoTelemetry turns reporting off entirely: the engine makes no
+	// reports and no instrument is made.
+	NoTelemetry bool
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.
 func (cfg Config) engineConfig(nodes []engine.Node) engine.Config {
-	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas}
+	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas, Report: !cfg.NoTelemetry}
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

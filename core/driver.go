@@ -202,7 +202,14 @@ func (c *Client) carryOut() {
 					dc.nc.Close()
 				}
 			}
+		case engine.ActReport:
+			if c.tel != nil {
+				c.tel.report(a)
+			}
 		case engine.ActDone:
+			if c.tel != nil {
+				c.tel.done(a)
+			}
 			var l *Lock
 			if a.Lock != 0 {
 				l = c.newLock(a.Lock)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/liblock/liblock/core/engine"
 )
 
@@ -130,7 +132,7 @@ func (l *Lock) lostBy(err error) {
 // tell, and the lock stays held until its current validity ends. When ctx
 // ends first, Extend returns its error and the extension finishes in the
 // background.
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if ctx == nil {
 		return invalidArg("ctx", "must not be nil")
 	}
@@ -140,7 +142,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("liblock: extend "+strconv.Quote(l.resource), err)
 	}
-	err, ended := l.c.await(ctx, func() (engine.OpID, error) { return l.c.eng.Extend(l.id, ttl) })
+	begin := func() (engine.OpID, error) { return l.c.eng.Extend(l.id, ttl) }
+	if t := l.c.tel; t != nil {
+		var span trace.Span
+		begin, span = t.start(ctx, "extend", l.resource, l.id, begin)
+		defer func() { failedIf(span, err) }()
+	}
+	err, ended := l.c.await(ctx, begin)
 	switch {
 	case errors.Is(err, engine.ErrUnknownLock):
 		return l.gone("extend")
@@ -178,7 +186,7 @@ func (l *Lock) gone(op string) error {
 // after a canceled request must not leave the key for its whole ttl): it
 // always sends, and returns within about one node timeout. ctx must not be
 // nil.
-func (l *Lock) Release(ctx context.Context) error {
+func (l *Lock) Release(ctx context.Context) (err error) {
 	if ctx == nil {
 		return invalidArg("ctx", "must not be nil")
 	}
@@ -191,7 +199,13 @@ func (l *Lock) Release(ctx context.Context) error {
 	if released {
 		return errLost("release", l.resource, "already released")
 	}
-	err, _ := l.c.await(nil, func() (engine.OpID, error) { return l.c.eng.Release(l.id) })
+	begin := func() (engine.OpID, error) { return l.c.eng.Release(l.id) }
+	if t := l.c.tel; t != nil {
+		var span trace.Span
+		begin, span = t.start(ctx, "release", l.resource, l.id, begin)
+		defer func() { failedIf(span, err) }()
+	}
+	err, _ = l.c.await(nil, begin)
 	if errors.Is(err, engine.ErrUnknownLock) {
 		return l.gone("release")
 	}

@@ -27,7 +27,9 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil), nil
+	c := newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil)
+	c.tel = newTelemetry(cfg, nodes)
+	return c, nil
 }
 
 // NewFromClients returns a Client over the nodes of existing go-redis
@@ -74,5 +76,7 @@ func NewFromClients(cfg Config, clients ...*redis.Client) (*Client, error) {
 		}
 		return dialers[node](ctx, d.Network, d.Addr)
 	}
-	return newClient(eng, dial, cfg.nodeTimeout(), nil), nil
+	c := newClient(eng, dial, cfg.nodeTimeout(), nil)
+	c.tel = newTelemetry(cfg, nodes)
+	return c, nil
 }
