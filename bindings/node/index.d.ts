@@ -45,6 +45,18 @@ export interface ClientOptions {
    * off on the others. See the README's "WAIT".
    */
   waitReplicas?: number;
+  /**
+   * Metrics, spans and diagnostics_channel('liblock:log') records (README
+   * "Metrics, traces and logs"). Default: on when @opentelemetry/api is
+   * installed (an optional peer dependency), with its global providers;
+   * false: off (the engine reports nothing); an object gives the providers
+   * and an opt-in resourceLabel hook (resource -> a low-cardinality label).
+   */
+  telemetry?: boolean | {
+    meterProvider?: unknown;
+    tracerProvider?: unknown;
+    resourceLabel?: (resource: string) => string;
+  };
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
   /**

@@ -10,6 +10,7 @@
 
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
+const { makeTelemetry } = require('./lib/otel');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 
@@ -265,7 +266,7 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas', 'telemetry'];
 // The most replicas waitReplicas may ask for (engine.MaxWaitReplicas).
 const MAX_WAIT_REPLICAS = 100;
 const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
@@ -341,6 +342,38 @@ const BACKENDS = ['native', 'wasm'];
 const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
 const INSPECT_OPTIONS = ['signal'];
 
+/**
+ * The `telemetry` option (README "Metrics, traces and logs"): undefined (on
+ * when @opentelemetry/api is installed), false, true, or { meterProvider,
+ * tracerProvider, resourceLabel }.
+ */
+function telemetryArg(t, urls) {
+  if (t !== undefined && typeof t !== 'boolean' && (t === null || typeof t !== 'object' || Array.isArray(t))) {
+    throw badArg('telemetry', `must be true, false or an object { meterProvider, tracerProvider, resourceLabel }, got ${kind(t)}`);
+  }
+  if (t && typeof t === 'object') {
+    for (const k of Object.keys(t)) {
+      if (!['meterProvider', 'tracerProvider', 'resourceLabel'].includes(k)) {
+        throw badArg('telemetry', `unknown option ${JSON.stringify(k)} (known: meterProvider, tracerProvider, resourceLabel)`);
+      }
+    }
+    if (t.resourceLabel !== undefined && typeof t.resourceLabel !== 'function') {
+      throw badArg('telemetry.resourceLabel', `must be a function (resource) => label, got ${kind(t.resourceLabel)}`);
+    }
+  }
+  return makeTelemetry(t, urls.map(nodeAddress));
+}
+
+/** A node URL's address without its credentials (the server.address attribute). */
+function nodeAddress(u) {
+  try {
+    const url = new URL(u);
+    return url.protocol === 'unix:' ? url.pathname : url.host;
+  } catch {
+    return '';
+  }
+}
+
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
@@ -399,9 +432,11 @@ class Client {
     if (backend !== undefined && !BACKENDS.includes(backend)) {
       throw badArg('backend', `must be ${BACKENDS.map((b) => JSON.stringify(b)).join(' or ')}, got ${typeof backend === 'string' ? JSON.stringify(backend) : kind(backend)}`);
     }
+    const tel = telemetryArg(options.telemetry, cfg.nodes);
+    if (tel) cfg.report = true; // the engine's REPORT actions (lib/otel.js)
     const ad = adapterFor(backend);
     const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
-    this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions, nodeTls);
+    this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions, nodeTls, tel);
     this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
     this.#owner = owner === undefined ? '' : owner;
     clientRegistry.register(this, this.#host, this.#host);

@@ -194,8 +194,11 @@ class Host {
    * @param adapter an engine adapter (see above)
    * @param handle the engine handle lock_engine_new returned (as the adapter passes it back)
    */
-  constructor(adapter, handle, keyPrefix, tlsOptions, nodeTls) {
+  constructor(adapter, handle, keyPrefix, tlsOptions, nodeTls, tel) {
     this.ad = adapter;
+    // The client's metrics, spans and logs (lib/otel.js), or null: then
+    // the engine was not asked for REPORT actions.
+    this.tel = tel || null;
     this.h = handle;
     this.keyPrefix = keyPrefix;
     // The client's `tls` option, checked by index.js (ca, cert, key,
@@ -288,7 +291,9 @@ class Host {
           if (s) { this.conns.delete(a.conn); s.destroy(); }
           break;
         }
+        case ACT.REPORT: if (this.tel) this.tel.report(a); break;
         case ACT.DONE:
+          if (this.tel) this.tel.done(a.op, a.error);
           // An acquire's fence and re-entry (engine protocol 2), kept for the lock.
           if (a.lock !== 0 && (a.fence !== 0 || a.reentered !== 0)) this.fences.set(a.lock, [a.fence, a.reentered !== 0]);
           later.push(this, ACT.DONE, a.op, a.lock, a.error);
@@ -458,7 +463,7 @@ class Host {
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources));
+    const op = this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
       resources: resources ? [resource, ...resources] : null };
@@ -510,15 +515,36 @@ class Host {
     this.run(P.encCancel(ad.mem(), ad.inOff, op));
   }
 
+  /** Runs a request in a span of its own when telemetry is on (lib/otel.js). */
+  traced(kind, resource, request) {
+    const t = this.tel;
+    if (!t) return request();
+    const span = t.start(kind, resource);
+    // Bound by the operation's start report, in the step itself: a
+    // release of a lock known lost is DONE in the step that starts it.
+    t.pending = { span, kind, resource };
+    let op;
+    try {
+      op = request();
+    } catch (e) {
+      t.pending = null;
+      t.refused(span, e);
+      throw e;
+    }
+    if (t.pending) t.bind(op, kind, resource, span); // queued behind the lock's round in flight: no start yet
+    t.pending = null;
+    return op;
+  }
+
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl));
+    const op = this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.request(P.encRelease(ad.mem(), ad.inOff, st.id));
+    const op = this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
