@@ -622,6 +622,47 @@ def _check_backend_name(value: Any) -> str:
     return value
 
 
+def _telemetry(telemetry: Any, urls: List[str]) -> Any:
+    """The ``telemetry`` argument (README "Metrics, traces and logs"): None or False (off),
+    True (on, with OpenTelemetry's global providers), or a dict with any of
+    ``meter_provider``, ``tracer_provider`` and ``resource_label`` (a function: resource
+    -> a low-cardinality label). On, it needs ``opentelemetry-api``
+    (``pip install liblock[otel]``) for metrics and spans; without it, True still gives
+    the log lines (logger ``liblock``)."""
+    if telemetry is None or telemetry is False:
+        return None
+    opts: Dict[str, Any] = {}
+    if isinstance(telemetry, dict):
+        for k in telemetry:
+            if k not in ("meter_provider", "tracer_provider", "resource_label"):
+                raise InvalidArgument(
+                    f"telemetry: unknown key {k!r} (known: meter_provider, tracer_provider, resource_label)")
+        opts = dict(telemetry)
+        label = opts.get("resource_label")
+        if label is not None and not callable(label):
+            raise ArgumentTypeError(
+                f"telemetry['resource_label'] must be a function (resource) -> label, not {type(label).__name__}")
+    elif telemetry is not True:
+        raise ArgumentTypeError(
+            f"telemetry must be None, True, False or a dict, not {type(telemetry).__name__}")
+    from urllib.parse import urlsplit
+
+    from ._otel import Telemetry
+
+    def address(u: str) -> str:
+        try:
+            p = urlsplit(u)
+            return p.path if p.scheme == "unix" else (p.hostname or "") + (f":{p.port}" if p.port else "")
+        except ValueError:
+            return ""
+    try:
+        return Telemetry([address(u) for u in urls], **opts)
+    except ImportError:
+        raise InvalidArgument(
+            "telemetry: meter_provider and tracer_provider need opentelemetry-api "
+            "(pip install liblock[otel])") from None
+
+
 class Client:
     """A Redlock client over one or more independent Redis masters.
 
@@ -678,6 +719,7 @@ class Client:
         ssl_keyfile: Optional[Any] = None,
         ssl_server_name: Optional[str] = None,
         wait_replicas: Optional[int] = None,
+        telemetry: Union[None, bool, Dict[str, Any]] = None,
     ) -> None:
         import json
         import os
@@ -745,6 +787,9 @@ class Client:
                 own[i] = _tls.settings(n.ssl_context, n.ssl_ca_certs, n.ssl_certfile, n.ssl_keyfile,
                                        n.ssl_server_name, prefix=f"nodes[{i}].")
             tls = _tls.ClientTLS(base, own)
+        tel = _telemetry(telemetry, node_list)
+        if tel is not None:
+            config["report"] = True  # the engine's REPORT actions (_otel.py)
         cfg = json.dumps(config).encode("utf-8")
         new_blocking: Optional[Callable[[], Any]] = None
         if backend == "wasm":
@@ -754,14 +799,17 @@ class Client:
         else:
             from . import _lib
             new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
-            if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
+            # With telemetry the synchronous calls go through the engine host too: the
+            # fast path's Go driver cannot hand its engine's reports to Python.
+            if (not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host"
+                    and tel is None):
                 from ._blocking import BlockingHost  # the synchronous fast path (see there)
                 capi = cfg if tls is None else json.dumps(tls.capi_config(config)).encode("utf-8")
                 new_blocking = lambda: BlockingHost(capi)  # noqa: E731
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,
-                              new_blocking)
+                              new_blocking, tel)
         _opened()
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)

@@ -32,8 +32,10 @@ class Driver:
     synchronous program never imports asyncio."""
 
     def __init__(self, new_engine: Callable[[], Any], name: str, tls: Any,
-                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None) -> None:
+                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None,
+                 tel: Any = None) -> None:
         self._new = new_engine
+        self.tel = tel  # _otel.Telemetry: every host of the client maps its engine's reports
         self._new_blocking = new_blocking  # the synchronous native fast path (_blocking)
         self._blocking: Any = None
         self.name = name
@@ -70,7 +72,10 @@ class Driver:
                 if self._thread is None:
                     from ._host import LoopThread
 
-                    self._thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
+                    thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
+                    assert thread.host is not None
+                    thread.host.tel = self.tel  # before any request reaches it
+                    self._thread = thread
                 t = self._thread
         assert t.host is not None
         return t.host
@@ -89,6 +94,7 @@ class Driver:
         with self._mu:
             engine = self._engine()
         host = Host(engine, loop, on_free=self._forget, tls=self.tls)
+        host.tel = self.tel
         host.watch_loop_shutdown()
         with self._mu:
             dead = [h for h in self._hosts.values() if h.loop.is_closed()]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import os
 import ssl
 import sys
@@ -144,6 +145,9 @@ class Host:
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
         self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
+        # the client's metrics, spans and logs (_otel.Telemetry), set by the Driver before
+        # the first request; None: the engine was not asked for REPORT actions
+        self.tel: Any = None
         _all.add(self)
 
     # ------------------------------------------------------------ stepping
@@ -190,8 +194,13 @@ class Host:
                 c = self._conns.get(a[1])
                 if c is not None and c.transport is not None:
                     c.transport.write(a[2])
+            elif kind == P.ACT_REPORT:
+                if self.tel is not None:
+                    self.tel.report(a)
             elif kind == P.ACT_DONE:
                 _, op, lock, fence, reentered, err = a
+                if self.tel is not None:
+                    self.tel.done(op, err)
                 if lock and (fence or reentered):  # an acquire's (engine protocol 2), kept for the lock
                     self.fences[lock] = (fence, bool(reentered))
                 fn = self._ops.pop(op, None)
@@ -323,25 +332,40 @@ class Host:
             raise InvalidHandle(self.gone)
         return engine
 
-    def _request(self, n: int, done: Done) -> int:
-        """Step a request whose outcome ``done`` receives; its op handle."""
+    def _request(self, n: int, done: Done, kind: str = "", resource: Optional[str] = None) -> int:
+        """Step a request whose outcome ``done`` receives; its op handle. ``kind``: the
+        operation's span name (acquire, extend, release) when telemetry is on."""
+        tel = self.tel if kind else None
+        if tel is not None:
+            tel.begin(kind, resource)
         self._starting = done
         try:
             reply = self._step(n)
+        except BaseException as e:
+            if tel is not None:
+                tel.refused(e)
+            raise
         finally:
             self._starting = None
         if reply is not None and reply[0] == P.ACT_STARTED:
             op: int = reply[1]
+            if tel is not None:
+                tel.started(op)
             return op
+        err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")
         if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
-            raise exception(reply[1])
-        raise InternalError(f"liblock: the engine answered a request with {reply!r}")
+            err = exception(reply[1])
+        if tel is not None:
+            tel.refused(err)
+        raise err
 
     def start_acquire(self, req: Request, done: Done) -> int:
         """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
         ``_acquire_args``); its op handle. Raises when refused at once."""
         engine = self._check()
-        return self._request(P.acquire(engine.inbuf, *req), done)
+        res = req[0]
+        return self._request(P.acquire(engine.inbuf, *req), done, "acquire",
+                             res.decode("utf-8", "replace") if isinstance(res, bytes) else res)
 
     def start_inspect(self, res: bytes, done: Done) -> int:
         """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
@@ -350,12 +374,14 @@ class Host:
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check()
-        return self._request(P.extend(engine.inbuf, lock, ttl_ms), done)
+        return self._request(P.extend(engine.inbuf, lock, ttl_ms), done, "extend",
+                             self.tel.locks.get(lock) if self.tel is not None else None)
 
     def start_release(self, lock: int, done: Done) -> int:
         engine = self._check()
         self.fences.pop(lock, None)  # the Lock object read it when it was made
-        return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done)
+        return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done, "release",
+                             self.tel.locks.get(lock) if self.tel is not None else None)
 
     def cancel(self, op: int) -> None:
         """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;
@@ -591,6 +617,16 @@ def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
     return run_op(host, lambda done: done(None, fn(*args)))
 
 
+def _in_context(fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` run, on the loop thread, in a copy of the caller's context (contextvars):
+    with telemetry on, the operation's span is then a child of the caller's current one."""
+    ctx = contextvars.copy_context()
+
+    def run() -> None:
+        ctx.run(fn)
+    return run
+
+
 def run_op(host: Host, start: Callable[[Done], Any],
            give_up: Optional[Callable[[Any, Any], None]] = None) -> Any:
     """Start an operation on the host's loop (``start(done)``, which returns its op handle)
@@ -627,7 +663,10 @@ def run_op(host: Host, start: Callable[[Done], Any],
         if give_up is not None:
             give_up(None if box else state[0], box[0][1] if box else None)
 
-    submit(host, begin)
+    if host.tel is not None:  # the caller's context (its span) goes with the operation
+        submit(host, _in_context(begin))
+    else:
+        submit(host, begin)
     try:
         gate.acquire()
     except BaseException:
@@ -665,7 +704,10 @@ async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
                 start(done)
             except LockError as e:
                 done(e, None)
-        submit(host, begin)
+        if host.tel is not None:  # the caller's context (its span) goes with the operation
+            submit(host, _in_context(begin))
+        else:
+            submit(host, begin)
     return await fut
 
 
