@@ -51,7 +51,11 @@ func parseConfig(s string) (core.Config, error) {
 	if err != nil {
 		return core.Config{}, err
 	}
-	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas}
+	// No telemetry: nobody can install an OpenTelemetry SDK for the Go
+	// inside liblock.so, so the engine's reports would only feed the
+	// no-op. A C program's metrics are its own (README "Metrics, traces
+	// and logs").
+	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, NoTelemetry: true}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, err
 	}
