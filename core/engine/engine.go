@@ -121,6 +121,12 @@ type Engine struct {
 	// io.Reader for google/uuid, made once: boxing it per token allocated).
 	tokenSrc tokenSource
 	strs     strArena // tokens and release ids
+	// The simulation's negative controls of the semaphore (never set
+	// otherwise): semAnySlot admits a permit granted by a quorum on any
+	// slots (the capped-set design), semOffByOne lets nodes admit
+	// permits+semOffByOne holders.
+	semAnySlot  bool
+	semOffByOne int
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -270,6 +276,10 @@ type AcquireRequest struct {
 	// fence of every lock on the resource acquired before this one (as long
 	// as no node loses its data). Not with Token.
 	Fence bool
+	// Permits, when not 0, acquires one permit of the counting semaphore
+	// of that many permits on Resource (1 to MaxPermits; see
+	// semaphore.go) instead of the mutex.
+	Permits int
 }
 
 // Validate checks the request as Acquire does.
@@ -288,6 +298,11 @@ func (r AcquireRequest) Validate() error {
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
 	}
+	if r.Permits != 0 {
+		if err := CheckPermits(r.Permits); err != nil {
+			return err
+		}
+	}
 	return CheckWait(r.Wait)
 }
 
@@ -305,6 +320,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
+	}
+	if r.Permits > 0 {
+		op.permits, op.key = r.Permits, SemKey(op.key, r.Permits)
 	}
 	e.ops[op.id] = op
 	if op.wait {
@@ -418,6 +436,8 @@ type LockInfo struct {
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
+	Permits              int   // a semaphore's permit count (0: a mutex)
+	Slot                 int   // a permit's slot (Key is then its semaphore's SemKey)
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -429,7 +449,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered,
+		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot,
 	}
 	if !l.released && l.lostErr == nil {
 		info.Validity = max(0, l.validUntil-e.env.Now())

@@ -9,14 +9,16 @@ import time "github.com/liblock/liblock/core/internal/xtime"
 const (
 	MinTTL = 1 * time.Millisecond
 	// MaxTTL is the longest lease: hold a lock longer with auto-extension.
-	MaxTTL             = 86400000 * time.Millisecond
-	MaxWait            = 86400000 * time.Millisecond
-	MaxResourceLength  = 1024 // bytes
-	MaxKeyPrefix       = 256  // bytes
-	MaxOwner           = 128  // bytes
-	MinToken           = 16   // bytes
-	MaxToken           = 512  // bytes
-	MaxNodes           = 64
+	MaxTTL            = 86400000 * time.Millisecond
+	MaxWait           = 86400000 * time.Millisecond
+	MaxResourceLength = 1024 // bytes
+	MaxKeyPrefix      = 256  // bytes
+	MaxOwner          = 128  // bytes
+	MinToken          = 16   // bytes
+	MaxToken          = 512  // bytes
+	MaxNodes          = 64
+	// MaxPermits is the most permits a semaphore may have: each acquire and inspection scans up to that many slot keys on every node.
+	MaxPermits         = 1024
 	MaxNodeTimeout     = 60000 * time.Millisecond
 	DefaultNodeTimeout = 50 * time.Millisecond
 	// MaxDriftFactor: a drift of a tenth of the ttl already means clocks that cannot be trusted for leases at all.

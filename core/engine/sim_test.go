@@ -89,6 +89,14 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
+	// Issue 20 (sim_semaphore_test.go): a share of acquires and
+	// inspections take a semaphore of permits permits; the negative
+	// controls admit on any slot (the capped-set design) or let nodes
+	// admit one holder too many.
+	semP, semInspectP float64
+	permits           int
+	semAnySlot        bool
+	semOffByOne       int
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -249,7 +257,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		return cfg, fmt.Errorf("unknown profile %q", profile)
+		if !cfg.semProfile(profile, rng) {
+			return cfg, fmt.Errorf("unknown profile %q", profile)
+		}
 	}
 	return cfg, nil
 }
@@ -325,6 +335,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 		if cfg.halfQuorum {
 			eng.quorum = cfg.nodes / 2
 		}
+		eng.semAnySlot, eng.semOffByOne = cfg.semAnySlot, cfg.semOffByOne
 		c.eng = eng
 		for k := range cfg.tasks {
 			c.tasks = append(c.tasks, &simTask{c: c, id: k})
@@ -397,6 +408,8 @@ func (s *sim) run() {
 	}
 	s.chk.checkOverlaps()
 	s.chk.checkFences()
+	s.chk.checkPermits()
+	s.chk.checkSemFences()
 }
 
 // stop ends the workload: no new acquires or faults. Partitions heal,

@@ -34,6 +34,10 @@ type heldLock struct {
 	// fenced: acquired with Fence; fence is the engine's LockInfo.Fence.
 	fenced bool
 	fence  int64
+	// A permit of a semaphore (key is its SemKey): its slot, and when its
+	// acquire was asked for (true time).
+	slot    int
+	opStart time.Duration
 }
 
 func (h *heldLock) owner() string { return fmt.Sprintf("c%d/lock%d", h.c.id, h.id) }
@@ -124,6 +128,9 @@ func (k *checker) checkOverlaps() {
 		h *heldLock
 	}
 	for _, key := range k.keys {
+		if isSemKey(key) {
+			continue // permits of one semaphore overlap: checkPermits
+		}
 		var segs []seg
 		for _, h := range k.held[key] {
 			for _, s := range h.segs {
@@ -161,6 +168,9 @@ func (k *checker) addFenced(key, token string, start, end time.Duration, fence i
 // round met, on some node, the counter the earlier one wrote there.
 func (k *checker) checkFences() {
 	for _, key := range k.keys {
+		if isSemKey(key) {
+			continue // checkSemFences
+		}
 		var fs []*heldLock
 		for _, h := range k.held[key] {
 			if h.fenced {

@@ -111,6 +111,7 @@ const LIMITS = Object.freeze({
   owner: Object.freeze({ min: 0, max: 128, unit: 'bytes', c: 'owner', node: 'owner', nodeUnit: 'bytes' }),
   token: Object.freeze({ min: 16, max: 512, unit: 'bytes', c: 'token', node: 'token', nodeUnit: 'bytes' }),
   nodes: Object.freeze({ min: 1, max: 64, unit: 'count', c: 'nodes', node: 'nodes', nodeUnit: 'count' }),
+  permits: Object.freeze({ min: 1, max: 1024, unit: 'count', c: 'permits', node: 'permits', nodeUnit: 'count' }),
   node_timeout: Object.freeze({ min: 1, max: 60000, default: 50, unit: 'ms', c: 'node_timeout_ms', node: 'nodeTimeout', nodeUnit: 'ms' }),
   drift_factor: Object.freeze({ min: 0, max: 0.1, default: 0.01, unit: 'factor', c: 'drift_factor', node: 'driftFactor', nodeUnit: 'factor' }),
 });

@@ -134,6 +134,7 @@ LIMITS = {
     "owner": {"min": 0, "max": 128, "unit": "bytes", "c": "owner", "python": "owner", "python_unit": "bytes"},
     "token": {"min": 16, "max": 512, "unit": "bytes", "c": "token", "python": "token", "python_unit": "bytes"},
     "nodes": {"min": 1, "max": 64, "unit": "count", "c": "nodes", "python": "nodes", "python_unit": "count"},
+    "permits": {"min": 1, "max": 1024, "unit": "count", "c": "permits", "python": "permits", "python_unit": "count"},
     "node_timeout": {"min": 1, "max": 60000, "default": 50, "unit": "ms", "c": "node_timeout_ms", "python": "node_timeout", "python_unit": "s"},
     "drift_factor": {"min": 0, "max": 0.1, "default": 0.01, "unit": "factor", "c": "drift_factor", "python": "drift_factor", "python_unit": "factor"},
 }
@@ -154,6 +155,8 @@ LIMIT_TOKEN_MIN = 16
 LIMIT_TOKEN_MAX = 512
 LIMIT_NODES_MIN = 1
 LIMIT_NODES_MAX = 64
+LIMIT_PERMITS_MIN = 1
+LIMIT_PERMITS_MAX = 1024
 LIMIT_NODE_TIMEOUT_MIN = 1
 LIMIT_NODE_TIMEOUT_MAX = 60000
 LIMIT_NODE_TIMEOUT_DEFAULT = 50
