@@ -276,10 +276,63 @@ type AcquireRequest struct {
 	// fence of every lock on the resource acquired before this one (as long
 	// as no node loses its data). Not with Token.
 	Fence bool
-	// Permits, when not 0, acquires one permit of the counting semaphore
-	// of that many permits on Resource (1 to MaxPermits; see
-	// semaphore.go) instead of the mutex.
+	// Permits, when not 0, asks for one of that many permits of the
+	// semaphore Resource instead of the mutex (1 to MaxPermits; see
+	// semaphore.go).
 	Permits int
+	// Mode: the mutex (ModeExclusive), or a reader or the writer of the
+	// read-write lock Resource.
+	Mode LockMode
+	// Resources, when not empty, are the further resources of a
+	// multi-resource lock: all of Resource and these, or none.
+	Resources []string
+}
+
+// LockMode says which lock of a name an acquire or an inspect is about.
+type LockMode uint8
+
+// The lock modes.
+const (
+	// ModeExclusive: the mutex (or one permit of a semaphore).
+	ModeExclusive LockMode = iota
+	// ModeRead: a reader of the read-write lock.
+	ModeRead
+	// ModeWrite: the writer of the read-write lock.
+	ModeWrite
+)
+
+// InspectRequest describes one inspect.
+type InspectRequest struct {
+	Resource string
+	// Permits, when not 0: the semaphore of that many permits.
+	Permits int
+	// Mode: ModeRead or ModeWrite inspect the read-write lock Resource.
+	Mode LockMode
+}
+
+// Validate checks the request as InspectWith does.
+func (r InspectRequest) Validate() error {
+	if err := CheckResource(r.Resource); err != nil {
+		return err
+	}
+	return checkKind(r.Permits, r.Mode, nil)
+}
+
+// checkKind refuses the lock kinds this engine does not implement yet.
+func checkKind(permits int, mode LockMode, resources []string) error {
+	if permits != 0 {
+		// A semaphore (semaphore.go): 0 stands for the mutex.
+		if err := CheckPermits(permits); err != nil {
+			return err
+		}
+	}
+	switch {
+	case mode != ModeExclusive:
+		return invalidArg("mode", "read-write locks are not supported by this engine yet")
+	case len(resources) > 0:
+		return invalidArg("resources", "multi-resource locks are not supported by this engine yet")
+	}
+	return nil
 }
 
 // Validate checks the request as Acquire does.
@@ -298,12 +351,10 @@ func (r AcquireRequest) Validate() error {
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
 	}
-	if r.Permits != 0 {
-		if err := CheckPermits(r.Permits); err != nil {
-			return err
-		}
+	if err := CheckWait(r.Wait); err != nil {
+		return err
 	}
-	return CheckWait(r.Wait)
+	return checkKind(r.Permits, r.Mode, r.Resources)
 }
 
 // Acquire starts an acquire. A bad request is refused at once, with nothing
