@@ -385,6 +385,7 @@ func (op *inspectOp) semInspectReply(i int, r Reply) {
 	case len(r.Elems) != 2*op.permits:
 		op.errs[i] = protocolError("a semaphore inspection answered " + strconv.Itoa(len(r.Elems)) + " values")
 	default:
+		op.ttls[i] = NoExpiry // no slot there (as PTTL -2 is for a mutex)
 		s.values[i] = make([]string, op.permits)
 		s.has[i] = make([]bool, op.permits)
 		s.ttls[i] = make([]time.Duration, op.permits)
@@ -394,13 +395,16 @@ func (op *inspectOp) semInspectReply(i int, r Reply) {
 			if v.Nil {
 				continue
 			}
+			first := !op.has[i]
 			op.has[i] = true
 			t := NoExpiry
 			if p >= 0 {
 				t = time.Duration(p) * time.Millisecond
 			}
 			s.ttls[i][k] = t
-			if t == NoExpiry || op.ttls[i] != NoExpiry && t > op.ttls[i] {
+			// The node's TTL: the longest of its slots' (NoExpiry for
+			// a slot without expiry).
+			if first || t == NoExpiry || op.ttls[i] != NoExpiry && t > op.ttls[i] {
 				op.ttls[i] = t
 			}
 		}

@@ -292,6 +292,10 @@ function readInspectedNode(r) {
   return { node: r.u16(), addr: r.str(), flags: r.u8(), owner: r.str(), ttl_ms: r.i64(), cause: r.str() };
 }
 
+function readInspectedHolder(r) {
+  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64() };
+}
+
 /** An error record: null when its status is 0. */
 function readError(r) {
   const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode) };
@@ -313,7 +317,7 @@ function readAction(r) {
     case 9: return { kind, error: readError(r) };
     case 10: return { kind, was_pending: r.u8() };
     case 11: return { kind, resource: r.str(), key: r.str(), token: r.str(), ttl_ms: r.i64(), validity_ms: r.i64(), flags: r.u8(), error: readError(r) };
-    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode) };
+    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode), permits: r.u32(), holders: readList(r, readInspectedHolder) };
     case 14: return { kind, conn: r.u32(), awaiting: r.u8() };
     default: return null;
   }

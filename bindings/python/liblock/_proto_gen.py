@@ -474,13 +474,25 @@ def _dec_inspected_node(buf: Any, at: int) -> Tuple[Any, int]:
     return (node, addr, flags, owner, ttl_ms, cause,), at
 
 
+def _dec_inspected_holder(buf: Any, at: int) -> Tuple[Any, int]:
+    (slot,) = _S_I.unpack_from(buf, at)
+    at += 4
+    owner, at = read_str(buf, at)
+    (validity_ms,) = _S_q.unpack_from(buf, at)
+    at += 8
+    return (slot, owner, validity_ms,), at
+
+
 def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:
     """INSPECTED after its kind."""
     op, held, validity_ms = _S_QBq.unpack_from(buf, at)
     at += 17
     owner, at = read_str(buf, at)
     nodes, at = _read_list(buf, at, _dec_inspected_node)
-    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes,), at
+    (permits,) = _S_I.unpack_from(buf, at)
+    at += 4
+    holders, at = _read_list(buf, at, _dec_inspected_holder)
+    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes, permits, holders,), at
 
 
 def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:
