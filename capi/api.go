@@ -283,8 +283,8 @@ type inspectionJSON struct {
 	Owner      string          `json:"owner"`
 	Nodes      []nodeStateJSON `json:"nodes"`
 	// A semaphore's inspection (lock_inspect_ex with "permits") only.
-	Permits int          `json:"permits,omitempty"`
-	InUse   *int         `json:"in_use,omitempty"`
+	Permits int           `json:"permits,omitempty"`
+	InUse   *int          `json:"in_use,omitempty"`
 	Holders *[]holderJSON `json:"holders,omitempty"`
 }
 
