@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-    from ._inspection import Inspection, NodeFailure, NodeState
+    from ._inspection import Holder, Inspection, NodeFailure, NodeState
     from ._node import Node
 del TYPE_CHECKING
 
@@ -47,6 +47,7 @@ __all__ = [
     "ArgumentTypeError",
     "DEFAULT_WAIT",
     "Canceled",
+    "Holder",
     "Client",
     "ClientClosed",
     "ForkedProcessError",
@@ -74,7 +75,7 @@ __all__ = [
 def __getattr__(name: str) -> "Any":
     # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
     # `import liblock`.
-    if name in ("Inspection", "NodeState", "NodeFailure"):
+    if name in ("Inspection", "NodeState", "NodeFailure", "Holder"):
         from . import _inspection
 
         return getattr(_inspection, name)

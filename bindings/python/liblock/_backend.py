@@ -41,7 +41,7 @@ class Backend(Protocol):
         cancels the pending acquire."""
         ...
 
-    def inspect(self, client: int, res: bytes) -> Any:
+    def inspect(self, client: int, res: bytes, permits: int = 0) -> Any:
         """Blocking inspect: the lock_inspect JSON (str), or the INSPECTED fields
         (an INSPECTED action after its op, ``_proto.decode_action``) of an engine."""
         ...

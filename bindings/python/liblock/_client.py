@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     Seconds = Union[int, float, datetime.timedelta]
     _F = TypeVar("_F", bound=Callable[..., Any])
     # The checked arguments of an acquire: resource, ttl_ms, wait_ms, auto_extend, fence, token.
-    _Args = Tuple[bytes, int, int, bool, bool, bytes]
+    _Args = Tuple[bytes, int, int, bool, bool, bytes, int]
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
@@ -48,6 +48,8 @@ from . import _proto_gen as P  # noqa: E402
 # core/hostabi/spec/protocol.json through _proto_gen), checked here so that every
 # error names the caller's parameter in the caller's unit (seconds), never the C
 # ABI's ttl_ms / wait_ms / node_timeout_ms.
+_MIN_PERMITS = P.LIMIT_PERMITS_MIN
+_MAX_PERMITS = P.LIMIT_PERMITS_MAX
 _MIN_TTL_MS = P.LIMIT_TTL_MIN
 _MAX_TTL_MS = P.LIMIT_TTL_MAX
 _MIN_WAIT_MS = P.LIMIT_WAIT_MIN
@@ -252,6 +254,18 @@ def _token(value: Any) -> bytes:
             f"token must be {_MIN_TOKEN_BYTES} to {_MAX_TOKEN_BYTES} bytes of UTF-8, got {len(b)} "
             "(pass the token of a held lock, lock.token, to re-enter it)")
     return b
+
+
+def _permits(value: Any) -> int:
+    """``acquire(..., permits=N)``: a counting semaphore's permit count, 1 to 1024; None
+    (0 here) for the mutex. 0 is refused like any other bad count: leave it out instead."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"permits must be an int, not {type(value).__name__}")
+    if not _MIN_PERMITS <= value <= _MAX_PERMITS:
+        raise InvalidArgument(f"permits must be {_MIN_PERMITS} to {_MAX_PERMITS}, got {value}")
+    return int(value)
 
 
 def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
@@ -623,11 +637,11 @@ class LockContext:
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False) -> None:
+                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None) -> None:
         self._client = client
         self._args = (resource, ttl)
         self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence)
+                                            token=token, fence=fence, permits=permits)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -713,13 +727,16 @@ class LockContext:
             await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"") -> Optional[bytes]:
+def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"",
+             permits: int = 0) -> Optional[bytes]:
     """The acquire options JSON of the C ABI; None (NULL: one attempt) when all are off."""
-    if wait_ms == 0 and not auto_extend and not fence and not token:
+    if wait_ms == 0 and not auto_extend and not fence and not token and not permits:
         return None
     out = b'{"wait_ms":%d,"auto_extend":%s' % (wait_ms, b"true" if auto_extend else b"false")
     if fence:
         out += b',"fence":true'
+    if permits:
+        out += b',"permits":%d' % permits
     if token:
         import json
 
@@ -909,7 +926,7 @@ class Client:
         return _closed_error(what) if not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any, token: Any, fence: Any) -> _Args:
+                      on_lost: Any, token: Any, fence: Any, permits: Any = None) -> _Args:
         """Every argument checked (errors name the caller's parameter), nothing sent."""
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
@@ -922,8 +939,9 @@ class Client:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
+        n = _permits(permits)
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
-        return res, ttl_ms, wait_ms, auto_extend, fence, tok
+        return res, ttl_ms, wait_ms, auto_extend, fence, tok, n
 
     @_keywords
     def acquire(
@@ -936,6 +954,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -963,20 +982,24 @@ class Client:
         the fence of every lock on the resource acquired before it (as long as no node loses
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
+
+        ``permits=N`` (1 to 1024): take one permit of the counting semaphore of N permits on
+        ``resource`` instead of its mutex: at most N locks of it are valid at any moment
+        (README.md, "Semaphore"). The count is part of the semaphore's identity.
         """
         self._open("client.acquire()")
-        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
-            resource, ttl, wait, auto_extend, on_lost, token, fence)
+        res, ttl_ms, wait_ms, auto_extend, fence, tok, n = self._acquire_args(
+            resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
-            return self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok)
+            return self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
 
     def _acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-                 on_lost: Optional[OnLost], fence: bool, tok: bytes) -> Lock:
+                 on_lost: Optional[OnLost], fence: bool, tok: bytes, permits: int = 0) -> Lock:
         import threading
 
-        opts = _options(wait_ms, auto_extend, fence, tok)
+        opts = _options(wait_ms, auto_extend, fence, tok, permits)
         backend = self._backend
         # (the wasm backend's acquire always waits in Python: interruptible at no cost)
         if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
@@ -988,7 +1011,7 @@ class Client:
 
         start = time.monotonic()
         try:
-            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok), False)
+            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok, permits), False)
         except (NotAcquired, Unavailable) as e:
             failed: Optional[LockError] = e
         else:
@@ -1000,7 +1023,7 @@ class Client:
         # outside the except clause: an interrupted wait (Ctrl-C) or its failure is not
         # reported as raised "during handling" of the first attempt's NotAcquired
         failed = None
-        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok), True)
+        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok, permits), True)
         return self._lock(got, on_lost)
 
     def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
@@ -1019,6 +1042,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -1027,11 +1051,11 @@ class Client:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
         self._open("client.acquire_async()")
-        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
-            resource, ttl, wait, auto_extend, on_lost, token, fence)
+        res, ttl_ms, wait_ms, auto_extend, fence, tok, n = self._acquire_args(
+            resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
             host = self._backend.async_host()
-            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
+            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
         from ._host import HostOps
@@ -1050,6 +1074,7 @@ class Client:
         raise_on_lost: bool = True,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
@@ -1057,24 +1082,27 @@ class Client:
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
         self._open("client.lock()")
-        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits)
 
     # ------------------------------------------------------------ inspect
 
-    def inspect(self, resource: str) -> Inspection:
+    def inspect(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Whether a quorum holds ``resource``, how long it certainly stays held, and the
         holder's owner label, with each node's answer — without taking it.
 
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
-        many nodes failed to tell.
+        many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
+        instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
+        are then the first holder's).
         """
         self._open("client.inspect()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        n = _permits(permits)
         from . import _inspection
 
         try:
-            got = self._backend.inspect(self._handle, res)
+            got = self._backend.inspect(self._handle, res, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect()") from None
         if isinstance(got, tuple):  # an engine's INSPECTED fields (wasm)
@@ -1083,15 +1111,16 @@ class Client:
 
         return _inspection.from_json(json.loads(got))
 
-    async def inspect_async(self, resource: str) -> Inspection:
+    async def inspect_async(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
         self._open("client.inspect_async()")
         res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        n = _permits(permits)
         from . import _inspection
 
         try:
             host = self._backend.async_host()
-            got = await host.inspect(res)
+            got = await host.inspect(res, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
         return _inspection.from_engine(*got)

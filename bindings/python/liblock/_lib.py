@@ -132,6 +132,25 @@ def inspect_function() -> Any:
     return _inspect_fn
 
 
+_inspect_ex_fn: Any = None
+
+
+def inspect_ex_function() -> Any:
+    """lock_inspect_ex (a semaphore's inspection, C ABI 1 addition): looked up on first use."""
+    global _inspect_ex_fn
+    if _inspect_ex_fn is None:
+        dll = lib()
+        try:
+            fn = dll.lock_inspect_ex
+        except AttributeError:
+            raise LibraryError(f"{_lib_path}: missing symbol lock_inspect_ex (an older liblock.so); "
+                               "rebuild it with `make build`") from None
+        fn.restype = c_int32
+        fn.argtypes = [c_uint64, c_char_p, c_char_p, POINTER(c_void_p), POINTER(c_void_p)]
+        _inspect_ex_fn = fn
+    return _inspect_ex_fn
+
+
 def lib() -> ctypes.CDLL:
     """The loaded library; loads it on first use. Raises in a forked child."""
     global _lib, _lib_path, _loaded_in_pid

@@ -164,13 +164,15 @@ class NativeBackend:
         _lib.check(status, err)
         return text
 
-    def inspect(self, client: int, res: bytes) -> Optional[str]:
-        """lock_inspect: the inspection as JSON."""
+    def inspect(self, client: int, res: bytes, permits: int = 0) -> Optional[str]:
+        """lock_inspect (lock_inspect_ex for a semaphore): the inspection as JSON."""
         self._sync()
-        fn = _lib.inspect_function()
         out = c_void_p()
         err = c_void_p()
-        status = fn(client, res, byref(out), byref(err))
+        if permits:
+            status = _lib.inspect_ex_function()(client, res, b'{"permits":%d}' % permits, byref(out), byref(err))
+        else:
+            status = _lib.inspect_function()(client, res, byref(out), byref(err))
         text = _lib.take_string(out)
         _lib.check(status, err)
         return text

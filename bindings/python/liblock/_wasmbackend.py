@@ -103,12 +103,12 @@ class WasmBackend(_host.HostOps):
         o: Dict[str, Any] = json.loads(opts) if opts else {}
         return _host.acquire_blocking(self.host, res, ttl_ms, int(o.get("wait_ms", 0)),
                                       bool(o.get("auto_extend", False)), bool(o.get("fence", False)),
-                                      str(o.get("token", "")).encode("utf-8"))
+                                      str(o.get("token", "")).encode("utf-8"), int(o.get("permits", 0)))
 
-    def inspect(self, client: int, res: bytes) -> Any:
+    def inspect(self, client: int, res: bytes, permits: int = 0) -> Any:
         """The INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``), through the sync host."""
         host = self.host
-        return _host.run_op(host, lambda done: host.start_inspect(res, done))
+        return _host.run_op(host, lambda done: host.start_inspect(res, done, permits))
 
     def free_lock(self, lock: int, lost_key: List[int]) -> None:
         if self._closed or os.getpid() != self._pid or self._thread is None:
