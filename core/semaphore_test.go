@@ -280,3 +280,45 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// TestSemaphoreSplitGrants: nodes that see different slots free. Other
+// programs' keys occupy slot 0 on node 0, slot 1 on node 1 and slots 0 and 1
+// on node 2: the first attempt is granted slot 1, 0 and 2 (no quorum on
+// any), deletes those grants, and the retry prefers the slot free on the
+// most nodes, 2, which all three grant. Nothing of ours is left after the
+// release, and the others' keys are untouched.
+func TestSemaphoreSplitGrants(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := newClient(t, c)
+	ctx := context.Background()
+	base := engine.SemKey("split", 3)
+	foreign := map[int][]int{0: {0}, 1: {1}, 2: {0, 1}}
+	for i, slots := range foreign {
+		for _, s := range slots {
+			_, err := c.Nodes[i].Do("SET", engine.SlotKey(base, s), "another-program", "PX", "60000")
+			require.NoError(t, err)
+		}
+	}
+	_, err := cl.Acquire(ctx, "split", 10*time.Second, core.Permits(3))
+	require.ErrorIs(t, err, core.ErrNotAcquired, "one attempt: the nodes granted three different slots")
+	l, err := cl.Acquire(ctx, "split", 10*time.Second, core.Permits(3), core.Wait(5*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, 2, l.Slot())
+	require.NoError(t, l.Release(ctx))
+	require.Eventually(t, func() bool {
+		for i, n := range c.Nodes {
+			keys, err := n.Keys()
+			if err != nil || len(keys) != len(foreign[i]) {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond, "only the other program's keys are left")
+	for i, slots := range foreign {
+		for _, s := range slots {
+			v, err := c.Nodes[i].Do("GET", engine.SlotKey(base, s))
+			require.NoError(t, err)
+			assert.Equal(t, "another-program", v)
+		}
+	}
+}
