@@ -322,3 +322,43 @@ func TestSemaphoreSplitGrants(t *testing.T) {
 		}
 	}
 }
+
+// TestSemaphoreTokenAndLoss: re-entry by token (a hand-over of a permit),
+// and the loss signal when a permit's slot is gone from a quorum.
+func TestSemaphoreTokenAndLoss(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := newClient(t, c), newClient(t, c)
+	ctx := context.Background()
+	const token = "a-permit-token-0001"
+	l, err := a.Acquire(ctx, "tok", 10*time.Second, core.Permits(2), core.WithToken(token))
+	require.NoError(t, err)
+	assert.False(t, l.Reentered())
+	h, err := b.Acquire(ctx, "tok", 20*time.Second, core.Permits(2), core.WithToken(token))
+	require.NoError(t, err)
+	assert.True(t, h.Reentered(), "the token's permit is handed over")
+	assert.Equal(t, l.Slot(), h.Slot())
+	in, err := b.Inspect(ctx, "tok", core.InspectPermits(2))
+	require.NoError(t, err)
+	assert.Equal(t, 1, in.InUse, "one holder: the token")
+	require.NoError(t, h.Release(ctx))
+	require.ErrorIs(t, l.Release(ctx), core.ErrLost, "the release by the other holder ended it for both")
+
+	// Loss: an auto-extended permit whose slot is deleted on two nodes is
+	// told at its next extension.
+	p, err := a.Acquire(ctx, "lost", 600*time.Millisecond, core.Permits(2), core.AutoExtend())
+	require.NoError(t, err)
+	key := engine.SlotKey(engine.SemKey("lost", 2), p.Slot())
+	for _, n := range c.Nodes[:2] {
+		_, err := n.Do("DEL", key)
+		require.NoError(t, err)
+	}
+	select {
+	case <-p.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the loss was not signalled")
+	}
+	require.ErrorIs(t, p.Err(), core.ErrLost)
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+	c.AssertNoKeys(t)
+}
