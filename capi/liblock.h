@@ -62,13 +62,14 @@
  *   drift_factor:    0 .. 0.1, default 0.01
  *   owner:           0 .. 128 bytes of UTF-8, no '/'
  *   token:           16 .. 512 bytes of UTF-8
+ *   resources:       1 .. 16 per lock (resource + options "resources")
  *   JSON arguments:  at most 1 MiB
  *
  * ADDITIONS WITHIN ABI VERSION 1
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
- *   the config key "owner", the acquire option keys "token" and "fence",
- *   lock_info's "fence" and "reentered", and lock_inspect /
+ *   the config key "owner", the acquire option keys "token", "fence" and
+ *   "resources", lock_info's "fence", "reentered" and "resources", and lock_inspect /
  *   lock_inspect_async with lock_inspect_callback; the acquire option key
  *   "permits" (counting semaphores) and lock_inspect_ex with its
  *   "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
@@ -273,6 +274,22 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      name are two semaphores, neither the mutex. Any
  *                      other value (0, negative, above 1024, not an
  *                      integer) is LOCK_INVALID_ARGUMENT naming permits.
+ *       "resources"    array of 1..15 strings; default none: a
+ *                      multi-resource lock on `resource` and these together,
+ *                      all or none. Each keeps its own key (key_prefix +
+ *                      resource), and each node sets all the set's keys in
+ *                      one script or, when any is held, none: the lock
+ *                      excludes a lock on any member and every set sharing
+ *                      one, in any order, and nobody holds part of a set.
+ *                      LOCK_NOT_ACQUIRED's message names the resource held.
+ *                      Release, extend, on_lost, auto_extend and free cover
+ *                      the set; lock_info adds "resources". With "fence":
+ *                      one fence above every earlier fence on each member.
+ *                      Not with "token". Errors name an element by its index
+ *                      in the whole set, `resource` being resources[0]:
+ *                      "resources" (not an array, empty, too many),
+ *                      "resources[i]" (not a string, empty, too long, not
+ *                      UTF-8, or a duplicate of an earlier one).
  *   out_lock      receives the new lock handle on LOCK_OK; required.
  *   err           optional.
  *

@@ -149,6 +149,11 @@ func TestSemaphoreBadInput(t *testing.T) {
 	}
 	_, err := cl.Inspect(ctx, "pool", nil)
 	require.ErrorIs(t, err, core.ErrInvalidArgument)
+	// A permit is of one resource, not of a multi-resource lock's set.
+	_, err = cl.AcquireAll(ctx, []string{"pool", "other"}, time.Second, core.Permits(2))
+	var ae *engine.ArgumentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "permits", ae.Arg)
 	l, err := cl.Acquire(ctx, "pool", time.Second, core.Permits(core.MaxPermits))
 	require.NoError(t, err)
 	require.NoError(t, l.Release(ctx))

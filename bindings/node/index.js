@@ -11,6 +11,7 @@
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
@@ -151,8 +152,10 @@ class Lock {
     lockRegistry.register(this, st, st);
   }
 
-  /** The resource name given to acquire. */
+  /** The resource name given to acquire (a list's first). */
   get resource() { return this.#st.resource; }
+  /** The resources this lock holds: the list given to acquire, or [resource]. */
+  get resources() { return this.#st.resources ? [...this.#st.resources] : [this.#st.resource]; }
   /** The Redis key: the client's keyPrefix + resource. */
   get key() { return this.#st.key; }
   /**
@@ -434,7 +437,14 @@ class Client {
     // every error, argument errors included, is a rejection.
     try {
       if (this.#host.closed) throw closedError('acquire');
-      bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+      let set; // a multi-resource lock's further resources (lib/multi.js)
+      if (Array.isArray(resource)) {
+        const r = resourceList(resource, stringArg, bytesArg, MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+        resource = r.first;
+        set = { resources: r.more };
+      } else {
+        bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+      }
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
       const ttl = intArg('ttl', options.ttl, false, MIN_TTL_MS, MAX_TTL_MS);
@@ -455,6 +465,9 @@ class Client {
       if (fence && token !== undefined) {
         throw badArg('fence', 'cannot be combined with token (a re-entry keeps the fence of the lock it re-enters, which this acquire cannot know)');
       }
+      if (set && token !== undefined) {
+        throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
+      }
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
@@ -465,8 +478,10 @@ class Client {
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap,
-        permits === undefined ? undefined : { permits });
+      // A semaphore's permit count rides in the same kind object as a set's
+      // resources (the engine refuses the two together, naming permits).
+      const kindArg = permits === undefined ? set : { ...(set || {}), permits };
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -601,6 +616,7 @@ module.exports = {
   ClientClosedError,
   ABI_VERSION,
   DEFAULT_WAIT: DEFAULT_WAIT_MS,
+  MAX_RESOURCES,
   library,
   _debug,
 };

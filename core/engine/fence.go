@@ -49,6 +49,10 @@ func (e *Engine) startFencing(a *attempt) {
 // accept it, and its counter only goes up.
 func (e *Engine) sendFence(f *fenceRound, i int) {
 	f.sent++
+	if f.a.op.keys != nil {
+		e.sendFenceMulti(f, i)
+		return
+	}
 	key, fenceKey := f.a.op.key, FenceKey(f.a.op.key)
 	if o := f.a.op; o.permits > 0 {
 		// A permit: its slot, and the name's counter, shared by every

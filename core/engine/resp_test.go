@@ -17,6 +17,10 @@ func TestScriptHashes(t *testing.T) {
 		sum := sha1.Sum([]byte(sc.src))
 		assert.Equal(t, hex.EncodeToString(sum[:]), sc.sha, "SHA-1 of %q", sc.src)
 	}
+	for _, sc := range primitiveScripts {
+		sum := sha1.Sum([]byte(sc.src))
+		assert.Equal(t, hex.EncodeToString(sum[:]), sc.sha, "SHA-1 of %q", sc.src)
+	}
 }
 
 // Replies arrive in pieces of any size: every split of a stream of replies

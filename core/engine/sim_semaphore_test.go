@@ -23,10 +23,19 @@ import (
 
 func init() {
 	simScripts = append(simScripts,
-		simScript{bit: semAcquireScript.bit, src: semAcquireSrc, sha: SemAcquireSHA, name: "sem_acquire", run: (*simNode).semAcquire},
-		simScript{bit: semReleaseScript.bit, src: semReleaseSrc, sha: SemReleaseSHA, name: "sem_release", run: (*simNode).semRelease},
-		simScript{bit: semInspectScript.bit, src: semInspectSrc, sha: SemInspectSHA, name: "sem_inspect", run: (*simNode).semInspect},
+		simScript{bit: semAcquireScript.bit, src: semAcquireSrc, sha: SemAcquireSHA, keys: -1, args: 5, name: "sem_acquire", run: simSem((*simNode).semAcquire)},
+		simScript{bit: semReleaseScript.bit, src: semReleaseSrc, sha: SemReleaseSHA, keys: 1, args: 5, name: "sem_release", run: simSem((*simNode).semRelease)},
+		simScript{bit: semInspectScript.bit, src: semInspectSrc, sha: SemInspectSHA, keys: 1, args: 1, name: "sem_inspect", run: simSem((*simNode).semInspect)},
 	)
+}
+
+// simSem adapts a semaphore script's model, which reads numkeys, the keys
+// and the arguments as EVAL passes them, to the model node's run.
+func simSem(f func(*simNode, *simConn, [][]byte, []byte) []byte) func(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte {
+	return func(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte {
+		all := append([][]byte{[]byte(strconv.Itoa(len(keys)))}, keys...)
+		return f(n, c, append(all, args...), out)
+	}
 }
 
 // isSemKey reports a semaphore's key (SemKey) in the checker's records.

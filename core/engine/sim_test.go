@@ -97,6 +97,10 @@ type simConfig struct {
 	permits           int
 	semAnySlot        bool
 	semOffByOne       int
+	// issue 20 (sim_multi_test.go): the share of acquires that take
+	// several resources at once, and the control's broken acquire script.
+	multiP     float64
+	multiFault string
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -257,7 +261,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if !cfg.semProfile(profile, rng) {
+		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) {
 			return cfg, fmt.Errorf("unknown profile %q", profile)
 		}
 	}

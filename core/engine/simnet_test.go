@@ -172,6 +172,9 @@ type simStats struct {
 	conns, leftoverLate, leftoverTrouble, leftoverForgotten                           int
 	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
 	leftoverNoscript                                                                  int
+
+	// issue 20: multi-resource acquires (and fenced ones) and successes
+	multiAcquires, multiAcquired, multiFenced int
 }
 
 func (st *simStats) add(o simStats) {
@@ -198,6 +201,9 @@ func (st *simStats) add(o simStats) {
 	st.leftoverTrouble += o.leftoverTrouble
 	st.leftoverForgotten += o.leftoverForgotten
 	st.fenced += o.fenced
+	st.multiAcquires += o.multiAcquires
+	st.multiAcquired += o.multiAcquired
+	st.multiFenced += o.multiFenced
 	st.tokenAcquires += o.tokenAcquires
 	st.reentered += o.reentered
 	st.inspects += o.inspects

@@ -55,6 +55,9 @@ type AcquireOptions struct {
 	Token      string // "": a random token
 	Fence      bool
 	Permits    int // a semaphore's permit count (key "permits"); 0: the mutex
+	// Resources: a multi-resource lock's further resources (the key
+	// "resources"; multi.go), nil for a mutex.
+	Resources []string
 }
 
 // argErr is the *engine.ArgumentError for arg. Reasons are built with
@@ -321,6 +324,11 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 				err = argErr("token", "must be "+strconv.Itoa(engine.MinToken)+" to "+strconv.Itoa(engine.MaxToken)+" bytes, got "+strconv.Itoa(len(t)))
 			}
 			o.Token = t
+			return err
+		},
+		"resources": func(v jvalue) error {
+			r, err := parseResources(v)
+			o.Resources = r
 			return err
 		},
 		"fence": func(v jvalue) error {

@@ -332,7 +332,9 @@ class Host:
         """Start an acquire (of a semaphore's permit with ``permits``); its op handle.
         Raises when refused at once."""
         engine = self._check()
-        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token, permits), done)
+        # a multi-resource acquire's res also carries its further resources (_multi.py)
+        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token, permits,
+                                       resources=getattr(res, "more", ())), done)
 
     def start_inspect(self, res: bytes, done: Done, permits: int = 0) -> int:
         """Start an inspection (of a semaphore with ``permits``); ``done`` gets the
