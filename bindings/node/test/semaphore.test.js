@@ -84,6 +84,9 @@ test('semaphore: bad permits are InvalidArgumentError naming permits, nothing se
       await assert.rejects(a.acquire('sem:bad', { ttl: 1000, permits: bad }), check, String(bad));
       await assert.rejects(a.inspect('sem:bad', { permits: bad }), check, String(bad));
     }
+    // A permit is of one resource, not of a multi-resource lock's set.
+    await assert.rejects(a.acquire(['sem:bad', 'sem:bad2'], { ttl: 5000, permits: 2 }),
+      (e) => e instanceof InvalidArgumentError && /permits/.test(e.message));
     assert.deepEqual(await keys(), []);
   } finally {
     await a.close();

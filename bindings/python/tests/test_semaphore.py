@@ -123,6 +123,15 @@ def test_bad_permits_value(c3: Cluster, res: str, bad: int) -> None:
     assert c3.all_keys() == []
 
 
+def test_permits_not_with_a_set(c3: Cluster, res: str) -> None:
+    with client(c3) as a:
+        with pytest.raises(liblock.InvalidArgument, match="permits"):
+            a.acquire([res, res + "-2"], 5.0, permits=2)
+        with pytest.raises(liblock.InvalidArgument, match="permits"):
+            asyncio.run(a.acquire_async([res, res + "-2"], 5.0, permits=2))
+    assert c3.all_keys() == []
+
+
 @pytest.mark.parametrize("bad", ["3", 2.0, True, [3]])
 def test_bad_permits_type(c3: Cluster, res: str, bad: Any) -> None:
     with client(c3) as a:
