@@ -60,8 +60,9 @@ func simLockKey(key string, permits int) string {
 //   - sem: the default profile's faults and features with most acquires
 //     and inspections on semaphores of 1 to 4 permits;
 //   - semcalm: the same without faults (nothing may be left behind);
-//   - semcapped / semslots: negative control (a), the capped-set design,
-//     and its twin, the same contention with the slots' rule;
+//   - semcapped, semcappedscript / semslots: negative control (a), the
+//     capped-set design as the engine's admission rule and as the nodes'
+//     script, and their twin, the same contention with the slots' rule;
 //   - semoffbyone / semexact: negative control (b), nodes admitting N+1,
 //     and its twin.
 func (c *simConfig) semProfile(profile string, rng *mrand.Rand) bool {
@@ -77,7 +78,7 @@ func (c *simConfig) semProfile(profile string, rng *mrand.Rand) bool {
 			c.faultEvery = c.pick(rng, c.maxTTL/2, 3*c.maxTTL)
 			c.closeUnhealed = rng.IntN(3) == 0
 		}
-	case "semcapped", "semslots", "semoffbyone", "semexact":
+	case "semcapped", "semcappedscript", "semslots", "semoffbyone", "semexact":
 		// Heavy contention on one semaphore of 2 or 3 permits over 3
 		// nodes with uneven latencies, so that nodes see requests in
 		// different orders; no faults.
@@ -89,6 +90,7 @@ func (c *simConfig) semProfile(profile string, rng *mrand.Rand) bool {
 		c.maxWait, c.thinkMax = 2*c.maxTTL, c.minTTL/4
 		c.latLo, c.latHi = 20*time.Microsecond, 2*time.Millisecond
 		c.semAnySlot = profile == "semcapped"
+		c.semCappedScript = profile == "semcappedscript"
 		if profile == "semoffbyone" {
 			c.semOffByOne = 1
 		}
@@ -156,6 +158,22 @@ func (n *simNode) semAcquire(c *simConn, args [][]byte, out []byte) []byte {
 	}
 	take := -1
 	var free []int64
+	if n.s.cfg.semCappedScript {
+		// The capped-set design's script (redis-semaphore's
+		// RedlockSemaphore: ZCARD < limit, then ZADD): admit while the
+		// node has fewer than N holders, and answer "admitted" without
+		// saying as which permit — here, by naming the slot the client
+		// asked for, wherever the holder was stored.
+		for i := range slots {
+			if n.lookup(db, []byte(SlotKey(base, i))) == nil {
+				sk := &simKey{val: tok, expireMs: n.ms() + ms}
+				n.wrote(c, sk)
+				db[SlotKey(base, i)] = sk
+				return reply(int64(want), 1, fence)
+			}
+		}
+		return reply(-1, 0, fence)
+	}
 	if n.lookup(db, []byte(SlotKey(base, want))) == nil {
 		take = want
 	} else {
@@ -464,6 +482,10 @@ func semControl(t *testing.T, profile, twin string) {
 
 // TestSimControlSemCappedSet (a): the capped-set-with-majority design.
 func TestSimControlSemCappedSet(t *testing.T) { semControl(t, "semcapped", "semslots") }
+
+// TestSimControlSemCappedScript (a, as the nodes' script): the nodes run
+// the capped-set script (admit while fewer than N hold, whichever permit).
+func TestSimControlSemCappedScript(t *testing.T) { semControl(t, "semcappedscript", "semslots") }
 
 // TestSimControlSemOffByOne (b): nodes admit N+1 holders.
 func TestSimControlSemOffByOne(t *testing.T) { semControl(t, "semoffbyone", "semexact") }

@@ -97,6 +97,7 @@ type simConfig struct {
 	permits           int
 	semAnySlot        bool
 	semOffByOne       int
+	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
 	// issue 20 (sim_multi_test.go): the share of acquires that take
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
