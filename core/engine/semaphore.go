@@ -141,14 +141,15 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		if o.fence && !a.decided {
 			a.maxFence = max(a.maxFence, r.Elems[2].Int)
 		}
-		if !a.decided {
-			// What the node saw free: the slot it took and those it
-			// listed. After a split the next attempt prefers the slot
-			// free on the most nodes.
+		if !a.decided && len(r.Elems) > 3 {
+			// The other slots the node saw free (it lists them when the
+			// preferred one was taken): after a split the next attempt
+			// prefers the slot free on the most nodes (mostFree). Nodes
+			// that took the preferred slot list nothing, and an attempt
+			// that wins allocates nothing here.
 			if a.free == nil {
 				a.free = map[int]int{}
 			}
-			a.free[slot]++
 			for _, f := range r.Elems[3:] {
 				if f.Int >= 0 && f.Int < int64(o.permits) && int(f.Int) != slot {
 					a.free[int(f.Int)]++
@@ -186,7 +187,7 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: "granted by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(a.causes)})
 	case count+left < e.quorum:
 		a.decided = true
-		if best, ok := a.mostFree(); ok {
+		if best, ok := a.mostFree(o.permits); ok {
 			o.slot = best
 		}
 		if a.failed > nodes-e.quorum {
@@ -242,11 +243,18 @@ func (a *attempt) bestSlot(e *Engine) (int, int) {
 }
 
 // mostFree returns the slot free on the most nodes in this attempt's
-// answers (the lowest on a tie).
-func (a *attempt) mostFree() (int, bool) {
+// answers (the lowest on a tie): each granted slot was free there, and
+// a.free counts the others the nodes listed.
+func (a *attempt) mostFree(permits int) (int, bool) {
 	best, count := -1, 0
-	for s, c := range a.free {
-		if c > count || c == count && s < best {
+	for s := range permits {
+		c := a.free[s]
+		for i, st := range a.state {
+			if st == granted && int(a.slots[i]) == s {
+				c++
+			}
+		}
+		if c > count {
 			best, count = s, c
 		}
 	}
