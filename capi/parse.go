@@ -37,6 +37,9 @@ func coreOptions(o acquireOptions) []core.AcquireOption {
 	if o.Fence {
 		opts = append(opts, core.Fence())
 	}
+	if o.Permits != 0 {
+		opts = append(opts, core.Permits(o.Permits))
+	}
 	return opts
 }
 

@@ -134,11 +134,21 @@ export interface AcquireOptions {
   fence?: boolean;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
   signal?: LockAbortSignal;
+  /**
+   * Take one permit of the counting semaphore of this many permits (integer,
+   * 1..1024) on the resource instead of its mutex: at most that many locks of
+   * it are valid at any moment. The count is part of the semaphore's
+   * identity. Anything else (0 included) is an InvalidArgumentError naming
+   * `permits`.
+   */
+  permits?: number;
 }
 
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
   signal?: LockAbortSignal;
+  /** Inspect the counting semaphore of this many permits (1..1024) instead of the mutex. */
+  permits?: number;
 }
 
 /** One node's answer in an Inspection. */
@@ -173,6 +183,22 @@ export interface Inspection {
   owner: string;
   /** Every node, in configuration order. */
   nodes: NodeState[];
+  /** A semaphore's inspection (`permits` given): its permit count. */
+  permits?: number;
+  /** A semaphore's inspection: how many permits a quorum holds. */
+  inUse?: number;
+  /** A semaphore's inspection: the held permits, by slot. */
+  holders?: PermitHolder[];
+}
+
+/** One held permit of a semaphore (Inspection.holders). */
+export interface PermitHolder {
+  /** The permit's slot, 0..permits-1. */
+  slot: number;
+  /** Its holder's owner label ('' for none). */
+  owner: string;
+  /** How long it certainly stays held, in ms; null without expiry. */
+  validity: number | null;
 }
 
 export type ErrorCode =

@@ -27,6 +27,12 @@ type Inspection struct {
 	Owner string
 	// Nodes is each node's answer, in node order.
 	Nodes []NodeState
+	// A semaphore's inspection (InspectPermits): its permit count, how
+	// many permits a quorum holds, and those permits by slot. Held,
+	// Validity and Owner are then the first holder's.
+	Permits int
+	InUse   int
+	Holders []Holder
 }
 
 // NodeState is one node's part of an Inspection.
@@ -51,6 +57,8 @@ type inspectOp struct {
 	ttls     []time.Duration
 	errs     []error
 	answered int
+	permits  int         // a semaphore's inspection (InspectPermits)
+	sem      *semInspect // its slots per node
 }
 
 // Inspect starts an inspection of resource: whether a quorum holds it, how
@@ -65,6 +73,9 @@ func (e *Engine) Inspect(resource string) (OpID, error) {
 func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
+	}
+	if r.Permits > 0 {
+		return e.InspectPermits(r.Resource, r.Permits) // semaphore.go
 	}
 	resource := r.Resource
 	if e.closing {
@@ -84,6 +95,8 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 
 func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 	switch {
+	case op.sem != nil:
+		op.semInspectReply(i, r)
 	case r.Err != nil:
 		op.errs[i] = r.Err
 	case len(r.Elems) == 2:
@@ -101,7 +114,13 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		return
 	}
 	e.inspecting--
-	in, err := e.inspection(op)
+	var in *Inspection
+	var err error
+	if op.sem != nil {
+		in, err = e.semInspection(op)
+	} else {
+		in, err = e.inspection(op)
+	}
 	e.emit(Action{Kind: ActDone, Op: op.id, Inspection: in, Err: err})
 }
 

@@ -224,6 +224,18 @@ def _token(value: Any) -> bytes:
     return b
 
 
+def _permits(value: Any) -> int:
+    """``acquire(..., permits=N)``: a counting semaphore's permit count, 1 to 1024; None
+    (0 here) for the mutex. 0 is refused like any other bad count: leave it out instead."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"permits must be an int, not {type(value).__name__}")
+    if not P.LIMIT_PERMITS_MIN <= value <= P.LIMIT_PERMITS_MAX:
+        raise InvalidArgument(f"permits must be {P.LIMIT_PERMITS_MIN} to {P.LIMIT_PERMITS_MAX}, got {value}")
+    return int(value)
+
+
 def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
     if value is not None and not callable(value):
         raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
@@ -523,11 +535,11 @@ class LockContext:
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False) -> None:
+                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None) -> None:
         self._client = client
         self._args = (resource, ttl)
         self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence)
+                                            token=token, fence=fence, permits=permits)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -826,7 +838,7 @@ class Client:
         return _closed_error(what) if not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any, token: Any, fence: Any) -> Request:
+                      on_lost: Any, token: Any, fence: Any, permits: Any = None) -> Request:
         """Every argument of an acquire checked (errors name the caller's parameter) and
         turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
         The one place for acquire's options: acquire, acquire_async and lock use it."""
@@ -842,9 +854,10 @@ class Client:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
+        n = _permits(permits)
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
-        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, 0, 0, getattr(res, "more", ()))
+        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, 0, getattr(res, "more", ()))
 
     @_keywords
     def acquire(
@@ -857,6 +870,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -884,9 +898,13 @@ class Client:
         the fence of every lock on the resource acquired before it (as long as no node loses
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
+
+        ``permits=N`` (1 to 1024): take one permit of the counting semaphore of N permits on
+        ``resource`` instead of its mutex: at most N locks of it are valid at any moment
+        (README.md, "Semaphore"). The count is part of the semaphore's identity.
         """
         self._open("client.acquire()")
-        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
             host = self._driver.sync_host()
             lock, info = host.acquire_sync(req)
@@ -905,6 +923,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -913,7 +932,7 @@ class Client:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
         self._open("client.acquire_async()")
-        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
             host = self._driver.async_host()
             lock = await host.acquire(req)
@@ -934,6 +953,7 @@ class Client:
         raise_on_lost: bool = True,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
@@ -941,29 +961,32 @@ class Client:
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
         self._open("client.lock()")
-        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits)
 
     # ------------------------------------------------------------ inspect
 
-    def inspect(self, resource: str) -> Inspection:
+    def inspect(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Whether a quorum holds ``resource``, how long it certainly stays held, and the
         holder's owner label, with each node's answer — without taking it.
 
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
-        many nodes failed to tell.
+        many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
+        instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
+        are then the first holder's).
         """
         self._open("client.inspect()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        n = _permits(permits)
         try:
-            got = self._driver.sync_host().inspect_sync(res)
+            got = self._driver.sync_host().inspect_sync(res, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect()") from None
         from ._inspection import from_engine
 
         return from_engine(*got)
 
-    async def inspect_async(self, resource: str) -> Inspection:
+    async def inspect_async(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
         from ._host import run_async
 
@@ -971,7 +994,7 @@ class Client:
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         try:
             host = self._driver.async_host()
-            got = await run_async(host, lambda done: host.start_inspect(res, done))
+            got = await run_async(host, lambda done: host.start_inspect(res, done, n))
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
         from ._inspection import from_engine
