@@ -992,6 +992,7 @@ class Client:
 
         self._open("client.inspect_async()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        n = _permits(permits)
         try:
             host = self._driver.async_host()
             got = await run_async(host, lambda done: host.start_inspect(res, done, n))
