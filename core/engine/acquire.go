@@ -24,6 +24,11 @@ type acquireOp struct {
 	timerGen   uint64
 	token      string // the caller's token, or "" for a random one per attempt
 	fence      bool
+	// mode: a read-write lock's reader or writer (rwlock.go); intentID: a
+	// waiting writer's, and intentLeft: it may be on a node.
+	mode       LockMode
+	intentID   string
+	intentLeft bool
 	// The first attempt and the lock live in the acquire's own memory:
 	// most acquires make one attempt, and one lock when it succeeds, and
 	// each allocation costs (far more in liblock.wasm than natively).
@@ -99,6 +104,8 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	px := o.ttl.Milliseconds()
 	for _, n := range e.nodes {
 		switch {
+		case o.mode != ModeExclusive:
+			e.sendScript(n, a, rwAcquireScript, o.key, a.token, e.rwArgs(o, px))
 		case o.token != "":
 			e.sendScript(n, a, acquireTokenScript, o.key, a.token, strconv.FormatInt(px, 10))
 		case o.fence:
@@ -119,9 +126,11 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-	case r.Nil, o.token != "" && r.Int == 0, o.fence && r.Int < 0:
+		o.rwRefused(r)
+	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.mode != ModeExclusive) && r.Int < 0:
 		a.state[i] = refused
 		a.refused++
+		o.rwRefused(r)
 	default:
 		a.state[i] = granted
 		a.granted++
@@ -209,7 +218,7 @@ func (e *Engine) cleanup(a *attempt) {
 	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
-			e.sendScript(n, discard{}, releaseScript, a.op.key, a.token, id)
+			e.sendScript(n, discard{}, releaseFor(a.op.mode), a.op.key, a.token, id)
 		}
 	}
 }
@@ -241,7 +250,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		// came before the subscription took is found by the first poll,
 		// minRetryDelay away. Again after a pub/sub connection was lost.
 		e.subscribe(o.key)
-		if until := e.heldHere(o.key); until > 0 {
+		if until := e.heldFor(o); until > 0 {
 			// This engine holds the key: the lock's release, loss or
 			// expiry wakes the oldest waiter, and a poll before then
 			// could only fail.
@@ -255,6 +264,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
 	}
+	e.rwWaiting(o)
 }
 
 // backoff arms the oldest waiter's next poll. Only the oldest local waiter
@@ -292,6 +302,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
+		mode: o.mode,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
@@ -319,6 +330,7 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 		e.cleanup(a)
 	}
 	o.att = nil
+	e.rwFinished(o)
 	if o.queued {
 		var heldUntil time.Duration
 		if l := e.locks[lock]; l != nil {
@@ -364,6 +376,8 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	e.waiters[o.key] = q
 	switch next := q[0]; {
 	case !wasOldest:
+	case heldUntil > 0 && rwShares(o, next):
+		e.wakeOne(next) // a reader took it: the next reader may too
 	case heldUntil > 0 && next.att == nil && !next.woken:
 		next.timerGen++
 		e.timers.push(min(max(heldUntil, e.now+next.delay/2), next.waitUntil), next, next.timerGen)

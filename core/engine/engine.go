@@ -270,6 +270,9 @@ type AcquireRequest struct {
 	// fence of every lock on the resource acquired before this one (as long
 	// as no node loses its data). Not with Token.
 	Fence bool
+	// Mode is ModeExclusive (the mutex), or ModeRead or ModeWrite for a
+	// side of the resource's read-write lock (rwlock.go). Not with Token.
+	Mode LockMode
 }
 
 // Validate checks the request as Acquire does.
@@ -284,6 +287,9 @@ func (r AcquireRequest) Validate() error {
 		case r.Token != "" && r.Fence:
 			return invalidArg("fence", "not with a caller's token")
 		}
+	}
+	if err := checkMode(r); err != nil {
+		return err
 	}
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
@@ -305,6 +311,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
+	}
+	if r.Mode != ModeExclusive {
+		e.rwInit(op, r.Mode)
 	}
 	e.ops[op.id] = op
 	if op.wait {
@@ -418,6 +427,7 @@ type LockInfo struct {
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
+	Mode                 LockMode
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -429,7 +439,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered,
+		Fence: l.fence, Reentered: l.reentered, Mode: l.mode,
 	}
 	if !l.released && l.lostErr == nil {
 		info.Validity = max(0, l.validUntil-e.env.Now())

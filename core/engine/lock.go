@@ -18,6 +18,7 @@ type lockState struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	mode       LockMode
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight
@@ -148,7 +149,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 	if op.extend {
 		px := strconv.FormatInt(op.ttl.Milliseconds(), 10)
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendScript, l.key, l.token, px)
+			e.sendScript(n, op, extendFor(l.mode), l.key, l.token, px)
 		}
 		return
 	}
@@ -172,7 +173,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 		id = e.releaseID(l.key)
 	}
 	for _, n := range e.nodes {
-		e.sendScript(n, op, releaseScript, l.key, l.token, id)
+		e.sendScript(n, op, releaseFor(l.mode), l.key, l.token, id)
 	}
 	if handOff {
 		// The next local waiter's SET goes right behind the release on
@@ -315,7 +316,7 @@ func (e *Engine) lockOpDone(op *lockOp, err error) {
 func (e *Engine) dropKeys(l *lockState) {
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, discard{}, releaseScript, l.key, l.token, id)
+		e.sendScript(n, discard{}, releaseFor(l.mode), l.key, l.token, id)
 	}
 }
 

@@ -91,7 +91,7 @@ type node struct {
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
 	rbuf     []byte // received, not yet a whole reply
-	loaded   uint8  // scripts the node has run on this connection (script.bit)
+	loaded   uint32 // scripts the node has run on this connection (script.bit)
 	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
 	// the channels it subscribed to or is subscribing to.
 	sub   bool

@@ -6,7 +6,7 @@ package engine
 // that answers NOSCRIPT (which also caches it there for next time).
 type script struct {
 	src, sha string
-	bit      uint8 // its bit in node.loaded
+	bit      uint32 // its bit in node.loaded
 }
 
 // The scripts' sources are the .lua files beside this one, as constants

@@ -17,6 +17,9 @@ func TestScriptSources(t *testing.T) {
 		"release.lua": releaseScript, "extend.lua": extendScript, "acquire_token.lua": acquireTokenScript,
 		"acquire_fence.lua": acquireFenceScript, "fence.lua": fenceScript, "inspect.lua": inspectScript,
 	}
+	for f, sc := range rwScriptFiles {
+		want[f] = sc
+	}
 	files, err := filepath.Glob("*.lua")
 	require.NoError(t, err)
 	assert.Len(t, files, len(want), "the .lua files: %v", files)

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"strconv"
+
+	time "github.com/liblock/liblock/core/internal/xtime"
+)
+
+// Read-write locks: any number of readers or one writer per name, over the
+// same quorum, validity, extension, loss and fencing as the mutex.
+//
+// Each node keeps, per name, keys of their own (name + 0xFF + "rw:..." — a
+// 0xFF byte never occurs in UTF-8, so no mutex's key, and no other name's,
+// is one of them):
+//
+//   - the writer key RWKey(key): the writer's token, with PX ttl, as a
+//     mutex's key;
+//   - the readers key (":r"): a sorted set of the readers' tokens, each
+//     scored by its expiry in the node's own milliseconds (read with TIME
+//     in the script); expired members are pruned on every operation, and
+//     the key's own expiry is kept at its latest member's, so that nothing
+//     outlives its readers;
+//   - the intents key (":i"): a sorted set of the ids of writers waiting
+//     behind readers, scored the same way (a short ttl, rwIntentTTL);
+//   - the fence counter (FenceKey of the name + 0xFF "rw").
+//
+// rw_acquire.lua admits, atomically per node, a reader only when no writer
+// holds the node and no writer's intent is there; a writer only when no
+// writer and no unexpired reader is there. A waiting writer refused because
+// of readers leaves its intent there (refreshed by every attempt while it
+// waits, at least every rwIntentRefresh, and removed when it acquires or
+// gives up), so that a stream of new readers cannot starve it: once its
+// intent is on enough nodes, no reader can be admitted by a quorum, and the
+// readers in place drain within their ttl (or at their release).
+//
+// A reader and a writer are each valid from the moment a quorum granted
+// until start + ttl − drift, as a mutex. The safety argument is in
+// README.md ("Read-write lock safety").
+
+// LockMode is what an acquire takes: the mutex, or one side of a
+// read-write lock.
+type LockMode uint8
+
+// The lock modes.
+const (
+	// ModeExclusive is the mutex (the default).
+	ModeExclusive LockMode = iota
+	// ModeRead is a reader of the name's read-write lock: shared with the
+	// other readers, exclusive of its writer.
+	ModeRead
+	// ModeWrite is the writer of the name's read-write lock: exclusive of
+	// every reader and other writer.
+	ModeWrite
+)
+
+// String names the mode as the options do ("read", "write"; "exclusive").
+func (m LockMode) String() string {
+	switch m {
+	case ModeExclusive:
+		return "exclusive"
+	case ModeRead:
+		return "read"
+	case ModeWrite:
+		return "write"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// RWKey is the writer key of the read-write lock of key (prefix +
+// resource): key + 0xFF + "rw:w". Its readers and intents keys replace the
+// final "w" with "r" and "i"; its fence counter is FenceKey(key + 0xFF +
+// "rw").
+func RWKey(key string) string { return key + rwSuffix }
+
+const rwSuffix = "\xffrw:w"
+
+// The read-write scripts' sums (TestScriptHashes).
+const (
+	// RWAcquireSHA: admit a reader or a writer (rw_acquire.lua).
+	RWAcquireSHA = "e72c00e501a2ba748d4471fc5413651e938d8fe3"
+	// RWExtendSHA: extend a writer or an unexpired reader.
+	RWExtendSHA = "33a84a9044d5e854f713b1b47e5622502afcb807"
+	// RWReleaseSHA: remove a writer, a reader or an intent, and publish.
+	RWReleaseSHA = "9c05fdeb18c3fc78800c6fc9ca418e074e9c5466"
+	// RWFenceSHA: raise the fence counter while the token holds the lock.
+	RWFenceSHA = "d5b07c9bf216b599cf1319d9aeb4448e6a2bf68c"
+	// RWInspectSHA: the writer, its PTTL, and the unexpired readers.
+	RWInspectSHA = "028a9d39f00c65ff2095443a8961bf85af6f5ddc"
+)
+
+// The read-write scripts. Their bits in node.loaded are high ones, out of
+// the way of the other primitives' scripts.
+var (
+	rwAcquireScript = &script{src: rwAcquireSrc, sha: RWAcquireSHA, bit: 1 << 20}
+	rwExtendScript  = &script{src: rwExtendSrc, sha: RWExtendSHA, bit: 1 << 21}
+	rwReleaseScript = &script{src: rwReleaseSrc, sha: RWReleaseSHA, bit: 1 << 22}
+	rwFenceScript   = &script{src: rwFenceSrc, sha: RWFenceSHA, bit: 1 << 23}
+	rwInspectScript = &script{src: rwInspectSrc, sha: RWInspectSHA, bit: 1 << 24}
+)
+
+const (
+	// rwIntentRefresh: a writer that left an intent makes an attempt (which
+	// refreshes it) at least this often while it waits, whatever its
+	// backoff or its place among this engine's waiters.
+	rwIntentRefresh = maxRetryDelay
+	// rwIntentGrace: an intent outlives its refresh by this much more than
+	// the node timeout, the longest a refreshing attempt takes to land.
+	rwIntentGrace = 2 * maxRetryDelay
+)
+
+// checkMode validates a request's mode.
+func checkMode(r AcquireRequest) error {
+	switch {
+	case r.Mode > ModeWrite:
+		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+r.Mode.String())
+	case r.Mode != ModeExclusive && r.Token != "":
+		return invalidArg("mode", "a read-write lock does not take a caller's token")
+	}
+	return nil
+}
+
+// rwInit makes an acquire one of a read-write lock: its key (and queue, and
+// wake-up channel) is the writer key; a writer that waits gets an intent id.
+func (e *Engine) rwInit(o *acquireOp, mode LockMode) {
+	o.mode = mode
+	o.key = RWKey(o.key)
+	if mode == ModeWrite && o.wait {
+		b := e.rand[:8]
+		e.env.Random(b)
+		var id [16]byte
+		for i, c := range b {
+			id[2*i], id[2*i+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		}
+		o.intentID = string(id[:])
+	}
+}
+
+// rwArgs is rw_acquire.lua's ARGV[2] for an attempt of o.
+func (e *Engine) rwArgs(o *acquireOp, px int64) string {
+	if o.mode == ModeRead {
+		return "r " + strconv.FormatInt(px, 10)
+	}
+	if o.intentID == "" {
+		return "w " + strconv.FormatInt(px, 10) + " 0 -"
+	}
+	ittl := (e.timeout + rwIntentRefresh + rwIntentGrace).Milliseconds()
+	return "w " + strconv.FormatInt(px, 10) + " " + strconv.FormatInt(ittl, 10) + " " + o.intentID
+}
+
+// rwRefused notes a refusal (or failure) of a writer's attempt on a node:
+// its intent may be there, to be removed when the acquire ends.
+func (o *acquireOp) rwRefused(r Reply) {
+	if o.intentID != "" && (r.Err != nil || r.Int == -3) {
+		o.intentLeft = true
+	}
+}
+
+// rwWaiting arms, after a refused attempt of a writer whose intent may be
+// out, an attempt within rwIntentRefresh whatever else it waits for: that
+// attempt refreshes the intent (or takes the lock). The timer shares the
+// op's generation, so whichever of the two fires first starts the attempt
+// and the other finds it stale.
+func (e *Engine) rwWaiting(o *acquireOp) {
+	if o.intentLeft && !o.finished && o.att == nil {
+		e.timers.push(min(e.now+rwIntentRefresh, o.waitUntil), o, o.timerGen)
+	}
+}
+
+// rwFinished removes a finished writer's intent from every node (also where
+// the acquire succeeded: the nodes that refused it still have it), and
+// wakes the readers it held back.
+func (e *Engine) rwFinished(o *acquireOp) {
+	if !o.intentLeft {
+		return
+	}
+	o.intentLeft = false
+	id := e.releaseID(o.key)
+	for _, n := range e.nodes {
+		e.sendScript(n, discard{}, rwReleaseScript, o.key, "i:"+o.intentID, id)
+	}
+}
+
+// heldFor is heldHere for a waiter: this engine's own locks that stand in
+// its way. A reader is in no local reader's way.
+func (e *Engine) heldFor(o *acquireOp) time.Duration {
+	if o.mode != ModeRead {
+		return e.heldHere(o.key)
+	}
+	var until time.Duration
+	for _, l := range e.locks {
+		if l.key == o.key && l.mode == ModeWrite && !l.released && l.lostErr == nil && l.validUntil > e.now {
+			until = max(until, l.validUntil)
+		}
+	}
+	return until
+}
+
+// rwShares reports that waiter next may go at once after o took the lock:
+// both are readers.
+func rwShares(o, next *acquireOp) bool { return o.mode == ModeRead && next.mode == ModeRead }
+
+// releaseFor and extendFor are the release and extend scripts of a lock
+// of the mode.
+func releaseFor(m LockMode) *script {
+	if m != ModeExclusive {
+		return rwReleaseScript
+	}
+	return releaseScript
+}
+
+func extendFor(m LockMode) *script {
+	if m != ModeExclusive {
+		return rwExtendScript
+	}
+	return extendScript
+}
+
+// sendRWFence is sendFence for a read-write lock.
+func (e *Engine) sendRWFence(f *fenceRound, i int) {
+	e.sendScript(e.nodes[i], f, rwFenceScript, f.a.op.key, f.a.token, strconv.FormatInt(f.fence, 10))
+}
