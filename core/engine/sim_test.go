@@ -89,6 +89,8 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
+	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
+	rw rwConfig
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -249,7 +251,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		return cfg, fmt.Errorf("unknown profile %q", profile)
+		if !cfg.rwProfile(profile, rng) {
+			return cfg, fmt.Errorf("unknown profile %q", profile)
+		}
 	}
 	return cfg, nil
 }
@@ -495,6 +499,10 @@ func (s *sim) checkLeftovers() {
 			for _, key := range sortedKeys(db) {
 				k := n.lookup(db, []byte(key))
 				if k == nil {
+					continue
+				}
+				if k.members != nil {
+					s.checkMemberLeftovers(n, dbi, key, k)
 					continue
 				}
 				if isFenceKey(key) {

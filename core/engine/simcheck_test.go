@@ -34,6 +34,8 @@ type heldLock struct {
 	// fenced: acquired with Fence; fence is the engine's LockInfo.Fence.
 	fenced bool
 	fence  int64
+	// mode: a read-write lock's reader or writer (sim_rwlock_test.go).
+	mode LockMode
 }
 
 func (h *heldLock) owner() string { return fmt.Sprintf("c%d/lock%d", h.c.id, h.id) }
@@ -124,6 +126,10 @@ func (k *checker) checkOverlaps() {
 		h *heldLock
 	}
 	for _, key := range k.keys {
+		if isRWKey(key) {
+			k.checkRWOverlaps(key)
+			continue
+		}
 		var segs []seg
 		for _, h := range k.held[key] {
 			for _, s := range h.segs {
@@ -161,6 +167,10 @@ func (k *checker) addFenced(key, token string, start, end time.Duration, fence i
 // round met, on some node, the counter the earlier one wrote there.
 func (k *checker) checkFences() {
 	for _, key := range k.keys {
+		if isRWKey(key) {
+			k.checkRWFences(key)
+			continue
+		}
 		var fs []*heldLock
 		for _, h := range k.held[key] {
 			if h.fenced {

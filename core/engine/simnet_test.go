@@ -172,10 +172,12 @@ type simStats struct {
 	conns, leftoverLate, leftoverTrouble, leftoverForgotten                           int
 	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
 	leftoverNoscript                                                                  int
+	rw                                                                                rwStats
 }
 
 func (st *simStats) add(o simStats) {
 	st.ops += o.ops
+	st.rw.add(o.rw)
 	st.acquires += o.acquires
 	st.acquired += o.acquired
 	st.extends += o.extends

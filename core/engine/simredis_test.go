@@ -30,6 +30,9 @@ type simKey struct {
 	// and the engine's EVAL fallback overtook the release sent after it
 	// (simbugs_test.go, TestSimBugNoscriptOvertakesCleanup).
 	afterRelease bool
+	// members: a sorted set's members (sim_rwlock_test.go), each with its
+	// score as expireMs and its own writer, for the check of leftovers.
+	members map[string]*simKey
 }
 
 // Script cache bits.
@@ -52,7 +55,7 @@ type simNode struct {
 	// dbs: the keyspace by database; a crash keeps it or not (with or
 	// without appendfsync always).
 	dbs     map[int]map[string]*simKey
-	scripts uint8
+	scripts uint32
 	backlog []nodeItem // arrived while frozen, run at thaw in arrival order
 	conns   []*simConn // connections the node holds open
 	// restartAt: when a node that is down comes back (true time).
@@ -393,19 +396,25 @@ func (n *simNode) pexpire(c *simConn, key []byte, ms int64) int64 {
 
 // The model's scripts: each runs exactly as its Lua file does (see
 // scripts.go and *.lua), with the number of keys it takes.
-var simScripts = []struct {
-	bit      uint8
+var simScripts = []simScriptSpec{
+	{scriptRelease, releaseSrc, ReleaseSHA, 1, 2, "release", nil},
+	{scriptExtend, extendSrc, ExtendSHA, 1, 2, "extend", nil},
+	{scriptAcquireToken, acquireTokenSrc, AcquireTokenSHA, 1, 2, "acquire_token", nil},
+	{scriptAcquireFence, acquireFenceSrc, AcquireFenceSHA, 2, 2, "acquire_fence", nil},
+	{scriptFence, fenceSrc, FenceSHA, 2, 2, "fence", nil},
+	{scriptInspect, inspectSrc, InspectSHA, 1, 0, "inspect", nil},
+}
+
+// simScriptSpec is one script the model knows.
+type simScriptSpec struct {
+	bit      uint32
 	src, sha string
 	keys     int
 	args     int
 	name     string
-}{
-	{scriptRelease, releaseSrc, ReleaseSHA, 1, 2, "release"},
-	{scriptExtend, extendSrc, ExtendSHA, 1, 2, "extend"},
-	{scriptAcquireToken, acquireTokenSrc, AcquireTokenSHA, 1, 2, "acquire_token"},
-	{scriptAcquireFence, acquireFenceSrc, AcquireFenceSHA, 2, 2, "acquire_fence"},
-	{scriptFence, fenceSrc, FenceSHA, 2, 2, "fence"},
-	{scriptInspect, inspectSrc, InspectSHA, 1, 0, "inspect"},
+	// run, when set, runs the script (a primitive's scripts, registered
+	// from its own file): rest is KEYS then ARGV.
+	run func(n *simNode, c *simConn, db map[string]*simKey, rest [][]byte, out []byte) []byte
 }
 
 // eval runs the engine's scripts, by sum (EVALSHA, NOSCRIPT until the node
@@ -440,6 +449,9 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	}
 	rest := args[3:]
 	db := n.db(c.db)
+	if spec.run != nil {
+		return spec.run(n, c, db, rest, out)
+	}
 	switch spec.bit {
 	case scriptRelease: // if GET == token then DEL and PUBLISH the release id (none: count subscribers)
 		c.relToks[c.relNext%4] = string(rest[1])
