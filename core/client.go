@@ -78,7 +78,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err != nil {
 		return nil, err
 	}
-	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}
+	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Mode: o.mode}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (c *Client) newLock(id engine.LockID) *Lock {
 	l := &Lock{
 		c: c, id: id, resource: info.Resource, key: info.Key, token: info.Token,
 		ttl: info.TTL, autoExtend: info.AutoExtend, lost: make(chan struct{}),
-		fence: info.Fence, reentered: info.Reentered,
+		fence: info.Fence, reentered: info.Reentered, mode: info.Mode,
 	}
 	c.locks[id] = l
 	return l

@@ -20,6 +20,7 @@ type Lock struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	mode       engine.LockMode
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/liblock/liblock/core/engine"
+)
 
 // AcquireOption configures one Acquire call.
 type AcquireOption func(*acquireOptions)
@@ -10,6 +14,7 @@ type acquireOptions struct {
 	autoExtend bool
 	token      string
 	fence      bool
+	mode       engine.LockMode // Read, Write (rwlock.go)
 }
 
 // Wait keeps retrying, with randomized backoff, for at most d while another
@@ -81,6 +86,7 @@ type AcquireSettings struct {
 	AutoExtend bool
 	Token      string
 	Fence      bool
+	Mode       engine.LockMode
 }
 
 // ReadAcquireOptions applies opts as Acquire does, without checking the
@@ -93,5 +99,5 @@ func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
 		}
 		opt(&o)
 	}
-	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}, nil
+	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Mode: o.mode}, nil
 }
