@@ -2430,6 +2430,7 @@ static void eng_fence_and_inspect(ehost *h) {
 			ev_t in = {.n = 0};
 			ev_u8(&in, 12);
 			ev_bytes(&in, "eng-fence", 9);
+			ev_u8(&in, 0); /* flags: the mutex */
 			h->inspected_op = 0;
 			eh_request(h, &in);
 			CHECK(h->started != 0, "inspect not started (rejected %d)", h->rejected);
@@ -2474,13 +2475,16 @@ static void eng_fence_and_inspect(ehost *h) {
 	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "short token: rejected %d", h->rejected);
 	ev_acquire(&e, "eng-fence", 10000, 4, "");
 	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "empty token");
-	ev_acquire(&e, "eng-fence", 10000, 8, NULL);
-	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "flag bit 3");
+	ev_acquire(&e, "eng-fence", 10000, 128, NULL);
+	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "flag bit 7");
+	ev_acquire(&e, "eng-fence", 10000, 8, NULL); /* the permits flag without permits */
+	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "missing permits");
 	ev_acquire(&e, "eng-fence", 10000, 4, NULL); /* the token flag without a token */
 	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "missing token");
 	ev_t in = {.n = 0};
 	ev_u8(&in, 12);
 	ev_bytes(&in, "", 0);
+	ev_u8(&in, 0);
 	eh_request(h, &in);
 	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "inspect of \"\": rejected %d", h->rejected);
 	in.n = 0;

@@ -270,9 +270,58 @@ type AcquireRequest struct {
 	// fence of every lock on the resource acquired before this one (as long
 	// as no node loses its data). Not with Token.
 	Fence bool
-	// Mode is ModeExclusive (the mutex), or ModeRead or ModeWrite for a
-	// side of the resource's read-write lock (rwlock.go). Not with Token.
+	// Permits, when not 0, asks for one of that many permits of the
+	// semaphore Resource instead of the mutex.
+	Permits int
+	// Mode: the mutex (ModeExclusive), or a reader or the writer of the
+	// read-write lock Resource.
 	Mode LockMode
+	// Resources, when not empty, are the further resources of a
+	// multi-resource lock: all of Resource and these, or none.
+	Resources []string
+}
+
+// LockMode says which lock of a name an acquire or an inspect is about.
+type LockMode uint8
+
+// The lock modes.
+const (
+	// ModeExclusive: the mutex (or one permit of a semaphore).
+	ModeExclusive LockMode = iota
+	// ModeRead: a reader of the read-write lock.
+	ModeRead
+	// ModeWrite: the writer of the read-write lock.
+	ModeWrite
+)
+
+// InspectRequest describes one inspect.
+type InspectRequest struct {
+	Resource string
+	// Permits, when not 0: the semaphore of that many permits.
+	Permits int
+	// Mode: ModeRead or ModeWrite inspect the read-write lock Resource.
+	Mode LockMode
+}
+
+// Validate checks the request as InspectWith does.
+func (r InspectRequest) Validate() error {
+	if err := CheckResource(r.Resource); err != nil {
+		return err
+	}
+	return checkKind(r.Permits, r.Mode, nil)
+}
+
+// checkKind refuses the lock kinds this engine does not implement yet.
+func checkKind(permits int, mode LockMode, resources []string) error {
+	switch {
+	case permits != 0:
+		return invalidArg("permits", "semaphores are not supported by this engine yet")
+	case mode > ModeWrite:
+		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+mode.String())
+	case len(resources) > 0:
+		return invalidArg("resources", "multi-resource locks are not supported by this engine yet")
+	}
+	return nil
 }
 
 // Validate checks the request as Acquire does.
@@ -294,7 +343,10 @@ func (r AcquireRequest) Validate() error {
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
 	}
-	return CheckWait(r.Wait)
+	if err := CheckWait(r.Wait); err != nil {
+		return err
+	}
+	return checkKind(r.Permits, r.Mode, r.Resources)
 }
 
 // Acquire starts an acquire. A bad request is refused at once, with nothing

@@ -57,9 +57,16 @@ type inspectOp struct {
 // long at least, and by which owner. Its outcome is an ActDone whose
 // Inspection is set (or whose Err says why it could not tell).
 func (e *Engine) Inspect(resource string) (OpID, error) {
-	if err := CheckResource(resource); err != nil {
+	return e.InspectWith(InspectRequest{Resource: resource})
+}
+
+// InspectWith is Inspect of the lock r names: the mutex, a semaphore or a
+// read-write lock.
+func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
+	if err := r.Validate(); err != nil {
 		return 0, err
 	}
+	resource := r.Resource
 	if e.closing {
 		return 0, ErrClosed
 	}

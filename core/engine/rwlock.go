@@ -37,22 +37,6 @@ import (
 // until start + ttl − drift, as a mutex. The safety argument is in
 // README.md ("Read-write lock safety").
 
-// LockMode is what an acquire takes: the mutex, or one side of a
-// read-write lock.
-type LockMode uint8
-
-// The lock modes.
-const (
-	// ModeExclusive is the mutex (the default).
-	ModeExclusive LockMode = iota
-	// ModeRead is a reader of the name's read-write lock: shared with the
-	// other readers, exclusive of its writer.
-	ModeRead
-	// ModeWrite is the writer of the name's read-write lock: exclusive of
-	// every reader and other writer.
-	ModeWrite
-)
-
 // String names the mode as the options do ("read", "write"; "exclusive").
 func (m LockMode) String() string {
 	switch m {

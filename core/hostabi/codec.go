@@ -30,11 +30,16 @@ type Event struct {
 	AutoExtend bool   // EvAcquire
 	Fence      bool   // EvAcquire
 	Token      string // EvAcquire: the caller's token ("": random)
-	Lock       uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
-	Op         uint64 // EvCancel
-	Conn       uint32 // EvOpened, EvReceived, EvConnFailed
-	Data       []byte // EvReceived
-	Message    string // EvConnFailed
+	// Permits, Mode and Resources: EvAcquire and EvInspect (Resources:
+	// EvAcquire only): the further resources of a multi-resource lock.
+	Permits   uint32
+	Mode      engine.LockMode
+	Resources []string
+	Lock      uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
+	Op        uint64 // EvCancel
+	Conn      uint32 // EvOpened, EvReceived, EvConnFailed
+	Data      []byte // EvReceived
+	Message   string // EvConnFailed
 }
 
 // Action is one decoded action: an engine.Action (kinds 1–7, and the Op of
@@ -77,12 +82,29 @@ func AppendEvent(b []byte, ev Event) []byte {
 		if ev.Token != "" {
 			flags |= AcquireToken
 		}
+		flags |= kindFlags(ev)
+		if len(ev.Resources) > 0 {
+			flags |= AcquireResources
+		}
 		b = append(b, flags)
 		if ev.Token != "" {
 			b = appendStr(b, ev.Token)
 		}
+		if ev.Permits != 0 {
+			b = appendU32(b, ev.Permits)
+		}
+		if len(ev.Resources) > 0 {
+			b = appendU16(b, uint16(len(ev.Resources)))
+			for _, r := range ev.Resources {
+				b = appendStr(b, r)
+			}
+		}
 	case EvInspect:
 		b = appendStr(b, ev.Resource)
+		b = append(b, kindFlags(ev))
+		if ev.Permits != 0 {
+			b = appendU32(b, ev.Permits)
+		}
 	case EvExtend:
 		b = appendU64(b, ev.Lock)
 		b = appendU64(b, uint64(ev.TTLms))
@@ -121,7 +143,7 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.TTLms = int64(r.u64())
 		ev.WaitMS = int64(r.u64())
 		flags := r.u8()
-		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken) != 0 && r.err == nil {
+		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken|AcquirePermits|AcquireRead|AcquireWrite|AcquireResources) != 0 && r.err == nil {
 			return Event{}, errors.New("ACQUIRE: unknown flags " + strconv.Itoa(int(flags)))
 		}
 		ev.AutoExtend, ev.Fence = flags&AcquireAutoExtend != 0, flags&AcquireFence != 0
@@ -131,8 +153,27 @@ func DecodeEvent(b []byte) (Event, error) {
 				return Event{}, errors.New("ACQUIRE: an empty token with the token flag")
 			}
 		}
+		if err := readKind(&r, &ev, flags, "ACQUIRE"); err != nil {
+			return Event{}, err
+		}
+		if flags&AcquireResources != 0 {
+			n := int(r.u16())
+			if n == 0 && r.err == nil {
+				return Event{}, errors.New("ACQUIRE: an empty resources list with the resources flag")
+			}
+			for i := 0; i < n && r.err == nil; i++ {
+				ev.Resources = append(ev.Resources, r.str())
+			}
+		}
 	case EvInspect:
 		ev.Resource = r.str()
+		flags := r.u8()
+		if flags&^(InspectPermits|InspectRead|InspectWrite) != 0 && r.err == nil {
+			return Event{}, errors.New("INSPECT: unknown flags " + strconv.Itoa(int(flags)))
+		}
+		if err := readKind(&r, &ev, flags, "INSPECT"); err != nil {
+			return Event{}, err
+		}
 	case EvExtend:
 		ev.Lock = r.u64()
 		ev.TTLms = int64(r.u64())
@@ -559,6 +600,10 @@ func (r *reader) error() error {
 	return rebuild(status, msg, a, b, nodes)
 }
 
+func appendU16(b []byte, v uint16) []byte {
+	return append(b, byte(v), byte(v>>8))
+}
+
 func appendU32(b []byte, v uint32) []byte {
 	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
 }
@@ -577,4 +622,41 @@ func boolByte(v bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// kindFlags: the PERMITS, READ and WRITE bits of ev (the same bits in
+// ACQUIRE and INSPECT).
+func kindFlags(ev Event) uint8 {
+	var f uint8
+	if ev.Permits != 0 {
+		f |= AcquirePermits
+	}
+	switch ev.Mode {
+	case engine.ModeRead:
+		f |= AcquireRead
+	case engine.ModeWrite:
+		f |= AcquireWrite
+	}
+	return f
+}
+
+// readKind reads what the PERMITS, READ and WRITE bits of flags announce.
+func readKind(r *reader, ev *Event, flags uint8, what string) error {
+	if flags&AcquirePermits != 0 {
+		ev.Permits = r.u32()
+		if ev.Permits == 0 && r.err == nil {
+			return errors.New(what + ": permits 0 with the permits flag")
+		}
+	}
+	switch flags & (AcquireRead | AcquireWrite) {
+	case AcquireRead:
+		ev.Mode = engine.ModeRead
+	case AcquireWrite:
+		ev.Mode = engine.ModeWrite
+	case AcquireRead | AcquireWrite:
+		if r.err == nil {
+			return errors.New(what + ": both the read and the write flag")
+		}
+	}
+	return nil
 }

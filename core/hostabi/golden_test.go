@@ -58,6 +58,9 @@ func goldenEvents() []struct {
 		{"acquire-empty-negative", Event{Kind: EvAcquire, Resource: "", TTLms: -1, WaitMS: -(1 << 40)}},
 		{"acquire-fence-token-unicode", Event{Kind: EvAcquire, Resource: "заказы/订单/🔒", TTLms: 86400000, WaitMS: 0,
 			Fence: true, Token: "a-token-of-my-own-é-0001"}},
+		{"acquire-permits-read", Event{Kind: EvAcquire, Resource: "pool", TTLms: 5000, Permits: 3, Mode: engine.ModeRead}},
+		{"acquire-write-token", Event{Kind: EvAcquire, Resource: "doc", TTLms: 5000, Mode: engine.ModeWrite, Token: "0123456789abcdef"}},
+		{"acquire-resources", Event{Kind: EvAcquire, Resource: "a", TTLms: 5000, WaitMS: 100, Fence: true, Permits: 2, Resources: []string{"b", "", "ü🔒"}}},
 		{"acquire-token", Event{Kind: EvAcquire, Resource: "r", TTLms: 1, WaitMS: 86400000, AutoExtend: true, Token: "0123456789abcdef"}},
 		{"extend", Event{Kind: EvExtend, Lock: goldenMaxHandle, TTLms: 5000}},
 		{"extend-negative", Event{Kind: EvExtend, Lock: 1, TTLms: -5000}},
@@ -74,6 +77,8 @@ func goldenEvents() []struct {
 		{"lock-info", Event{Kind: EvLockInfo, Lock: goldenMaxHandle - 1}},
 		{"inspect", Event{Kind: EvInspect, Resource: "é"}},
 		{"inspect-empty", Event{Kind: EvInspect}},
+		{"inspect-permits", Event{Kind: EvInspect, Resource: "pool", Permits: 1<<32 - 1}},
+		{"inspect-rw", Event{Kind: EvInspect, Resource: "doc", Mode: engine.ModeWrite}},
 		{"report-awaiting", Event{Kind: EvReportAwaiting}},
 	}
 }
@@ -152,6 +157,15 @@ func eventFields(ev Event) map[string]any {
 			flags |= AcquireToken
 			f["token"] = ev.Token
 		}
+		flags |= kindFields(ev, f)
+		if len(ev.Resources) > 0 {
+			flags |= AcquireResources
+			rs := []any{}
+			for _, r := range ev.Resources {
+				rs = append(rs, map[string]any{"resource": r})
+			}
+			f["resources"] = rs
+		}
 		f["flags"] = flags
 		return f
 	case EvExtend:
@@ -167,9 +181,27 @@ func eventFields(ev Event) map[string]any {
 	case EvConnFailed:
 		return map[string]any{"conn": ev.Conn, "message": ev.Message}
 	case EvInspect:
-		return map[string]any{"resource": ev.Resource}
+		f := map[string]any{"resource": ev.Resource}
+		f["flags"] = kindFields(ev, f)
+		return f
 	}
 	return map[string]any{}
+}
+
+// kindFields sets permits in f and returns the PERMITS, READ and WRITE bits.
+func kindFields(ev Event, f map[string]any) int {
+	flags := 0
+	if ev.Permits != 0 {
+		flags |= AcquirePermits
+		f["permits"] = ev.Permits
+	}
+	switch ev.Mode {
+	case engine.ModeRead:
+		flags |= AcquireRead
+	case engine.ModeWrite:
+		flags |= AcquireWrite
+	}
+	return flags
 }
 
 func b2i(v bool) int {

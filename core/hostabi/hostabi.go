@@ -215,7 +215,7 @@ func (en *entry) apply(ev *Event) {
 	case EvTick:
 		e.Tick()
 	case EvInspect:
-		op, err := e.Inspect(ev.Resource)
+		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode})
 		en.answer(op, err)
 	case EvReportAwaiting:
 		en.watch = true
@@ -294,7 +294,8 @@ func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 	if err != nil {
 		return 0, err
 	}
-	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence})
+	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence,
+		Permits: int(ev.Permits), Mode: ev.Mode, Resources: ev.Resources})
 	if err == nil && (ev.Fence || ev.Token != "") {
 		// Its DONE carries the fence and whether it re-entered (0 and 0
 		// for every other DONE).

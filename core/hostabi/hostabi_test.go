@@ -236,6 +236,32 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// Protocol 3's kind bits: each malformed use is refused by DecodeEvent.
+func TestDecodeEventKindBits(t *testing.T) {
+	head := AppendEvent(nil, Event{Kind: EvAcquire, Resource: "r", TTLms: 1000})
+	head = head[:len(head)-1] // without the flags byte
+	acquire := func(flags byte, rest ...byte) []byte {
+		return append(append(append([]byte(nil), head...), flags), rest...)
+	}
+	for name, b := range map[string][]byte{
+		"permits 0":           acquire(AcquirePermits, 0, 0, 0, 0),
+		"permits truncated":   acquire(AcquirePermits, 1, 0),
+		"read and write":      acquire(AcquireRead | AcquireWrite),
+		"empty resources":     acquire(AcquireResources, 0, 0),
+		"resources truncated": acquire(AcquireResources, 2, 0, 1, 0, 0, 0, 'b'),
+		"bit 7":               acquire(128),
+		"inspect bit 0":       append(AppendEvent(nil, Event{Kind: EvInspect, Resource: "r"})[:6], 1),
+		"inspect no flags":    AppendEvent(nil, Event{Kind: EvInspect, Resource: "r"})[:6],
+	} {
+		_, err := DecodeEvent(b)
+		assert.Error(t, err, name)
+	}
+	ev, err := DecodeEvent(acquire(AcquireRead|AcquireResources, 1, 0, 1, 0, 0, 0, 'b'))
+	require.NoError(t, err)
+	assert.Equal(t, engine.ModeRead, ev.Mode)
+	assert.Equal(t, []string{"b"}, ev.Resources)
+}
+
 // A fixed clock and randomness make two engines emit the same bytes.
 type fixedEnv struct{ now atomic.Int64 }
 

@@ -10,7 +10,7 @@ const ABIVersion = 1
 
 // ProtocolVersion is the engine protocol's version
 // (lock_engine_protocol_version): the layout of the events and actions.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // The events (PROTOCOL.md, "Events").
 const (
@@ -52,6 +52,13 @@ const (
 	AcquireAutoExtend = 1
 	AcquireFence      = 2
 	AcquireToken      = 4
+	AcquirePermits    = 8
+	AcquireRead       = 16
+	AcquireWrite      = 32
+	AcquireResources  = 64
+	InspectPermits    = 8
+	InspectRead       = 16
+	InspectWrite      = 32
 	OpenTLS           = 1
 	OpenSkipVerify    = 2
 	InfoAutoExtend    = 1

@@ -180,6 +180,15 @@ function send(s, buf) {
 
 // ---------------------------------------------------------------- Host
 
+/** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT) of kind. */
+function kindFlags(kind) {
+  let f = 0;
+  if (kind.permits) f |= P.ACQ.PERMITS;
+  if (kind.mode === 1) f |= P.ACQ.READ;
+  else if (kind.mode === 2) f |= P.ACQ.WRITE;
+  return f;
+}
+
 class Host {
   /**
    * @param adapter an engine adapter (see above)
@@ -417,24 +426,39 @@ class Host {
    * Starts an acquire; resolves with wrap(the new lock's state). `flags`:
    * P.ACQ's AUTO_EXTEND and FENCE bits; `token`: the caller's token or null.
    */
-  acquire(resource, ttl, wait, flags, token, signal, wrap) {
-    if (admit()) return this.acquireNow(resource, ttl, wait, flags, token, signal, wrap);
+  acquire(resource, ttl, wait, flags, token, signal, wrap, kind) {
+    if (admit()) return this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind);
     return new Promise((resolve, reject) => defer(() => {
       if (signal && signal.aborted) reject(E.canceledBy(signal));
       else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
       else {
-        try { resolve(this.acquireNow(resource, ttl, wait, flags, token, signal, wrap)); } catch (e) { reject(e); }
+        try { resolve(this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind)); } catch (e) { reject(e); }
       }
     }));
   }
 
-  acquireNow(resource, ttl, wait, flags, token, signal, wrap) {
+  /**
+   * kind (optional): { permits, mode, resources } — a semaphore's permit
+   * count, 1 (read) or 2 (write) for a read-write lock, the further
+   * resources of a multi-resource lock; the engine validates them.
+   */
+  acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind) {
     const ad = this.ad;
     if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
     // A token is at most 512 bytes (checked by the caller): it always fits.
-    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, token === null ? flags : flags | P.ACQ.TOKEN, token));
+    if (token !== null) flags |= P.ACQ.TOKEN;
+    let permits = 0, resources = null;
+    if (kind) {
+      flags |= kindFlags(kind);
+      permits = kind.permits || 0;
+      if (kind.resources && kind.resources.length > 0) {
+        resources = kind.resources;
+        flags |= P.ACQ.RESOURCES;
+      }
+    }
+    const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap };
     if (signal) {
@@ -450,12 +474,12 @@ class Host {
    * timeout): an aborted signal rejects the promise at once and the answer
    * that comes later is dropped.
    */
-  inspect(resource, signal) {
+  inspect(resource, signal, kind) {
     const ad = this.ad;
     if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
-    const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource));
+    const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, kind ? kindFlags(kind) : 0, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
     const p = this.pend(op, fields);
     if (signal) {

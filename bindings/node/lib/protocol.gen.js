@@ -17,7 +17,7 @@
 
 const ABI_VERSION = 1;
 /** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */
-const PROTOCOL_VERSION = 2;
+const PROTOCOL_VERSION = 3;
 
 const EV = Object.freeze({
   ACQUIRE: 1,
@@ -52,7 +52,8 @@ const ACT = Object.freeze({
 
 /** The bits of the flags fields, by the message (NODE: an INSPECTED node's). */
 const FLAGS = Object.freeze({
-  ACQUIRE: Object.freeze({ AUTO_EXTEND: 1, FENCE: 2, TOKEN: 4 }),
+  ACQUIRE: Object.freeze({ AUTO_EXTEND: 1, FENCE: 2, TOKEN: 4, PERMITS: 8, READ: 16, WRITE: 32, RESOURCES: 64 }),
+  INSPECT: Object.freeze({ PERMITS: 8, READ: 16, WRITE: 32 }),
   OPEN: Object.freeze({ TLS: 1, SKIP_VERIFY: 2 }),
   INFO: Object.freeze({ AUTO_EXTEND: 1, RELEASED: 2 }),
   NODE: Object.freeze({ LOCKED: 1, HOLDER: 2 }),
@@ -71,7 +72,7 @@ const EV_OVERHEAD = Object.freeze({
   CONN_FAILED: 9,
   TICK: 1,
   LOCK_INFO: 9,
-  INSPECT: 5,
+  INSPECT: 6,
   REPORT_AWAITING: 1,
 });
 
@@ -140,8 +141,8 @@ function putBytes(m, o, d) {
 
 // ---------------------------------------------------------------- events
 
-/** ACQUIRE (resource, ttlMs, waitMs, flags, token). */
-function encAcquire(m, o, resource, ttlMs, waitMs, flags, token) {
+/** ACQUIRE (resource, ttlMs, waitMs, flags, token, permits, resources). */
+function encAcquire(m, o, resource, ttlMs, waitMs, flags, token, permits, resources) {
   m.b[o] = 1;
   let p = o + 1;
   p = putStr(m, p, resource);
@@ -152,6 +153,15 @@ function encAcquire(m, o, resource, ttlMs, waitMs, flags, token) {
   m.b[p++] = flags;
   if (flags & 4) {
     p = putStr(m, p, token);
+  }
+  if (flags & 8) {
+    m.v.setUint32(p, permits, true);
+    p += 4;
+  }
+  if (flags & 64) {
+    m.v.setUint16(p, resources.length, true);
+    p += 2;
+    for (const s of resources) p = putStr(m, p, s);
   }
   return p - o;
 }
@@ -244,11 +254,16 @@ function encLockInfo(m, o, lock) {
   return p - o;
 }
 
-/** INSPECT (resource). */
-function encInspect(m, o, resource) {
+/** INSPECT (resource, flags, permits). */
+function encInspect(m, o, resource, flags, permits) {
   m.b[o] = 12;
   let p = o + 1;
   p = putStr(m, p, resource);
+  m.b[p++] = flags;
+  if (flags & 8) {
+    m.v.setUint32(p, permits, true);
+    p += 4;
+  }
   return p - o;
 }
 

@@ -145,8 +145,8 @@ test('events: ACQUIRE flags bit 1 (fence) and bit 2 (a str token follows the fla
   assert.equal(m.b.subarray(0, 3 + n + 1).toString('hex'), 'eeeeee' + HEAD_R_5000_0 + '04' + '16000000' + TOK + 'ee');
 
   assert.equal(P.EV.INSPECT, 12);
-  assert.equal(hex(m, P.encInspect(m, 0, 'orders:42')), '0c' + '09000000' + '6f72646572733a3432');
-  assert.equal(hex(m, P.encInspect(m, 0, 'é')), '0c' + '02000000' + 'c3a9');
+  assert.equal(hex(m, P.encInspect(m, 0, 'orders:42', 0)), '0c' + '09000000' + '6f72646572733a3432' + '00');
+  assert.equal(hex(m, P.encInspect(m, 0, 'é', 0)), '0c' + '02000000' + 'c3a9' + '00');
   assert.equal(P.EV.LOCK_INFO, 11);
   assert.equal(hex(m, P.encLockInfo(m, 0, 12345)), '0b' + '3930000000000000');
   assert.equal(hex(m, P.encLockInfo(m, 0, 2 ** 53 - 1)), '0b' + 'ffffffffffff1f00');
@@ -184,7 +184,7 @@ const INFO_LOST = '0b' + S('r') + S('p:r') + S('worker-7/tok') + 'e8030000000000
 test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
   assert.equal(P.ACT.INSPECTED, 12);
   assert.equal(P.ACT.FENCE, undefined); // retired in engine protocol 2
-  assert.equal(P.PROTOCOL_VERSION, 2);
+  assert.equal(P.PROTOCOL_VERSION, 3);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
     '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + // held with no expiry, no node listed
@@ -264,8 +264,8 @@ test('the engine (backend under test) answers the new events as decoded: LOCK_IN
     rejected(step((m, o) => P.encLockInfo(m, o, 12345)), 4, ''); // LOCK_INVALID_HANDLE
     rejected(step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, P.ACQ.TOKEN, 'short')), 3, 'token');
     rejected(step((m, o) => P.encAcquire(m, o, 'r', 1000, 0, P.ACQ.FENCE | P.ACQ.TOKEN, 'a-token-of-my-own-0001')), 3, 'fence');
-    rejected(step((m, o) => P.encInspect(m, o, '')), 3, 'resource');
-    let got = step((m, o) => P.encInspect(m, o, 'r'));
+    rejected(step((m, o) => P.encInspect(m, o, '', 0)), 3, 'resource');
+    let got = step((m, o) => P.encInspect(m, o, 'r', 0));
     assert.equal(got[0][0], P.ACT.STARTED, JSON.stringify(got));
     assert.deepEqual(got.filter((a) => a[0] === P.ACT.OPEN).map((a) => [a[2], a[4], a[5]]),
       [[0, 'tcp', '127.0.0.1:1'], [1, 'tcp', '127.0.0.1:2'], [2, 'tcp', '127.0.0.1:3']]);
@@ -313,7 +313,12 @@ test('golden vectors (core/hostabi/spec/golden.json): the generated codec encode
   for (const c of golden.events) {
     const ev = spec.events.find((e) => e.name === c.kind);
     assert.equal(P.EV[c.kind], ev.kind, c.name);
-    const args = ev.fields.map((f) => (f.type === 'bytes' ? Buffer.from(c.fields[f.name], 'hex') : c.fields[f.name]));
+    const args = ev.fields.map((f) => {
+      const v = c.fields[f.name];
+      if (f.type === 'bytes') return Buffer.from(v, 'hex');
+      if (f.type === 'list') return (v || []).map((item) => item[f.items[0].name]); // one str per item: strings
+      return v;
+    });
     m.b.fill(0xee);
     const n = P[`enc${camel(c.kind)}`](m, 7, ...args);
     assert.equal(m.b.subarray(7, 7 + n).toString('hex'), c.hex, c.name);

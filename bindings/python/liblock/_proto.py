@@ -14,7 +14,11 @@ from ._proto_gen import *  # noqa: F401,F403 - the generated tables and codecs
 from ._proto_gen import (
     ACQUIRE_AUTO_EXTEND,
     ACQUIRE_FENCE,
+    ACQUIRE_PERMITS,
+    ACQUIRE_READ,
+    ACQUIRE_RESOURCES,
     ACQUIRE_TOKEN,
+    ACQUIRE_WRITE,
     EV_CANCEL,
     EV_CLOSE,
     EV_FORGET,
@@ -39,7 +43,7 @@ from ._proto_gen import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, List, Tuple
+    from typing import Any, List, Sequence, Tuple
 
     # An error: (status, message, a, b, [(node, addr, cause), ...]); status 0 = none.
     Error = Tuple[int, str, str, str, List[Tuple[int, str, str]]]
@@ -50,15 +54,32 @@ RECEIVED_OVERHEAD = EV_OVERHEAD[EV_RECEIVED]
 
 
 def acquire(buf: Any, resource: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-            fence: bool = False, token: bytes = b"") -> int:
-    """ACQUIRE; a token (bytes, non-empty) sets ACQUIRE_TOKEN."""
+            fence: bool = False, token: bytes = b"", permits: int = 0, mode: int = 0,
+            resources: Sequence[bytes] = ()) -> int:
+    """ACQUIRE; a token (bytes, non-empty) sets ACQUIRE_TOKEN; permits (a
+    semaphore's count), mode (1 read, 2 write) and resources (the further
+    resources of a multi-resource lock) set their bits when given."""
     flags = (ACQUIRE_AUTO_EXTEND if auto_extend else 0) | (ACQUIRE_FENCE if fence else 0)
     if token:
         flags |= ACQUIRE_TOKEN
-    return enc_acquire(buf, resource, ttl_ms, wait_ms, flags, token)
+    flags |= _kind_flags(permits, mode)
+    if resources:
+        flags |= ACQUIRE_RESOURCES
+    return enc_acquire(buf, resource, ttl_ms, wait_ms, flags, token, permits, resources)
 
 
-inspect = enc_inspect
+def inspect(buf: Any, resource: bytes, permits: int = 0, mode: int = 0) -> int:
+    """INSPECT of the mutex, or of a semaphore (permits) or read-write lock (mode)."""
+    return enc_inspect(buf, resource, _kind_flags(permits, mode), permits)
+
+
+def _kind_flags(permits: int, mode: int) -> int:
+    f = ACQUIRE_PERMITS if permits else 0
+    if mode == 1:
+        f |= ACQUIRE_READ
+    elif mode == 2:
+        f |= ACQUIRE_WRITE
+    return f
 extend = enc_extend
 opened = enc_opened
 received = enc_received

@@ -19,7 +19,7 @@ import struct
 
 ABI_VERSION = 1
 # The engine protocol's version (lock_engine_protocol_version) this codec speaks
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 # Events
 EV_ACQUIRE = 1
@@ -55,6 +55,13 @@ ACT_AWAITING = 14
 ACQUIRE_AUTO_EXTEND = 1
 ACQUIRE_FENCE = 2
 ACQUIRE_TOKEN = 4
+ACQUIRE_PERMITS = 8
+ACQUIRE_READ = 16
+ACQUIRE_WRITE = 32
+ACQUIRE_RESOURCES = 64
+INSPECT_PERMITS = 8
+INSPECT_READ = 16
+INSPECT_WRITE = 32
 OPEN_TLS = 1
 OPEN_SKIP_VERIFY = 2
 INFO_AUTO_EXTEND = 1
@@ -75,7 +82,7 @@ EV_OVERHEAD = {
     EV_CONN_FAILED: 9,
     EV_TICK: 1,
     EV_LOCK_INFO: 9,
-    EV_INSPECT: 5,
+    EV_INSPECT: 6,
     EV_REPORT_AWAITING: 1,
 }
 
@@ -188,7 +195,7 @@ _S_qqB = struct.Struct("<qqB")
 # ---------------------------------------------------------------- events
 
 
-def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, token: Any = b"") -> int:
+def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, token: Any = b"", permits: int = 0, resources: Any = ()) -> int:
     """ACQUIRE."""
     n_resource = len(resource)
     _S_BI.pack_into(buf, 0, EV_ACQUIRE, n_resource)
@@ -203,6 +210,17 @@ def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, 
         at += 4
         buf[at:at + n_token] = token
         at += n_token
+    if flags & 8:
+        _S_I.pack_into(buf, at, permits)
+        at += 4
+    if flags & 64:
+        _S_H.pack_into(buf, at, len(resources))
+        at += 2
+        for s in resources:
+            n_s = len(s)
+            _S_I.pack_into(buf, at, n_s)
+            buf[at + 4:at + 4 + n_s] = s
+            at += 4 + n_s
     return at
 
 
@@ -282,13 +300,18 @@ def enc_lock_info(buf: Any, lock: int) -> int:
     return at
 
 
-def enc_inspect(buf: Any, resource: Any) -> int:
+def enc_inspect(buf: Any, resource: Any, flags: int, permits: int = 0) -> int:
     """INSPECT."""
     n_resource = len(resource)
     _S_BI.pack_into(buf, 0, EV_INSPECT, n_resource)
     at = 5
     buf[at:at + n_resource] = resource
     at += n_resource
+    _S_B.pack_into(buf, at, flags)
+    at += 1
+    if flags & 8:
+        _S_I.pack_into(buf, at, permits)
+        at += 4
     return at
 
 

@@ -133,14 +133,14 @@ def test_issue13_events_byte_for_byte() -> None:
     tok = b"a-token-of-my-own-0001"
     assert _event(P.acquire, b"r", 5000, 0, False, False, tok) == head + b"\x04" + _str(tok)
     assert _event(P.acquire, b"r", 5000, 0, True, False, tok) == head + b"\x05" + _str(tok)
-    assert _event(P.inspect, b"orders:42") == b"\x0c" + _str(b"orders:42")
+    assert _event(P.inspect, b"orders:42") == b"\x0c" + _str(b"orders:42") + b"\x00"  # flags: the mutex
 
 
 def test_issue13_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
     # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
-    assert P.PROTOCOL_VERSION == 2 and not hasattr(P, "ACT_FENCE")
+    assert P.PROTOCOL_VERSION == 3 and not hasattr(P, "ACT_FENCE")
     raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
            + enc_inspected(10, False, -1, "", []))
@@ -260,6 +260,10 @@ def test_golden_vectors() -> None:
                 v = b"" if v is None else v.encode()
             elif f["type"] == "bytes":
                 v = bytes.fromhex(v)
+            elif f["type"] == "list":  # a list of one str per item: passed as bytes
+                v = [item[f["items"][0]["name"]].encode() for item in v or []]
+            elif v is None:  # a number absent without its flag
+                v = 0
             args.append(v)
         buf = bytearray(b"\xee" * 4096)
         n = getattr(G, "enc_" + c["kind"].lower())(buf, *args)

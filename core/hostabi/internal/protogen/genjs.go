@@ -187,6 +187,12 @@ function putBytes(m, o, d) {
 				b.p("%sp = putStr(m, p, %s);\n", ind, x)
 			case "bytes":
 				b.p("%sp = putBytes(m, p, %s);\n", ind, x)
+			case "list":
+				// A list of one str per item is passed as an array of strings.
+				if len(f.Items) != 1 || f.Items[0].Type != "str" {
+					return nil, fmt.Errorf("event %s: no encoder for a list of other than one str", m.Name)
+				}
+				b.p("%sm.v.setUint16(p, %s.length, true);\n%sp += 2;\n%sfor (const s of %s) p = putStr(m, p, s);\n", ind, x, ind, ind, x)
 			default:
 				return nil, fmt.Errorf("event %s: no encoder for a %s field", m.Name, f.Type)
 			}

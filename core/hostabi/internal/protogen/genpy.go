@@ -111,13 +111,18 @@ import struct
 		for _, f := range m.Fields {
 			p := f.Name + ": "
 			switch f.Type {
-			case "str", "bytes":
+			case "str", "bytes", "list":
 				p += "Any"
 			default:
 				p += "int"
 			}
-			if f.IfFlag != "" {
+			switch {
+			case f.IfFlag != "" && f.Type == "list":
+				p += " = ()"
+			case f.IfFlag != "" && (f.Type == "str" || f.Type == "bytes"):
 				p += ` = b""`
+			case f.IfFlag != "":
+				p += " = 0"
 			}
 			params = append(params, p)
 		}
@@ -155,7 +160,16 @@ import struct
 				args = append(args, n)
 				flush(ind)
 				body.p("%sbuf[at:at + %s] = %s\n%sat += %s\n", ind, n, f.Name, ind, n)
-			case "error", "list":
+			case "list":
+				// A list of one str per item is passed as a list of bytes.
+				if len(f.Items) != 1 || f.Items[0].Type != "str" {
+					return nil, fmt.Errorf("event %s: no encoder for a list of other than one str", m.Name)
+				}
+				format += "H"
+				args = append(args, "len("+f.Name+")")
+				flush(ind)
+				body.p("%sfor s in %s:\n%s    n_s = len(s)\n%s    %s.pack_into(buf, at, n_s)\n%s    buf[at + 4:at + 4 + n_s] = s\n%s    at += 4 + n_s\n", ind, f.Name, ind, ind, ps.name("I"), ind, ind)
+			case "error":
 				return nil, fmt.Errorf("event %s: no encoder for a %s field", m.Name, f.Type)
 			default:
 				format += pyFmt[f.Type]
