@@ -197,13 +197,24 @@ const NoExpiry = engine.NoExpiry
 // each node's answer, without taking it. ErrUnavailable means too many
 // nodes failed to tell. When ctx ends first it returns ctx's error.
 func (c *Client) Inspect(ctx context.Context, resource string) (*Inspection, error) {
+	return c.InspectWith(ctx, resource)
+}
+
+// InspectWith is Inspect of the lock opts name: with Read() or Write(),
+// resource's read-write lock (its writer as Held, Owner and Validity, its
+// readers as Readers); without options, the mutex. No other option applies.
+func (c *Client) InspectWith(ctx context.Context, resource string, opts ...AcquireOption) (*Inspection, error) {
 	if ctx == nil {
 		return nil, invalidArg("ctx", "must not be nil")
+	}
+	begin, err := c.inspectWith(resource, opts)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
 	}
-	_, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
+	_, ch, in, err := c.start(true, begin)
 	if err != nil {
 		return nil, err
 	}

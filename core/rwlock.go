@@ -35,3 +35,31 @@ func Write() AcquireOption {
 // Mode returns what the lock holds: ModeExclusive (the mutex), ModeRead or
 // ModeWrite.
 func (l *Lock) Mode() LockMode { return l.mode }
+
+// ReaderState is one reader of a read-write lock in an Inspection
+// (Inspection.Readers): its token, owner label, and validity.
+type ReaderState = engine.ReaderState
+
+// inspectWith returns how Inspect starts: the mutex's inspection, or with
+// Read() or Write() the read-write lock's, which reports its writer
+// (Held, Owner, Validity) and its readers (Readers).
+func (c *Client) inspectWith(resource string, opts []AcquireOption) (func() (engine.OpID, error), error) {
+	o, err := acquireSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.wait != 0 || o.autoExtend || o.token != "" || o.fence {
+		return nil, invalidArg("opts", "Inspect takes only Read() or Write()")
+	}
+	if o.mode == engine.ModeExclusive {
+		return func() (engine.OpID, error) { return c.eng.Inspect(resource) }, nil
+	}
+	ie, ok := c.eng.(interface {
+		InspectWith(engine.InspectRequest) (engine.OpID, error)
+	})
+	if !ok {
+		return nil, invalidArg("mode", "this engine cannot inspect a read-write lock")
+	}
+	req := engine.InspectRequest{Resource: resource, Mode: o.mode}
+	return func() (engine.OpID, error) { return ie.InspectWith(req) }, nil
+}

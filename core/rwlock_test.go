@@ -360,3 +360,55 @@ func ExampleRead() {
 	// a writer meanwhile: true
 	// the writer once they left: true write
 }
+
+// TestRWInspect: InspectWith(Read()) reports the readers with their owner
+// labels and validity, and the writer as Held/Owner/Validity.
+func TestRWInspect(t *testing.T) {
+	c := redistest.Start(t, 3)
+	ctx := context.Background()
+	mk := func(owner string) *core.Client {
+		cl, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: locktest.NodeTimeout, Owner: owner})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		return cl
+	}
+	a, b := mk("alice"), mk("bob")
+	ra, err := a.Acquire(ctx, "doc", 10*time.Second, core.Read())
+	require.NoError(t, err)
+	rb, err := b.Acquire(ctx, "doc", 5*time.Second, core.Read())
+	require.NoError(t, err)
+	in, err := a.InspectWith(ctx, "doc", core.Read())
+	require.NoError(t, err)
+	assert.False(t, in.Held, "no writer")
+	require.Len(t, in.Readers, 2)
+	owners := map[string]time.Duration{}
+	for _, r := range in.Readers {
+		owners[r.Owner] = r.Validity
+		assert.Equal(t, 3, r.Nodes)
+	}
+	assert.Greater(t, owners["alice"], 5*time.Second)
+	assert.Positive(t, owners["bob"])
+	assert.LessOrEqual(t, owners["bob"], 5*time.Second)
+	// The mutex of the name is not held.
+	mi, err := a.Inspect(ctx, "doc")
+	require.NoError(t, err)
+	assert.False(t, mi.Held)
+	require.NoError(t, ra.Release(ctx))
+	require.NoError(t, rb.Release(ctx))
+
+	w, err := b.Acquire(ctx, "doc", 10*time.Second, core.Write())
+	require.NoError(t, err)
+	in, err = a.InspectWith(ctx, "doc", core.Write())
+	require.NoError(t, err)
+	assert.True(t, in.Held)
+	assert.Equal(t, "bob", in.Owner)
+	assert.Positive(t, in.Validity)
+	assert.Empty(t, in.Readers)
+	require.NoError(t, w.Release(ctx))
+
+	_, err = a.InspectWith(ctx, "doc", core.Read(), core.Fence())
+	var ae *core.ArgumentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "opts", ae.Arg)
+	assertNoRWKeys(t, c)
+}

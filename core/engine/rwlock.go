@@ -3,6 +3,8 @@ package engine
 import (
 	"strconv"
 
+	sort "github.com/liblock/liblock/core/internal/xsort"
+
 	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
@@ -202,4 +204,67 @@ func extendFor(m LockMode) *script {
 // sendRWFence is sendFence for a read-write lock.
 func (e *Engine) sendRWFence(f *fenceRound, i int) {
 	e.sendScript(e.nodes[i], f, rwFenceScript, f.a.op.key, f.a.token, strconv.FormatInt(f.fence, 10))
+}
+
+// ReaderState is one reader of a read-write lock found by an inspection.
+type ReaderState struct {
+	Token string
+	// Owner is the reader's owner label (Config.Owner of its engine).
+	Owner string
+	// Validity is how long it certainly stays held: the quorum-th longest
+	// of its remaining ttls, less the round's time and the drift.
+	Validity time.Duration
+	// Nodes is how many nodes hold it.
+	Nodes int
+}
+
+// rwInspect is what an inspection of a read-write lock learns of its
+// readers: each node's unexpired reader tokens and their remaining ttls.
+type rwInspect struct {
+	ttls []map[string]time.Duration
+}
+
+func (e *Engine) rwInspectInit(op *inspectOp) *script {
+	op.key = RWKey(op.key)
+	op.rw = &rwInspect{ttls: make([]map[string]time.Duration, len(e.nodes))}
+	return rwInspectScript
+}
+
+// note records node i's readers: {token, ms left, ...}.
+func (r *rwInspect) note(i int, rs Reply) {
+	m := map[string]time.Duration{}
+	for j := 0; j+1 < len(rs.Elems); j += 2 {
+		m[rs.Elems[j].Str] = time.Duration(rs.Elems[j+1].Int) * time.Millisecond
+	}
+	r.ttls[i] = m
+}
+
+// rwReaders returns the readers that hold the lock on a quorum, sorted by
+// token, each with its validity as Inspection.Validity is computed.
+func (e *Engine) rwReaders(op *inspectOp) []ReaderState {
+	byToken := map[string][]time.Duration{}
+	var tokens []string
+	for _, m := range op.rw.ttls {
+		for tok, left := range m {
+			if byToken[tok] == nil {
+				tokens = append(tokens, tok)
+			}
+			byToken[tok] = append(byToken[tok], left)
+		}
+	}
+	sort.Slice(tokens, func(i, j int) bool { return tokens[i] < tokens[j] })
+	var out []ReaderState
+	for _, tok := range tokens {
+		ttls := byToken[tok]
+		if len(ttls) < e.quorum {
+			continue
+		}
+		sort.Slice(ttls, func(i, j int) bool { return ttls[i] > ttls[j] })
+		left := ttls[e.quorum-1]
+		v := left - (e.now - op.start) - (time.Duration(float64(left)*e.drift) + ClockPrecision)
+		if v > 0 {
+			out = append(out, ReaderState{Token: tok, Owner: OwnerOf(tok), Validity: v, Nodes: len(ttls)})
+		}
+	}
+	return out
 }
