@@ -37,6 +37,12 @@ func coreOptions(o acquireOptions) []core.AcquireOption {
 	if o.Fence {
 		opts = append(opts, core.Fence())
 	}
+	switch o.Mode {
+	case core.ModeRead:
+		opts = append(opts, core.Read())
+	case core.ModeWrite:
+		opts = append(opts, core.Write())
+	}
 	return opts
 }
 
