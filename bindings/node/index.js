@@ -11,6 +11,7 @@
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
@@ -180,6 +181,11 @@ class Lock {
    * lock's key is shared with that holder: releasing either frees both.
    */
   get reentered() { return this.#st.reentered; }
+  /**
+   * What this lock holds: 'exclusive' (the mutex), or 'read' or 'write' (a
+   * reader or the writer of the resource's read-write lock: acquire's `mode`).
+   */
+  get mode() { return MODE_NAMES[this.#st.mode || 0]; }
   /** Whether the engine extends this lock in the background. */
   get autoExtend() { return this.#st.autoExtend; }
   /** Whether release() completed (held or not). */
@@ -333,8 +339,8 @@ function tlsArg(v, name = 'tls') {
   return out;
 }
 const BACKENDS = ['native', 'wasm'];
-const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
-const INSPECT_OPTIONS = ['signal'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'mode', 'signal'];
+const INSPECT_OPTIONS = ['signal', 'mode'];
 
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
@@ -408,8 +414,10 @@ class Client {
    * (DEFAULT_WAIT), 0 for a single attempt. `fence: true` asks for a fencing
    * token (Lock#fence); `token` (16..512 bytes) is used instead of a random
    * one, and re-enters the lock that token already holds (Lock#reentered).
+   * `mode: 'read'` or `'write'` takes a reader or the writer of the
+   * resource's read-write lock instead of its mutex (not with `token`).
    * @param {string} resource
-   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal}} options
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, mode?: 'read' | 'write', signal?: AbortSignal}} options
    * @returns {Promise<Lock>}
    */
   acquire(resource, options) {
@@ -438,6 +446,7 @@ class Client {
       if (fence && token !== undefined) {
         throw badArg('fence', 'cannot be combined with token (a re-entry keeps the fence of the lock it re-enters, which this acquire cannot know)');
       }
+      const mode = modeArg(options.mode, token);
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
@@ -447,7 +456,7 @@ class Client {
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap);
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, mode ? { mode } : undefined);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -474,9 +483,10 @@ class Client {
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
+      const mode = modeArg(options ? options.mode : undefined, undefined);
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      return host.inspect(resource, signal);
+      return host.inspect(resource, signal, mode ? { mode } : undefined);
     } catch (e) {
       return Promise.reject(e);
     }
