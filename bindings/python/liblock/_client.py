@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
+from ._rwlock import MODES, mode_arg  # noqa: E402
 
 # The library's limits (core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json through _proto_gen), checked here so that every
@@ -298,6 +299,9 @@ class Lock:
     resource: str
     key: str
     token: str
+    mode: str = "exclusive"
+    """What the lock holds: ``"exclusive"`` (the mutex), or ``"read"`` / ``"write"`` (a reader or
+    the writer of the resource's read-write lock: ``acquire(..., mode=...)``)."""
     auto_extend: bool
     fence: int
     """The fencing token (``acquire(..., fence=True)``): strictly greater than the fence of
@@ -623,11 +627,11 @@ class LockContext:
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False) -> None:
+                 token: Optional[str] = None, fence: bool = False, mode: Optional[str] = None) -> None:
         self._client = client
         self._args = (resource, ttl)
         self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence)
+                                            token=token, fence=fence, mode=mode)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -713,11 +717,14 @@ class LockContext:
             await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"") -> Optional[bytes]:
+def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"",
+             mode: str = "exclusive") -> Optional[bytes]:
     """The acquire options JSON of the C ABI; None (NULL: one attempt) when all are off."""
-    if wait_ms == 0 and not auto_extend and not fence and not token:
+    if wait_ms == 0 and not auto_extend and not fence and not token and mode == "exclusive":
         return None
     out = b'{"wait_ms":%d,"auto_extend":%s' % (wait_ms, b"true" if auto_extend else b"false")
+    if mode != "exclusive":
+        out += b',"mode":"%s"' % mode.encode("ascii")
     if fence:
         out += b',"fence":true'
     if token:
@@ -936,6 +943,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        mode: Optional[str] = None,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -963,20 +971,29 @@ class Client:
         the fence of every lock on the resource acquired before it (as long as no node loses
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
+
+        ``mode="read"`` or ``mode="write"``: a reader or the writer of the resource's
+        read-write lock instead of its mutex — any number of readers together, or one
+        writer; a writer waiting behind readers blocks new ones, so readers cannot starve
+        it. Its keys are its own (the mutex of the same name is another lock); everything
+        else (validity, extension, loss, ``fence``) is the mutex's. Not with ``token``.
         """
         self._open("client.acquire()")
         res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
             resource, ttl, wait, auto_extend, on_lost, token, fence)
+        m = mode_arg(mode, token)
         try:
-            return self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok)
+            lk = self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok, m)
+            lk.mode = m
+            return lk
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
 
     def _acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-                 on_lost: Optional[OnLost], fence: bool, tok: bytes) -> Lock:
+                 on_lost: Optional[OnLost], fence: bool, tok: bytes, mode: str = "exclusive") -> Lock:
         import threading
 
-        opts = _options(wait_ms, auto_extend, fence, tok)
+        opts = _options(wait_ms, auto_extend, fence, tok, mode)
         backend = self._backend
         # (the wasm backend's acquire always waits in Python: interruptible at no cost)
         if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
@@ -988,7 +1005,7 @@ class Client:
 
         start = time.monotonic()
         try:
-            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok), False)
+            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok, mode), False)
         except (NotAcquired, Unavailable) as e:
             failed: Optional[LockError] = e
         else:
@@ -1000,7 +1017,7 @@ class Client:
         # outside the except clause: an interrupted wait (Ctrl-C) or its failure is not
         # reported as raised "during handling" of the first attempt's NotAcquired
         failed = None
-        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok), True)
+        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok, mode), True)
         return self._lock(got, on_lost)
 
     def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
@@ -1019,6 +1036,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        mode: Optional[str] = None,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -1029,14 +1047,17 @@ class Client:
         self._open("client.acquire_async()")
         res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
             resource, ttl, wait, auto_extend, on_lost, token, fence)
+        m = mode_arg(mode, token)
         try:
             host = self._backend.async_host()
-            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
+            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok, MODES[m])
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
         from ._host import HostOps
-        return Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
-                    info=host.info(lock))
+        lk = Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
+                  info=host.info(lock))
+        lk.mode = m
+        return lk
 
     @_keywords
     def lock(
@@ -1050,6 +1071,7 @@ class Client:
         raise_on_lost: bool = True,
         token: Optional[str] = None,
         fence: bool = False,
+        mode: Optional[str] = None,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
@@ -1058,7 +1080,8 @@ class Client:
         """
         self._open("client.lock()")
         self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
+        mode_arg(mode, token)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, mode)
 
     # ------------------------------------------------------------ inspect
 

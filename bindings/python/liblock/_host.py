@@ -328,10 +328,12 @@ class Host:
         raise InternalError(f"liblock: the engine answered a request with {reply!r}")
 
     def start_acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool, done: Done,
-                      fence: bool = False, token: bytes = b"") -> int:
-        """Start an acquire; its op handle. Raises when refused at once."""
+                      fence: bool = False, token: bytes = b"", mode: int = 0) -> int:
+        """Start an acquire; its op handle. Raises when refused at once. ``mode``: 1 read,
+        2 write (a read-write lock), 0 the mutex."""
         engine = self._check()
-        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token), done)
+        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token,
+                                       mode=mode), done)
 
     def start_inspect(self, res: bytes, done: Done) -> int:
         """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
@@ -393,7 +395,7 @@ class Host:
     # ------------------------------------------------------------ asyncio forms
 
     async def acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-                      fence: bool = False, token: bytes = b"") -> int:
+                      fence: bool = False, token: bytes = b"", mode: int = 0) -> int:
         fut: "asyncio.Future[int]" = self.loop.create_future()
 
         def done(err: Optional[LockError], lock: int) -> None:
@@ -405,7 +407,7 @@ class Host:
             else:
                 fut.set_result(lock)
 
-        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
+        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token, mode)
         try:
             return await fut
         except asyncio.CancelledError:
@@ -602,7 +604,7 @@ def run_op(host: Host, start: Callable[[Done], Any]) -> Any:
 
 def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
                      auto_extend: bool, fence: bool = False,
-                     token: bytes = b"") -> Tuple[int, Dict[str, Any]]:
+                     token: bytes = b"", mode: int = 0) -> Tuple[int, Dict[str, Any]]:
     """A synchronous acquire through a host running in another thread; (lock, info).
     The wait is interruptible: an exception (Ctrl-C) cancels the acquire, and a lock
     that was granted meanwhile is released."""
@@ -628,7 +630,7 @@ def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
 
     def begin() -> None:
         try:
-            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
+            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token, mode)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box.append((e, 0, None))
             gate.release()

@@ -103,7 +103,8 @@ class WasmBackend(_host.HostOps):
         o: Dict[str, Any] = json.loads(opts) if opts else {}
         return _host.acquire_blocking(self.host, res, ttl_ms, int(o.get("wait_ms", 0)),
                                       bool(o.get("auto_extend", False)), bool(o.get("fence", False)),
-                                      str(o.get("token", "")).encode("utf-8"))
+                                      str(o.get("token", "")).encode("utf-8"),
+                                      {"read": 1, "write": 2}.get(str(o.get("mode", "")), 0))
 
     def inspect(self, client: int, res: bytes) -> Any:
         """The INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``), through the sync host."""
