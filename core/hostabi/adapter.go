@@ -44,6 +44,9 @@ type Adapter struct {
 	// fences holds the FENCE answers (fence, re-entered) by lock; INFO
 	// does not carry them.
 	fences map[engine.LockID]engine.LockInfo
+	// modes: the acquires of a read-write lock in flight, by op (rwlock.go);
+	// their locks' modes go into fences, as INFO does not carry them.
+	modes map[engine.OpID]engine.LockMode
 	// awaited: the connections the engine expects bytes on, from its
 	// ActAwaiting (after ReportAwaiting).
 	awaited []engine.ConnID
@@ -109,10 +112,12 @@ func (a *Adapter) input(ev Event) Action {
 		case engine.ActClose:
 			a.setAwaited(act.Conn, false)
 		case engine.ActDone:
+			a.noteMode(act)
 			if act.Lock != 0 && (act.Info.Fence != 0 || act.Info.Reentered) {
 				if a.fences == nil {
 					a.fences = map[engine.LockID]engine.LockInfo{}
 				}
+				act.Info.Mode = a.fences[act.Lock].Mode
 				a.fences[act.Lock] = act.Info
 			}
 		}
@@ -172,7 +177,12 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
 	}
-	return started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token}))
+	op, err := started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token,
+		Permits: uint32(r.Permits), Mode: r.Mode, Resources: r.Resources}))
+	if err == nil && r.Mode != engine.ModeExclusive {
+		a.startedMode(op, r.Mode)
+	}
+	return op, err
 }
 
 // Inspect starts an inspection (engine.Engine.Inspect).
@@ -216,7 +226,7 @@ func (a *Adapter) Lock(l engine.LockID) (engine.LockInfo, bool) {
 		return engine.LockInfo{}, false
 	}
 	if f, ok := a.fences[l]; ok {
-		ans.Info.Fence, ans.Info.Reentered = f.Fence, f.Reentered
+		ans.Info.Fence, ans.Info.Reentered, ans.Info.Mode = f.Fence, f.Reentered, f.Mode
 	}
 	return ans.Info, true
 }

@@ -22,3 +22,41 @@ func ParseMode(v jvalue) (engine.LockMode, error) {
 	}
 	return 0, argErr("mode", `must be "read" or "write", got `+strconv.Quote(v.s))
 }
+
+// startedMode remembers the mode of an acquire in flight: the engine's DONE
+// names its lock, whose mode INFO does not carry (Adapter.Lock).
+func (a *Adapter) startedMode(op engine.OpID, m engine.LockMode) {
+	if a.modes == nil {
+		a.modes = map[engine.OpID]engine.LockMode{}
+	}
+	a.modes[op] = m
+}
+
+// noteMode files the mode of a finished acquire of a read-write lock with
+// its lock's other extras (fences).
+func (a *Adapter) noteMode(act *Action) {
+	m, ok := a.modes[act.Op]
+	if !ok {
+		return
+	}
+	delete(a.modes, act.Op)
+	if act.Lock == 0 {
+		return
+	}
+	if a.fences == nil {
+		a.fences = map[engine.LockID]engine.LockInfo{}
+	}
+	info := a.fences[act.Lock]
+	info.Mode = m
+	a.fences[act.Lock] = info
+}
+
+// InspectWith starts an inspection of the lock r names
+// (engine.Engine.InspectWith). Over the protocol, a read-write lock's
+// inspection reports its writer; its readers' list is Go's only.
+func (a *Adapter) InspectWith(r engine.InspectRequest) (engine.OpID, error) {
+	if err := r.Validate(); err != nil {
+		return 0, err
+	}
+	return started(a.input(Event{Kind: EvInspect, Resource: r.Resource, Permits: uint32(r.Permits), Mode: r.Mode}))
+}
