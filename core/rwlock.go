@@ -19,7 +19,9 @@ const (
 // writer waits for the readers to leave, new readers are refused (the
 // writer's intent, on the nodes it reached), so that a stream of readers
 // cannot starve it. The reader's Lock behaves as a mutex's: validity,
-// Extend, AutoExtend, Lost, Release, Fence. Not with WithToken.
+// Extend, AutoExtend, Lost, Release, Fence. Its Key is the lock's writer
+// key (the name's key + 0xFF + "rw:w"), which names the lock's keys on the
+// nodes. Not with WithToken.
 func Read() AcquireOption {
 	return func(o *acquireOptions) { o.mode = engine.ModeRead }
 }

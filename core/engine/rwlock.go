@@ -90,7 +90,10 @@ const (
 	// backoff or its place among this engine's waiters.
 	rwIntentRefresh = maxRetryDelay
 	// rwIntentGrace: an intent outlives its refresh by this much more than
-	// the node timeout, the longest a refreshing attempt takes to land.
+	// two node timeouts. Between two runs of the writer's script on a node
+	// pass at most: the rest of the first attempt (a node timeout), the
+	// pause before the next (rwIntentRefresh), and the next attempt's way
+	// to the node (a node timeout).
 	rwIntentGrace = 2 * maxRetryDelay
 )
 
@@ -129,7 +132,7 @@ func (e *Engine) rwArgs(o *acquireOp, px int64) string {
 	if o.intentID == "" {
 		return "w " + strconv.FormatInt(px, 10) + " 0 -"
 	}
-	ittl := (e.timeout + rwIntentRefresh + rwIntentGrace).Milliseconds()
+	ittl := (2*e.timeout + rwIntentRefresh + rwIntentGrace).Milliseconds()
 	return "w " + strconv.FormatInt(px, 10) + " " + strconv.FormatInt(ittl, 10) + " " + o.intentID
 }
 
