@@ -5,6 +5,10 @@
 -- Answers the fence counter when granted; -1: a writer holds it; -2:
 -- readers (or, for a reader, a waiting writer's intent) hold it; -3: as
 -- -2, and the writer's intent is left.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local rk, ik, fk = base .. ":r", base .. ":i", base .. "\255fence"
 local mode, ttl, ittl, iid = string.match(ARGV[2], "^(%a) (%d+) ?(%d*) ?(%S*)$")

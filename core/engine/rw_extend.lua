@@ -1,6 +1,10 @@
 -- KEYS[1]: the writer key; ARGV[1]: the token; ARGV[2]: the ttl (ms).
 -- A writer's key, or a reader's unexpired member, gets its expiry raised to
 -- at least the ttl (never lowered): 1; not held: 0.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 if redis.call("GET", KEYS[1]) == ARGV[1] then
 	if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[2]) then
 		redis.call("PEXPIRE", KEYS[1], ARGV[2])

@@ -2,6 +2,10 @@
 -- the token holds the lock here (the writer key, or an unexpired reader
 -- member), raise the fence counter to the fence: 1, or -1 when it is
 -- already higher; 0 without the token.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local fk = base .. "\255fence"
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then

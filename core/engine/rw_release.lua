@@ -3,6 +3,10 @@
 -- publish ("": publish nothing, count the subscribers). Removes what the
 -- token holds; answers 0 when it held nothing (an intent: always 1), else
 -- 1 + the subscribers reached, as release.lua.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local rk, ik = base .. ":r", base .. ":i"
 local t = redis.call("TIME")

@@ -63,13 +63,13 @@ const rwSuffix = "\xffrw:w"
 // The read-write scripts' sums (TestScriptHashes).
 const (
 	// RWAcquireSHA: admit a reader or a writer (rw_acquire.lua).
-	RWAcquireSHA = "e72c00e501a2ba748d4471fc5413651e938d8fe3"
+	RWAcquireSHA = "e63f2e1e39d1c34fa8cada83fb59d5bf1e16d374"
 	// RWExtendSHA: extend a writer or an unexpired reader.
-	RWExtendSHA = "33a84a9044d5e854f713b1b47e5622502afcb807"
+	RWExtendSHA = "d7e33fd3ca47230af43841f6ff13c4d7d36514b9"
 	// RWReleaseSHA: remove a writer, a reader or an intent, and publish.
-	RWReleaseSHA = "9c05fdeb18c3fc78800c6fc9ca418e074e9c5466"
+	RWReleaseSHA = "43fe5fca7653a836bd0ca67de9c7b47d852ea4c7"
 	// RWFenceSHA: raise the fence counter while the token holds the lock.
-	RWFenceSHA = "d5b07c9bf216b599cf1319d9aeb4448e6a2bf68c"
+	RWFenceSHA = "b0311f833dbb51ce23c4a4aa7d5dcda2ba431627"
 	// RWInspectSHA: the writer, its PTTL, and the unexpired readers.
 	RWInspectSHA = "028a9d39f00c65ff2095443a8961bf85af6f5ddc"
 )

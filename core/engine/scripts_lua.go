@@ -78,6 +78,10 @@ return 0
 -- Answers the fence counter when granted; -1: a writer holds it; -2:
 -- readers (or, for a reader, a waiting writer's intent) hold it; -3: as
 -- -2, and the writer's intent is left.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local rk, ik, fk = base .. ":r", base .. ":i", base .. "\255fence"
 local mode, ttl, ittl, iid = string.match(ARGV[2], "^(%a) (%d+) ?(%d*) ?(%S*)$")
@@ -120,6 +124,10 @@ return tonumber(redis.call("GET", fk) or "0")
 	rwExtendSrc = `-- KEYS[1]: the writer key; ARGV[1]: the token; ARGV[2]: the ttl (ms).
 -- A writer's key, or a reader's unexpired member, gets its expiry raised to
 -- at least the ttl (never lowered): 1; not held: 0.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 if redis.call("GET", KEYS[1]) == ARGV[1] then
 	if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[2]) then
 		redis.call("PEXPIRE", KEYS[1], ARGV[2])
@@ -146,6 +154,10 @@ return 1
 -- the token holds the lock here (the writer key, or an unexpired reader
 -- member), raise the fence counter to the fence: 1, or -1 when it is
 -- already higher; 0 without the token.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local fk = base .. "\255fence"
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
@@ -186,6 +198,10 @@ return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), out}
 -- publish ("": publish nothing, count the subscribers). Removes what the
 -- token holds; answers 0 when it held nothing (an intent: always 1), else
 -- 1 + the subscribers reached, as release.lua.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
 local base = string.sub(KEYS[1], 1, -3)
 local rk, ik = base .. ":r", base .. ":i"
 local t = redis.call("TIME")
