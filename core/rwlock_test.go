@@ -412,3 +412,37 @@ func TestRWInspect(t *testing.T) {
 	assert.Equal(t, "opts", ae.Arg)
 	assertNoRWKeys(t, c)
 }
+
+// TestRWAutoExtendAndLossSignal: an auto-extended reader and writer outlive
+// their ttl many times over (the other side stays refused), and when their
+// keys are deleted under them, the auto-extension reports the loss.
+func TestRWAutoExtendAndLossSignal(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 3)
+	ctx := context.Background()
+	a, b := newRWClient(t, c), newRWClient(t, c)
+	const ttl = 300 * time.Millisecond
+	r, err := a.Acquire(ctx, "auto-r", ttl, core.Read(), core.AutoExtend())
+	require.NoError(t, err)
+	w, err := a.Acquire(ctx, "auto-w", ttl, core.Write(), core.AutoExtend())
+	require.NoError(t, err)
+	start := time.Now()
+	require.Eventually(t, func() bool { return time.Since(start) > 4*ttl }, 5*time.Second, 10*time.Millisecond)
+	assert.False(t, r.IsLost())
+	assert.False(t, w.IsLost())
+	assert.Positive(t, r.Validity())
+	_, err = b.Acquire(ctx, "auto-r", time.Second, core.Write())
+	require.ErrorIs(t, err, core.ErrNotAcquired, "the auto-extended reader still holds")
+	_, err = b.Acquire(ctx, "auto-w", time.Second, core.Read())
+	require.ErrorIs(t, err, core.ErrNotAcquired, "the auto-extended writer still holds")
+	require.NoError(t, c.FlushAll())
+	for _, l := range []*core.Lock{r, w} {
+		select {
+		case <-l.Lost():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: no loss signal after its keys were deleted", l.Mode())
+		}
+		require.ErrorIs(t, l.Err(), core.ErrLost)
+	}
+	assertNoRWKeys(t, c)
+}
