@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	sort "github.com/liblock/liblock/core/internal/xsort"
-
 	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
@@ -23,7 +22,8 @@ import (
 //     the key's own expiry is kept at its latest member's, so that nothing
 //     outlives its readers;
 //   - the intents key (":i"): a sorted set of the ids of writers waiting
-//     behind readers, scored the same way (a short ttl, rwIntentTTL);
+//     behind readers, scored the same way (a short ttl: two node timeouts +
+//     rwIntentRefresh + rwIntentGrace);
 //   - the fence counter (FenceKey of the name + 0xFF "rw").
 //
 // rw_acquire.lua admits, atomically per node, a reader only when no writer
