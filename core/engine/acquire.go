@@ -25,10 +25,12 @@ type acquireOp struct {
 	token      string // the caller's token, or "" for a random one per attempt
 	fence      bool
 	// mode: a read-write lock's reader or writer (rwlock.go); intentID: a
-	// waiting writer's, and intentLeft: it may be on a node.
+	// waiting writer's; intentLeft: an attempt was sent, which may leave it
+	// on a node; intentSeen: a node answered that it did.
 	mode       LockMode
 	intentID   string
 	intentLeft bool
+	intentSeen bool
 	// The first attempt and the lock live in the acquire's own memory:
 	// most acquires make one attempt, and one lock when it succeeds, and
 	// each allocation costs (far more in liblock.wasm than natively).

@@ -97,6 +97,12 @@ const (
 	rwIntentGrace = 2 * maxRetryDelay
 )
 
+// rwIntentTTL is how long a waiting writer's intent lives on a node unless
+// refreshed, with nodeTimeout the node timeout.
+func rwIntentTTL(nodeTimeout time.Duration) time.Duration {
+	return 2*nodeTimeout + rwIntentRefresh + rwIntentGrace
+}
+
 // checkMode validates a request's mode.
 func checkMode(r AcquireRequest) error {
 	switch {
@@ -124,7 +130,10 @@ func (e *Engine) rwInit(o *acquireOp, mode LockMode) {
 	}
 }
 
-// rwArgs is rw_acquire.lua's ARGV[2] for an attempt of o.
+// rwArgs is rw_acquire.lua's ARGV[2] for an attempt of o. A waiting
+// writer's attempt may leave its intent on a node (even one whose answer
+// never comes back, or comes after the acquire ended): from its first
+// attempt on, the end of the acquire removes the intent everywhere.
 func (e *Engine) rwArgs(o *acquireOp, px int64) string {
 	if o.mode == ModeRead {
 		return "r " + strconv.FormatInt(px, 10)
@@ -132,15 +141,16 @@ func (e *Engine) rwArgs(o *acquireOp, px int64) string {
 	if o.intentID == "" {
 		return "w " + strconv.FormatInt(px, 10) + " 0 -"
 	}
-	ittl := (2*e.timeout + rwIntentRefresh + rwIntentGrace).Milliseconds()
+	o.intentLeft = true
+	ittl := rwIntentTTL(e.timeout).Milliseconds()
 	return "w " + strconv.FormatInt(px, 10) + " " + strconv.FormatInt(ittl, 10) + " " + o.intentID
 }
 
-// rwRefused notes a refusal (or failure) of a writer's attempt on a node:
-// its intent may be there, to be removed when the acquire ends.
+// rwRefused notes a refusal of a writer's attempt on a node that left its
+// intent there: the intent is then kept fresh while the writer waits.
 func (o *acquireOp) rwRefused(r Reply) {
-	if o.intentID != "" && (r.Err != nil || r.Int == -3) {
-		o.intentLeft = true
+	if o.intentID != "" && r.Err == nil && r.Int == -3 {
+		o.intentSeen = true
 	}
 }
 
@@ -150,14 +160,15 @@ func (o *acquireOp) rwRefused(r Reply) {
 // op's generation, so whichever of the two fires first starts the attempt
 // and the other finds it stale.
 func (e *Engine) rwWaiting(o *acquireOp) {
-	if o.intentLeft && !o.finished && o.att == nil {
+	if o.intentSeen && !o.finished && o.att == nil {
 		e.timers.push(min(e.now+rwIntentRefresh, o.waitUntil), o, o.timerGen)
 	}
 }
 
 // rwFinished removes a finished writer's intent from every node (also where
 // the acquire succeeded: the nodes that refused it still have it), and
-// wakes the readers it held back.
+// wakes the readers it held back. Sent behind the acquire's last attempt on
+// every connection, it runs after that attempt's script on each node.
 func (e *Engine) rwFinished(o *acquireOp) {
 	if !o.intentLeft {
 		return

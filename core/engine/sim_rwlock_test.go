@@ -163,6 +163,15 @@ func (c *simClient) rwAcquireDone(op *simOp, a Action) {
 	st.starveWrites++
 }
 
+// rwIntentTTL is the longest a writer's intent lives in this run (0 without
+// read-write locks).
+func (s *sim) rwIntentTTL() time.Duration {
+	if s.cfg.rw.p == 0 {
+		return 0
+	}
+	return rwIntentTTL(s.cfg.nodeTO[1])
+}
+
 // isRWKey reports a read-write lock's key (its writer key) in the checker.
 func isRWKey(key string) bool { return strings.HasSuffix(key, rwSuffix) }
 

@@ -480,7 +480,8 @@ func (s *sim) awaitClosed() {
 	for _, n := range s.nodes {
 		minRate = min(minRate, n.clock.rate)
 	}
-	s.after(time.Duration(float64(s.cfg.maxTTL)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
+	longest := max(s.cfg.maxTTL, s.rwIntentTTL()) // sim_rwlock_test.go: a writer's intent may outlive the ttls
+	s.after(time.Duration(float64(longest)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
 }
 
 // checkLeftovers: with every client closed, a key may remain only if the
