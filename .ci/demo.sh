@@ -13,11 +13,15 @@ go run ./core/cmd/liblock-demo-rw
 echo; echo "== the liblock command: one cron job, two machines (build/liblock run --wait 0, like flock -n)"
 job='echo "  [$LIBLOCK_RESOURCE] report running, token ${LIBLOCK_TOKEN:0:8}…"; sleep 1; echo "  report done"'
 build/liblock run --ttl 10s --wait 0 nightly-report -- bash -c "$job" & first=$!
-# The second "machine" starts once the first one holds the lock (5 s at most).
+# The second "machine" starts once the first one holds the lock: poll for
+# it, 5 s at most. (The job's `sleep 1` is deliberate: the report's work,
+# long enough for the second copy to find the lock held.)
+held=0
 for _ in $(seq 100); do
-  build/liblock inspect --json nightly-report | grep -q '"held":true' && break
+  build/liblock inspect --json nightly-report | grep -q '"held":true' && { held=1; break; }
   sleep 0.05
 done
+[ "$held" = 1 ] || { echo "demo: the first copy did not hold the lock within 5 s" >&2; exit 1; }
 set +e
 build/liblock run --ttl 10s --wait 0 nightly-report -- sh -c 'echo "  second copy ran: a bug"'
 echo "  second copy: exit $? (65: held elsewhere; its command never started)"

@@ -63,7 +63,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := co.c.Acquire(context.Background(), res, ttl, coreOptions(opts)...)
+	l, e := coreAcquire(context.Background(), co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -169,7 +169,7 @@ func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOpti
 		return 0, r
 	}
 	runAsync(ctx, co, op, notify, func(ctx context.Context) (uint64, error) {
-		l, e := co.c.Acquire(ctx, res, ttl, coreOptions(opts)...)
+		l, e := coreAcquire(ctx, co.c, res, ttl, opts)
 		if e != nil {
 			return 0, e
 		}
@@ -258,6 +258,9 @@ type lockInfo struct {
 	Fence      int64  `json:"fence"`     // 0 unless acquired with "fence"
 	Reentered  bool   `json:"reentered"` // acquired with "token" by re-entering a held lock
 	Mode       string `json:"mode"`      // "exclusive" (the mutex), "read" or "write"
+	// Resources: a multi-resource lock's set (the resource, then options
+	// "resources"); left out for a one-resource lock.
+	Resources []string `json:"resources,omitempty"`
 }
 
 func info(lo *lockObj) (string, *result) {
@@ -269,7 +272,7 @@ func info(lo *lockObj) (string, *result) {
 		Resource: lo.l.Resource(), Key: lo.l.Key(), Token: lo.l.Token(),
 		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
 		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
-		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Mode: lo.l.Mode().String(),
+		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l), Mode: lo.l.Mode().String(),
 	})
 	if e != nil {
 		return "", &result{statusInternal, e.Error()}

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // These tests drive the ABI's logic (api.go) against real redis-servers,
@@ -25,21 +28,16 @@ func configFor(c *redistest.Cluster) string {
 // once an attempt was refused or an acquire queued behind another.
 func waitingFor(t *testing.T, c *redistest.Cluster, key string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second) // one for all: the nodes work at the same time
 	for _, n := range c.Nodes {
-		for {
-			v, err := n.Do("PUBSUB", "NUMSUB", "liblock:released:"+key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.HasSuffix(v, "\n1") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %d: no acquire waits for %s within 5 s (PUBSUB NUMSUB: %q)", n.Index, key, v)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		var v string
+		ok := poll.Wait(time.Until(deadline), func() bool {
+			var err error
+			v, err = n.Do("PUBSUB", "NUMSUB", "liblock:released:"+key)
+			require.NoError(t, err)
+			return strings.HasSuffix(v, "\n1")
+		})
+		require.True(t, ok, "node %d: no acquire waits for %s within 5 s (PUBSUB NUMSUB: %q)", n.Index, key, v)
 	}
 }
 
@@ -68,21 +66,38 @@ func (r *recorder) wait(t *testing.T) outcome {
 	case o := <-r.ch:
 		return o
 	case <-time.After(10 * time.Second):
-		t.Fatal("no callback")
+		require.FailNow(t, "no callback within 10 s")
 	}
 	return outcome{}
+}
+
+// requireStatus fails the test unless r is a failure with status want.
+func requireStatus(t *testing.T, want int32, r *result, what string) {
+	t.Helper()
+	require.NotNil(t, r, "%s: succeeded, want status %d", what, want)
+	require.Equal(t, want, r.code, "%s: %+v", what, r)
+}
+
+// assertFailure checks that r is a failure with status want whose message
+// contains every one of parts; it reports whether it is.
+func assertFailure(t *testing.T, want int32, r *result, what string, parts ...string) bool {
+	t.Helper()
+	if !assert.NotNil(t, r, "%s: succeeded, want status %d", what, want) || !assert.Equal(t, want, r.code, "%s: %+v", what, r) {
+		return false
+	}
+	ok := true
+	for _, p := range parts {
+		ok = assert.Contains(t, r.msg, p, what) && ok
+	}
+	return ok
 }
 
 func mustClient(t *testing.T, js string) *clientObj {
 	t.Helper()
 	id, r := clientNew(js)
-	if r != nil {
-		t.Fatalf("clientNew: %+v", r)
-	}
+	require.Nil(t, r, "clientNew")
 	co, lr := lookupClient(id)
-	if lr != nil {
-		t.Fatal("lookup")
-	}
+	require.Nil(t, lr, "lookup")
 	return co
 }
 
@@ -91,68 +106,46 @@ func TestAPILifecycle(t *testing.T) {
 	h0 := handles.len()
 	co := mustClient(t, configFor(cl))
 	id, r := acquire(co, "res", 5*time.Second, acquireOptions{})
-	if r != nil {
-		t.Fatalf("acquire: %+v", r)
-	}
-	if _, r := acquire(co, "res", 5*time.Second, acquireOptions{}); r == nil || r.code != statusNotAcquired {
-		t.Fatalf("second acquire: %+v", r)
-	}
+	require.Nil(t, r, "acquire")
+	_, r = acquire(co, "res", 5*time.Second, acquireOptions{})
+	requireStatus(t, statusNotAcquired, r, "second acquire")
 	lo, _ := lookupLock(id)
 	js, r := info(lo)
-	if r != nil || !strings.Contains(js, `"resource":"res"`) || !strings.Contains(js, `"lost":false`) {
-		t.Fatalf("info %s %+v", js, r)
-	}
-	if r := extend(lo, 10*time.Second); r != nil {
-		t.Fatalf("extend %+v", r)
-	}
-	if r := release(lo); r != nil {
-		t.Fatalf("release %+v", r)
-	}
-	if r := release(lo); r == nil || r.code != statusLost {
-		t.Fatalf("second release %+v", r)
-	}
-	if freeHandle(id) != statusOK || freeHandle(id) != statusInvalidHandle {
-		t.Fatal("free lock")
-	}
-	if freeHandle(co.id) != statusOK || freeHandle(co.id) != statusInvalidHandle {
-		t.Fatal("free client")
-	}
+	require.Nil(t, r, "info")
+	assert.Contains(t, js, `"resource":"res"`)
+	assert.Contains(t, js, `"lost":false`)
+	require.Nil(t, extend(lo, 10*time.Second), "extend")
+	require.Nil(t, release(lo), "release")
+	requireStatus(t, statusLost, release(lo), "second release")
+	assert.Equal(t, int32(statusOK), freeHandle(id), "free lock")
+	assert.Equal(t, int32(statusInvalidHandle), freeHandle(id), "free lock twice")
+	assert.Equal(t, int32(statusOK), freeHandle(co.id), "free client")
+	assert.Equal(t, int32(statusInvalidHandle), freeHandle(co.id), "free client twice")
 	cl.AssertNoKeys(t)
-	if handles.len() != h0 {
-		t.Fatalf("handles %d -> %d", h0, handles.len())
-	}
+	assert.Equal(t, h0, handles.len(), "handles left")
 }
 
 func TestAPIAsyncCancelAndClientFree(t *testing.T) {
 	cl := redistest.Start(t, 3)
 	co := mustClient(t, configFor(cl))
 	held, r := acquire(co, "busy", 30*time.Second, acquireOptions{})
-	if r != nil {
-		t.Fatal(r)
-	}
+	require.Nil(t, r)
 	// cancel one waiter
 	rec := newRecorder()
 	op, r := acquireAsync(co, "busy", time.Second, acquireOptions{Wait: time.Minute}, rec.notify)
-	if r != nil {
-		t.Fatal(r)
-	}
+	require.Nil(t, r)
 	waitingFor(t, cl, "busy")
-	if cancelOp(op) != statusOK {
-		t.Fatal("cancel")
-	}
-	if o := rec.wait(t); o.status != statusCanceled || o.handle != 0 {
-		t.Fatalf("canceled: %+v", o)
-	}
-	if cancelOp(op) != statusInvalidHandle {
-		t.Fatal("cancel after the callback")
-	}
+	require.Equal(t, int32(statusOK), cancelOp(op), "cancel")
+	o := rec.wait(t)
+	require.Equal(t, int32(statusCanceled), o.status, "canceled: %+v", o)
+	require.Zero(t, o.handle, "canceled: %+v", o)
+	require.Equal(t, int32(statusInvalidHandle), cancelOp(op), "cancel after the callback")
 	// free the client with many waiters, async releases and a sync waiter
 	var recs []*recorder
 	for i := 0; i < 50; i++ {
 		rec := newRecorder()
-		if _, r := acquireAsync(co, "busy", time.Second, acquireOptions{Wait: time.Minute}, rec.notify); r != nil {
-			t.Fatal(r)
-		}
+		_, r := acquireAsync(co, "busy", time.Second, acquireOptions{Wait: time.Minute}, rec.notify)
+		require.Nil(t, r)
 		recs = append(recs, rec)
 	}
 	syncDone := make(chan *result)
@@ -161,25 +154,18 @@ func TestAPIAsyncCancelAndClientFree(t *testing.T) {
 		syncDone <- r
 	}()
 	waitingFor(t, cl, "busy")
-	if freeHandle(co.id) != statusOK {
-		t.Fatal("free client")
+	require.Equal(t, int32(statusOK), freeHandle(co.id), "free client")
+	for i, rec := range recs {
+		o := rec.wait(t)
+		require.Equal(t, int32(statusCanceled), o.status, "pending op %d: %+v", i, o)
 	}
-	for _, rec := range recs {
-		if o := rec.wait(t); o.status != statusCanceled {
-			t.Fatalf("pending op: %+v", o)
-		}
-	}
-	if r := <-syncDone; r == nil || r.code != statusCanceled {
-		t.Fatalf("sync waiter: %+v", r)
-	}
-	if freeHandle(held) != statusInvalidHandle {
-		t.Fatal("lock handle survived its client")
-	}
+	requireStatus(t, statusCanceled, <-syncDone, "sync waiter")
+	require.Equal(t, int32(statusInvalidHandle), freeHandle(held), "lock handle survived its client")
+	// Deliberate: the check is that no callback comes twice, so it lets
+	// time pass in which a second one would arrive (each came once above).
 	time.Sleep(50 * time.Millisecond)
-	for _, rec := range recs {
-		if n := rec.calls.Load(); n != 1 {
-			t.Fatalf("callback called %d times", n)
-		}
+	for i, rec := range recs {
+		assert.Equal(t, int32(1), rec.calls.Load(), "callback %d calls", i)
 	}
 	cl.AssertNoKeys(t)
 }
@@ -198,8 +184,7 @@ func TestAPIRaces(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 15; i++ {
 				id, r := acquire(co, "hot", 5*time.Second, acquireOptions{Wait: 20 * time.Second})
-				if r != nil {
-					t.Errorf("acquire: %+v", r)
+				if !assert.Nil(t, r, "acquire") { // not require: another goroutine
 					return
 				}
 				if holders.Add(1) != 1 {
@@ -219,9 +204,7 @@ func TestAPIRaces(t *testing.T) {
 				go func() { defer inner.Done(); res[0] = freeHandle(id) }()
 				go func() { defer inner.Done(); res[1] = freeHandle(id) }()
 				inner.Wait()
-				if res[0]+res[1] != statusInvalidHandle {
-					t.Errorf("two frees: %v", res)
-				}
+				assert.Equal(t, int32(statusInvalidHandle), res[0]+res[1], "two frees: %v", res)
 			}
 		}()
 	}
@@ -232,8 +215,7 @@ func TestAPIRaces(t *testing.T) {
 			for i := 0; i < 30; i++ {
 				rec := newRecorder()
 				op, r := acquireAsync(co, fmt.Sprintf("c%d-%d", g, i), time.Second, acquireOptions{}, rec.notify)
-				if r != nil {
-					t.Errorf("acquireAsync: %+v", r)
+				if !assert.Nil(t, r, "acquireAsync") {
 					return
 				}
 				cst := cancelOp(op)
@@ -243,18 +225,14 @@ func TestAPIRaces(t *testing.T) {
 				case o.status == statusOK && cst == statusInvalidHandle:
 					freeHandle(o.handle)
 				default:
-					t.Errorf("cancel %d, outcome %+v", cst, o)
+					assert.Fail(t, "cancel and outcome disagree", "cancel %d, outcome %+v", cst, o)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if overlaps.Load() != 0 {
-		t.Fatalf("%d overlaps", overlaps.Load())
-	}
-	if freeHandle(co.id) != statusOK {
-		t.Fatal("free")
-	}
+	require.Zero(t, overlaps.Load(), "overlaps")
+	require.Equal(t, int32(statusOK), freeHandle(co.id), "free")
 	cl.AssertNoKeys(t)
 }
 
@@ -263,27 +241,21 @@ func TestAPIOnLost(t *testing.T) {
 	co := mustClient(t, configFor(cl))
 	defer freeHandle(co.id)
 	id, r := acquire(co, "lost", 300*time.Millisecond, acquireOptions{AutoExtend: true})
-	if r != nil {
-		t.Fatal(r)
-	}
+	require.Nil(t, r)
 	lo, _ := lookupLock(id)
 	rec := newRecorder()
 	onLost(lo, rec.notify)
 	for _, n := range cl.Nodes {
-		if _, err := n.Do("SET", "lost", "other"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := n.Do("SET", "lost", "other")
+		require.NoError(t, err)
 	}
-	if o := rec.wait(t); o.status != statusLost || o.handle != id {
-		t.Fatalf("on lost: %+v", o)
-	}
-	if r := release(lo); r == nil || r.code != statusLost {
-		t.Fatalf("release of a lost lock: %+v", r)
-	}
+	o := rec.wait(t)
+	require.Equal(t, int32(statusLost), o.status, "on lost: %+v", o)
+	require.Equal(t, id, o.handle, "on lost: %+v", o)
+	requireStatus(t, statusLost, release(lo), "release of a lost lock")
 	for _, n := range cl.Nodes {
-		if v, _ := n.Do("GET", "lost"); v != "other" {
-			t.Fatalf("another owner's key touched: %q", v)
-		}
+		v, _ := n.Do("GET", "lost")
+		assert.Equal(t, "other", v, "node %d: another owner's key touched", n.Index)
 	}
 	freeHandle(id)
 	cl.FlushAll()
@@ -304,42 +276,38 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	defer freeHandle(b.id)
 	var in inspectionJSON
 	js, r := inspect(a, "res")
-	if r != nil || json.Unmarshal([]byte(js), &in) != nil || in.Held || in.ValidityMs != 0 || len(in.Nodes) != 3 {
-		t.Fatalf("free: %s %+v", js, r)
-	}
+	require.Nil(t, r, "inspect")
+	require.NoError(t, json.Unmarshal([]byte(js), &in), js)
+	assert.False(t, in.Held, "free: %s", js)
+	assert.Zero(t, in.ValidityMs, "free: %s", js)
+	require.Len(t, in.Nodes, 3, "free: %s", js)
 	for i, n := range in.Nodes {
-		if n.Node != i || n.Locked || n.Error != nil || n.TTLMs != -1 || n.Addr == "" {
-			t.Fatalf("free node %+v", n)
-		}
+		assert.Equal(t, i, n.Node, "free node %+v", n)
+		assert.False(t, n.Locked, "free node %+v", n)
+		assert.Nil(t, n.Error, "free node %+v", n)
+		assert.EqualValues(t, -1, n.TTLMs, "free node %+v", n)
+		assert.NotEmpty(t, n.Addr, "free node %+v", n)
 	}
 	id, r := acquire(a, "res", 10*time.Second, acquireOptions{})
-	if r != nil {
-		t.Fatal(r)
-	}
+	require.Nil(t, r)
 	lo, _ := lookupLock(id)
 	js, r = inspect(b, "res")
-	if r != nil || json.Unmarshal([]byte(js), &in) != nil || !in.Held || in.Owner != "worker-7" || in.ValidityMs < 9000 {
-		t.Fatalf("held: %s %+v", js, r)
-	}
+	require.Nil(t, r, "inspect")
+	require.NoError(t, json.Unmarshal([]byte(js), &in), js)
+	assert.True(t, in.Held, "held: %s", js)
+	assert.Equal(t, "worker-7", in.Owner, "held: %s", js)
+	assert.GreaterOrEqual(t, in.ValidityMs, int64(9000), "held: %s", js)
 	// b re-enters a's lock with its token.
 	hid, r := acquire(b, "res", 20*time.Second, acquireOptions{Token: lo.l.Token()})
-	if r != nil {
-		t.Fatal(r)
-	}
+	require.Nil(t, r)
 	ho, _ := lookupLock(hid)
 	js, _ = info(ho)
-	if !strings.Contains(js, `"reentered":true`) || !strings.Contains(js, `"fence":0`) {
-		t.Fatalf("re-entry info %s", js)
-	}
-	if js, _ = info(lo); !strings.Contains(js, `"reentered":false`) {
-		t.Fatalf("first lock info %s", js)
-	}
-	if r := release(ho); r != nil {
-		t.Fatal(r)
-	}
-	if r := release(lo); r == nil || r.code != statusLost {
-		t.Fatalf("second release of one lock: %+v", r)
-	}
+	assert.Contains(t, js, `"reentered":true`, "re-entry info")
+	assert.Contains(t, js, `"fence":0`, "re-entry info")
+	js, _ = info(lo)
+	assert.Contains(t, js, `"reentered":false`, "first lock info")
+	require.Nil(t, release(ho))
+	requireStatus(t, statusLost, release(lo), "second release of one lock")
 	freeHandle(hid)
 	freeHandle(id)
 	cl.AssertNoKeys(t)
@@ -347,15 +315,11 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	var last int64
 	for i := 0; i < 3; i++ {
 		id, r := acquire(a, "f", 5*time.Second, acquireOptions{Fence: true})
-		if r != nil {
-			t.Fatal(r)
-		}
+		require.Nil(t, r)
 		lo, _ := lookupLock(id)
-		if f := lo.l.Fence(); f <= last {
-			t.Fatalf("fence %d after %d", f, last)
-		} else {
-			last = f
-		}
+		f := lo.l.Fence()
+		require.Greater(t, f, last, "fence after %d", last)
+		last = f
 		freeHandle(id)
 	}
 	// async: a result, then a cancel, then a client freed under one
@@ -365,29 +329,24 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	}
 	ch := make(chan got, 4)
 	note := func(st int32, js, msg string) { ch <- got{st, js, msg} }
-	if _, r := inspectAsync(b, "res", note); r != nil {
-		t.Fatal(r)
-	}
-	if g := <-ch; g.st != statusOK || !strings.Contains(g.js, `"held":false`) || g.msg != "" {
-		t.Fatalf("async: %+v", g)
-	}
-	op, r := inspectAsync(b, "res", note)
-	if r != nil {
-		t.Fatal(r)
-	}
-	cst := cancelOp(op)
+	_, r = inspectAsync(b, "res", note)
+	require.Nil(t, r)
 	g := <-ch
+	require.EqualValues(t, statusOK, g.st, "async: %+v", g)
+	assert.Contains(t, g.js, `"held":false`, "async")
+	assert.Empty(t, g.msg, "async")
+	op, r := inspectAsync(b, "res", note)
+	require.Nil(t, r)
+	cst := cancelOp(op)
+	g = <-ch
 	if !(cst == statusOK && g.st == statusCanceled && g.js == "") && !(cst == statusInvalidHandle && g.st == statusOK) {
-		t.Fatalf("cancel %d: %+v", cst, g)
+		require.FailNow(t, "cancel and outcome disagree", "cancel %d: %+v", cst, g)
 	}
-	if _, r := inspectAsync(a, "res", note); r != nil {
-		t.Fatal(r)
-	}
+	_, r = inspectAsync(a, "res", note)
+	require.Nil(t, r)
 	freeHandle(a.id)
-	if g := <-ch; g.st != statusOK && g.st != statusCanceled {
-		t.Fatalf("client freed: %+v", g)
-	}
-	if _, r := inspect(a, "res"); r != badHandle {
-		t.Fatalf("inspect on a freed client: %+v", r)
-	}
+	g = <-ch
+	assert.Contains(t, []int32{statusOK, statusCanceled}, g.st, "client freed: %+v", g)
+	_, r = inspect(a, "res")
+	assert.Same(t, badHandle, r, "inspect on a freed client: %+v", r)
 }

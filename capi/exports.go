@@ -148,6 +148,9 @@ func acquireArgs(resource *C.char, ttlMs C.int64_t, optionsJSON *C.char) (string
 	if e != nil {
 		return "", 0, none, e
 	}
+	if e := checkMulti(res, opts); e != nil {
+		return "", 0, none, e
+	}
 	return res, ttl, opts, nil
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func errCanceledForTest() error { return context.Canceled }
@@ -13,44 +16,32 @@ func TestHandleTable(t *testing.T) {
 	op := &opObj{cancel: func() {}}
 	lo := &lockObj{}
 	h1, err := tb.add(op)
-	if err != nil || h1 != 1 {
-		t.Fatalf("first handle %d %v", h1, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), h1, "first handle")
 	h2, _ := tb.add(lo)
-	if h2 != 2 {
-		t.Fatalf("second handle %d", h2)
-	}
-	if _, ok := get[*lockObj](tb, h1); ok {
-		t.Fatal("wrong kind found")
-	}
-	if _, ok := take[*clientObj](tb, h2); ok {
-		t.Fatal("wrong kind taken")
-	}
-	if got, ok := get[*lockObj](tb, h2); !ok || got != lo {
-		t.Fatal("lock not found")
-	}
-	if _, ok := take[*lockObj](tb, h2); !ok {
-		t.Fatal("take")
-	}
-	if _, ok := take[*lockObj](tb, h2); ok {
-		t.Fatal("double take")
-	}
-	if _, ok := get[*opObj](tb, 0); ok {
-		t.Fatal("handle 0")
-	}
+	require.Equal(t, uint64(2), h2, "second handle")
+	_, ok := get[*lockObj](tb, h1)
+	assert.False(t, ok, "wrong kind found")
+	_, ok = take[*clientObj](tb, h2)
+	assert.False(t, ok, "wrong kind taken")
+	got, ok := get[*lockObj](tb, h2)
+	require.True(t, ok, "lock not found")
+	require.Same(t, lo, got, "the lock found")
+	_, ok = take[*lockObj](tb, h2)
+	require.True(t, ok, "take")
+	_, ok = take[*lockObj](tb, h2)
+	assert.False(t, ok, "double take")
+	_, ok = get[*opObj](tb, 0)
+	assert.False(t, ok, "handle 0")
 	h3, _ := tb.add(lo)
-	if h3 != 3 {
-		t.Fatalf("handles are never reused: got %d", h3)
-	}
+	require.Equal(t, uint64(3), h3, "handles are never reused")
 	// exhaustion below 2^53
 	tb.next = maxHandle - 1
 	h, err := tb.add(lo)
-	if err != nil || h != maxHandle {
-		t.Fatalf("last handle %d %v", h, err)
-	}
-	if _, err := tb.add(lo); err == nil {
-		t.Fatal("handle beyond 2^53-1")
-	}
+	require.NoError(t, err, "the last handle")
+	require.Equal(t, uint64(maxHandle), h, "the last handle")
+	_, err = tb.add(lo)
+	require.Error(t, err, "handle beyond 2^53-1")
 }
 
 func TestHandleTableConcurrent(t *testing.T) {
@@ -63,13 +54,11 @@ func TestHandleTableConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
 				h, err := tb.add(&lockObj{})
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) { // not require: another goroutine
 					return
 				}
-				if _, dup := seen.LoadOrStore(h, true); dup {
-					t.Errorf("handle %d handed out twice", h)
-				}
+				_, dup := seen.LoadOrStore(h, true)
+				assert.False(t, dup, "handle %d handed out twice", h)
 				if i%2 == 0 {
 					take[*lockObj](tb, h)
 				}
@@ -77,25 +66,17 @@ func TestHandleTableConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if tb.len() != 4000 {
-		t.Fatalf("live handles %d", tb.len())
-	}
+	require.Equal(t, 4000, tb.len(), "live handles")
 }
 
 func TestOpCancelFinish(t *testing.T) {
 	canceled := 0
 	op := &opObj{cancel: func() { canceled++ }}
-	if !op.tryCancel() || canceled != 1 {
-		t.Fatal("cancel of a pending op")
-	}
-	if !op.finish() {
-		t.Fatal("finish must report the cancel")
-	}
-	if op.tryCancel() {
-		t.Fatal("cancel after finish")
-	}
+	require.True(t, op.tryCancel(), "cancel of a pending op")
+	require.Equal(t, 1, canceled, "cancel functions run")
+	require.True(t, op.finish(), "finish must report the cancel")
+	require.False(t, op.tryCancel(), "cancel after finish")
 	op2 := &opObj{cancel: func() { canceled++ }}
-	if op2.finish() || op2.tryCancel() {
-		t.Fatal("finished first: not canceled")
-	}
+	require.False(t, op2.finish(), "finished first: not canceled")
+	require.False(t, op2.tryCancel(), "cancel after finish")
 }

@@ -62,15 +62,16 @@
  *   drift_factor:    0 .. 0.1, default 0.01
  *   owner:           0 .. 128 bytes of UTF-8, no '/'
  *   token:           16 .. 512 bytes of UTF-8
+ *   resources:       1 .. 16 per lock (resource + options "resources")
  *   JSON arguments:  at most 1 MiB
  *
  * ADDITIONS WITHIN ABI VERSION 1
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
- *   the config key "owner", the acquire option keys "token" and "fence",
- *   lock_info's "fence" and "reentered", and lock_inspect /
- *   lock_inspect_async with lock_inspect_callback, the acquire option key
- *   "mode" and lock_info's "mode" (read-write locks). LIBLOCK_ABI_VERSION
+ *   the config key "owner", the acquire option keys "token", "fence",
+ *   "resources" and "mode", lock_info's "fence", "reentered", "resources"
+ *   and "mode", and lock_inspect / lock_inspect_async with
+ *   lock_inspect_callback. LIBLOCK_ABI_VERSION
  *   stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
@@ -262,6 +263,22 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      each node keeps a counter per resource (the key +
  *                      byte 0xFF + "fence", which never expires). Not with
  *                      "token" (LOCK_INVALID_ARGUMENT naming fence).
+ *       "resources"    array of 1..15 strings; default none: a
+ *                      multi-resource lock on `resource` and these together,
+ *                      all or none. Each keeps its own key (key_prefix +
+ *                      resource), and each node sets all the set's keys in
+ *                      one script or, when any is held, none: the lock
+ *                      excludes a lock on any member and every set sharing
+ *                      one, in any order, and nobody holds part of a set.
+ *                      LOCK_NOT_ACQUIRED's message names the resource held.
+ *                      Release, extend, on_lost, auto_extend and free cover
+ *                      the set; lock_info adds "resources". With "fence":
+ *                      one fence above every earlier fence on each member.
+ *                      Not with "token". Errors name an element by its index
+ *                      in the whole set, `resource` being resources[0]:
+ *                      "resources" (not an array, empty, too many),
+ *                      "resources[i]" (not a string, empty, too long, not
+ *                      UTF-8, or a duplicate of an earlier one).
  *       "mode"         "read" or "write"; default: the mutex. A side of
  *                      the resource's READ-WRITE LOCK: any number of
  *                      readers hold it together, never with its one

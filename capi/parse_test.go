@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const url1 = `"redis://127.0.0.1:6379"`
@@ -33,12 +35,8 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, tc := range ok {
 		cfg, err := parseConfig(tc.js)
-		if err != nil {
-			t.Errorf("%s: %v", tc.js, err)
-			continue
-		}
-		if !tc.check(cfg) {
-			t.Errorf("%s: got %+v", tc.js, cfg)
+		if assert.NoError(t, err, tc.js) {
+			assert.True(t, tc.check(cfg), "%s: got %+v", tc.js, cfg)
 		}
 	}
 	bad := []string{
@@ -65,18 +63,13 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, js := range bad {
 		_, err := parseConfig(js)
-		if !errors.Is(err, core.ErrInvalidArgument) {
-			t.Errorf("%s: got %v, want an ErrInvalidArgument", js, err)
-		}
-		if statusOf(err) != statusInvalidArgument {
-			t.Errorf("%s: status %d", js, statusOf(err))
-		}
+		assert.ErrorIs(t, err, core.ErrInvalidArgument, js)
+		assert.Equal(t, int32(statusInvalidArgument), statusOf(err), "%s: status", js)
 	}
 	// a password never shows in a message
 	_, err := parseConfig(`{"nodes":["redis://user:hunter2@[::1"]}`)
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("password leaked or accepted: %v", err)
-	}
+	require.Error(t, err, "a malformed URL accepted")
+	assert.NotContains(t, err.Error(), "hunter2", "the password in a message")
 }
 
 func TestParseOptions(t *testing.T) {
@@ -97,13 +90,13 @@ func TestParseOptions(t *testing.T) {
 	}
 	for js, want := range ok {
 		got, err := parseOptions(js, false)
-		if err != nil || got != want {
-			t.Errorf("%s: got %+v, %v; want %+v", js, got, err, want)
+		if assert.NoError(t, err, js) {
+			assert.Equal(t, want, got, js)
 		}
 	}
-	if got, err := parseOptions("", true); err != nil || got != (acquireOptions{}) {
-		t.Errorf("NULL options: %+v %v", got, err)
-	}
+	got, err := parseOptions("", true)
+	require.NoError(t, err, "NULL options")
+	assert.Zero(t, got, "NULL options")
 	bad := []string{
 		``, `x`, `null`, `[]`, `true`, `{"wait":1}`, `{"WAIT_MS":1}`, `{"wait_ms":-1}`, `{"wait_ms":-0}`,
 		`{"wait_ms":1.5}`, `{"wait_ms":1e2}`, `{"wait_ms":"1"}`, `{"wait_ms":null}`, `{"wait_ms":86400001}`,
@@ -113,9 +106,8 @@ func TestParseOptions(t *testing.T) {
 		"{\"token\":\"\xff0123456789abcdef\"}", `{}}`, `{"a":1}`, `{1:1}`,
 	}
 	for _, js := range bad {
-		if _, err := parseOptions(js, false); !errors.Is(err, core.ErrInvalidArgument) {
-			t.Errorf("%s: got %v, want an ErrInvalidArgument", js, err)
-		}
+		_, err := parseOptions(js, false)
+		assert.ErrorIs(t, err, core.ErrInvalidArgument, js)
 	}
 	// The new keys: each bad value names its key.
 	named := map[string]string{
@@ -137,21 +129,21 @@ func TestParseOptions(t *testing.T) {
 	for js, arg := range named {
 		_, err := parseOptions(js, false)
 		var ae *core.ArgumentError
-		if !errors.As(err, &ae) || ae.Arg != arg {
-			t.Errorf("%s: got %v, want an ArgumentError naming %s", js, err, arg)
+		if assert.ErrorAs(t, err, &ae, "%s: want an ArgumentError naming %s", js, arg) {
+			assert.Equal(t, arg, ae.Arg, "%s: the argument named by %v", js, err)
 		}
 	}
 }
 
 func TestTTL(t *testing.T) {
 	for _, ms := range []int64{0, -1, 86400001, 1 << 62, -1 << 63} {
-		if _, err := ttlFromMillis(ms); !errors.Is(err, core.ErrInvalidArgument) {
-			t.Errorf("%d: %v", ms, err)
-		}
+		_, err := ttlFromMillis(ms)
+		assert.ErrorIs(t, err, core.ErrInvalidArgument, "%d ms", ms)
 	}
 	for _, ms := range []int64{1, 1000, 86400000} {
-		if d, err := ttlFromMillis(ms); err != nil || d != time.Duration(ms)*time.Millisecond {
-			t.Errorf("%d: %v %v", ms, d, err)
+		d, err := ttlFromMillis(ms)
+		if assert.NoError(t, err, "%d ms", ms) {
+			assert.Equal(t, time.Duration(ms)*time.Millisecond, d, "%d ms", ms)
 		}
 	}
 }
@@ -171,9 +163,7 @@ func TestStatusOf(t *testing.T) {
 		{errors.New("something else"), statusInternal},
 	}
 	for _, c := range cases {
-		if got := statusOf(c.err); got != c.want {
-			t.Errorf("%v: %d, want %d", c.err, got, c.want)
-		}
+		assert.Equal(t, c.want, statusOf(c.err), "%v", c.err)
 	}
 }
 
@@ -192,16 +182,15 @@ func FuzzConfigJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg, err := parseConfig(s)
 		if err != nil {
-			if !errors.Is(err, core.ErrInvalidArgument) {
-				t.Fatalf("%q: error is not ErrInvalidArgument: %v", s, err)
-			}
+			require.ErrorIs(t, err, core.ErrInvalidArgument, "%q", s)
 			return
 		}
-		if len(cfg.Nodes) == 0 || cfg.Validate() != nil {
-			t.Fatalf("%q: accepted an invalid config %+v", s, cfg)
-		}
-		if cfg.NodeTimeout < 0 || (cfg.DriftFactor != nil && (*cfg.DriftFactor < 0 || *cfg.DriftFactor > core.MaxDriftFactor)) {
-			t.Fatalf("%q: out of range %+v", s, cfg)
+		require.NotEmpty(t, cfg.Nodes, "%q: accepted a config without nodes", s)
+		require.NoError(t, cfg.Validate(), "%q: accepted an invalid config %+v", s, cfg)
+		require.GreaterOrEqual(t, cfg.NodeTimeout, time.Duration(0), "%q: out of range %+v", s, cfg)
+		if cfg.DriftFactor != nil {
+			require.GreaterOrEqual(t, *cfg.DriftFactor, 0.0, "%q: out of range %+v", s, cfg)
+			require.LessOrEqual(t, *cfg.DriftFactor, core.MaxDriftFactor, "%q: out of range %+v", s, cfg)
 		}
 	})
 }
@@ -218,13 +207,10 @@ func FuzzOptionsJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		o, err := parseOptions(s, false)
 		if err != nil {
-			if !errors.Is(err, core.ErrInvalidArgument) {
-				t.Fatalf("%q: error is not ErrInvalidArgument: %v", s, err)
-			}
+			require.ErrorIs(t, err, core.ErrInvalidArgument, "%q", s)
 			return
 		}
-		if o.Wait < 0 || o.Wait > core.MaxWait {
-			t.Fatalf("%q: wait %v out of range", s, o.Wait)
-		}
+		require.GreaterOrEqual(t, o.Wait, time.Duration(0), "%q: wait out of range", s)
+		require.LessOrEqual(t, o.Wait, core.MaxWait, "%q: wait out of range", s)
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/liblock/liblock/core/hostabi"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/tlstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // tlsJSON is a lock_client_new config of one node with the TLS keys kv.
@@ -51,19 +53,13 @@ func TestAPITLS(t *testing.T) {
 			defer freeHandle(co.id)
 			id, r := acquire(co, "tls", 10*time.Second, acquireOptions{})
 			if k.cause == "" {
-				if r != nil {
-					t.Fatalf("acquire: %+v", r)
-				}
+				require.Nil(t, r, "acquire")
 				lo, _ := lookupLock(id)
-				if r := release(lo); r != nil {
-					t.Fatalf("release: %+v", r)
-				}
+				require.Nil(t, release(lo), "release")
 				freeHandle(id)
 				return
 			}
-			if r == nil || r.code != statusUnavailable || !strings.Contains(r.msg, "node 0 (127.0.0.1:") || !strings.Contains(r.msg, k.cause) {
-				t.Fatalf("acquire: %+v, want LOCK_UNAVAILABLE naming node 0 and %q", r, k.cause)
-			}
+			assertFailure(t, statusUnavailable, r, "acquire: want LOCK_UNAVAILABLE naming node 0 and its cause", "node 0 (127.0.0.1:", k.cause)
 		})
 	}
 }
@@ -76,9 +72,7 @@ func TestAPITLSBadInput(t *testing.T) {
 	node := "rediss://127.0.0.1:1"
 	missing := filepath.Join(c.Dir, "missing.pem")
 	key, err := os.ReadFile(c.ClientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	keyLine := strings.Split(string(key), "\n")[1] // a line of base64 key material
 	cases := []struct{ js, want string }{
 		{tlsJSON(node, "tls_ca_file", missing), "tls_ca_file: cannot read \"" + missing + "\": no such file or directory"},
@@ -98,17 +92,13 @@ func TestAPITLSBadInput(t *testing.T) {
 	h0 := handles.len()
 	for _, k := range cases {
 		_, r := clientNew(k.js)
-		if r == nil || r.code != statusInvalidArgument || !strings.Contains(r.msg, k.want) {
-			t.Errorf("%s: got %+v, want LOCK_INVALID_ARGUMENT with %q", k.js, r, k.want)
+		if !assertFailure(t, statusInvalidArgument, r, k.js, k.want) {
 			continue
 		}
-		if strings.Contains(r.msg, keyLine) || strings.Contains(r.msg, "PRIVATE KEY") {
-			t.Errorf("%s: the message quotes key material: %s", k.js, r.msg)
-		}
+		assert.NotContains(t, r.msg, keyLine, "%s: the message quotes key material", k.js)
+		assert.NotContains(t, r.msg, "PRIVATE KEY", "%s: the message quotes key material", k.js)
 	}
-	if handles.len() != h0 {
-		t.Fatalf("handles %d -> %d", h0, handles.len())
-	}
+	require.Equal(t, h0, handles.len(), "handles left")
 }
 
 // lock_engine_new's JSON stays strict: its host (Node, Python asyncio)
@@ -117,9 +107,7 @@ func TestAPITLSBadInput(t *testing.T) {
 func TestEngineConfigRefusesTLSKeys(t *testing.T) {
 	for _, key := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"} {
 		_, err := hostabi.New(`{"nodes":["rediss://127.0.0.1:1"],"` + key + `":"x"}`)
-		if err == nil || !strings.Contains(err.Error(), `unknown key "`+key+`"`) {
-			t.Errorf("%s: got %v, want unknown key", key, err)
-		}
+		assert.ErrorContains(t, err, `unknown key "`+key+`"`, key)
 	}
 }
 
@@ -141,60 +129,48 @@ func TestAPITLSPerNode(t *testing.T) {
 		co := mustClient(t, js(a, map[string]any{"url": b, "tls_ca_file": c.OtherCA}))
 		defer freeHandle(co.id)
 		id, r := acquire(co, "tls:pernode", 10*time.Second, acquireOptions{})
-		if r != nil {
-			t.Fatalf("acquire: %+v", r)
-		}
+		require.Nil(t, r, "acquire")
 		defer freeHandle(id)
 		s, r := inspect(co, "tls:pernode")
-		if r != nil {
-			t.Fatalf("inspect: %+v", r)
-		}
+		require.Nil(t, r, "inspect")
 		var in struct {
 			Nodes []struct {
 				Holder bool
 				Error  *string
 			}
 		}
-		if err := json.Unmarshal([]byte(s), &in); err != nil || len(in.Nodes) != 3 {
-			t.Fatalf("inspect: %s (%v)", s, err)
-		}
+		require.NoError(t, json.Unmarshal([]byte(s), &in), s)
+		require.Len(t, in.Nodes, 3, "inspect: %s", s)
 		for i, n := range in.Nodes { // the key is on every node
-			if !n.Holder || n.Error != nil {
-				t.Fatalf("node %d: %s", i, s)
-			}
+			require.True(t, n.Holder, "node %d: %s", i, s)
+			require.Nil(t, n.Error, "node %d: %s", i, s)
 		}
 		lo, _ := lookupLock(id)
-		if r := release(lo); r != nil {
-			t.Fatalf("release: %+v", r)
-		}
+		require.Nil(t, release(lo), "release")
 	})
 	t.Run("the client's CA only", func(t *testing.T) {
 		co := mustClient(t, js(a, map[string]any{"url": b}))
 		defer freeHandle(co.id)
 		id, r := acquire(co, "tls:clientca", 10*time.Second, acquireOptions{}) // 2 of 3
-		if r != nil {
-			t.Fatalf("acquire: %+v", r)
-		}
+		require.Nil(t, r, "acquire")
 		defer freeHandle(id)
 		s, r := inspect(co, "tls:clientca")
-		if r != nil || !strings.Contains(s, `"error":"`) || strings.Count(s, "certificate signed by unknown authority") != 1 ||
-			!strings.Contains(s, `"node":1,`) {
-			t.Fatalf("inspect: %s %+v, want node 1's verification failure", s, r)
-		}
+		require.Nil(t, r, "inspect")
+		require.Contains(t, s, `"error":"`, "want node 1's verification failure")
+		require.Equal(t, 1, strings.Count(s, "certificate signed by unknown authority"), "verification failures in %s", s)
+		require.Contains(t, s, `"node":1,`, "want node 1's verification failure")
 		var in struct{ Nodes []struct{ Error *string } }
 		_ = json.Unmarshal([]byte(s), &in)
-		if in.Nodes[1].Error == nil || !strings.Contains(*in.Nodes[1].Error, "certificate signed by unknown authority") {
-			t.Fatalf("inspect: %s, want node 1's verification failure", s)
-		}
+		require.NotNil(t, in.Nodes[1].Error, "inspect: %s, want node 1's verification failure", s)
+		require.Contains(t, *in.Nodes[1].Error, "certificate signed by unknown authority", "node 1's error")
 	})
 	t.Run("a node's keys replace the client's", func(t *testing.T) {
 		// node 0 given the other CA fails too: 2 of 3 failing.
 		co := mustClient(t, js(map[string]any{"url": a, "tls_ca_file": c.OtherCA}, b))
 		defer freeHandle(co.id)
 		_, r := acquire(co, "tls:replaced", 10*time.Second, acquireOptions{})
-		if r == nil || r.code != statusUnavailable || !strings.Contains(r.msg, "node 0 (127.0.0.1:") ||
-			!strings.Contains(r.msg, "node 1 (127.0.0.1:") || strings.Count(r.msg, "certificate signed by unknown authority") != 2 {
-			t.Fatalf("acquire: %+v, want LOCK_UNAVAILABLE naming nodes 0 and 1 and their verification failures", r)
+		if assertFailure(t, statusUnavailable, r, "acquire: want LOCK_UNAVAILABLE naming nodes 0 and 1", "node 0 (127.0.0.1:", "node 1 (127.0.0.1:") {
+			assert.Equal(t, 2, strings.Count(r.msg, "certificate signed by unknown authority"), "verification failures in %q", r.msg)
 		}
 	})
 }
@@ -222,9 +198,7 @@ func TestAPITLSPerNodeBadInput(t *testing.T) {
 	}
 	for _, k := range cases {
 		_, r := clientNew(k.js)
-		if r == nil || r.code != statusInvalidArgument || !strings.Contains(r.msg, k.want) {
-			t.Errorf("%s: got %+v, want LOCK_INVALID_ARGUMENT with %q", k.js, r, k.want)
-		}
+		assertFailure(t, statusInvalidArgument, r, k.js, k.want)
 	}
 }
 
@@ -232,13 +206,10 @@ func TestAPITLSPerNodeBadInput(t *testing.T) {
 // builds TLS connections itself, so a node's TLS keys are unknown there as
 // the client-level ones are.
 func TestEngineConfigNodeObjects(t *testing.T) {
-	if _, err := hostabi.New(`{"nodes":[{"url":"rediss://127.0.0.1:1"}]}`); err != nil {
-		t.Fatalf("object form: %v", err)
-	}
+	_, err := hostabi.New(`{"nodes":[{"url":"rediss://127.0.0.1:1"}]}`)
+	require.NoError(t, err, "object form")
 	for _, key := range []string{"tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"} {
 		_, err := hostabi.New(`{"nodes":["redis://127.0.0.1:2",{"url":"rediss://127.0.0.1:1","` + key + `":"x"}]}`)
-		if err == nil || !strings.Contains(err.Error(), "nodes[1]."+key+": unknown key") {
-			t.Errorf("%s: got %v, want unknown key", key, err)
-		}
+		assert.ErrorContains(t, err, "nodes[1]."+key+": unknown key", key)
 	}
 }

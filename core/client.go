@@ -79,11 +79,17 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 		return nil, err
 	}
 	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Mode: o.mode}
+	return c.acquire(ctx, req, strconv.Quote(resource))
+}
+
+// acquire runs a validated-here request; label names it in a cancellation's
+// error.
+func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label string) (*Lock, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, wrap("liblock: acquire "+strconv.Quote(resource), err)
+		return nil, wrap("liblock: acquire "+label, err)
 	}
 	op, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Acquire(req) })
 	if err != nil {
@@ -95,7 +101,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	c.guard(func() { c.eng.Cancel(op) })
 	r := <-ch
 	if errors.Is(r.err, engine.ErrCanceled) {
-		return nil, wrap("liblock: acquire "+strconv.Quote(resource), ctx.Err())
+		return nil, wrap("liblock: acquire "+label, ctx.Err())
 	}
 	return r.lock, r.err // it ended before the cancellation did
 }
@@ -176,7 +182,7 @@ func (c *Client) newLock(id engine.LockID) *Lock {
 	l := &Lock{
 		c: c, id: id, resource: info.Resource, key: info.Key, token: info.Token,
 		ttl: info.TTL, autoExtend: info.AutoExtend, lost: make(chan struct{}),
-		fence: info.Fence, reentered: info.Reentered, mode: info.Mode,
+		fence: info.Fence, reentered: info.Reentered, resources: info.Resources, mode: info.Mode,
 	}
 	c.locks[id] = l
 	return l

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/locktest"
@@ -28,9 +29,7 @@ func TestBehaviour(t *testing.T) {
 func newClient(t *testing.T, c *redistest.Cluster) *core.Client {
 	t.Helper()
 	cl, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: locktest.NodeTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
 }
@@ -57,23 +56,15 @@ func TestProcessContention(t *testing.T) {
 			fmt.Sprintf("LIBLOCK_ROUNDS=%d", rounds))
 		out := &strings.Builder{}
 		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Start())
 		cmds[i] = cmd
 	}
 	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("process %d: %v\n%s", i, err, cmd.Stdout)
-		}
+		assert.NoError(t, cmd.Wait(), "process %d:\n%s", i, cmd.Stdout)
 	}
 	log, err := os.ReadFile(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Count(string(log), "\n"); got != procs*rounds {
-		t.Fatalf("%d critical sections logged, want %d", got, procs*rounds)
-	}
+	require.NoError(t, err)
+	require.Equal(t, procs*rounds, strings.Count(string(log), "\n"), "critical sections logged")
 	c.AssertNoKeys(t)
 }
 
@@ -83,9 +74,7 @@ func TestHelperProcess(t *testing.T) {
 		return // the helper of TestProcessContention: it works only as that test's child process
 	}
 	cl, err := core.New(core.Config{Nodes: strings.Split(os.Getenv("LIBLOCK_NODES"), ","), NodeTimeout: locktest.NodeTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer cl.Close()
 	dir := os.Getenv("LIBLOCK_CHECK_DIR")
 	var rounds int
@@ -93,28 +82,21 @@ func TestHelperProcess(t *testing.T) {
 	ctx := context.Background()
 	for r := 0; r < rounds; r++ {
 		l, err := cl.Acquire(ctx, "account_id123", 5*time.Second, core.Wait(60*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		marker := filepath.Join(dir, "holder")
 		f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatalf("overlap: another process is inside the critical section (%v)", err)
-		}
+		require.NoError(t, err, "overlap: another process is inside the critical section")
 		f.Close()
 		logf, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fmt.Fprintf(logf, "%d %d\n", os.Getpid(), r)
 		logf.Close()
+		// Deliberate: the critical section's work. The marker stays long
+		// enough for an overlapping process, if the lock let one in, to
+		// find it.
 		time.Sleep(time.Millisecond)
-		if err := os.Remove(marker); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Remove(marker))
+		require.NoError(t, l.Release(ctx))
 	}
 }
 
@@ -125,60 +107,54 @@ func TestOnLost(t *testing.T) {
 	ctx := context.Background()
 
 	l, err := cl.Acquire(ctx, "res", 300*time.Millisecond, core.AutoExtend())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Resource() != "res" || !l.AutoExtend() || l.TTL() != 300*time.Millisecond || l.IsLost() || l.Err() != nil {
-		t.Fatalf("fresh lock: resource %q auto %v ttl %v lost %v err %v", l.Resource(), l.AutoExtend(), l.TTL(), l.IsLost(), l.Err())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "res", l.Resource())
+	assert.True(t, l.AutoExtend(), "AutoExtend of a fresh auto-extended lock")
+	assert.Equal(t, 300*time.Millisecond, l.TTL())
+	require.False(t, l.IsLost(), "IsLost of a fresh lock")
+	require.NoError(t, l.Err(), "Err of a fresh lock")
 	var calls atomic.Int32
 	replaced := make(chan error, 1)
 	l.OnLost(func(error) { calls.Add(100) }) // replaced below: never called
 	l.OnLost(func(err error) { calls.Add(1); replaced <- err })
 	for _, n := range c.Nodes {
-		if _, err := n.Do("SET", "res", "other", "PX", "60000"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := n.Do("SET", "res", "other", "PX", "60000")
+		require.NoError(t, err)
 	}
 	select {
 	case err := <-replaced:
-		if !errors.Is(err, core.ErrLost) {
-			t.Fatalf("OnLost got %v, want ErrLost", err)
-		}
+		require.ErrorIs(t, err, core.ErrLost, "OnLost's error")
 	case <-time.After(5 * time.Second):
-		t.Fatal("OnLost not called")
+		require.FailNow(t, "OnLost not called")
 	}
-	if !l.IsLost() || !errors.Is(l.Err(), core.ErrLost) {
-		t.Fatal("IsLost/Err do not report the loss")
-	}
+	assert.True(t, l.IsLost(), "IsLost after the loss")
+	assert.ErrorIs(t, l.Err(), core.ErrLost, "Err after the loss")
 	// Registered after the loss: called at once.
 	late := make(chan error, 1)
 	l.OnLost(func(err error) { late <- err })
 	select {
 	case <-late:
 	case <-time.After(5 * time.Second):
-		t.Fatal("OnLost registered after the loss was not called")
+		require.FailNow(t, "OnLost registered after the loss was not called")
 	}
-	if calls.Load() != 1 {
-		t.Fatalf("OnLost functions ran %d times in total (×100 = the replaced one)", calls.Load())
-	}
+	assert.Equal(t, int32(1), calls.Load(), "OnLost calls in total (×100 = the replaced one)")
 	_ = l.Release(ctx)
 
 	// Never after a release.
-	l2, err := cl.Acquire(ctx, "res2", 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	called := make(chan struct{}, 1)
+	const ttl2 = 100 * time.Millisecond
+	l2, err := cl.Acquire(ctx, "res2", ttl2)
+	require.NoError(t, err)
+	acquired := time.Now()
+	called := make(chan struct{}, 2)
 	l2.OnLost(func(error) { called <- struct{}{} })
-	if err := l2.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l2.Release(ctx))
 	l2.OnLost(func(error) { called <- struct{}{} })
-	time.Sleep(200 * time.Millisecond) // past the ttl: an expiry timer would fire now
-	if len(called) != 0 {
-		t.Fatal("OnLost called after Release")
-	}
+	// Deliberate: the test proves something does NOT happen, so it must let
+	// the time pass in which it would: twice the ttl, when an expiry timer
+	// left running by mistake would have fired.
+	time.Sleep(2*ttl2 - time.Since(acquired))
+	require.GreaterOrEqual(t, time.Since(acquired), 2*ttl2, "the window checked")
+	assert.Empty(t, called, "OnLost called after Release")
 }
 
 // TestRestartedNode: a node that restarts empty costs the lock one vote,
@@ -189,21 +165,12 @@ func TestRestartedNode(t *testing.T) {
 	cl := newClient(t, c)
 	ctx := context.Background()
 	l, err := cl.Acquire(ctx, "res", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Nodes[2].Restart(); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := c.Nodes[2].Do("GET", "res"); v != "(nil)" {
-		t.Fatalf("restarted node kept the key: %q", v)
-	}
-	if err := l.Extend(ctx, 10*time.Second); err != nil {
-		t.Fatalf("extend with 2 of 3 nodes: %v", err)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, c.Nodes[2].Restart())
+	v, _ := c.Nodes[2].Do("GET", "res")
+	require.Equal(t, "(nil)", v, "restarted node kept the key")
+	require.NoError(t, l.Extend(ctx, 10*time.Second), "extend with 2 of 3 nodes")
+	require.NoError(t, l.Release(ctx))
 	c.AssertNoKeys(t)
 }
 
@@ -217,26 +184,14 @@ func TestNewFromClients(t *testing.T) {
 		clients = append(clients, rc)
 	}
 	cl, err := core.NewFromClients(core.Config{NodeTimeout: locktest.NodeTimeout}, clients...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cl.Quorum() != 2 {
-		t.Fatalf("quorum %d, want 2", cl.Quorum())
-	}
+	require.NoError(t, err)
+	require.Equal(t, 2, cl.Quorum(), "quorum")
 	ctx := context.Background()
 	l, err := cl.Acquire(ctx, "res", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Close(); err != nil { // releases l, leaves the clients open
-		t.Fatal(err)
-	}
-	if err := clients[0].Ping(ctx).Err(); err != nil {
-		t.Fatalf("Close closed a client it does not own: %v", err)
-	}
-	if err := l.Release(ctx); !errors.Is(err, core.ErrClosed) {
-		t.Fatalf("release after Close: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, cl.Close()) // releases l, leaves the clients open
+	require.NoError(t, clients[0].Ping(ctx).Err(), "Close closed a client it does not own")
+	require.ErrorIs(t, l.Release(ctx), core.ErrClosed, "release after Close")
 	c.AssertNoKeys(t)
 
 	for _, tc := range []struct {
@@ -250,8 +205,9 @@ func TestNewFromClients(t *testing.T) {
 		{core.Config{}, []*redis.Client{clients[0], clients[1], clients[0]}, "clients[2]"},
 	} {
 		var ae *core.ArgumentError
-		if _, err := core.NewFromClients(tc.cfg, tc.clients...); !errors.As(err, &ae) || ae.Arg != tc.arg {
-			t.Errorf("got %v, want an error for %q", err, tc.arg)
+		_, err := core.NewFromClients(tc.cfg, tc.clients...)
+		if assert.ErrorAs(t, err, &ae, "want an error for %q", tc.arg) {
+			assert.Equal(t, tc.arg, ae.Arg, "the argument named by %v", err)
 		}
 	}
 }
@@ -263,9 +219,7 @@ func TestEndedContext(t *testing.T) {
 	c := redistest.Start(t, 3)
 	cl := newClient(t, c)
 	l, err := cl.Acquire(context.Background(), "res", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The acquire returned once a quorum granted: node 0's SET may land a
 	// moment later.
 	locktest.Eventually(t, 5*time.Second, "node 0 holds the lock", func() bool {
@@ -274,18 +228,12 @@ func TestEndedContext(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := l.Extend(ctx, time.Second); !errors.Is(err, context.Canceled) {
-		t.Fatalf("extend: %v", err)
-	}
-	if _, err := cl.Acquire(ctx, "other", time.Second); !errors.Is(err, context.Canceled) {
-		t.Fatalf("acquire: %v", err)
-	}
-	if v, _ := c.Nodes[0].Do("GET", "res"); v != l.Token() {
-		t.Fatalf("the lock changed: %q", v)
-	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatalf("release with a canceled context: %v", err)
-	}
+	require.ErrorIs(t, l.Extend(ctx, time.Second), context.Canceled, "extend")
+	_, err = cl.Acquire(ctx, "other", time.Second)
+	require.ErrorIs(t, err, context.Canceled, "acquire")
+	v, _ := c.Nodes[0].Do("GET", "res")
+	require.Equal(t, l.Token(), v, "the lock changed")
+	require.NoError(t, l.Release(ctx), "release with a canceled context")
 	c.AssertNoKeys(t)
 }
 
@@ -293,20 +241,15 @@ func TestErrorMessages(t *testing.T) {
 	c := redistest.Start(t, 3)
 	cl := newClient(t, c)
 	for _, n := range c.Nodes[:2] {
-		if err := n.Kill(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.Kill())
 	}
 	_, err := cl.Acquire(context.Background(), "res", time.Second)
 	// "connection refused", not "context deadline exceeded": a dead node is
 	// dialed once, not retried until the node timeout runs out.
+	require.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{"unavailable", c.Nodes[0].Addr(), c.Nodes[1].Addr(), "quorum is 2", "connection refused"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
-		}
+		assert.Contains(t, msg, want)
 	}
-	if got := core.RedactURL("redis://u:secret@h:1"); strings.Contains(got, "secret") {
-		t.Errorf("RedactURL kept the password: %s", got)
-	}
+	assert.NotContains(t, core.RedactURL("redis://u:secret@h:1"), "secret", "RedactURL kept the password")
 }

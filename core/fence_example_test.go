@@ -10,6 +10,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // fencedStore is the resource a lock protects, made safe against a holder
@@ -63,28 +64,14 @@ func TestFencedStoreRejectsStaleHolder(t *testing.T) {
 	ctx := context.Background()
 	store := &fencedStore{}
 	la, err := a.Acquire(ctx, "res", 150*time.Millisecond, core.Fence())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A is paused until its lease is gone (B's acquire waits for it).
 	lb, err := b.Acquire(ctx, "res", 10*time.Second, core.Fence(), core.Wait(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lb.Fence() <= la.Fence() {
-		t.Fatalf("B's fence %d is not above A's %d", lb.Fence(), la.Fence())
-	}
-	if err := store.Write(lb.Fence(), "B"); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Write(la.Fence(), "A, late"); !errors.Is(err, errStaleFence) {
-		t.Fatalf("the stale write was accepted: %v", err)
-	}
+	require.NoError(t, err)
+	require.Greater(t, lb.Fence(), la.Fence(), "B's fence is not above A's")
+	require.NoError(t, store.Write(lb.Fence(), "B"))
+	require.ErrorIs(t, store.Write(la.Fence(), "A, late"), errStaleFence, "the stale write was accepted")
 	// Negative control: without the fence check the late write would win.
-	if store.value != "B" {
-		t.Fatalf("store holds %q", store.value)
-	}
-	if err := lb.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, "B", store.value, "the store")
+	require.NoError(t, lb.Release(ctx))
 }

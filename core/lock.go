@@ -28,6 +28,10 @@ type Lock struct {
 	released bool
 	lostErr  error
 	onLost   func(error)
+
+	// resources: a multi-resource lock's set (AcquireAll), nil for a
+	// mutex.
+	resources []string
 }
 
 // Resource returns the resource name the lock was acquired for.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/tlstest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestTLS: Config.TLS (private CA, mutual TLS, ServerName) on rediss://
@@ -28,9 +27,8 @@ func TestTLSWithClientsRefused(t *testing.T) {
 	defer rc.Close()
 	_, err := core.NewFromClients(core.Config{TLS: &tls.Config{}}, rc)
 	var ae *core.ArgumentError
-	if !errors.As(err, &ae) || ae.Arg != "tls" {
-		t.Fatalf("got %v, want an ArgumentError for tls", err)
-	}
+	require.ErrorAs(t, err, &ae, "want an ArgumentError for tls")
+	require.Equal(t, "tls", ae.Arg, "the argument named by %v", err)
 }
 
 // TestTLSPerNodeFromClients: NewFromClients dials each rediss node with its
@@ -62,63 +60,45 @@ func TestTLSPerNodeFromClients(t *testing.T) {
 	t.Run("each node its own CA", func(t *testing.T) {
 		rs := clients(ca, other)
 		cl, err := core.NewFromClients(core.Config{NodeTimeout: 2 * time.Second}, rs...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer cl.Close()
 		lock, err := cl.Acquire(ctx, "tls:pernode", 10*time.Second)
-		if err != nil {
-			t.Fatalf("Acquire: %v", err)
-		}
+		require.NoError(t, err, "Acquire")
 		for i, r := range rs { // the key is on every node
-			if n, err := r.Exists(ctx, lock.Key()).Result(); err != nil || n != 1 {
-				t.Fatalf("node %d: EXISTS %s = %d, %v; want 1", i, lock.Key(), n, err)
-			}
+			n, err := r.Exists(ctx, lock.Key()).Result()
+			require.NoError(t, err, "node %d: EXISTS", i)
+			require.EqualValues(t, 1, n, "node %d: EXISTS %s", i, lock.Key())
 		}
-		if err := lock.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, lock.Release(ctx))
 	})
 	t.Run("one CA for both TLS nodes", func(t *testing.T) {
 		cl, err := core.NewFromClients(core.Config{NodeTimeout: 2 * time.Second}, clients(ca, ca)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer cl.Close()
 		lock, err := cl.Acquire(ctx, "tls:onece", 10*time.Second) // 2 of 3: a quorum
-		if err != nil {
-			t.Fatalf("Acquire: %v", err)
-		}
+		require.NoError(t, err, "Acquire")
 		defer lock.Release(ctx)
 		in, err := cl.Inspect(ctx, "tls:onece")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, n := range in.Nodes {
 			if i == 1 {
-				if n.Err == nil || !strings.Contains(n.Err.Error(), "certificate signed by unknown authority") {
-					t.Fatalf("node 1: err %v, want its verification failure", n.Err)
-				}
-			} else if n.Err != nil || !n.Holder {
-				t.Fatalf("node %d: %+v, want the holder's key", i, n)
+				require.ErrorContains(t, n.Err, "certificate signed by unknown authority", "node 1: want its verification failure")
+			} else {
+				require.NoError(t, n.Err, "node %d", i)
+				require.True(t, n.Holder, "node %d: %+v, want the holder's key", i, n)
 			}
 		}
 	})
 	t.Run("the CAs swapped", func(t *testing.T) {
 		cl, err := core.NewFromClients(core.Config{NodeTimeout: 2 * time.Second}, clients(other, ca)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer cl.Close()
 		_, err = cl.Acquire(ctx, "tls:swapped", 10*time.Second)
 		var ue *core.UnavailableError
-		if !errors.As(err, &ue) || len(ue.Nodes) != 2 {
-			t.Fatalf("Acquire: got %v, want ErrUnavailable from the two TLS nodes", err)
-		}
+		require.ErrorAs(t, err, &ue, "Acquire: want ErrUnavailable from the two TLS nodes")
+		require.Len(t, ue.Nodes, 2, "Acquire: want ErrUnavailable from the two TLS nodes, got %v", err)
 		for _, ne := range ue.Nodes {
-			if !strings.Contains(ne.Error(), "certificate signed by unknown authority") {
-				t.Fatalf("node cause %q, want a verification failure", ne.Error())
-			}
+			require.ErrorContains(t, ne, "certificate signed by unknown authority", "want a verification failure")
 		}
 	})
 }

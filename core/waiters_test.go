@@ -2,7 +2,7 @@ package core_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,22 +10,21 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // setCalls is how many SET commands node has served (INFO commandstats).
 func setCalls(t *testing.T, n *redistest.Node) int {
 	t.Helper()
 	info, err := n.Do("INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(info, "\n") {
 		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
 			v, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return v
 		}
 	}
@@ -42,9 +41,7 @@ func TestOnlyOldestWaiterPolls(t *testing.T) {
 	holder, waiters := newClient(t, c), newClient(t, c)
 	ctx := context.Background()
 	held, err := holder.Acquire(ctx, "busy", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before := setCalls(t, c.Nodes[0])
 	const n, wait = 50, 2 * time.Second
 	var wg sync.WaitGroup
@@ -60,21 +57,15 @@ func TestOnlyOldestWaiterPolls(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		if !errors.Is(err, core.ErrNotAcquired) {
-			t.Fatalf("waiter: %v", err)
-		}
+		require.ErrorIs(t, err, core.ErrNotAcquired, "waiter")
 	}
 	// One poller's backoff reaches 25–50 ms after five attempts, so it
 	// makes well under 200 attempts in 2 s; every waiter adds its first and
 	// last attempt. Fifty pollers would make over 2,000.
 	calls, limit := setCalls(t, c.Nodes[0])-before, 2*n+200
 	t.Logf("%d SET attempts by %d waiters in %v", calls, n, wait)
-	if calls > limit {
-		t.Fatalf("%d SET attempts by %d waiters in %v: more than one poller (limit %d)", calls, n, wait, limit)
-	}
-	if err := held.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.LessOrEqual(t, calls, limit, "%d SET attempts by %d waiters in %v: more than one poller (limit %d)", calls, n, wait, limit)
+	require.NoError(t, held.Release(ctx))
 	c.AssertNoKeys(t)
 }
 
@@ -87,9 +78,7 @@ func TestNextWaiterTakesOverPolling(t *testing.T) {
 	c := redistest.Start(t, 1)
 	holder, waiters := newClient(t, c), newClient(t, c)
 	held, err := holder.Acquire(context.Background(), "handover", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	firstCtx, cancelFirst := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() {
@@ -107,34 +96,21 @@ func TestNextWaiterTakesOverPolling(t *testing.T) {
 		second <- err
 	}()
 	cancelFirst()
-	if err := <-first; !errors.Is(err, context.Canceled) {
-		t.Fatalf("first waiter: %v", err)
-	}
+	require.ErrorIs(t, <-first, context.Canceled, "first waiter")
 	start := time.Now()
-	if err := held.Release(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-second; err != nil {
-		t.Fatalf("second waiter: %v", err)
-	}
+	require.NoError(t, held.Release(context.Background()))
+	require.NoError(t, <-second, "second waiter")
 	// Without a poller it would only have tried again at the end of its
 	// one-minute wait.
-	if waited := time.Since(start); waited > wait/2 {
-		t.Fatalf("second waiter got the lock %v after the release: nobody was polling", waited)
-	}
-	if err := got.Release(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	waited := time.Since(start)
+	assert.LessOrEqual(t, waited, wait/2, "second waiter got the lock %v after the release: nobody was polling", waited)
+	require.NoError(t, got.Release(context.Background()))
 	c.AssertNoKeys(t)
 }
 
 func waitForSetCalls(t *testing.T, n *redistest.Node, atLeast int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for setCalls(t, n) < atLeast {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d SET calls after 10 s", atLeast)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, fmt.Sprintf("at least %d SET calls", atLeast), func() bool {
+		return setCalls(t, n) >= atLeast
+	})
 }

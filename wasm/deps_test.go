@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // moduleForbidden are packages liblock.wasm, as wasm/scripts/build.sh builds
@@ -36,9 +39,7 @@ func TestModuleDeps(t *testing.T) {
 	cmd := exec.Command(goTool, "list", "-deps", "-tags", "liblockwasm", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, ".")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+	require.NoError(t, err, "go list:\n%s", out)
 	importers := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
@@ -46,12 +47,9 @@ func TestModuleDeps(t *testing.T) {
 			importers[imp] = append(importers[imp], pkg)
 		}
 	}
-	if len(importers["github.com/liblock/liblock/core/hostabi"]) == 0 {
-		t.Fatalf("go list did not list the module's imports:\n%s", out)
-	}
+	require.NotEmpty(t, importers["github.com/liblock/liblock/core/hostabi"], "go list did not list the module's imports:\n%s", out)
 	for pkg, why := range moduleForbidden {
-		if by, linked := importers[pkg]; linked {
-			t.Errorf("liblock.wasm links %s (imported by %s): %s", pkg, strings.Join(by, ", "), why)
-		}
+		by, linked := importers[pkg]
+		assert.False(t, linked, "liblock.wasm links %s (imported by %s): %s", pkg, strings.Join(by, ", "), why)
 	}
 }

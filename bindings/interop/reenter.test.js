@@ -26,7 +26,7 @@ const { spawn } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const NODE_PKG = path.join(ROOT, 'bindings', 'node');
-const { startNodes, waitFor, settlesTo } = require(path.join(NODE_PKG, 'test', 'helpers'));
+const { startNodes, eventually, settlesTo } = require(path.join(NODE_PKG, 'test', 'helpers'));
 const { Client } = require(NODE_PKG);
 
 const PY = path.join(ROOT, 'build', 'venv-python', 'bin', 'python');
@@ -176,7 +176,7 @@ for (const [acq, ree, releaser] of PAIRS) {
       assert.equal(b.first.fence, 0);
       assert.ok(b.first.validity > 100000 && b.first.validity <= 120000, JSON.stringify(b.first));
       // The ttl raised from 60 s to 120 s on every node, the value unchanged.
-      await waitFor(async () => (await all((r) => r.pttl(res))).every((t) => t > 60000 && t <= 120000),
+      await eventually(async () => (await all((r) => r.pttl(res))).every((t) => t > 60000 && t <= 120000),
         { what: `${res}: the ttl raised above 60 s on every node`, timeout: 10000 });
       assert.deepEqual(await valuesOf(res), [token, token, token]);
 

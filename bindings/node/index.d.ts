@@ -242,7 +242,10 @@ export class LoadError extends LockError { readonly code: 'LOAD_FAILED'; }
 
 export class Lock implements AsyncDisposable {
   private constructor();
+  /** The resource given to acquire (a list's first). */
   readonly resource: string;
+  /** The resources the lock holds: the list given to acquire, or [resource]. */
+  readonly resources: string[];
   /** keyPrefix + resource. */
   readonly key: string;
   /** The token stored as the key's value: acquire's `token`, or `[owner/]<random uuid>`. */
@@ -287,7 +290,16 @@ export class Client {
   readonly nodeTimeout: number;
   /** The owner label of ClientOptions ('' when none). */
   readonly owner: string;
-  acquire(resource: string, options: AcquireOptions): Promise<Lock>;
+  /**
+   * Takes the lock on `resource`, or — given a list — on all of its
+   * resources together or none (a multi-resource lock: 1..MAX_RESOURCES
+   * distinct names, each keeping its own key, so it excludes a lock on any
+   * member and every other list sharing one, in any order; its release,
+   * extend, signal and autoExtend cover the whole list; `fence` gives one
+   * fence above every earlier fence on each member; not with `token`).
+   * Errors name a list's element: `resources[2]`.
+   */
+  acquire(resource: string | readonly string[], options: AcquireOptions): Promise<Lock>;
   /**
    * Looks at the resource without taking it. Rejects with UnavailableError
    * (per-node causes in `nodes`) when too many nodes failed to tell.
@@ -298,7 +310,7 @@ export class Client {
    * then releases it. Rejects with fn's error, or with LockLostError if the
    * lock was lost while fn ran.
    */
-  using<T>(resource: string, options: AcquireOptions, fn: (signal: LockAbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
+  using<T>(resource: string | readonly string[], options: AcquireOptions, fn: (signal: LockAbortSignal, lock: Lock) => Promise<T> | T): Promise<T>;
   /**
    * Cancels pending operations (CanceledError), releases held locks (they
    * read `released`), closes connections. Never rejects. Every later call on
@@ -312,6 +324,8 @@ export class Client {
 export const ABI_VERSION: 1;
 /** acquire()'s and using()'s default wait, in ms: 10000. */
 export const DEFAULT_WAIT: 10000;
+/** The most resources one acquire() of a list takes: 16 (the spec's limit). */
+export const MAX_RESOURCES: 16;
 
 export interface LibraryInfo {
   path: string;
@@ -351,6 +365,7 @@ declare const _default: {
   ClientClosedError: typeof ClientClosedError;
   ABI_VERSION: 1;
   DEFAULT_WAIT: 10000;
+  MAX_RESOURCES: 16;
   library: typeof library;
 };
 export default _default;

@@ -12,6 +12,7 @@ const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
 const { modeArg, MODE_NAMES } = require('./lib/rwlock');
+const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
@@ -152,8 +153,10 @@ class Lock {
     lockRegistry.register(this, st, st);
   }
 
-  /** The resource name given to acquire. */
+  /** The resource name given to acquire (a list's first). */
   get resource() { return this.#st.resource; }
+  /** The resources this lock holds: the list given to acquire, or [resource]. */
+  get resources() { return this.#st.resources ? [...this.#st.resources] : [this.#st.resource]; }
   /** The Redis key: the client's keyPrefix + resource. */
   get key() { return this.#st.key; }
   /**
@@ -425,7 +428,14 @@ class Client {
     // every error, argument errors included, is a rejection.
     try {
       if (this.#host.closed) throw closedError('acquire');
-      bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+      let set; // a multi-resource lock's further resources (lib/multi.js)
+      if (Array.isArray(resource)) {
+        const r = resourceList(resource, stringArg, bytesArg, MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+        resource = r.first;
+        set = { resources: r.more };
+      } else {
+        bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+      }
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
       const ttl = intArg('ttl', options.ttl, false, MIN_TTL_MS, MAX_TTL_MS);
@@ -446,7 +456,11 @@ class Client {
       if (fence && token !== undefined) {
         throw badArg('fence', 'cannot be combined with token (a re-entry keeps the fence of the lock it re-enters, which this acquire cannot know)');
       }
+      if (set && token !== undefined) {
+        throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
+      }
       const mode = modeArg(options.mode, token);
+      if (mode && set) throw badArg('mode', 'not with a list of resources (a read-write lock is on one resource)');
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
@@ -456,7 +470,10 @@ class Client {
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, mode ? { mode } : undefined);
+      // A read-write lock's mode and a set's resources both travel in Host's `kind`
+      // (the engine refuses a mode with several resources, naming mode).
+      if (mode) set = { ...set, mode };
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, set);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -588,6 +605,7 @@ module.exports = {
   ClientClosedError,
   ABI_VERSION,
   DEFAULT_WAIT: DEFAULT_WAIT_MS,
+  MAX_RESOURCES,
   library,
   _debug,
 };

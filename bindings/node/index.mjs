@@ -16,6 +16,7 @@ export const {
   ClientClosedError,
   ABI_VERSION,
   DEFAULT_WAIT,
+  MAX_RESOURCES,
   library,
 } = liblock;
 export default liblock;

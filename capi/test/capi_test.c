@@ -16,6 +16,7 @@
  *   LIBLOCK_TEST_KILL=1    end with the SIGKILL tests (a node killed in a
  *                          fenced acquire's second round, then a minority).
  *   LIBLOCK_FAULTPROXY     the faultproxy binary (default build/faultproxy).
+ *   LIBLOCK_TEST_ONLY      run only these tests (comma-separated names).
  *
  * Timing assertions are upper bounds only, generous on purpose.
  *
@@ -89,11 +90,21 @@ static double now_ms(void) {
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* sleep_ms lets time pass. Only for time that must pass (a ttl to run
+ * out, a window in which something must NOT happen, a critical section's
+ * work), each call saying why; to wait for a condition use POLL_UNTIL. */
 static void sleep_ms(int ms) {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
 	}
 }
+
+/* POLL_UNTIL(cond, ms): the one way these tests wait for a condition. It
+ * checks cond every 2 ms until it holds or ms pass (cond is checked once
+ * after the last pause, so a late truth is seen); the caller then CHECKs
+ * cond, or what it computed, naming what it waited for. */
+#define POLL_UNTIL(cond, ms) \
+	for (double poll_end_ = now_ms() + (ms); !(cond) && now_ms() < poll_end_;) sleep_ms(2)
 
 /* ---------- the nodes ---------- */
 
@@ -243,12 +254,59 @@ static double now_ms(void);
  * returns what it found last: an operation returns as soon as a quorum
  * answered, and its commands to the other nodes are still on their way. */
 static int settled_nodes_with(const char *key, const char *val, int want) {
-	double end = now_ms() + 2000;
 	int n;
-	while ((n = nodes_with(key, val)) != want && now_ms() < end) {
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+	POLL_UNTIL((n = nodes_with(key, val)) == want, 2000);
+	return n;
+}
+
+/* nodes_listening returns on how many live nodes some client listens for
+ * releases of key (PUBSUB NUMSUB of its channel is want): an acquire does
+ * so only once an attempt was refused or it queued behind another, so
+ * polling for it is how a test waits until an acquire waits. */
+static int nodes_listening(const char *key, int want) {
+	char ch[600], out[1024], end[32];
+	snprintf(ch, sizeof ch, "liblock:released:%s", key);
+	snprintf(end, sizeof end, "\r\n:%d\r\n", want);
+	const char *argv[] = {"PUBSUB", "NUMSUB", ch};
+	int n = 0;
+	for (int i = 0; i < nnodes; i++) {
+		if (node_frozen[i] || node_dead[i])
+			continue;
+		/* a reply read in part does not match: the next poll reads it whole */
+		if (rcmd(i, out, sizeof out, 3, argv) == 0 && strlen(out) >= strlen(end) &&
+		    strcmp(out + strlen(out) - strlen(end), end) == 0)
+			n++;
 	}
+	return n;
+}
+
+/* nodes_pttl_above returns on how many live nodes key's PTTL is above ms. */
+static int nodes_pttl_above(const char *key, long ms) {
+	char out[256];
+	const char *argv[] = {"PTTL", key};
+	int n = 0;
+	for (int i = 0; i < nnodes; i++)
+		if (!node_frozen[i] && !node_dead[i])
+			n += rcmd(i, out, sizeof out, 2, argv) == 0 && out[0] == ':' && atol(out + 1) > ms;
+	return n;
+}
+
+/* dead_answering returns how many nodes marked dead still answer a PING
+ * (a killed process's listening socket closes as it exits). */
+static int dead_answering(void) {
+	char out[64];
+	const char *argv[] = {"PING"};
+	int n = 0;
+	for (int i = 0; i < nnodes; i++)
+		if (node_dead[i])
+			n += rcmd(i, out, sizeof out, 1, argv) == 0;
+	return n;
+}
+
+static int live_nodes(void) {
+	int n = 0;
+	for (int i = 0; i < nnodes; i++)
+		n += !node_frozen[i] && !node_dead[i];
 	return n;
 }
 
@@ -662,6 +720,8 @@ static void test_bad_arguments(void) {
 	CHECK_ST(lock_acquire_async(c, "a", 0, NULL, on_done, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
 	CHECK_ST(lock_acquire_async(c, "a", 1000, NULL, NULL, &d, &h, &err), LOCK_INVALID_ARGUMENT, &err);
 	CHECK(lock_free(l) == LOCK_OK, "free");
+	/* Deliberate: proves a callback does NOT come, so lets the time pass in
+	 * which a wrongly started operation would have called back. */
 	sleep_ms(50);
 	CHECK(calls_of(&d) == 0, "no callback after a rejected async call (%d)", calls_of(&d));
 	CHECK(lock_free(c) == LOCK_OK, "free");
@@ -681,7 +741,9 @@ static void test_bad_handles(void) {
 	CHECK(lock_free(freed_client) == LOCK_OK, "free");
 	/* a pending op handle: wait on the held resource */
 	CHECK_ST(lock_acquire_async(c, "h", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
-	int held_on = nodes_with("t3:h", NULL);
+	/* the acquire returned at a quorum: let the other nodes' SETs land, so
+	 * the count compared below is not a snapshot of one still on its way */
+	int held_on = settled_nodes_with("t3:h", NULL, nnodes);
 	CHECK(held_on >= quorum(), "held");
 
 	uint64_t not_clients[] = {0, 123456789, (1ULL << 53) + 5, UINT64_MAX, freed_client, l, op, freed_lock};
@@ -718,7 +780,7 @@ static void test_bad_handles(void) {
 	CHECK(lock_free(c) == LOCK_OK, "free");
 	CHECK_ST(lock_info(l, &js, &err), LOCK_INVALID_HANDLE, &err); /* freed with its client */
 	CHECK(lock_free(l) == LOCK_INVALID_HANDLE, "lock freed with its client");
-	sleep_ms(20);
+	sleep_ms(20); /* deliberate: a window in which a second callback would come */
 	CHECK(calls_of(&d) == 1, "exactly one callback");
 	done_destroy(&d);
 }
@@ -746,7 +808,7 @@ static void *contender(void *arg) {
 		}
 		if (__atomic_add_fetch(&holders, 1, __ATOMIC_SEQ_CST) != 1)
 			__atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
-		usleep(200);
+		usleep(200); /* deliberate: the section's work, so an overlapping holder would be seen */
 		__atomic_sub_fetch(&holders, 1, __ATOMIC_SEQ_CST);
 		st = lock_release(l, &err);
 		CHECK(st == LOCK_OK, "contended release: %d %s", st, err ? err : "");
@@ -924,7 +986,8 @@ static void test_async(void) {
 	done_t w;
 	done_init(&w);
 	CHECK_ST(lock_acquire_async(c, "async", 10000, "{\"wait_ms\":30000}", on_done, &w, &op, &err), LOCK_OK, &err);
-	sleep_ms(30);
+	POLL_UNTIL(nodes_listening("t6:async", 1) == live_nodes(), bound_ms());
+	CHECK(nodes_listening("t6:async", 1) == live_nodes(), "the acquire waits (listens for releases)");
 	CHECK(calls_of(&w) == 0, "still waiting");
 	done_init(&d);
 	CHECK_ST(lock_release_async(l, on_done, &d, &err), LOCK_OK, &err);
@@ -943,11 +1006,16 @@ static void test_async(void) {
 	/* cancel a waiting acquire: LOCK_CANCELED promptly, no key of its own left */
 	char holder_tok[512];
 	info_field(l, "token", holder_tok, sizeof holder_tok);
-	int holder_on = nodes_with("t6:async", holder_tok);
+	int holder_on = settled_nodes_with("t6:async", holder_tok, nnodes); /* the late nodes' SETs landed */
 	CHECK(holder_on >= quorum(), "held");
 	done_init(&d);
+	/* the last waiter stopped listening once it held the lock: so the
+	 * listener counted next is this acquire's */
+	POLL_UNTIL(nodes_listening("t6:async", 0) == live_nodes(), bound_ms());
+	CHECK(nodes_listening("t6:async", 0) == live_nodes(), "the former waiter stopped listening");
 	CHECK_ST(lock_acquire_async(c, "async", 10000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK, &err);
-	sleep_ms(30);
+	POLL_UNTIL(nodes_listening("t6:async", 1) == live_nodes(), bound_ms());
+	CHECK(nodes_listening("t6:async", 1) == live_nodes(), "the acquire to cancel waits");
 	double t0 = now_ms();
 	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
 	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED && d.handle == 0, "canceled: %d",
@@ -967,7 +1035,7 @@ static void test_async(void) {
 		snprintf(key, sizeof key, "t6:%s", res);
 		done_init(&d);
 		CHECK_ST(lock_acquire_async(c, res, 10000, NULL, on_done, &d, &op, &err), LOCK_OK, &err);
-		if (i % 3)
+		if (i % 3) /* deliberate: cancels spread over the acquire's course */
 			usleep((useconds_t)(i * 10));
 		int32_t cst = lock_cancel(op);
 		CHECK(wait_done(&d, (int)bound_ms()) == 1, "callback");
@@ -1000,9 +1068,7 @@ static void test_async(void) {
 	sync_waiter_t sw = {c, -1, 0};
 	pthread_t swt;
 	pthread_create(&swt, NULL, sync_waiter, &sw);
-	double until = now_ms() + bound_ms();
-	while (lock_debug_blocking() < 1 && now_ms() < until)
-		sleep_ms(1);
+	POLL_UNTIL(lock_debug_blocking() >= 1, bound_ms());
 	CHECK(lock_debug_blocking() == 1, "the blocking acquire is under way");
 	t0 = now_ms();
 	CHECK(lock_free(c) == LOCK_OK, "free client with pending ops");
@@ -1034,7 +1100,9 @@ static void test_on_lost(void) {
 	CHECK_ST(lock_acquire(c, "lost", 600, "{\"auto_extend\":true}", &l, &err), LOCK_OK, &err);
 	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
 	info_field(l, "token", tok, sizeof tok);
-	sleep_ms(700); /* outlives its ttl thanks to the auto-extension */
+	/* Deliberate: the lock must outlive its ttl (600 ms) thanks to the
+	 * auto-extension; the checks below say it did. */
+	sleep_ms(700);
 	CHECK(calls_of(&d) == 0, "auto-extended lock not lost");
 	CHECK(nodes_with("t7:lost", tok) >= quorum(), "still held after its ttl");
 	for (int i = 0; i < nnodes; i++)
@@ -1047,7 +1115,7 @@ static void test_on_lost(void) {
 	CHECK_ST(lock_extend(l, 1000, &err), LOCK_LOST, &err);
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
 	CHECK(settled_nodes_with("t7:lost", "other", nnodes) == nnodes, "another owner's key is never touched");
-	sleep_ms(50);
+	sleep_ms(50); /* deliberate: a window in which a second on_lost would come */
 	CHECK(calls_of(&d) == 1, "on_lost called once");
 	CHECK(lock_free(l) == LOCK_OK, "free");
 	for (int i = 0; i < nnodes; i++)
@@ -1082,6 +1150,8 @@ static void test_on_lost(void) {
 	CHECK_ST(lock_on_lost(l3, on_done, &d3, &err), LOCK_OK, &err);
 	CHECK(lock_free(l3) == LOCK_OK, "free"); /* freed: never called */
 	CHECK(wait_done(&d2, 150 + (int)bound_ms()) == 1, "the replacement is called");
+	/* Deliberate: proves callbacks do NOT come, so lets twice the locks'
+	 * 150 ms ttl pass, by which they would have been called. */
 	sleep_ms(300);
 	CHECK(calls_of(&d1) == 0, "the replaced callback is not called");
 	CHECK(calls_of(&d3) == 0, "removed / freed: not called");
@@ -1091,7 +1161,7 @@ static void test_on_lost(void) {
 	done_init(&d);
 	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
 	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
-	sleep_ms(300);
+	sleep_ms(300); /* deliberate: twice the ttl, by which an expiry would have called it */
 	CHECK(calls_of(&d) == 0, "not called after a release");
 	lock_free(l);
 	done_destroy(&d);
@@ -1180,6 +1250,9 @@ static void test_frozen(void) {
 	uint64_t op = 0;
 	CHECK_ST(lock_acquire_async(c, "frozen-cancel", 1000, "{\"wait_ms\":60000}", on_done, &d, &op, &err), LOCK_OK,
 	         &err);
+	/* Deliberate: two node timeouts, so the acquire's first attempt has met
+	 * the frozen nodes and the cancel lands in its wait, with SETs still
+	 * unanswered in the frozen nodes' buffers (what the scenario is about). */
 	sleep_ms(node_timeout_ms * 2);
 	CHECK(lock_cancel(op) == LOCK_OK, "cancel");
 	CHECK(wait_done(&d, (int)bound_ms()) == 1 && d.status == LOCK_CANCELED, "canceled: %d", d.status);
@@ -1187,9 +1260,7 @@ static void test_frozen(void) {
 	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "canceled acquire left no key on the live nodes");
 	for (int i = 0; i < majority; i++)
 		thaw(i);
-	double end = now_ms() + 1000 + bound_ms();
-	while (nodes_with("t8:frozen-cancel", NULL) > 0 && now_ms() < end)
-		sleep_ms(20);
+	POLL_UNTIL(nodes_with("t8:frozen-cancel", NULL) == 0, 1000 + bound_ms());
 	CHECK(settled_nodes_with("t8:frozen-cancel", NULL, 0) == 0, "late keys on thawed nodes expire by their ttl");
 	lock_free(c);
 }
@@ -1210,7 +1281,8 @@ static void test_killed(void) {
 		node_dead[i] = 1;
 		dead++;
 	}
-	sleep_ms(50);
+	POLL_UNTIL(dead_answering() == 0, bound_ms());
+	CHECK(dead_answering() == 0, "the killed nodes are gone");
 	double t0 = now_ms();
 	CHECK_ST(lock_acquire(c, "killed", 10000, NULL, &l, &err), LOCK_OK, &err);
 	CHECK(now_ms() - t0 < bound_ms(), "killed minority: acquire took %.0f ms", now_ms() - t0);
@@ -1370,10 +1442,8 @@ static void fence_fault(const char *sig, int faults) {
 	}
 	CHECK(lock_free(fc) == LOCK_OK, "free the proxied client");
 	fproxy_stop(&p);
-	double end = now_ms() + ttl + 5000;
 	int left;
-	while ((left = nodes_with("tff:res", NULL)) != 0 && now_ms() < end)
-		sleep_ms(5);
+	POLL_UNTIL((left = nodes_with("tff:res", NULL)) == 0, ttl + 5000);
 	CHECK(left == 0, "%s x%d: %d nodes still hold the lock key", sig, faults, left);
 
 	CHECK_ST(lock_acquire(c, "res", 5000, "{\"fence\":true}", &l, &err), LOCK_OK, &err);
@@ -1406,10 +1476,8 @@ static long rss_kb(void) {
 }
 
 static int64_t settle_goroutines(int64_t target, int ms) {
-	double end = now_ms() + ms;
 	int64_t g;
-	while ((g = lock_debug_goroutines()) > target && now_ms() < end)
-		sleep_ms(10);
+	POLL_UNTIL((g = lock_debug_goroutines()) <= target, ms);
 	return g;
 }
 
@@ -1507,7 +1575,7 @@ static void test_small_user_data(void) {
 	for (uintptr_t v = 1; v <= 3; v++) {
 		__atomic_store_n(&small_ud_seen, 0, __ATOMIC_SEQ_CST);
 		CHECK_ST(lock_acquire_async(c, "r", 10000, "{\"wait_ms\":1000}", small_ud_cb, (void *)v, &op, &err), LOCK_OK, &err);
-		for (int i = 0; i < 5000 && __atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST) == 0; i++) usleep(1000);
+		POLL_UNTIL(__atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST) != 0, 5000);
 		CHECK(__atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST) == v, "user_data %lu came back as %lu", (unsigned long)v,
 		      (unsigned long)__atomic_load_n(&small_ud_seen, __ATOMIC_SEQ_CST));
 		uint64_t l = __atomic_load_n(&small_ud_handle, __ATOMIC_SEQ_CST);
@@ -1570,8 +1638,7 @@ static void test_queue_wakeup(void) {
 	double end = now_ms() + bound_ms();
 	int n = 0;
 	while (n == 0 && now_ms() < end) {
-		while (__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) < 3 && now_ms() < end)
-			sleep_ms(1);
+		POLL_UNTIL(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) >= 3 || now_ms() >= end, bound_ms());
 		n = lock_queue_drain(got, 8);
 	}
 	CHECK(__atomic_load_n(&wakeups, __ATOMIC_SEQ_CST) == 3, "wake-up from a library thread: %d", wakeups);
@@ -1848,14 +1915,8 @@ static void test_reenter(void) {
 	info_field(h, "validity_ms", buf, sizeof buf);
 	CHECK(atol(buf) > 19000, "re-entry validity %s", buf);
 	{ /* the re-entry returned once a quorum answered: the rest follow */
-		char out[256];
-		const char *argv[] = {"PTTL", "tr:re"};
-		int raised = 0;
-		for (double end = now_ms() + bound_ms(); raised < nnodes && now_ms() < end; sleep_ms(raised < nnodes ? 5 : 0)) {
-			raised = 0;
-			for (int i = 0; i < nnodes; i++)
-				raised += rcmd(i, out, sizeof out, 2, argv) == 0 && out[0] == ':' && atol(out + 1) > 10000;
-		}
+		int raised;
+		POLL_UNTIL((raised = nodes_pttl_above("tr:re", 10000)) == nnodes, bound_ms());
 		CHECK(raised == nnodes, "ttl raised on %d of %d nodes", raised, nnodes);
 	}
 	CHECK(settled_nodes_with("tr:re", tok, nnodes) == nnodes, "one key, one token");
@@ -1941,7 +2002,7 @@ static void test_fence(void) {
 		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "fence"), "async %s: %d %s", both[i], st, err ? err : "");
 		lock_string_free(err);
 		err = NULL;
-		sleep_ms(10);
+		sleep_ms(10); /* deliberate: a window in which a wrong callback would come */
 		CHECK(calls_of(&d) == 0, "no callback after a rejected call");
 		done_destroy(&d);
 	}
@@ -2063,7 +2124,7 @@ static void test_new_bad_arguments(void) {
 	js = inspect_js(c, big, LOCK_OK);
 	lock_string_free(js);
 	js = NULL;
-	sleep_ms(20);
+	sleep_ms(20); /* deliberate: a window in which a wrong callback would come */
 	CHECK(calls_of(&x.d) == 0, "no callback after a rejected call");
 	/* NULL out_op and NULL err are fine */
 	CHECK(lock_inspect_async(c, "held", on_inspected, &x, NULL, NULL) == LOCK_OK, "async, NULL out_op");
@@ -2095,7 +2156,7 @@ static void test_new_bad_arguments(void) {
 		          (many[i].d.status == LOCK_OK || many[i].d.status == LOCK_CANCELED),
 		      "pending inspect %d: %d %s", i, many[i].d.status, many[i].d.err);
 	}
-	sleep_ms(20);
+	sleep_ms(20); /* deliberate: a window in which a second callback would come */
 	for (int i = 0; i < 8; i++) {
 		CHECK(calls_of(&many[i].d) == 1, "exactly one callback");
 		done_destroy(&many[i].d);
@@ -2609,12 +2670,8 @@ static int rw_nodes_with(const char *key) {
 
 /* rw_settled polls rw_nodes_with until it is want, for up to 2 s. */
 static int rw_settled(const char *key, int want) {
-	double end = now_ms() + 2000;
 	int n;
-	while ((n = rw_nodes_with(key)) != want && now_ms() < end) {
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
+	POLL_UNTIL((n = rw_nodes_with(key)) == want, 2000);
 	return n;
 }
 
@@ -2683,6 +2740,79 @@ static void test_rwlock(void) {
 	}
 	CHECK(rw_nodes_with("rw:bad\xffrw:w") == 0 && rw_nodes_with("rw:bad\xffrw:r") == 0 && rw_nodes_with("rw:bad") == 0, "bad input left nothing");
 	CHECK(lock_free(c) == LOCK_OK, "free client");
+/* ----- multi-resource locks: options "resources" ----- */
+
+static void test_multi(void) {
+	uint64_t a = new_client("tm:"), b = new_client("tm:"), l = 0, m = 0;
+	char *err = NULL, buf[512], tok[512];
+	/* the set {x, y}: both keys hold the token on every node */
+	CHECK_ST(lock_acquire(a, "x", 5000, "{\"resources\":[\"y\"]}", &l, &err), LOCK_OK, &err);
+	info_field(l, "token", tok, sizeof tok);
+	CHECK(settled_nodes_with("tm:x", tok, nnodes) == nnodes && settled_nodes_with("tm:y", tok, nnodes) == nnodes,
+	      "both keys hold the set's token");
+	char *js = NULL;
+	CHECK_ST(lock_info(l, &js, &err), LOCK_OK, &err);
+	CHECK(js && strstr(js, "\"resources\":[\"x\",\"y\"]"), "lock_info resources: %s", js ? js : "(null)");
+	lock_string_free(js);
+	/* a mutex on a member, and an overlapping set in another order: refused,
+	 * naming the held resource; the refused set leaves nothing behind */
+	int32_t st = lock_acquire(b, "y", 1000, NULL, &m, &err);
+	CHECK(st == LOCK_NOT_ACQUIRED, "mutex on a member: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	st = lock_acquire(b, "z", 1000, "{\"resources\":[\"y\"]}", &m, &err);
+	CHECK(st == LOCK_NOT_ACQUIRED && err && strstr(err, "\"y\" is held"), "overlapping set: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	CHECK(settled_nodes_with("tm:z", NULL, 0) == 0, "the refused set left no key");
+	/* async: a waiting set wakes when the holder's release frees y */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(b, "y", 5000, "{\"resources\":[\"z\"],\"wait_ms\":5000}", on_done, &d, NULL, &err), LOCK_OK, &err);
+	sleep_ms(50);
+	CHECK(calls_of(&d) == 0, "the set waits while y is held");
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	CHECK(wait_done(&d, 5000 + (int)bound_ms()) == 1 && d.status == LOCK_OK, "async set after the release: %d %s", d.status, d.err);
+	if (d.status == LOCK_OK) {
+		CHECK_ST(lock_release(d.handle, &err), LOCK_OK, &err);
+		lock_free(d.handle);
+	}
+	done_destroy(&d);
+	/* one fence for the set, above the member's */
+	CHECK_ST(lock_acquire(a, "x", 5000, "{\"fence\":true}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	long long fx = atoll(buf);
+	lock_free(l);
+	CHECK_ST(lock_acquire(a, "w", 5000, "{\"fence\":true,\"resources\":[\"x\"]}", &l, &err), LOCK_OK, &err);
+	info_field(l, "fence", buf, sizeof buf);
+	CHECK(atoll(buf) > fx, "set fence %s after x's %lld", buf, fx);
+	lock_free(l);
+	/* bad input: each an invalid argument naming the element, nothing left */
+	struct {
+		const char *res, *opts, *name;
+	} bad[] = {
+	    {"x", "{\"resources\":[]}", "resources"},
+	    {"x", "{\"resources\":\"y\"}", "resources"},
+	    {"x", "{\"resources\":[\"y\",5]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\",\"\"]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\",\"x\"]}", "resources[2]"},
+	    {"x", "{\"resources\":[\"y\"],\"token\":\"0123456789abcdef\"}", "token"},
+	    {"x", "{\"resources\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\",\"10\",\"11\",\"12\",\"13\",\"14\",\"15\",\"16\"]}", "resources"},
+	    {"", "{\"resources\":[\"y\"]}", "resource"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		EXPECT_ARG(lock_acquire(a, bad[i].res, 1000, bad[i].opts, &m, &err), bad[i].name, &err);
+		done_init(&d);
+		EXPECT_ARG(lock_acquire_async(a, bad[i].res, 1000, bad[i].opts, on_done, &d, NULL, &err), bad[i].name, &err);
+		sleep_ms(5);
+		CHECK(calls_of(&d) == 0, "no callback after a rejected call");
+		done_destroy(&d);
+	}
+	CHECK(settled_nodes_with("tm:x", NULL, 0) == 0 && settled_nodes_with("tm:y", NULL, 0) == 0 &&
+	          settled_nodes_with("tm:z", NULL, 0) == 0 && settled_nodes_with("tm:w", NULL, 0) == 0,
+	      "no key left");
+	CHECK(lock_free(a) == LOCK_OK && lock_free(b) == LOCK_OK, "free");
 }
 
 int main(void) {
@@ -2696,14 +2826,20 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	    {"rwlock", test_rwlock},
 	};
-	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* one test by name (a helper's targeted run) */
+	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-		if (only && *only && strcmp(only, tests[i].name) != 0)
-			continue;
+		if (only && *only) {
+			char want[256];
+			snprintf(want, sizeof want, ",%s,", tests[i].name);
+			char list[1024];
+			snprintf(list, sizeof list, ",%s,", only);
+			if (!strstr(list, want))
+				continue;
+		}
 		int f0 = failed;
 		double t0 = now_ms();
 		tests[i].fn();

@@ -31,6 +31,9 @@ type acquireOp struct {
 	intentID   string
 	intentLeft bool
 	intentSeen bool
+	// A multi-resource acquire's set (multi.go), nil for a mutex; resource
+	// is then the set's label in errors.
+	resources, keys, fenceKeys []string
 	// The first attempt and the lock live in the acquire's own memory:
 	// most acquires make one attempt, and one lock when it succeeds, and
 	// each allocation costs (far more in liblock.wasm than natively).
@@ -77,6 +80,9 @@ type attempt struct {
 	// fencing is the second round of a fenced acquire, once a quorum
 	// granted: the fence written to the nodes that granted.
 	fencing *fenceRound
+	// heldBy: the index of the resource a node named held (a multi-lock's
+	// refusal), -1 if none did.
+	heldBy int
 }
 
 func (o *acquireOp) live(gen uint64) bool { return !o.finished && gen == o.timerGen }
@@ -96,7 +102,7 @@ func (e *Engine) startAttempt(o *acquireOp) {
 		token = e.newToken()
 	}
 	a := firstOrNew(&o.first, &o.firstUsed)
-	*a = attempt{op: o, token: token, start: e.now}
+	*a = attempt{op: o, token: token, start: e.now, heldBy: -1}
 	a.state = a.small[:0]
 	if len(e.nodes) > len(a.small) {
 		a.state = make([]uint8, 0, len(e.nodes))
@@ -108,6 +114,8 @@ func (e *Engine) startAttempt(o *acquireOp) {
 		switch {
 		case o.mode != ModeExclusive:
 			e.sendScript(n, a, rwAcquireScript, o.key, a.token, e.rwArgs(o, px))
+		case o.keys != nil:
+			e.sendAcquireMulti(n, a)
 		case o.token != "":
 			e.sendScript(n, a, acquireTokenScript, o.key, a.token, strconv.FormatInt(px, 10))
 		case o.fence:
@@ -128,11 +136,13 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-		o.rwRefused(r)
-	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.mode != ModeExclusive) && r.Int < 0:
+	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.keys != nil || o.mode != ModeExclusive) && r.Int < 0:
 		a.state[i] = refused
 		a.refused++
 		o.rwRefused(r)
+		if o.keys != nil {
+			a.multiRefused(r.Int)
+		}
 	default:
 		a.state[i] = granted
 		a.granted++
@@ -193,7 +203,12 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 			e.attemptFailed(a, e.unavailable("acquire", a.state, a.causes, ""))
 			return
 		}
-		e.attemptFailed(a, errNotAcquired(o.resource, "granted by "+strconv.Itoa(a.granted)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
+		detail := "granted by " + strconv.Itoa(a.granted) + " of " + strconv.Itoa(n) + " nodes, " + e.quorumText()
+		if o.keys != nil {
+			e.attemptFailed(a, e.multiNotAcquired(a, detail))
+			return
+		}
+		e.attemptFailed(a, errNotAcquired(o.resource, detail))
 	}
 }
 
@@ -215,6 +230,10 @@ func (e *Engine) cleanup(a *attempt) {
 		// from those of the lock it may have re-entered, which another
 		// holder of the token relies on: it deletes nothing, and what it
 		// set expires with its ttl.
+		return
+	}
+	if a.op.keys != nil {
+		e.releaseMultiKeys(a.op.keys, a.token, a.state)
 		return
 	}
 	id := e.releaseID(a.op.key)
@@ -244,6 +263,8 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		e.finishAcquire(o, 0, ErrClosed)
 	case !o.wait || e.now >= o.waitUntil:
 		e.finishAcquire(o, 0, err)
+	case o.keys != nil:
+		e.multiRetry(o)
 	case o.woken:
 		e.subscribe(o.key)
 		e.startAttempt(o)
@@ -284,7 +305,7 @@ func (e *Engine) backoff(o *acquireOp) {
 func (e *Engine) heldHere(key string) time.Duration {
 	var until time.Duration
 	for _, l := range e.locks {
-		if l.key == key && !l.released && l.lostErr == nil && l.validUntil > e.now {
+		if l.holds(key) && !l.released && l.lostErr == nil && l.validUntil > e.now {
 			until = max(until, l.validUntil)
 		}
 	}
@@ -304,7 +325,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
-		mode: o.mode,
+		resources: o.resources, keys: o.keys, mode: o.mode,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
@@ -333,6 +354,9 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 	}
 	o.att = nil
 	e.rwFinished(o)
+	if o.keys != nil {
+		e.multiDone(o)
+	}
 	if o.queued {
 		var heldUntil time.Duration
 		if l := e.locks[lock]; l != nil {
@@ -391,6 +415,9 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 // wake tells the oldest local waiter on key not yet woken that the key may
 // be free. Waking them all would make them split the vote and all back off.
 func (e *Engine) wake(key string) {
+	if len(e.multiWaiting) > 0 {
+		e.wakeMulti(key)
+	}
 	for _, o := range e.waiters[key] {
 		if !o.woken {
 			e.wakeOne(o)

@@ -209,7 +209,7 @@ func (m *modelNode) pump() {
 						reply.WriteString(":0\r\n")
 					}
 				default:
-					m.t.Fatalf("unexpected command %q", cmd)
+					require.FailNow(m.t, "unexpected command", "%q", cmd)
 				}
 			}
 			m.e.Received(a.Conn, []byte(reply.String()))

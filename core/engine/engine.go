@@ -121,6 +121,10 @@ type Engine struct {
 	// io.Reader for google/uuid, made once: boxing it per token allocated).
 	tokenSrc tokenSource
 	strs     strArena // tokens and release ids
+
+	// multiWaiting: the multi-resource acquires with a wait budget, oldest
+	// first (multi.go).
+	multiWaiting []*acquireOp
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -277,7 +281,8 @@ type AcquireRequest struct {
 	// read-write lock Resource.
 	Mode LockMode
 	// Resources, when not empty, are the further resources of a
-	// multi-resource lock: all of Resource and these, or none.
+	// multi-resource lock: all of Resource and these, or none (multi.go).
+	// At most MaxResources in all, no duplicates, not with Token.
 	Resources []string
 }
 
@@ -318,15 +323,17 @@ func checkKind(permits int, mode LockMode, resources []string) error {
 		return invalidArg("permits", "semaphores are not supported by this engine yet")
 	case mode > ModeWrite:
 		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+mode.String())
-	case len(resources) > 0:
-		return invalidArg("resources", "multi-resource locks are not supported by this engine yet")
 	}
 	return nil
 }
 
 // Validate checks the request as Acquire does.
 func (r AcquireRequest) Validate() error {
-	if err := CheckResource(r.Resource); err != nil {
+	if len(r.Resources) > 0 {
+		if err := r.validateMulti(); err != nil {
+			return err
+		}
+	} else if err := CheckResource(r.Resource); err != nil {
 		return err
 	}
 	if r.Token != "" || r.Fence {
@@ -368,7 +375,10 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		e.rwInit(op, r.Mode)
 	}
 	e.ops[op.id] = op
-	if op.wait {
+	if len(r.Resources) > 0 {
+		// A set spans several keys' queues: it joins none (multi.go).
+		e.initMulti(op, r)
+	} else if op.wait {
 		// Queue before the first attempt, so that a release by this engine
 		// during it is not missed. Nothing goes on the wire for waiting
 		// until a wait happens: the key's channel is subscribed only once
@@ -480,6 +490,10 @@ type LockInfo struct {
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
 	Mode                 LockMode
+
+	// Resources is a multi-resource lock's set (Resource is its first), or
+	// nil.
+	Resources []string
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -492,6 +506,9 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
 		Fence: l.fence, Reentered: l.reentered, Mode: l.mode,
+	}
+	if l.resources != nil {
+		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)
 	}
 	if !l.released && l.lostErr == nil {
 		info.Validity = max(0, l.validUntil-e.env.Now())

@@ -53,6 +53,10 @@ func (e *Engine) sendFence(f *fenceRound, i int) {
 		e.sendRWFence(f, i)
 		return
 	}
+	if f.a.op.keys != nil {
+		e.sendFenceMulti(f, i)
+		return
+	}
 	e.sendScript2(e.nodes[i], f, fenceScript, f.a.op.key, FenceKey(f.a.op.key), f.a.token, strconv.FormatInt(f.fence, 10))
 }
 

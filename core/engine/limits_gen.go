@@ -9,13 +9,15 @@ import time "github.com/liblock/liblock/core/internal/xtime"
 const (
 	MinTTL = 1 * time.Millisecond
 	// MaxTTL is the longest lease: hold a lock longer with auto-extension.
-	MaxTTL             = 86400000 * time.Millisecond
-	MaxWait            = 86400000 * time.Millisecond
-	MaxResourceLength  = 1024 // bytes
-	MaxKeyPrefix       = 256  // bytes
-	MaxOwner           = 128  // bytes
-	MinToken           = 16   // bytes
-	MaxToken           = 512  // bytes
+	MaxTTL            = 86400000 * time.Millisecond
+	MaxWait           = 86400000 * time.Millisecond
+	MaxResourceLength = 1024 // bytes
+	// MaxResources is the most resources one multi-resource lock takes (its one script per node touches each key).
+	MaxResources       = 16
+	MaxKeyPrefix       = 256 // bytes
+	MaxOwner           = 128 // bytes
+	MinToken           = 16  // bytes
+	MaxToken           = 512 // bytes
 	MaxNodes           = 64
 	MaxNodeTimeout     = 60000 * time.Millisecond
 	DefaultNodeTimeout = 50 * time.Millisecond

@@ -28,6 +28,10 @@ type lockState struct {
 	// have one, their release. Used once, never reused.
 	firstOp   lockOp
 	firstUsed bool
+
+	// A multi-resource lock's set and keys (multi.go), nil for a mutex;
+	// resource is then the set's label in errors.
+	resources, keys []string
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -148,6 +152,10 @@ func (e *Engine) runLockOp(op *lockOp) {
 	op.state = op.state[:len(e.nodes)]
 	if op.extend {
 		px := strconv.FormatInt(op.ttl.Milliseconds(), 10)
+		if l.keys != nil {
+			e.extendMulti(op, px)
+			return
+		}
 		for _, n := range e.nodes {
 			e.sendScript(n, op, extendFor(l.mode), l.key, l.token, px)
 		}
@@ -162,6 +170,10 @@ func (e *Engine) runLockOp(op *lockOp) {
 		l.cur = nil
 		l.released = true
 		e.lockOpDone(op, l.lostErr)
+		return
+	}
+	if l.keys != nil {
+		e.releaseMulti(op)
 		return
 	}
 	// A key handed to our own next waiter needs nobody else woken: its
@@ -180,6 +192,10 @@ func (e *Engine) runLockOp(op *lockOp) {
 		// every connection: each node runs it just after the DEL, and the
 		// hand-off costs one round trip instead of two.
 		e.wake(l.key)
+	} else if len(e.multiWaiting) > 0 {
+		// This engine's own message wakes nobody here (lastID): a waiting
+		// multi-acquire on the key is woken as a hand-off would be.
+		e.wakeMulti(l.key)
 	}
 }
 
@@ -202,7 +218,7 @@ func (op *lockOp) reply(e *Engine, i int, r Reply) {
 	case r.Int >= 1:
 		op.state[i] = granted
 		op.ok++
-		if !op.extend {
+		if !op.extend && op.lock.keys == nil {
 			e.noteReceivers(op, i, r.Int-1)
 		}
 	default:
@@ -314,6 +330,10 @@ func (e *Engine) lockOpDone(op *lockOp, err error) {
 // dropKeys deletes our token wherever it still is, so that others need not
 // wait for the ttl of a lock found lost.
 func (e *Engine) dropKeys(l *lockState) {
+	if l.keys != nil {
+		e.releaseMultiKeys(l.keys, l.token, nil)
+		return
+	}
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
 		e.sendScript(n, discard{}, releaseFor(l.mode), l.key, l.token, id)
@@ -332,7 +352,7 @@ func (e *Engine) markLost(l *lockState, err error) error {
 	l.lostErr = err
 	l.stopTimer()
 	e.emit(Action{Kind: ActLost, Lock: l.id, Err: err})
-	e.wake(l.key)
+	e.wakeKeys(l)
 	return err
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // Core builds its messages without fmt (the wasm module must stay small);
@@ -43,13 +45,7 @@ func TestArgumentMessagesMatchFmt(t *testing.T) {
 		{CheckWait(-time.Millisecond),
 			fmt.Sprintf("liblock: invalid argument: wait: must be between 0 and %v, got %v", MaxWait, -time.Millisecond)},
 	} {
-		if tc.err == nil {
-			t.Errorf("no error, want %q", tc.want)
-			continue
-		}
-		if got := tc.err.Error(); got != tc.want {
-			t.Errorf("message\n got %q\nwant %q", got, tc.want)
-		}
+		assert.EqualError(t, tc.err, tc.want, "want %q", tc.want)
 	}
 }
 
@@ -59,9 +55,7 @@ func TestDriftFactorFormatMatchesFmt(t *testing.T) {
 		d := f
 		err := Config{Nodes: oneNode, DriftFactor: &d}.Validate()
 		want := fmt.Sprintf("liblock: invalid argument: drift_factor: must be between 0 and %v, got %v", MaxDriftFactor, f)
-		if err == nil || err.Error() != want {
-			t.Errorf("drift %v:\n got %v\nwant %s", f, err, want)
-		}
+		assert.EqualError(t, err, want, "drift %v: want %q", f, want)
 	}
 }
 
@@ -78,9 +72,7 @@ func TestErrorTypesMatchFmt(t *testing.T) {
 				fmt.Sprintf("liblock: %s: unavailable: %s; %v; %v", "extend", res, &NodeError{Node: 1, Addr: "a:1", Err: cause}, &NodeError{Node: 2, Addr: "b:2", Err: cause})},
 			{wrap("liblock: acquire "+quote(res), context.Canceled).Error(), fmt.Errorf("liblock: acquire %q: %w", res, context.Canceled).Error()},
 		} {
-			if tc.got != tc.want {
-				t.Errorf("message\n got %q\nwant %q", tc.got, tc.want)
-			}
+			assert.Equal(t, tc.want, tc.got, "message")
 		}
 	}
 }
@@ -91,11 +83,11 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 // cause.
 func TestWrapUnwraps(t *testing.T) {
 	err := wrap("liblock: extend \"r\"", context.DeadlineExceeded)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("errors.Is(%v, DeadlineExceeded) = false", err)
-	}
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	var ae *ArgumentError
-	if err := wrap("outer", invalidArg("ttl", "bad")); !errors.As(err, &ae) || ae.Arg != "ttl" || !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("errors.As through wrap: %v, %+v", err, ae)
+	err = wrap("outer", invalidArg("ttl", "bad"))
+	if assert.ErrorAs(t, err, &ae, "errors.As through wrap") {
+		assert.Equal(t, "ttl", ae.Arg, "errors.As through wrap: %v", err)
 	}
+	assert.ErrorIs(t, err, ErrInvalidArgument, "errors.Is through wrap")
 }

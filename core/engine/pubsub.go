@@ -79,7 +79,7 @@ func (e *Engine) listen(key string) {
 // unsubscribe stops listening to key's channel: no acquire of this engine
 // waits for key any more.
 func (e *Engine) unsubscribe(key string) {
-	if e.subs[key] == nil {
+	if e.subs[key] == nil || len(e.multiWaiting) > 0 && e.multiNeeds(key) {
 		return
 	}
 	delete(e.subs, key)

@@ -213,6 +213,11 @@ type command struct {
 	a1, a2 string
 	px     int64
 	args   []string
+	// multi: a script's keys then its arguments, the first nkeys of them
+	// keys (a multi-resource lock's scripts, which take any number of
+	// keys); key, key2, a1 and a2 are then unused.
+	multi []string
+	nkeys int
 }
 
 func (c *command) appendTo(b []byte) []byte {
@@ -227,6 +232,9 @@ func (c *command) appendTo(b []byte) []byte {
 		var num [20]byte
 		return appendBulkBytes(b, strconv.AppendInt(num[:0], c.px, 10))
 	case cmdEvalSHA, cmdEval:
+		if c.multi != nil {
+			return c.appendMulti(b)
+		}
 		keys := 1
 		if c.key2 != "" {
 			keys = 2

@@ -1,7 +1,11 @@
 package engine
 
-// rwScriptFiles: the read-write lock's scripts, by file (TestScriptSources).
-var rwScriptFiles = map[string]*script{
-	"rw_acquire.lua": rwAcquireScript, "rw_extend.lua": rwExtendScript, "rw_release.lua": rwReleaseScript,
-	"rw_fence.lua": rwFenceScript, "rw_inspect.lua": rwInspectScript,
+// The read-write lock's scripts, by file (TestScriptSources,
+// TestScriptHashes).
+func init() {
+	primitiveScripts["rw_acquire.lua"] = rwAcquireScript
+	primitiveScripts["rw_extend.lua"] = rwExtendScript
+	primitiveScripts["rw_release.lua"] = rwReleaseScript
+	primitiveScripts["rw_fence.lua"] = rwFenceScript
+	primitiveScripts["rw_inspect.lua"] = rwInspectScript
 }

@@ -50,6 +50,65 @@ return 1
 	// inspect.lua
 	inspectSrc = `return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1])}
 `
+	// multi_acquire.lua
+	multiAcquireSrc = `local n = tonumber(ARGV[3])
+for i = 1, n do
+	if redis.call("EXISTS", KEYS[i]) == 1 then
+		return -i
+	end
+end
+local fence = 0
+for i = 1, n do
+	redis.call("SET", KEYS[i], ARGV[1], "PX", ARGV[2])
+	if KEYS[n + i] then
+		fence = math.max(fence, tonumber(redis.call("GET", KEYS[n + i]) or "0"))
+	end
+end
+return fence
+`
+	// multi_extend.lua
+	multiExtendSrc = `for i = 1, #KEYS do
+	if redis.call("GET", KEYS[i]) ~= ARGV[1] then
+		return 0
+	end
+end
+for i = 1, #KEYS do
+	if redis.call("PTTL", KEYS[i]) < tonumber(ARGV[2]) then
+		redis.call("PEXPIRE", KEYS[i], ARGV[2])
+	end
+end
+return 1
+`
+	// multi_fence.lua
+	multiFenceSrc = `local n = #KEYS / 2
+local fence = tonumber(ARGV[2])
+for i = 1, n do
+	if redis.call("GET", KEYS[i]) ~= ARGV[1] then
+		return 0
+	end
+	if tonumber(redis.call("GET", KEYS[n + i]) or "0") > fence then
+		return -1
+	end
+end
+for i = 1, n do
+	if tonumber(redis.call("GET", KEYS[n + i]) or "0") < fence then
+		redis.call("SET", KEYS[n + i], ARGV[2])
+	end
+end
+return 1
+`
+	// multi_release.lua
+	multiReleaseSrc = `local all = 1
+for i = 1, #KEYS do
+	if redis.call("GET", KEYS[i]) == ARGV[1] then
+		redis.call("DEL", KEYS[i])
+		redis.pcall("PUBLISH", "liblock:released:" .. KEYS[i], ARGV[2])
+	else
+		all = 0
+	end
+end
+return all
+`
 	// release.lua
 	releaseSrc = `if redis.call("GET", KEYS[1]) == ARGV[1] then
 	redis.call("DEL", KEYS[1])

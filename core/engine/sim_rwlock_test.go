@@ -292,11 +292,19 @@ func (s *sim) checkMemberLeftovers(n *simNode, dbi int, key string, k *simKey) {
 
 func init() {
 	simScripts = append(simScripts,
-		simScriptSpec{bit: rwAcquireScript.bit, src: rwAcquireSrc, sha: RWAcquireSHA, keys: 1, args: 2, name: "rw_acquire", run: simRWAcquire},
-		simScriptSpec{bit: rwExtendScript.bit, src: rwExtendSrc, sha: RWExtendSHA, keys: 1, args: 2, name: "rw_extend", run: simRWExtend},
-		simScriptSpec{bit: rwReleaseScript.bit, src: rwReleaseSrc, sha: RWReleaseSHA, keys: 1, args: 2, name: "rw_release", run: simRWRelease},
-		simScriptSpec{bit: rwFenceScript.bit, src: rwFenceSrc, sha: RWFenceSHA, keys: 1, args: 2, name: "rw_fence", run: simRWFence},
+		simScript{bit: rwAcquireScript.bit, src: rwAcquireSrc, sha: RWAcquireSHA, keys: 1, args: 2, name: "rw_acquire", run: rwRun(simRWAcquire)},
+		simScript{bit: rwExtendScript.bit, src: rwExtendSrc, sha: RWExtendSHA, keys: 1, args: 2, name: "rw_extend", run: rwRun(simRWExtend)},
+		simScript{bit: rwReleaseScript.bit, src: rwReleaseSrc, sha: RWReleaseSHA, keys: 1, args: 2, name: "rw_release", run: rwRun(simRWRelease)},
+		simScript{bit: rwFenceScript.bit, src: rwFenceSrc, sha: RWFenceSHA, keys: 1, args: 2, name: "rw_fence", run: rwRun(simRWFence)},
 	)
+}
+
+// rwRun adapts a model script over its database and KEYS then ARGV (rest).
+func rwRun(f func(n *simNode, c *simConn, db map[string]*simKey, rest [][]byte, out []byte) []byte) func(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte {
+	return func(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte {
+		rest := make([][]byte, 0, len(keys)+len(args))
+		return f(n, c, n.db(c.db), append(append(rest, keys...), args...), out)
+	}
 }
 
 // rwKeys derives the readers, intents and fence keys from the writer key,

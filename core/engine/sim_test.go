@@ -91,6 +91,10 @@ type simConfig struct {
 	noscriptStrict bool
 	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
 	rw rwConfig
+	// issue 20 (sim_multi_test.go): the share of acquires that take
+	// several resources at once, and the control's broken acquire script.
+	multiP     float64
+	multiFault string
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -251,9 +255,13 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if !cfg.rwProfile(profile, rng) {
-			return cfg, fmt.Errorf("unknown profile %q", profile)
+		if multiProfile(&cfg, profile, rng) {
+			break
 		}
+		if cfg.rwProfile(profile, rng) {
+			break
+		}
+		return cfg, fmt.Errorf("unknown profile %q", profile)
 	}
 	return cfg, nil
 }

@@ -36,6 +36,9 @@ type heldLock struct {
 	fence  int64
 	// mode: a read-write lock's reader or writer (sim_rwlock_test.go).
 	mode LockMode
+	// keys: a multi-resource lock's keys (key is the first); it holds
+	// each of them over segs.
+	keys []string
 }
 
 func (h *heldLock) owner() string { return fmt.Sprintf("c%d/lock%d", h.c.id, h.id) }
@@ -94,10 +97,12 @@ func (k *checker) total() int {
 }
 
 func (k *checker) add(h *heldLock) {
-	if _, ok := k.held[h.key]; !ok {
-		k.keys = append(k.keys, h.key)
+	for _, key := range h.allKeys() {
+		if _, ok := k.held[key]; !ok {
+			k.keys = append(k.keys, key)
+		}
+		k.held[key] = append(k.held[key], h)
 	}
-	k.held[h.key] = append(k.held[h.key], h)
 	k.byToken[h.token] = append(k.byToken[h.token], h)
 }
 

@@ -392,7 +392,7 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 		c.s.violate("protocol", "c%d: lock id %d reused", c.id, id)
 		return
 	}
-	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, mode: l.mode}
+	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys, mode: l.mode}
 	start := c.s.now
 	end := c.clock.trueAt(l.validUntil)
 	if end <= start {
@@ -408,6 +408,9 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 	}
 	if op.fence {
 		c.s.stats.fenced++
+	}
+	if l.keys != nil {
+		c.s.stats.multiAcquired++
 	}
 	if l.reentered {
 		c.s.stats.reentered++
@@ -572,6 +575,9 @@ func (t *simTask) acquire() {
 		}
 		s.stats.tokenAcquires++
 	}
+	if cfg.multiP > 0 && req.Token == "" && s.chance(cfg.multiP) {
+		t.multi(&req) // sim_multi_test.go
+	}
 	id, err := c.eng.Acquire(req)
 	if err != nil {
 		c.s.violate("protocol", "c%d: Acquire refused: %v", c.id, err)
@@ -615,7 +621,7 @@ func (t *simTask) shareable(key string) *heldLock {
 		}
 		for _, h := range c.heldL {
 			l := c.eng.locks[h.id]
-			if h.ended || h.key != key || s.chk.retired[h.token] || l == nil || l.released || l.lostErr != nil {
+			if h.ended || h.key != key || h.keys != nil || s.chk.retired[h.token] || l == nil || l.released || l.lostErr != nil {
 				continue
 			}
 			if !s.cfg.sharedExtend && (l.autoExtend || l.cur != nil || len(l.queue) > 0) {

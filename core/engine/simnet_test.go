@@ -173,6 +173,9 @@ type simStats struct {
 	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
 	leftoverNoscript                                                                  int
 	rw                                                                                rwStats
+
+	// issue 20: multi-resource acquires (and fenced ones) and successes
+	multiAcquires, multiAcquired, multiFenced int
 }
 
 func (st *simStats) add(o simStats) {
@@ -200,6 +203,9 @@ func (st *simStats) add(o simStats) {
 	st.leftoverTrouble += o.leftoverTrouble
 	st.leftoverForgotten += o.leftoverForgotten
 	st.fenced += o.fenced
+	st.multiAcquires += o.multiAcquires
+	st.multiAcquired += o.multiAcquired
+	st.multiFenced += o.multiFenced
 	st.tokenAcquires += o.tokenAcquires
 	st.reentered += o.reentered
 	st.inspects += o.inspects

@@ -394,27 +394,27 @@ func (n *simNode) pexpire(c *simConn, key []byte, ms int64) int64 {
 	return 1
 }
 
+// simScript is one script the model node knows. keys < 0: any number of
+// keys; run, when set, runs it (a primitive's scripts, registered from its
+// own file), else eval's switch does.
+type simScript struct {
+	bit      uint32
+	src, sha string
+	keys     int
+	args     int
+	name     string
+	run      func(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte
+}
+
 // The model's scripts: each runs exactly as its Lua file does (see
 // scripts.go and *.lua), with the number of keys it takes.
-var simScripts = []simScriptSpec{
+var simScripts = []simScript{
 	{scriptRelease, releaseSrc, ReleaseSHA, 1, 2, "release", nil},
 	{scriptExtend, extendSrc, ExtendSHA, 1, 2, "extend", nil},
 	{scriptAcquireToken, acquireTokenSrc, AcquireTokenSHA, 1, 2, "acquire_token", nil},
 	{scriptAcquireFence, acquireFenceSrc, AcquireFenceSHA, 2, 2, "acquire_fence", nil},
 	{scriptFence, fenceSrc, FenceSHA, 2, 2, "fence", nil},
 	{scriptInspect, inspectSrc, InspectSHA, 1, 0, "inspect", nil},
-}
-
-// simScriptSpec is one script the model knows.
-type simScriptSpec struct {
-	bit      uint32
-	src, sha string
-	keys     int
-	args     int
-	name     string
-	// run, when set, runs the script (a primitive's scripts, registered
-	// from its own file): rest is KEYS then ARGV.
-	run func(n *simNode, c *simConn, db map[string]*simKey, rest [][]byte, out []byte) []byte
 }
 
 // eval runs the engine's scripts, by sum (EVALSHA, NOSCRIPT until the node
@@ -443,15 +443,21 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 	n.scripts |= spec.bit
 	// The engine must pass the keys and arguments the script reads: with
 	// another split, KEYS and ARGV would shift and the Lua would misbehave.
-	if string(args[2]) != strconv.Itoa(spec.keys) || len(args) != 3+spec.keys+spec.args {
+	nkeys := spec.keys
+	if nkeys < 0 {
+		if v, err := strconv.Atoi(string(args[2])); err == nil && v > 0 {
+			nkeys = v
+		}
+	}
+	if string(args[2]) != strconv.Itoa(nkeys) || len(args) != 3+nkeys+spec.args {
 		n.s.violate("protocol", "node %d: %s script called with numkeys %s and %d arguments", n.idx, spec.name, args[2], len(args)-3)
 		return append(out, "-ERR Error running script: wrong keys or arguments\r\n"...)
 	}
 	rest := args[3:]
-	db := n.db(c.db)
 	if spec.run != nil {
-		return spec.run(n, c, db, rest, out)
+		return spec.run(n, c, rest[:nkeys], rest[nkeys:], out)
 	}
+	db := n.db(c.db)
 	switch spec.bit {
 	case scriptRelease: // if GET == token then DEL and PUBLISH the release id (none: count subscribers)
 		c.relToks[c.relNext%4] = string(rest[1])
@@ -639,7 +645,7 @@ func parseCommand(b []byte, args [][]byte) (_ [][]byte, k int, ok bool) {
 	if !ok || off == 0 {
 		return args, 0, ok
 	}
-	if cnt < 1 || cnt > 64 {
+	if cnt < 1 || cnt > 128 {
 		return args, 0, false
 	}
 	for range cnt {

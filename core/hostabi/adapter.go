@@ -50,6 +50,10 @@ type Adapter struct {
 	// awaited: the connections the engine expects bytes on, from its
 	// ActAwaiting (after ReportAwaiting).
 	awaited []engine.ConnID
+
+	// sets: the multi-resource acquires in flight and locks held, with
+	// their sets (multi.go); INFO does not carry them.
+	sets map[uint64][]string
 }
 
 // NewAdapter returns an Adapter over s, an engine of nodes nodes.
@@ -113,6 +117,9 @@ func (a *Adapter) input(ev Event) Action {
 			a.setAwaited(act.Conn, false)
 		case engine.ActDone:
 			a.noteMode(act)
+			if a.sets != nil {
+				a.setDone(act)
+			}
 			if act.Lock != 0 && (act.Info.Fence != 0 || act.Info.Reentered) {
 				if a.fences == nil {
 					a.fences = map[engine.LockID]engine.LockInfo{}
@@ -182,6 +189,9 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 	if err == nil && r.Mode != engine.ModeExclusive {
 		a.startedMode(op, r.Mode)
 	}
+	if err == nil && len(r.Resources) > 0 {
+		a.noteSet(op, r)
+	}
 	return op, err
 }
 
@@ -206,7 +216,11 @@ func (a *Adapter) Extend(l engine.LockID, ttl time.Duration) (engine.OpID, error
 
 // Release starts a release (engine.Engine.Release).
 func (a *Adapter) Release(l engine.LockID) (engine.OpID, error) {
-	return started(a.input(Event{Kind: EvRelease, Lock: uint64(l)}))
+	op, err := started(a.input(Event{Kind: EvRelease, Lock: uint64(l)}))
+	if err == nil && a.sets != nil {
+		a.noteRelease(op, l)
+	}
+	return op, err
 }
 
 // Cancel cancels a pending acquire (engine.Engine.Cancel).
@@ -215,7 +229,10 @@ func (a *Adapter) Cancel(op engine.OpID) bool {
 }
 
 // Forget drops a lock without releasing it (engine.Engine.Forget).
-func (a *Adapter) Forget(l engine.LockID) { a.input(Event{Kind: EvForget, Lock: uint64(l)}) }
+func (a *Adapter) Forget(l engine.LockID) {
+	a.input(Event{Kind: EvForget, Lock: uint64(l)})
+	a.forgetSet(l)
+}
 
 // Lock describes a lock (engine.Engine.Lock); durations in whole
 // milliseconds.
@@ -223,8 +240,10 @@ func (a *Adapter) Lock(l engine.LockID) (engine.LockInfo, bool) {
 	ans := a.input(Event{Kind: EvLockInfo, Lock: uint64(l)})
 	if ans.Kind != ActInfo {
 		delete(a.fences, l)
+		a.forgetSet(l)
 		return engine.LockInfo{}, false
 	}
+	a.setInfo(l, &ans.Info)
 	if f, ok := a.fences[l]; ok {
 		ans.Info.Fence, ans.Info.Reentered, ans.Info.Mode = f.Fence, f.Reentered, f.Mode
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/liblock/liblock/core/testkit/hostabitest"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkStepCPU is wasm/host's BenchmarkModuleCPU without the module:
@@ -23,9 +24,7 @@ func BenchmarkStepCPU(b *testing.B) {
 				js += `"redis://127.0.0.1:` + strconv.Itoa(1+i) + `"`
 			}
 			h, err := New(js + `],"node_timeout_ms":1000}`)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer Free(h)
 			a := NewAdapter(Handle(h), n)
 			host := &hostabitest.Instant{E: a}

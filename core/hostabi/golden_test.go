@@ -12,6 +12,8 @@ import (
 
 	"github.com/liblock/liblock/core/engine"
 	time "github.com/liblock/liblock/core/internal/xtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The golden vectors (spec/golden.json): every event and action kind,
@@ -308,13 +310,9 @@ type protocolSpec struct {
 
 func loadSpec(t *testing.T) *protocolSpec {
 	b, err := os.ReadFile("spec/protocol.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var s protocolSpec
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &s))
 	return &s
 }
 
@@ -429,9 +427,7 @@ func viaJSON(t *testing.T, v any) any {
 	d := json.NewDecoder(bytes.NewReader([]byte(toJSON(v))))
 	d.UseNumber()
 	var out any
-	if err := d.Decode(&out); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.Decode(&out))
 	return out
 }
 
@@ -445,10 +441,8 @@ func TestGolden(t *testing.T) {
 		c := goldenCase{Name: what, Kind: m.Name, Hex: hex.EncodeToString(bin), Fields: fields}
 		e := &specEncoder{s: s, out: []byte{byte(m.Kind)}}
 		e.fields(m.Fields, viaJSON(t, fields).(map[string]any))
-		if e.err != nil {
-			t.Errorf("%s: the spec cannot encode %s: %v", what, toJSON(fields), e.err)
-		} else if !bytes.Equal(e.out, bin) {
-			t.Errorf("%s: the codec wrote\n%x\nthe spec's field order and types make\n%x", what, bin, e.out)
+		if assert.NoError(t, e.err, "%s: the spec cannot encode %s", what, toJSON(fields)) {
+			assert.Equal(t, bin, e.out, "%s: what the codec wrote (expected) and what the spec's field order and types make (actual)", what)
 		}
 		return c
 	}
@@ -457,18 +451,14 @@ func TestGolden(t *testing.T) {
 		fields := eventFields(c.ev)
 		g.Events = append(g.Events, check(c.name, s.Events[c.ev.Kind-1], bin, fields))
 		back, err := DecodeEvent(bin)
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		} else if got := toJSON(eventFields(back)); got != toJSON(fields) {
-			t.Errorf("%s: decoded %s, want %s", c.name, got, toJSON(fields))
+		if assert.NoError(t, err, c.name) {
+			assert.Equal(t, toJSON(fields), toJSON(eventFields(back)), "%s: decoded", c.name)
 		}
 	}
 	for _, c := range goldenActions() {
 		a := c.a
 		bin, whole := appendAction(nil, &a, MinOut)
-		if !whole {
-			t.Fatalf("%s: not written whole", c.name)
-		}
+		require.True(t, whole, "%s: not written whole", c.name)
 		fields := actionFields(c.a)
 		var m specMessage
 		for _, x := range s.Actions {
@@ -478,10 +468,8 @@ func TestGolden(t *testing.T) {
 		}
 		g.Actions = append(g.Actions, check(c.name, m, bin, fields))
 		back, err := Decode(nil, bin)
-		if err != nil || len(back) != 1 {
-			t.Errorf("%s: %v, %d actions", c.name, err, len(back))
-		} else if got := toJSON(actionFields(back[0])); got != toJSON(fields) {
-			t.Errorf("%s: decoded %s, want %s", c.name, got, toJSON(fields))
+		if assert.NoError(t, err, c.name) && assert.Len(t, back, 1, "%s: actions", c.name) {
+			assert.Equal(t, toJSON(fields), toJSON(actionFields(back[0])), "%s: decoded", c.name)
 		}
 	}
 	for _, list := range [][]goldenCase{g.Events, g.Actions} {
@@ -494,27 +482,18 @@ func TestGolden(t *testing.T) {
 			ms = s.Actions
 		}
 		for _, m := range ms {
-			if !seen[m.Name] {
-				t.Errorf("no golden vector of %s", m.Name)
-			}
+			assert.True(t, seen[m.Name], "no golden vector of %s", m.Name)
 		}
 	}
 	out, err := json.MarshalIndent(g, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out = append(out, '\n')
 	if *update {
-		if err := os.WriteFile(goldenPath, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(goldenPath, out, 0o644))
 		return
 	}
 	have, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%v (go test ./core/hostabi -run TestGolden -update)", err)
-	}
-	if !bytes.Equal(have, out) {
-		t.Errorf("%s is stale: it differs from what these cases encode (go test ./core/hostabi -run TestGolden -update, and look at the diff)", goldenPath)
-	}
+	require.NoError(t, err, "go test ./core/hostabi -run TestGolden -update")
+	// Not assert.Equal: the file is long; the message says how to see the diff.
+	assert.True(t, bytes.Equal(have, out), "%s is stale: it differs from what these cases encode (go test ./core/hostabi -run TestGolden -update, and look at the diff)", goldenPath)
 }

@@ -283,7 +283,9 @@ func (en *entry) reportAwaiting() {
 }
 
 func (en *entry) acquire(ev *Event) (engine.OpID, error) {
-	if err := engine.CheckResource(ev.Resource); err != nil {
+	// A multi-resource lock's set is checked by the engine, which names
+	// the resource resources[0].
+	if err := engine.CheckResource(ev.Resource); err != nil && len(ev.Resources) == 0 {
 		return 0, err
 	}
 	ttl, err := TTLFromMillis(ev.TTLms)

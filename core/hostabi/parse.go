@@ -56,6 +56,9 @@ type AcquireOptions struct {
 	Fence      bool
 	// Mode: "mode": "read" or "write", a side of the read-write lock.
 	Mode engine.LockMode
+	// Resources: a multi-resource lock's further resources (the key
+	// "resources"; multi.go), nil for a mutex.
+	Resources []string
 }
 
 // argErr is the *engine.ArgumentError for arg. Reasons are built with
@@ -322,6 +325,11 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 				err = argErr("token", "must be "+strconv.Itoa(engine.MinToken)+" to "+strconv.Itoa(engine.MaxToken)+" bytes, got "+strconv.Itoa(len(t)))
 			}
 			o.Token = t
+			return err
+		},
+		"resources": func(v jvalue) error {
+			r, err := parseResources(v)
+			o.Resources = r
 			return err
 		},
 		"fence": func(v jvalue) error {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestActionKindsMatchEngine: the spec's actions 1–7 are the engine's own.
@@ -13,8 +14,6 @@ func TestActionKindsMatchEngine(t *testing.T) {
 		{ActDone, engine.ActDone}, {ActLost, engine.ActLost}, {ActTimer, engine.ActTimer},
 		{ActClosed, engine.ActClosed},
 	} {
-		if k[0] != k[1] {
-			t.Errorf("the spec's action %d is the engine's %d", k[0], k[1])
-		}
+		assert.Equal(t, k[1], k[0], "the spec's action kind (actual), the engine's (expected)")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/wasm/host"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkPair: acquire+release pairs against real redis-servers on 1 and
@@ -30,12 +31,11 @@ func BenchmarkPair(b *testing.B) {
 					newClient = mod.NewClient
 				}
 				c, err := newClient(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				defer c.Close()
 				pair := func() time.Duration {
 					start := time.Now()
+					// Plain checks: inside the measured pair, they cost nothing.
 					l, err := c.Acquire(ctx, "bench", 10*time.Second)
 					if err != nil {
 						b.Fatal(err)
@@ -70,24 +70,18 @@ func BenchmarkCompile(b *testing.B) {
 func BenchmarkCompileCached(b *testing.B) {
 	dir := b.TempDir()
 	m, err := host.Load(wasmPath, host.Options{CacheDir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	m.Close()
 	benchCompile(b, dir)
 }
 
 func benchCompile(b *testing.B, cacheDir string) {
 	wasm, err := os.ReadFile(wasmPath)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	var total time.Duration
 	for range b.N {
 		m, err := host.Compile(wasm, host.Options{CacheDir: cacheDir})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		total += m.CompileTime
 		m.Close()
 	}
@@ -101,9 +95,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	var inst time.Duration
 	for range b.N {
 		e, err := mod.NewEngine(core.Config{Nodes: []string{"redis://127.0.0.1:1"}})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		inst += host.LastInstantiateTime()
 		e.Free()
 	}

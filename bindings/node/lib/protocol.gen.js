@@ -108,6 +108,7 @@ const LIMITS = Object.freeze({
   ttl: Object.freeze({ min: 1, max: 86400000, minNodeTimeouts: 3, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
   wait: Object.freeze({ min: 0, max: 86400000, unit: 'ms', c: 'wait_ms', node: 'wait', nodeUnit: 'ms' }),
   resource: Object.freeze({ min: 1, max: 1024, unit: 'bytes', c: 'resource', node: 'resource', nodeUnit: 'bytes' }),
+  resources: Object.freeze({ min: 1, max: 16, unit: 'count', c: 'resources', node: 'resources', nodeUnit: 'count' }),
   key_prefix: Object.freeze({ min: 0, max: 256, unit: 'bytes', c: 'key_prefix', node: 'keyPrefix', nodeUnit: 'bytes' }),
   owner: Object.freeze({ min: 0, max: 128, unit: 'bytes', c: 'owner', node: 'owner', nodeUnit: 'bytes' }),
   token: Object.freeze({ min: 16, max: 512, unit: 'bytes', c: 'token', node: 'token', nodeUnit: 'bytes' }),

@@ -3,7 +3,7 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, CanceledError } = require('..');
-const { startNodes, assertNoUnhandled, waitFor, waiting, settlesTo, withBackend } = require('./helpers');
+const { startNodes, assertNoUnhandled, eventually, waiting, settlesTo, withBackend } = require('./helpers');
 
 let nodes;
 let client;
@@ -56,6 +56,8 @@ test('many aborts racing the hand-over: every outcome is a lock or CANCELED, no 
   const acs = Array.from({ length: 50 }, () => new AbortController());
   const ps = Promise.allSettled(acs.map((ac) => client.acquire('abort:race', { ttl: 30000, wait: 60000, signal: ac.signal })));
   const released = holder.release();
+  // Deliberate delays: the aborts are spread over the first few ms of the
+  // hand-over (0-4 ms), so some land before, some during and some after it.
   acs.forEach((ac, i) => setTimeout(() => ac.abort(), i % 5));
   await released;
   const results = await ps;
@@ -69,7 +71,7 @@ test('many aborts racing the hand-over: every outcome is a lock or CANCELED, no 
     }
   }
   assert.ok(got <= 50);
-  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'no keys' });
+  await eventually(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'no keys' });
 });
 
 test('a signal aborted after the lock was acquired does nothing to the lock', async () => {

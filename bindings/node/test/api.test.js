@@ -5,11 +5,12 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
 const Redis = require('ioredis');
 const liblock = require('..');
 const { Client, Lock, LockError, NotAcquiredError, LockLostError, CanceledError,
   InvalidArgumentError, InternalError, ClientClosedError } = liblock;
-const { startNodes, waitFor, settlesTo, assertNoUnhandled, withBackend, BACKEND } = require('./helpers');
+const { startNodes, eventually, settlesTo, assertNoUnhandled, withBackend, BACKEND } = require('./helpers');
 
 let nodes;
 let client;
@@ -45,7 +46,7 @@ test('acquire, token on the wire, validity, key, release removes the key', async
   assert.equal(typeof lock.token, 'string');
   assert.ok(lock.token.length >= 20, lock.token);
   // acquire resolves once a quorum granted: a third node's SET may land just after.
-  await waitFor(async () => (await valuesOf('api:basic')).every((v) => v === lock.token), { what: 'the token on every node' });
+  await eventually(async () => (await valuesOf('api:basic')).every((v) => v === lock.token), { what: 'the token on every node' });
   const v = lock.validity;
   assert.ok(v > 4000 && v <= 5000, `validity ${v}`);
   assert.equal(lock.lost, false);
@@ -79,22 +80,23 @@ test('extend resets the expiry; LOST once expired (never re-acquires)', async ()
   const lock = await client.acquire('api:extend', { ttl: 300 });
   await lock.extend(5000);
   // extend resolves once a quorum extended: node 0's may land just after.
-  await waitFor(async () => (await redis[0].pttl('api:extend')) > 4000, { what: 'the new expiry on node 0' });
+  await eventually(async () => (await redis[0].pttl('api:extend')) > 4000, { what: 'the new expiry on node 0' });
   assert.ok(lock.validity > 4000);
   await lock.release();
 
   const short = await client.acquire('api:expire', { ttl: 300 });
-  await waitFor(() => short.validity === 0, { what: 'validity to run out' });
+  await eventually(() => short.validity === 0, { what: 'validity to run out' });
   // validity is whole milliseconds, truncated: 0 may still mean up to 1 ms
-  // left, in which an extension rightly succeeds. Wait out that millisecond.
+  // left, in which an extension rightly succeeds. Deliberate: wait out that
+  // millisecond, measured (a timer may fire up to a loop tick early).
   const zeroAt = performance.now();
-  await waitFor(() => performance.now() - zeroAt > 1.5, { what: 'the last partial millisecond' });
+  await eventually(() => performance.now() - zeroAt > 1.5, { what: 'the last partial millisecond', interval: 1 });
   await assert.rejects(short.extend(5000), (e) => e instanceof LockLostError && e.code === 'LOST');
   assert.equal(short.lost, true);
   assert.equal(short.signal.aborted, true);
   assert.ok(short.signal.reason instanceof LockLostError);
   // Redis drops the key by its own expiry (validity ends a little before it).
-  await waitFor(async () => (await valuesOf('api:expire')).every((v) => v === null), { what: 'the key to expire' });
+  await eventually(async () => (await valuesOf('api:expire')).every((v) => v === null), { what: 'the key to expire' });
   await assert.rejects(short.release(), { code: 'LOST' });
 });
 
@@ -135,7 +137,7 @@ test('CLOSED after close; close cancels pending acquires (CANCELED) and releases
   await closed;
   await c.close(); // twice is fine
   // close released the held lock (on a quorum at once; the third node's delete may land just after)
-  await waitFor(async () => (await valuesOf('api:close')).every((v) => v === null), { what: 'the held lock released by close' });
+  await eventually(async () => (await valuesOf('api:close')).every((v) => v === null), { what: 'the held lock released by close' });
   // Every call on the client or its locks after close() is CLOSED, on both backends.
   const isClosed = (what) => (e) => e instanceof ClientClosedError && e.code === 'CLOSED' && e.name === 'ClientClosedError' &&
     e.message.startsWith('liblock: the client is closed') && e.message.includes(what);
@@ -172,10 +174,10 @@ test('using(): returns fn\'s value, auto-extends, releases; fn\'s error is rethr
     seen = lock;
     assert.ok(signal instanceof AbortSignal);
     assert.equal(lock.autoExtend, true);
-    await waitFor(async () => (await redis[0].get('api:using')) === lock.token, { what: 'the token on node 0' });
-    // longer than the ttl: auto-extension keeps it
-    const t0 = Date.now();
-    await waitFor(() => Date.now() - t0 > 700, { what: 'time to pass' });
+    await eventually(async () => (await redis[0].get('api:using')) === lock.token, { what: 'the token on node 0' });
+    // Deliberate: more than twice the 300 ms ttl passes; the checks below
+    // say auto-extension kept the lock.
+    await sleep(700);
     assert.equal(signal.aborted, false);
     assert.equal(await redis[0].get('api:using'), lock.token);
     return 42;
@@ -198,7 +200,7 @@ test('Symbol.asyncDispose releases (and ignores an already-lost lock)', async ()
   await settlesTo(() => valuesOf('api:dispose'), [null, null, null]);
   await lock[Symbol.asyncDispose]();
   const short = await client.acquire('api:dispose', { ttl: 300 });
-  await waitFor(() => short.validity === 0, { what: 'expiry' });
+  await eventually(() => short.validity === 0, { what: 'expiry' });
   await short[Symbol.asyncDispose]();
 });
 

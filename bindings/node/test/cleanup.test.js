@@ -7,7 +7,7 @@ const v8 = require('node:v8');
 const vm = require('node:vm');
 const liblock = require('..');
 const { Client } = liblock;
-const { startNodes, assertNoUnhandled, waitFor, withBackend, debug, settled } = require('./helpers');
+const { startNodes, assertNoUnhandled, eventually, withBackend, debug, settled } = require('./helpers');
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
@@ -28,12 +28,12 @@ test('acquire/release/extend cycles leave no handle, pending operation or watch 
     if (i % 3 === 0) await lock.extend(5000);
     await lock.release();
   }
-  await waitFor(() => handles() === base + 1, { what: `handles back to ${base + 1}, at ${handles()}` });
+  await eventually(() => handles() === base + 1, { what: `handles back to ${base + 1}, at ${handles()}` });
   const d = await settled();
   assert.equal(d.pending, 0);
   assert.equal(d.lostWatch, 0);
   await client.close();
-  await waitFor(() => handles() === base, { what: 'client handle freed' });
+  await eventually(() => handles() === base, { what: 'client handle freed' });
 });
 
 test('a dropped lock is freed by the FinalizationRegistry, which releases it', async () => {
@@ -44,13 +44,13 @@ test('a dropped lock is freed by the FinalizationRegistry, which releases it', a
   })();
   assert.equal(handles(), base + 5);
   // acquire returns at a quorum: node 0's last SET may still be on its way.
-  await waitFor(async () => (await nodes.keys())[0].length === 5, { what: '5 keys on node 0' });
-  await waitFor(async () => {
+  await eventually(async () => (await nodes.keys())[0].length === 5, { what: '5 keys on node 0' });
+  // Finalizers run in a later task than gc(): the next poll sees them.
+  await eventually(() => {
     gc();
-    await new Promise((r) => setTimeout(r, 20));
     return handles() === base;
-  }, { what: 'dropped locks to be freed', timeout: 20000 });
-  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'dropped locks released' });
+  }, { what: 'dropped locks to be freed', timeout: 20000, interval: 20 });
+  await eventually(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'dropped locks released' });
   await client.close();
 });
 
@@ -63,12 +63,12 @@ test('a dropped client is freed, its locks released', async () => {
     lockHeld = null; // drop the lock and the client
   })();
   assert.ok(handles() >= base + 1);
-  await waitFor(async () => {
+  // Finalizers run in a later task than gc(): the next poll sees them.
+  await eventually(() => {
     gc();
-    await new Promise((r) => setTimeout(r, 20));
     return handles() === base;
-  }, { what: 'dropped client to be freed', timeout: 20000 });
-  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'its lock released' });
+  }, { what: 'dropped client to be freed', timeout: 20000, interval: 20 });
+  await eventually(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'its lock released' });
 });
 
 test('after close, nothing of the client stays', async () => {
@@ -88,10 +88,15 @@ test('a lock keeps its client alive: dropping only the client releases nothing',
     const client = new Client(withBackend({ nodes: nodes.urls }));
     return client.acquire('clean:orphan', { ttl: 60000 });
   })();
+  const alive = handles();
+  // Deliberate: the test proves the lock's client is NOT collected, so it
+  // gives the collector the chances in which it would be (five collections,
+  // each followed by a task in which finalizers run), then checks.
   for (let i = 0; i < 5; i++) {
     gc();
     await new Promise((r) => setTimeout(r, 20));
   }
+  assert.equal(handles(), alive, 'the client or the lock was freed while the lock is reachable');
   assert.equal((await nodes.keys()).filter((k) => k.includes('clean:orphan')).length, 3, 'still held on every node');
   await lock.extend(60000);
   await lock.release();

@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startNodes, assertNoUnhandled, withBackend, BACKEND, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, withBackend, BACKEND, eventually } = require('./helpers');
 
 const test = nodeTest.test;
 const pkg = path.join(__dirname, '..');
@@ -67,7 +67,7 @@ test(`[${BACKEND}] two copies of the binding in one process: both load, lock con
   await Promise.all([ca.close(), cb.close()]);
   assert.deepEqual(await nodes.keys(), [[], [], []]);
   for (const m of [a, b]) {
-    await waitFor(() => { const d = m._debug(BACKEND); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
+    await eventually(() => { const d = m._debug(BACKEND); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
   }
   const d = a._debug(BACKEND);
   if (d.handles !== null) assert.equal(d.handles, 0, 'handles left (counted by the one library both copies share)');

@@ -10,7 +10,7 @@ const path = require('node:path');
 const { execFile, spawn } = require('node:child_process');
 const readline = require('node:readline');
 const Redis = require('ioredis');
-const { startNodes, waitFor, assertNoUnhandled, BACKEND } = require('./helpers');
+const { startNodes, eventually, assertNoUnhandled, BACKEND } = require('./helpers');
 
 let nodes;
 let redis;
@@ -41,7 +41,7 @@ test('a process that returns from its main holding locks (plain and autoExtend) 
   assert.ok(tokens.plain && tokens.auto, JSON.stringify(tokens));
   // The ttl is 60 s: only a release made them go this soon.
   for (const key of ['exit:plain', 'exit:auto']) {
-    await waitFor(async () => (await valuesOf(key)).every((v) => v === null),
+    await eventually(async () => (await valuesOf(key)).every((v) => v === null),
       { timeout: 5000, what: `${key} gone from every node (was ${JSON.stringify(await valuesOf(key))})` });
   }
 });

@@ -8,7 +8,7 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client } = require('..');
-const { startNodes, assertNoUnhandled, withBackend, waitFor } = require('./helpers');
+const { startNodes, assertNoUnhandled, withBackend, eventually } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(5); });
@@ -36,5 +36,5 @@ test('one frozen node of five: acquire, extend and release succeed, again and ag
   }
   await client.close();
   // Late SETs that reached the frozen node at its thaw expire by their ttl.
-  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'no keys left', timeout: 15000 });
+  await eventually(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'no keys left', timeout: 15000 });
 });

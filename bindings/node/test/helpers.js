@@ -93,13 +93,23 @@ async function startFaultProxy(nodes, { signal, faults = 1 }) {
   };
 }
 
-/** Polls cond() until it returns truthy or the deadline passes. */
-async function waitFor(cond, { timeout = 10000, interval = 5, what = 'condition' } = {}) {
+/**
+ * The one way these tests wait for a condition: polls cond() (sync or
+ * async) every `interval` ms until it returns truthy, and returns that
+ * value; throws, naming `what`, once `timeout` ms have passed. cond is
+ * checked once more at the deadline, so an oversleeping event loop still
+ * sees a condition that came true meanwhile. Never a fixed sleep instead.
+ */
+async function eventually(cond, { timeout = 10000, interval = 5, what = 'condition' } = {}) {
   const end = Date.now() + timeout;
   for (;;) {
     const v = await cond();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    if (Date.now() > end) {
+      const last = await cond();
+      if (last) return last;
+      throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    }
     await new Promise((r) => setTimeout(r, interval));
   }
 }
@@ -119,7 +129,7 @@ async function waiting(nodes, resource) {
   const Redis = require('ioredis');
   const admins = nodes.urls.map((u) => new Redis(u, { lazyConnect: false, maxRetriesPerRequest: 1 }));
   try {
-    await waitFor(async () => {
+    await eventually(async () => {
       const counts = await Promise.all(admins.map((r) => r.call('PUBSUB', 'NUMSUB', `liblock:released:${resource}`)));
       return counts.every((c) => Number(c[1]) === 1);
     }, { what: `an acquire waits for ${resource}` });
@@ -132,7 +142,7 @@ async function settlesTo(read, want, what = 'nodes to settle') {
   const same = (a) => JSON.stringify(a) === JSON.stringify(want);
   let last;
   try {
-    await waitFor(async () => same(last = await read()), { timeout: 3000, what });
+    await eventually(async () => same(last = await read()), { timeout: 3000, what });
   } catch {
     require('node:assert/strict').deepEqual(last, want, what);
   }
@@ -168,8 +178,9 @@ function debug() {
  * handle count is current (releases of dropped locks settle in the background).
  */
 async function settled() {
-  await waitFor(() => { const d = debug(); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
+  await eventually(() => { const d = debug(); return d.pending === 0 && d.submitting === 0; }, { what: 'calls to settle' });
   return debug();
 }
 
-module.exports = { startNodes, startFaultProxy, waitFor, waiting, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
+// waitFor: the old name of eventually, kept for tests written against it.
+module.exports = { startNodes, startFaultProxy, eventually, waitFor: eventually, waiting, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };

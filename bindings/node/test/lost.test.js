@@ -7,7 +7,7 @@
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { Client, LockLostError } = require('..');
-const { startNodes, assertNoUnhandled, waitFor, withBackend } = require('./helpers');
+const { startNodes, assertNoUnhandled, eventually, withBackend } = require('./helpers');
 
 let nodes;
 before(async () => { nodes = await startNodes(3); });
@@ -19,7 +19,7 @@ test('without auto-extend, lock.signal aborts when the validity runs out', async
   const signal = lock.signal;
   let reason = null;
   signal.addEventListener('abort', () => { reason = signal.reason; });
-  await waitFor(() => reason !== null, { what: 'signal to abort', timeout: 5000 });
+  await eventually(() => reason !== null, { what: 'signal to abort', timeout: 5000 });
   assert.ok(reason instanceof LockLostError);
   assert.equal(reason.code, 'LOST');
   assert.equal(lock.lost, true);

@@ -12,7 +12,7 @@ const path = require('node:path');
 const Redis = require('ioredis');
 const liblock = require('..');
 const { Client } = liblock;
-const { startNodes, assertNoUnhandled, waitFor, BACKEND, ROOT, debug } = require('./helpers');
+const { startNodes, assertNoUnhandled, eventually, BACKEND, ROOT, debug } = require('./helpers');
 
 const wasmOnly = BACKEND === 'wasm' ? {} : { skip: 'wasm backend only (scripts/test-wasm.sh)' };
 const test = (name, fn) => nodeTest.test(name, wasmOnly, fn);
@@ -74,13 +74,13 @@ test('a process with an idle open client (and a held lock) still exits by itself
   });
   assert.equal(out.trim(), 'done');
   // The held lock was released as the process ended (test/exit.test.js).
-  await waitFor(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'the held key to be released' });
+  await eventually(async () => (await nodes.keys()).every((k) => k.length === 0), { what: 'the held key to be released' });
 });
 
 test('long keys and long error texts pass through the step buffers', async () => {
   const c = wasmClient({ nodes: nodes.urls, keyPrefix: 'p'.repeat(200) });
   const l = await c.acquire('wasm:big:'.padEnd(1000, 'x'), { ttl: 5000 });
-  await waitFor(async () => (await redis[0].get(l.key)) === l.token, { what: 'the key on node 0' });
+  await eventually(async () => (await redis[0].get(l.key)) === l.token, { what: 'the key on node 0' });
   await l.release();
   const dead = wasmClient({ nodes: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'] });
   await assert.rejects(dead.acquire('wasm:big', { ttl: 1000, wait: 0 }), (e) => e.code === 'UNAVAILABLE' && /ECONNREFUSED/.test(e.message));
@@ -106,7 +106,7 @@ test('clients with different node sets share the instance; each talks to its own
   // returned: wait for the last nodes' commands.
   const want = JSON.stringify([['wasm:sets:a', 'wasm:sets:f'], ['wasm:sets:a'], ['wasm:sets:a']]);
   let keys;
-  await waitFor(async () => JSON.stringify((keys = await nodes.keys()).map((k) => k.sort())) === want,
+  await eventually(async () => JSON.stringify((keys = await nodes.keys()).map((k) => k.sort())) === want,
     { what: `keys ${want} (last: ${JSON.stringify(keys)})` });
   await a.value.release();
   await f.value.release();
@@ -130,10 +130,10 @@ test('the database number in a node URL is used', async () => {
   const c = wasmClient({ nodes: nodes.urls.map((u) => `${u}/3`) });
   const l = await c.acquire('wasm:db', { ttl: 5000 });
   const db3 = new Redis(`${nodes.urls[0]}/3`);
-  await waitFor(async () => (await db3.get('wasm:db')) === l.token, { what: 'the token in db 3 of node 0' });
+  await eventually(async () => (await db3.get('wasm:db')) === l.token, { what: 'the token in db 3 of node 0' });
   assert.equal(await redis[0].get('wasm:db'), null, 'not in db 0');
   await l.release();
-  await waitFor(async () => (await db3.get('wasm:db')) === null, { what: 'the key gone from db 3' });
+  await eventually(async () => (await db3.get('wasm:db')) === null, { what: 'the key gone from db 3' });
   await db3.quit();
   await c.close();
 });
@@ -176,11 +176,11 @@ test('a frozen node costs the node timeout, not a hang; the others carry the quo
   }
   // A SET NX that sat in node 0's socket runs at the thaw; if nothing
   // deleted it after, it expires with its ttl.
-  await waitFor(async () => (await redis[0].exists('wasm:frozen')) === 0, { timeout: 5000, what: 'a late SET on the thawed node to expire' });
+  await eventually(async () => (await redis[0].exists('wasm:frozen')) === 0, { timeout: 5000, what: 'a late SET on the thawed node to expire' });
   // The thawed node answers again (a fresh connection: the timed-out one was dropped).
   const lock = await c.acquire('wasm:frozen', { ttl: 5000 });
   // (acquire resolves once a quorum granted: node 0's SET may land just after)
-  await waitFor(async () => (await redis[0].get('wasm:frozen')) === lock.token, { what: 'the token on node 0' });
+  await eventually(async () => (await redis[0].get('wasm:frozen')) === lock.token, { what: 'the token on node 0' });
   await lock.release();
   await c.close();
 });

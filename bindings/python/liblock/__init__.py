@@ -41,6 +41,7 @@ del TYPE_CHECKING
 
 __version__ = "0.1.0"
 from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
+from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
 __all__ = [
     "ABI_VERSION",
@@ -59,6 +60,7 @@ __all__ = [
     "LockContext",
     "LockError",
     "LockLost",
+    "MAX_RESOURCES",
     "Node",
     "NodeFailure",
     "NodeState",

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
+from . import _multi  # noqa: E402
 from ._rwlock import MODES, mode_arg  # noqa: E402
 
 # The library's limits (core/engine/config.go's, from the protocol's spec
@@ -339,6 +340,8 @@ class Lock:
         if info is None:
             info = self.info()
         self.resource = str(info.get("resource", ""))
+        self.resources: List[str] = list(info.get("resources") or [self.resource])
+        """The resources the lock holds: the list given to acquire, or ``[resource]``."""
         self.key = str(info.get("key", ""))
         self.token = str(info.get("token", ""))
         self.auto_extend = bool(info.get("auto_extend", False))
@@ -918,13 +921,14 @@ class Client:
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any) -> _Args:
         """Every argument checked (errors name the caller's parameter), nothing sent."""
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
+        res = _multi.resource_arg(resource, _text, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
         ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
         wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, _MIN_WAIT_MS, _MAX_WAIT_MS)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
         _bool("fence", fence)
         tok = b"" if token is None else _token(token)
+        _multi.check_token(res, tok)
         if fence and tok:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
@@ -983,7 +987,7 @@ class Client:
             resource, ttl, wait, auto_extend, on_lost, token, fence)
         m = mode_arg(mode, token)
         try:
-            lk = self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok, m)
+            lk = _multi.set_resources(self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok, m), res)
             lk.mode = m
             return lk
         except InvalidHandle as e:
@@ -993,7 +997,7 @@ class Client:
                  on_lost: Optional[OnLost], fence: bool, tok: bytes, mode: str = "exclusive") -> Lock:
         import threading
 
-        opts = _options(wait_ms, auto_extend, fence, tok, mode)
+        opts = _multi.with_resources(_options(wait_ms, auto_extend, fence, tok, mode), res)
         backend = self._backend
         # (the wasm backend's acquire always waits in Python: interruptible at no cost)
         if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
@@ -1005,7 +1009,7 @@ class Client:
 
         start = time.monotonic()
         try:
-            got = backend.acquire(self._handle, res, ttl_ms, _options(0, auto_extend, fence, tok, mode), False)
+            got = backend.acquire(self._handle, res, ttl_ms, _multi.with_resources(_options(0, auto_extend, fence, tok, mode), res), False)
         except (NotAcquired, Unavailable) as e:
             failed: Optional[LockError] = e
         else:
@@ -1017,7 +1021,7 @@ class Client:
         # outside the except clause: an interrupted wait (Ctrl-C) or its failure is not
         # reported as raised "during handling" of the first attempt's NotAcquired
         failed = None
-        got = backend.acquire(self._handle, res, ttl_ms, _options(left, auto_extend, fence, tok, mode), True)
+        got = backend.acquire(self._handle, res, ttl_ms, _multi.with_resources(_options(left, auto_extend, fence, tok, mode), res), True)
         return self._lock(got, on_lost)
 
     def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
@@ -1054,8 +1058,8 @@ class Client:
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
         from ._host import HostOps
-        lk = Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
-                  info=host.info(lock))
+        lk = _multi.set_resources(Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
+                                       info=host.info(lock)), res)
         lk.mode = m
         return lk
 

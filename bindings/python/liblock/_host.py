@@ -332,8 +332,9 @@ class Host:
         """Start an acquire; its op handle. Raises when refused at once. ``mode``: 1 read,
         2 write (a read-write lock), 0 the mutex."""
         engine = self._check()
+        # a multi-resource acquire's res also carries its further resources (_multi.py)
         return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token,
-                                       mode=mode), done)
+                                       resources=getattr(res, "more", ()), mode=mode), done)
 
     def start_inspect(self, res: bytes, done: Done) -> int:
         """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""

@@ -137,6 +137,7 @@ LIMITS = {
     "ttl": {"min": 1, "max": 86400000, "min_node_timeouts": 3, "unit": "ms", "c": "ttl_ms", "python": "ttl", "python_unit": "s"},
     "wait": {"min": 0, "max": 86400000, "unit": "ms", "c": "wait_ms", "python": "wait", "python_unit": "s"},
     "resource": {"min": 1, "max": 1024, "unit": "bytes", "c": "resource", "python": "resource", "python_unit": "bytes"},
+    "resources": {"min": 1, "max": 16, "unit": "count", "c": "resources", "python": "resources", "python_unit": "count"},
     "key_prefix": {"min": 0, "max": 256, "unit": "bytes", "c": "key_prefix", "python": "key_prefix", "python_unit": "bytes"},
     "owner": {"min": 0, "max": 128, "unit": "bytes", "c": "owner", "python": "owner", "python_unit": "bytes"},
     "token": {"min": 16, "max": 512, "unit": "bytes", "c": "token", "python": "token", "python_unit": "bytes"},
@@ -153,6 +154,8 @@ LIMIT_WAIT_MIN = 0
 LIMIT_WAIT_MAX = 86400000
 LIMIT_RESOURCE_MIN = 1
 LIMIT_RESOURCE_MAX = 1024
+LIMIT_RESOURCES_MIN = 1
+LIMIT_RESOURCES_MAX = 16
 LIMIT_KEY_PREFIX_MIN = 0
 LIMIT_KEY_PREFIX_MAX = 256
 LIMIT_OWNER_MIN = 0

@@ -69,6 +69,9 @@ func main() {
 	if balance != 0 || maxInside.Load() != 1 {
 		fail(fmt.Errorf("the demo saw a broken invariant: balance %d, max holders %d", balance, maxInside.Load()))
 	}
+	if err := transferStory(ctx, client, say); err != nil { // multi.go
+		fail(err)
+	}
 }
 
 func fail(err error) {

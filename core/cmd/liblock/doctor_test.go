@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // doctor runs `liblock doctor --json` in-process over urls and returns its
@@ -24,9 +26,7 @@ func doctor(t *testing.T, urls []string, extra ...string) (int, []row, result) {
 	var rows []row
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var rw row
-		if err := json.Unmarshal([]byte(line), &rw); err != nil {
-			t.Fatalf("not a JSON line: %q (exit %d, stderr %s)", line, r.code, r.stderr)
-		}
+		require.NoError(t, json.Unmarshal([]byte(line), &rw), "not a JSON line: %q (exit %d, stderr %s)", line, r.code, r.stderr)
 		rows = append(rows, rw)
 	}
 	return r.code, rows, r
@@ -40,26 +40,24 @@ func find(t *testing.T, rows []row, addr, check string) row {
 			return r
 		}
 	}
-	t.Fatalf("no %q row for %s in %+v", check, addr, rows)
+	require.FailNow(t, "no row", "no %q row for %s in %+v", check, addr, rows)
 	return row{}
 }
 
 func want(t *testing.T, rows []row, addr, check, status, says string) {
 	t.Helper()
 	r := find(t, rows, addr, check)
-	if r.Status != status || !strings.Contains(r.Detail, says) {
-		t.Fatalf("%s %s: %s %q, want %s saying %q", addr, check, r.Status, r.Detail, status, says)
-	}
-	if status != statusOK && r.Fix == "" {
-		t.Fatalf("%s %s: %s without a fix", addr, check, status)
+	require.Equal(t, status, r.Status, "%s %s: %q", addr, check, r.Detail)
+	require.Contains(t, r.Detail, says, "%s %s", addr, check)
+	if status != statusOK {
+		require.NotEmpty(t, r.Fix, "%s %s: %s without a fix", addr, check, status)
 	}
 }
 
 func do(t *testing.T, n *redistest.Node, args ...string) {
 	t.Helper()
-	if _, err := n.Do(args...); err != nil {
-		t.Fatalf("%q: %v", args, err)
-	}
+	_, err := n.Do(args...)
+	require.NoError(t, err, "%q", args)
 }
 
 // TestDoctorHealthy: redistest's nodes are independent primaries without
@@ -67,29 +65,25 @@ func do(t *testing.T, n *redistest.Node, args ...string) {
 func TestDoctorHealthy(t *testing.T) {
 	c := redistest.Start(t, 3)
 	code, rows, _ := doctor(t, c.URLs())
-	if code != 0 {
-		t.Fatalf("exit %d: %+v", code, rows)
-	}
+	require.Zero(t, code, "exit: %+v", rows)
 	want(t, rows, setNode, "node count", statusOK, "quorum 2")
 	for _, n := range c.Nodes {
 		for _, check := range []string{"reachable", "version", "role", "eviction", "commands", "lock", "independent"} {
 			want(t, rows, n.Addr(), check, statusOK, "")
 		}
 		want(t, rows, n.Addr(), "persistence", statusWarn, "a restart forgets every lock")
-		if r := find(t, rows, n.Addr(), "clock"); r.Status == statusFail {
-			t.Fatalf("clock: %+v", r)
-		}
+		r := find(t, rows, n.Addr(), "clock")
+		require.NotEqual(t, statusFail, r.Status, "clock: %+v", r)
 	}
 	for _, r := range rows {
-		if r.Status == statusFail {
-			t.Fatalf("fail: %+v", r)
-		}
+		require.NotEqual(t, statusFail, r.Status, "fail: %+v", r)
 	}
 	c.AssertNoKeys(t) // the probes leave nothing
 	// The table form: a header, the fixes, a summary.
 	r := mainOut("doctor", "--node-timeout", "1s", "--nodes", nodesOf(c))
-	if r.code != 0 || !strings.Contains(r.stdout, "NODE") || !strings.Contains(r.stdout, "fix: keep a restarted node out") || !strings.Contains(r.stdout, "0 fail") {
-		t.Fatalf("table: exit %d\n%s", r.code, r.stdout)
+	require.Zero(t, r.code, "table: exit\n%s", r.stdout)
+	for _, part := range []string{"NODE", "fix: keep a restarted node out", "0 fail"} {
+		require.Contains(t, r.stdout, part, "table")
 	}
 }
 
@@ -100,16 +94,14 @@ func TestDoctorReplica(t *testing.T) {
 	primary, replica := c.Nodes[0], c.Nodes[1]
 	do(t, replica, "REPLICAOF", "127.0.0.1", strconv.Itoa(primary.Port))
 	code, rows, _ := doctor(t, c.URLs())
-	if code != exitDoctorFail {
-		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
-	}
+	require.Equal(t, exitDoctorFail, code, "exit")
 	want(t, rows, replica.Addr(), "role", statusFail, "a replica of "+primary.Addr())
 	want(t, rows, replica.Addr(), "independent", statusFail, "a replica of")
 	want(t, rows, primary.Addr(), "independent", statusFail, "the primary of")
 	want(t, rows, c.Nodes[2].Addr(), "independent", statusOK, "")
 	for _, r := range rows {
-		if strings.Contains(r.Node, replica.Addr()) && (r.Check == "commands" || r.Check == "lock") {
-			t.Fatalf("a replica's writes were probed: %+v", r)
+		if strings.Contains(r.Node, replica.Addr()) {
+			require.NotContains(t, []string{"commands", "lock"}, r.Check, "a replica's writes were probed: %+v", r)
 		}
 	}
 }
@@ -120,9 +112,7 @@ func TestDoctorSameServerTwice(t *testing.T) {
 	c := redistest.Start(t, 2)
 	alias := "redis://localhost:" + strconv.Itoa(c.Nodes[0].Port)
 	code, rows, _ := doctor(t, append(c.URLs(), alias))
-	if code != exitDoctorFail {
-		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
-	}
+	require.Equal(t, exitDoctorFail, code, "exit")
 	want(t, rows, c.Nodes[0].Addr(), "independent", statusFail, "the same server as redis://localhost")
 	want(t, rows, c.Nodes[1].Addr(), "independent", statusOK, "")
 }
@@ -136,9 +126,7 @@ func TestDoctorEviction(t *testing.T) {
 		do(t, c.Nodes[i], "CONFIG", "SET", "maxmemory-policy", policy)
 	}
 	code, rows, _ := doctor(t, c.URLs())
-	if code != exitDoctorFail {
-		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
-	}
+	require.Equal(t, exitDoctorFail, code, "exit")
 	want(t, rows, c.Nodes[0].Addr(), "eviction", statusFail, "any key can be evicted")
 	want(t, rows, c.Nodes[1].Addr(), "eviction", statusFail, "every key with a ttl")
 	want(t, rows, c.Nodes[2].Addr(), "eviction", statusOK, "noeviction")
@@ -154,9 +142,7 @@ func TestDoctorPersistence(t *testing.T) {
 	do(t, c.Nodes[1], "CONFIG", "SET", "appendfsync", "everysec")
 	do(t, c.Nodes[2], "CONFIG", "SET", "save", "900 1")
 	code, rows, _ := doctor(t, c.URLs())
-	if code != 0 {
-		t.Fatalf("exit %d: warnings only, want 0", code)
-	}
+	require.Zero(t, code, "exit: warnings only, want 0")
 	want(t, rows, c.Nodes[0].Addr(), "persistence", statusOK, "appendfsync always")
 	want(t, rows, c.Nodes[1].Addr(), "persistence", statusWarn, "up to 1 s of grants")
 	want(t, rows, c.Nodes[2].Addr(), "persistence", statusWarn, "snapshots only")
@@ -176,9 +162,7 @@ func TestDoctorACL(t *testing.T) {
 		urls[i] = (&url.URL{Scheme: "redis", User: url.UserPassword(users[i], pw), Host: n.Addr()}).String()
 	}
 	code, rows, r := doctor(t, urls)
-	if code != exitDoctorFail {
-		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
-	}
+	require.Equal(t, exitDoctorFail, code, "exit")
 	want(t, rows, c.Nodes[0].Addr(), "commands", statusFail, "user noevalsha may not run EVALSHA")
 	want(t, rows, c.Nodes[0].Addr(), "lock", statusFail, "NOPERM")
 	want(t, rows, c.Nodes[1].Addr(), "commands", statusWarn, "may not run PUBLISH")
@@ -187,9 +171,7 @@ func TestDoctorACL(t *testing.T) {
 	want(t, rows, c.Nodes[2].Addr(), "commands", statusOK, "")
 	table := mainOut("doctor", "--node-timeout", "1s", "--nodes", strings.Join(urls, ","))
 	for _, out := range []string{r.stdout, r.stderr, table.stdout, table.stderr} {
-		if strings.Contains(out, pw) {
-			t.Fatalf("the password is printed:\n%s", out)
-		}
+		require.NotContains(t, out, pw, "the password is printed")
 	}
 	c.AssertNoKeys(t)
 }
@@ -199,24 +181,18 @@ func TestDoctorACL(t *testing.T) {
 func TestDoctorFrozen(t *testing.T) {
 	c := redistest.Start(t, 3)
 	frozen := c.Nodes[2]
-	if err := frozen.Freeze(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, frozen.Freeze())
 	code, rows, _ := doctor(t, c.URLs(), "--timeout", "300ms")
-	if code != exitDoctorFail {
-		t.Fatalf("exit %d, want %d", code, exitDoctorFail)
-	}
+	require.Equal(t, exitDoctorFail, code, "exit")
 	want(t, rows, frozen.Addr(), "reachable", statusFail, "no answer within 300ms")
 	for _, r := range rows {
-		if strings.Contains(r.Node, frozen.Addr()) && r.Check != "reachable" {
-			t.Fatalf("an unreachable node was checked further: %+v", r)
+		if strings.Contains(r.Node, frozen.Addr()) {
+			require.Equal(t, "reachable", r.Check, "an unreachable node was checked further: %+v", r)
 		}
 	}
 	want(t, rows, c.Nodes[0].Addr(), "lock", statusOK, "")
 	// Killed: the same finding.
-	if err := frozen.Kill(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, frozen.Kill())
 	_, rows, _ = doctor(t, c.URLs())
 	want(t, rows, frozen.Addr(), "reachable", statusFail, "refused")
 }
@@ -225,17 +201,14 @@ func TestDoctorFrozen(t *testing.T) {
 // counts, and clock offsets against the thresholds.
 func TestDoctorSetRows(t *testing.T) {
 	for n, status := range map[int]string{1: statusWarn, 2: statusWarn, 3: statusOK, 4: statusWarn, 5: statusOK} {
-		if r := quorumRow(n); r.Status != status {
-			t.Errorf("%d nodes: %s, want %s (%s)", n, r.Status, status, r.Detail)
-		}
+		r := quorumRow(n)
+		assert.Equal(t, status, r.Status, "%d nodes (%s)", n, r.Detail)
 	}
 	for d, status := range map[time.Duration]string{
 		0: statusOK, 90 * time.Millisecond: statusOK, -150 * time.Millisecond: statusWarn,
 		900 * time.Millisecond: statusWarn, 1500 * time.Millisecond: statusFail, -2 * time.Second: statusFail,
 	} {
-		if got := clockStatus(d); got != status {
-			t.Errorf("offset %v: %s, want %s", d, got, status)
-		}
+		assert.Equal(t, status, clockStatus(d), "offset %v", d)
 	}
 	facts := []*nodeFacts{
 		{name: "a", clockKnown: true, offset: -600 * time.Millisecond},
@@ -244,14 +217,14 @@ func TestDoctorSetRows(t *testing.T) {
 		{name: "d"},
 	}
 	r, ok := clockSpreadRow(facts)
-	if !ok || r.Status != statusFail || !strings.Contains(r.Detail, "1.3s between a and c") || !strings.Contains(r.Detail, "not offsets") {
-		t.Fatalf("spread: %+v", r)
-	}
+	require.True(t, ok, "spread: no row")
+	require.Equal(t, statusFail, r.Status, "spread: %+v", r)
+	require.Contains(t, r.Detail, "1.3s between a and c", "spread")
+	require.Contains(t, r.Detail, "not offsets", "spread")
 	facts[2].offset = 20 * time.Millisecond
 	facts[0].offset = 0
-	if r, _ := clockSpreadRow(facts); r.Status != statusOK {
-		t.Fatalf("spread 20ms: %+v", r)
-	}
+	r, _ = clockSpreadRow(facts)
+	require.Equal(t, statusOK, r.Status, "spread 20ms: %+v", r)
 }
 
 // TestDoctorVersion: the version rules on INFO's fields (a real node of
@@ -269,8 +242,8 @@ func TestDoctorVersion(t *testing.T) {
 	} {
 		f := &nodeFacts{name: "n"}
 		checkVersion(f, tc.version, tc.mode)
-		if len(f.rows) != 1 || f.rows[0].Status != tc.status {
-			t.Errorf("%s %s: %+v, want %s", tc.version, tc.mode, f.rows, tc.status)
+		if assert.Len(t, f.rows, 1, "%s %s", tc.version, tc.mode) {
+			assert.Equal(t, tc.status, f.rows[0].Status, "%s %s: %+v", tc.version, tc.mode, f.rows)
 		}
 	}
 }

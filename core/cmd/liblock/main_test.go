@@ -16,6 +16,7 @@ import (
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/locktest"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // bin is the liblock binary the subprocess tests run, built once by TestMain
@@ -72,9 +73,7 @@ func command(nodes string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buf
 func liblock(t *testing.T, nodes string, args ...string) result {
 	t.Helper()
 	cmd, out, errb := command(nodes, args...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	return wait(t, cmd, out, errb)
 }
 
@@ -88,7 +87,7 @@ func wait(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer) result {
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("liblock %q did not end within 60 s; stderr:\n%s", cmd.Args[1:], errb)
+		require.FailNow(t, "liblock did not end within 60 s", "liblock %q; stderr:\n%s", cmd.Args[1:], errb)
 	}
 	r := result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
 	t.Logf("liblock %q: exit %d\nstdout:\n%sstderr:\n%s", cmd.Args[1:], r.code, r.stdout, r.stderr)
@@ -147,13 +146,9 @@ func readPID(t *testing.T, path string) int {
 func holder(t *testing.T, c *redistest.Cluster, name string, opts ...core.AcquireOption) *core.Lock {
 	t.Helper()
 	client, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
 	lock, err := client.Acquire(context.Background(), name, 30*time.Second, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return lock
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunExitCode: the command's own code comes back, 0 and 3 alike, and
@@ -18,27 +19,19 @@ func TestRunExitCode(t *testing.T) {
 	c := redistest.Start(t, 3)
 	for _, want := range []int{0, 3} {
 		r := liblock(t, nodesOf(c), "run", "--ttl", "5s", "job", "--", "sh", "-c", "exit "+strconv.Itoa(want))
-		if r.code != want {
-			t.Fatalf("exit %d, want the command's %d", r.code, want)
-		}
+		require.Equal(t, want, r.code, "exit, want the command's")
 		c.AssertNoKeys(t)
 	}
 	// Killed by a signal: 128 + the signal, as a shell says it.
 	r := liblock(t, nodesOf(c), "run", "job", "--", "sh", "-c", "kill -KILL $$")
-	if r.code != 128+int(syscall.SIGKILL) {
-		t.Fatalf("exit %d, want %d", r.code, 128+int(syscall.SIGKILL))
-	}
+	require.Equal(t, 128+int(syscall.SIGKILL), r.code, "exit of a command killed by SIGKILL")
 	// Not found, not executable.
-	if r := liblock(t, nodesOf(c), "run", "job", "--", filepath.Join(t.TempDir(), "nothing")); r.code != exitNotFound {
-		t.Fatalf("missing command: exit %d, want %d", r.code, exitNotFound)
-	}
+	r = liblock(t, nodesOf(c), "run", "job", "--", filepath.Join(t.TempDir(), "nothing"))
+	require.Equal(t, exitNotFound, r.code, "missing command: exit")
 	notExec := filepath.Join(t.TempDir(), "script")
-	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := liblock(t, nodesOf(c), "run", "job", "--", notExec); r.code != exitCannotExec {
-		t.Fatalf("non-executable command: exit %d, want %d", r.code, exitCannotExec)
-	}
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	r = liblock(t, nodesOf(c), "run", "job", "--", notExec)
+	require.Equal(t, exitCannotExec, r.code, "non-executable command: exit")
 	c.AssertNoKeys(t)
 }
 
@@ -51,33 +44,27 @@ func TestRunEnv(t *testing.T) {
 while [ ! -e go ]; do sleep 0.01; done`
 	cmd, out, errb := command(nodesOf(c), "run", "--fence", "--key-prefix", "app:", "orders:42", "--", "sh", "-c", script)
 	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	eventually(t, 20*time.Second, "the command wrote its environment", func() bool { return exists(filepath.Join(dir, "env")) })
 	b, err := os.ReadFile(filepath.Join(dir, "env"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != "orders:42" || len(lines[1]) != 36 || lines[2] == "" || lines[2] == "0" {
-		t.Fatalf("environment: %q", lines)
-	}
+	require.Len(t, lines, 3, "environment: %q", lines)
+	require.Equal(t, "orders:42", lines[0], "LIBLOCK_RESOURCE")
+	require.Len(t, lines[1], 36, "LIBLOCK_TOKEN %q", lines[1])
+	require.NotEmpty(t, lines[2], "the third variable")
+	require.NotEqual(t, "0", lines[2], "the third variable")
 	for _, n := range c.Nodes {
-		if v, err := n.Do("GET", "app:orders:42"); err != nil || v != lines[1] {
-			t.Fatalf("node %d holds %q (%v), want the token %q", n.Index, v, err, lines[1])
-		}
+		v, err := n.Do("GET", "app:orders:42")
+		require.NoError(t, err)
+		require.Equal(t, lines[1], v, "node %d: want the token", n.Index)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := wait(t, cmd, out, errb); r.code != 0 {
-		t.Fatalf("exit %d", r.code)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
+	r := wait(t, cmd, out, errb)
+	require.Zero(t, r.code, "exit; stderr: %s", r.stderr)
 	for _, n := range c.Nodes {
-		if v, _ := n.Do("GET", "app:orders:42"); v != "(nil)" {
-			t.Fatalf("node %d still holds the lock: %q", n.Index, v)
-		}
+		v, _ := n.Do("GET", "app:orders:42")
+		require.Equal(t, "(nil)", v, "node %d still holds the lock", n.Index)
 	}
 }
 
@@ -90,16 +77,11 @@ func TestRunForwardsSignals(t *testing.T) {
 		script := `trap 'exit 7' TERM INT HUP; touch ready; while :; do sleep 0.01; done`
 		cmd, out, errb := command(nodesOf(c), "run", "job", "--", "sh", "-c", script)
 		cmd.Dir = dir
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cmd.Start())
 		eventually(t, 20*time.Second, "the command started", func() bool { return exists(filepath.Join(dir, "ready")) })
-		if err := cmd.Process.Signal(sig); err != nil {
-			t.Fatal(err)
-		}
-		if r := wait(t, cmd, out, errb); r.code != 7 {
-			t.Fatalf("%v: exit %d, want the command's 7", sig, r.code)
-		}
+		require.NoError(t, cmd.Process.Signal(sig))
+		r := wait(t, cmd, out, errb)
+		require.Equal(t, 7, r.code, "%v: exit, want the command's", sig)
 		c.AssertNoKeys(t)
 	}
 }
@@ -110,32 +92,26 @@ func TestRunWaitZero(t *testing.T) {
 	c := redistest.Start(t, 3)
 	held := holder(t, c, "job")
 	for _, n := range c.Nodes {
-		if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := n.Do("CONFIG", "RESETSTAT")
+		require.NoError(t, err)
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
 	r := liblock(t, nodesOf(c), "run", "--wait", "0", "job", "--", "touch", marker)
-	if r.code != exitNotAcquired || !strings.Contains(r.stderr, "held elsewhere") {
-		t.Fatalf("exit %d, want %d (held elsewhere)", r.code, exitNotAcquired)
-	}
-	if exists(marker) {
-		t.Fatal("the command ran without the lock")
-	}
+	require.Equal(t, exitNotAcquired, r.code, "exit")
+	require.Contains(t, r.stderr, "held elsewhere")
+	require.False(t, exists(marker), "the command ran without the lock")
 	// One attempt: one SET per node, no retry, no subscription.
 	for _, n := range c.Nodes {
-		if sets, subs := calls(t, n, "set"), calls(t, n, "subscribe"); sets != 1 || subs != 0 {
-			t.Fatalf("node %d: %d SETs and %d SUBSCRIBEs, want 1 attempt and no wait", n.Index, sets, subs)
-		}
+		require.Equal(t, 1, calls(t, n, "set"), "node %d: SETs, want 1 attempt", n.Index)
+		require.Zero(t, calls(t, n, "subscribe"), "node %d: SUBSCRIBEs, want no wait", n.Index)
 	}
 	// A short wait gives up the same way.
-	if r := liblock(t, nodesOf(c), "run", "--wait", "100ms", "job", "--", "touch", marker); r.code != exitNotAcquired || exists(marker) {
-		t.Fatalf("--wait 100ms: exit %d, ran %v", r.code, exists(marker))
-	}
+	r = liblock(t, nodesOf(c), "run", "--wait", "100ms", "job", "--", "touch", marker)
+	require.Equal(t, exitNotAcquired, r.code, "--wait 100ms: exit")
+	require.False(t, exists(marker), "--wait 100ms: the command ran without the lock")
 	for _, n := range c.Nodes {
-		if v, _ := n.Do("GET", "job"); v != held.Token() {
-			t.Fatalf("node %d: the holder's key became %q", n.Index, v)
-		}
+		v, _ := n.Do("GET", "job")
+		require.Equal(t, held.Token(), v, "node %d: the holder's key changed", n.Index)
 	}
 }
 
@@ -157,15 +133,12 @@ func loseLock(t *testing.T, trap string, extra ...string) (result, string, int, 
 	args = append(args, "job", "--", "sh", "-c", strings.Replace(lossScript, "%TRAP%", trap, 1))
 	cmd, out, errb := command(nodesOf(c), args...)
 	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	pid := readPID(t, filepath.Join(dir, "pid"))
 	grandchild := readPID(t, filepath.Join(dir, "grandchild"))
 	for _, n := range c.Nodes[:2] {
-		if _, err := n.Do("DEL", "job"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := n.Do("DEL", "job")
+		require.NoError(t, err)
 	}
 	r := wait(t, cmd, out, errb)
 	for _, p := range []int{pid, grandchild} {
@@ -182,24 +155,18 @@ func TestRunKilledOnLoss(t *testing.T) {
 	// The command's trap waits for the grandchild, so both traps ran
 	// before the command exits.
 	r, dir, _, _ := loseLock(t, `trap 'touch termed; wait; exit 0' TERM`)
-	if r.code != exitLost || !strings.Contains(r.stderr, `the command ended (exit 0) after "job" was lost`) {
-		t.Fatalf("exit %d, want %d (lost)", r.code, exitLost)
-	}
-	if !exists(filepath.Join(dir, "termed")) {
-		t.Fatal("the command got no SIGTERM")
-	}
-	if !exists(filepath.Join(dir, "grandchild-termed")) {
-		t.Fatal("the command's own child got no SIGTERM")
-	}
+	require.Equal(t, exitLost, r.code, "exit")
+	require.Contains(t, r.stderr, `the command ended (exit 0) after "job" was lost`)
+	require.True(t, exists(filepath.Join(dir, "termed")), "the command got no SIGTERM")
+	require.True(t, exists(filepath.Join(dir, "grandchild-termed")), "the command's own child got no SIGTERM")
 }
 
 // TestRunGraceThenKill: a command that ignores SIGTERM is SIGKILLed after
 // --grace.
 func TestRunGraceThenKill(t *testing.T) {
 	r, _, _, _ := loseLock(t, `trap '' TERM`, "--grace", "200ms")
-	if r.code != exitLost || !strings.Contains(r.stderr, "SIGKILL") {
-		t.Fatalf("exit %d, want %d after SIGKILL", r.code, exitLost)
-	}
+	require.Equal(t, exitLost, r.code, "exit after SIGKILL")
+	require.Contains(t, r.stderr, "SIGKILL")
 }
 
 // TestRunLeftoversKilled: what the command leaves in its process group
@@ -209,12 +176,9 @@ func TestRunLeftoversKilled(t *testing.T) {
 	dir := t.TempDir()
 	cmd, out, errb := command(nodesOf(c), "run", "job", "--", "sh", "-c", `sleep 1000 & echo $! > grandchild; exit 4`)
 	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if r := wait(t, cmd, out, errb); r.code != 4 {
-		t.Fatalf("exit %d, want 4", r.code)
-	}
+	require.NoError(t, cmd.Start())
+	r := wait(t, cmd, out, errb)
+	require.Equal(t, 4, r.code, "exit")
 	grandchild := readPID(t, filepath.Join(dir, "grandchild"))
 	eventually(t, 10*time.Second, "the grandchild gone", func() bool { return !alive(grandchild) })
 	c.AssertNoKeys(t)
@@ -225,24 +189,19 @@ func TestRunLeftoversKilled(t *testing.T) {
 func TestRunUnavailable(t *testing.T) {
 	c := redistest.Start(t, 3)
 	for _, n := range c.Nodes[:2] {
-		if err := n.Kill(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.Kill())
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
 	r := liblock(t, nodesOf(c), "run", "--wait", "0", "job", "--", "touch", marker)
-	if r.code != exitUnavailable || exists(marker) {
-		t.Fatalf("exit %d (want %d), ran %v", r.code, exitUnavailable, exists(marker))
-	}
+	require.Equal(t, exitUnavailable, r.code, "exit")
+	require.False(t, exists(marker), "the command ran without the lock")
 }
 
 // calls is how many times the node ran command since the last RESETSTAT.
 func calls(t *testing.T, n *redistest.Node, command string) int {
 	t.Helper()
 	stats, err := n.Do("INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, line := range strings.Split(stats, "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); ok {
 			k, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
@@ -260,24 +219,19 @@ func TestRunSignalWhileWaiting(t *testing.T) {
 	held := holder(t, c, "job")
 	marker := filepath.Join(t.TempDir(), "ran")
 	cmd, out, errb := command(nodesOf(c), "run", "--wait", "50s", "job", "--", "touch", marker)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	// A waiting acquire listens for the release on every node.
 	eventually(t, 20*time.Second, "liblock waits", func() bool {
 		v, err := c.Nodes[0].Do("PUBSUB", "NUMSUB", "liblock:released:job")
 		return err == nil && strings.HasSuffix(v, "\n1")
 	})
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	r := wait(t, cmd, out, errb)
-	if r.code != 128+int(syscall.SIGTERM) || !strings.Contains(r.stderr, "SIGTERM while waiting") || exists(marker) {
-		t.Fatalf("exit %d (want %d), ran %v", r.code, 128+int(syscall.SIGTERM), exists(marker))
-	}
+	require.Equal(t, 128+int(syscall.SIGTERM), r.code, "exit")
+	require.Contains(t, r.stderr, "SIGTERM while waiting")
+	require.False(t, exists(marker), "the command ran without the lock")
 	for _, n := range c.Nodes {
-		if v, _ := n.Do("GET", "job"); v != held.Token() {
-			t.Fatalf("node %d: the holder's key became %q", n.Index, v)
-		}
+		v, _ := n.Do("GET", "job")
+		require.Equal(t, held.Token(), v, "node %d: the holder's key changed", n.Index)
 	}
 }

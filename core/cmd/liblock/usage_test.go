@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestUsage: every bad command line is 64 with a message naming what is
@@ -44,9 +46,8 @@ func TestUsage(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Setenv("LIBLOCK_NODES", tc.nodes)
 			r := mainOut(tc.args...)
-			if r.code != exitUsage || !strings.Contains(r.stderr, tc.says) {
-				t.Fatalf("exit %d, stderr %q: want %d saying %q", r.code, r.stderr, exitUsage, tc.says)
-			}
+			require.Equal(t, exitUsage, r.code, "exit; stderr %q", r.stderr)
+			require.Contains(t, r.stderr, tc.says)
 		})
 	}
 }
@@ -55,18 +56,17 @@ func TestUsage(t *testing.T) {
 // with the exit-code table on the top one.
 func TestHelp(t *testing.T) {
 	r := mainOut("--help")
+	require.Zero(t, r.code, "liblock --help: exit")
 	for _, want := range []string{"Exit codes", "64", "65", "69", "70", "71", "126", "127", "128+S"} {
-		if r.code != 0 || !strings.Contains(r.stdout, want) {
-			t.Fatalf("liblock --help: exit %d, missing %q:\n%s", r.code, want, r.stdout)
-		}
+		require.Contains(t, r.stdout, want, "liblock --help")
 	}
 	for _, cmd := range []string{"run", "inspect", "release", "doctor"} {
 		r := mainOut(cmd, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage: liblock "+cmd) || !strings.Contains(r.stdout, "-nodes") {
-			t.Fatalf("%s --help: exit %d\n%s%s", cmd, r.code, r.stdout, r.stderr)
-		}
+		require.Zero(t, r.code, "%s --help: exit\n%s%s", cmd, r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "Usage: liblock "+cmd, "%s --help", cmd)
+		require.Contains(t, r.stdout, "-nodes", "%s --help", cmd)
 	}
-	if r := mainOut("version"); r.code != 0 || !strings.HasPrefix(r.stdout, "liblock ") {
-		t.Fatalf("version: exit %d %q", r.code, r.stdout)
-	}
+	r = mainOut("version")
+	require.Zero(t, r.code, "version: exit")
+	require.True(t, strings.HasPrefix(r.stdout, "liblock "), "version: %q", r.stdout)
 }

@@ -8,6 +8,8 @@ import (
 )
 
 func TestASCIIHelpers(t *testing.T) {
+	// Plain checks in these loops: over every rune, a testify call per
+	// value would cost more than the test itself.
 	for r := rune(-1); r <= unicode.MaxRune+1; r++ {
 		if isSpace(r) != unicode.IsSpace(r) {
 			t.Errorf("isSpace(%U) = %v, unicode.IsSpace: %v", r, isSpace(r), unicode.IsSpace(r))

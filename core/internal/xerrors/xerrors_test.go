@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/liblock/liblock/core/internal/xerrors"
+	"github.com/stretchr/testify/assert"
 )
 
 type argErr struct{ arg string }
@@ -77,7 +78,8 @@ func TestAsIsErrors(t *testing.T) {
 			t.Errorf("As(%v, *fs.PathError) = %v; errors.As: %v", err, g, w)
 		}
 	}
-	if e := xerrors.New("x"); e.Error() != "x" || !xerrors.Is(&wrap{"w", e}, e) || xerrors.Is(e, errors.New("x")) {
-		t.Error("New and Is are not package errors'")
-	}
+	e := xerrors.New("x")
+	assert.EqualError(t, e, "x", "New")
+	assert.True(t, xerrors.Is(&wrap{"w", e}, e), "Is through a wrap")
+	assert.False(t, xerrors.Is(e, errors.New("x")), "Is compares identity, as package errors does")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/liblock/liblock/core/internal/xsort"
+	"github.com/stretchr/testify/require"
 )
 
 type item struct{ key, seq int }
@@ -34,14 +35,10 @@ func TestSliceIsSorts(t *testing.T) {
 		got := slices.Clone(a)
 		xsort.Slice(got, func(i, j int) bool { return got[i].key < got[j].key })
 		if unique || n <= 12 {
-			if !slices.Equal(got, want) {
-				t.Fatalf("Slice(%v) = %v, sort.Slice: %v", a, got, want)
-			}
+			require.Equal(t, want, got, "Slice(%v) (expected: sort.Slice's)", a)
 		}
 		desc := slices.Clone(a) // by > too, as inspect.go sorts
 		xsort.Slice(desc, func(i, j int) bool { return desc[i].key > desc[j].key })
-		if !sort.SliceIsSorted(desc, func(i, j int) bool { return desc[i].key > desc[j].key }) {
-			t.Fatalf("Slice(%v, >) = %v: not sorted", a, desc)
-		}
+		require.True(t, sort.SliceIsSorted(desc, func(i, j int) bool { return desc[i].key > desc[j].key }), "Slice(%v, >) = %v: not sorted", a, desc)
 	}
 }

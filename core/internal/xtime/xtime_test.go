@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/internal/xtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // With and without the liblockwasm tag (go test -tags liblockwasm runs the
@@ -20,9 +22,7 @@ func TestUnitsAreTimes(t *testing.T) {
 		{xtime.Millisecond, time.Millisecond}, {xtime.Second, time.Second},
 		{xtime.Minute, time.Minute}, {xtime.Hour, time.Hour},
 	} {
-		if int64(c.got) != int64(c.want) {
-			t.Errorf("%d, want %d", int64(c.got), int64(c.want))
-		}
+		assert.Equal(t, int64(c.want), int64(c.got))
 	}
 }
 
@@ -31,12 +31,8 @@ var durations = []int64{0, 1, 999, 1000, 1001, 999_999, 1_000_000, 1_500_000, 99
 
 func TestMillisecondsIsTimes(t *testing.T) {
 	for _, d := range durations {
-		if got, want := xtime.Duration(d).Milliseconds(), time.Duration(d).Milliseconds(); got != want {
-			t.Errorf("Duration(%d).Milliseconds() = %d, want %d", d, got, want)
-		}
-		if got, want := xtime.Duration(d).Microseconds(), time.Duration(d).Microseconds(); got != want {
-			t.Errorf("Duration(%d).Microseconds() = %d, want %d", d, got, want)
-		}
+		assert.Equal(t, time.Duration(d).Milliseconds(), xtime.Duration(d).Milliseconds(), "Duration(%d).Milliseconds()", d)
+		assert.Equal(t, time.Duration(d).Microseconds(), xtime.Duration(d).Microseconds(), "Duration(%d).Microseconds()", d)
 	}
 }
 
@@ -57,15 +53,15 @@ func TestSinceIsMonotonic(t *testing.T) {
 	start := xtime.Now()
 	realStart := time.Now()
 	prev := xtime.Since(start)
-	if prev < 0 {
-		t.Fatalf("Since(Now()) = %d < 0", int64(prev))
-	}
+	require.GreaterOrEqual(t, int64(prev), int64(0), "Since(Now())")
+	// Deliberate: the test is that Since follows real time, so it lets a
+	// known time pass and compares.
 	time.Sleep(20 * time.Millisecond)
 	got := xtime.Since(start)
 	real := time.Since(realStart)
-	if got < prev || int64(got) < int64(20*time.Millisecond) || int64(got) > int64(real)+int64(time.Millisecond) {
-		t.Errorf("after a 20 ms sleep Since = %d ns (time.Since: %d)", int64(got), int64(real))
-	}
+	assert.GreaterOrEqual(t, int64(got), int64(prev), "Since went back")
+	assert.GreaterOrEqual(t, int64(got), int64(20*time.Millisecond), "Since after a 20 ms sleep")
+	assert.LessOrEqual(t, int64(got), int64(real)+int64(time.Millisecond), "Since after a 20 ms sleep, against time.Since %d ns", int64(real))
 }
 
 func TestParseDurationIsTimes(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
+	"github.com/stretchr/testify/require"
 )
 
 // Engine is what a host drives: *engine.Engine, *hostabi.Adapter, or the
@@ -166,9 +167,7 @@ func (h *Host) handle(ev event) {
 // after 10 s.
 func (h *Host) Wait(op engine.OpID) Done {
 	h.tb.Helper()
-	if !h.Run(func() bool { _, ok := h.done[op]; return ok }, 10*time.Second) {
-		h.tb.Fatalf("operation %d did not end within 10 s", op)
-	}
+	require.True(h.tb, h.Run(func() bool { _, ok := h.done[op]; return ok }, 10*time.Second), "operation %d did not end within 10 s", op)
 	d := h.done[op]
 	delete(h.done, op)
 	return d
@@ -198,7 +197,5 @@ func (h *Host) Release(l engine.LockID) Done {
 func (h *Host) Shutdown() {
 	h.tb.Helper()
 	h.E.Close()
-	if !h.Run(func() bool { return h.Closed }, 10*time.Second) {
-		h.tb.Fatalf("engine did not close within 10 s")
-	}
+	require.True(h.tb, h.Run(func() bool { return h.Closed }, 10*time.Second), "engine did not close within 10 s")
 }

@@ -7,9 +7,7 @@ package locktest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,8 +18,11 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Client is what a backend offers: core.Client's Acquire and Close.
@@ -182,9 +183,7 @@ func (s *suite) client(t *testing.T, c *redistest.Cluster) Client {
 func (s *suite) clientOf(t *testing.T, urls []string) Client {
 	t.Helper()
 	cl, err := s.backend(t, core.Config{Nodes: urls, NodeTimeout: NodeTimeout})
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
+	require.NoError(t, err, "new client")
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
 }
@@ -193,26 +192,23 @@ func (s *suite) clientOf(t *testing.T, urls []string) Client {
 // back to base; background work ends within a node timeout or two.
 func NoGoroutineLeak(t testing.TB, base int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Not poll.Eventually: the failure shows the goroutines' stacks, taken
+	// when the deadline passed.
+	if !poll.Wait(5*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 	}
 }
 
-// Eventually polls cond until it holds or the deadline passes.
-func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+// Eventually fails the test unless cond holds within the deadline; what
+// names the condition in the failure. It is poll.Eventually (cond runs in
+// the caller's goroutine, so it may call require on t), kept here for the
+// callers of the suite's kit.
+func Eventually(t require.TestingT, within time.Duration, what string, cond func() bool) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
 	}
+	poll.Eventually(t, within, what, cond)
 }
 
 // OverlapChecker proves mutual exclusion: Enter fails the test if another
@@ -232,9 +228,7 @@ func (o *OverlapChecker) Enter(t testing.TB) {
 			break
 		}
 	}
-	if n != 1 {
-		t.Errorf("overlap: %d holders at once", n)
-	}
+	assert.Equal(t, int32(1), n, "overlap: %d holders at once", n)
 }
 
 // Exit records the holder leaving.
@@ -242,16 +236,21 @@ func (o *OverlapChecker) Exit() { o.inside.Add(-1) }
 
 func must(t testing.TB, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 func wantErr(t testing.TB, err, kind error) {
 	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("got error %v, want %v", err, kind)
-	}
+	require.ErrorIs(t, err, kind)
+}
+
+// assertArg checks that err is a *core.ArgumentError naming arg (what
+// names the call in the failure); it reports whether it is.
+func assertArg(t testing.TB, err error, arg, what string) bool {
+	t.Helper()
+	var ae *core.ArgumentError
+	return assert.ErrorAs(t, err, &ae, "%s: want an invalid-argument error for %q", what, arg) &&
+		assert.Equal(t, arg, ae.Arg, "%s: the argument named by %v", what, err)
 }
 
 // within runs fn and fails the test if it took longer than limit.
@@ -259,9 +258,8 @@ func within(t testing.TB, limit time.Duration, what string, fn func()) {
 	t.Helper()
 	start := time.Now()
 	fn()
-	if d := time.Since(start); d > limit {
-		t.Errorf("%s took %v, bound is %v", what, d, limit)
-	}
+	d := time.Since(start)
+	assert.LessOrEqual(t, d, limit, "%s took %v, bound is %v", what, d, limit)
 }
 
 // settled waits, with a deadline, until cond holds on every node. An
@@ -270,14 +268,10 @@ func within(t testing.TB, limit time.Duration, what string, fn func()) {
 // for them first.
 func settled(t testing.TB, c *redistest.Cluster, what string, cond func(n *redistest.Node) bool) {
 	t.Helper()
+	// One deadline for all the nodes: they work at the same time.
 	deadline := time.Now().Add(5 * time.Second)
 	for _, n := range c.Nodes {
-		for !cond(n) {
-			if time.Now().After(deadline) {
-				t.Fatalf("node %d: %s: not within 5 s", n.Index, what)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		poll.Eventually(t, time.Until(deadline), fmt.Sprintf("node %d: %s", n.Index, what), func() bool { return cond(n) })
 	}
 }
 
@@ -303,22 +297,21 @@ func (s *suite) seedContention(t *testing.T) {
 			for r := 0; r < rounds; r++ {
 				l, err := cl.Acquire(context.Background(), "account_id123", 5*time.Second, core.Wait(30*time.Second))
 				if err != nil {
-					t.Errorf("worker %d: %v", w, err)
+					assert.NoError(t, err, "worker %d", w)
 					return
 				}
 				check.Enter(t)
-				time.Sleep(time.Millisecond) // the critical section's work
+				// Deliberate: the critical section's work. It keeps the
+				// holder inside long enough for an overlapping holder, if
+				// the lock let one in, to be seen by check.Enter.
+				time.Sleep(time.Millisecond)
 				check.Exit()
-				if err := l.Release(context.Background()); err != nil {
-					t.Errorf("worker %d release: %v", w, err)
-				}
+				assert.NoError(t, l.Release(context.Background()), "worker %d release", w)
 			}
 		}()
 	}
 	wg.Wait()
-	if got := check.entries.Load(); got != workers*rounds {
-		t.Fatalf("%d critical sections, want %d", got, workers*rounds)
-	}
+	require.EqualValues(t, workers*rounds, check.entries.Load(), "critical sections")
 	c.AssertNoKeys(t)
 }
 
@@ -330,9 +323,9 @@ func (s *suite) nodeCounts(t *testing.T) {
 			l, err := a.Acquire(context.Background(), "res", 10*time.Second)
 			must(t, err)
 			settled(t, c, "holds the token", func(node *redistest.Node) bool { return keyOn(t, node, "res") == l.Token() })
-			if v := l.Validity(); v <= 9*time.Second || v > 10*time.Second {
-				t.Fatalf("validity %v, want just under 10s", v)
-			}
+			v := l.Validity()
+			require.Greater(t, v, 9*time.Second, "validity, want just under 10s")
+			require.LessOrEqual(t, v, 10*time.Second, "validity, want just under 10s")
 			_, err = b.Acquire(context.Background(), "res", 10*time.Second)
 			wantErr(t, err, core.ErrNotAcquired)
 			must(t, l.Release(context.Background()))
@@ -390,13 +383,11 @@ func (s *suite) failMajority(t *testing.T, fail, restore func(*redistest.Node) e
 	// Decided within one node timeout; the cleanup runs in the background.
 	within(t, NodeTimeout+Bound, "acquire", func() { _, err = cl.Acquire(ctx, "res", 10*time.Second) })
 	wantErr(t, err, core.ErrUnavailable)
-	if errors.Is(err, core.ErrNotAcquired) {
-		t.Fatalf("unavailable must not also be not-acquired: %v", err)
-	}
+	require.NotErrorIs(t, err, core.ErrNotAcquired, "unavailable must not also be not-acquired")
 	var ue *core.UnavailableError
-	if !errors.As(err, &ue) || len(ue.Nodes) != 3 || !strings.Contains(err.Error(), "3 of 5 nodes failed") {
-		t.Fatalf("want the causes of the 3 failed nodes, got %v", err)
-	}
+	require.ErrorAs(t, err, &ue)
+	require.Len(t, ue.Nodes, 3, "want the causes of the 3 failed nodes, got %v", err)
+	require.Contains(t, err.Error(), "3 of 5 nodes failed")
 	// The failed attempt's cleanup runs in the background, each node
 	// bounded by the node timeout.
 	live := &redistest.Cluster{Nodes: c.Nodes[3:]}
@@ -437,16 +428,14 @@ func (s *suite) allNodesDown(t *testing.T) {
 	for _, opts := range [][]core.AcquireOption{nil, {core.Wait(300 * time.Millisecond)}} {
 		_, err := cl.Acquire(ctx, "res", 10*time.Second, opts...)
 		var ue *core.UnavailableError
-		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "all 3 nodes failed, quorum is 2") {
-			t.Fatalf("got %v, want unavailable: all 3 nodes failed", err)
-		}
-		if len(ue.Nodes) != 3 {
-			t.Fatalf("%d nodes named, want 3: %v", len(ue.Nodes), err)
-		}
+		require.ErrorAs(t, err, &ue, "want unavailable: all 3 nodes failed")
+		require.Contains(t, err.Error(), "all 3 nodes failed, quorum is 2")
+		require.Len(t, ue.Nodes, 3, "nodes named in %v", err)
 		for i, ne := range ue.Nodes {
-			if ne.Node != i || ne.Addr != strings.TrimPrefix(c.URLs()[i], "redis://") || ne.Err == nil || errors.Is(ne, core.ErrNoAnswer) {
-				t.Errorf("node %d: %v", i, ne)
-			}
+			assert.Equal(t, i, ne.Node, "node %d: %v", i, ne)
+			assert.Equal(t, strings.TrimPrefix(c.URLs()[i], "redis://"), ne.Addr, "node %d: %v", i, ne)
+			assert.Error(t, ne.Err, "node %d: its cause", i)
+			assert.NotErrorIs(t, ne, core.ErrNoAnswer, "node %d: a refused connection is an answer", i)
 		}
 	}
 }
@@ -462,11 +451,9 @@ func (s *suite) expiry(t *testing.T) {
 	select {
 	case <-l.Lost():
 	case <-time.After(5 * time.Second):
-		t.Fatal("Lost did not close after the validity ran out")
+		require.FailNow(t, "Lost did not close after the validity ran out")
 	}
-	if l.Validity() != 0 {
-		t.Fatalf("validity %v after expiry", l.Validity())
-	}
+	require.Zero(t, l.Validity(), "validity after expiry")
 	Eventually(t, 5*time.Second, "another owner acquires after expiry", func() bool {
 		l2, err := b.Acquire(ctx, "res", 10*time.Second)
 		if err == nil {
@@ -486,9 +473,7 @@ func (s *suite) extend(t *testing.T) {
 	l, err := cl.Acquire(ctx, "res", 300*time.Millisecond)
 	must(t, err)
 	must(t, l.Extend(ctx, 10*time.Second))
-	if v := l.Validity(); v <= 9*time.Second {
-		t.Fatalf("validity %v after extending to 10s", v)
-	}
+	require.Greater(t, l.Validity(), 9*time.Second, "validity after extending to 10s")
 	settled(t, c, "PTTL of about 10 s after extend", func(n *redistest.Node) bool {
 		pttl, err := n.Do("PTTL", "res")
 		must(t, err)
@@ -505,7 +490,7 @@ func (s *suite) extend(t *testing.T) {
 	select {
 	case <-l.Lost():
 	default:
-		t.Fatal("Lost not closed after Extend found the lock gone")
+		require.FailNow(t, "Lost not closed after Extend found the lock gone")
 	}
 	wantErr(t, l.Release(ctx), core.ErrLost)
 }
@@ -530,14 +515,10 @@ func (s *suite) releaseAfterExpiry(t *testing.T) {
 			held = append(held, n)
 		}
 	}
-	if len(held) < 2 {
-		t.Fatalf("the other owner holds %d of 3 nodes", len(held))
-	}
+	require.GreaterOrEqual(t, len(held), 2, "nodes of 3 the other owner holds")
 	wantErr(t, l.Release(ctx), core.ErrLost)
 	for _, n := range held {
-		if got := keyOn(t, n, "res"); got != l2.Token() {
-			t.Fatalf("node %d: the other owner's key became %q", n.Index, got)
-		}
+		require.Equal(t, l2.Token(), keyOn(t, n, "res"), "node %d: the other owner's key changed", n.Index)
 	}
 	must(t, l2.Release(ctx))
 }
@@ -552,13 +533,13 @@ func (s *suite) releaseTwice(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = l.Extend(ctx, 10*time.Second) }()
-	go func() { defer wg.Done(); must(t, l.Release(ctx)) }()
+	go func() { defer wg.Done(); assert.NoError(t, l.Release(ctx)) }() // not require: another goroutine
 	wg.Wait()
 	wantErr(t, l.Release(ctx), core.ErrLost)
 	wantErr(t, l.Extend(ctx, time.Second), core.ErrLost)
 	select {
 	case <-l.Lost():
-		t.Fatal("Lost closed by a release")
+		require.FailNow(t, "Lost closed by a release")
 	default:
 	}
 	c.AssertNoKeys(t)
@@ -575,12 +556,8 @@ func (s *suite) waitGivesUp(t *testing.T) {
 	_, err = b.Acquire(ctx, "res", time.Second, core.Wait(wait))
 	took := time.Since(start)
 	wantErr(t, err, core.ErrNotAcquired)
-	if took < wait {
-		t.Fatalf("gave up after %v, before the %v wait", took, wait)
-	}
-	if took > wait+NodeTimeout+Bound {
-		t.Fatalf("gave up after %v, long after the %v wait", took, wait)
-	}
+	require.GreaterOrEqual(t, took, wait, "gave up before the wait ran out")
+	require.LessOrEqual(t, took, wait+NodeTimeout+Bound, "gave up long after the %v wait", wait)
 	must(t, l.Release(ctx))
 	c.AssertNoKeys(t)
 }
@@ -611,7 +588,7 @@ func (s *suite) waitWins(t *testing.T) {
 		case err := <-got:
 			must(t, err)
 		case <-time.After(10 * time.Second):
-			t.Fatal("waiter did not win after the release")
+			require.FailNow(t, "waiter did not win after the release")
 		}
 	}
 	c.AssertNoKeys(t)
@@ -632,11 +609,9 @@ func (s *suite) cancelMidWait(t *testing.T) {
 	cancel()
 	select {
 	case err := <-got:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("got %v, want context.Canceled", err)
-		}
+		require.ErrorIs(t, err, context.Canceled)
 	case <-time.After(2 * time.Second):
-		t.Fatal("cancel not honoured")
+		require.FailNow(t, "cancel not honoured")
 	}
 	must(t, l.Release(context.Background()))
 	c.AssertNoKeys(t)
@@ -647,9 +622,7 @@ func (s *suite) cancelMidWait(t *testing.T) {
 	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer dcancel()
 	_, err = b.Acquire(dctx, "res", time.Second, core.Wait(time.Minute))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want context.DeadlineExceeded", err)
-	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 	must(t, l.Release(context.Background()))
 	c.AssertNoKeys(t)
 }
@@ -661,16 +634,26 @@ func (s *suite) autoExtendOutlives(t *testing.T) {
 	const ttl = 3 * NodeTimeout
 	l, err := a.Acquire(ctx, "res", ttl, core.AutoExtend())
 	must(t, err)
-	deadline := time.Now().Add(6 * ttl)
-	for time.Now().Before(deadline) {
+	// Deliberate waits: the scenario is that time passes, six ttls, while
+	// the lock stays held. Every quarter ttl it checks what held means: not
+	// lost, another owner refused, and the token still on a quorum of nodes
+	// (the key would be gone a ttl after the last extension).
+	start := time.Now()
+	for time.Since(start) < 6*ttl {
 		select {
 		case <-l.Lost():
-			t.Fatal("auto-extended lock lost")
+			require.FailNow(t, "auto-extended lock lost", "after %v", time.Since(start))
 		default:
 		}
-		if _, err := b.Acquire(ctx, "res", time.Second); !errors.Is(err, core.ErrNotAcquired) {
-			t.Fatalf("another owner got %v while the lock is auto-extended", err)
+		_, err := b.Acquire(ctx, "res", time.Second)
+		require.ErrorIs(t, err, core.ErrNotAcquired, "another owner while the lock is auto-extended")
+		held := 0
+		for _, n := range c.Nodes {
+			if keyOn(t, n, "res") == l.Token() {
+				held++
+			}
 		}
+		require.GreaterOrEqual(t, held, 2, "the token is on %d of 3 nodes after %v", held, time.Since(start))
 		time.Sleep(ttl / 4)
 	}
 	must(t, l.Release(ctx))
@@ -689,13 +672,11 @@ func (s *suite) lossOnOverwrite(t *testing.T) {
 	select {
 	case <-l.Lost():
 	case <-time.After(5 * time.Second):
-		t.Fatal("loss not signalled after the keys were overwritten")
+		require.FailNow(t, "loss not signalled after the keys were overwritten")
 	}
 	wantErr(t, l.Release(context.Background()), core.ErrLost)
 	for _, n := range c.Nodes {
-		if got := keyOn(t, n, "res"); got != "someone-else" {
-			t.Fatalf("node %d: the other owner's key became %q", n.Index, got)
-		}
+		require.Equal(t, "someone-else", keyOn(t, n, "res"), "node %d: the other owner's key changed", n.Index)
 	}
 }
 
@@ -709,11 +690,9 @@ func (s *suite) lossOnMajorityDeath(t *testing.T) {
 	select {
 	case <-l.Lost():
 	case <-time.After(5 * time.Second):
-		t.Fatal("loss not signalled after a majority died")
+		require.FailNow(t, "loss not signalled after a majority died")
 	}
-	if l.Validity() != 0 {
-		t.Fatalf("validity %v after loss", l.Validity())
-	}
+	require.Zero(t, l.Validity(), "validity after loss")
 	_ = l.Release(context.Background())
 }
 
@@ -734,30 +713,20 @@ func (s *suite) plainSetNX(t *testing.T) {
 	must(t, c.FlushAll())
 	l, err := cl.Acquire(ctx, "res", 10*time.Second)
 	must(t, err)
-	if l.Key() != "app:res" {
-		t.Fatalf("key %q, want app:res", l.Key())
-	}
-	if len(l.Token()) < 22 {
-		t.Fatalf("token %q too short for 122 random bits", l.Token())
-	}
+	require.Equal(t, "app:res", l.Key())
+	require.GreaterOrEqual(t, len(l.Token()), 22, "token %q too short for 122 random bits", l.Token())
 	// A quorum holds the token; the others get it unless their request
 	// timed out (a slow -race run): check exclusion where the key is ours.
 	held := 0
 	for _, n := range c.Nodes {
-		for deadline := time.Now().Add(time.Second); keyOn(t, n, "app:res") != l.Token() && time.Now().Before(deadline); {
-			time.Sleep(2 * time.Millisecond)
-		}
-		if keyOn(t, n, "app:res") != l.Token() {
+		if !poll.Wait(time.Second, func() bool { return keyOn(t, n, "app:res") == l.Token() }) {
 			continue
 		}
 		held++
-		if got, _ := n.Do("SET", "app:res", "legacy", "NX", "PX", "60000"); got != "(nil)" {
-			t.Fatalf("plain SET NX on a held key answered %q", got)
-		}
+		got, _ := n.Do("SET", "app:res", "legacy", "NX", "PX", "60000")
+		require.Equal(t, "(nil)", got, "node %d: plain SET NX on a held key", n.Index)
 	}
-	if held < len(c.Nodes)/2+1 {
-		t.Fatalf("the token is on %d nodes, fewer than a quorum", held)
-	}
+	require.GreaterOrEqual(t, held, len(c.Nodes)/2+1, "nodes with the token, fewer than a quorum")
 	must(t, l.Release(ctx))
 	c.AssertNoKeys(t)
 }
@@ -820,23 +789,23 @@ func (s *suite) badInput(t *testing.T) {
 			continue
 		}
 		_, err := s.backend(t, tc.cfg)
-		var ae *core.ArgumentError
-		if !errors.As(err, &ae) || ae.Arg != tc.arg || !errors.Is(err, core.ErrInvalidArgument) {
-			t.Errorf("%s: got %v, want an invalid-argument error for %q", tc.name, err, tc.arg)
+		if assertArg(t, err, tc.arg, tc.name) {
+			assert.ErrorIs(t, err, core.ErrInvalidArgument, tc.name)
 		}
 	}
 	// Both entries are named, with why.
 	_, err := s.backend(t, core.Config{Nodes: []string{urls[0], urls[0]}})
-	if err == nil || !strings.Contains(err.Error(), "nodes[1]: the same server as nodes[0]") || !strings.Contains(err.Error(), "fake a quorum") {
-		t.Errorf("a node listed twice: got %v", err)
+	if assert.Error(t, err, "a node listed twice") {
+		assert.Contains(t, err.Error(), "nodes[1]: the same server as nodes[0]")
+		assert.Contains(t, err.Error(), "fake a quorum")
 	}
 	_, err = s.backend(t, core.Config{Nodes: []string{"127.0.0.1:6379"}})
-	if err == nil || !strings.Contains(err.Error(), "write redis://127.0.0.1:6379") {
-		t.Errorf("a URL without a scheme: got %v, want the redis:// form suggested", err)
+	if assert.Error(t, err, "a URL without a scheme") {
+		assert.Contains(t, err.Error(), "write redis://127.0.0.1:6379", "the redis:// form suggested")
 	}
 	_, err = s.backend(t, core.Config{Nodes: []string{"redis://user:s3cret@127.0.0.1:1/notadb"}})
-	if err == nil || strings.Contains(err.Error(), "s3cret") {
-		t.Errorf("error %v must exist and must not contain the password", err)
+	if assert.Error(t, err, "a bad db") {
+		assert.NotContains(t, err.Error(), "s3cret", "the password in an error")
 	}
 
 	cl := s.client(t, c)
@@ -870,52 +839,35 @@ func (s *suite) badInput(t *testing.T) {
 			continue
 		}
 		_, err := cl.Acquire(tc.ctx, tc.res, tc.ttl, tc.opts...)
-		var ae *core.ArgumentError
-		if !errors.As(err, &ae) || ae.Arg != tc.arg {
-			t.Errorf("%s: got %v, want an invalid-argument error for %q", tc.name, err, tc.arg)
-		}
+		assertArg(t, err, tc.arg, tc.name)
 	}
 	l, err := cl.Acquire(ctx, "held", 10*time.Second)
 	must(t, err)
 	for _, ttl := range []time.Duration{0, -1, 25 * time.Hour} {
-		var ae *core.ArgumentError
-		if err := l.Extend(ctx, ttl); !errors.As(err, &ae) || ae.Arg != "ttl" {
-			t.Errorf("extend(%v): got %v", ttl, err)
-		}
+		assertArg(t, l.Extend(ctx, ttl), "ttl", fmt.Sprintf("extend(%v)", ttl))
 	}
-	var ae *core.ArgumentError
 	if !s.skipped(t, "BadInput/nil ctx") {
-		if err := l.Extend(nilCtx, time.Second); !errors.As(err, &ae) || ae.Arg != "ctx" {
-			t.Errorf("extend(nil ctx): got %v", err)
-		}
-		if err := l.Release(nilCtx); !errors.As(err, &ae) || ae.Arg != "ctx" {
-			t.Errorf("release(nil ctx): got %v", err)
-		}
+		assertArg(t, l.Extend(nilCtx, time.Second), "ctx", "extend(nil ctx)")
+		assertArg(t, l.Release(nilCtx), "ctx", "release(nil ctx)")
 	}
-	if l.Validity() <= 0 {
-		t.Error("bad calls changed the lock")
-	}
+	assert.Positive(t, l.Validity(), "bad calls changed the lock")
 	must(t, l.Release(ctx))
 	// Only the one good acquire and release reached the nodes. The engine
 	// decides as soon as a quorum answered, so the last node's commands may
 	// still be on their way: wait for them, with a deadline.
 	for _, n := range c.Nodes {
 		var stats string
-		for deadline := time.Now().Add(5 * time.Second); ; {
+		// Not a failure by itself if it never comes: the checks below
+		// then say what the node saw.
+		poll.Wait(5*time.Second, func() bool {
 			var err error
 			stats, err = n.Do("INFO", "commandstats")
 			must(t, err)
-			if strings.Contains(stats, "cmdstat_evalsha:calls=1,") || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !strings.Contains(stats, "cmdstat_set:calls=1,") {
-			t.Errorf("node %d saw other SETs than the one good acquire:\n%s", n.Index, stats)
-		}
-		if strings.Contains(stats, "cmdstat_evalsha:calls=2") || strings.Contains(stats, "cmdstat_pexpire") {
-			t.Errorf("node %d saw a bad call:\n%s", n.Index, stats)
-		}
+			return strings.Contains(stats, "cmdstat_evalsha:calls=1,")
+		})
+		assert.Contains(t, stats, "cmdstat_set:calls=1,", "node %d saw other SETs than the one good acquire", n.Index)
+		assert.NotContains(t, stats, "cmdstat_evalsha:calls=2", "node %d saw a bad call", n.Index)
+		assert.NotContains(t, stats, "cmdstat_pexpire", "node %d saw a bad call", n.Index)
 	}
 	c.AssertNoKeys(t)
 }
@@ -943,7 +895,7 @@ func (s *suite) closeReleases(t *testing.T) {
 	case err := <-waiting:
 		wantErr(t, err, core.ErrClosed)
 	case <-time.After(5 * time.Second):
-		t.Fatal("a waiting acquire outlived Close")
+		require.FailNow(t, "a waiting acquire outlived Close")
 	}
 	must(t, a.Close()) // twice is harmless
 	_, err = a.Acquire(ctx, "four", time.Second)
@@ -954,7 +906,7 @@ func (s *suite) closeReleases(t *testing.T) {
 		wantErr(t, l.Extend(ctx, time.Second), core.ErrClosed)
 		select {
 		case <-l.Lost():
-			t.Errorf("%s: lost after Close released it", l.Key())
+			assert.Fail(t, "lost after Close released it", l.Key())
 		default:
 		}
 	}
@@ -1028,7 +980,7 @@ func acquireBehind(ctx context.Context, cl Client, key string) func(t *testing.T
 			must(t, r.err)
 			return r.l
 		case <-time.After(10 * time.Second):
-			t.Fatal(why)
+			require.FailNow(t, why)
 			return nil
 		}
 	}
@@ -1071,9 +1023,8 @@ func (s *suite) handOffPublishesNothing(t *testing.T) {
 	// The last release may reach a node after the quorum answered.
 	settled(t, c, "the last release ran", func(n *redistest.Node) bool { return commandCalls(t, n, "publish") >= 1 })
 	for _, n := range c.Nodes {
-		if p, ns := commandCalls(t, n, "publish"), commandCalls(t, n, "pubsub|numsub"); p != 1 || ns != 1 {
-			t.Fatalf("node %d: %d PUBLISH and %d PUBSUB NUMSUB for one hand-off and one last release (want 1 and 1)", n.Index, p, ns)
-		}
+		assert.Equal(t, 1, commandCalls(t, n, "publish"), "node %d: PUBLISH for one hand-off and one last release", n.Index)
+		assert.Equal(t, 1, commandCalls(t, n, "pubsub|numsub"), "node %d: PUBSUB NUMSUB for one hand-off and one last release", n.Index)
 	}
 	c.AssertNoKeys(t)
 }
@@ -1085,9 +1036,10 @@ func (s *suite) handOffPublishesNothing(t *testing.T) {
 // sections and the key goes back and forth between them many times (it
 // cannot be a matter of luck: the releaser's next waiter is always first).
 func (s *suite) turnsAcrossClients(t *testing.T) {
-	if TurnShare(map[int]int{0: 10, 1: 190}) >= 0.25 || TurnShare(map[int]int{0: 100, 1: 100}) != 0.5 {
-		t.Fatal("the share check cannot fail")
-	}
+	// The negative control: the share check catches one client keeping
+	// the key.
+	require.Less(t, TurnShare(map[int]int{0: 10, 1: 190}), 0.25, "the share check cannot fail")
+	require.Equal(t, 0.5, TurnShare(map[int]int{0: 100, 1: 100}), "the share of even turns")
 	c := redistest.Start(t, 3)
 	clients := []Client{s.client(t, c), s.client(t, c)}
 	const sections = 240
@@ -1110,18 +1062,19 @@ func (s *suite) turnsAcrossClients(t *testing.T) {
 					return
 				}
 				l, err := clients[cl].Acquire(context.Background(), "res", 10*time.Second, core.Wait(time.Minute))
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				in.Enter(t)
 				mu.Lock()
 				order = append(order, cl)
 				mu.Unlock()
-				time.Sleep(500 * time.Microsecond) // the section: long enough for the others to queue
+				// Deliberate: the section's work, long enough for the
+				// other clients to queue behind it (the scenario is
+				// about their turns, which need a queue).
+				time.Sleep(500 * time.Microsecond)
 				in.Exit()
-				if err := l.Release(context.Background()); err != nil {
-					t.Error(err)
+				if !assert.NoError(t, l.Release(context.Background())) {
 					return
 				}
 			}
@@ -1137,9 +1090,8 @@ func (s *suite) turnsAcrossClients(t *testing.T) {
 		}
 	}
 	t.Logf("sections per client %v, %d hand-offs between the clients", per, cross)
-	if share := TurnShare(per); share < 0.25 || cross < len(order)/20 {
-		t.Fatalf("sections per client %v, %d hand-offs between the clients of %d: one client kept the key", per, cross, len(order))
-	}
+	require.GreaterOrEqual(t, TurnShare(per), 0.25, "sections per client %v: one client kept the key", per)
+	require.GreaterOrEqual(t, cross, len(order)/20, "%d hand-offs between the clients of %d sections: one client kept the key", cross, len(order))
 	c.AssertNoKeys(t)
 }
 
@@ -1170,35 +1122,40 @@ func (s *suite) inspect(t *testing.T) {
 	ctx := context.Background()
 	in, err := a.Inspect(ctx, "res")
 	must(t, err)
-	if in.Held || in.Validity != 0 || in.Owner != "" || len(in.Nodes) != 3 {
-		t.Fatalf("free resource: %+v", in)
-	}
+	assert.False(t, in.Held, "free resource: %+v", in)
+	assert.Zero(t, in.Validity, "free resource: %+v", in)
+	assert.Empty(t, in.Owner, "free resource: %+v", in)
+	require.Len(t, in.Nodes, 3, "free resource: %+v", in)
 	for i, n := range in.Nodes {
-		if n.Node != i || n.Addr != strings.TrimPrefix(c.URLs()[i], "redis://") || n.Locked || n.Holder || n.Err != nil {
-			t.Fatalf("free resource, node %d: %+v", i, n)
-		}
+		assert.Equal(t, i, n.Node, "free resource, node %d: %+v", i, n)
+		assert.Equal(t, strings.TrimPrefix(c.URLs()[i], "redis://"), n.Addr, "free resource, node %d", i)
+		assert.False(t, n.Locked, "free resource, node %d: %+v", i, n)
+		assert.False(t, n.Holder, "free resource, node %d: %+v", i, n)
+		assert.NoError(t, n.Err, "free resource, node %d", i)
 	}
 	l, err := a.Acquire(ctx, "res", 10*time.Second)
 	must(t, err)
-	if l.Fence() != 0 || l.Reentered() {
-		t.Fatalf("a plain lock: fence %d, reentered %v", l.Fence(), l.Reentered())
-	}
+	require.Zero(t, l.Fence(), "a plain lock's fence")
+	require.False(t, l.Reentered(), "a plain lock reentered")
 	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
 	for _, who := range []Client{a, other} {
 		in, err = who.Inspect(ctx, "res")
 		must(t, err)
-		if !in.Held || in.Owner != "worker-7" || in.Validity <= 9*time.Second || in.Validity > 10*time.Second {
-			t.Fatalf("held: %+v", in)
-		}
+		assert.True(t, in.Held, "held: %+v", in)
+		assert.Equal(t, "worker-7", in.Owner, "held: %+v", in)
+		assert.Greater(t, in.Validity, 9*time.Second, "held: %+v", in)
+		assert.LessOrEqual(t, in.Validity, 10*time.Second, "held: %+v", in)
 		for _, n := range in.Nodes {
-			if !n.Locked || !n.Holder || n.Owner != "worker-7" || n.Err != nil || n.TTL <= 9*time.Second || n.TTL > 10*time.Second {
-				t.Fatalf("node %+v", n)
-			}
+			assert.True(t, n.Locked, "node %+v", n)
+			assert.True(t, n.Holder, "node %+v", n)
+			assert.Equal(t, "worker-7", n.Owner, "node %+v", n)
+			assert.NoError(t, n.Err, "node %d", n.Node)
+			assert.Greater(t, n.TTL, 9*time.Second, "node %+v", n)
+			assert.LessOrEqual(t, n.TTL, 10*time.Second, "node %+v", n)
 		}
 	}
-	if !strings.HasPrefix(l.Token(), "worker-7/") || len(l.Token()) != len("worker-7/")+36 {
-		t.Fatalf("token %q: want worker-7/<uuid>", l.Token())
-	}
+	assert.True(t, strings.HasPrefix(l.Token(), "worker-7/"), "token %q: want worker-7/<uuid>", l.Token())
+	assert.Len(t, l.Token(), len("worker-7/")+36, "token %q: want worker-7/<uuid>", l.Token())
 	must(t, l.Release(ctx))
 	// Another program's plain SET NX: held, no owner.
 	for _, n := range c.Nodes {
@@ -1207,9 +1164,9 @@ func (s *suite) inspect(t *testing.T) {
 	}
 	in, err = a.Inspect(ctx, "res")
 	must(t, err)
-	if !in.Held || in.Owner != "" || in.Validity <= 50*time.Second {
-		t.Fatalf("foreign lock: %+v", in)
-	}
+	assert.True(t, in.Held, "foreign lock: %+v", in)
+	assert.Empty(t, in.Owner, "foreign lock: %+v", in)
+	assert.Greater(t, in.Validity, 50*time.Second, "foreign lock: %+v", in)
 	// Without expiry.
 	for _, n := range c.Nodes {
 		_, err := n.Do("SET", "res", "forever")
@@ -1217,13 +1174,12 @@ func (s *suite) inspect(t *testing.T) {
 	}
 	in, err = a.Inspect(ctx, "res")
 	must(t, err)
-	if !in.Held || in.Validity != core.NoExpiry {
-		t.Fatalf("no expiry: %+v", in)
-	}
+	assert.True(t, in.Held, "no expiry: %+v", in)
+	assert.Equal(t, core.NoExpiry, in.Validity, "no expiry: %+v", in)
 	for _, n := range in.Nodes {
-		if !n.Locked || !n.Holder || n.TTL != core.NoExpiry {
-			t.Fatalf("no expiry, node %+v", n)
-		}
+		assert.True(t, n.Locked, "no expiry, node %+v", n)
+		assert.True(t, n.Holder, "no expiry, node %+v", n)
+		assert.Equal(t, core.NoExpiry, n.TTL, "no expiry, node %+v", n)
 	}
 	// A minority's value is no holder.
 	_, err = c.Nodes[0].Do("SET", "res", "other")
@@ -1232,19 +1188,17 @@ func (s *suite) inspect(t *testing.T) {
 	must(t, err)
 	in, err = a.Inspect(ctx, "res")
 	must(t, err)
-	if in.Held || in.Validity != 0 || !in.Nodes[0].Locked || in.Nodes[0].Holder || in.Nodes[1].Locked {
-		t.Fatalf("split: %+v", in)
-	}
-	if keyOn(t, c.Nodes[0], "res") != "other" || keyOn(t, c.Nodes[2], "res") != "forever" {
-		t.Fatal("inspecting changed the keys")
-	}
-	var ae *core.ArgumentError
-	if _, err := a.Inspect(ctx, ""); !errors.As(err, &ae) || ae.Arg != "resource" {
-		t.Fatalf("empty resource: %v", err)
-	}
-	if _, err := s.backend(t, core.Config{Nodes: c.URLs(), Owner: "a/b"}); !errors.As(err, &ae) || ae.Arg != "owner" {
-		t.Fatalf("owner with '/': %v", err)
-	}
+	assert.False(t, in.Held, "split: %+v", in)
+	assert.Zero(t, in.Validity, "split: %+v", in)
+	assert.True(t, in.Nodes[0].Locked, "split, node 0: %+v", in.Nodes[0])
+	assert.False(t, in.Nodes[0].Holder, "split, node 0: %+v", in.Nodes[0])
+	assert.False(t, in.Nodes[1].Locked, "split, node 1: %+v", in.Nodes[1])
+	assert.Equal(t, "other", keyOn(t, c.Nodes[0], "res"), "inspecting changed node 0's key")
+	assert.Equal(t, "forever", keyOn(t, c.Nodes[2], "res"), "inspecting changed node 2's key")
+	_, err = a.Inspect(ctx, "")
+	assertArg(t, err, "resource", "inspect of an empty resource")
+	_, err = s.backend(t, core.Config{Nodes: c.URLs(), Owner: "a/b"})
+	assertArg(t, err, "owner", "an owner with '/'")
 }
 
 // inspectMinorityDown: with one of three nodes killed the answer stands; with
@@ -1259,21 +1213,22 @@ func (s *suite) inspectMinorityDown(t *testing.T) {
 	must(t, c.Nodes[2].Kill())
 	in, err := a.Inspect(ctx, "res")
 	must(t, err)
-	if !in.Held || in.Validity <= 5*time.Second || in.Nodes[2].Err == nil || in.Nodes[2].Locked {
-		t.Fatalf("one node down: %+v", in)
-	}
+	require.True(t, in.Held, "one node down: %+v", in)
+	assert.Greater(t, in.Validity, 5*time.Second, "one node down: %+v", in)
+	assert.Error(t, in.Nodes[2].Err, "one node down, the killed node: %+v", in.Nodes[2])
+	assert.False(t, in.Nodes[2].Locked, "one node down, the killed node: %+v", in.Nodes[2])
 	for _, n := range in.Nodes[:2] {
-		if n.Err != nil || !n.Holder {
-			t.Fatalf("one node down, node %+v", n)
-		}
+		assert.NoError(t, n.Err, "one node down, node %d", n.Node)
+		assert.True(t, n.Holder, "one node down, node %+v", n)
 	}
 	must(t, c.Nodes[1].Kill())
 	_, err = a.Inspect(ctx, "res")
 	wantErr(t, err, core.ErrUnavailable)
 	var ue *core.UnavailableError
-	if !errors.As(err, &ue) || len(ue.Nodes) != 2 || ue.Nodes[0].Node != 1 || ue.Nodes[1].Node != 2 {
-		t.Fatalf("want the causes of nodes 1 and 2, got %v", err)
-	}
+	require.ErrorAs(t, err, &ue)
+	require.Len(t, ue.Nodes, 2, "want the causes of nodes 1 and 2, got %v", err)
+	assert.Equal(t, 1, ue.Nodes[0].Node, "want the causes of nodes 1 and 2, got %v", err)
+	assert.Equal(t, 2, ue.Nodes[1].Node, "want the causes of nodes 1 and 2, got %v", err)
 }
 
 // reenter: a token handed to another client re-enters the held lock (ttl
@@ -1285,15 +1240,15 @@ func (s *suite) reenter(t *testing.T) {
 	ctx := context.Background()
 	l, err := a.Acquire(ctx, "res", 2*time.Second)
 	must(t, err)
-	if l.Reentered() || l.Fence() != 0 {
-		t.Fatalf("a fresh lock: reentered %v, fence %d", l.Reentered(), l.Fence())
-	}
+	require.False(t, l.Reentered(), "a fresh lock reentered")
+	require.Zero(t, l.Fence(), "a fresh lock's fence")
 	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
 	h, err := b.Acquire(ctx, "res", 20*time.Second, core.WithToken(l.Token()))
 	must(t, err)
-	if !h.Reentered() || h.Token() != l.Token() || h.Fence() != 0 || h.Validity() <= 19*time.Second {
-		t.Fatalf("re-entry: reentered %v token %q validity %v", h.Reentered(), h.Token(), h.Validity())
-	}
+	require.True(t, h.Reentered(), "re-entry reentered")
+	require.Equal(t, l.Token(), h.Token(), "re-entry token")
+	require.Zero(t, h.Fence(), "re-entry fence")
+	require.Greater(t, h.Validity(), 19*time.Second, "re-entry validity")
 	settled(t, c, "ttl raised", func(n *redistest.Node) bool {
 		pttl, err := n.Do("PTTL", "res")
 		must(t, err)
@@ -1303,9 +1258,7 @@ func (s *suite) reenter(t *testing.T) {
 	_, err = b.Acquire(ctx, "res", time.Second, core.WithToken("someone-elses-token-0123"), core.Wait(0))
 	wantErr(t, err, core.ErrNotAcquired)
 	for _, n := range c.Nodes {
-		if got := keyOn(t, n, "res"); got != l.Token() {
-			t.Fatalf("node %d: %q after someone else's token tried", n.Index, got)
-		}
+		require.Equal(t, l.Token(), keyOn(t, n, "res"), "node %d after someone else's token tried", n.Index)
 	}
 	must(t, h.Release(ctx))
 	c.AssertNoKeys(t)
@@ -1313,20 +1266,16 @@ func (s *suite) reenter(t *testing.T) {
 	// An unknown token on a free resource is an ordinary acquire.
 	f, err := b.Acquire(ctx, "res", time.Second, core.WithToken("a-token-of-my-own-0001"))
 	must(t, err)
-	if f.Reentered() || f.Token() != "a-token-of-my-own-0001" {
-		t.Fatalf("fresh token: reentered %v token %q", f.Reentered(), f.Token())
-	}
+	require.False(t, f.Reentered(), "a fresh token reentered")
+	require.Equal(t, "a-token-of-my-own-0001", f.Token(), "a fresh token")
 	settled(t, c, "holds the caller's token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "a-token-of-my-own-0001" })
 	must(t, f.Release(ctx))
-	var ae *core.ArgumentError
-	for _, bad := range []core.AcquireOption{core.WithToken("short"), core.WithToken(strings.Repeat("t", 513))} {
-		if _, err := a.Acquire(ctx, "res", time.Second, bad); !errors.As(err, &ae) || ae.Arg != "token" {
-			t.Fatalf("bad token: %v", err)
-		}
+	for i, bad := range []core.AcquireOption{core.WithToken("short"), core.WithToken(strings.Repeat("t", 513))} {
+		_, err := a.Acquire(ctx, "res", time.Second, bad)
+		assertArg(t, err, "token", fmt.Sprintf("bad token %d", i))
 	}
-	if _, err := a.Acquire(ctx, "res", time.Second, core.WithToken("a-token-of-my-own-0001"), core.Fence()); !errors.As(err, &ae) || ae.Arg != "fence" {
-		t.Fatalf("token with fence: %v", err)
-	}
+	_, err = a.Acquire(ctx, "res", time.Second, core.WithToken("a-token-of-my-own-0001"), core.Fence())
+	assertArg(t, err, "fence", "a token with a fence")
 	c.AssertNoKeys(t)
 }
 
@@ -1345,9 +1294,10 @@ func StrictlyIncreasing(fences []int64) int {
 // order the critical sections ran, strictly increase. The checker is shown
 // to catch a repeat and a decrease.
 func (s *suite) fencesIncrease(t *testing.T) {
-	if StrictlyIncreasing([]int64{1, 2, 2}) != 2 || StrictlyIncreasing([]int64{3, 1}) != 1 || StrictlyIncreasing([]int64{1, 5, 9}) != -1 {
-		t.Fatal("the fence checker cannot fail")
-	}
+	// The negative controls: the checker catches a repeat and a decrease.
+	require.Equal(t, 2, StrictlyIncreasing([]int64{1, 2, 2}), "the fence checker cannot fail")
+	require.Equal(t, 1, StrictlyIncreasing([]int64{3, 1}), "the fence checker cannot fail")
+	require.Equal(t, -1, StrictlyIncreasing([]int64{1, 5, 9}), "the fence checker fails increasing fences")
 	c := redistest.Start(t, 3)
 	clients := []Client{s.client(t, c), s.client(t, c)}
 	var mu sync.Mutex
@@ -1360,28 +1310,23 @@ func (s *suite) fencesIncrease(t *testing.T) {
 			defer wg.Done()
 			for range 5 {
 				l, err := clients[w%2].Acquire(context.Background(), "res", 5*time.Second, core.Fence(), core.Wait(20*time.Second))
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) {
 					return
 				}
 				in.Enter(t)
-				if l.Reentered() {
-					t.Error("a fenced acquire reports a re-entry")
-				}
+				assert.False(t, l.Reentered(), "a fenced acquire reports a re-entry")
 				mu.Lock()
 				order = append(order, l.Fence())
 				mu.Unlock()
 				in.Exit()
-				if err := l.Release(context.Background()); err != nil {
-					t.Error(err)
-				}
+				assert.NoError(t, l.Release(context.Background()))
 			}
 		}()
 	}
 	wg.Wait()
-	if i := StrictlyIncreasing(order); i >= 0 || len(order) != 30 || order[0] < 1 {
-		t.Fatalf("fences in lock order %v (at %d)", order, i)
-	}
+	require.Len(t, order, 30, "fences in lock order")
+	require.Equal(t, -1, StrictlyIncreasing(order), "fences in lock order %v do not strictly increase at that index", order)
+	require.GreaterOrEqual(t, order[0], int64(1), "the first fence")
 	// No lock left; each node that granted keeps its fence counter (key,
 	// 0xFF, "fence": no expiry, by design): a quorum at least.
 	settled(t, c, "no lock key", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
@@ -1394,12 +1339,10 @@ func (s *suite) fencesIncrease(t *testing.T) {
 			counters++
 		case "", "(empty array)", "(nil)":
 		default:
-			t.Fatalf("node %d keys %q, want only the fence counter", n.Index, keys)
+			require.FailNow(t, "a key left", "node %d keys %q, want only the fence counter", n.Index, keys)
 		}
 	}
-	if counters < 2 {
-		t.Fatalf("fence counters on %d nodes", counters)
-	}
+	require.GreaterOrEqual(t, counters, 2, "nodes with a fence counter")
 }
 
 // fenceFrozen: with one node of three frozen, fenced acquires still succeed
@@ -1412,17 +1355,14 @@ func (s *suite) fenceFrozen(t *testing.T) {
 	must(t, err)
 	first := l.Fence()
 	must(t, l.Release(ctx))
-	if first < 1 || l.Reentered() {
-		t.Fatalf("fence %d, reentered %v", first, l.Reentered())
-	}
+	require.GreaterOrEqual(t, first, int64(1), "the first fence")
+	require.False(t, l.Reentered(), "a fenced lock reentered")
 	must(t, c.Nodes[0].Freeze())
 	defer func() { _ = c.Nodes[0].Thaw() }()
 	for range 3 {
 		l, err = a.Acquire(ctx, "res", 5*time.Second, core.Fence(), core.Wait(0))
 		must(t, err)
-		if l.Fence() <= first {
-			t.Fatalf("fence %d after %d", l.Fence(), first)
-		}
+		require.Greater(t, l.Fence(), first, "fence after %d", first)
 		first = l.Fence()
 		must(t, l.Release(ctx))
 	}
@@ -1489,24 +1429,19 @@ func (s *suite) fenceRoundFault(t *testing.T, sig syscall.Signal, faults int) {
 		// A minority: the third node's grant comes late, and the fence
 		// round takes it in instead of the signalled node.
 		must(t, err)
-		if l.Fence() <= first {
-			t.Fatalf("fence %d after %d", l.Fence(), first)
-		}
+		require.Greater(t, l.Fence(), first, "fence after %d", first)
 		first = l.Fence()
 		must(t, l.Release(ctx))
 	} else {
 		if err == nil {
-			t.Fatalf("acquired fence %d with %d of its fence round's nodes signalled", l.Fence(), faults)
+			require.FailNow(t, "a lock without its fence round's quorum", "acquired fence %d with %d of its fence round's nodes signalled", l.Fence(), faults)
 		}
 		wantErr(t, err, core.ErrUnavailable)
-		if errors.Is(err, core.ErrNotAcquired) || !strings.Contains(err.Error(), "fence") {
-			t.Fatalf("want unavailable, not not-acquired, saying the fence round failed: %v", err)
-		}
+		require.NotErrorIs(t, err, core.ErrNotAcquired, "unavailable must not also be not-acquired")
+		require.Contains(t, err.Error(), "fence", "the error says the fence round failed")
 	}
 	fired := p.Fired()
-	if len(fired) != faults {
-		t.Fatalf("the proxy signalled nodes %v, want %d of them", fired, faults)
-	}
+	require.Len(t, fired, faults, "the nodes the proxy signalled")
 	for _, i := range fired {
 		if sig == syscall.SIGKILL {
 			must(t, c.Nodes[i].Restart())
@@ -1518,9 +1453,7 @@ func (s *suite) fenceRoundFault(t *testing.T, sig syscall.Signal, faults int) {
 
 	l, err = direct.Acquire(ctx, "res", 5*time.Second, core.Fence())
 	must(t, err)
-	if l.Fence() <= first {
-		t.Fatalf("fence %d after %d", l.Fence(), first)
-	}
+	require.Greater(t, l.Fence(), first, "fence after %d", first)
 	must(t, l.Release(ctx))
 	settled(t, c, "released", func(n *redistest.Node) bool { return keyOn(t, n, "res") == "(nil)" })
 }
@@ -1585,12 +1518,8 @@ func (s *suite) unusedWaitCostsNothing(t *testing.T) {
 			single := run()
 			waiting := run(core.Wait(10 * time.Second))
 			for i := range c.Nodes {
-				if !reflect.DeepEqual(single[i], waiting[i]) {
-					t.Errorf("node %d: %d pairs with a wait budget ran %v; without one %v", i, pairs, waiting[i], single[i])
-				}
-				if single[i]["set"] != pairs {
-					t.Errorf("node %d: %d SETs for %d acquires: %v", i, single[i]["set"], pairs, single[i])
-				}
+				assert.Equal(t, single[i], waiting[i], "node %d: the commands of %d pairs without a wait budget (expected) and with one (actual)", i, pairs)
+				assert.Equal(t, pairs, single[i]["set"], "node %d: SETs for %d acquires: %v", i, pairs, single[i])
 			}
 			c.AssertNoKeys(t)
 		})

@@ -32,6 +32,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/liblock/liblock/core/testkit/poll"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // InstallHint is the command that installs redis-server on this project's
@@ -95,9 +99,7 @@ func Start(tb testing.TB, n int) *Cluster {
 func StartWith(tb testing.TB, n int, opts Options) *Cluster {
 	tb.Helper()
 	c, err := StartClusterWith(n, tb.TempDir(), opts)
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
+	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
 	return c
 }
@@ -385,21 +387,14 @@ func (c *Cluster) AssertNoKeys(tb testing.TB) {
 		if n.PID() == 0 || n.isFrozen() {
 			continue
 		}
-		for {
-			keys, err := n.Keys()
-			if err != nil {
-				tb.Errorf("node %d: KEYS: %v", n.Index, err)
-				break
-			}
-			if len(keys) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				tb.Errorf("node %d still holds keys %q", n.Index, keys)
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		var keys []string
+		var err error
+		poll.Wait(time.Until(deadline), func() bool {
+			keys, err = n.Keys()
+			return err != nil || len(keys) == 0
+		})
+		assert.NoError(tb, err, "node %d: KEYS", n.Index)
+		assert.Empty(tb, keys, "node %d still holds keys %q", n.Index, keys)
 	}
 }
 

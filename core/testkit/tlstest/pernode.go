@@ -3,14 +3,13 @@ package tlstest
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // RunNodeTLS runs the cases of Config.NodeTLS, which replaces Config.TLS for
@@ -27,44 +26,35 @@ func RunNodeTLS(t *testing.T, newClient NewClient) {
 	defer cancel()
 	inspect := func(t *testing.T, nodeTLS map[int]*tls.Config) *core.Inspection {
 		cl, err := newClient(core.Config{Nodes: nodes, NodeTimeout: 2 * time.Second, TLS: base, NodeTLS: nodeTLS})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer cl.Close()
 		lock, err := cl.Acquire(ctx, "tls:nodetls", 10*time.Second)
-		if err != nil {
-			t.Fatalf("Acquire: %v", err)
-		}
+		require.NoError(t, err, "Acquire")
 		defer lock.Release(ctx)
 		in, err := cl.Inspect(ctx, "tls:nodetls")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return in
 	}
 	t.Run("node 1 its own CA", func(t *testing.T) {
 		for i, n := range inspect(t, map[int]*tls.Config{1: {RootCAs: Pool(t, c.OtherCA)}}).Nodes {
-			if n.Err != nil || !n.Holder {
-				t.Fatalf("node %d: %+v, want the holder's key", i, n)
-			}
+			require.NoError(t, n.Err, "node %d", i)
+			require.True(t, n.Holder, "node %d: %+v, want the holder's key", i, n)
 		}
 	})
 	t.Run("the client's CA only", func(t *testing.T) {
 		for i, n := range inspect(t, nil).Nodes {
 			if i == 1 {
-				if n.Err == nil || !strings.Contains(n.Err.Error(), "certificate signed by unknown authority") {
-					t.Fatalf("node 1: err %v, want its verification failure", n.Err)
-				}
-			} else if n.Err != nil || !n.Holder {
-				t.Fatalf("node %d: %+v, want the holder's key", i, n)
+				require.ErrorContains(t, n.Err, "certificate signed by unknown authority", "node 1: want its verification failure")
+			} else {
+				require.NoError(t, n.Err, "node %d", i)
+				require.True(t, n.Holder, "node %d: %+v, want the holder's key", i, n)
 			}
 		}
 	})
 	t.Run("an index that is not a node", func(t *testing.T) {
 		_, err := newClient(core.Config{Nodes: nodes, NodeTLS: map[int]*tls.Config{3: {}}})
 		var ae *core.ArgumentError
-		if !errors.As(err, &ae) || ae.Arg != "nodetls" {
-			t.Fatalf("got %v, want an ArgumentError for nodetls", err)
-		}
+		require.ErrorAs(t, err, &ae, "want an ArgumentError for nodetls")
+		require.Equal(t, "nodetls", ae.Arg, "the argument named by %v", err)
 	})
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/stretchr/testify/require"
 )
 
 // NewClient makes a Client of a Config: core.New, or wasm/host's
@@ -22,13 +21,9 @@ type NewClient func(core.Config) (*core.Client, error)
 func Pool(tb testing.TB, path string) *x509.CertPool {
 	tb.Helper()
 	pem, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	p := x509.NewCertPool()
-	if !p.AppendCertsFromPEM(pem) {
-		tb.Fatalf("tlstest: no certificate in %s", path)
-	}
+	require.True(tb, p.AppendCertsFromPEM(pem), "tlstest: no certificate in %s", path)
 	return p
 }
 
@@ -42,9 +37,7 @@ func Run(t *testing.T, newClient NewClient) {
 	mutual := c.Start(t, c.Server, c.ServerKey, true)
 	internal := c.Start(t, c.Internal, c.InternalKey, false)
 	clientCert, err := tls.LoadX509KeyPair(c.Client, c.ClientKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ca, other := Pool(t, c.CA), Pool(t, c.OtherCA)
 	url := func(port int, q string) string { return "rediss://127.0.0.1:" + strconv.Itoa(port) + q }
 	type tc struct {
@@ -71,32 +64,25 @@ func Run(t *testing.T, newClient NewClient) {
 				base = k.tls.Clone()
 			}
 			cl, err := newClient(core.Config{Nodes: []string{k.node}, NodeTimeout: 2 * time.Second, TLS: k.tls})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer cl.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			lock, err := cl.Acquire(ctx, "tls:"+k.name, 10*time.Second)
 			if k.cause == "" {
-				if err != nil {
-					t.Fatalf("Acquire: %v", err)
-				}
-				if err := lock.Release(ctx); err != nil {
-					t.Fatalf("Release: %v", err)
-				}
+				require.NoError(t, err, "Acquire")
+				require.NoError(t, lock.Release(ctx), "Release")
 			} else {
 				var ue *core.UnavailableError
-				if !errors.Is(err, core.ErrUnavailable) || !errors.As(err, &ue) || len(ue.Nodes) != 1 {
-					t.Fatalf("Acquire: got %v, want ErrUnavailable with the node's cause", err)
-				}
-				if !strings.Contains(ue.Nodes[0].Error(), k.cause) {
-					t.Fatalf("node cause %q, want it to say %q", ue.Nodes[0].Error(), k.cause)
-				}
+				require.ErrorIs(t, err, core.ErrUnavailable, "Acquire")
+				require.ErrorAs(t, err, &ue, "Acquire")
+				require.Len(t, ue.Nodes, 1, "want the node's cause in %v", err)
+				require.Contains(t, ue.Nodes[0].Error(), k.cause, "the node's cause")
 			}
 			// The Client's connections are clones: the caller's config is untouched.
-			if k.tls != nil && (k.tls.ServerName != base.ServerName || k.tls.InsecureSkipVerify != base.InsecureSkipVerify) {
-				t.Fatalf("Config.TLS was modified: %+v", k.tls)
+			if k.tls != nil {
+				require.Equal(t, base.ServerName, k.tls.ServerName, "Config.TLS was modified: %+v", k.tls)
+				require.Equal(t, base.InsecureSkipVerify, k.tls.InsecureSkipVerify, "Config.TLS was modified: %+v", k.tls)
 			}
 		})
 	}

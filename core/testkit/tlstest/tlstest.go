@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/stretchr/testify/require"
 )
 
 // Certs are the PEM files mkcerts.sh made, by path.
@@ -58,17 +60,13 @@ func Make(tb testing.TB) *Certs {
 func (c *Certs) Start(tb testing.TB, cert, key string, authClients bool) int {
 	tb.Helper()
 	bin, err := redistest.Binary()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	auth := "no"
 	if authClients {
 		auth = "yes"
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir := tb.TempDir()
@@ -76,34 +74,29 @@ func (c *Certs) Start(tb testing.TB, cert, key string, authClients bool) int {
 		"--dir", dir, "--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"),
 		"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", c.CA, "--tls-auth-clients", auth)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	// Ready when a TLS handshake (with the client certificate) completes.
 	cc, err := tls.LoadX509KeyPair(c.Client, c.ClientKey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d := &net.Dialer{Timeout: 200 * time.Millisecond}
-		conn, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-			&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cc}}) //nolint:gosec // readiness probe
-		if err == nil {
-			conn.Close()
-			return port
-		}
+	require.NoError(tb, err)
+	var dialErr error
+	ready := poll.Wait(10*time.Second, func() bool {
 		select {
 		case <-exited:
 			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			tb.Fatalf("tlstest: redis-server exited: %s", log)
-		case <-time.After(10 * time.Millisecond):
+			require.FailNow(tb, "tlstest: redis-server exited", "%s", log)
+		default:
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("tlstest: redis-server on %d not ready: %v", port, err)
+		d := &net.Dialer{Timeout: 200 * time.Millisecond}
+		conn, err := tls.DialWithDialer(d, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cc}}) //nolint:gosec // readiness probe
+		if dialErr = err; err == nil {
+			conn.Close()
 		}
-	}
+		return err == nil
+	})
+	require.True(tb, ready, "tlstest: redis-server on %d not ready: %v", port, dialErr)
+	return port
 }

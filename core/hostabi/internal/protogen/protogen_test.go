@@ -10,6 +10,8 @@ import (
 
 	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/hostabi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // root is the repository's root, from this package's directory.
@@ -20,30 +22,22 @@ const root = "../../../.."
 // the spec (or the generator), and commit what it writes.
 func TestGeneratedUpToDate(t *testing.T) {
 	files, err := GenerateFrom(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, name := range sortedKeys(files) {
 		got, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil {
-			t.Errorf("%s: %v (run go generate ./core/hostabi)", name, err)
+		if !assert.NoError(t, err, "%s (run go generate ./core/hostabi)", name) {
 			continue
 		}
-		if !bytes.Equal(got, files[name]) {
-			t.Errorf("%s is stale: it differs from what %s generates (run go generate ./core/hostabi and commit it)", name, SpecPath)
-		}
+		// Not assert.Equal: a whole file; the message says how to fix it.
+		assert.True(t, bytes.Equal(got, files[name]), "%s is stale: it differs from what %s generates (run go generate ./core/hostabi and commit it)", name, SpecPath)
 	}
 }
 
 func spec(t *testing.T) *Spec {
 	b, err := os.ReadFile(filepath.Join(root, SpecPath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s, err := ParseSpec(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return s
 }
 
@@ -53,9 +47,7 @@ func spec(t *testing.T) *Spec {
 func TestHeaderMatchesSpec(t *testing.T) {
 	s := spec(t)
 	h, err := os.ReadFile(filepath.Join(root, "capi/liblock.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defs := map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^#define\s+(LOCK_[A-Z_]+|LIBLOCK_ABI_VERSION)\s+(\d+)\b`).FindAllSubmatch(h, -1) {
 		n, _ := strconv.Atoi(string(m[2]))
@@ -63,28 +55,18 @@ func TestHeaderMatchesSpec(t *testing.T) {
 	}
 	for _, st := range s.Statuses {
 		n, ok := defs[st.C]
-		if !ok {
-			t.Errorf("liblock.h does not define %s", st.C)
-		} else if n != st.Status {
-			t.Errorf("liblock.h: %s is %d, the spec says %d", st.C, n, st.Status)
+		if assert.True(t, ok, "liblock.h does not define %s", st.C) {
+			assert.Equal(t, st.Status, n, "liblock.h: %s (expected: the spec's)", st.C)
 		}
 		delete(defs, st.C)
 	}
-	if v := defs["LIBLOCK_ABI_VERSION"]; v != s.ABIVersion {
-		t.Errorf("liblock.h: LIBLOCK_ABI_VERSION is %d, the spec says %d", v, s.ABIVersion)
-	}
+	assert.Equal(t, s.ABIVersion, defs["LIBLOCK_ABI_VERSION"], "liblock.h: LIBLOCK_ABI_VERSION (expected: the spec's)")
 	delete(defs, "LIBLOCK_ABI_VERSION")
-	if v := defs["LOCK_ENGINE_PROTOCOL_VERSION"]; v != s.ProtocolVersion {
-		t.Errorf("liblock.h: LOCK_ENGINE_PROTOCOL_VERSION is %d, the spec says %d", v, s.ProtocolVersion)
-	}
+	assert.Equal(t, s.ProtocolVersion, defs["LOCK_ENGINE_PROTOCOL_VERSION"], "liblock.h: LOCK_ENGINE_PROTOCOL_VERSION (expected: the spec's)")
 	delete(defs, "LOCK_ENGINE_PROTOCOL_VERSION")
-	if v := defs["LOCK_ENGINE_MIN_OUT"]; v != hostabi.MinOut {
-		t.Errorf("liblock.h: LOCK_ENGINE_MIN_OUT is %d, hostabi.MinOut %d", v, hostabi.MinOut)
-	}
+	assert.EqualValues(t, hostabi.MinOut, defs["LOCK_ENGINE_MIN_OUT"], "liblock.h: LOCK_ENGINE_MIN_OUT (expected: hostabi.MinOut)")
 	delete(defs, "LOCK_ENGINE_MIN_OUT")
-	for name := range defs {
-		t.Errorf("liblock.h defines %s, which the spec does not have", name)
-	}
+	assert.Empty(t, defs, "liblock.h defines these, which the spec does not have")
 }
 
 // TestEngineMatchesSpec: the engine's sentinel errors carry the spec's
@@ -95,8 +77,6 @@ func TestEngineMatchesSpec(t *testing.T) {
 		1: engine.ErrNotAcquired, 2: engine.ErrLost, 3: engine.ErrInvalidArgument,
 		5: engine.ErrUnavailable, 6: engine.ErrCanceled,
 	} {
-		if got, want := err.Error(), s.Statuses[status].Message; got != want {
-			t.Errorf("status %s: the engine's error says %q, the spec %q", s.Statuses[status].Name, got, want)
-		}
+		assert.EqualError(t, err, s.Statuses[status].Message, "status %s: the engine's error (actual), the spec's message (expected)", s.Statuses[status].Name)
 	}
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/testkit/locktest"
+	"github.com/stretchr/testify/require"
 )
 
 // Child is one running child process; its Factory makes clients in it.
@@ -71,16 +72,10 @@ func Start(tb testing.TB, name string, env []string, argv ...string) *Child {
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr // an *os.File: no copying goroutine
 	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(tb, err)
+	require.NoError(tb, cmd.Start(), name)
 	c := &Child{name: name, cmd: cmd, stdin: stdin, pending: map[int64]chan reply{}, locks: map[int64]*lock{}}
 	done := make(chan struct{})
 	go c.read(stdout, done)

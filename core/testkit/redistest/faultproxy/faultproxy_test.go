@@ -15,39 +15,31 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/testkit/redistest/faultproxy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The patterns name the fence script and nothing else the engine sends: the
 // SHA is fence.lua's, and the body line occurs in fence.lua only.
 func TestFencePatterns(t *testing.T) {
-	if faultproxy.FenceSHA != engine.FenceSHA {
-		t.Fatalf("FenceSHA %s, engine's %s", faultproxy.FenceSHA, engine.FenceSHA)
-	}
+	require.Equal(t, engine.FenceSHA, faultproxy.FenceSHA, "FenceSHA")
 	scripts, err := filepath.Glob("../../../engine/*.lua")
-	if err != nil || len(scripts) < 5 {
-		t.Fatalf("engine scripts: %v %v", scripts, err)
-	}
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(scripts), 5, "engine scripts: %v", scripts)
 	others := []string{engine.ReleaseSHA, engine.ExtendSHA, engine.AcquireTokenSHA, engine.AcquireFenceSHA, engine.InspectSHA}
 	for _, path := range scripts {
 		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		has := strings.Contains(string(src), faultproxy.FenceBody)
-		if want := filepath.Base(path) == "fence.lua"; has != want {
-			t.Errorf("%s contains %q: %v, want %v", path, faultproxy.FenceBody, has, want)
-		}
-		if strings.Contains(string(src), faultproxy.FenceSHA) {
-			t.Errorf("%s contains the fence SHA", path)
-		}
+		assert.Equal(t, filepath.Base(path) == "fence.lua", has, "%s contains %q", path, faultproxy.FenceBody)
+		assert.NotContains(t, string(src), faultproxy.FenceSHA, "%s contains the fence SHA", path)
 	}
 	for _, sha := range others {
 		for _, p := range faultproxy.FencePatterns() {
-			if strings.Contains(sha, string(p)) {
-				t.Errorf("pattern %q matches SHA %s", p, sha)
-			}
+			assert.NotContains(t, sha, string(p), "pattern %q matches SHA %s", p, sha)
 		}
 	}
 }
@@ -55,9 +47,7 @@ func TestFencePatterns(t *testing.T) {
 func script(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../../engine/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(b)
 }
 
@@ -78,9 +68,7 @@ type conn struct {
 func dial(t *testing.T, addr string) *conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return &conn{c, bufio.NewReader(c)}
 }
@@ -95,13 +83,10 @@ func (c *conn) line(t *testing.T) (string, error) {
 
 func (c *conn) do(t *testing.T, args ...string) string {
 	t.Helper()
-	if _, err := c.Write(resp(args...)); err != nil {
-		t.Fatal(err)
-	}
+	_, err := c.Write(resp(args...))
+	require.NoError(t, err)
 	s, err := c.line(t)
-	if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
+	require.NoError(t, err, "%v", args)
 	return s
 }
 
@@ -118,23 +103,16 @@ func state(pid int) string {
 	return ""
 }
 
+// eventually waits up to 10 s for cond (poll.Eventually).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, what, cond)
 }
 
 func start(t *testing.T, cfg faultproxy.Config) *faultproxy.Proxy {
 	t.Helper()
 	p, err := faultproxy.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
@@ -152,52 +130,34 @@ func TestStopOnFenceRoundOnly(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = node.Thaw() })
 	cl := dial(t, p.Addrs()[0])
-	if got := cl.do(t, "PING"); got != "+PONG" {
-		t.Fatalf("PING: %q", got)
-	}
+	require.Equal(t, "+PONG", cl.do(t, "PING"), "PING")
 	// Round one: EVAL with acquire_fence.lua's body, then by its SHA.
-	if got := cl.do(t, "EVAL", script(t, "acquire_fence.lua"), "2", "res", engine.FenceKey("res"), "tok", "10000"); got != ":0" {
-		t.Fatalf("acquire_fence by EVAL: %q", got)
-	}
-	if got := cl.do(t, "DEL", "res"); got != ":1" {
-		t.Fatalf("DEL: %q", got)
-	}
-	if got := cl.do(t, "EVALSHA", engine.AcquireFenceSHA, "2", "res", engine.FenceKey("res"), "tok", "10000"); got != ":0" {
-		t.Fatalf("acquire_fence by EVALSHA: %q", got)
-	}
-	if f := p.Fired(); len(f) != 0 {
-		t.Fatalf("fired %v on the first round", f)
-	}
-	if s := state(node.PID()); s == "T" {
-		t.Fatal("node stopped on the first round")
-	}
+	require.Equal(t, ":0", cl.do(t, "EVAL", script(t, "acquire_fence.lua"), "2", "res", engine.FenceKey("res"), "tok", "10000"), "acquire_fence by EVAL")
+	require.Equal(t, ":1", cl.do(t, "DEL", "res"), "DEL")
+	require.Equal(t, ":0", cl.do(t, "EVALSHA", engine.AcquireFenceSHA, "2", "res", engine.FenceKey("res"), "tok", "10000"), "acquire_fence by EVALSHA")
+	require.Empty(t, p.Fired(), "fired on the first round")
+	require.NotEqual(t, "T", state(node.PID()), "node stopped on the first round")
 	// The fence script's own EVAL (no fault: a first use on the connection
 	// would be EVAL, below a second proxy checks that), loading it.
-	if _, err := node.Do("SCRIPT", "LOAD", script(t, "fence.lua")); err != nil {
-		t.Fatal(err)
-	}
+	_, err := node.Do("SCRIPT", "LOAD", script(t, "fence.lua"))
+	require.NoError(t, err)
 	// Round two, the SHA split across two writes (which the proxy may read
 	// as one: TestMatcherAcrossChunks covers the split for certain).
 	cmd := resp("EVALSHA", engine.FenceSHA, "2", "res", engine.FenceKey("res"), "tok", "1")
 	cut := strings.Index(string(cmd), engine.FenceSHA) + 20
-	if _, err := cl.Write(cmd[:cut]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Write(cmd[cut:]); err != nil {
-		t.Fatal(err)
-	}
+	_, err = cl.Write(cmd[:cut])
+	require.NoError(t, err)
+	_, err = cl.Write(cmd[cut:])
+	require.NoError(t, err)
 	eventually(t, "the node stopped", func() bool { return state(node.PID()) == "T" })
-	if f := p.Fired(); len(f) != 1 || f[0] != 0 {
-		t.Fatalf("fired %v, want [0]", f)
-	}
+	require.Equal(t, []int{0}, p.Fired(), "the nodes fired")
 	must(t, node.Thaw())
 	// The held command reaches the thawed node.
-	if got, err := cl.line(t); err != nil || got != ":1" {
-		t.Fatalf("fence after thaw: %q %v", got, err)
-	}
-	if v, _ := node.Do("GET", engine.FenceKey("res")); v != "1" {
-		t.Fatalf("fence counter %q", v)
-	}
+	got, err := cl.line(t)
+	require.NoError(t, err, "fence after thaw")
+	require.Equal(t, ":1", got, "fence after thaw")
+	v, _ := node.Do("GET", engine.FenceKey("res"))
+	require.Equal(t, "1", v, "fence counter")
 }
 
 // The fence script's body by EVAL kills the node: the client's connection
@@ -212,18 +172,12 @@ func TestKillOnFenceEval(t *testing.T) {
 		Signal:   syscall.SIGKILL,
 	})
 	cl := dial(t, p.Addrs()[0])
-	if got := cl.do(t, "SET", "res", "tok"); got != "+OK" {
-		t.Fatalf("SET: %q", got)
-	}
-	if _, err := cl.Write(resp("EVAL", script(t, "fence.lua"), "2", "res", engine.FenceKey("res"), "tok", "1")); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := cl.line(t); !errors.Is(err, io.EOF) && !isReset(err) {
-		t.Fatalf("after the kill: %q %v, want the connection closed", got, err)
-	}
-	if f := p.Fired(); len(f) != 1 {
-		t.Fatalf("fired %v", f)
-	}
+	require.Equal(t, "+OK", cl.do(t, "SET", "res", "tok"), "SET")
+	_, err := cl.Write(resp("EVAL", script(t, "fence.lua"), "2", "res", engine.FenceKey("res"), "tok", "1"))
+	require.NoError(t, err)
+	got, err := cl.line(t)
+	require.True(t, errors.Is(err, io.EOF) || isReset(err), "after the kill: %q %v, want the connection closed", got, err)
+	require.Len(t, p.Fired(), 1, "fired")
 	eventually(t, "the node is gone", func() bool { _, err := node.Do("PING"); return err != nil })
 	must(t, node.Restart())
 }
@@ -242,20 +196,15 @@ func TestNoPatternNoFault(t *testing.T) {
 			Signal:   syscall.SIGSTOP,
 		})
 		cl := dial(t, p.Addrs()[0])
-		if got := cl.do(t, "SET", "res", "tok"); got != "+OK" {
-			t.Fatalf("SET: %q", got)
-		}
+		require.Equal(t, "+OK", cl.do(t, "SET", "res", "tok"), "SET")
 		for _, args := range [][]string{
 			{"EVAL", script(t, "fence.lua"), "2", "res", engine.FenceKey("res"), "tok", strconv.Itoa(2*i + 1)},
 			{"EVALSHA", engine.FenceSHA, "2", "res", engine.FenceKey("res"), "tok", strconv.Itoa(2*i + 2)},
 		} {
-			if got := cl.do(t, args...); got != ":1" {
-				t.Fatalf("%s: %q", args[0], got)
-			}
+			require.Equal(t, ":1", cl.do(t, args...), args[0])
 		}
-		if f := p.Fired(); len(f) != 0 || state(node.PID()) == "T" {
-			t.Fatalf("fired %v without a pattern", f)
-		}
+		require.Empty(t, p.Fired(), "fired without a pattern")
+		require.NotEqual(t, "T", state(node.PID()), "stopped without a pattern")
 		must(t, p.Close())
 	}
 }
@@ -271,21 +220,15 @@ func TestFaultBudget(t *testing.T) {
 	p := start(t, faultproxy.Config{Routes: routes, Patterns: faultproxy.FencePatterns(), Signal: syscall.SIGSTOP, Faults: 1})
 	cmd := resp("EVALSHA", engine.FenceSHA, "2", "res", engine.FenceKey("res"), "tok", "1")
 	a, b := dial(t, p.Addrs()[0]), dial(t, p.Addrs()[1])
-	if _, err := a.Write(cmd); err != nil {
-		t.Fatal(err)
-	}
+	_, err := a.Write(cmd)
+	require.NoError(t, err)
 	eventually(t, "node 0 stopped", func() bool { return state(c.Nodes[0].PID()) == "T" })
-	if got := b.do(t, "EVALSHA", engine.FenceSHA, "2", "res", engine.FenceKey("res"), "tok", "1"); !strings.HasPrefix(got, "-NOSCRIPT") {
-		t.Fatalf("node 1: %q, want its answer (NOSCRIPT)", got)
-	}
-	if f := p.Fired(); len(f) != 1 || f[0] != 0 {
-		t.Fatalf("fired %v, want [0]", f)
-	}
+	got := b.do(t, "EVALSHA", engine.FenceSHA, "2", "res", engine.FenceKey("res"), "tok", "1")
+	require.True(t, strings.HasPrefix(got, "-NOSCRIPT"), "node 1: %q, want its answer (NOSCRIPT)", got)
+	require.Equal(t, []int{0}, p.Fired(), "the nodes fired")
 }
 
 func must(t *testing.T, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }

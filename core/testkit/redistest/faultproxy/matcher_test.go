@@ -1,6 +1,10 @@
 package faultproxy
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // A pattern is found whichever way the stream is cut, and only once it is
 // complete; bytes that only resemble it never match.
@@ -21,15 +25,12 @@ func TestMatcherAcrossChunks(t *testing.T) {
 				}
 				i = j
 			}
-			if at < end || at > end+step+cut {
-				t.Fatalf("cut %d step %d: matched at %d, the pattern ends at %d", cut, step, at, end)
-			}
+			require.GreaterOrEqual(t, at, end, "cut %d step %d: matched before the pattern's end", cut, step)
+			require.LessOrEqual(t, at, end+step+cut, "cut %d step %d: matched late (the pattern ends at %d)", cut, step, end)
 		}
 	}
 	m := matcher{patterns: FencePatterns()}
 	for _, chunk := range []string{FenceSHA[:39], "x" + FenceSHA[1:], "if fence < cu", "r then"[1:]} {
-		if m.feed([]byte(chunk)) {
-			t.Fatalf("matched %q", chunk)
-		}
+		require.False(t, m.feed([]byte(chunk)), "matched %q", chunk)
 	}
 }
