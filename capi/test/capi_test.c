@@ -2740,6 +2740,8 @@ static void test_rwlock(void) {
 	}
 	CHECK(rw_nodes_with("rw:bad\xffrw:w") == 0 && rw_nodes_with("rw:bad\xffrw:r") == 0 && rw_nodes_with("rw:bad") == 0, "bad input left nothing");
 	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
 /* ----- multi-resource locks: options "resources" ----- */
 
 static void test_multi(void) {
