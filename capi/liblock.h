@@ -68,9 +68,10 @@
  * ADDITIONS WITHIN ABI VERSION 1
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
- *   the config key "owner", the acquire option keys "token", "fence",
- *   "resources" and "mode", lock_info's "fence", "reentered", "resources"
- *   and "mode", and lock_inspect / lock_inspect_async with
+ *   the config keys "owner" and "wait_replicas" (and Sentinel node URLs,
+ *   ?master_name=), the acquire option keys "token", "fence", "resources"
+ *   and "mode", lock_info's "fence", "reentered", "resources" and "mode",
+ *   and lock_inspect / lock_inspect_async with
  *   lock_inspect_callback. LIBLOCK_ABI_VERSION
  *   stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
@@ -171,6 +172,12 @@ void lock_string_free(char *s);
  *                          which lock_inspect reports to anyone. A plain
  *                          SET NX still excludes such a lock and is
  *                          excluded by it.
+ *       "wait_replicas"    integer 0 .. 100; default 1 on Sentinel nodes
+ *                          (URLs with master_name=), 0 (off) on the others:
+ *                          WAIT for that many replicas after each grant and
+ *                          extension; a node's grant counts only when they
+ *                          acknowledged it within the node timeout (README
+ *                          "Sentinel nodes, WAIT and single-endpoint mode").
  *       "tls_ca_file"      string, path of a PEM file of CA certificates;
  *                          default none: the system's roots. The server
  *                          certificate of every rediss:// node is verified

@@ -38,6 +38,13 @@ export interface ClientOptions {
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
   driftFactor?: number;
+  /**
+   * Follow each grant and extension with WAIT: a node's grant counts only
+   * once this many of its replicas acknowledged it within the node timeout
+   * (0..100; 0: off). Default: 1 on Sentinel nodes (a URL with master_name),
+   * off on the others. See the README's "WAIT".
+   */
+  waitReplicas?: number;
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
   /**

@@ -271,7 +271,9 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas'];
+// The most replicas waitReplicas may ask for (engine.MaxWaitReplicas).
+const MAX_WAIT_REPLICAS = 100;
 const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
 
 function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
@@ -353,7 +355,7 @@ class Client {
   #wrap = (st) => new Lock(st, this);
 
   /**
-   * @param {{nodes: (string | {url: string, tls?: TlsOptions})[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions}} options
+   * @param {{nodes: (string | {url: string, tls?: TlsOptions})[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions, waitReplicas?: number}} options
    */
   constructor(options) {
     if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -384,6 +386,15 @@ class Client {
         throw badArg('driftFactor', `must be between ${LIMITS.drift_factor.min} and ${MAX_DRIFT_FACTOR}, got ${driftFactor}`);
       }
       cfg.drift_factor = driftFactor;
+    }
+    if (options.waitReplicas !== undefined) {
+      // WAIT behind every grant and extension (README "WAIT"): undefined is
+      // the default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
+      const w = options.waitReplicas;
+      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0 || w > MAX_WAIT_REPLICAS) {
+        throw badArg('waitReplicas', `must be an integer between 0 (off) and ${MAX_WAIT_REPLICAS}, got ${typeof w === 'number' ? w : kind(w)}`);
+      }
+      cfg.wait_replicas = w;
     }
     if (keyPrefix !== undefined) cfg.key_prefix = bytesArg('keyPrefix', stringArg('keyPrefix', keyPrefix), 0, MAX_KEY_PREFIX_BYTES);
     if (owner !== undefined && owner !== '') {

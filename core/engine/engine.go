@@ -151,7 +151,11 @@ func New(cfg Config, env Env) (*Engine, error) {
 		subs:    map[string]*subscription{},
 	}
 	for i, n := range cfg.Nodes {
-		e.nodes = append(e.nodes, &node{idx: i, spec: n, name: n.Addr})
+		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}
+		if n.MasterName != "" {
+			nd.name = sentinelName(n)
+		}
+		e.nodes = append(e.nodes, nd)
 	}
 	e.subNodes = make([]*node, len(e.nodes))
 	return e, nil
@@ -563,8 +567,13 @@ func (e *Engine) Opened(c ConnID) {
 	e.begin()
 	// A connection the engine gave up on was already closed by an ActClose
 	// (the host abandons its connect): nothing more to say about it.
-	if n := e.nodeOf(c); n != nil && n.state == stConnecting {
-		n.opened(e)
+	if n := e.nodeOf(c); n != nil {
+		switch n.state {
+		case stConnecting:
+			n.opened(e)
+		case stResolving:
+			n.sentinelOpened(e) // sentinel.go
+		}
 	}
 	e.end()
 }
@@ -586,7 +595,7 @@ func (e *Engine) ConnFailed(c ConnID, err error) {
 		if err == nil {
 			err = errorString("connection closed by the node")
 		}
-		n.fail(e, err)
+		n.connFailed(e, err)
 	}
 	e.end()
 }

@@ -32,6 +32,8 @@ type Config struct {
 	// NodeTLS holds the TLS keys of the nodes given as objects with some
 	// (lock_client_new only), by index in Nodes.
 	NodeTLS map[int]TLSFiles
+	// WaitReplicas: wait_replicas, nil when absent (the default).
+	WaitReplicas *int
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -41,7 +43,7 @@ func (c Config) Engine() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas}
 	if err := cfg.Validate(); err != nil {
 		return engine.Config{}, err
 	}
@@ -195,7 +197,7 @@ type TLSFiles struct {
 }
 
 // ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
-// drift_factor, key_prefix, owner). It checks each value's type and range; the
+// drift_factor, key_prefix, owner, wait_replicas). It checks each value's type and range; the
 // node URLs themselves are checked by whoever resolves them (Config.Engine).
 func ParseConfig(s string) (Config, error) {
 	return parseConfig(s, nil)
@@ -276,6 +278,17 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 			}
 			cfg.KeyPrefix = p
 			return err
+		},
+		"wait_replicas": func(v jvalue) error {
+			if v.kind != jNumber || !isInteger(v.s) {
+				return argErr("wait_replicas", "must be an integer: replicas that must acknowledge each grant (0: off)")
+			}
+			n, err := strconv.Atoi(v.s)
+			if err != nil || n < 0 || n > engine.MaxWaitReplicas {
+				return argErr("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(engine.MaxWaitReplicas)+", got "+v.s)
+			}
+			cfg.WaitReplicas = &n
+			return nil
 		},
 		"owner": func(v jvalue) error {
 			o, err := parseString("owner", v)

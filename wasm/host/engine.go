@@ -72,6 +72,9 @@ func configJSON(cfg core.Config) ([]byte, error) {
 	if cfg.KeyPrefix != "" {
 		c["key_prefix"] = cfg.KeyPrefix
 	}
+	if cfg.WaitReplicas != nil {
+		c["wait_replicas"] = *cfg.WaitReplicas
+	}
 	return json.Marshal(c)
 }
 

@@ -6,7 +6,7 @@ Imported on first use (``liblock.Inspection`` resolves lazily), so that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -70,20 +70,3 @@ def from_engine(held: int, validity_ms: int, owner: str,
         nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),
                               owner=node_owner, ttl=_seconds(ttl_ms), error=cause or None)
                     for n, addr, flags, node_owner, ttl_ms, cause in nodes))
-
-
-def from_json(obj: Dict[str, Any]) -> Inspection:
-    """From the C ABI's ``lock_inspect`` JSON (capi/liblock.h: the same fields in
-    milliseconds, ``ttl_ms`` -1 for none, ``error`` null when the node answered)."""
-    nodes: List[NodeState] = []
-    for n in obj.get("nodes") or []:
-        ttl_ms = n.get("ttl_ms", -1)
-        nodes.append(NodeState(node=int(n.get("node", len(nodes))), addr=str(n.get("addr", "")),
-                               locked=bool(n.get("locked", False)), holder=bool(n.get("holder", False)),
-                               owner=str(n.get("owner", "")),
-                               ttl=None if ttl_ms is None else _seconds(int(ttl_ms)),
-                               error=n.get("error") or None))
-    validity_ms = obj.get("validity_ms", 0)
-    return Inspection(held=bool(obj.get("held", False)),
-                      validity=None if validity_ms is None else _seconds(int(validity_ms)),
-                      owner=str(obj.get("owner", "")), nodes=tuple(nodes))

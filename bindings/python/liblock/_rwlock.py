@@ -7,7 +7,7 @@ engine protocol's READ and WRITE flags (asyncio, and the wasm backend).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from ._errors import ArgumentTypeError, InvalidArgument
 
@@ -28,3 +28,16 @@ def mode_arg(mode: Any, token: Optional[str]) -> str:
         raise InvalidArgument("mode cannot be combined with token=...: a read-write lock does not "
                               "take a caller's token")
     return mode
+
+
+#: ``Lock.mode`` by the engine's number.
+NAMES = {v: k for k, v in MODES.items()}
+
+_L = TypeVar("_L")
+
+
+def with_mode(lock: _L, mode: int) -> _L:
+    """Set a new Lock's ``mode`` (the request's, by the engine's number)."""
+    if mode:
+        lock.mode = NAMES[mode]  # type: ignore[attr-defined]
+    return lock
