@@ -260,7 +260,7 @@ func rwContend(t *testing.T, c *redistest.Cluster, res, readRes string, d time.D
 		}()
 	}
 	if fault != nil {
-		time.Sleep(d / 2)
+		time.Sleep(d / 2) // deliberate: the fault comes halfway through the contention, not after a condition
 		fault()
 	}
 	wg.Wait()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, eventually
 
 FENCE_COUNTER = "\ufffdfence"  # fence counters never expire, by design
 
@@ -26,7 +26,7 @@ def client(c: Cluster, **kw: Any) -> liblock.Client:
 
 
 def no_lock_keys(c: Cluster) -> None:
-    wait_until(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
+    eventually(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
                what="no lock key on any node")
 
 
@@ -61,7 +61,8 @@ def test_async_writer_woken_by_readers_release(c3: Cluster, res: str) -> None:
             r = await a.acquire_async(res, 10.0, mode="read")
             assert r.mode == "read"
             pending = asyncio.ensure_future(b.acquire_async(res, 10.0, mode="write", wait=5.0))
-            await asyncio.sleep(0.05)  # the writer is waiting (its outcome is checked below)
+            # deliberate: a window in which the writer must NOT get the lock (the reader holds it)
+            await asyncio.sleep(0.05)
             assert not pending.done()
             await r.release_async()
             w = await pending
