@@ -339,8 +339,12 @@ func checkKind(permits int, mode LockMode, resources []string) error {
 		}
 	}
 	switch {
-	case mode != ModeExclusive:
-		return invalidArg("mode", "read-write locks are not supported by this engine yet")
+	case mode > ModeWrite:
+		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+mode.String())
+	case mode != ModeExclusive && permits != 0:
+		return invalidArg("mode", "a read-write lock has no permits: not with permits")
+	case mode != ModeExclusive && len(resources) > 0:
+		return invalidArg("mode", "a read-write lock is of one resource, not of a multi-resource lock's set")
 	}
 	return nil
 }
@@ -361,6 +365,9 @@ func (r AcquireRequest) Validate() error {
 		case r.Token != "" && r.Fence:
 			return invalidArg("fence", "not with a caller's token")
 		}
+	}
+	if err := checkMode(r); err != nil {
+		return err
 	}
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
@@ -388,6 +395,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	}
 	if r.Permits > 0 {
 		op.permits, op.key = r.Permits, SemKey(op.key, r.Permits)
+	}
+	if r.Mode != ModeExclusive {
+		e.rwInit(op, r.Mode)
 	}
 	e.ops[op.id] = op
 	if len(r.Resources) > 0 {
@@ -506,6 +516,7 @@ type LockInfo struct {
 	Reentered            bool  // the caller's token already held the resource on a quorum
 	Permits              int   // a semaphore's permit count (0: a mutex)
 	Slot                 int   // a permit's slot (Key is then its semaphore's SemKey)
+	Mode                 LockMode
 
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
@@ -521,7 +532,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot,
+		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot, Mode: l.mode,
 	}
 	if l.resources != nil {
 		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)
