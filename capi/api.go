@@ -257,6 +257,7 @@ type lockInfo struct {
 	Released   bool   `json:"released"`
 	Fence      int64  `json:"fence"`     // 0 unless acquired with "fence"
 	Reentered  bool   `json:"reentered"` // acquired with "token" by re-entering a held lock
+	Mode       string `json:"mode"`      // "exclusive" (the mutex), "read" or "write"
 	// Resources: a multi-resource lock's set (the resource, then options
 	// "resources"); left out for a one-resource lock.
 	Resources []string `json:"resources,omitempty"`
@@ -271,7 +272,7 @@ func info(lo *lockObj) (string, *result) {
 		Resource: lo.l.Resource(), Key: lo.l.Key(), Token: lo.l.Token(),
 		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
 		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
-		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l),
+		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l), Mode: lo.l.Mode().String(),
 	})
 	if e != nil {
 		return "", &result{statusInternal, e.Error()}
@@ -285,6 +286,17 @@ type inspectionJSON struct {
 	ValidityMs int64           `json:"validity_ms"` // -1: no expiry
 	Owner      string          `json:"owner"`
 	Nodes      []nodeStateJSON `json:"nodes"`
+	// A semaphore's inspection (lock_inspect_ex with "permits") only.
+	Permits int           `json:"permits,omitempty"`
+	InUse   *int          `json:"in_use,omitempty"`
+	Holders *[]holderJSON `json:"holders,omitempty"`
+}
+
+// holderJSON is one held permit of a semaphore.
+type holderJSON struct {
+	Slot       int    `json:"slot"`
+	Owner      string `json:"owner"`
+	ValidityMs int64  `json:"validity_ms"` // -1: no expiry
 }
 
 type nodeStateJSON struct {
@@ -314,20 +326,28 @@ func marshalInspection(in *core.Inspection) (string, error) {
 		}
 		j.Nodes[i] = s
 	}
+	if in.Permits > 0 {
+		inUse := in.InUse
+		holders := []holderJSON{}
+		for _, h := range in.Holders {
+			holders = append(holders, holderJSON{Slot: h.Slot, Owner: h.Owner, ValidityMs: millisOrNone(h.Validity)})
+		}
+		j.Permits, j.InUse, j.Holders = in.Permits, &inUse, &holders
+	}
 	b, e := json.Marshal(j)
 	return string(b), e
 }
 
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
-func inspect(co *clientObj, res string) (string, *result) {
+func inspect(co *clientObj, res string, iopts ...core.InspectOption) (string, *result) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	op := &opObj{cancel: cancel}
 	if !co.addOp(op) {
 		return "", badHandle // the client was freed meanwhile
 	}
-	in, e := co.c.Inspect(ctx, res)
+	in, e := co.c.Inspect(ctx, res, iopts...)
 	canceled := op.finish()
 	co.removeOp(op)
 	switch {

@@ -69,10 +69,11 @@
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
  *   the config keys "owner" and "wait_replicas" (and Sentinel node URLs,
- *   ?master_name=), the acquire option keys "token", "fence" and
- *   "resources", lock_info's "fence", "reentered" and "resources", and lock_inspect /
- *   lock_inspect_async with lock_inspect_callback. LIBLOCK_ABI_VERSION
- *   stays 1. A library from before them rejects the new keys with
+ *   ?master_name=), the acquire option keys "token", "fence", "resources",
+ *   "permits" (counting semaphores) and "mode" (read-write locks),
+ *   lock_info's "fence", "reentered", "resources" and "mode", lock_inspect /
+ *   lock_inspect_async with lock_inspect_callback, and lock_inspect_ex with
+ *   its "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
  */
@@ -269,6 +270,17 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      each node keeps a counter per resource (the key +
  *                      byte 0xFF + "fence", which never expires). Not with
  *                      "token" (LOCK_INVALID_ARGUMENT naming fence).
+ *       "permits"      integer 1..1024; default none (the mutex): take one
+ *                      permit of the counting semaphore of that many
+ *                      permits on resource instead -- at most that many
+ *                      locks of it are valid at any moment. The lock
+ *                      handle works as a mutex's (release, extend,
+ *                      auto_extend, lost, fence: greater than every permit
+ *                      of the name acquired before). The count is part of
+ *                      the semaphore's identity: 3 and 5 permits on one
+ *                      name are two semaphores, neither the mutex. Any
+ *                      other value (0, negative, above 1024, not an
+ *                      integer) is LOCK_INVALID_ARGUMENT naming permits.
  *       "resources"    array of 1..15 strings; default none: a
  *                      multi-resource lock on `resource` and these together,
  *                      all or none. Each keeps its own key (key_prefix +
@@ -285,6 +297,22 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      "resources" (not an array, empty, too many),
  *                      "resources[i]" (not a string, empty, too long, not
  *                      UTF-8, or a duplicate of an earlier one).
+ *       "mode"         "read" or "write"; default: the mutex. A side of
+ *                      the resource's READ-WRITE LOCK: any number of
+ *                      readers hold it together, never with its one
+ *                      writer. Its keys are its own (the key + byte 0xFF +
+ *                      "rw:w", ":r", ":i"), so the mutex of the same name
+ *                      is another lock. A writer waiting for readers
+ *                      ("wait_ms") leaves an intent on the nodes it
+ *                      reached that refuses new readers until it acquires
+ *                      or gives up: a stream of readers cannot starve it.
+ *                      Validity, lock_extend, "auto_extend",
+ *                      lock_on_lost, lock_release and lock_free work as
+ *                      for the mutex; with "fence", a writer's fence is
+ *                      greater than every earlier reader's and writer's.
+ *                      Anything but "read" or "write" (or "exclusive", the
+ *                      default), or "mode" with "token", is
+ *                      LOCK_INVALID_ARGUMENT naming mode.
  *   out_lock      receives the new lock handle on LOCK_OK; required.
  *   err           optional.
  *
@@ -438,11 +466,13 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
  * lock_info -- describes a lock as a JSON object, e.g.
  *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
  *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,
- *    "lost":false,"released":false,"fence":0,"reentered":false}
+ *    "lost":false,"released":false,"fence":0,"reentered":false,
+ *    "mode":"exclusive"}
  * validity_ms is what remains by the local monotonic clock (0 when expired,
  * lost or released). fence is the lock's fencing token (an integer >= 1)
  * when acquired with "fence", else 0. reentered is true when the acquire
- * (with "token") re-entered a lock that token already held. Readers should
+ * (with "token") re-entered a lock that token already held. mode is
+ * "exclusive" (the mutex), "read" or "write" (the acquire's "mode"). Readers should
  * ignore keys they do not know: later additions may add some.
  *
  *   lock       a lock handle.
@@ -520,6 +550,24 @@ typedef void (*lock_inspect_callback)(void *user_data, int32_t status, const cha
  * which), LOCK_CANCELED or LOCK_INTERNAL.
  */
 int32_t lock_inspect(uint64_t client, const char *resource, char **inspection_json, char **err);
+
+/*
+ * lock_inspect_ex -- lock_inspect with options: options_json NULL (or {})
+ * inspects the mutex as lock_inspect does; {"permits": N} (N 1..1024)
+ * inspects the counting semaphore of N permits on resource. Its JSON then
+ * also has
+ *   permits   N.
+ *   in_use    how many permits a quorum holds.
+ *   holders   one entry per held permit, by slot:
+ *     slot         the permit's slot, 0..N-1.
+ *     owner        its holder's label ("" if none).
+ *     validity_ms  how long it certainly stays held (-1: no expiry).
+ * and held, validity_ms and owner are the first holder's; each node's
+ * "locked" says whether any slot exists there. A bad "permits" (0,
+ * negative, above 1024, not an integer) or an unknown key is
+ * LOCK_INVALID_ARGUMENT naming it; otherwise as lock_inspect.
+ */
+int32_t lock_inspect_ex(uint64_t client, const char *resource, const char *options_json, char **inspection_json, char **err);
 
 /*
  * lock_inspect_async -- lock_inspect without blocking: validates the

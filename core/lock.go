@@ -22,6 +22,9 @@ type Lock struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	permits    int // a semaphore's permit count (semaphore.go), 0 for a mutex
+	slot       int
+	mode       engine.LockMode
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.

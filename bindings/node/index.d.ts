@@ -144,13 +144,38 @@ export interface AcquireOptions {
    * long as no node loses its data. One more round trip. Not with `token`.
    */
   fence?: boolean;
+  /**
+   * 'read' or 'write': a reader or the writer of the resource's read-write
+   * lock instead of its mutex (any number of readers together, or one
+   * writer; a waiting writer blocks new readers, so readers cannot starve
+   * it). Its keys are its own. Not with `token`. Default: the mutex.
+   */
+  mode?: LockMode;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
   signal?: LockAbortSignal;
+  /**
+   * Take one permit of the counting semaphore of this many permits (integer,
+   * 1..1024) on the resource instead of its mutex: at most that many locks of
+   * it are valid at any moment. The count is part of the semaphore's
+   * identity. Anything else (0 included) is an InvalidArgumentError naming
+   * `permits`.
+   */
+  permits?: number;
 }
+
+/** What a lock holds: the mutex, or a side of the read-write lock. */
+export type LockMode = 'exclusive' | 'read' | 'write';
 
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
   signal?: LockAbortSignal;
+  /** Inspect the counting semaphore of this many permits (1..1024) instead of the mutex. */
+  permits?: number;
+  /**
+   * 'read' or 'write': inspect the resource's read-write lock: `held`,
+   * `validity` and `owner` then describe its writer.
+   */
+  mode?: LockMode;
 }
 
 /** One node's answer in an Inspection. */
@@ -185,6 +210,22 @@ export interface Inspection {
   owner: string;
   /** Every node, in configuration order. */
   nodes: NodeState[];
+  /** A semaphore's inspection (`permits` given): its permit count. */
+  permits?: number;
+  /** A semaphore's inspection: how many permits a quorum holds. */
+  inUse?: number;
+  /** A semaphore's inspection: the held permits, by slot. */
+  holders?: PermitHolder[];
+}
+
+/** One held permit of a semaphore (Inspection.holders). */
+export interface PermitHolder {
+  /** The permit's slot, 0..permits-1. */
+  slot: number;
+  /** Its holder's owner label ('' for none). */
+  owner: string;
+  /** How long it certainly stays held, in ms; null without expiry. */
+  validity: number | null;
 }
 
 export type ErrorCode =
@@ -256,6 +297,8 @@ export class Lock implements AsyncDisposable {
   readonly token: string;
   /** The fencing token (acquire's `fence: true`), strictly increasing per resource; 0 when not asked for. */
   readonly fence: number;
+  /** 'exclusive' (the mutex), or 'read' / 'write' (acquire's `mode`). */
+  readonly mode: LockMode;
   /** Whether this acquire re-entered a lock its `token` already held on a quorum. */
   readonly reentered: boolean;
   readonly autoExtend: boolean;

@@ -12,6 +12,7 @@ const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { makeTelemetry } = require('./lib/otel');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
@@ -184,6 +185,11 @@ class Lock {
    * lock's key is shared with that holder: releasing either frees both.
    */
   get reentered() { return this.#st.reentered; }
+  /**
+   * What this lock holds: 'exclusive' (the mutex), or 'read' or 'write' (a
+   * reader or the writer of the resource's read-write lock: acquire's `mode`).
+   */
+  get mode() { return MODE_NAMES[this.#st.mode || 0]; }
   /** Whether the engine extends this lock in the background. */
   get autoExtend() { return this.#st.autoExtend; }
   /** Whether release() completed (held or not). */
@@ -339,8 +345,23 @@ function tlsArg(v, name = 'tls') {
   return out;
 }
 const BACKENDS = ['native', 'wasm'];
-const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
-const INSPECT_OPTIONS = ['signal'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'mode', 'signal', 'permits'];
+const INSPECT_OPTIONS = ['signal', 'permits', 'mode'];
+const MAX_PERMITS = LIMITS.permits.max;
+
+/**
+ * permitsArg checks a semaphore's permit count (`permits`): undefined for
+ * the mutex, else an integer from 1 to MAX_PERMITS (0 included in what is
+ * refused: leave it out for the mutex).
+ */
+function permitsArg(v) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw badArg('permits', `must be an integer from 1 to ${MAX_PERMITS}, got ${typeof v === 'number' ? v : kind(v)}`);
+  }
+  if (v < 1 || v > MAX_PERMITS) throw badArg('permits', `must be 1 to ${MAX_PERMITS}, got ${v}`);
+  return v;
+}
 
 /**
  * The `telemetry` option (README "Metrics, traces and logs"): undefined (on
@@ -457,8 +478,12 @@ class Client {
    * (DEFAULT_WAIT), 0 for a single attempt. `fence: true` asks for a fencing
    * token (Lock#fence); `token` (16..512 bytes) is used instead of a random
    * one, and re-enters the lock that token already holds (Lock#reentered).
+   * `permits: N` (1..1024) takes one permit of the counting semaphore of N
+   * permits on `resource` instead of its mutex (README.md, "Semaphore").
+   * `mode: 'read'` or `'write'` takes a reader or the writer of the
+   * resource's read-write lock instead of its mutex (not with `token`).
    * @param {string} resource
-   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal}} options
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal, permits?: number, mode?: 'read' | 'write'}} options
    * @returns {Promise<Lock>}
    */
   acquire(resource, options) {
@@ -497,16 +522,25 @@ class Client {
       if (set && token !== undefined) {
         throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
       }
+      const mode = modeArg(options.mode, token);
+      if (mode && set) throw badArg('mode', 'not with a list of resources (a read-write lock is on one resource)');
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
+      const permits = permitsArg(options.permits);
       const host = this.#host;
       ttlFits('ttl', ttl, this.#nodeTimeout);
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, set);
+      // A semaphore's permit count, a read-write lock's mode and a set's
+      // resources all ride in Host's `kind` (the engine refuses the
+      // combinations it does not take, naming them).
+      let kindArg = set;
+      if (permits !== undefined) kindArg = { ...(kindArg || {}), permits };
+      if (mode) kindArg = { ...(kindArg || {}), mode };
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -520,8 +554,11 @@ class Client {
    * answer. Rejects with UnavailableError (per-node causes in `nodes`) when
    * too many nodes failed to tell. An aborted `signal` rejects it with
    * CanceledError (the engine's round still ends within the node timeout).
+   * `permits: N` inspects the semaphore of N permits instead: `permits`,
+   * `inUse` and `holders` ({ slot, owner, validity }), with held, validity
+   * and owner those of the first holder.
    * @param {string} resource
-   * @param {{signal?: AbortSignal}} [options]
+   * @param {{signal?: AbortSignal, permits?: number}} [options]
    * @returns {Promise<Inspection>}
    */
   inspect(resource, options) {
@@ -533,9 +570,15 @@ class Client {
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
+      const permits = permitsArg(options ? options.permits : undefined);
+      const mode = modeArg(options ? options.mode : undefined, undefined);
+      if (permits !== undefined && mode) throw badArg('mode', 'not with permits (a semaphore and a read-write lock are two different locks)');
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      return host.inspect(resource, signal);
+      let kindArg;
+      if (permits !== undefined) kindArg = { permits };
+      else if (mode) kindArg = { mode };
+      return host.inspect(resource, signal, kindArg);
     } catch (e) {
       return Promise.reject(e);
     }

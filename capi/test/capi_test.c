@@ -2346,7 +2346,7 @@ static void eh_act(ehost *h, size_t n) {
 			rd_n(&r, 8), rd_n(&r, 8), rd_n(&r, 1), rd_err(&r);
 			h->info_ok = 1;
 			break;
-		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node */
+		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node, u32 permits, u16 h, h x holder */
 			h->seq++;
 			uint64_t iop = rd_n(&r, 8);
 			int held = (int)rd_n(&r, 1);
@@ -2364,6 +2364,10 @@ static void eh_act(ehost *h, size_t n) {
 				rd_str(&r, &l);              /* cause */
 				failed_nodes += l > 0;
 			}
+			rd_n(&r, 4); /* permits (protocol 3) */
+			int nh = (int)rd_n(&r, 2);
+			for (int k = 0; k < nh && !r.bad; k++)
+				rd_n(&r, 4), rd_str(&r, &l), rd_n(&r, 8); /* slot, owner, validity_ms */
 			h->inspected_held = held, h->inspected_validity = validity, h->inspected_nodes = nn;
 			h->inspected_locked = locked, h->inspected_failed = failed_nodes;
 			h->inspected_op = iop; /* last: eh_run waits for it */
@@ -2652,6 +2656,173 @@ static void test_engine(void) {
 	free(h.out);
 }
 
+/* Counting semaphores: "permits" in options_json, lock_inspect_ex. */
+static void test_semaphore(void) {
+	uint64_t a = 0, b = new_client("ts:"), l[3] = {0};
+	char *err = NULL, buf[64];
+	CHECK_ST(lock_client_new(config_owner_json("ts:", "\"pool-7\""), &a, &err), LOCK_OK, &err);
+	for (int i = 0; i < 2; i++)
+		CHECK_ST(lock_acquire(a, "pool", 10000, "{\"permits\":2,\"fence\":true}", &l[i], &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(b, "pool", 10000, "{\"permits\":2}", &l[2], &err), LOCK_NOT_ACQUIRED, &err);
+	/* the mutex of the name is another lock */
+	CHECK_ST(lock_acquire(b, "pool", 10000, NULL, &l[2], &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l[2], &err), LOCK_OK, &err);
+	lock_free(l[2]);
+	char *js = NULL;
+	CHECK_ST(lock_inspect_ex(b, "pool", "{\"permits\":2}", &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"permits\":2") && strstr(js, "\"in_use\":2") && count_of(js, "\"slot\":") == 2 &&
+		          count_of(js, "\"owner\":\"pool-7\"") >= 3 && strstr(js, "\"held\":true"),
+		      "semaphore inspection: %s", js);
+		lock_string_free(js);
+		js = NULL;
+	}
+	/* NULL options: the mutex, as lock_inspect */
+	CHECK_ST(lock_inspect_ex(b, "pool", NULL, &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"held\":false") && !strstr(js, "\"permits\""), "mutex inspection: %s", js);
+		lock_string_free(js);
+		js = NULL;
+	}
+	/* bad permits: each LOCK_INVALID_ARGUMENT naming permits, nothing sent */
+	const char *bad[] = {"{\"permits\":0}", "{\"permits\":-1}", "{\"permits\":1025}", "{\"permits\":\"2\"}",
+	                     "{\"permits\":2.5}", "{\"permits\":null}", "{\"permits\":99999999999999999999}"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		uint64_t x = 7;
+		int32_t st = lock_acquire(b, "badpool", 1000, bad[i], &x, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "permits"), "acquire %s: %d %s", bad[i], st,
+		      err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+		st = lock_inspect_ex(b, "badpool", bad[i], &js, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "permits") && js == NULL, "inspect_ex %s: %d %s", bad[i], st,
+		      err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+	}
+	int32_t st = lock_inspect_ex(b, "pool", "{\"mode\":1}", &js, &err);
+	CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "unknown key"), "inspect_ex unknown key: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	/* a release wakes a waiter of another client */
+	uint64_t w = 0;
+	double t0 = now_ms();
+	CHECK_ST(lock_release(l[0], &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(b, "pool", 10000, "{\"permits\":2,\"wait_ms\":5000,\"fence\":true}", &w, &err), LOCK_OK, &err);
+	CHECK(now_ms() - t0 < 4000, "the freed permit is taken at once");
+	info_field(w, "fence", buf, sizeof buf);
+	CHECK(atol(buf) >= 3, "a fence above the two earlier permits': %s", buf);
+	CHECK_ST(lock_release(w, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l[1], &err), LOCK_OK, &err);
+	lock_free(l[0]), lock_free(l[1]), lock_free(w);
+	CHECK_ST(lock_inspect_ex(a, "pool", "{\"permits\":2}", &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"in_use\":0") && strstr(js, "\"holders\":[]"), "after release: %s", js);
+		lock_string_free(js);
+	}
+	/* no slot key left */
+	for (int i = 0; i < nnodes; i++) {
+		for (int k = 0; k < 2; k++) {
+			char key[64], out[64];
+			snprintf(key, sizeof key, "ts:pool\xffsem2:%d", k);
+			const char *argv[] = {"EXISTS", key};
+			CHECK(rcmd(i, out, sizeof out, 2, argv) == 0 && strncmp(out, ":0", 2) == 0, "node %d %s: %s", i, key, out);
+		}
+	}
+	CHECK(lock_free(a) == LOCK_OK, "free");
+	CHECK(lock_free(b) == LOCK_OK, "free");
+}
+
+/* ---------- read-write locks ("mode") ---------- */
+
+/* rw_nodes_with counts the live nodes where key exists (any type). */
+static int rw_nodes_with(const char *key) {
+	int n = 0;
+	char out[256];
+	for (int i = 0; i < nnodes; i++) {
+		if (node_frozen[i] || node_dead[i])
+			continue;
+		const char *argv[] = {"EXISTS", key};
+		if (rcmd(i, out, sizeof out, 2, argv) == 0 && strncmp(out, ":1", 2) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* rw_settled polls rw_nodes_with until it is want, for up to 2 s. */
+static int rw_settled(const char *key, int want) {
+	int n;
+	POLL_UNTIL((n = rw_nodes_with(key)) == want, 2000);
+	return n;
+}
+
+/* err_names reports whether an error message names arg ("...: mode: ..."). */
+static int err_names(const char *err, const char *arg) {
+	char pat[64];
+	snprintf(pat, sizeof pat, "%s: ", arg);
+	return err != NULL && strstr(err, pat) != NULL;
+}
+
+static void test_rwlock(void) {
+	uint64_t c = new_client("rw:"), r1 = 0, r2 = 0, w = 0, x = 0, h = 0;
+	char *err = NULL, buf[512];
+	const char *wkey = "rw:doc\xffrw:w", *rkey = "rw:doc\xffrw:r";
+	/* two readers together; the writer is refused meanwhile */
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\"}", &r1, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\",\"auto_extend\":true}", &r2, &err), LOCK_OK, &err);
+	info_field(r1, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "read") == 0, "mode %s", buf);
+	CHECK(rw_settled(rkey, nnodes) == nnodes, "the readers' set is on every node");
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"write\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK(rw_nodes_with(wkey) == 0, "the refused writer left no key");
+	/* the mutex of the same name is another lock */
+	CHECK_ST(lock_acquire(c, "doc", 10000, NULL, &x, &err), LOCK_OK, &err);
+	info_field(x, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "exclusive") == 0, "mutex mode %s", buf);
+	CHECK(lock_free(x) == LOCK_OK, "free");
+	/* a waiting writer gets it once both readers are gone */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "doc", 10000, "{\"mode\":\"write\",\"wait_ms\":5000,\"fence\":true}", on_done, &d, &h, &err), LOCK_OK, &err);
+	CHECK_ST(lock_extend(r1, 10000, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(r1, &err), LOCK_OK, &err);
+	CHECK(calls_of(&d) == 0, "the writer waits for the second reader");
+	CHECK_ST(lock_release(r2, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, 5000 + (int)bound_ms()) == 1 && d.status == LOCK_OK, "the writer: status %d %s", d.status, d.err);
+	w = d.handle;
+	info_field(w, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "write") == 0, "mode %s", buf);
+	info_field(w, "fence", buf, sizeof buf);
+	CHECK(atol(buf) >= 1, "fence %s", buf);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"write\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK_ST(lock_release(w, &err), LOCK_OK, &err);
+	CHECK(rw_settled(wkey, 0) == 0 && rw_settled(rkey, 0) == 0 && rw_settled("rw:doc\xffrw:i", 0) == 0, "no key left");
+	CHECK(lock_free(r1) == LOCK_OK && lock_free(r2) == LOCK_OK && lock_free(w) == LOCK_OK, "free");
+	done_destroy(&d);
+
+	/* bad input: each names mode, nothing is left */
+	static const char *bad[] = {
+	    "{\"mode\":\"bogus\"}", "{\"mode\":\"READ\"}", "{\"mode\":1}", "{\"mode\":null}", "{\"mode\":[\"read\"]}",
+	    "{\"mode\":\"read\",\"token\":\"0123456789abcdef\"}", "{\"token\":\"0123456789abcdef\",\"mode\":\"write\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int32_t st = lock_acquire(c, "bad", 1000, bad[i], &x, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err_names(err, "mode"), "%s: status %d err %s", bad[i], st, err ? err : "(null)");
+		lock_string_free(err);
+		err = NULL;
+		done_t d2;
+		done_init(&d2);
+		st = lock_acquire_async(c, "bad", 1000, bad[i], on_done, &d2, &h, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err_names(err, "mode") && calls_of(&d2) == 0, "async %s: status %d err %s", bad[i], st, err ? err : "(null)");
+		lock_string_free(err);
+		err = NULL;
+		done_destroy(&d2);
+	}
+	CHECK(rw_nodes_with("rw:bad\xffrw:w") == 0 && rw_nodes_with("rw:bad\xffrw:r") == 0 && rw_nodes_with("rw:bad") == 0, "bad input left nothing");
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
 /* ----- multi-resource locks: options "resources" ----- */
 
 static void test_multi(void) {
@@ -2738,8 +2909,9 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"semaphore", test_semaphore}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
+	    {"rwlock", test_rwlock},
 	};
 	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

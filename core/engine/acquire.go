@@ -24,6 +24,15 @@ type acquireOp struct {
 	timerGen   uint64
 	token      string // the caller's token, or "" for a random one per attempt
 	fence      bool
+	permits    int // a semaphore's permit count, 0 for a mutex (key is then SemKey)
+	slot       int // the slot a semaphore's next attempt prefers
+	// mode: a read-write lock's reader or writer (rwlock.go); intentID: a
+	// waiting writer's; intentLeft: an attempt was sent, which may leave it
+	// on a node; intentSeen: a node answered that it did.
+	mode       LockMode
+	intentID   string
+	intentLeft bool
+	intentSeen bool
 	// A multi-resource acquire's set (multi.go), nil for a mutex; resource
 	// is then the set's label in errors.
 	resources, keys, fenceKeys []string
@@ -79,6 +88,13 @@ type attempt struct {
 	// fencing is the second round of a fenced acquire, once a quorum
 	// granted: the fence written to the nodes that granted.
 	fencing *fenceRound
+	// A semaphore's attempt (semaphore.go): the slot each node granted,
+	// the one won (-1 until then), the nodes whose grant was a re-entry,
+	// and how many nodes saw each slot free.
+	slots   []int32
+	chosen  int
+	reFlags uint64
+	free    map[int]int
 	// heldBy: the index of the resource a node named held (a multi-lock's
 	// refusal), -1 if none did.
 	heldBy int
@@ -109,9 +125,15 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	}
 	a.state = a.state[:len(e.nodes)]
 	o.att = a
+	if o.permits > 0 {
+		e.semAttempt(o, a)
+		return
+	}
 	px := o.ttl.Milliseconds()
 	for _, n := range e.nodes {
 		switch {
+		case o.mode != ModeExclusive:
+			e.sendScript(n, a, rwAcquireScript, o.key, a.token, e.rwArgs(o, px))
 		case o.keys != nil:
 			e.sendAcquireMulti(n, a)
 		case o.token != "":
@@ -125,6 +147,10 @@ func (e *Engine) startAttempt(o *acquireOp) {
 }
 
 func (a *attempt) reply(e *Engine, i int, r Reply) {
+	if a.op.permits > 0 {
+		e.semReply(a, i, r)
+		return
+	}
 	if a.state[i] != pending {
 		return
 	}
@@ -134,9 +160,10 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.keys != nil) && r.Int < 0:
+	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.keys != nil || o.mode != ModeExclusive) && r.Int < 0:
 		a.state[i] = refused
 		a.refused++
+		o.rwRefused(r)
 		if o.keys != nil {
 			a.multiRefused(r.Int)
 		}
@@ -229,6 +256,10 @@ func (e *Engine) cleanup(a *attempt) {
 		// set expires with its ttl.
 		return
 	}
+	if a.op.permits > 0 {
+		e.semCleanup(a)
+		return
+	}
 	if a.op.keys != nil {
 		e.releaseMultiKeys(a.op.keys, a.token, a.state)
 		return
@@ -236,7 +267,7 @@ func (e *Engine) cleanup(a *attempt) {
 	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
-			e.sendScript(n, discard{}, releaseScript, a.op.key, a.token, id)
+			e.sendScript(n, discard{}, releaseFor(a.op.mode), a.op.key, a.token, id)
 		}
 	}
 }
@@ -273,7 +304,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		// came before the subscription took is found by the first poll,
 		// minRetryDelay away. Again after a pub/sub connection was lost.
 		e.subscribe(o.key)
-		if until := e.heldHere(o.key); until > 0 {
+		if until := e.heldFor(o); until > 0 && o.permits == 0 {
 			// This engine holds the key: the lock's release, loss or
 			// expiry wakes the oldest waiter, and a poll before then
 			// could only fail.
@@ -287,6 +318,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
 	}
+	e.rwWaiting(o)
 }
 
 // backoff arms the oldest waiter's next poll. Only the oldest local waiter
@@ -324,10 +356,13 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
-		resources: o.resources, keys: o.keys, since: e.now,
+		resources: o.resources, keys: o.keys, mode: o.mode, since: e.now,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
+	}
+	if o.permits > 0 {
+		l.permits, l.slot = o.permits, a.chosen
 	}
 	e.locks[l.id] = l
 	e.schedule(l)
@@ -352,6 +387,7 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 		e.cleanup(a)
 	}
 	o.att = nil
+	e.rwFinished(o)
 	if o.keys != nil {
 		e.multiDone(o)
 	}
@@ -403,7 +439,11 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	e.waiters[o.key] = q
 	switch next := q[0]; {
 	case !wasOldest:
-	case heldUntil > 0 && next.att == nil && !next.woken:
+	case heldUntil > 0 && rwShares(o, next):
+		e.wakeOne(next) // a reader took it: the next reader may too
+	case heldUntil > 0 && next.att == nil && !next.woken && o.permits == 0:
+		// (A semaphore's other permits may be free: the next waiter tries
+		// at once.)
 		next.timerGen++
 		e.timers.push(min(max(heldUntil, e.now+next.delay/2), next.waitUntil), next, next.timerGen)
 	default:

@@ -122,6 +122,12 @@ type Engine struct {
 	// io.Reader for google/uuid, made once: boxing it per token allocated).
 	tokenSrc tokenSource
 	strs     strArena // tokens and release ids
+	// The simulation's negative controls of the semaphore (never set
+	// otherwise): semAnySlot admits a permit granted by a quorum on any
+	// slots (the capped-set design), semOffByOne lets nodes admit
+	// permits+semOffByOne holders.
+	semAnySlot  bool
+	semOffByOne int
 
 	// multiWaiting: the multi-resource acquires with a wait budget, oldest
 	// first (multi.go).
@@ -284,7 +290,8 @@ type AcquireRequest struct {
 	// as no node loses its data). Not with Token.
 	Fence bool
 	// Permits, when not 0, asks for one of that many permits of the
-	// semaphore Resource instead of the mutex.
+	// semaphore Resource instead of the mutex (1 to MaxPermits; see
+	// semaphore.go).
 	Permits int
 	// Mode: the mutex (ModeExclusive), or a reader or the writer of the
 	// read-write lock Resource.
@@ -327,11 +334,22 @@ func (r InspectRequest) Validate() error {
 
 // checkKind refuses the lock kinds this engine does not implement yet.
 func checkKind(permits int, mode LockMode, resources []string) error {
+	if permits != 0 {
+		// A semaphore (semaphore.go): 0 stands for the mutex.
+		if err := CheckPermits(permits); err != nil {
+			return err
+		}
+		if len(resources) > 0 {
+			return invalidArg("permits", "a semaphore's permit is of one resource, not of a multi-resource lock's set")
+		}
+	}
 	switch {
-	case permits != 0:
-		return invalidArg("permits", "semaphores are not supported by this engine yet")
-	case mode != ModeExclusive:
-		return invalidArg("mode", "read-write locks are not supported by this engine yet")
+	case mode > ModeWrite:
+		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+mode.String())
+	case mode != ModeExclusive && permits != 0:
+		return invalidArg("mode", "a read-write lock has no permits: not with permits")
+	case mode != ModeExclusive && len(resources) > 0:
+		return invalidArg("mode", "a read-write lock is of one resource, not of a multi-resource lock's set")
 	}
 	return nil
 }
@@ -352,6 +370,9 @@ func (r AcquireRequest) Validate() error {
 		case r.Token != "" && r.Fence:
 			return invalidArg("fence", "not with a caller's token")
 		}
+	}
+	if err := checkMode(r); err != nil {
+		return err
 	}
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
@@ -376,6 +397,12 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
+	}
+	if r.Permits > 0 {
+		op.permits, op.key = r.Permits, SemKey(op.key, r.Permits)
+	}
+	if r.Mode != ModeExclusive {
+		e.rwInit(op, r.Mode)
 	}
 	e.ops[op.id] = op
 	if e.report {
@@ -497,6 +524,9 @@ type LockInfo struct {
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
+	Permits              int   // a semaphore's permit count (0: a mutex)
+	Slot                 int   // a permit's slot (Key is then its semaphore's SemKey)
+	Mode                 LockMode
 
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
@@ -512,7 +542,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered,
+		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot, Mode: l.mode,
 	}
 	if l.resources != nil {
 		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)

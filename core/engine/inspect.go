@@ -27,6 +27,16 @@ type Inspection struct {
 	Owner string
 	// Nodes is each node's answer, in node order.
 	Nodes []NodeState
+	// A semaphore's inspection (InspectPermits): its permit count, how
+	// many permits a quorum holds, and those permits by slot. Held,
+	// Validity and Owner are then the first holder's.
+	Permits int
+	InUse   int
+	Holders []Holder
+	// Readers: for a read-write lock (InspectRequest.Mode), the readers
+	// that hold it on a quorum, by token; Held, Validity and Owner are then
+	// its writer's, and Nodes' its writer key's (rwlock.go).
+	Readers []ReaderState
 }
 
 // NodeState is one node's part of an Inspection.
@@ -51,6 +61,9 @@ type inspectOp struct {
 	ttls     []time.Duration
 	errs     []error
 	answered int
+	permits  int         // a semaphore's inspection (InspectPermits)
+	sem      *semInspect // its slots per node
+	rw       *rwInspect  // a read-write lock's readers, per node
 }
 
 // Inspect starts an inspection of resource: whether a quorum holds it, how
@@ -66,6 +79,9 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
 	}
+	if r.Permits > 0 {
+		return e.InspectPermits(r.Resource, r.Permits) // semaphore.go
+	}
 	resource := r.Resource
 	if e.closing {
 		return 0, ErrClosed
@@ -75,8 +91,12 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: e.prefix + resource, start: e.now,
 		values: make([]string, n), has: make([]bool, n), ttls: make([]time.Duration, n), errs: make([]error, n)}
 	e.inspecting++
+	sc := inspectScript
+	if r.Mode != ModeExclusive {
+		sc = e.rwInspectInit(op)
+	}
 	for _, nd := range e.nodes {
-		e.sendScript(nd, op, inspectScript, op.key)
+		e.sendScript(nd, op, sc, op.key)
 	}
 	e.end()
 	return op.id, nil
@@ -84,9 +104,14 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 
 func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 	switch {
+	case op.sem != nil:
+		op.semInspectReply(i, r)
 	case r.Err != nil:
 		op.errs[i] = r.Err
-	case len(r.Elems) == 2:
+	case len(r.Elems) == 2 || op.rw != nil && len(r.Elems) == 3:
+		if op.rw != nil {
+			op.rw.note(i, r.Elems[2])
+		}
 		op.has[i] = !r.Elems[0].Nil
 		op.values[i] = r.Elems[0].Str
 		if pttl := r.Elems[1].Int; pttl >= 0 {
@@ -101,7 +126,16 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		return
 	}
 	e.inspecting--
-	in, err := e.inspection(op)
+	var in *Inspection
+	var err error
+	if op.sem != nil {
+		in, err = e.semInspection(op)
+	} else {
+		in, err = e.inspection(op)
+		if in != nil && op.rw != nil {
+			in.Readers = e.rwReaders(op)
+		}
+	}
 	e.emit(Action{Kind: ActDone, Op: op.id, Inspection: in, Err: err})
 }
 

@@ -18,6 +18,9 @@ type lockState struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	permits    int // a semaphore's permit count (key is then its SemKey), 0 for a mutex
+	slot       int // a permit's slot
+	mode       LockMode
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight
@@ -167,7 +170,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendScript, l.key, l.token, px)
+			e.sendScript(n, op, extendFor(l.mode), l.lockKey(), l.token, px)
 		}
 		return
 	}
@@ -198,7 +201,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 		id = e.releaseID(l.key)
 	}
 	for _, n := range e.nodes {
-		e.sendScript(n, op, releaseScript, l.key, l.token, id)
+		e.sendRelease(n, op, l, id)
 	}
 	if handOff {
 		// The next local waiter's SET goes right behind the release on
@@ -352,7 +355,7 @@ func (e *Engine) dropKeys(l *lockState) {
 	}
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, discard{}, releaseScript, l.key, l.token, id)
+		e.sendRelease(n, discard{}, l, id)
 	}
 }
 

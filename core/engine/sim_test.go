@@ -89,6 +89,17 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
+	// Issue 20 (sim_semaphore_test.go): a share of acquires and
+	// inspections take a semaphore of permits permits; the negative
+	// controls admit on any slot (the capped-set design) or let nodes
+	// admit one holder too many.
+	semP, semInspectP float64
+	permits           int
+	semAnySlot        bool
+	semOffByOne       int
+	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
+	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
+	rw rwConfig
 	// issue 20 (sim_multi_test.go): the share of acquires that take
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
@@ -253,10 +264,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if multiProfile(&cfg, profile, rng) {
-			break
+		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !cfg.rwProfile(profile, rng) {
+			return cfg, fmt.Errorf("unknown profile %q", profile)
 		}
-		return cfg, fmt.Errorf("unknown profile %q", profile)
 	}
 	return cfg, nil
 }
@@ -337,6 +347,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 		if cfg.halfQuorum {
 			eng.quorum = cfg.nodes / 2
 		}
+		eng.semAnySlot, eng.semOffByOne = cfg.semAnySlot, cfg.semOffByOne
 		c.eng = eng
 		for k := range cfg.tasks {
 			c.tasks = append(c.tasks, &simTask{c: c, id: k})
@@ -409,6 +420,8 @@ func (s *sim) run() {
 	}
 	s.chk.checkOverlaps()
 	s.chk.checkFences()
+	s.chk.checkPermits()
+	s.chk.checkSemFences()
 }
 
 // stop ends the workload: no new acquires or faults. Partitions heal,
@@ -488,7 +501,8 @@ func (s *sim) awaitClosed() {
 	for _, n := range s.nodes {
 		minRate = min(minRate, n.clock.rate)
 	}
-	s.after(time.Duration(float64(s.cfg.maxTTL)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
+	longest := max(s.cfg.maxTTL, s.rwIntentTTL()) // sim_rwlock_test.go: a writer's intent may outlive the ttls
+	s.after(time.Duration(float64(longest)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
 }
 
 // checkLeftovers: with every client closed, a key may remain only if the
@@ -507,6 +521,10 @@ func (s *sim) checkLeftovers() {
 			for _, key := range sortedKeys(db) {
 				k := n.lookup(db, []byte(key))
 				if k == nil {
+					continue
+				}
+				if k.members != nil {
+					s.checkMemberLeftovers(n, dbi, key, k)
 					continue
 				}
 				if isFenceKey(key) {

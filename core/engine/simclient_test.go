@@ -57,6 +57,7 @@ type simOp struct {
 	key    string
 	startT time.Duration
 	snaps  []inspSnap
+	mode   LockMode // an acquire's (sim_rwlock_test.go)
 }
 
 type simClient struct {
@@ -341,6 +342,7 @@ func (c *simClient) actDone(a Action) {
 	c.s.tracef("c%d done op %d (%v) lock %d err %v", c.id, a.Op, op.kind, a.Lock, a.Err)
 	switch op.kind {
 	case opAcquire:
+		c.rwAcquireDone(op, a)
 		if a.Err != nil && op.token != "" {
 			// A failed attempt with a caller's token deletes nothing.
 			c.s.callerTokens[op.token] = true
@@ -378,7 +380,11 @@ func (c *simClient) actDone(a Action) {
 		if a.Lock != 0 {
 			c.s.violate("protocol", "c%d: an inspection names lock %d", c.id, a.Lock)
 		}
-		c.s.chk.checkInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		if isSemKey(op.key) {
+			c.s.chk.checkSemInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		} else {
+			c.s.chk.checkInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		}
 	}
 	if op.task != nil {
 		op.task.done(op, a)
@@ -395,7 +401,8 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 		c.s.violate("protocol", "c%d: lock id %d reused", c.id, id)
 		return
 	}
-	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys}
+	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys,
+		slot: l.slot, opStart: c.clock.trueAt(op.startC), mode: l.mode}
 	start := c.s.now
 	end := c.clock.trueAt(l.validUntil)
 	if end <= start {
@@ -556,14 +563,18 @@ func (t *simTask) acquire() {
 		TTL:        s.dur(cfg.minTTL, cfg.maxTTL),
 		AutoExtend: s.chance(cfg.autoExtendP),
 	}
+	if cfg.semP > 0 && s.chance(cfg.semP) {
+		req.Permits = cfg.permits
+	}
 	if s.chance(cfg.waitP) {
 		req.Wait = s.dur(0, cfg.maxWait)
 	}
 	switch {
+	case t.rwMode(&req):
 	case cfg.fenceP > 0 && s.chance(cfg.fenceP):
 		req.Fence = true
 	case cfg.tokenP > 0 && s.chance(cfg.tokenP):
-		if h := t.shareable(c.cfg.KeyPrefix + req.Resource); h != nil && s.chance(cfg.shareP) {
+		if h := t.shareable(simLockKey(c.cfg.KeyPrefix+req.Resource, req.Permits)); h != nil && s.chance(cfg.shareP) {
 			// Re-enter a held lock (this client's or another's: a
 			// hand-over) with its token. Its holders stop extending,
 			// unless the profile lets them (see simbugs_test.go).
@@ -591,7 +602,7 @@ func (t *simTask) acquire() {
 		bound += c.nodeTO // the second round, which writes the fence
 	}
 	op := c.begin(id, opAcquire, t, 0, bound)
-	op.token, op.fence = req.Token, req.Fence
+	op.token, op.fence, op.mode = req.Token, req.Fence, req.Mode
 	t.acq = op
 	s.tracef("c%d t%d Acquire %s ttl %v wait %v auto %v fence %v token %q -> op %d", c.id, t.id, req.Resource, req.TTL, req.Wait, req.AutoExtend, req.Fence, req.Token, id)
 	c.drain()
@@ -664,6 +675,10 @@ func (s *sim) callerToken(c *simClient) string {
 func (t *simTask) inspect() {
 	c, s := t.c, t.s()
 	res := s.cfg.resources[s.rng.IntN(len(s.cfg.resources))]
+	if s.cfg.semInspectP > 0 && s.chance(s.cfg.semInspectP) {
+		t.inspectSem(res)
+		return
+	}
 	key := c.cfg.KeyPrefix + res
 	var snaps []inspSnap
 	for _, oc := range s.clients {

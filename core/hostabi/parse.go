@@ -59,6 +59,9 @@ type AcquireOptions struct {
 	AutoExtend bool
 	Token      string // "": a random token
 	Fence      bool
+	Permits    int // a semaphore's permit count (key "permits"); 0: the mutex
+	// Mode: "mode": "read" or "write", a side of the read-write lock.
+	Mode engine.LockMode
 	// Resources: a multi-resource lock's further resources (the key
 	// "resources"; multi.go), nil for a mutex.
 	Resources []string
@@ -321,7 +324,7 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 }
 
 // ParseOptions parses an acquire's options JSON (keys wait_ms,
-// auto_extend, token, fence); isNull stands for a NULL pointer (all defaults).
+// auto_extend, token, fence, mode); isNull stands for a NULL pointer (all defaults).
 func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	var o AcquireOptions
 	if isNull {
@@ -360,6 +363,16 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 			o.Fence = v.b
 			return nil
 		},
+		"permits": func(v jvalue) error {
+			n, err := ParsePermits(v)
+			o.Permits = n
+			return err
+		},
+		"mode": func(v jvalue) error {
+			m, err := ParseMode(v)
+			o.Mode = m
+			return err
+		},
 	})
 	if err != nil {
 		return AcquireOptions{}, err
@@ -367,7 +380,43 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	if o.Fence && o.Token != "" {
 		return AcquireOptions{}, argErr("fence", "not with a caller's token")
 	}
+	if o.Mode != engine.ModeExclusive && o.Token != "" {
+		return AcquireOptions{}, argErr("mode", "a read-write lock does not take a caller's token")
+	}
 	return o, nil
+}
+
+// ParsePermits parses a "permits" value: an integer from 1 to
+// engine.MaxPermits (a semaphore's permit count).
+func ParsePermits(v jvalue) (int, error) {
+	if v.kind != jNumber || !isInteger(v.s) {
+		return 0, argErr("permits", "must be an integer from 1 to "+strconv.Itoa(engine.MaxPermits))
+	}
+	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil || n < 1 || n > engine.MaxPermits {
+		return 0, argErr("permits", "must be 1 to "+strconv.Itoa(engine.MaxPermits)+", got "+v.s)
+	}
+	return int(n), nil
+}
+
+// ParseInspectOptions parses an inspection's options JSON (lock_inspect_ex):
+// the key "permits" inspects the semaphore of that many permits; NULL or
+// {} the mutex.
+func ParseInspectOptions(s string, isNull bool) (permits int, err error) {
+	if isNull {
+		return 0, nil
+	}
+	err = parseObject("options", s, map[string]func(jvalue) error{
+		"permits": func(v jvalue) error {
+			n, err := ParsePermits(v)
+			permits = n
+			return err
+		},
+	})
+	if err != nil {
+		return 0, err
+	}
+	return permits, nil
 }
 
 // TTLFromMillis checks a ttl in milliseconds before converting it, so that

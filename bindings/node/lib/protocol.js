@@ -101,7 +101,13 @@ function inspectionOf(a) {
     node: n.node, addr: n.addr, locked: (n.flags & G.FLAGS.NODE.LOCKED) !== 0, holder: (n.flags & G.FLAGS.NODE.HOLDER) !== 0,
     owner: n.owner, ttl: n.ttl_ms < 0 ? null : n.ttl_ms, error: n.cause === '' ? null : n.cause,
   }));
-  return { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
+  const out = { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
+  if (a.permits > 0) { // a semaphore's inspection
+    out.permits = a.permits;
+    out.holders = a.holders.map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
+    out.inUse = out.holders.length;
+  }
+  return out;
 }
 
 module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf };

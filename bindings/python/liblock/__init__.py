@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-    from ._inspection import Inspection, NodeFailure, NodeState
+    from ._inspection import Holder, Inspection, NodeFailure, NodeState
     from ._node import Node
 del TYPE_CHECKING
 
@@ -35,7 +35,7 @@ from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire
 
 __all__ = [
     "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
-    "ForkedProcessError", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
+    "ForkedProcessError", "Holder", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
     "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
     "NodeState", "NotAcquired", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
@@ -45,7 +45,7 @@ __all__ = [
 def __getattr__(name: str) -> "Any":
     # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
     # `import liblock`.
-    if name in ("Inspection", "NodeState", "NodeFailure"):
+    if name in ("Inspection", "NodeState", "NodeFailure", "Holder"):
         from . import _inspection
 
         return getattr(_inspection, name)

@@ -46,6 +46,7 @@ def _declare() -> Any:
             "lock_cancel": [c_uint64], "lock_free": [c_uint64],
             "lock_on_lost": [c_uint64, CALLBACK, c_void_p, errp],
             "lock_info": [c_uint64, errp, errp], "lock_inspect": [c_uint64, c_char_p, errp, errp],
+            "lock_inspect_ex": [c_uint64, c_char_p, c_char_p, errp, errp],
         }.items():
             fn = getattr(dll, name)
             fn.restype, fn.argtypes = c_int32, args
@@ -112,15 +113,21 @@ def _async(fn: Any, done: CDone, *args: Any) -> None:
         raise
 
 
-def _options(res: bytes, wait_ms: int, auto_extend: bool, fence: bool, token: bytes) -> Optional[bytes]:
+def _options(res: bytes, wait_ms: int, auto_extend: bool, fence: bool, token: bytes,
+             permits: int = 0, mode: int = 0) -> Optional[bytes]:
     """lock_acquire's options JSON (None, NULL, for one plain attempt); a multi-resource
-    acquire's further resources (``_multi.ResourceSet``) as its "resources"."""
+    acquire's further resources (``_multi.ResourceSet``) as its "resources"; a read-write
+    lock's side (``mode``: 1 read, 2 write) as its "mode"."""
     more = getattr(res, "more", ())
-    if not (wait_ms or auto_extend or fence or token or more):
+    if not (wait_ms or auto_extend or fence or token or more or permits or mode):
         return None
     o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
+    if mode:
+        o["mode"] = "read" if mode == 1 else "write"
     if token:
         o["token"] = token.decode("utf-8")
+    if permits:
+        o["permits"] = permits
     if more:
         o["resources"] = [m.decode("utf-8") for m in more]
     return json.dumps(o).encode("utf-8")
@@ -145,8 +152,8 @@ class BlockingHost:
             _dll.lock_free(handle)
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
-        res, ttl_ms, wait_ms, auto_extend, fence, token = req[:6]  # (the resources ride on res)
-        opts = _options(res, wait_ms, auto_extend, fence, token)
+        res, ttl_ms, wait_ms, auto_extend, fence, token, permits, mode = req[:8]  # (the resources ride on res)
+        opts = _options(res, wait_ms, auto_extend, fence, token, permits, mode)
         dll = _declare()
         out = c_uint64()
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
@@ -167,7 +174,7 @@ class BlockingHost:
             assert failed is not None
             raise failed
         failed = None  # not raised "during handling" of the first attempt's error
-        opts = _options(res, left, auto_extend, fence, token)
+        opts = _options(res, left, auto_extend, fence, token, permits, mode)
         event, gate = threading.Event(), threading.Lock()
         state: Dict[str, Any] = {"abandoned": False, "result": None}
 
@@ -201,11 +208,15 @@ class BlockingHost:
             raise error_for(status, msg)
         return int(handle), self.lock_info(int(handle))
 
-    def inspect_sync(self, res: bytes) -> Tuple[Any, ...]:
-        """lock_inspect's JSON as the engine's INSPECTED fields (``_inspection.from_engine``)."""
+    def inspect_sync(self, res: bytes, permits: int = 0) -> Tuple[Any, ...]:
+        """lock_inspect's JSON (lock_inspect_ex's for a semaphore) as the engine's
+        INSPECTED fields (``_inspection.from_engine``)."""
         out = c_void_p()
         try:
-            _call(_declare().lock_inspect, self.handle, res, byref(out))
+            if permits:
+                _call(_declare().lock_inspect_ex, self.handle, res, b'{"permits":%d}' % permits, byref(out))
+            else:
+                _call(_declare().lock_inspect, self.handle, res, byref(out))
         finally:
             text = _take(out)
         i = json.loads(text or "{}")
@@ -213,7 +224,10 @@ class BlockingHost:
                   n.get("owner", ""), -1 if n.get("ttl_ms") is None else n["ttl_ms"], n.get("error") or "")
                  for k, n in enumerate(i.get("nodes") or [])]
         validity = i.get("validity_ms", 0)
-        return i.get("held", False), -1 if validity is None else validity, i.get("owner", ""), nodes
+        holders = [(h.get("slot", 0), h.get("owner", ""), -1 if h.get("validity_ms") is None else h["validity_ms"])
+                   for h in i.get("holders") or []]
+        return (i.get("held", False), -1 if validity is None else validity, i.get("owner", ""), nodes,
+                i.get("permits", 0), holders)
 
     def extend_sync(self, lock: int, ttl_ms: int) -> None:
         _call(_declare().lock_extend, lock, ttl_ms)

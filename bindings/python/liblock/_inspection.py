@@ -42,6 +42,18 @@ class NodeState:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """One held permit of a counting semaphore (``Inspection.holders``)."""
+
+    slot: int
+    """The permit's slot, 0 to permits-1."""
+    owner: str
+    """Its holder's owner label; "" for none."""
+    validity: Optional[float]
+    """Seconds it certainly stays held; ``None`` without expiry."""
+
+
+@dataclass(frozen=True)
 class Inspection:
     """Whether a quorum holds a resource, for how long, and by whom (``Client.inspect``)."""
 
@@ -56,6 +68,13 @@ class Inspection:
     by another program."""
     nodes: Tuple[NodeState, ...]
     """Each node's answer, in node order."""
+    permits: int = 0
+    """A semaphore's inspection (``inspect(..., permits=N)``): N; 0 for a mutex."""
+    in_use: int = 0
+    """A semaphore's inspection: how many permits a quorum holds."""
+    holders: Tuple[Holder, ...] = ()
+    """A semaphore's inspection: the held permits, by slot (``held``, ``validity`` and
+    ``owner`` are then the first holder's)."""
 
 
 def _seconds(ms: int) -> Optional[float]:
@@ -63,10 +82,13 @@ def _seconds(ms: int) -> Optional[float]:
 
 
 def from_engine(held: int, validity_ms: int, owner: str,
-                nodes: Sequence[Tuple[int, str, int, str, int, str]]) -> Inspection:
+                nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
+                holders: Sequence[Tuple[int, str, int]] = ()) -> Inspection:
     """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``)."""
+    hs = tuple(Holder(slot=s, owner=o, validity=_seconds(v)) for s, o, v in holders)
     return Inspection(
         held=bool(held), validity=_seconds(validity_ms), owner=owner,
         nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),
                               owner=node_owner, ttl=_seconds(ttl_ms), error=cause or None)
-                    for n, addr, flags, node_owner, ttl_ms, cause in nodes))
+                    for n, addr, flags, node_owner, ttl_ms, cause in nodes),
+        permits=permits, in_use=len(hs), holders=hs)
