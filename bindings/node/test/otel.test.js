@@ -64,8 +64,8 @@ test('metrics, spans and log records match what was done', async () => {
   const logs = [];
   const onLog = (m) => logs.push(m);
   dc.subscribe('liblock:log', onLog);
-  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100, telemetry: { meterProvider, tracerProvider } }));
-  const other = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100, telemetry: false }));
+  const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, telemetry: { meterProvider, tracerProvider } }));
+  const other = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, telemetry: false }));
   const parent = tracerProvider.getTracer('test').startSpan('parent');
   const tokens = [];
   try {

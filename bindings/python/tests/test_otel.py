@@ -53,9 +53,9 @@ def providers() -> Any:
 
 def test_metrics_spans_and_logs_match_what_was_done(c3: Cluster, caplog: Any) -> None:
     reader, mp, exporter, tp = providers()
-    client = liblock.Client(c3.urls, node_timeout=0.1, backend=BACKEND,
+    client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND,
                             telemetry={"meter_provider": mp, "tracer_provider": tp})
-    other = liblock.Client(c3.urls, node_timeout=0.1, backend=BACKEND)
+    other = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     caplog.set_level(logging.DEBUG, logger="liblock")
     tokens = []
     parent = tp.get_tracer("test").start_span("parent")
