@@ -65,7 +65,14 @@ func NewWithEngine(eng Engine, cfg Config) (*Client, error) {
 	if eng == nil {
 		return nil, invalidArg("engine", "must not be nil")
 	}
-	return newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil), nil
+	c := newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil)
+	// Metrics and spans from whatever reports eng makes (wasm/host asks
+	// its module for them unless cfg.NoTelemetry); the node addresses
+	// label the node instruments (none when cfg.Nodes does not parse:
+	// then those are not recorded).
+	nodes, _ := engine.ParseNodes(cfg.Nodes)
+	c.tel = newTelemetry(cfg, nodes)
+	return c, nil
 }
 
 // Quorum returns how many nodes must agree: N/2+1.

@@ -75,6 +75,9 @@ func configJSON(cfg core.Config) ([]byte, error) {
 	if cfg.WaitReplicas != nil {
 		c["wait_replicas"] = *cfg.WaitReplicas
 	}
+	if !cfg.NoTelemetry {
+		c["report"] = true // the Go driver maps the reports (core/otel.go)
+	}
 	return json.Marshal(c)
 }
 
