@@ -506,6 +506,11 @@ func (e *Engine) Forget(lock LockID) {
 		return
 	}
 	e.begin()
+	if e.report && !l.released && l.lostErr == nil {
+		// Its holding ends here for the host (outcome canceled), which
+		// may keep per-lock state until then.
+		e.repHold(l, StatusCanceled)
+	}
 	l.released = true
 	l.stopTimer()
 	if l.cur == nil && len(l.queue) == 0 {

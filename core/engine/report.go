@@ -51,9 +51,9 @@ const (
 	RepReleaseEnd ReportKind = 9
 	// RepLost: Lock was lost (Outcome: StatusLost).
 	RepLost ReportKind = 10
-	// RepHold: Lock's holding ended (released or lost, Outcome OK or
-	// StatusLost); Duration is how long it was held, from its acquire's
-	// success.
+	// RepHold: Lock's holding ended (released, lost, or forgotten by the
+	// host: Outcome OK, StatusLost or StatusCanceled); Duration is how long
+	// it was held, from its acquire's success.
 	RepHold ReportKind = 11
 	// RepNode: a request of Op (0: the engine's own: a handshake, a
 	// cleanup, an auto-extension) to node Node ended: Outcome is a
