@@ -185,3 +185,28 @@ test('resourceLabel labels the lock metrics with what it returns', async () => {
   assert.equal(m.sum('liblock.releases', { 'liblock.resource': 'users' }), 1);
   assert.equal(m.sum('liblock.acquires', { 'liblock.resource': 'jobs:1' }), 0);
 });
+
+test('without @opentelemetry/api installed the binding works and asks for no reports', async () => {
+  // A child process in which the package cannot be resolved, as in an
+  // install without the optional peer dependency.
+  const { execFileSync } = require('node:child_process');
+  const script = `
+    const Module = require('node:module');
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = function (request, ...rest) {
+      if (request === '@opentelemetry/api') { const e = new Error('Cannot find module'); e.code = 'MODULE_NOT_FOUND'; throw e; }
+      return resolve.call(this, request, ...rest);
+    };
+    const { Client } = require(${JSON.stringify(require.resolve('..'))});
+    // no telemetry, so no "report" key for the engine
+    if (require(${JSON.stringify(require.resolve('../lib/otel'))}).makeTelemetry(undefined, []) !== null) throw new Error('telemetry without the API');
+    (async () => {
+      const c = new Client({ nodes: ${JSON.stringify(nodes.urls.slice(0, 1))}, backend: ${JSON.stringify(process.env.LIBLOCK_BACKEND || 'native')} });
+      const l = await c.acquire('otel:noapi', { ttl: 1000 });
+      await l.release();
+      await c.close();
+      console.log('ok');
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const out = execFileSync(process.execPath, ['-e', script], { env: process.env, encoding: 'utf8', timeout: 60000 });
+  assert.equal(out.trim(), 'ok');
+});

@@ -189,3 +189,20 @@ def test_off_by_default_and_bad_arguments(c1: Cluster) -> None:
         liblock.Client(c1.urls, telemetry="yes")
     with pytest.raises(TypeError, match="resource_label"):
         liblock.Client(c1.urls, telemetry={"resource_label": 3})
+
+
+def test_without_the_api_installed(c1: Cluster, monkeypatch: Any, caplog: Any) -> None:
+    """opentelemetry-api is an optional extra: without it, telemetry=True still gives the
+    log lines, and asking for providers names the missing package."""
+    for name in [m for m in list(__import__("sys").modules) if m == "opentelemetry" or m.startswith("opentelemetry.")]:
+        monkeypatch.delitem(__import__("sys").modules, name)
+    monkeypatch.setitem(__import__("sys").modules, "opentelemetry", None)  # import fails
+    caplog.set_level(logging.DEBUG, logger="liblock")
+    client = liblock.Client(c1.urls, backend=BACKEND, telemetry=True)
+    try:
+        client.acquire("otel:noapi", ttl=1).release()
+    finally:
+        client.close()
+    assert any("acquire otel:noapi: ok" in r.getMessage() for r in caplog.records if r.name == "liblock")
+    with pytest.raises(liblock.InvalidArgument, match=r"liblock\[otel\]"):
+        liblock.Client(c1.urls, backend=BACKEND, telemetry={"meter_provider": object()})
