@@ -17,7 +17,7 @@ build: $(BUILD)/liblock $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard 
 
 $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*.c capi/*.h)
 	@mkdir -p $(BUILD)
-	CGO_ENABLED=1 $(GO) build -trimpath -buildmode=c-shared -ldflags='-s -w' -o $(BUILD)/liblock.so ./capi
+	CGO_ENABLED=1 $(GO) build -trimpath -tags liblock_nootel -buildmode=c-shared -ldflags='-s -w' -o $(BUILD)/liblock.so ./capi
 	cp capi/liblock.h $(BUILD)/liblock.h   # the hand-written header replaces cgo's generated one
 
 # go build for wasip1, then wasm-opt -Oz (binaryen, installed by deps): see the script.

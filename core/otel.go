@@ -1,3 +1,5 @@
+//go:build !liblock_nootel
+
 package core
 
 import (
@@ -53,6 +55,10 @@ const (
 
 	instrumentationName = "github.com/liblock/liblock/core"
 )
+
+// telemetryBuilt: the engine is asked for reports unless Config.NoTelemetry
+// (false with -tags liblock_nootel, otel_nootel.go).
+const telemetryBuilt = true
 
 // outcomeNames are the values of liblock.outcome, by the engine's status.
 var outcomeNames = [...]string{

@@ -193,7 +193,7 @@ def _build_with_go(root: Path, name: str, out: Path) -> None:
     env = dict(os.environ)
     if name == "liblock.so":
         env["CGO_ENABLED"] = "1"
-        _run([go, "build", "-trimpath", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out), "./capi"],
+        _run([go, "build", "-trimpath", "-tags", "liblock_nootel", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out), "./capi"],
              root, env)
         header = out.with_suffix(".h")  # cgo's generated header: not shipped
         if header.exists():
