@@ -44,7 +44,7 @@ func main() {
 		for i := 2; i+1 < len(fields); i++ {
 			unit := fields[i+1]
 			if unit != "p50-µs" && unit != "cpu-µs" && unit != "single-p50-µs" && unit != "single-cpu-µs" &&
-				unit != "sections/s" && unit != "least-share" {
+				unit != "sections/s" && unit != "least-share" && unit != "release-retries" {
 				continue
 			}
 			v, err := strconv.ParseFloat(fields[i], 64)
@@ -153,7 +153,8 @@ func primitives(samples map[string]metrics, order []string) {
 
 // contention prints BenchmarkContention's rows: the median sections/s
 // over the runs with its ratio to the mutex's, and the least contender's
-// share of a fair share (the median over the runs, and the lowest run).
+// share of a fair share (the median over the runs, and the lowest run),
+// and the releases retried after ErrUnavailable (all runs).
 // Issue 20's targets for the 3-permit semaphore: ≥ 2.5× the mutex's
 // sections/s, least share ≥ 0.08.
 func contention(samples map[string]metrics, order []string) {
@@ -168,7 +169,7 @@ func contention(samples map[string]metrics, order []string) {
 			fmt.Println()
 			fmt.Println("contention: 10 contenders, 3 nodes, 1 ms sections; sections/s (ratio to the mutex of the same run),")
 			fmt.Println("            the least contender's share of a fair share (1.00: even), median over runs and lowest run")
-			fmt.Printf("%-48s %12s %8s %12s %8s\n", "benchmark (median of runs)", "sections/s", "ratio", "least share", "lowest")
+			fmt.Printf("%-48s %12s %8s %12s %8s %8s\n", "benchmark (median of runs)", "sections/s", "ratio", "least share", "lowest", "retries")
 			header = true
 		}
 		ratio := ""
@@ -179,6 +180,13 @@ func contention(samples map[string]metrics, order []string) {
 		fmt.Printf("%-48s %12.0f %8s", name, median(v), ratio)
 		if len(least) > 0 {
 			fmt.Printf(" %12.2f %8.2f", median(least), slices.Min(least))
+		}
+		if r := samples[name]["release-retries"]; len(r) > 0 {
+			sum := 0.0
+			for _, x := range r {
+				sum += x
+			}
+			fmt.Printf(" %8.0f", sum)
 		}
 		fmt.Println()
 	}
