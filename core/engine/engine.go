@@ -125,6 +125,9 @@ type Engine struct {
 	// multiWaiting: the multi-resource acquires with a wait budget, oldest
 	// first (multi.go).
 	multiWaiting []*acquireOp
+
+	// watches: the elections watched (election.go), nil until one is.
+	watches map[OpID]*watchOp
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -284,6 +287,11 @@ type AcquireRequest struct {
 	// multi-resource lock: all of Resource and these, or none (multi.go).
 	// At most MaxResources in all, no duplicates, not with Token.
 	Resources []string
+	// Election makes the acquire a campaign in the election Resource (its
+	// name): fenced (the term) and auto-extended whatever Fence and
+	// AutoExtend say, publishing Value (election.go).
+	Election bool
+	Value    string
 }
 
 // LockMode says which lock of a name an acquire or an inspect is about.
@@ -306,10 +314,18 @@ type InspectRequest struct {
 	Permits int
 	// Mode: ModeRead or ModeWrite inspect the read-write lock Resource.
 	Mode LockMode
+	// Election: inspect the election Resource (its leader; election.go).
+	Election bool
 }
 
 // Validate checks the request as InspectWith does.
 func (r InspectRequest) Validate() error {
+	if r.Election {
+		if err := CheckElectionName(r.Resource); err != nil {
+			return err
+		}
+		return checkKind(r.Permits, r.Mode, nil)
+	}
 	if err := CheckResource(r.Resource); err != nil {
 		return err
 	}
@@ -329,6 +345,9 @@ func checkKind(permits int, mode LockMode, resources []string) error {
 
 // Validate checks the request as Acquire does.
 func (r AcquireRequest) Validate() error {
+	if r.Election {
+		return r.validateElection()
+	}
 	if len(r.Resources) > 0 {
 		if err := r.validateMulti(); err != nil {
 			return err
@@ -369,6 +388,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
 	}
 	e.ops[op.id] = op
+	if r.Election {
+		e.initElection(op, r)
+	}
 	if len(r.Resources) > 0 {
 		// A set spans several keys' queues: it joins none (multi.go).
 		e.initMulti(op, r)
@@ -487,6 +509,11 @@ type LockInfo struct {
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
 	Resources []string
+
+	// Election: a campaign's leadership (Resource is the election's name,
+	// Fence its term, Value what it published; Token is without it).
+	Election bool
+	Value    string
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -499,6 +526,10 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
 		Fence: l.fence, Reentered: l.reentered,
+	}
+	if l.elect {
+		tok, val, _, _ := splitElected(l.token)
+		info.Token, info.Election, info.Value = tok, true, val
 	}
 	if l.resources != nil {
 		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)
@@ -518,6 +549,7 @@ func (e *Engine) Close() {
 	}
 	e.begin()
 	e.closing = true
+	e.closeWatches()
 	for _, o := range sortedOps(e.ops) {
 		e.finishAcquire(o, 0, ErrClosed)
 	}

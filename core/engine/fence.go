@@ -53,7 +53,7 @@ func (e *Engine) sendFence(f *fenceRound, i int) {
 		e.sendFenceMulti(f, i)
 		return
 	}
-	e.sendScript2(e.nodes[i], f, fenceScript, f.a.op.key, FenceKey(f.a.op.key), f.a.token, strconv.FormatInt(f.fence, 10))
+	e.sendScript2(e.nodes[i], f, fenceScriptOf(f.a.op.elect), f.a.op.key, FenceKey(f.a.op.key), f.a.token, strconv.FormatInt(f.fence, 10))
 }
 
 func (f *fenceRound) reply(e *Engine, i int, r Reply) {

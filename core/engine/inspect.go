@@ -27,6 +27,9 @@ type Inspection struct {
 	Owner string
 	// Nodes is each node's answer, in node order.
 	Nodes []NodeState
+	// Term and Value: an election's leader's term and value (election.go).
+	Term  int64
+	Value string
 }
 
 // NodeState is one node's part of an Inspection.
@@ -51,6 +54,9 @@ type inspectOp struct {
 	ttls     []time.Duration
 	errs     []error
 	answered int
+	// elect: an election's inspection; watch: the watch it is for.
+	elect bool
+	watch *watchOp
 }
 
 // Inspect starts an inspection of resource: whether a quorum holds it, how
@@ -72,7 +78,11 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	}
 	e.begin()
 	n := len(e.nodes)
-	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: e.prefix + resource, start: e.now,
+	key := e.prefix + resource
+	if r.Election {
+		key = ElectionKey(key)
+	}
+	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: key, start: e.now, elect: r.Election,
 		values: make([]string, n), has: make([]bool, n), ttls: make([]time.Duration, n), errs: make([]error, n)}
 	e.inspecting++
 	for _, nd := range e.nodes {
@@ -101,7 +111,17 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		return
 	}
 	e.inspecting--
-	in, err := e.inspection(op)
+	var in *Inspection
+	var err error
+	if op.elect {
+		in, err = e.electInspection(op)
+	} else {
+		in, err = e.inspection(op)
+	}
+	if op.watch != nil {
+		e.watchInspected(op.watch, in, err)
+		return
+	}
 	e.emit(Action{Kind: ActDone, Op: op.id, Inspection: in, Err: err})
 }
 

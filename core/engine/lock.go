@@ -31,6 +31,8 @@ type lockState struct {
 	// A multi-resource lock's set and keys (multi.go), nil for a mutex;
 	// resource is then the set's label in errors.
 	resources, keys []string
+	// elect: a campaign's leadership (election.go).
+	elect bool
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -156,7 +158,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendScript, l.key, l.token, px)
+			e.sendScript(n, op, extendScriptOf(l.elect), l.key, l.token, px)
 		}
 		return
 	}
@@ -184,7 +186,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 		id = e.releaseID(l.key)
 	}
 	for _, n := range e.nodes {
-		e.sendScript(n, op, releaseScript, l.key, l.token, id)
+		e.sendScript(n, op, releaseScriptOf(l.elect), l.key, l.token, id)
 	}
 	if handOff {
 		// The next local waiter's SET goes right behind the release on
@@ -335,7 +337,7 @@ func (e *Engine) dropKeys(l *lockState) {
 	}
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, discard{}, releaseScript, l.key, l.token, id)
+		e.sendScript(n, discard{}, releaseScriptOf(l.elect), l.key, l.token, id)
 	}
 }
 

@@ -93,6 +93,10 @@ type simConfig struct {
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
 	multiFault string
+	// issue 20 part 4 (sim_election_test.go): the share of acquires that
+	// are campaigns, and the control's broken fence script.
+	electP     float64
+	electFault string
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -253,7 +257,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if multiProfile(&cfg, profile, rng) {
+		if multiProfile(&cfg, profile, rng) || electProfile(&cfg, profile, rng) {
 			break
 		}
 		return cfg, fmt.Errorf("unknown profile %q", profile)
@@ -518,7 +522,7 @@ func (s *sim) checkLeftovers() {
 					s.stats.leftoverLate++
 				case owner.trouble[n.idx] >= k.writeAt:
 					s.stats.leftoverTrouble++
-				case owner.forgotten[k.val]:
+				case owner.forgotten[electStored(k.val)]:
 					s.stats.leftoverForgotten++
 					continue
 				case k.afterRelease && !s.cfg.noscriptStrict:

@@ -410,6 +410,9 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 	if l.keys != nil {
 		c.s.stats.multiAcquired++
 	}
+	if l.elect {
+		c.s.stats.leaders++
+	}
 	if l.reentered {
 		c.s.stats.reentered++
 	}
@@ -574,6 +577,9 @@ func (t *simTask) acquire() {
 	}
 	if cfg.multiP > 0 && req.Token == "" && s.chance(cfg.multiP) {
 		t.multi(&req) // sim_multi_test.go
+	}
+	if cfg.electP > 0 && s.chance(cfg.electP) {
+		t.campaign(&req) // sim_election_test.go
 	}
 	id, err := c.eng.Acquire(req)
 	if err != nil {

@@ -175,6 +175,8 @@ type simStats struct {
 
 	// issue 20: multi-resource acquires (and fenced ones) and successes
 	multiAcquires, multiAcquired, multiFenced int
+	// issue 20 part 4: campaigns, and those that led
+	campaigns, leaders int
 }
 
 func (st *simStats) add(o simStats) {
@@ -204,6 +206,8 @@ func (st *simStats) add(o simStats) {
 	st.multiAcquires += o.multiAcquires
 	st.multiAcquired += o.multiAcquired
 	st.multiFenced += o.multiFenced
+	st.campaigns += o.campaigns
+	st.leaders += o.leaders
 	st.tokenAcquires += o.tokenAcquires
 	st.reentered += o.reentered
 	st.inspects += o.inspects
