@@ -180,7 +180,7 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 		return 0, err
 	}
 	op, err := started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token,
-		Resources: r.Resources}))
+		Resources: r.Resources, Election: r.Election, Value: r.Value}))
 	if err == nil && len(r.Resources) > 0 {
 		a.noteSet(op, r)
 	}

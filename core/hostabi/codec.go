@@ -42,9 +42,9 @@ type Event struct {
 	PollMS   int64  // EvWatch (its name in Resource)
 	Lock     uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
 	Op       uint64 // EvCancel, EvUnwatch
-	Conn      uint32 // EvOpened, EvReceived, EvConnFailed
-	Data      []byte // EvReceived
-	Message   string // EvConnFailed
+	Conn     uint32 // EvOpened, EvReceived, EvConnFailed
+	Data     []byte // EvReceived
+	Message  string // EvConnFailed
 }
 
 // Action is one decoded action: an engine.Action (kinds 1–7, and the Op of
