@@ -46,6 +46,8 @@ type runOpts struct {
 	fence            bool
 	name             string
 	argv             []string
+	// env: more of the command's environment (elect's).
+	env []string
 }
 
 // forwarded are the signals liblock passes on to the command.
@@ -195,6 +197,7 @@ func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
 	if o.fence {
 		cmd.Env = append(cmd.Env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
 	}
+	cmd.Env = append(cmd.Env, o.env...)
 	// Setpgid: the command and what it starts form one group, so a
 	// forwarded signal and the kill on loss reach its children too.
 	// Pdeathsig: if liblock itself dies (SIGKILL), so does the command.
