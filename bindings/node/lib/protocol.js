@@ -101,7 +101,13 @@ function inspectionOf(a) {
     node: n.node, addr: n.addr, locked: (n.flags & G.FLAGS.NODE.LOCKED) !== 0, holder: (n.flags & G.FLAGS.NODE.HOLDER) !== 0,
     owner: n.owner, ttl: n.ttl_ms < 0 ? null : n.ttl_ms, error: n.cause === '' ? null : n.cause,
   }));
-  return { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
+  return { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes, term: a.term, value: a.value };
 }
 
-module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf };
+/** A LEADER action (or an election's INSPECTED) as a leader: null for none. */
+function leaderOf(a) {
+  if (!a.held || !a.term) return null;
+  return { value: a.value, term: a.term, owner: a.owner, validity: a.validity_ms < 0 ? null : a.validity_ms };
+}
+
+module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf, leaderOf };

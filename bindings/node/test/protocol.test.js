@@ -166,13 +166,17 @@ function decode(bytes) {
 const H = (s) => Buffer.from(s, 'hex');
 const S = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([b.length, 0, 0, 0]), b]).toString('hex'); };
 
+// Protocol 3's leader election ends INSPECTED with the leader's term (i64)
+// and value (str): 0 and '' for a lock.
+const NO_LEADER = '0000000000000000' + '00000000';
 // INSPECTED (op 9): held, validity 9895 ms, owner "worker-7", 3 nodes:
 // 0 locked+holder owner "worker-7" ttl 9998; 1 locked (another value), no
 // owner, no expiry (-1); 2 failed (ttl 0, a cause).
 const INSPECTED_HELD = '0c' + '0900000000000000' + '01' + 'a726000000000000' + S('worker-7') + '0300' +
   '0000' + S('127.0.0.1:1') + '03' + S('worker-7') + '0e27000000000000' + '00000000' +
   '0100' + S('127.0.0.1:2') + '01' + '00000000' + 'ffffffffffffffff' + '00000000' +
-  '0200' + S('[::1]:3') + '00' + '00000000' + '0000000000000000' + S('dial tcp: connection refused');
+  '0200' + S('[::1]:3') + '00' + '00000000' + '0000000000000000' + S('dial tcp: connection refused') +
+  NO_LEADER;
 // Engine protocol 2: DONE carries the fence and re-entry (FENCE, kind 13, is retired):
 // op 3, lock 4, fence 17, reentered 0; then op 5, lock 2^53-1, fence 2^40+5, reentered 1.
 const FENCES = '04' + '0300000000000000' + '0400000000000000' + '1100000000000000' + '00' + '00'.repeat(18) +
@@ -187,8 +191,8 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
   assert.equal(P.PROTOCOL_VERSION, 3);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
-    '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + // held with no expiry, no node listed
-    '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + // not held
+    '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + NO_LEADER + // held with no expiry, no node listed
+    '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + NO_LEADER + // not held
     '04' + '0500000000000000' + '0400000000000000' + '0000000000000000' + '00' + '00'.repeat(18) + // a DONE without a fence
     INFO_LOST));
   assert.deepEqual(got, [
@@ -200,9 +204,10 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
         { node: 1, addr: '127.0.0.1:2', locked: true, holder: false, owner: '', ttl: null, error: null },
         { node: 2, addr: '[::1]:3', locked: false, holder: false, owner: '', ttl: 0, error: 'dial tcp: connection refused' },
       ],
+      term: 0, value: '',
     }],
-    [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
-    [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
+    [12, 10, { held: true, validity: null, owner: '', nodes: [], term: 0, value: '' }],
+    [12, 11, { held: false, validity: 0, owner: '', nodes: [], term: 0, value: '' }],
     [4, 5, 4, 0, 0, null],
     [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
   ]);
