@@ -4,6 +4,8 @@
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# redis-sentinel: the Sentinel deployments of core/testkit/redistest (sentinel.go).
+command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)   # wasm-opt, for build/liblock.wasm
 command -v openssl >/dev/null 2>&1 || need+=(openssl)     # self-signed certificates for the TLS tests
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
@@ -18,5 +20,6 @@ apt-get update -qq
 apt-get install -y -qq "${need[@]}" >/dev/null
 # The package may start a system-wide server on 6379; tests never use it.
 command -v redis-server >/dev/null
+command -v redis-sentinel >/dev/null
 command -v wasm-opt >/dev/null
 command -v openssl >/dev/null

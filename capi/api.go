@@ -294,6 +294,17 @@ type inspectionJSON struct {
 	ValidityMs int64           `json:"validity_ms"` // -1: no expiry
 	Owner      string          `json:"owner"`
 	Nodes      []nodeStateJSON `json:"nodes"`
+	// A semaphore's inspection (lock_inspect_ex with "permits") only.
+	Permits int           `json:"permits,omitempty"`
+	InUse   *int          `json:"in_use,omitempty"`
+	Holders *[]holderJSON `json:"holders,omitempty"`
+}
+
+// holderJSON is one held permit of a semaphore.
+type holderJSON struct {
+	Slot       int    `json:"slot"`
+	Owner      string `json:"owner"`
+	ValidityMs int64  `json:"validity_ms"` // -1: no expiry
 }
 
 type nodeStateJSON struct {
@@ -323,20 +334,28 @@ func marshalInspection(in *core.Inspection) (string, error) {
 		}
 		j.Nodes[i] = s
 	}
+	if in.Permits > 0 {
+		inUse := in.InUse
+		holders := []holderJSON{}
+		for _, h := range in.Holders {
+			holders = append(holders, holderJSON{Slot: h.Slot, Owner: h.Owner, ValidityMs: millisOrNone(h.Validity)})
+		}
+		j.Permits, j.InUse, j.Holders = in.Permits, &inUse, &holders
+	}
 	b, e := json.Marshal(j)
 	return string(b), e
 }
 
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
-func inspect(co *clientObj, res string) (string, *result) {
+func inspect(co *clientObj, res string, iopts ...core.InspectOption) (string, *result) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	op := &opObj{cancel: cancel}
 	if !co.addOp(op) {
 		return "", badHandle // the client was freed meanwhile
 	}
-	in, e := co.c.Inspect(ctx, res)
+	in, e := co.c.Inspect(ctx, res, iopts...)
 	canceled := op.finish()
 	co.removeOp(op)
 	switch {

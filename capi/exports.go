@@ -22,6 +22,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 func main() {}
@@ -368,6 +369,43 @@ func lock_inspect(client C.uint64_t, resource *C.char, inspectionJSON **C.char, 
 		return retErr(err, argErr("inspection_json", "must not be NULL"))
 	}
 	js, r := inspect(co, res)
+	if r == nil {
+		*inspectionJSON = C.CString(js)
+	}
+	return ret(err, r)
+}
+
+//export lock_inspect_ex
+func lock_inspect_ex(client C.uint64_t, resource *C.char, optionsJSON *C.char, inspectionJSON **C.char, err **C.char) (status C.int32_t) {
+	defer guard(err, &status)
+	clearErr(err)
+	if inspectionJSON != nil {
+		*inspectionJSON = nil
+	}
+	co, r := lookupClient(uint64(client))
+	if r != nil {
+		return ret(err, r)
+	}
+	res, e := resourceArg(resource)
+	if e != nil {
+		return retErr(err, e)
+	}
+	var optStr string
+	if optionsJSON != nil {
+		optStr = C.GoString(optionsJSON)
+	}
+	permits, e := hostabi.ParseInspectOptions(optStr, optionsJSON == nil)
+	if e != nil {
+		return retErr(err, e)
+	}
+	if inspectionJSON == nil {
+		return retErr(err, argErr("inspection_json", "must not be NULL"))
+	}
+	var iopts []core.InspectOption
+	if permits > 0 {
+		iopts = append(iopts, core.InspectPermits(permits))
+	}
+	js, r := inspect(co, res, iopts...)
 	if r == nil {
 		*inspectionJSON = C.CString(js)
 	}

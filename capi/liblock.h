@@ -68,10 +68,12 @@
  * ADDITIONS WITHIN ABI VERSION 1
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
- *   the config key "owner", the acquire option keys "token", "fence" and
+ *   the config keys "owner" and "wait_replicas" (and Sentinel node URLs,
+ *   ?master_name=), the acquire option keys "token", "fence" and
  *   "resources", lock_info's "fence", "reentered" and "resources", and lock_inspect /
- *   lock_inspect_async with lock_inspect_callback. LIBLOCK_ABI_VERSION
- *   stays 1. A library from before them rejects the new keys with
+ *   lock_inspect_async with lock_inspect_callback; the acquire option key
+ *   "permits" (counting semaphores) and lock_inspect_ex with its
+ *   "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
  */
@@ -170,6 +172,12 @@ void lock_string_free(char *s);
  *                          which lock_inspect reports to anyone. A plain
  *                          SET NX still excludes such a lock and is
  *                          excluded by it.
+ *       "wait_replicas"    integer 0 .. 100; default 1 on Sentinel nodes
+ *                          (URLs with master_name=), 0 (off) on the others:
+ *                          WAIT for that many replicas after each grant and
+ *                          extension; a node's grant counts only when they
+ *                          acknowledged it within the node timeout (README
+ *                          "Sentinel nodes, WAIT and single-endpoint mode").
  *       "tls_ca_file"      string, path of a PEM file of CA certificates;
  *                          default none: the system's roots. The server
  *                          certificate of every rediss:// node is verified
@@ -262,6 +270,17 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      each node keeps a counter per resource (the key +
  *                      byte 0xFF + "fence", which never expires). Not with
  *                      "token" (LOCK_INVALID_ARGUMENT naming fence).
+ *       "permits"      integer 1..1024; default none (the mutex): take one
+ *                      permit of the counting semaphore of that many
+ *                      permits on resource instead -- at most that many
+ *                      locks of it are valid at any moment. The lock
+ *                      handle works as a mutex's (release, extend,
+ *                      auto_extend, lost, fence: greater than every permit
+ *                      of the name acquired before). The count is part of
+ *                      the semaphore's identity: 3 and 5 permits on one
+ *                      name are two semaphores, neither the mutex. Any
+ *                      other value (0, negative, above 1024, not an
+ *                      integer) is LOCK_INVALID_ARGUMENT naming permits.
  *       "resources"    array of 1..15 strings; default none: a
  *                      multi-resource lock on `resource` and these together,
  *                      all or none. Each keeps its own key (key_prefix +
@@ -513,6 +532,24 @@ typedef void (*lock_inspect_callback)(void *user_data, int32_t status, const cha
  * which), LOCK_CANCELED or LOCK_INTERNAL.
  */
 int32_t lock_inspect(uint64_t client, const char *resource, char **inspection_json, char **err);
+
+/*
+ * lock_inspect_ex -- lock_inspect with options: options_json NULL (or {})
+ * inspects the mutex as lock_inspect does; {"permits": N} (N 1..1024)
+ * inspects the counting semaphore of N permits on resource. Its JSON then
+ * also has
+ *   permits   N.
+ *   in_use    how many permits a quorum holds.
+ *   holders   one entry per held permit, by slot:
+ *     slot         the permit's slot, 0..N-1.
+ *     owner        its holder's label ("" if none).
+ *     validity_ms  how long it certainly stays held (-1: no expiry).
+ * and held, validity_ms and owner are the first holder's; each node's
+ * "locked" says whether any slot exists there. A bad "permits" (0,
+ * negative, above 1024, not an integer) or an unknown key is
+ * LOCK_INVALID_ARGUMENT naming it; otherwise as lock_inspect.
+ */
+int32_t lock_inspect_ex(uint64_t client, const char *resource, const char *options_json, char **inspection_json, char **err);
 
 /*
  * lock_inspect_async -- lock_inspect without blocking: validates the

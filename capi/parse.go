@@ -37,6 +37,9 @@ func coreOptions(o acquireOptions) []core.AcquireOption {
 	if o.Fence {
 		opts = append(opts, core.Fence())
 	}
+	if o.Permits != 0 {
+		opts = append(opts, core.Permits(o.Permits))
+	}
 	return opts
 }
 
@@ -51,7 +54,7 @@ func parseConfig(s string) (core.Config, error) {
 	if err != nil {
 		return core.Config{}, err
 	}
-	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
+	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, err
 	}

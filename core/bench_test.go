@@ -41,6 +41,8 @@ func BenchmarkPair(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/liblock-goredis", n), func(b *testing.B) { benchLiblock(b, c, goRedisClient) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) { benchLiblock(b, c, respClient) })
 		b.Run(fmt.Sprintf("nodes=%d/liblock-wait", n), func(b *testing.B) { benchLiblock(b, c, respClient, core.Wait(10*time.Second)) })
+		// A permit of a 3-permit semaphore (semaphore.go), beside the mutex pair.
+		b.Run(fmt.Sprintf("nodes=%d/liblock-semaphore3", n), func(b *testing.B) { benchLiblock(b, c, respClient, core.Permits(3)) })
 		if n == 5 {
 			// One node frozen (SIGSTOP): the engine decides as soon as a
 			// quorum answered, so the pair should cost what a healthy one

@@ -80,7 +80,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err != nil {
 		return nil, err
 	}
-	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}
+	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits}
 	return c.acquire(ctx, req, strconv.Quote(resource))
 }
 
@@ -184,7 +184,7 @@ func (c *Client) newLock(id engine.LockID) *Lock {
 	l := &Lock{
 		c: c, id: id, resource: info.Resource, key: info.Key, token: info.Token,
 		ttl: info.TTL, autoExtend: info.AutoExtend, lost: make(chan struct{}),
-		fence: info.Fence, reentered: info.Reentered, resources: info.Resources,
+		fence: info.Fence, reentered: info.Reentered, resources: info.Resources, permits: info.Permits, slot: info.Slot,
 	}
 	c.locks[id] = l
 	return l
@@ -203,15 +203,27 @@ const NoExpiry = engine.NoExpiry
 // Inspect reports whether resource is held on a quorum, how long it
 // certainly stays held, and the holder's owner label (Config.Owner), with
 // each node's answer, without taking it. ErrUnavailable means too many
-// nodes failed to tell. When ctx ends first it returns ctx's error.
-func (c *Client) Inspect(ctx context.Context, resource string) (*Inspection, error) {
+// nodes failed to tell. When ctx ends first it returns ctx's error. With
+// InspectPermits it inspects a semaphore instead (semaphore.go).
+func (c *Client) Inspect(ctx context.Context, resource string, opts ...InspectOption) (*Inspection, error) {
 	if ctx == nil {
 		return nil, invalidArg("ctx", "must not be nil")
+	}
+	req, err := inspectRequest(resource, opts)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
 	}
-	_, ch, in, err := c.start(true, func() (engine.OpID, error) { return c.eng.Inspect(resource) })
+	_, ch, in, err := c.start(true, func() (engine.OpID, error) {
+		if ie, ok := c.eng.(interface {
+			InspectWith(engine.InspectRequest) (engine.OpID, error)
+		}); ok && req.Permits != 0 {
+			return ie.InspectWith(req) // a semaphore: engines that know InspectWith
+		}
+		return c.eng.Inspect(resource)
+	})
 	if err != nil {
 		return nil, err
 	}

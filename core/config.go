@@ -32,7 +32,10 @@ type Config struct {
 	// Nodes holds one URL per independent Redis master:
 	// redis://[user:password@]host:port[/db], rediss://... for TLS, or
 	// unix:///path/to/socket, read exactly as go-redis's ParseURL reads
-	// them. At least one.
+	// them; or a Sentinel-managed primary,
+	// redis://[s_user:s_password@]sentinel:port[/db]?master_name=NAME&addr=sentinel2:port...[&password=P],
+	// read as go-redis's ParseFailoverURL reads it (README "Sentinel
+	// nodes"). At least one.
 	Nodes []string
 	// NodeTimeout bounds every single node request, for every operation.
 	// Zero means DefaultNodeTimeout.
@@ -63,11 +66,17 @@ type Config struct {
 	// error. It was added for the C ABI's per-node TLS keys; from Go,
 	// NewFromClients does the same with each go-redis client's TLSConfig.
 	NodeTLS map[int]*tls.Config
+	// WaitReplicas follows each grant and each extension with WAIT: a
+	// node's grant counts only once that many of its replicas acknowledged
+	// it within the node timeout, and is deleted otherwise (README "WAIT").
+	// Nil is the default: 1 on Sentinel nodes, off on the others; 0 turns
+	// it off; at most 100.
+	WaitReplicas *int
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.
 func (cfg Config) engineConfig(nodes []engine.Node) engine.Config {
-	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner}
+	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas}
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

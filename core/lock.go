@@ -20,6 +20,8 @@ type Lock struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	permits    int // a semaphore's permit count (semaphore.go), 0 for a mutex
+	slot       int
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/liblock/liblock/core/engine"
+)
 
 // AcquireOption configures one Acquire call.
 type AcquireOption func(*acquireOptions)
@@ -10,6 +14,8 @@ type acquireOptions struct {
 	autoExtend bool
 	token      string
 	fence      bool
+	permits    int  // Permits (semaphore.go)
+	permitsSet bool // Permits was given: 0 is then refused, not the mutex
 }
 
 // Wait keeps retrying, with randomized backoff, for at most d while another
@@ -56,6 +62,9 @@ func (o acquireOptions) validate() error {
 	if o.wait < 0 || o.wait > MaxWait {
 		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+o.wait.String())
 	}
+	if o.permitsSet {
+		return engine.CheckPermits(o.permits)
+	}
 	return nil
 }
 
@@ -81,6 +90,8 @@ type AcquireSettings struct {
 	AutoExtend bool
 	Token      string
 	Fence      bool
+	// Permits: a semaphore's permit count (Permits), 0 for the mutex.
+	Permits int
 }
 
 // ReadAcquireOptions applies opts as Acquire does, without checking the
@@ -93,5 +104,5 @@ func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
 		}
 		opt(&o)
 	}
-	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence}, nil
+	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits}, nil
 }

@@ -38,6 +38,13 @@ export interface ClientOptions {
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
   driftFactor?: number;
+  /**
+   * Follow each grant and extension with WAIT: a node's grant counts only
+   * once this many of its replicas acknowledged it within the node timeout
+   * (0..100; 0: off). Default: 1 on Sentinel nodes (a URL with master_name),
+   * off on the others. See the README's "WAIT".
+   */
+  waitReplicas?: number;
   /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
   keyPrefix?: string;
   /**
@@ -127,11 +134,21 @@ export interface AcquireOptions {
   fence?: boolean;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
   signal?: LockAbortSignal;
+  /**
+   * Take one permit of the counting semaphore of this many permits (integer,
+   * 1..1024) on the resource instead of its mutex: at most that many locks of
+   * it are valid at any moment. The count is part of the semaphore's
+   * identity. Anything else (0 included) is an InvalidArgumentError naming
+   * `permits`.
+   */
+  permits?: number;
 }
 
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
   signal?: LockAbortSignal;
+  /** Inspect the counting semaphore of this many permits (1..1024) instead of the mutex. */
+  permits?: number;
 }
 
 /** One node's answer in an Inspection. */
@@ -166,10 +183,26 @@ export interface Inspection {
   owner: string;
   /** Every node, in configuration order. */
   nodes: NodeState[];
-  /** An election's leader's term (0 for a lock). */
-  term: number;
-  /** An election's leader's value ('' for a lock). */
-  value: string;
+  /** A semaphore's inspection (`permits` given): its permit count. */
+  permits?: number;
+  /** A semaphore's inspection: how many permits a quorum holds. */
+  inUse?: number;
+  /** A semaphore's inspection: the held permits, by slot. */
+  holders?: PermitHolder[];
+  /** An election's leader's term (an election's inspection only). */
+  term?: number;
+  /** An election's leader's value (an election's inspection only). */
+  value?: string;
+}
+
+/** One held permit of a semaphore (Inspection.holders). */
+export interface PermitHolder {
+  /** The permit's slot, 0..permits-1. */
+  slot: number;
+  /** Its holder's owner label ('' for none). */
+  owner: string;
+  /** How long it certainly stays held, in ms; null without expiry. */
+  validity: number | null;
 }
 
 /** Options of Client#campaign. */

@@ -274,7 +274,9 @@ if (!Symbol.asyncDispose) {
 
 // ---------------------------------------------------------------- Client
 
-const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls'];
+const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas'];
+// The most replicas waitReplicas may ask for (engine.MaxWaitReplicas).
+const MAX_WAIT_REPLICAS = 100;
 const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
 
 function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
@@ -345,8 +347,23 @@ function tlsArg(v, name = 'tls') {
   return out;
 }
 const BACKENDS = ['native', 'wasm'];
-const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal'];
-const INSPECT_OPTIONS = ['signal'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal', 'permits'];
+const INSPECT_OPTIONS = ['signal', 'permits'];
+const MAX_PERMITS = LIMITS.permits.max;
+
+/**
+ * permitsArg checks a semaphore's permit count (`permits`): undefined for
+ * the mutex, else an integer from 1 to MAX_PERMITS (0 included in what is
+ * refused: leave it out for the mutex).
+ */
+function permitsArg(v) {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw badArg('permits', `must be an integer from 1 to ${MAX_PERMITS}, got ${typeof v === 'number' ? v : kind(v)}`);
+  }
+  if (v < 1 || v > MAX_PERMITS) throw badArg('permits', `must be 1 to ${MAX_PERMITS}, got ${v}`);
+  return v;
+}
 
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
@@ -356,7 +373,7 @@ class Client {
   #wrap = (st) => new Lock(st, this);
 
   /**
-   * @param {{nodes: (string | {url: string, tls?: TlsOptions})[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions}} options
+   * @param {{nodes: (string | {url: string, tls?: TlsOptions})[], nodeTimeout?: number, driftFactor?: number, keyPrefix?: string, owner?: string, backend?: 'native'|'wasm', tls?: TlsOptions, waitReplicas?: number}} options
    */
   constructor(options) {
     if (options === undefined || options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -387,6 +404,15 @@ class Client {
         throw badArg('driftFactor', `must be between ${LIMITS.drift_factor.min} and ${MAX_DRIFT_FACTOR}, got ${driftFactor}`);
       }
       cfg.drift_factor = driftFactor;
+    }
+    if (options.waitReplicas !== undefined) {
+      // WAIT behind every grant and extension (README "WAIT"): undefined is
+      // the default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
+      const w = options.waitReplicas;
+      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0 || w > MAX_WAIT_REPLICAS) {
+        throw badArg('waitReplicas', `must be an integer between 0 (off) and ${MAX_WAIT_REPLICAS}, got ${typeof w === 'number' ? w : kind(w)}`);
+      }
+      cfg.wait_replicas = w;
     }
     if (keyPrefix !== undefined) cfg.key_prefix = bytesArg('keyPrefix', stringArg('keyPrefix', keyPrefix), 0, MAX_KEY_PREFIX_BYTES);
     if (owner !== undefined && owner !== '') {
@@ -420,8 +446,10 @@ class Client {
    * (DEFAULT_WAIT), 0 for a single attempt. `fence: true` asks for a fencing
    * token (Lock#fence); `token` (16..512 bytes) is used instead of a random
    * one, and re-enters the lock that token already holds (Lock#reentered).
+   * `permits: N` (1..1024) takes one permit of the counting semaphore of N
+   * permits on `resource` instead of its mutex (README.md, "Semaphore").
    * @param {string} resource
-   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal}} options
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal, permits?: number}} options
    * @returns {Promise<Lock>}
    */
   acquire(resource, options) {
@@ -464,12 +492,16 @@ class Client {
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
+      const permits = permitsArg(options.permits);
       const host = this.#host;
       ttlFits('ttl', ttl, this.#nodeTimeout);
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, set);
+      // A semaphore's permit count rides in the same kind object as a set's
+      // resources (the engine refuses the two together, naming permits).
+      const kindArg = permits === undefined ? set : { ...(set || {}), permits };
+      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -483,8 +515,11 @@ class Client {
    * answer. Rejects with UnavailableError (per-node causes in `nodes`) when
    * too many nodes failed to tell. An aborted `signal` rejects it with
    * CanceledError (the engine's round still ends within the node timeout).
+   * `permits: N` inspects the semaphore of N permits instead: `permits`,
+   * `inUse` and `holders` ({ slot, owner, validity }), with held, validity
+   * and owner those of the first holder.
    * @param {string} resource
-   * @param {{signal?: AbortSignal}} [options]
+   * @param {{signal?: AbortSignal, permits?: number}} [options]
    * @returns {Promise<Inspection>}
    */
   inspect(resource, options) {
@@ -496,9 +531,10 @@ class Client {
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
+      const permits = permitsArg(options ? options.permits : undefined);
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      return host.inspect(resource, signal);
+      return host.inspect(resource, signal, permits === undefined ? undefined : { permits });
     } catch (e) {
       return Promise.reject(e);
     }

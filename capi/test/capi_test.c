@@ -2346,7 +2346,7 @@ static void eh_act(ehost *h, size_t n) {
 			rd_n(&r, 8), rd_n(&r, 8), rd_n(&r, 1), rd_err(&r);
 			h->info_ok = 1;
 			break;
-		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node */
+		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node, u32 permits, u16 h, h x holder */
 			h->seq++;
 			uint64_t iop = rd_n(&r, 8);
 			int held = (int)rd_n(&r, 1);
@@ -2364,6 +2364,10 @@ static void eh_act(ehost *h, size_t n) {
 				rd_str(&r, &l);              /* cause */
 				failed_nodes += l > 0;
 			}
+			rd_n(&r, 4); /* permits (protocol 3) */
+			int nh = (int)rd_n(&r, 2);
+			for (int k = 0; k < nh && !r.bad; k++)
+				rd_n(&r, 4), rd_str(&r, &l), rd_n(&r, 8); /* slot, owner, validity_ms */
 			h->inspected_held = held, h->inspected_validity = validity, h->inspected_nodes = nn;
 			h->inspected_locked = locked, h->inspected_failed = failed_nodes;
 			h->inspected_op = iop; /* last: eh_run waits for it */
@@ -2652,6 +2656,83 @@ static void test_engine(void) {
 	free(h.out);
 }
 
+/* Counting semaphores: "permits" in options_json, lock_inspect_ex. */
+static void test_semaphore(void) {
+	uint64_t a = 0, b = new_client("ts:"), l[3] = {0};
+	char *err = NULL, buf[64];
+	CHECK_ST(lock_client_new(config_owner_json("ts:", "\"pool-7\""), &a, &err), LOCK_OK, &err);
+	for (int i = 0; i < 2; i++)
+		CHECK_ST(lock_acquire(a, "pool", 10000, "{\"permits\":2,\"fence\":true}", &l[i], &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(b, "pool", 10000, "{\"permits\":2}", &l[2], &err), LOCK_NOT_ACQUIRED, &err);
+	/* the mutex of the name is another lock */
+	CHECK_ST(lock_acquire(b, "pool", 10000, NULL, &l[2], &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l[2], &err), LOCK_OK, &err);
+	lock_free(l[2]);
+	char *js = NULL;
+	CHECK_ST(lock_inspect_ex(b, "pool", "{\"permits\":2}", &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"permits\":2") && strstr(js, "\"in_use\":2") && count_of(js, "\"slot\":") == 2 &&
+		          count_of(js, "\"owner\":\"pool-7\"") >= 3 && strstr(js, "\"held\":true"),
+		      "semaphore inspection: %s", js);
+		lock_string_free(js);
+		js = NULL;
+	}
+	/* NULL options: the mutex, as lock_inspect */
+	CHECK_ST(lock_inspect_ex(b, "pool", NULL, &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"held\":false") && !strstr(js, "\"permits\""), "mutex inspection: %s", js);
+		lock_string_free(js);
+		js = NULL;
+	}
+	/* bad permits: each LOCK_INVALID_ARGUMENT naming permits, nothing sent */
+	const char *bad[] = {"{\"permits\":0}", "{\"permits\":-1}", "{\"permits\":1025}", "{\"permits\":\"2\"}",
+	                     "{\"permits\":2.5}", "{\"permits\":null}", "{\"permits\":99999999999999999999}"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		uint64_t x = 7;
+		int32_t st = lock_acquire(b, "badpool", 1000, bad[i], &x, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "permits"), "acquire %s: %d %s", bad[i], st,
+		      err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+		st = lock_inspect_ex(b, "badpool", bad[i], &js, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "permits") && js == NULL, "inspect_ex %s: %d %s", bad[i], st,
+		      err ? err : "");
+		lock_string_free(err);
+		err = NULL;
+	}
+	int32_t st = lock_inspect_ex(b, "pool", "{\"mode\":1}", &js, &err);
+	CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "unknown key"), "inspect_ex unknown key: %d %s", st, err ? err : "");
+	lock_string_free(err);
+	err = NULL;
+	/* a release wakes a waiter of another client */
+	uint64_t w = 0;
+	double t0 = now_ms();
+	CHECK_ST(lock_release(l[0], &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(b, "pool", 10000, "{\"permits\":2,\"wait_ms\":5000,\"fence\":true}", &w, &err), LOCK_OK, &err);
+	CHECK(now_ms() - t0 < 4000, "the freed permit is taken at once");
+	info_field(w, "fence", buf, sizeof buf);
+	CHECK(atol(buf) >= 3, "a fence above the two earlier permits': %s", buf);
+	CHECK_ST(lock_release(w, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l[1], &err), LOCK_OK, &err);
+	lock_free(l[0]), lock_free(l[1]), lock_free(w);
+	CHECK_ST(lock_inspect_ex(a, "pool", "{\"permits\":2}", &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"in_use\":0") && strstr(js, "\"holders\":[]"), "after release: %s", js);
+		lock_string_free(js);
+	}
+	/* no slot key left */
+	for (int i = 0; i < nnodes; i++) {
+		for (int k = 0; k < 2; k++) {
+			char key[64], out[64];
+			snprintf(key, sizeof key, "ts:pool\xffsem2:%d", k);
+			const char *argv[] = {"EXISTS", key};
+			CHECK(rcmd(i, out, sizeof out, 2, argv) == 0 && strncmp(out, ":0", 2) == 0, "node %d %s: %s", i, key, out);
+		}
+	}
+	CHECK(lock_free(a) == LOCK_OK, "free");
+	CHECK(lock_free(b) == LOCK_OK, "free");
+}
+
 /* ----- multi-resource locks: options "resources" ----- */
 
 static void test_multi(void) {
@@ -2858,7 +2939,7 @@ int main(void) {
 	    {"basics", test_basics}, {"small_user_data", test_small_user_data},       {"client_config", test_client_config}, {"unreachable", test_unreachable},
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
-	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"elect", test_elect}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
+	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"semaphore", test_semaphore}, {"elect", test_elect}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	};
 	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */

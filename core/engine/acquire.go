@@ -24,6 +24,8 @@ type acquireOp struct {
 	timerGen   uint64
 	token      string // the caller's token, or "" for a random one per attempt
 	fence      bool
+	permits    int // a semaphore's permit count, 0 for a mutex (key is then SemKey)
+	slot       int // the slot a semaphore's next attempt prefers
 	// A multi-resource acquire's set (multi.go), nil for a mutex; resource
 	// is then the set's label in errors.
 	resources, keys, fenceKeys []string
@@ -76,6 +78,13 @@ type attempt struct {
 	// fencing is the second round of a fenced acquire, once a quorum
 	// granted: the fence written to the nodes that granted.
 	fencing *fenceRound
+	// A semaphore's attempt (semaphore.go): the slot each node granted,
+	// the one won (-1 until then), the nodes whose grant was a re-entry,
+	// and how many nodes saw each slot free.
+	slots   []int32
+	chosen  int
+	reFlags uint64
+	free    map[int]int
 	// heldBy: the index of the resource a node named held (a multi-lock's
 	// refusal), -1 if none did.
 	heldBy int
@@ -108,6 +117,10 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	}
 	a.state = a.state[:len(e.nodes)]
 	o.att = a
+	if o.permits > 0 {
+		e.semAttempt(o, a)
+		return
+	}
 	px := o.ttl.Milliseconds()
 	for _, n := range e.nodes {
 		switch {
@@ -124,6 +137,10 @@ func (e *Engine) startAttempt(o *acquireOp) {
 }
 
 func (a *attempt) reply(e *Engine, i int, r Reply) {
+	if a.op.permits > 0 {
+		e.semReply(a, i, r)
+		return
+	}
 	if a.state[i] != pending {
 		return
 	}
@@ -228,6 +245,10 @@ func (e *Engine) cleanup(a *attempt) {
 		// set expires with its ttl.
 		return
 	}
+	if a.op.permits > 0 {
+		e.semCleanup(a)
+		return
+	}
 	if a.op.keys != nil {
 		e.releaseMultiKeys(a.op.keys, a.token, a.state)
 		return
@@ -269,7 +290,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		// came before the subscription took is found by the first poll,
 		// minRetryDelay away. Again after a pub/sub connection was lost.
 		e.subscribe(o.key)
-		if until := e.heldHere(o.key); until > 0 {
+		if until := e.heldHere(o.key); until > 0 && o.permits == 0 {
 			// This engine holds the key: the lock's release, loss or
 			// expiry wakes the oldest waiter, and a poll before then
 			// could only fail.
@@ -324,6 +345,9 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
+	}
+	if o.permits > 0 {
+		l.permits, l.slot = o.permits, a.chosen
 	}
 	e.locks[l.id] = l
 	e.schedule(l)
@@ -396,7 +420,9 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	e.waiters[o.key] = q
 	switch next := q[0]; {
 	case !wasOldest:
-	case heldUntil > 0 && next.att == nil && !next.woken:
+	case heldUntil > 0 && next.att == nil && !next.woken && o.permits == 0:
+		// (A semaphore's other permits may be free: the next waiter tries
+		// at once.)
 		next.timerGen++
 		e.timers.push(min(max(heldUntil, e.now+next.delay/2), next.waitUntil), next, next.timerGen)
 	default:

@@ -48,6 +48,13 @@ type Node struct {
 	Password   string
 	DB         int
 	ClientName string
+	// MasterName, when set, makes the node the primary of a Sentinel
+	// deployment (sentinel.go): Addr is then its first sentinel, and the
+	// engine asks Sentinels (in turn, with SentinelUsername and
+	// SentinelPassword) where the primary is before each new connection.
+	MasterName                         string
+	Sentinels                          []string
+	SentinelUsername, SentinelPassword string
 }
 
 // Config describes an Engine.
@@ -65,6 +72,11 @@ type Config struct {
 	// engine takes ("owner/uuid"), which Inspect reports; the token keeps
 	// its 122 random bits. At most MaxOwner bytes of UTF-8, without '/'.
 	Owner string
+	// WaitReplicas: after each grant and each extension, WAIT for that
+	// many replicas of the node to acknowledge it before the node's answer
+	// counts (wait.go). Nil is the default: 1 on Sentinel nodes, off on
+	// the others; 0 turns it off.
+	WaitReplicas *int
 }
 
 func (cfg Config) nodeTimeout() time.Duration {
@@ -103,7 +115,7 @@ func (cfg Config) ValidateOptions() error {
 	case strings.Contains(cfg.Owner, "/"):
 		return invalidArg("owner", "must not contain '/'")
 	}
-	return nil
+	return cfg.validateWait()
 }
 
 // Validate checks the whole configuration.
@@ -123,6 +135,9 @@ func (cfg Config) Validate() error {
 		// (its failure would also count twice): whatever the db, since
 		// one server's databases fail together.
 		id := n.Network + " " + n.Addr
+		if n.MasterName != "" {
+			id = sentinelID(n)
+		}
 		if n.Network == "tcp" {
 			id = strings.ToLower(id)
 		}

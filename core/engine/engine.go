@@ -121,6 +121,12 @@ type Engine struct {
 	// io.Reader for google/uuid, made once: boxing it per token allocated).
 	tokenSrc tokenSource
 	strs     strArena // tokens and release ids
+	// The simulation's negative controls of the semaphore (never set
+	// otherwise): semAnySlot admits a permit granted by a quorum on any
+	// slots (the capped-set design), semOffByOne lets nodes admit
+	// permits+semOffByOne holders.
+	semAnySlot  bool
+	semOffByOne int
 
 	// multiWaiting: the multi-resource acquires with a wait budget, oldest
 	// first (multi.go).
@@ -154,7 +160,11 @@ func New(cfg Config, env Env) (*Engine, error) {
 		subs:    map[string]*subscription{},
 	}
 	for i, n := range cfg.Nodes {
-		e.nodes = append(e.nodes, &node{idx: i, spec: n, name: n.Addr})
+		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}
+		if n.MasterName != "" {
+			nd.name = sentinelName(n)
+		}
+		e.nodes = append(e.nodes, nd)
 	}
 	e.subNodes = make([]*node, len(e.nodes))
 	return e, nil
@@ -278,7 +288,8 @@ type AcquireRequest struct {
 	// as no node loses its data). Not with Token.
 	Fence bool
 	// Permits, when not 0, asks for one of that many permits of the
-	// semaphore Resource instead of the mutex.
+	// semaphore Resource instead of the mutex (1 to MaxPermits; see
+	// semaphore.go).
 	Permits int
 	// Mode: the mutex (ModeExclusive), or a reader or the writer of the
 	// read-write lock Resource.
@@ -334,9 +345,16 @@ func (r InspectRequest) Validate() error {
 
 // checkKind refuses the lock kinds this engine does not implement yet.
 func checkKind(permits int, mode LockMode, resources []string) error {
+	if permits != 0 {
+		// A semaphore (semaphore.go): 0 stands for the mutex.
+		if err := CheckPermits(permits); err != nil {
+			return err
+		}
+		if len(resources) > 0 {
+			return invalidArg("permits", "a semaphore's permit is of one resource, not of a multi-resource lock's set")
+		}
+	}
 	switch {
-	case permits != 0:
-		return invalidArg("permits", "semaphores are not supported by this engine yet")
 	case mode != ModeExclusive:
 		return invalidArg("mode", "read-write locks are not supported by this engine yet")
 	}
@@ -386,6 +404,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
+	}
+	if r.Permits > 0 {
+		op.permits, op.key = r.Permits, SemKey(op.key, r.Permits)
 	}
 	e.ops[op.id] = op
 	if r.Election {
@@ -505,6 +526,8 @@ type LockInfo struct {
 	Lost                 error // why it was lost, or nil
 	Fence                int64 // the fencing token (0 unless asked for)
 	Reentered            bool  // the caller's token already held the resource on a quorum
+	Permits              int   // a semaphore's permit count (0: a mutex)
+	Slot                 int   // a permit's slot (Key is then its semaphore's SemKey)
 
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
@@ -525,7 +548,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered,
+		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot,
 	}
 	if l.elect {
 		tok, val, _, _ := splitElected(l.token)
@@ -588,8 +611,13 @@ func (e *Engine) Opened(c ConnID) {
 	e.begin()
 	// A connection the engine gave up on was already closed by an ActClose
 	// (the host abandons its connect): nothing more to say about it.
-	if n := e.nodeOf(c); n != nil && n.state == stConnecting {
-		n.opened(e)
+	if n := e.nodeOf(c); n != nil {
+		switch n.state {
+		case stConnecting:
+			n.opened(e)
+		case stResolving:
+			n.sentinelOpened(e) // sentinel.go
+		}
 	}
 	e.end()
 }
@@ -611,7 +639,7 @@ func (e *Engine) ConnFailed(c ConnID, err error) {
 		if err == nil {
 			err = errorString("connection closed by the node")
 		}
-		n.fail(e, err)
+		n.connFailed(e, err)
 	}
 	e.end()
 }

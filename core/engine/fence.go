@@ -36,7 +36,7 @@ func (e *Engine) startFencing(a *attempt) {
 	f := &fenceRound{a: a, fence: a.maxFence + 1, state: make([]uint8, len(e.nodes))}
 	a.fencing = f
 	for i := range e.nodes {
-		if a.state[i] == granted {
+		if a.holds(i) {
 			e.sendFence(f, i)
 		}
 	}
@@ -53,7 +53,14 @@ func (e *Engine) sendFence(f *fenceRound, i int) {
 		e.sendFenceMulti(f, i)
 		return
 	}
-	e.sendScript2(e.nodes[i], f, fenceScriptOf(f.a.op.elect), f.a.op.key, FenceKey(f.a.op.key), f.a.token, strconv.FormatInt(f.fence, 10))
+	key, fenceKey := f.a.op.key, FenceKey(f.a.op.key)
+	if o := f.a.op; o.permits > 0 {
+		// A permit: its slot, and the name's counter, shared by every
+		// permit count and the mutex (a fence exceeds every earlier one
+		// of the name).
+		key, fenceKey = SlotKey(o.key, f.a.chosen), FenceKey(e.prefix+o.resource)
+	}
+	e.sendScript2(e.nodes[i], f, fenceScriptOf(f.a.op.elect), key, fenceKey, f.a.token, strconv.FormatInt(f.fence, 10))
 }
 
 func (f *fenceRound) reply(e *Engine, i int, r Reply) {

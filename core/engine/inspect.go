@@ -27,6 +27,12 @@ type Inspection struct {
 	Owner string
 	// Nodes is each node's answer, in node order.
 	Nodes []NodeState
+	// A semaphore's inspection (InspectPermits): its permit count, how
+	// many permits a quorum holds, and those permits by slot. Held,
+	// Validity and Owner are then the first holder's.
+	Permits int
+	InUse   int
+	Holders []Holder
 	// Term and Value: an election's leader's term and value (election.go).
 	Term  int64
 	Value string
@@ -54,6 +60,8 @@ type inspectOp struct {
 	ttls     []time.Duration
 	errs     []error
 	answered int
+	permits  int         // a semaphore's inspection (InspectPermits)
+	sem      *semInspect // its slots per node
 	// elect: an election's inspection; watch: the watch it is for.
 	elect bool
 	watch *watchOp
@@ -71,6 +79,9 @@ func (e *Engine) Inspect(resource string) (OpID, error) {
 func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
+	}
+	if r.Permits > 0 {
+		return e.InspectPermits(r.Resource, r.Permits) // semaphore.go
 	}
 	resource := r.Resource
 	if e.closing {
@@ -94,6 +105,8 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 
 func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 	switch {
+	case op.sem != nil:
+		op.semInspectReply(i, r)
 	case r.Err != nil:
 		op.errs[i] = r.Err
 	case len(r.Elems) == 2:
@@ -113,9 +126,12 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 	e.inspecting--
 	var in *Inspection
 	var err error
-	if op.elect {
+	switch {
+	case op.sem != nil:
+		in, err = e.semInspection(op)
+	case op.elect:
 		in, err = e.electInspection(op)
-	} else {
+	default:
 		in, err = e.inspection(op)
 	}
 	if op.watch != nil {

@@ -13,12 +13,14 @@ const (
 	MaxWait           = 86400000 * time.Millisecond
 	MaxResourceLength = 1024 // bytes
 	// MaxResources is the most resources one multi-resource lock takes (its one script per node touches each key).
-	MaxResources       = 16
-	MaxKeyPrefix       = 256 // bytes
-	MaxOwner           = 128 // bytes
-	MinToken           = 16  // bytes
-	MaxToken           = 512 // bytes
-	MaxNodes           = 64
+	MaxResources = 16
+	MaxKeyPrefix = 256 // bytes
+	MaxOwner     = 128 // bytes
+	MinToken     = 16  // bytes
+	MaxToken     = 512 // bytes
+	MaxNodes     = 64
+	// MaxPermits is the most permits a semaphore may have: each acquire and inspection scans up to that many slot keys on every node.
+	MaxPermits         = 1024
 	MaxNodeTimeout     = 60000 * time.Millisecond
 	DefaultNodeTimeout = 50 * time.Millisecond
 	// MaxDriftFactor: a drift of a tenth of the ttl already means clocks that cannot be trusted for leases at all.

@@ -18,6 +18,8 @@ type lockState struct {
 	autoExtend bool
 	fence      int64
 	reentered  bool
+	permits    int // a semaphore's permit count (key is then its SemKey), 0 for a mutex
+	slot       int // a permit's slot
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight
@@ -158,7 +160,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendScriptOf(l.elect), l.key, l.token, px)
+			e.sendScript(n, op, extendScriptOf(l.elect), l.lockKey(), l.token, px)
 		}
 		return
 	}
@@ -186,7 +188,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 		id = e.releaseID(l.key)
 	}
 	for _, n := range e.nodes {
-		e.sendScript(n, op, releaseScriptOf(l.elect), l.key, l.token, id)
+		e.sendRelease(n, op, l, id)
 	}
 	if handOff {
 		// The next local waiter's SET goes right behind the release on
@@ -337,7 +339,7 @@ func (e *Engine) dropKeys(l *lockState) {
 	}
 	id := e.releaseID(l.key)
 	for _, n := range e.nodes {
-		e.sendScript(n, discard{}, releaseScriptOf(l.elect), l.key, l.token, id)
+		e.sendRelease(n, discard{}, l, id)
 	}
 }
 

@@ -56,6 +56,9 @@ func (e *Engine) write(n *node, r *request) {
 	e.timers.push(r.deadline, r, r.gen)
 	n.out = r.cmd.appendTo(n.out)
 	n.inflight.push(r)
+	if n.wait > 0 && waitsFor(r.cmd) {
+		e.writeWait(n, r) // wait.go
+	}
 }
 
 func (e *Engine) newRequest(n *node, h handler, c command) *request {
@@ -96,6 +99,10 @@ type node struct {
 	// the channels it subscribed to or is subscribing to.
 	sub   bool
 	chans map[string]bool
+	// sent is a Sentinel node's resolution (sentinel.go); wait is how many
+	// replicas must acknowledge each grant (wait.go), 0 for none.
+	sent *sentinelState
+	wait int
 }
 
 // fifo is a queue of requests that keeps its array: a node's in-flight
@@ -194,6 +201,12 @@ func (n *node) open(e *Engine) {
 	n.conn, n.state = e.nextConn, stConnecting
 	n.connGen++
 	e.timers.push(e.now+e.timeout, n, n.connGen)
+	if n.isSentinel() {
+		// The whole resolution (sentinels, primary, handshake, ROLE) fits
+		// in this one node timeout.
+		n.resolve(e)
+		return
+	}
 	s := n.spec
 	e.emit(Action{Kind: ActOpen, Conn: n.conn, Node: n.idx, Dial: &Dial{
 		Network: s.Network, Addr: s.Addr, TLS: s.TLS, ServerName: s.ServerName, SkipVerify: s.SkipVerify,
@@ -201,13 +214,13 @@ func (n *node) open(e *Engine) {
 }
 
 func (n *node) live(gen uint64) bool {
-	return gen == n.connGen && (n.state == stConnecting || n.state == stHandshake)
+	return gen == n.connGen && (n.state == stConnecting || n.state == stHandshake || n.state == stResolving)
 }
 
 // fire ends a connection that did not open and answer its handshake within
 // the node timeout.
 func (n *node) fire(e *Engine, gen uint64) {
-	if gen == n.connGen && (n.state == stConnecting || n.state == stHandshake) {
+	if gen == n.connGen && (n.state == stConnecting || n.state == stHandshake || n.state == stResolving) {
 		n.fail(e, errorString("connect: no answer within the node timeout ("+e.timeout.String()+")"))
 	}
 }
@@ -223,6 +236,9 @@ func (h handshakeStep) reply(e *Engine, _ int, r Reply) {
 	if r.Err != nil {
 		n.fail(e, errors.New(h.name+" refused: "+scrub(r.Err.Error(), n.spec.Password)))
 		return
+	}
+	if h.name == "ROLE" && !n.roleChecked(e, r) {
+		return // asking the sentinels again (sentinel.go)
 	}
 	n.hsLeft--
 	if n.hsLeft == 0 && n.state == stHandshake {
@@ -254,6 +270,11 @@ func (n *node) opened(e *Engine) {
 	}
 	if s.ClientName != "" {
 		steps = append(steps, []string{"CLIENT", "SETNAME", s.ClientName})
+	}
+	if n.isSentinel() {
+		// Only a primary's connection becomes ready (sentinel.go); ROLE
+		// also does PING's work.
+		steps = append(steps, []string{"ROLE"})
 	}
 	if len(steps) == 0 {
 		steps = append(steps, []string{"PING"})
@@ -322,7 +343,7 @@ func (e *Engine) deliver(req *request, r Reply) {
 			// The node lost its script cache (SCRIPT FLUSH): send the
 			// source this once, and again until it has run it.
 			req.node.loaded &^= sc.bit
-			if a, ok := req.h.(*attempt); ok && a.cleanedUp {
+			if a, ok := unwrapWait(req.h).(*attempt); ok && a.cleanedUp {
 				// The attempt's cleanup is already written behind it on
 				// this connection: re-sent now, the script would run after
 				// the cleanup and set a key nobody deletes (the node lost
@@ -341,8 +362,14 @@ func (e *Engine) deliver(req *request, r Reply) {
 		}
 		req.node.loaded |= sc.bit
 	}
-	req.h.reply(e, req.node.idx, r)
+	n := req.node
+	req.h.reply(e, n.idx, r)
 	e.recycle(req)
+	if n.isSentinel() && demoted(r) && n.state == stReady {
+		// No longer a writable primary: the next request resolves again
+		// (sentinel.go); what is in flight behind this reply fails now.
+		n.fail(e, errorString("the primary answered "+r.Err.Error()+": asking the sentinels again"))
+	}
 }
 
 // fail closes the node's connection and fails every request on it with

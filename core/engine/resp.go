@@ -212,7 +212,7 @@ type command struct {
 	key2   string // a script's second key, if any
 	a1, a2 string
 	px     int64
-	args   []string
+	args   []string // cmdArgs: the command; a script: its arguments after a1, a2
 	// multi: a script's keys then its arguments, the first nkeys of them
 	// keys (a multi-resource lock's scripts, which take any number of
 	// keys); key, key2, a1 and a2 are then unused.
@@ -240,7 +240,7 @@ func (c *command) appendTo(b []byte) []byte {
 			keys = 2
 		}
 		b = append(b, '*')
-		b = appendLen(b, 3+keys+int(c.nargs))
+		b = appendLen(b, 3+keys+int(c.nargs)+len(c.args))
 		b = append(b, '\r', '\n')
 		if c.kind == cmdEvalSHA {
 			b = append(b, "$7\r\nEVALSHA\r\n"...)
@@ -259,6 +259,9 @@ func (c *command) appendTo(b []byte) []byte {
 		}
 		if c.nargs > 1 {
 			b = appendBulk(b, c.a2)
+		}
+		for _, a := range c.args { // a semaphore script's further arguments
+			b = appendBulk(b, a)
 		}
 	}
 	return b

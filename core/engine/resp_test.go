@@ -12,7 +12,8 @@ import (
 // The scripts are run by the sums stored as constants: they must be the
 // SHA-1 of the sources (scripts_lua.go, the .lua files).
 func TestScriptHashes(t *testing.T) {
-	for _, sc := range []*script{releaseScript, extendScript, acquireTokenScript, acquireFenceScript, fenceScript, inspectScript} {
+	for _, sc := range []*script{releaseScript, extendScript, acquireTokenScript, acquireFenceScript, fenceScript, inspectScript,
+		semAcquireScript, semReleaseScript, semInspectScript} {
 		sum := sha1.Sum([]byte(sc.src))
 		assert.Equal(t, hex.EncodeToString(sum[:]), sc.sha, "SHA-1 of %q", sc.src)
 	}

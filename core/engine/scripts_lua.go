@@ -182,4 +182,89 @@ return all
 end
 return 0
 `
+	// sem_acquire.lua
+	semAcquireSrc = `local n = tonumber(ARGV[3])
+local want = tonumber(ARGV[4])
+local fence = 0
+if KEYS[2] then
+	fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+end
+if ARGV[5] == "1" then
+	for i = 0, n - 1 do
+		local k = KEYS[1] .. ":" .. i
+		if redis.call("GET", k) == ARGV[1] then
+			if redis.call("PTTL", k) < tonumber(ARGV[2]) then
+				redis.call("PEXPIRE", k, ARGV[2])
+			end
+			return {i, 2, fence}
+		end
+	end
+end
+local take = -1
+local free = {}
+if redis.call("EXISTS", KEYS[1] .. ":" .. want) == 0 then
+	take = want
+else
+	for i = 0, n - 1 do
+		if redis.call("EXISTS", KEYS[1] .. ":" .. i) == 0 then
+			if take < 0 then
+				take = i
+			end
+			free[#free + 1] = i
+			if #free >= 16 then
+				break
+			end
+		end
+	end
+end
+if take < 0 then
+	return {-1, 0, fence}
+end
+redis.call("SET", KEYS[1] .. ":" .. take, ARGV[1], "PX", ARGV[2])
+local r = {take, 1, fence}
+for _, i in ipairs(free) do
+	r[#r + 1] = i
+end
+return r
+`
+	// sem_inspect.lua
+	semInspectSrc = `local r = {}
+for i = 0, tonumber(ARGV[1]) - 1 do
+	local k = KEYS[1] .. ":" .. i
+	r[#r + 1] = redis.call("GET", k)
+	r[#r + 1] = redis.call("PTTL", k)
+end
+return r
+`
+	// sem_release.lua
+	semReleaseSrc = `local n = tonumber(ARGV[3])
+local slot = tonumber(ARGV[4])
+local found = false
+for i = 0, n - 1 do
+	if (ARGV[5] == "1") == (i == slot) then
+		local k = KEYS[1] .. ":" .. i
+		if redis.call("GET", k) == ARGV[1] then
+			redis.call("DEL", k)
+			found = true
+		end
+	end
+end
+if not found then
+	return 0
+end
+local channel = "liblock:released:" .. KEYS[1]
+local c
+if ARGV[2] == "" then
+	c = redis.pcall("PUBSUB", "NUMSUB", channel)
+	if type(c) == "table" then
+		c = c[2]
+	end
+else
+	c = redis.pcall("PUBLISH", channel, ARGV[2])
+end
+if type(c) == "number" then
+	return 1 + c
+end
+return 1
+`
 )

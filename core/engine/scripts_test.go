@@ -20,6 +20,7 @@ func TestScriptSources(t *testing.T) {
 	want := map[string]*script{
 		"release.lua": releaseScript, "extend.lua": extendScript, "acquire_token.lua": acquireTokenScript,
 		"acquire_fence.lua": acquireFenceScript, "fence.lua": fenceScript, "inspect.lua": inspectScript,
+		"sem_acquire.lua": semAcquireScript, "sem_release.lua": semReleaseScript, "sem_inspect.lua": semInspectScript,
 	}
 	for f, sc := range primitiveScripts {
 		want[f] = sc

@@ -89,6 +89,15 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
+	// Issue 20 (sim_semaphore_test.go): a share of acquires and
+	// inspections take a semaphore of permits permits; the negative
+	// controls admit on any slot (the capped-set design) or let nodes
+	// admit one holder too many.
+	semP, semInspectP float64
+	permits           int
+	semAnySlot        bool
+	semOffByOne       int
+	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
 	// issue 20 (sim_multi_test.go): the share of acquires that take
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
@@ -257,10 +266,9 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if multiProfile(&cfg, profile, rng) || electProfile(&cfg, profile, rng) {
-			break
+		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !electProfile(&cfg, profile, rng) {
+			return cfg, fmt.Errorf("unknown profile %q", profile)
 		}
-		return cfg, fmt.Errorf("unknown profile %q", profile)
 	}
 	return cfg, nil
 }
@@ -336,6 +344,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 		if cfg.halfQuorum {
 			eng.quorum = cfg.nodes / 2
 		}
+		eng.semAnySlot, eng.semOffByOne = cfg.semAnySlot, cfg.semOffByOne
 		c.eng = eng
 		for k := range cfg.tasks {
 			c.tasks = append(c.tasks, &simTask{c: c, id: k})
@@ -408,6 +417,8 @@ func (s *sim) run() {
 	}
 	s.chk.checkOverlaps()
 	s.chk.checkFences()
+	s.chk.checkPermits()
+	s.chk.checkSemFences()
 }
 
 // stop ends the workload: no new acquires or faults. Partitions heal,

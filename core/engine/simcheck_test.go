@@ -34,6 +34,10 @@ type heldLock struct {
 	// fenced: acquired with Fence; fence is the engine's LockInfo.Fence.
 	fenced bool
 	fence  int64
+	// A permit of a semaphore (key is its SemKey): its slot, and when its
+	// acquire was asked for (true time).
+	slot    int
+	opStart time.Duration
 	// keys: a multi-resource lock's keys (key is the first); it holds
 	// each of them over segs.
 	keys []string
@@ -129,6 +133,9 @@ func (k *checker) checkOverlaps() {
 		h *heldLock
 	}
 	for _, key := range k.keys {
+		if isSemKey(key) {
+			continue // permits of one semaphore overlap: checkPermits
+		}
 		var segs []seg
 		for _, h := range k.held[key] {
 			for _, s := range h.segs {
@@ -166,6 +173,9 @@ func (k *checker) addFenced(key, token string, start, end time.Duration, fence i
 // round met, on some node, the counter the earlier one wrote there.
 func (k *checker) checkFences() {
 	for _, key := range k.keys {
+		if isSemKey(key) {
+			continue // checkSemFences
+		}
 		var fs []*heldLock
 		for _, h := range k.held[key] {
 			if h.fenced {

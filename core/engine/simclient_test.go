@@ -373,7 +373,11 @@ func (c *simClient) actDone(a Action) {
 		if a.Lock != 0 {
 			c.s.violate("protocol", "c%d: an inspection names lock %d", c.id, a.Lock)
 		}
-		c.s.chk.checkInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		if isSemKey(op.key) {
+			c.s.chk.checkSemInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		} else {
+			c.s.chk.checkInspection(op.key, op.startT, c.s.now, a.Inspection, a.Err, len(c.s.nodes), op.snaps)
+		}
 	}
 	if op.task != nil {
 		op.task.done(op, a)
@@ -390,7 +394,8 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 		c.s.violate("protocol", "c%d: lock id %d reused", c.id, id)
 		return
 	}
-	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys}
+	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys,
+		slot: l.slot, opStart: c.clock.trueAt(op.startC)}
 	start := c.s.now
 	end := c.clock.trueAt(l.validUntil)
 	if end <= start {
@@ -554,6 +559,9 @@ func (t *simTask) acquire() {
 		TTL:        s.dur(cfg.minTTL, cfg.maxTTL),
 		AutoExtend: s.chance(cfg.autoExtendP),
 	}
+	if cfg.semP > 0 && s.chance(cfg.semP) {
+		req.Permits = cfg.permits
+	}
 	if s.chance(cfg.waitP) {
 		req.Wait = s.dur(0, cfg.maxWait)
 	}
@@ -561,7 +569,7 @@ func (t *simTask) acquire() {
 	case cfg.fenceP > 0 && s.chance(cfg.fenceP):
 		req.Fence = true
 	case cfg.tokenP > 0 && s.chance(cfg.tokenP):
-		if h := t.shareable(c.cfg.KeyPrefix + req.Resource); h != nil && s.chance(cfg.shareP) {
+		if h := t.shareable(simLockKey(c.cfg.KeyPrefix+req.Resource, req.Permits)); h != nil && s.chance(cfg.shareP) {
 			// Re-enter a held lock (this client's or another's: a
 			// hand-over) with its token. Its holders stop extending,
 			// unless the profile lets them (see simbugs_test.go).
@@ -665,6 +673,10 @@ func (s *sim) callerToken(c *simClient) string {
 func (t *simTask) inspect() {
 	c, s := t.c, t.s()
 	res := s.cfg.resources[s.rng.IntN(len(s.cfg.resources))]
+	if s.cfg.semInspectP > 0 && s.chance(s.cfg.semInspectP) {
+		t.inspectSem(res)
+		return
+	}
 	key := c.cfg.KeyPrefix + res
 	var snaps []inspSnap
 	for _, oc := range s.clients {

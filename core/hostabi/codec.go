@@ -326,6 +326,14 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			}
 			b = appendStr(b, cause)
 		}
+		// A semaphore's inspection: its count and held permits.
+		b = appendU32(b, uint32(in.Permits))
+		b = append(b, byte(len(in.Holders)), byte(len(in.Holders)>>8))
+		for _, h := range in.Holders {
+			b = appendU32(b, uint32(h.Slot))
+			b = appendStr(b, cut(h.Owner, maxNodeAddr))
+			b = appendU64(b, uint64(millisOrNone(h.Validity)))
+		}
 		b = appendU64(b, uint64(in.Term))
 		b = appendStr(b, in.Value)
 	case ActLeader:
@@ -487,6 +495,14 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 				}
 				in.Nodes = append(in.Nodes, ns)
 			}
+			in.Permits = int(r.u32())
+			n = int(r.u16())
+			for i := 0; i < n && r.err == nil; i++ {
+				h := engine.Holder{Slot: int(r.u32()), Owner: r.str()}
+				h.Validity = durationOrNone(int64(r.u64()))
+				in.Holders = append(in.Holders, h)
+			}
+			in.InUse = len(in.Holders)
 			in.Term = int64(r.u64())
 			in.Value = r.str()
 			a.Inspection = in

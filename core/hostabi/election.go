@@ -2,17 +2,9 @@ package hostabi
 
 import "github.com/liblock/liblock/core/engine"
 
-// The Adapter's leader election (engine.Engine's InspectWith, Watch and
-// Unwatch over the byte protocol): core's Client finds them by interface.
-
-// InspectWith starts an inspection of the lock or election r names
-// (engine.Engine.InspectWith).
-func (a *Adapter) InspectWith(r engine.InspectRequest) (engine.OpID, error) {
-	if err := r.Validate(); err != nil {
-		return 0, err
-	}
-	return started(a.input(Event{Kind: EvInspect, Resource: r.Resource, Permits: uint32(r.Permits), Mode: r.Mode, Election: r.Election}))
-}
+// The Adapter's leader election (engine.Engine's Watch and Unwatch over the
+// byte protocol; InspectWith is in adapter.go): core's Client finds them by
+// interface.
 
 // Watch starts a watch of an election (engine.Engine.Watch).
 func (a *Adapter) Watch(r engine.WatchRequest) (engine.OpID, error) {

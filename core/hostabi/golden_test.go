@@ -141,6 +141,9 @@ func goldenActions() []struct {
 		{"inspected-no-expiry", act(engine.Action{Kind: ActInspected, Op: 10, Inspection: &engine.Inspection{
 			Held: true, Validity: engine.NoExpiry, Owner: "ügo"}})},
 		{"inspected-not-held", act(engine.Action{Kind: ActInspected, Op: 11, Inspection: &engine.Inspection{}})},
+		{"inspected-permits", act(engine.Action{Kind: ActInspected, Op: 15, Inspection: &engine.Inspection{
+			Held: true, Validity: 900 * time.Millisecond, Owner: "w", Permits: 3, InUse: 2, Holders: []engine.Holder{
+				{Slot: 0, Owner: "w", Validity: 900 * time.Millisecond}, {Slot: 2, Owner: "", Validity: engine.NoExpiry}}}})},
 		{"done-fence", Action{Action: engine.Action{Kind: ActDone, Op: 12, Lock: goldenMaxHandle}, Info: engine.LockInfo{Fence: 1<<40 + 5}}},
 		{"done-reentered", Action{Action: engine.Action{Kind: ActDone, Op: 13, Lock: 4}, Info: engine.LockInfo{Reentered: true}}},
 		{"awaiting", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}, Awaiting: true}},
@@ -291,8 +294,12 @@ func actionFields(a Action) map[string]any {
 			nodes = append(nodes, map[string]any{"node": n.Node, "addr": n.Addr, "flags": b2i(n.Locked)*NodeLocked | b2i(n.Holder)*NodeHolder,
 				"owner": n.Owner, "ttl_ms": millisOrNone(n.TTL), "cause": cause})
 		}
+		holders := []any{}
+		for _, h := range in.Holders {
+			holders = append(holders, map[string]any{"slot": h.Slot, "owner": h.Owner, "validity_ms": millisOrNone(h.Validity)})
+		}
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "nodes": nodes,
-			"term": in.Term, "value": in.Value}
+			"permits": in.Permits, "holders": holders, "term": in.Term, "value": in.Value}
 	case ActLeader:
 		in := a.Inspection
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "term": in.Term, "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "value": in.Value}

@@ -32,6 +32,8 @@ type Config struct {
 	// NodeTLS holds the TLS keys of the nodes given as objects with some
 	// (lock_client_new only), by index in Nodes.
 	NodeTLS map[int]TLSFiles
+	// WaitReplicas: wait_replicas, nil when absent (the default).
+	WaitReplicas *int
 }
 
 // Engine resolves the node URLs (engine.ParseNodes) and validates the whole
@@ -41,7 +43,7 @@ func (c Config) Engine() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner}
+	cfg := engine.Config{Nodes: nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas}
 	if err := cfg.Validate(); err != nil {
 		return engine.Config{}, err
 	}
@@ -54,6 +56,7 @@ type AcquireOptions struct {
 	AutoExtend bool
 	Token      string // "": a random token
 	Fence      bool
+	Permits    int // a semaphore's permit count (key "permits"); 0: the mutex
 	// Resources: a multi-resource lock's further resources (the key
 	// "resources"; multi.go), nil for a mutex.
 	Resources []string
@@ -193,7 +196,7 @@ type TLSFiles struct {
 }
 
 // ParseConfig parses a configuration JSON (keys nodes, node_timeout_ms,
-// drift_factor, key_prefix, owner). It checks each value's type and range; the
+// drift_factor, key_prefix, owner, wait_replicas). It checks each value's type and range; the
 // node URLs themselves are checked by whoever resolves them (Config.Engine).
 func ParseConfig(s string) (Config, error) {
 	return parseConfig(s, nil)
@@ -275,6 +278,17 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 			cfg.KeyPrefix = p
 			return err
 		},
+		"wait_replicas": func(v jvalue) error {
+			if v.kind != jNumber || !isInteger(v.s) {
+				return argErr("wait_replicas", "must be an integer: replicas that must acknowledge each grant (0: off)")
+			}
+			n, err := strconv.Atoi(v.s)
+			if err != nil || n < 0 || n > engine.MaxWaitReplicas {
+				return argErr("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(engine.MaxWaitReplicas)+", got "+v.s)
+			}
+			cfg.WaitReplicas = &n
+			return nil
+		},
 		"owner": func(v jvalue) error {
 			o, err := parseString("owner", v)
 			if err == nil {
@@ -337,6 +351,11 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 			o.Fence = v.b
 			return nil
 		},
+		"permits": func(v jvalue) error {
+			n, err := ParsePermits(v)
+			o.Permits = n
+			return err
+		},
 	})
 	if err != nil {
 		return AcquireOptions{}, err
@@ -345,6 +364,39 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 		return AcquireOptions{}, argErr("fence", "not with a caller's token")
 	}
 	return o, nil
+}
+
+// ParsePermits parses a "permits" value: an integer from 1 to
+// engine.MaxPermits (a semaphore's permit count).
+func ParsePermits(v jvalue) (int, error) {
+	if v.kind != jNumber || !isInteger(v.s) {
+		return 0, argErr("permits", "must be an integer from 1 to "+strconv.Itoa(engine.MaxPermits))
+	}
+	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil || n < 1 || n > engine.MaxPermits {
+		return 0, argErr("permits", "must be 1 to "+strconv.Itoa(engine.MaxPermits)+", got "+v.s)
+	}
+	return int(n), nil
+}
+
+// ParseInspectOptions parses an inspection's options JSON (lock_inspect_ex):
+// the key "permits" inspects the semaphore of that many permits; NULL or
+// {} the mutex.
+func ParseInspectOptions(s string, isNull bool) (permits int, err error) {
+	if isNull {
+		return 0, nil
+	}
+	err = parseObject("options", s, map[string]func(jvalue) error{
+		"permits": func(v jvalue) error {
+			n, err := ParsePermits(v)
+			permits = n
+			return err
+		},
+	})
+	if err != nil {
+		return 0, err
+	}
+	return permits, nil
 }
 
 // TTLFromMillis checks a ttl in milliseconds before converting it, so that

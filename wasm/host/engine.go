@@ -72,6 +72,9 @@ func configJSON(cfg core.Config) ([]byte, error) {
 	if cfg.KeyPrefix != "" {
 		c["key_prefix"] = cfg.KeyPrefix
 	}
+	if cfg.WaitReplicas != nil {
+		c["wait_replicas"] = *cfg.WaitReplicas
+	}
 	return json.Marshal(c)
 }
 
@@ -105,6 +108,17 @@ func (e *Engine) Inspect(resource string) (engine.OpID, error) {
 		return 0, engine.ErrClosed
 	}
 	return e.a.Inspect(resource)
+}
+
+// InspectWith starts an inspection of a semaphore or other lock kind.
+func (e *Engine) InspectWith(r engine.InspectRequest) (engine.OpID, error) {
+	if e.freed {
+		if err := r.Validate(); err != nil {
+			return 0, err
+		}
+		return 0, engine.ErrClosed
+	}
+	return e.a.InspectWith(r)
 }
 
 func (e *Engine) Extend(l engine.LockID, ttl time.Duration) (engine.OpID, error) {

@@ -67,7 +67,7 @@ function errorFor(status, message) {
 // caller's names instead.
 const ARG_NAMES = {
   ttl_ms: 'ttl', wait_ms: 'wait', auto_extend: 'autoExtend',
-  node_timeout: 'nodeTimeout', node_timeout_ms: 'nodeTimeout', drift_factor: 'driftFactor', key_prefix: 'keyPrefix',
+  node_timeout: 'nodeTimeout', node_timeout_ms: 'nodeTimeout', drift_factor: 'driftFactor', key_prefix: 'keyPrefix', wait_replicas: 'waitReplicas',
 };
 const ARG_IN_MESSAGE = /^(liblock: invalid argument: )([a-z_]+)(: )/;
 

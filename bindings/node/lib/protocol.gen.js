@@ -118,6 +118,7 @@ const LIMITS = Object.freeze({
   owner: Object.freeze({ min: 0, max: 128, unit: 'bytes', c: 'owner', node: 'owner', nodeUnit: 'bytes' }),
   token: Object.freeze({ min: 16, max: 512, unit: 'bytes', c: 'token', node: 'token', nodeUnit: 'bytes' }),
   nodes: Object.freeze({ min: 1, max: 64, unit: 'count', c: 'nodes', node: 'nodes', nodeUnit: 'count' }),
+  permits: Object.freeze({ min: 1, max: 1024, unit: 'count', c: 'permits', node: 'permits', nodeUnit: 'count' }),
   node_timeout: Object.freeze({ min: 1, max: 60000, default: 50, unit: 'ms', c: 'node_timeout_ms', node: 'nodeTimeout', nodeUnit: 'ms' }),
   drift_factor: Object.freeze({ min: 0, max: 0.1, default: 0.01, unit: 'factor', c: 'drift_factor', node: 'driftFactor', nodeUnit: 'factor' }),
 });
@@ -319,6 +320,10 @@ function readInspectedNode(r) {
   return { node: r.u16(), addr: r.str(), flags: r.u8(), owner: r.str(), ttl_ms: r.i64(), cause: r.str() };
 }
 
+function readInspectedHolder(r) {
+  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64() };
+}
+
 /** An error record: null when its status is 0. */
 function readError(r) {
   const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode) };
@@ -340,7 +345,7 @@ function readAction(r) {
     case 9: return { kind, error: readError(r) };
     case 10: return { kind, was_pending: r.u8() };
     case 11: return { kind, resource: r.str(), key: r.str(), token: r.str(), ttl_ms: r.i64(), validity_ms: r.i64(), flags: r.u8(), error: readError(r) };
-    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode), term: r.i64(), value: r.str() };
+    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode), permits: r.u32(), holders: readList(r, readInspectedHolder), term: r.i64(), value: r.str() };
     case 14: return { kind, conn: r.u32(), awaiting: r.u8() };
     case 15: return { kind, op: r.u64(), held: r.u8(), term: r.i64(), validity_ms: r.i64(), owner: r.str(), value: r.str() };
     default: return null;

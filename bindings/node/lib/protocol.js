@@ -101,7 +101,17 @@ function inspectionOf(a) {
     node: n.node, addr: n.addr, locked: (n.flags & G.FLAGS.NODE.LOCKED) !== 0, holder: (n.flags & G.FLAGS.NODE.HOLDER) !== 0,
     owner: n.owner, ttl: n.ttl_ms < 0 ? null : n.ttl_ms, error: n.cause === '' ? null : n.cause,
   }));
-  return { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes, term: a.term, value: a.value };
+  const out = { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
+  if (a.permits > 0) { // a semaphore's inspection
+    out.permits = a.permits;
+    out.holders = a.holders.map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
+    out.inUse = out.holders.length;
+  }
+  if (a.term > 0) { // an election's leader
+    out.term = a.term;
+    out.value = a.value;
+  }
+  return out;
 }
 
 /** A LEADER action (or an election's INSPECTED) as a leader: null for none. */

@@ -21,10 +21,14 @@ function checkTools() {
   }
 }
 
-/** Starts n real redis-servers; returns a controller speaking redisnodes' stdin protocol. */
-async function startNodes(n) {
+/**
+ * Starts n real redis-servers; returns a controller speaking redisnodes' stdin protocol.
+ * flags go to redisnodes: ['-sentinel'] makes them a Sentinel deployment (node 0 the
+ * primary, the others its replicas, 3 sentinels), whose URL is `sentinelUrl`.
+ */
+async function startNodes(n, flags = []) {
   checkTools();
-  const child = spawn(REDISNODES, ['-n', String(n)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(REDISNODES, ['-n', String(n), ...flags], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout });
   const waiting = [];
   const buffered = [];
@@ -47,6 +51,7 @@ async function startNodes(n) {
   };
   return {
     get nodes() { return nodes; },
+    sentinelUrl: first.sentinel_url,
     get urls() { return nodes.map((x) => x.url); },
     kill: (i) => cmd(`kill ${i}`),
     freeze: (i) => cmd(`freeze ${i}`),

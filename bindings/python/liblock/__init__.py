@@ -6,8 +6,9 @@
             ...
 
 A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
-all live in liblock's core, run either natively (liblock.so through ctypes, the
-default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``).
+all live in liblock's engine, run either natively (liblock.so through ctypes, the
+default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``), and
+driven by one asyncio host in every mode.
 Every duration is in seconds (int, float or datetime.timedelta).
 Nothing is loaded before the first client needs it, and importing the package
 imports neither asyncio nor typing, ctypes or a backend.
@@ -16,26 +17,15 @@ imports neither asyncio nor typing, ctypes or a backend.
 # No `from __future__ import annotations` and no plain imports here: every public name
 # of the module is in __all__ (dir(liblock) shows no `annotations`, `sys` or `TYPE_CHECKING`).
 from ._client import DEFAULT_WAIT, Client, Lock, LockContext
-from ._errors import (
-    ArgumentTypeError,
-    Canceled,
-    ClientClosed,
-    ForkedProcessError,
-    InternalError,
-    InvalidArgument,
-    InvalidHandle,
-    LibraryError,
-    LockError,
-    LockLost,
-    NotAcquired,
-    Unavailable,
-)
+from ._errors import (ArgumentTypeError, Canceled, ClientClosed, ForkedProcessError, InternalError,
+                      InvalidArgument, InvalidHandle, LibraryError, LockError, LockLost, NotAcquired,
+                      Unavailable)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Optional
 
-    from ._inspection import Inspection, NodeFailure, NodeState
+    from ._inspection import Holder, Inspection, NodeFailure, NodeState
     from ._node import Node
 del TYPE_CHECKING
 
@@ -44,31 +34,10 @@ from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version
 from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
 __all__ = [
-    "ABI_VERSION",
-    "ArgumentTypeError",
-    "DEFAULT_WAIT",
-    "Canceled",
-    "Client",
-    "ClientClosed",
-    "ForkedProcessError",
-    "InternalError",
-    "InvalidArgument",
-    "Inspection",
-    "InvalidHandle",
-    "LibraryError",
-    "Lock",
-    "LockContext",
-    "LockError",
-    "LockLost",
-    "MAX_RESOURCES",
-    "Node",
-    "NodeFailure",
-    "NodeState",
-    "NotAcquired",
-    "Unavailable",
-    "abi_version",
-    "library_path",
-    "live_handles",
+    "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
+    "ForkedProcessError", "Holder", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
+    "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
+    "NodeState", "NotAcquired", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
 ]
 
@@ -76,7 +45,7 @@ __all__ = [
 def __getattr__(name: str) -> "Any":
     # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
     # `import liblock`.
-    if name in ("Inspection", "NodeState", "NodeFailure"):
+    if name in ("Inspection", "NodeState", "NodeFailure", "Holder"):
         from . import _inspection
 
         return getattr(_inspection, name)
@@ -111,8 +80,8 @@ def wasm_path() -> "Optional[str]":
 
 
 def live_handles() -> int:
-    """Client and lock handles created by this process and not freed yet."""
+    """Clients and locks made by this process and not freed yet (a debugging aid)."""
     import sys
 
-    lib = sys.modules.get(__name__ + "._lib")
-    return 0 if lib is None else int(lib.live_handles())
+    client = sys.modules.get(__name__ + "._client")
+    return 0 if client is None else int(client._live[0])

@@ -6,19 +6,7 @@ import math
 import numbers
 import sys
 
-from ._errors import (
-    OK,
-    LOST,
-    ArgumentTypeError,
-    ClientClosed,
-    InvalidArgument,
-    InvalidHandle,
-    LockError,
-    LockLost,
-    NotAcquired,
-    Unavailable,
-    error_for,
-)
+from ._errors import ArgumentTypeError, ClientClosed, InvalidArgument, InvalidHandle, LockError, LockLost
 
 # Nothing heavy at import time: asyncio (≈ 25 ms and 5 MB), typing, json, ctypes
 # and the backends are imported where they are first needed, so that a
@@ -28,9 +16,9 @@ if TYPE_CHECKING:
     import asyncio
     import datetime
     from types import TracebackType
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Type, Union
 
-    from ._backend import Backend
+    from ._host import Request
     from ._inspection import Inspection
     from ._node import Node
 
@@ -38,34 +26,15 @@ if TYPE_CHECKING:
 
     Seconds = Union[int, float, datetime.timedelta]
     _F = TypeVar("_F", bound=Callable[..., Any])
-    # The checked arguments of an acquire: resource, ttl_ms, wait_ms, auto_extend, fence, token.
-    _Args = Tuple[bytes, int, int, bool, bool, bytes]
     OnLost = Callable[["Lock"], Any]
 
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
 
-# The library's limits (core/engine/config.go's, from the protocol's spec
-# core/hostabi/spec/protocol.json through _proto_gen), checked here so that every
-# error names the caller's parameter in the caller's unit (seconds), never the C
-# ABI's ttl_ms / wait_ms / node_timeout_ms.
-_MIN_TTL_MS = P.LIMIT_TTL_MIN
-_MAX_TTL_MS = P.LIMIT_TTL_MAX
-_MIN_WAIT_MS = P.LIMIT_WAIT_MIN
-_MAX_WAIT_MS = P.LIMIT_WAIT_MAX
-_MIN_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MIN
-_MAX_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_MAX
-_DEFAULT_NODE_TIMEOUT_MS = P.LIMIT_NODE_TIMEOUT_DEFAULT
-_MIN_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MIN
-_MAX_DRIFT_FACTOR = P.LIMIT_DRIFT_FACTOR_MAX
-_MIN_RESOURCE_BYTES = P.LIMIT_RESOURCE_MIN
-_MAX_RESOURCE_BYTES = P.LIMIT_RESOURCE_MAX
-_MAX_KEY_PREFIX_BYTES = P.LIMIT_KEY_PREFIX_MAX
-_MIN_NODES = P.LIMIT_NODES_MIN
-_MAX_NODES = P.LIMIT_NODES_MAX
-_MAX_OWNER_BYTES = P.LIMIT_OWNER_MAX
-_MIN_TOKEN_BYTES = P.LIMIT_TOKEN_MIN
-_MAX_TOKEN_BYTES = P.LIMIT_TOKEN_MAX
+# The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
+# core/hostabi/spec/protocol.json) are checked here so that every error names the
+# caller's parameter in the caller's unit (seconds), never ttl_ms or wait_ms.
+_MAX_WAIT_REPLICAS = 100  # engine.MaxWaitReplicas (not in the protocol's spec)
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -193,7 +162,7 @@ def _node_timeout_ms(value: Any) -> int:
             f"a node request timeout is normally 0.005 - 1 s, so this looks like milliseconds; "
             f"for {value!r} ms write node_timeout={value / 1000!r}, or pass "
             f"datetime.timedelta(seconds={value!r}) if you mean {value!r} s")
-    return _ms("node_timeout", value, _MIN_NODE_TIMEOUT_MS, _MAX_NODE_TIMEOUT_MS)
+    return _ms("node_timeout", value, P.LIMIT_NODE_TIMEOUT_MIN, P.LIMIT_NODE_TIMEOUT_MAX)
 
 
 # The shortest ttl, in node timeouts (the spec's factor, shared with the Node binding):
@@ -239,7 +208,7 @@ def _bool(name: str, value: Any) -> bool:
 
 def _owner(value: Any) -> str:
     """``Client(owner=...)``: a label carried in every lock's value ("owner/uuid")."""
-    _text("owner", value, _MAX_OWNER_BYTES)
+    _text("owner", value, P.LIMIT_OWNER_MAX)
     if "/" in value:
         raise InvalidArgument(f"owner must not contain '/' (the value is \"owner/uuid\"), got {value!r}")
     return str(value)
@@ -248,11 +217,23 @@ def _owner(value: Any) -> str:
 def _token(value: Any) -> bytes:
     """``acquire(..., token=...)``: the caller's token, 16 to 512 bytes of UTF-8."""
     b = _text("token", value)
-    if not _MIN_TOKEN_BYTES <= len(b) <= _MAX_TOKEN_BYTES:
+    if not P.LIMIT_TOKEN_MIN <= len(b) <= P.LIMIT_TOKEN_MAX:
         raise InvalidArgument(
-            f"token must be {_MIN_TOKEN_BYTES} to {_MAX_TOKEN_BYTES} bytes of UTF-8, got {len(b)} "
+            f"token must be {P.LIMIT_TOKEN_MIN} to {P.LIMIT_TOKEN_MAX} bytes of UTF-8, got {len(b)} "
             "(pass the token of a held lock, lock.token, to re-enter it)")
     return b
+
+
+def _permits(value: Any) -> int:
+    """``acquire(..., permits=N)``: a counting semaphore's permit count, 1 to 1024; None
+    (0 here) for the mutex. 0 is refused like any other bad count: leave it out instead."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"permits must be an int, not {type(value).__name__}")
+    if not P.LIMIT_PERMITS_MIN <= value <= P.LIMIT_PERMITS_MAX:
+        raise InvalidArgument(f"permits must be {P.LIMIT_PERMITS_MIN} to {P.LIMIT_PERMITS_MAX}, got {value}")
+    return int(value)
 
 
 def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
@@ -262,28 +243,16 @@ def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
     return fn
 
 
-def _future_from_callback(
-    loop: asyncio.AbstractEventLoop,
-) -> Tuple["asyncio.Future[Tuple[int, int, Optional[str]]]", Callable[[int, int, Optional[str]], None]]:
-    """A future and a library-thread callback that completes it on the loop."""
-    import asyncio
+_live = [0, 0]  # Client and Lock objects not freed yet (liblock.live_handles); clients made
 
-    fut: "asyncio.Future[Tuple[int, int, Optional[str]]]" = loop.create_future()
 
-    def settle(result: Tuple[int, int, Optional[str]]) -> None:
-        if not fut.done():
-            fut.set_result(result)
+def _opened() -> None:
+    _live[0] += 1  # under the GIL; a debugging count
 
-    def done(status: int, handle: int, msg: Optional[str]) -> None:  # any thread
-        if asyncio._get_running_loop() is loop:  # the host of this loop: no hand-off
-            settle((status, handle, msg))
-            return
-        try:
-            loop.call_soon_threadsafe(settle, (status, handle, msg))
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
 
-    return fut, done
+def _free_lock(host: Any, handle: int, released: List[bool]) -> None:
+    _live[0] -= 1
+    host.free_lock(handle, released[0])
 
 
 class Lock:
@@ -308,33 +277,18 @@ class Lock:
     """True when the acquire (``acquire(..., token=...)``) re-entered a lock already held
     with that token."""
 
-    def __init__(
-        self,
-        client: "Client",
-        handle: int,
-        *,
-        on_lost: Optional[OnLost] = None,
-        loop: Optional[asyncio.AbstractEventLoop] = None,
-        backend: Optional[Backend] = None,
-        info: Optional[Dict[str, Any]] = None,
-    ) -> None:
-        import threading
+    def __init__(self, client: "Client", host: Any, handle: int, info: Dict[str, Any],
+                 on_lost: Optional[OnLost] = None) -> None:
         import weakref
 
-        from . import _lib
-
-        _lib.handle_opened()
-        self._backend: Backend = backend or client._backend
-        self._lost_key = [0]  # on_lost registration, shared with the finalizer
-        self._finalizer = weakref.finalize(self, self._backend.free_lock, handle, self._lost_key)
-        self._client = client  # keeps the client (and so the handle's owner) alive
+        _opened()
+        self._host = host  # the engine host that holds it (the sync loop thread's, or a loop's)
+        self._done = [False]  # released: shared with the finalizer
+        self._finalizer = weakref.finalize(self, _free_lock, host, handle, self._done)
+        self._client = client  # keeps the client alive while its locks are
         self._handle = handle
-        self._loop = loop
         self._lost = False
         self._released = False
-        self._state_lock = threading.Lock()
-        if info is None:
-            info = self.info()
         self.resource = str(info.get("resource", ""))
         self.resources: List[str] = list(info.get("resources") or [self.resource])
         """The resources the lock holds: the list given to acquire, or ``[resource]``."""
@@ -350,7 +304,7 @@ class Lock:
 
     @property
     def handle(self) -> int:
-        """The C ABI lock handle (for debugging)."""
+        """The engine's lock handle (for debugging)."""
         return self._handle
 
     @property
@@ -364,39 +318,28 @@ class Lock:
         if not self._client._finalizer.alive:
             raise _closed_error(what)
 
-    def _gone(self, e: InvalidHandle, what: str) -> InvalidHandle:
+    def _gone(self, e: LockError, what: str) -> LockError:
         """The error for a handle found gone: :class:`ClientClosed` when the client was
         closed meanwhile (its close() freed the handle), else ``e`` itself."""
-        return _closed_error(what) if not self._client._finalizer.alive else e
+        closed = isinstance(e, InvalidHandle) and not self._client._finalizer.alive
+        return _closed_error(what) if closed else e
 
     def info(self) -> Dict[str, Any]:
         """The library's description of the lock as a dict: ``resource``, ``key``, ``token``,
         ``ttl`` and ``validity`` (seconds), ``auto_extend``, ``released``, ``lost``, ``fence``,
-        ``reentered``. ``ttl_ms`` and ``validity_ms`` are the same durations in milliseconds,
-        as ``lock_info`` has them (deprecated: read ``ttl`` and ``validity``)."""
-        import json
-
+        ``reentered``. ``ttl_ms`` and ``validity_ms`` are the same durations in milliseconds
+        (deprecated: read ``ttl`` and ``validity``)."""
         self._open("lock.info()")
         try:
-            text = self._backend.info(self._handle)
+            info = self._info()
         except InvalidHandle as e:
             raise self._gone(e, "lock.info()") from None
-        if isinstance(text, dict):  # an engine's (asyncio host, wasm)
-            info = dict(text)
-        else:
-            info = json.loads(text or "{}")
         info["ttl"] = int(info.get("ttl_ms", 0)) / 1000.0
         info["validity"] = int(info.get("validity_ms", 0)) / 1000.0
         return info
 
-    def _info_ms(self, name: str) -> Any:
-        """One field of the backend's lock info, without the seconds view (properties)."""
-        text = self._backend.info(self._handle)
-        if isinstance(text, dict):
-            return text.get(name)
-        import json
-
-        return json.loads(text or "{}").get(name)
+    def _info(self) -> Dict[str, Any]:
+        return dict(self._host.lock_info(self._handle))
 
     @property
     def validity(self) -> float:
@@ -404,7 +347,7 @@ class Lock:
         if self._released or not self._client._finalizer.alive:
             return 0.0
         try:
-            return float(self._info_ms("validity_ms") or 0) / 1000.0
+            return float(self._info().get("validity_ms") or 0) / 1000.0
         except InvalidHandle:
             return 0.0
 
@@ -417,7 +360,7 @@ class Lock:
         if self._released or not self._client._finalizer.alive:
             return False
         try:
-            lost = bool(self._info_ms("lost"))
+            lost = bool(self._info().get("lost"))
         except InvalidHandle:
             return self._lost
         if lost:
@@ -429,87 +372,75 @@ class Lock:
     def on_lost(self, callback: Optional[OnLost]) -> None:
         """Register ``callback(lock)``, called at most once when the lock is lost.
 
-        It runs on a library thread for locks acquired synchronously, and on the
+        It runs on the client's driver thread for locks acquired synchronously, and on the
         event loop for locks acquired with ``acquire_async`` / ``async with``.
         Not called after a successful release. Replaces an earlier callback.
         """
         import weakref
 
-        from . import _lib
-
         _callable("on_lost", callback)
         self._open("lock.on_lost()")
         ref = weakref.ref(self)
-        loop = self._loop
 
-        def fire(status: int, handle: int, msg: Optional[str]) -> None:
+        def fire(err: Optional[LockError]) -> None:
             lock = ref()
             if lock is None:
                 return
             lock._lost = True
-            if callback is None:
-                return
-            if loop is not None:
+            if callback is not None:
                 try:
-                    loop.call_soon_threadsafe(callback, lock)
-                    return
-                except RuntimeError:  # loop closed: call it here rather than never
-                    pass
-            callback(lock)
+                    callback(lock)
+                except BaseException:  # noqa: BLE001 - a callback's bug is printed, not raised into the host
+                    import traceback
 
-        key = _lib.register(fire)
+                    traceback.print_exc(file=sys.stderr)
+
         try:
-            self._backend.on_lost(self._handle, key)
+            self._host.watch(self._handle, fire)
         except InvalidHandle as e:
-            _lib.unregister(key)
             raise self._gone(e, "lock.on_lost()") from None
-        except BaseException:
-            _lib.unregister(key)
-            raise
-        with self._state_lock:
-            old, self._lost_key[0] = self._lost_key[0], key
-        if old:
-            _lib.unregister(old)
         # A loss that happened before registration must not go unnoticed.
         try:
-            lost_already = bool(self._info_ms("lost"))
+            lost_already = bool(self._info().get("lost"))
         except InvalidHandle:
             lost_already = False
-        if lost_already:
-            fn = _lib.take(key)
-            if fn is not None:
-                fn(LOST, self._handle, None)
-
-    def _drop_on_lost(self) -> None:
-        with self._state_lock:
-            key, self._lost_key[0] = self._lost_key[0], 0
-        if key:
-            from . import _lib
-
-            _lib.unregister(key)
+        if lost_already and self._host.watch(self._handle, None) is fire:
+            fire(None)
 
     # ------------------------------------------------------------ operations
 
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
-        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
+        ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
         _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
             raise LockLost("extend: the lock was released already")
         return ttl_ms
 
+    def _extended(self, err: Optional[LockError], what: str) -> None:
+        if isinstance(err, LockLost) and not self._released:  # an extend racing release() is no loss
+            self._lost = True
+        if err is not None:
+            raise self._gone(err, what)
+
     def extend(self, ttl: Seconds) -> None:
         """Reset the lock's expiry to ``ttl`` seconds from now. Raises :class:`LockLost` if it
         expired, was taken or was released already; never re-acquires."""
         ttl_ms = self._extend_ttl_ms(ttl)
+        self._extended(_outcome(lambda: self._host.extend_sync(self._handle, ttl_ms)), "lock.extend()")
+
+    async def extend_async(self, ttl: Seconds) -> None:
+        """Like :meth:`extend`, without blocking the event loop."""
+        ttl_ms = self._extend_ttl_ms(ttl)
         try:
-            self._backend.extend(self._handle, ttl_ms)
-        except LockLost:
-            if not self._released:  # an extend racing this lock's release() is no loss
-                self._lost = True
-            raise
-        except InvalidHandle as e:
-            raise self._gone(e, "lock.extend()") from None
+            await self._host.extend_async(self._handle, ttl_ms)
+        except LockError as e:
+            self._extended(e, "lock.extend_async()")
+
+    def _releasing(self, what: str) -> None:
+        self._open(what)
+        if self._released:
+            raise LockLost("release: the lock was released already")
 
     def release(self) -> None:
         """Release the lock and free its handle.
@@ -517,62 +448,28 @@ class Lock:
         Raises :class:`LockLost` when it was no longer held on a quorum (nothing
         another owner holds is touched) or was released already (as in Go, C and Node).
         """
-        self._open("lock.release()")
-        if self._released:
-            raise LockLost("release: the lock was released already")
-        status, msg = self._backend.release(self._handle)
-        self._finish_release(status)
-        if status != OK:
-            self._raise(status, msg, "lock.release()")
-
-    def _raise(self, status: int, msg: Optional[str], what: str) -> None:
-        e = error_for(status, msg)
-        if isinstance(e, InvalidHandle):
-            e = self._gone(e, what)
-        raise e
-
-    def _finish_release(self, status: int) -> None:
-        if status in (OK, LOST):
-            self._released = True
-            # OK: a quorum still held it, whatever an extend racing this release saw
-            self._lost = status == LOST
-            self._drop_on_lost()
-            self._finalizer()  # lock_free: local, the lock is no longer held
-
-    async def extend_async(self, ttl: Seconds) -> None:
-        """Like :meth:`extend`, without blocking the event loop."""
-        import asyncio
-
-        ttl_ms = self._extend_ttl_ms(ttl)
-        loop = asyncio.get_running_loop()
-        fut, done = _future_from_callback(loop)
-        try:
-            self._backend.extend_async(self._handle, ttl_ms, done)
-        except InvalidHandle as e:
-            raise self._gone(e, "lock.extend_async()") from None
-        status, _, msg = await fut  # a cancelled waiter leaves the operation running
-        if status == LOST and not self._released:  # an extend racing release() is no loss
-            self._lost = True
-        if status != OK:
-            self._raise(status, msg, "lock.extend_async()")
+        self._releasing("lock.release()")
+        self._released_with(_outcome(lambda: self._host.release_sync(self._handle)), "lock.release()")
 
     async def release_async(self) -> None:
         """Like :meth:`release`, without blocking the event loop."""
-        import asyncio
-
-        self._open("lock.release_async()")
-        if self._released:
-            raise LockLost("release: the lock was released already")
-        loop = asyncio.get_running_loop()
-        fut, done = _future_from_callback(loop)
+        self._releasing("lock.release_async()")
         try:
-            self._backend.release_async(self._handle, done)
-        except InvalidHandle as e:
-            raise self._gone(e, "lock.release_async()") from None
-        status, _, msg = await fut  # a cancelled waiter leaves the operation running
-        self._finish_release(status)
-        if status != OK:
-            self._raise(status, msg, "lock.release_async()")
+            await self._host.release_async(self._handle)
+        except LockError as e:
+            self._released_with(e, "lock.release_async()")
+        else:
+            self._released_with(None, "")
+
+    def _released_with(self, err: Optional[LockError], what: str) -> None:
+        if err is None or isinstance(err, LockLost):
+            self._released = self._done[0] = True
+            # OK: a quorum still held it, whatever an extend racing this release saw
+            self._lost = err is not None
+            self._host.watch(self._handle, None)
+            self._finalizer()  # local: the lock is no longer held
+        if err is not None:
+            raise self._gone(err, what)
 
     # ------------------------------------------------------------ context managers
 
@@ -613,6 +510,18 @@ class Lock:
         return f"<liblock.Lock {self.resource!r} {state}>"
 
 
+def _outcome(fn: Callable[[], Any]) -> Optional[LockError]:
+    """The LockError fn raised (None if it returned); the binding's own errors (status
+    None: ForkedProcessError, ...) propagate."""
+    try:
+        fn()
+    except LockError as e:
+        if e.status is None:
+            raise
+        return e
+    return None
+
+
 class LockContext:
     """What :meth:`Client.lock` returns: use it with ``with`` or ``async with``, or call
     :meth:`acquire` and :meth:`release` (as with redis-py's ``Lock``).
@@ -626,11 +535,11 @@ class LockContext:
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False) -> None:
+                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None) -> None:
         self._client = client
         self._args = (resource, ttl)
         self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence)
+                                            token=token, fence=fence, permits=permits)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -716,20 +625,6 @@ class LockContext:
             await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _options(wait_ms: int, auto_extend: bool, fence: bool = False, token: bytes = b"") -> Optional[bytes]:
-    """The acquire options JSON of the C ABI; None (NULL: one attempt) when all are off."""
-    if wait_ms == 0 and not auto_extend and not fence and not token:
-        return None
-    out = b'{"wait_ms":%d,"auto_extend":%s' % (wait_ms, b"true" if auto_extend else b"false")
-    if fence:
-        out += b',"fence":true'
-    if token:
-        import json
-
-        out += b',"token":' + json.dumps(token.decode("utf-8")).encode("ascii")
-    return out + b"}"
-
-
 def _check_backend_name(value: Any) -> str:
     """Validate ``Client(..., backend=...)``."""
     if not isinstance(value, str):
@@ -752,6 +647,13 @@ class Client:
     then ``owner/uuid``), which :meth:`inspect` reports to anyone; at most 128 bytes, no ``/``.
     ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
     (liblock.wasm under wasmtime; see the README).
+    ``wait_replicas``: follow each grant and extension with ``WAIT``: a node's grant
+    counts only once that many of its replicas acknowledged it within the node timeout
+    (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``),
+    off on the others (README "WAIT").
+    A node URL may name a Sentinel-managed primary:
+    ``redis://[s_user:s_password@]sentinel:port?master_name=NAME&addr=sentinel2:port&password=P``
+    (go-redis's ParseFailoverURL form).
 
     TLS of the ``rediss://`` nodes (default: the system's roots, each URL's host):
     ``ssl_ca_certs`` (a PEM file of CA certificates: a private CA), ``ssl_certfile`` and
@@ -760,10 +662,7 @@ class Client:
     instead of each URL's host), or ``ssl_context`` (an ``ssl.SSLContext`` of yours,
     instead of the file shortcuts). Files are read here: an unreadable or unparsable
     file or a key that does not match its certificate raises :class:`InvalidArgument`
-    naming the parameter. With ``ssl_context`` the native backend's synchronous calls
-    (``acquire``, ``lock``, ``inspect``) raise :class:`InvalidArgument`: they run in
-    liblock.so's Go driver, which a Python ``SSLContext`` cannot reach; use the file
-    shortcuts, the ``*_async`` methods or ``backend="wasm"`` there. A URL's
+    naming the parameter. A URL's
     ``?skip_verify=true`` still turns verification off for its node (with
     ``ssl_context``, through a context of liblock's without your client certificate).
     A node whose TLS settings differ is given as a :class:`liblock.Node` (its URL and
@@ -790,8 +689,10 @@ class Client:
         ssl_certfile: Optional[Any] = None,
         ssl_keyfile: Optional[Any] = None,
         ssl_server_name: Optional[str] = None,
+        wait_replicas: Optional[int] = None,
     ) -> None:
         import json
+        import os
         import weakref
 
         _check_backend_name(backend)
@@ -816,25 +717,35 @@ class Client:
                 raise ArgumentTypeError(
                     f"nodes[{i}] must be a URL string or a liblock.Node, not {type(url).__name__}")
             _text(f"nodes[{i}]", url)
-        if not _MIN_NODES <= len(node_list) <= _MAX_NODES:
-            raise InvalidArgument(f"nodes must hold {_MIN_NODES} to {_MAX_NODES} URLs, got {len(node_list)}")
+        if not P.LIMIT_NODES_MIN <= len(node_list) <= P.LIMIT_NODES_MAX:
+            raise InvalidArgument(f"nodes must hold {P.LIMIT_NODES_MIN} to {P.LIMIT_NODES_MAX} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
-        self._node_timeout_ms = _DEFAULT_NODE_TIMEOUT_MS
+        self._node_timeout_ms = P.LIMIT_NODE_TIMEOUT_DEFAULT
         if node_timeout is not None:
             self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:
             if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
                 raise ArgumentTypeError(
                     f"drift_factor must be a number, not {type(drift_factor).__name__}")
-            if not _MIN_DRIFT_FACTOR <= float(drift_factor) <= _MAX_DRIFT_FACTOR:  # also refuses NaN
+            if not P.LIMIT_DRIFT_FACTOR_MIN <= float(drift_factor) <= P.LIMIT_DRIFT_FACTOR_MAX:  # also refuses NaN
                 raise InvalidArgument(
-                    f"drift_factor must be between {_MIN_DRIFT_FACTOR} and {_MAX_DRIFT_FACTOR}, got {drift_factor!r}")
+                    f"drift_factor must be between {P.LIMIT_DRIFT_FACTOR_MIN} and {P.LIMIT_DRIFT_FACTOR_MAX}, got {drift_factor!r}")
             config["drift_factor"] = float(drift_factor)
         if key_prefix is not None:
-            _text("key_prefix", key_prefix, _MAX_KEY_PREFIX_BYTES)
+            _text("key_prefix", key_prefix, P.LIMIT_KEY_PREFIX_MAX)
             config["key_prefix"] = key_prefix
         if owner is not None:
             config["owner"] = _owner(owner)
+        if wait_replicas is not None:
+            # WAIT behind every grant and extension (README "WAIT"); None is the
+            # default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
+            if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int):
+                raise ArgumentTypeError(
+                    f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
+            if not 0 <= wait_replicas <= _MAX_WAIT_REPLICAS:
+                raise InvalidArgument(
+                    f"wait_replicas must be between 0 (off) and {_MAX_WAIT_REPLICAS}, got {wait_replicas}")
+            config["wait_replicas"] = wait_replicas
         self._owner = owner or ""
         tls = None
         if (ssl_context is not None or ssl_ca_certs is not None or ssl_certfile is not None
@@ -846,22 +757,37 @@ class Client:
                 own[i] = _tls.settings(n.ssl_context, n.ssl_ca_certs, n.ssl_certfile, n.ssl_keyfile,
                                        n.ssl_server_name, prefix=f"nodes[{i}].")
             tls = _tls.ClientTLS(base, own)
-        self._backend: Backend = _make_backend(backend)
-        self._handle = self._backend.client_new(json.dumps(config).encode("utf-8"), tls)
-        from . import _lib
+        cfg = json.dumps(config).encode("utf-8")
+        new_blocking: Optional[Callable[[], Any]] = None
+        if backend == "wasm":
+            from . import _wasm
+            inst = _wasm.Instance()  # one module instance per client: its engines share it
+            new_engine: Callable[[], Any] = lambda: _wasm.WasmEngine(inst, cfg)  # noqa: E731
+        else:
+            from . import _lib
+            new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
+            if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
+                from ._blocking import BlockingHost  # the synchronous fast path (see there)
+                capi = cfg if tls is None else json.dumps(tls.capi_config(config)).encode("utf-8")
+                new_blocking = lambda: BlockingHost(capi)  # noqa: E731
+        from ._driver import Driver
 
-        _lib.handle_opened()
-        self._finalizer = weakref.finalize(self, self._backend.free_client, self._handle)
+        self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,
+                              new_blocking)
+        _opened()
+        self._handle = _live[1] = _live[1] + 1
+        self._finalizer = weakref.finalize(self, _close, self._driver)
         self._nodes = len(node_list)
 
     @property
     def handle(self) -> int:
+        """This client's number in the process (for debugging)."""
         return self._handle
 
     @property
     def backend(self) -> str:
         """``"native"`` or ``"wasm"``: the engine running this client's locks."""
-        return self._backend.name
+        return self._driver.name
 
     @property
     def node_timeout(self) -> float:
@@ -897,7 +823,7 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"<liblock.Client {self._nodes} node(s) {self._backend.name}"
+        return (f"<liblock.Client {self._nodes} node(s) {self._driver.name}"
                 f"{' closed' if self.closed else ''}>")
 
     # ------------------------------------------------------------ acquire
@@ -912,11 +838,13 @@ class Client:
         return _closed_error(what) if not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any, token: Any, fence: Any) -> _Args:
-        """Every argument checked (errors name the caller's parameter), nothing sent."""
-        res = _multi.resource_arg(resource, _text, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
-        ttl_ms = _ms("ttl", ttl, _MIN_TTL_MS, _MAX_TTL_MS)
-        wait_ms = _MAX_WAIT_MS if wait is None else _ms("wait", wait, _MIN_WAIT_MS, _MAX_WAIT_MS)
+                      on_lost: Any, token: Any, fence: Any, permits: Any = None) -> Request:
+        """Every argument of an acquire checked (errors name the caller's parameter) and
+        turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
+        The one place for acquire's options: acquire, acquire_async and lock use it."""
+        res = _multi.resource_arg(resource, _text, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
+        wait_ms = P.LIMIT_WAIT_MAX if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
         _bool("auto_extend", auto_extend)
         _callable("on_lost", on_lost)
         _bool("fence", fence)
@@ -926,8 +854,10 @@ class Client:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
+        n = _permits(permits)
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
-        return res, ttl_ms, wait_ms, auto_extend, fence, tok
+        # a multi-resource acquire's res also carries its further resources (_multi.py)
+        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, 0, getattr(res, "more", ()))
 
     @_keywords
     def acquire(
@@ -940,6 +870,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -967,50 +898,19 @@ class Client:
         the fence of every lock on the resource acquired before it (as long as no node loses
         its data): hand it to the storage you protect and have it refuse a lower one. Costs
         a second round trip. Not with ``token``.
+
+        ``permits=N`` (1 to 1024): take one permit of the counting semaphore of N permits on
+        ``resource`` instead of its mutex: at most N locks of it are valid at any moment
+        (README.md, "Semaphore"). The count is part of the semaphore's identity.
         """
         self._open("client.acquire()")
-        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
-            resource, ttl, wait, auto_extend, on_lost, token, fence)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
-            return _multi.set_resources(self._acquire(res, ttl_ms, wait_ms, auto_extend, on_lost, fence, tok), res)
+            host = self._driver.sync_host()
+            lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-
-    def _acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-                 on_lost: Optional[OnLost], fence: bool, tok: bytes) -> Lock:
-        import threading
-
-        opts = _multi.with_resources(_options(wait_ms, auto_extend, fence, tok), res)
-        backend = self._backend
-        # (the wasm backend's acquire always waits in Python: interruptible at no cost)
-        if wait_ms == 0 or backend.name == "wasm" or threading.current_thread() is not threading.main_thread():
-            return self._lock(backend.acquire(self._handle, res, ttl_ms, opts, False), on_lost)
-        # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs
-        # a hand-off from a library thread: first one plain attempt (bounded by the node
-        # timeout), and only if it fails the interruptible wait for what is left.
-        import time
-
-        start = time.monotonic()
-        try:
-            got = backend.acquire(self._handle, res, ttl_ms, _multi.with_resources(_options(0, auto_extend, fence, tok), res), False)
-        except (NotAcquired, Unavailable) as e:
-            failed: Optional[LockError] = e
-        else:
-            return self._lock(got, on_lost)
-        left = wait_ms - int((time.monotonic() - start) * 1000)
-        if left <= 0:
-            assert failed is not None
-            raise failed
-        # outside the except clause: an interrupted wait (Ctrl-C) or its failure is not
-        # reported as raised "during handling" of the first attempt's NotAcquired
-        failed = None
-        got = backend.acquire(self._handle, res, ttl_ms, _multi.with_resources(_options(left, auto_extend, fence, tok), res), True)
-        return self._lock(got, on_lost)
-
-    def _lock(self, got: Union[int, Tuple[int, Dict[str, Any]]], on_lost: Optional[OnLost]) -> Lock:
-        if isinstance(got, tuple):  # (lock, info) from an engine (wasm)
-            return Lock(self, got[0], on_lost=on_lost, info=got[1])
-        return Lock(self, got, on_lost=on_lost)
+        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
 
     @_keywords
     async def acquire_async(
@@ -1023,6 +923,7 @@ class Client:
         on_lost: Optional[OnLost] = None,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -1031,16 +932,14 @@ class Client:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
         self._open("client.acquire_async()")
-        res, ttl_ms, wait_ms, auto_extend, fence, tok = self._acquire_args(
-            resource, ttl, wait, auto_extend, on_lost, token, fence)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
         try:
-            host = self._backend.async_host()
-            lock = await host.acquire(res, ttl_ms, wait_ms, auto_extend, fence, tok)
+            host = self._driver.async_host()
+            lock = await host.acquire(req)
+            info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        from ._host import HostOps
-        return _multi.set_resources(Lock(self, lock, on_lost=on_lost, loop=host.loop, backend=HostOps(host),  # type: ignore[arg-type]
-                                         info=host.info(lock)), res)
+        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
 
     @_keywords
     def lock(
@@ -1054,6 +953,7 @@ class Client:
         raise_on_lost: bool = True,
         token: Optional[str] = None,
         fence: bool = False,
+        permits: Optional[int] = None,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
@@ -1061,49 +961,48 @@ class Client:
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
         self._open("client.lock()")
-        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence)
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits)
 
     # ------------------------------------------------------------ inspect
 
-    def inspect(self, resource: str) -> Inspection:
+    def inspect(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Whether a quorum holds ``resource``, how long it certainly stays held, and the
         holder's owner label, with each node's answer — without taking it.
 
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
-        many nodes failed to tell.
+        many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
+        instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
+        are then the first holder's).
         """
         self._open("client.inspect()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
-        from . import _inspection
-
+        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
+        n = _permits(permits)
         try:
-            got = self._backend.inspect(self._handle, res)
+            got = self._driver.sync_host().inspect_sync(res, n)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect()") from None
-        if isinstance(got, tuple):  # an engine's INSPECTED fields (wasm)
-            return _inspection.from_engine(*got)
-        import json
+        from ._inspection import from_engine
 
-        return _inspection.from_json(json.loads(got))
+        return from_engine(*got)
 
-    async def inspect_async(self, resource: str) -> Inspection:
+    async def inspect_async(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
-        self._open("client.inspect_async()")
-        res = _text("resource", resource, _MAX_RESOURCE_BYTES, _MIN_RESOURCE_BYTES)
-        from . import _inspection
+        from ._host import run_async
 
+        self._open("client.inspect_async()")
+        res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         try:
-            host = self._backend.async_host()
-            got = await host.inspect(res)
+            host = self._driver.async_host()
+            got = await run_async(host, lambda done: host.start_inspect(res, done, n))
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
-        return _inspection.from_engine(*got)
+        from ._inspection import from_engine
+
+        return from_engine(*got)
 
 
-def _make_backend(name: str) -> Backend:
-    if name == "wasm":
-        from ._wasmbackend import WasmBackend
-        return WasmBackend()
-    from ._native import NativeBackend
-    return NativeBackend()
+def _close(driver: Any) -> None:
+    """Finalizer of a Client (and its close()): close its engines, releasing its locks."""
+    _live[0] -= 1
+    driver.close()

@@ -1,16 +1,22 @@
-"""The one asyncio host: it carries out what liblock's engine asks (open, write,
-close connections; one timer) and hands it what happens (connected, bytes
+"""The one driver: an asyncio host that carries out what liblock's engine asks (open,
+write, close connections; one timer) and hands it what happens (connected, bytes
 received, connection failed, timer fired), one ``step`` per event
-(core/hostabi/PROTOCOL.md). The engine decides everything else: node
-URLs, the Redis wire, deadlines, retries, waiting, auto-extension and loss.
+(core/hostabi/PROTOCOL.md). The engine decides everything else: node URLs, the Redis
+wire, deadlines, retries, waiting, auto-extension and loss.
 
-A :class:`Host` lives on one event loop and is stepped only from that loop's
-thread. It works with either engine adapter (``_lib.NativeEngine`` over
-liblock.so, ``_wasm.WasmEngine`` over liblock.wasm).
+It drives either engine adapter through the same three calls (:class:`Engine`: made
+by ``new``, then ``step`` and ``free``): ``_lib.NativeEngine`` (liblock.so through
+ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs here:
 
-Completions (``done(error, lock)`` of an operation) run on the loop thread
-after the step that produced them has been fully decoded, so they may start
-new operations.
+- asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
+- synchronous: one :class:`Host` on a private event loop in one daemon thread per
+  client (:class:`LoopThread`, started by the first synchronous call), which also runs
+  auto-extension and loss while the caller's code runs; a synchronous call hands its
+  operation to that loop and waits (interruptibly) for the completion.
+
+``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
+operation) run on the host's loop thread after the step that produced them has been
+fully decoded, so they may start new operations.
 """
 
 from __future__ import annotations
@@ -22,25 +28,32 @@ import ssl
 import sys
 import threading
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Set, Tuple
+import weakref
+from functools import partial
+from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _proto as P
-from ._errors import CANCELED, INTERNAL, INVALID_ARGUMENT, LOST, OK, InternalError, InvalidHandle, LockError, error_for
+from ._driver import _CLOSED_MESSAGE, check_fork
+from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
 # INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
+# An acquire request: _proto.acquire's arguments after the buffer (resource, ttl_ms,
+# wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
+Request = Tuple[Any, ...]
 
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
 # (an error naming 64 nodes) is under 64 KiB.
 _FULL_MARGIN = 64 * 1024
-_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+_all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
 
 
 class Engine(Protocol):
-    """An engine adapter: ``inbuf`` takes one event (``_proto`` packs it), ``step``
-    hands it over and returns the actions (valid until the next step)."""
+    """An engine adapter, made by its constructor (``lock_engine_new``): ``inbuf`` takes
+    one event (``_proto`` packs it), ``step`` hands it over and returns the actions (valid
+    until the next step), ``free`` drops the engine."""
 
     inbuf: Any
     in_cap: int
@@ -131,6 +144,7 @@ class Host:
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
         self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
+        _all.add(self)
 
     # ------------------------------------------------------------ stepping
 
@@ -303,11 +317,7 @@ class Host:
     # ------------------------------------------------------------ operations (loop thread)
 
     def _check(self) -> Engine:
-        if os.getpid() != self.pid:
-            from ._errors import ForkedProcessError
-            raise ForkedProcessError(
-                f"this liblock client was created in process {self.pid}; process {os.getpid()} "
-                "is a fork of it and cannot use it. Create a new liblock.Client in the child.")
+        check_fork(self.pid)
         engine = self.engine
         if engine is None or self.closing:
             raise InvalidHandle(self.gone)
@@ -327,18 +337,17 @@ class Host:
             raise exception(reply[1])
         raise InternalError(f"liblock: the engine answered a request with {reply!r}")
 
-    def start_acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool, done: Done,
-                      fence: bool = False, token: bytes = b"") -> int:
-        """Start an acquire; its op handle. Raises when refused at once."""
+    def start_acquire(self, req: Request, done: Done) -> int:
+        """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
+        ``_acquire_args``); its op handle. Raises when refused at once."""
         engine = self._check()
-        # a multi-resource acquire's res also carries its further resources (_multi.py)
-        return self._request(P.acquire(engine.inbuf, res, ttl_ms, wait_ms, auto_extend, fence, token,
-                                       resources=getattr(res, "more", ())), done)
+        return self._request(P.acquire(engine.inbuf, *req), done)
 
-    def start_inspect(self, res: bytes, done: Done) -> int:
-        """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
+    def start_inspect(self, res: bytes, done: Done, permits: int = 0) -> int:
+        """Start an inspection (of a semaphore with ``permits``); ``done`` gets the
+        INSPECTED fields (or the error)."""
         engine = self._check()
-        return self._request(P.inspect(engine.inbuf, res), done)
+        return self._request(P.inspect(engine.inbuf, res, permits), done)
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check()
@@ -394,8 +403,7 @@ class Host:
 
     # ------------------------------------------------------------ asyncio forms
 
-    async def acquire(self, res: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
-                      fence: bool = False, token: bytes = b"") -> int:
+    async def acquire(self, req: Request) -> int:
         fut: "asyncio.Future[int]" = self.loop.create_future()
 
         def done(err: Optional[LockError], lock: int) -> None:
@@ -407,32 +415,59 @@ class Host:
             else:
                 fut.set_result(lock)
 
-        op = self.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
+        op = self.start_acquire(req, done)
         try:
             return await fut
         except asyncio.CancelledError:
             self.cancel(op)
             raise
 
-    async def inspect(self, res: bytes) -> Any:
-        """The INSPECTED fields of an inspection of ``res`` (an INSPECTED action after its op, ``_proto.decode_action``).
-        A cancelled waiter lets the inspection finish unheard (it holds nothing)."""
-        fut: "asyncio.Future[Any]" = self.loop.create_future()
+    # ------------------------------------------------------------ a Client's and its Locks' calls (any thread)
 
-        def done(err: Optional[LockError], result: Any) -> None:
-            if fut.done():
-                return
-            if err is not None:
-                fut.set_exception(err)
-            else:
-                fut.set_result(result)
+    def acquire_sync(self, req: Request) -> Tuple[int, Dict[str, Any]]:
+        return acquire_blocking(self, req)
 
-        op = self.start_inspect(res, done)
+    def inspect_sync(self, res: bytes, permits: int = 0) -> Any:
+        return run_op(self, lambda done: self.start_inspect(res, done, permits))
+
+    def extend_sync(self, lock: int, ttl_ms: int) -> None:
+        run_op(self, lambda done: self.start_extend(lock, ttl_ms, done))
+
+    def release_sync(self, lock: int) -> None:
+        run_op(self, lambda done: self.start_release(lock, done))
+
+    async def extend_async(self, lock: int, ttl_ms: int) -> None:
+        await run_async(self, lambda done: self.start_extend(lock, ttl_ms, done))
+
+    async def release_async(self, lock: int) -> None:
+        await run_async(self, lambda done: self.start_release(lock, done))
+
+    def lock_info(self, lock: int) -> Dict[str, Any]:
+        return dict(call(self, self.info, lock))
+
+    def watch(self, lock: int, fire: Optional[Callable[[Optional[LockError]], None]]) -> Any:
+        """Call ``fire(error)`` (on the loop) once when the lock is lost; with None, stop
+        watching: returns the function registered (None if it fired or none was)."""
+        check_fork(self.pid)
+        if fire is None:
+            return self.lost_keys.pop(lock, None)
+        if self.engine is None:
+            raise InvalidHandle(self.gone)
+        self.lost_keys[lock] = fire
+        return None
+
+    def free_lock(self, lock: int, released: bool) -> None:
+        """Finalizer of a Lock: release it (unless ``released``) without waiting. Never
+        raises; touches nothing in a forked child."""
+        self.lost_keys.pop(lock, None)
+        if released or self.engine is None or os.getpid() != self.pid:
+            return
         try:
-            return await fut
-        except asyncio.CancelledError:
-            self._ops.pop(op, None)
-            raise
+            # the host is read now, not in the callback: by then the client may be closed
+            # (at interpreter exit finalizers run one after another); then drop() does nothing
+            submit(self, lambda: self.drop(lock, True))
+        except LockError:
+            pass
 
     # ------------------------------------------------------------ closing
 
@@ -519,13 +554,12 @@ class Host:
 
 # ---------------------------------------------------------------- from other threads
 
-def _closed(host: Optional[Host] = None) -> InvalidHandle:
-    return InvalidHandle(host.gone if host is not None else _CLOSED_MESSAGE)
-
-
-def _blocking_here(host: Host) -> None:
+def _usable(host: Host) -> None:
+    """What a blocking call checks first: not forked, not closed, not on the host's own
+    running loop (it would wait for that loop forever)."""
+    check_fork(host.pid)
     if host.engine is None:
-        raise _closed(host)
+        raise InvalidHandle(host.gone)
     if threading.get_ident() == host.thread_id and host.loop.is_running():
         raise RuntimeError(
             "liblock: a blocking call on a lock that belongs to the event loop running in this "
@@ -535,113 +569,64 @@ def _blocking_here(host: Host) -> None:
 def submit(host: Host, fn: Callable[[], None]) -> None:
     """Run fn on the host's loop thread soon (from any thread)."""
     if host.engine is None:
-        raise _closed(host)
+        raise InvalidHandle(host.gone)
     try:
         # One loop turn later: a callback from another thread enters the ready queue ahead
         # of the socket events of the same wake-up (a node's EOF on an idle connection,
         # which fn's request would otherwise be written to); this way they go first.
         host.loop.call_soon_threadsafe(host.loop.call_soon, fn)
     except RuntimeError:  # the loop is closed
-        raise _closed(host) from None
+        raise InvalidHandle(host.gone) from None
+
+
+def _settle(fut: "asyncio.Future[Any]", err: Optional[BaseException], result: Any) -> None:
+    if not fut.done():
+        fut.set_exception(err) if err is not None else fut.set_result(result)
 
 
 def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
     """fn(*args) on the host's loop thread; its result (or exception). Any thread."""
     if threading.get_ident() == host.thread_id:
+        check_fork(host.pid)
         return fn(*args)
-    box: List[Any] = []
-    gate = threading.Lock()
-    gate.acquire()
-
-    def run() -> None:
-        try:
-            box.append((True, fn(*args)))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            box.append((False, e))
-        gate.release()
-
-    submit(host, run)
-    gate.acquire()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value
+    return run_op(host, lambda done: done(None, fn(*args)))
 
 
-def run_op(host: Host, start: Callable[[Done], Any]) -> Any:
-    """Start an operation on the host's loop (start(done)) and block until it is done;
-    its result (a lock handle, an inspection's fields). Not on the loop's own thread."""
-    _blocking_here(host)
+def run_op(host: Host, start: Callable[[Done], Any],
+           give_up: Optional[Callable[[Any, Any], None]] = None) -> Any:
+    """Start an operation on the host's loop (``start(done)``, which returns its op handle)
+    and block until ``done(error, result)``; its result. The wait is interruptible: an
+    exception (Ctrl-C) calls ``give_up(op, result or None)`` on the loop thread (an
+    acquire cancels its op, or releases the lock granted meanwhile). Not on the loop's
+    own running thread."""
+    _usable(host)
     if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
         fut: "asyncio.Future[Any]" = host.loop.create_future()
-
-        def settle(err: Optional[LockError], lock: Any) -> None:
-            if not fut.done():
-                fut.set_exception(err) if err is not None else fut.set_result(lock)
-        start(settle)
+        start(partial(_settle, fut))
         return host.loop.run_until_complete(fut)
     box: List[Tuple[Optional[BaseException], Any]] = []
+    state: List[Any] = [None, False]  # the op handle, abandoned
     gate = threading.Lock()
     gate.acquire()
 
-    def done(err: Optional[LockError], lock: Any) -> None:
-        box.append((err, lock))
-        gate.release()
-
-    def begin() -> None:
-        try:
-            start(done)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            done(e, 0)  # type: ignore[arg-type]
-
-    submit(host, begin)
-    gate.acquire()
-    err, lock = box[0]
-    if err is not None:
-        raise err
-    return lock
-
-
-def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
-                     auto_extend: bool, fence: bool = False,
-                     token: bytes = b"") -> Tuple[int, Dict[str, Any]]:
-    """A synchronous acquire through a host running in another thread; (lock, info).
-    The wait is interruptible: an exception (Ctrl-C) cancels the acquire, and a lock
-    that was granted meanwhile is released."""
-    _blocking_here(host)
-    box: List[Tuple[Optional[BaseException], int, Optional[Dict[str, Any]]]] = []
-    state = {"op": 0, "abandoned": False}
-    gate = threading.Lock()
-    gate.acquire()
-
-    def done(err: Optional[LockError], lock: int) -> None:
-        if state["abandoned"]:
-            if lock:
-                host._orphan(None, lock)
+    def done(err: Optional[BaseException], result: Any) -> None:
+        if state[1]:
+            if give_up is not None:
+                give_up(None, result)
             return
-        info = None
-        if lock:
-            try:
-                info = host.info(lock)
-            except LockError as e:
-                err = e
-        box.append((err, lock, info))
+        box.append((err, result))
         gate.release()
 
     def begin() -> None:
         try:
-            state["op"] = host.start_acquire(res, ttl_ms, wait_ms, auto_extend, done, fence, token)
+            state[0] = start(done)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
-            box.append((e, 0, None))
-            gate.release()
+            done(e, None)
 
     def abandon() -> None:
-        state["abandoned"] = True
-        if box:
-            if box[0][1]:
-                host._orphan(None, box[0][1])
-        elif state["op"]:
-            host.cancel(int(state["op"]))
+        state[1] = True
+        if give_up is not None:
+            give_up(None if box else state[0], box[0][1] if box else None)
 
     submit(host, begin)
     try:
@@ -652,16 +637,63 @@ def acquire_blocking(host: Host, res: bytes, ttl_ms: int, wait_ms: int,
         except LockError:
             pass
         raise
-    err, lock, info = box[0]
+    err, result = box[0]
     if err is not None:
         raise err
-    assert info is not None
+    return result
+
+
+async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
+    """An operation awaited on the running loop: stepped directly when the host is this
+    loop's, else handed to the host's loop thread. A cancelled waiter leaves it running."""
+    loop = asyncio.get_running_loop()
+    fut: "asyncio.Future[Any]" = loop.create_future()
+    settle = partial(_settle, fut)
+    if loop is host.loop:
+        host._check()
+        start(settle)
+    else:
+        check_fork(host.pid)
+
+        def done(err: Optional[BaseException], result: Any) -> None:  # the host's thread
+            try:
+                loop.call_soon_threadsafe(settle, err, result)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+        def begin() -> None:
+            try:
+                start(done)
+            except LockError as e:
+                done(e, None)
+        submit(host, begin)
+    return await fut
+
+
+def acquire_blocking(host: Host, req: Request) -> Tuple[int, Dict[str, Any]]:
+    """A synchronous acquire through a host running in another thread; (lock, info), the
+    info read on the loop thread before the caller wakes. Ctrl-C cancels the acquire (a
+    lock granted meanwhile is released)."""
+    def start(done: Done) -> int:
+        def got(err: Optional[LockError], lock: int) -> None:
+            try:
+                done(err, (lock, host.info(lock) if lock and err is None else None))
+            except LockError as e:
+                done(e, (lock, None))
+        return host.start_acquire(req, got)
+
+    def give_up(op: Any, result: Any) -> None:
+        if result is not None and result[0]:
+            host._orphan(None, result[0])
+        elif op:
+            host.cancel(op)
+    lock, info = run_op(host, start, give_up)
     return lock, info
 
 
 class LoopThread:
-    """A private event loop in one daemon thread, running one host: the wasm
-    backend's synchronous API submits to it, and it runs auto-extension."""
+    """A private event loop in one daemon thread, running one host: the synchronous API
+    submits to it, and it runs auto-extension and loss while the caller's code runs."""
 
     def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
         self._tls = tls
@@ -708,166 +740,7 @@ class LoopThread:
         self.loop.stop()
 
 
-class Hosts:
-    """A Client's hosts, one per event loop it is used on (asyncio forms). Each has
-    its own engine; a host closes when its loop shuts down or the client closes."""
-
-    def __init__(self, make_engine: Callable[[], Engine], close_timeout: float,
-                 tls: Any = None) -> None:
-        self._make = make_engine
-        self._tls = tls
-        self._hosts: Dict[asyncio.AbstractEventLoop, Host] = {}
-        self._mu = threading.Lock()
-        self.closed = False
-        self.close_timeout = close_timeout
-
-    def get(self) -> Host:
-        """The host of the running loop (made on first use)."""
-        loop = asyncio.get_running_loop()
-        host = self._hosts.get(loop)
-        if host is not None and host.engine is not None and not host.closing:
-            return host
-        if self.closed:
-            raise _closed()
-        host = Host(self._make(), loop, on_free=self._forget, tls=self._tls)
-        host.watch_loop_shutdown()
-        with self._mu:
-            dead = [h for h in self._hosts.values() if h.loop.is_closed()]
-            self._hosts[loop] = host
-        for h in dead:  # loops closed without shutting down their async generators
-            h.free()
-        return host
-
-    def _forget(self, host: Host) -> None:
-        with self._mu:
-            if self._hosts.get(host.loop) is host:
-                del self._hosts[host.loop]
-
-    def close_all(self) -> None:
-        """Close every host: on its own thread it starts closing (releases continue on
-        the loop); from another thread this waits for CLOSED (bounded)."""
-        self.closed = True
-        with self._mu:
-            hosts = list(self._hosts.values())
-        for host in hosts:
-            if host.engine is None:
-                continue
-            if host.loop.is_closed() or os.getpid() != host.pid:
-                host.free()
-            elif threading.get_ident() == host.thread_id:
-                host.close()
-            else:
-                try:
-                    submit(host, host.close)
-                except LockError:
-                    continue
-                if host.loop.is_running():
-                    host.closed.wait(self.close_timeout)
-
-
-DoneC = Callable[[int, int, Optional[str]], None]  # the C ABI's completion: (status, handle, message)
-
-
-def _c_done(done: DoneC) -> Done:
-    def adapt(err: Optional[LockError], lock: int) -> None:
-        if err is None:
-            done(OK, lock, None)
-        else:
-            done(err.status or INTERNAL, 0, str(err))
-    return adapt
-
-
-class HostOps:
-    """The lock-level part of ``_backend.Backend`` over one host, callable from any
-    thread: a Lock acquired through a host uses it."""
-
-    name = "engine"
-
-    def __init__(self, host: Host) -> None:
-        self.host = host
-        self._released: Set[int] = set()  # released locks whose finalizer has not run
-
-    def extend(self, lock: int, ttl_ms: int) -> None:
-        run_op(self.host, lambda done: self.host.start_extend(lock, ttl_ms, done))
-
-    def release(self, lock: int) -> Tuple[int, Optional[str]]:
-        try:
-            run_op(self.host, lambda done: self.host.start_release(lock, done))
-        except LockError as e:
-            if e.status is None:  # the binding's own (ForkedProcessError)
-                raise
-            if e.status == LOST:
-                self._released.add(lock)
-            return e.status, str(e)
-        self._released.add(lock)
-        return OK, None
-
-    def _async(self, start: Callable[[Done], Any], done: DoneC) -> None:
-        host = self.host
-        if threading.get_ident() == host.thread_id:
-            start(_c_done(done))
-            return
-        submit(host, lambda: _start_or_fail(start, _c_done(done)))
-
-    def extend_async(self, lock: int, ttl_ms: int, done: DoneC) -> None:
-        self._async(lambda d: self.host.start_extend(lock, ttl_ms, d), done)
-
-    def release_async(self, lock: int, done: DoneC) -> None:
-        def finished(status: int, handle: int, msg: Optional[str]) -> None:
-            if status in (OK, LOST):
-                self._released.add(lock)
-            done(status, handle, msg)
-        self._async(lambda d: self.host.start_release(lock, d), finished)
-
-    def on_lost(self, lock: int, key: int) -> None:
-        from . import _lib
-
-        def fire(err: Optional[LockError]) -> None:
-            fn = _lib.take(key)
-            if fn is not None:
-                try:
-                    fn(LOST, lock, None)
-                except BaseException:  # noqa: BLE001 - a callback's bug is printed, as on a library thread
-                    traceback.print_exc(file=sys.stderr)
-        self.host.lost_keys[lock] = fire
-
-    def info(self, lock: int) -> Dict[str, Any]:
-        info: Dict[str, Any] = call(self.host, self.host.info, lock)
-        return info
-
-    def release_then_free(self, lock: int) -> None:
-        # The host is read here, not in the callback: by the time the loop runs it the
-        # client may be closed (at interpreter exit, finalizers run one after another),
-        # and then close() has released the lock and drop() does nothing.
-        try:
-            host = self.host
-            submit(host, lambda: host.drop(lock, True))
-        except LockError:
-            pass
-
-    def free_lock(self, lock: int, lost_key: List[int]) -> None:
-        """Finalizer of a Lock: drop its on_lost registration; release it if still held."""
-        from . import _lib
-
-        key, lost_key[0] = lost_key[0], 0
-        if key:
-            _lib.unregister(key)
-        _lib.handle_closed()
-        host = self.host
-        if lock in self._released:
-            self._released.discard(lock)
-            return
-        if host.engine is None or os.getpid() != host.pid:
-            return
-        self.host.lost_keys.pop(lock, None)
-        self.release_then_free(lock)
-
-
-def _start_or_fail(start: Callable[[Done], Any], done: Done) -> None:
-    try:
-        start(done)
-    except LockError as e:
-        done(e, 0)
-
-
-__all__: List[str] = ["Host", "HostOps", "Hosts", "LoopThread", "exception"]
+def pending_count() -> int:
+    """on_lost registrations of live hosts and of the fast path (a debugging aid for the tests)."""
+    blocking = sys.modules.get(__name__.rpartition(".")[0] + "._blocking")
+    return sum(len(h.lost_keys) for h in list(_all)) + (blocking.pending_count() if blocking else 0)

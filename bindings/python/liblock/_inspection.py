@@ -6,7 +6,7 @@ Imported on first use (``liblock.Inspection`` resolves lazily), so that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,18 @@ class NodeState:
 
 
 @dataclass(frozen=True)
+class Holder:
+    """One held permit of a counting semaphore (``Inspection.holders``)."""
+
+    slot: int
+    """The permit's slot, 0 to permits-1."""
+    owner: str
+    """Its holder's owner label; "" for none."""
+    validity: Optional[float]
+    """Seconds it certainly stays held; ``None`` without expiry."""
+
+
+@dataclass(frozen=True)
 class Inspection:
     """Whether a quorum holds a resource, for how long, and by whom (``Client.inspect``)."""
 
@@ -56,6 +68,13 @@ class Inspection:
     by another program."""
     nodes: Tuple[NodeState, ...]
     """Each node's answer, in node order."""
+    permits: int = 0
+    """A semaphore's inspection (``inspect(..., permits=N)``): N; 0 for a mutex."""
+    in_use: int = 0
+    """A semaphore's inspection: how many permits a quorum holds."""
+    holders: Tuple[Holder, ...] = ()
+    """A semaphore's inspection: the held permits, by slot (``held``, ``validity`` and
+    ``owner`` are then the first holder's)."""
 
 
 def _seconds(ms: int) -> Optional[float]:
@@ -63,27 +82,13 @@ def _seconds(ms: int) -> Optional[float]:
 
 
 def from_engine(held: int, validity_ms: int, owner: str,
-                nodes: Sequence[Tuple[int, str, int, str, int, str]]) -> Inspection:
+                nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
+                holders: Sequence[Tuple[int, str, int]] = ()) -> Inspection:
     """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``)."""
+    hs = tuple(Holder(slot=s, owner=o, validity=_seconds(v)) for s, o, v in holders)
     return Inspection(
         held=bool(held), validity=_seconds(validity_ms), owner=owner,
         nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),
                               owner=node_owner, ttl=_seconds(ttl_ms), error=cause or None)
-                    for n, addr, flags, node_owner, ttl_ms, cause in nodes))
-
-
-def from_json(obj: Dict[str, Any]) -> Inspection:
-    """From the C ABI's ``lock_inspect`` JSON (capi/liblock.h: the same fields in
-    milliseconds, ``ttl_ms`` -1 for none, ``error`` null when the node answered)."""
-    nodes: List[NodeState] = []
-    for n in obj.get("nodes") or []:
-        ttl_ms = n.get("ttl_ms", -1)
-        nodes.append(NodeState(node=int(n.get("node", len(nodes))), addr=str(n.get("addr", "")),
-                               locked=bool(n.get("locked", False)), holder=bool(n.get("holder", False)),
-                               owner=str(n.get("owner", "")),
-                               ttl=None if ttl_ms is None else _seconds(int(ttl_ms)),
-                               error=n.get("error") or None))
-    validity_ms = obj.get("validity_ms", 0)
-    return Inspection(held=bool(obj.get("held", False)),
-                      validity=None if validity_ms is None else _seconds(int(validity_ms)),
-                      owner=str(obj.get("owner", "")), nodes=tuple(nodes))
+                    for n, addr, flags, node_owner, ttl_ms, cause in nodes),
+        permits=permits, in_use=len(hs), holders=hs)

@@ -1,5 +1,6 @@
-"""Loading liblock.so through ctypes: lookup, ABI check, signatures, fork guard,
-and the one C callback trampoline shared by every asynchronous call.
+"""The native engine adapter: liblock.so through ctypes (lookup, ABI check, fork
+guard) and :class:`NativeEngine` over its ``lock_engine_new/step/free``, which the
+host (``_host``) drives as it drives liblock.wasm's.
 
 Nothing here loads the library at import time: :func:`lib` does it on first use.
 """
@@ -10,10 +11,9 @@ import ctypes
 import os
 import sys
 import threading
-import traceback
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint64, c_void_p
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ._errors import ForkedProcessError, LibraryError, error_for
 from ._files import search_path
@@ -21,9 +21,6 @@ from ._files import search_path
 from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
 from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
 LIB_NAME = "liblock.so"
-
-# void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err)
-CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, c_int32, c_uint64, c_char_p)
 
 _load_lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
@@ -84,54 +81,6 @@ def _fork_error() -> ForkedProcessError:
     )
 
 
-def _declare(dll: ctypes.CDLL) -> None:
-    u64p = POINTER(c_uint64)
-    errp = POINTER(c_void_p)  # char **err: kept as void* so that we can free it
-    sig = {
-        "lock_abi_version": (c_int32, []),
-        "lock_client_new": (c_int32, [c_char_p, u64p, errp]),
-        "lock_acquire": (c_int32, [c_uint64, c_char_p, c_int64, c_char_p, u64p, errp]),
-        "lock_extend": (c_int32, [c_uint64, c_int64, errp]),
-        "lock_release": (c_int32, [c_uint64, errp]),
-        "lock_free": (c_int32, [c_uint64]),
-        "lock_string_free": (None, [c_void_p]),
-        "lock_acquire_async": (
-            c_int32, [c_uint64, c_char_p, c_int64, c_char_p, CALLBACK, c_void_p, u64p, errp]),
-        "lock_extend_async": (c_int32, [c_uint64, c_int64, CALLBACK, c_void_p, errp]),
-        "lock_release_async": (c_int32, [c_uint64, CALLBACK, c_void_p, errp]),
-        "lock_cancel": (c_int32, [c_uint64]),
-        "lock_on_lost": (c_int32, [c_uint64, CALLBACK, c_void_p, errp]),
-        "lock_info": (c_int32, [c_uint64, errp, errp]),
-    }
-    for name, (restype, argtypes) in sig.items():
-        try:
-            fn = getattr(dll, name)
-        except AttributeError:
-            raise LibraryError(f"{_lib_path}: missing symbol {name}; rebuild with `make build`") from None
-        fn.restype = restype
-        fn.argtypes = argtypes
-
-
-_inspect_fn: Any = None
-
-
-def inspect_function() -> Any:
-    """lock_inspect (C ABI 1, added with inspect/re-entry/fencing): looked up on first
-    use, so that a liblock.so without it still serves everything else."""
-    global _inspect_fn
-    if _inspect_fn is None:
-        dll = lib()
-        try:
-            fn = dll.lock_inspect
-        except AttributeError:
-            raise LibraryError(f"{_lib_path}: missing symbol lock_inspect (an older liblock.so); "
-                               "rebuild it with `make build`") from None
-        fn.restype = c_int32
-        fn.argtypes = [c_uint64, c_char_p, POINTER(c_void_p), POINTER(c_void_p)]
-        _inspect_fn = fn
-    return _inspect_fn
-
-
 def lib() -> ctypes.CDLL:
     """The loaded library; loads it on first use. Raises in a forked child."""
     global _lib, _lib_path, _loaded_in_pid
@@ -160,7 +109,7 @@ def lib() -> ctypes.CDLL:
                 f"{path} has C ABI version {version}, but this liblock binding needs version "
                 f"{ABI_VERSION}; rebuild the library (`make build`) or install a matching binding")
         _lib_path = str(path)
-        _declare(dll)
+        dll.lock_string_free.restype, dll.lock_string_free.argtypes = None, [c_void_p]
         _loaded_in_pid = os.getpid()
         _lib = dll
         return dll
@@ -216,6 +165,8 @@ class NativeEngine:
     out_cap = ENGINE_OUT
 
     def __init__(self, config: bytes) -> None:
+        if _forked:
+            raise _fork_error()
         new, self._step, self._free = _engine_functions()
         out, err = c_uint64(), c_void_p()
         status = new(config, ctypes.byref(out), ctypes.byref(err))
@@ -253,104 +204,3 @@ def check(status: int, err: c_void_p) -> None:
     message = take_string(err)
     if status != 0:
         raise error_for(status, message)
-
-
-# ---------------------------------------------------------------- callbacks
-#
-# One CFUNCTYPE object for the life of the process (ctypes must keep it alive
-# while C may call it). user_data is never a Python object pointer: it is the
-# address of a 1-byte ctypes buffer owned by _pending, used as a key. (A small
-# integer would do for C, but the Go runtime rejects pointer-typed values below
-# 4096 it finds on a goroutine stack, so the key must look like real memory.)
-
-_pending: Dict[int, Tuple[Callable[[int, int, Optional[str]], None], Any]] = {}
-# RLocks: a finalizer (free_lock -> unregister) may run from a garbage collection
-# triggered on this very thread while the lock is held.
-_pending_lock = threading.RLock()
-
-
-def register(fn: Callable[[int, int, Optional[str]], None]) -> int:
-    anchor = ctypes.c_char()
-    key = ctypes.addressof(anchor)
-    entry = (fn, anchor)
-    with _pending_lock:
-        _pending[key] = entry
-    return key
-
-
-def unregister(key: int) -> None:
-    with _pending_lock:
-        _pending.pop(key, None)
-
-
-def take(key: int) -> Optional[Callable[[int, int, Optional[str]], None]]:
-    """Remove a registration and return its function (None if already gone)."""
-    with _pending_lock:
-        entry = _pending.pop(key, None)
-    return entry[0] if entry is not None else None
-
-
-def pending_count() -> int:
-    with _pending_lock:
-        return len(_pending)
-
-
-def _trampoline(user_data: Optional[int], status: int, handle: int, err: Optional[bytes]) -> None:
-    # Runs on a thread owned by the Go runtime. Must never raise into C.
-    try:
-        fn = take(user_data or 0)
-        if fn is None:
-            return
-        fn(status, handle, err.decode("utf-8", "replace") if err else None)
-    except BaseException:  # noqa: BLE001 - nothing may escape into C
-        try:
-            traceback.print_exc(file=sys.stderr)
-        except BaseException:  # noqa: BLE001
-            pass
-
-
-C_CALLBACK = CALLBACK(_trampoline)
-
-
-# ------------------------------------------------------------ handle counts
-
-_live = 0
-_live_lock = threading.RLock()
-
-
-def handle_opened() -> None:
-    global _live
-    with _live_lock:
-        _live += 1
-
-
-def handle_closed() -> None:
-    """Counterpart of :func:`handle_opened` (any backend)."""
-    global _live
-    with _live_lock:
-        _live -= 1
-
-
-def free_handle(handle: int) -> None:
-    """Finalizer-safe lock_free: a no-op after fork or when the library is gone."""
-    handle_closed()
-    if _forked or _lib is None or not handle:
-        return
-    try:
-        _lib.lock_free(handle)
-    except Exception:  # noqa: BLE001 - finalizers must not raise
-        pass
-
-
-def free_lock(handle: int, lost_key: List[int]) -> None:
-    """Finalizer of a Lock: drop its on_lost registration, then free the handle."""
-    key, lost_key[0] = lost_key[0], 0
-    if key:
-        unregister(key)
-    free_handle(handle)
-
-
-def live_handles() -> int:
-    """Handles created through this binding and not freed yet (a debugging aid)."""
-    with _live_lock:
-        return _live

@@ -149,6 +149,7 @@ LIMITS = {
     "owner": {"min": 0, "max": 128, "unit": "bytes", "c": "owner", "python": "owner", "python_unit": "bytes"},
     "token": {"min": 16, "max": 512, "unit": "bytes", "c": "token", "python": "token", "python_unit": "bytes"},
     "nodes": {"min": 1, "max": 64, "unit": "count", "c": "nodes", "python": "nodes", "python_unit": "count"},
+    "permits": {"min": 1, "max": 1024, "unit": "count", "c": "permits", "python": "permits", "python_unit": "count"},
     "node_timeout": {"min": 1, "max": 60000, "default": 50, "unit": "ms", "c": "node_timeout_ms", "python": "node_timeout", "python_unit": "s"},
     "drift_factor": {"min": 0, "max": 0.1, "default": 0.01, "unit": "factor", "c": "drift_factor", "python": "drift_factor", "python_unit": "factor"},
 }
@@ -171,6 +172,8 @@ LIMIT_TOKEN_MIN = 16
 LIMIT_TOKEN_MAX = 512
 LIMIT_NODES_MIN = 1
 LIMIT_NODES_MAX = 64
+LIMIT_PERMITS_MIN = 1
+LIMIT_PERMITS_MAX = 1024
 LIMIT_NODE_TIMEOUT_MIN = 1
 LIMIT_NODE_TIMEOUT_MAX = 60000
 LIMIT_NODE_TIMEOUT_DEFAULT = 50
@@ -507,16 +510,28 @@ def _dec_inspected_node(buf: Any, at: int) -> Tuple[Any, int]:
     return (node, addr, flags, owner, ttl_ms, cause,), at
 
 
+def _dec_inspected_holder(buf: Any, at: int) -> Tuple[Any, int]:
+    (slot,) = _S_I.unpack_from(buf, at)
+    at += 4
+    owner, at = read_str(buf, at)
+    (validity_ms,) = _S_q.unpack_from(buf, at)
+    at += 8
+    return (slot, owner, validity_ms,), at
+
+
 def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:
     """INSPECTED after its kind."""
     op, held, validity_ms = _S_QBq.unpack_from(buf, at)
     at += 17
     owner, at = read_str(buf, at)
     nodes, at = _read_list(buf, at, _dec_inspected_node)
+    (permits,) = _S_I.unpack_from(buf, at)
+    at += 4
+    holders, at = _read_list(buf, at, _dec_inspected_holder)
     (term,) = _S_q.unpack_from(buf, at)
     at += 8
     value, at = read_str(buf, at)
-    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes, term, value,), at
+    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes, permits, holders, term, value,), at
 
 
 def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:

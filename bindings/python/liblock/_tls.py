@@ -1,10 +1,9 @@
 """A client's TLS settings for its rediss:// nodes: an ``ssl.SSLContext`` of the
 caller's, or one built from redis-py-style file shortcuts (``ssl_ca_certs``,
-``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The asyncio host (both
-backends) and the wasm backend's synchronous API connect with them; the native
-backend's synchronous API runs in liblock.so's Go driver, which gets the file
-shortcuts as lock_client_new's ``tls_*`` keys (an ``SSLContext`` cannot cross to
-Go)."""
+``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The engine host
+connects with them; the native synchronous fast path (``_blocking``, liblock.so's Go
+driver) gets the file shortcuts as lock_client_new's ``tls_*`` keys, and is not used
+with an ``SSLContext``, which cannot cross to Go."""
 
 from __future__ import annotations
 
@@ -12,15 +11,6 @@ import ssl
 from typing import Any, Dict, Optional
 
 from ._errors import ArgumentTypeError, InvalidArgument
-
-# The message of the native backend's synchronous calls on a client made with
-# ssl_context= (see NativeBackend).
-SYNC_NATIVE_REFUSED = (
-    "ssl_context= cannot reach the native backend's synchronous API (acquire, lock, "
-    "inspect run in liblock.so's Go driver, which an ssl.SSLContext cannot cross to): "
-    "give the files as ssl_ca_certs=, ssl_certfile=, ssl_keyfile= (and ssl_server_name=), "
-    "use the *_async methods, or backend=\"wasm\" (a liblock.Node's ssl_context= too)")
-
 
 class TLS:
     """What a host needs to open a rediss:// connection."""

@@ -184,19 +184,32 @@ def pottery_aioredlock(urls: List[str]) -> Callable[[], Callable[[], Awaitable[N
     return make
 
 
-def raw_pair(client: liblock.Client) -> Callable[[int], None]:
-    """The same pair as bare ctypes calls: what the library itself costs."""
-    from ctypes import byref, c_uint64, c_void_p
+def raw_pair(nodes: List[str]) -> Callable[[int], None]:
+    """The same pair as bare ctypes calls of the C ABI's blocking functions (lock_acquire,
+    lock_release, lock_free on a lock_client_new client): what the binding's synchronous
+    native path cost before it ran on the engine host, less its Python objects."""
+    import ctypes
+    import json
+    from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint64, c_void_p
     from liblock import _lib
     dll = _lib.lib()
-    handle = client.handle
+    u64p, errp = POINTER(c_uint64), POINTER(c_void_p)
+    for name, args in (("lock_client_new", [c_char_p, u64p, errp]),
+                       ("lock_acquire", [c_uint64, c_char_p, c_int64, c_char_p, u64p, errp]),
+                       ("lock_release", [c_uint64, errp]), ("lock_free", [c_uint64])):
+        fn = getattr(dll, name)
+        fn.restype, fn.argtypes = c_int32, args
+    out, err = c_uint64(), c_void_p()
+    if dll.lock_client_new(json.dumps({"nodes": nodes, "node_timeout_ms": 500}).encode(), byref(out), byref(err)):
+        raise RuntimeError(ctypes.string_at(err.value).decode())
+    handle = out.value
 
     def pair(i: int) -> None:
         out, err = c_uint64(), c_void_p()
         if dll.lock_acquire(handle, b"bench:raw", 10000, None, byref(out), byref(err)) != 0:
-            raise RuntimeError(_lib.take_string(err))
+            raise RuntimeError(ctypes.string_at(err.value).decode())
         if dll.lock_release(out.value, byref(err)) != 0:
-            raise RuntimeError(_lib.take_string(err))
+            raise RuntimeError(ctypes.string_at(err.value).decode())
         dll.lock_free(out.value)
     return pair
 
@@ -289,13 +302,17 @@ def pairs(urls: List[str]) -> None:
         sha = conns[0].script_load(RELEASE)
         for r in conns[1:]:
             r.script_load(RELEASE)
-        with liblock.Client(nodes, node_timeout=0.5) as client, \
+        os.environ["LIBLOCK_NATIVE_SYNC"] = "host"  # a native client whose sync calls run on the one driver
+        hclient = liblock.Client(nodes, node_timeout=0.5)
+        del os.environ["LIBLOCK_NATIVE_SYNC"]
+        with liblock.Client(nodes, node_timeout=0.5) as client, hclient, \
                 liblock.Client(nodes, node_timeout=0.5, backend="wasm") as wclient:
             base_pair = redis_py_pair(conns, sha)
-            raw = raw_pair(client)
+            raw = raw_pair(nodes)
             variants: Dict[str, Callable[[int], List[int]]] = {
                 "sync": lambda n: timed(lambda i: client.acquire("bench:liblock", ttl=10.0, **ONE).release(), n),
                 "wasm sync": lambda n: timed(lambda i: wclient.acquire("bench:wasm", ttl=10.0, **ONE).release(), n),
+                "host sync": lambda n: timed(lambda i: hclient.acquire("bench:host", ttl=10.0, **ONE).release(), n),
                 "async": lambda n: timed_async(client, n),
                 "wasm async": lambda n: timed_async(wclient, n),
                 "redis-py": lambda n: timed(base_pair, n),
@@ -325,20 +342,25 @@ def pairs(urls: List[str]) -> None:
             drows.append(dict(res, n=n))
         rows.append((n, res["sync"], res["async"], res["raw"], res["redis-py"]))
         arows.append((n, res["async"], res["wasm async"], res.get("redis-py async"), res["pottery async"]))
-        wrows.append((n, res["sync"], res["wasm sync"], res["async"], res["wasm async"]))
+        wrows.append((n, res["sync"], res["wasm sync"], res["async"], res["wasm async"], res["host sync"]))
         for r in conns:
             r.close()
-    print(f"{'nodes':>5}  {'liblock sync':>12}  {'liblock asyncio':>15}  {'bare ctypes':>11}"
+    print(f"{'nodes':>5}  {'liblock sync':>12}  {'liblock asyncio':>15}  {'blocking C ABI':>14}  {'sync/C ABI':>10}"
           f"  {'redis-py':>8}  {'sync/redis-py':>13}   (medians, µs per pair)")
     for n, b, a, raw, r in rows:
-        print(f"{n:>5}  {b:>12.1f}  {a:>15.1f}  {raw:>11.1f}  {r:>8.1f}  {b / r:>12.2f}x")
+        print(f"{n:>5}  {b:>12.1f}  {a:>15.1f}  {raw:>14.1f}  {b / raw:>9.2f}x  {r:>8.1f}  {b / r:>12.2f}x")
     print("redis-py on 5 nodes talks to the nodes one after another (its sync API has no fan-out);"
-          " liblock asks all nodes at once.\n'bare ctypes' is the same pair as three ctypes calls"
-          " with no Lock object: the binding's own cost is the difference to 'liblock sync'.")
+          " liblock asks all nodes at once.\n'blocking C ABI' is the same pair as three bare ctypes calls of"
+          " liblock.so's blocking functions; 'liblock sync' is the binding's synchronous native path, the same"
+          " calls through _blocking.py with a Lock object.")
     print(f"\n{'nodes':>5}  {'native sync':>11}  {'wasm sync':>9}  {'wasm/native':>11}  {'native async':>12}"
-          f"  {'wasm async':>10}  {'wasm/native':>11}   (medians, µs per pair)")
-    for n, ns, ws, na, wa in wrows:
-        print(f"{n:>5}  {ns:>11.1f}  {ws:>9.1f}  {ws / ns:>10.2f}x  {na:>12.1f}  {wa:>10.1f}  {wa / na:>10.2f}x")
+          f"  {'wasm async':>10}  {'wasm/native':>11}  {'native sync, one driver':>23}  {'one driver/C ABI':>16}"
+          f"  {'wasm sync/one driver':>20}   (medians, µs per pair)")
+    for n, ns, ws, na, wa, hs in wrows:
+        print(f"{n:>5}  {ns:>11.1f}  {ws:>9.1f}  {ws / ns:>10.2f}x  {na:>12.1f}  {wa:>10.1f}  {wa / na:>10.2f}x"
+              f"  {hs:>23.1f}  {hs / ns:>15.2f}x  {ws / hs:>19.2f}x")
+    print("native sync: liblock.so's blocking C ABI (_blocking.py); 'one driver': the same calls on the engine"
+          " host's loop thread (LIBLOCK_NATIVE_SYNC=host), as wasm sync runs.")
     print(f"\n{'nodes':>5}  {'native async':>12}  {'wasm async':>10}  {'redis-py async Lock':>19}  {'native/redis-py':>15}"
           f"  {'pottery AIORedlock':>18}  {'native/pottery':>14}   (medians, µs per pair)")
     for n, na, wa, ra, pa in arows:

@@ -11,7 +11,6 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -44,22 +43,23 @@ class Server:
                 "--dir", str(self.dir), "--logfile", str(self.log), *args]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 15
-        while True:
+        from conftest import eventually
+
+        def up() -> bool:
             if self.proc.poll() is not None:
                 text = self.log.read_text(errors="replace") if self.log.exists() else ""
                 self.close()
                 raise ServerExited(f"redis-server {' '.join(args)} exited with {self.proc.returncode}: "
                                    f"{text.strip()[-600:]}")
             try:
-                if self.cmd("PING") == "PONG":
-                    return
+                return bool(self.cmd("PING") == "PONG")
             except (OSError, RuntimeError):
-                pass
-            if time.monotonic() > deadline:
-                self.close()
-                pytest.fail(f"redis-server {' '.join(args)} did not answer within 15 s")
-            time.sleep(0.02)
+                return False
+        try:
+            eventually(up, timeout=15, what=f"redis-server {' '.join(args)} to answer", interval=0.02)
+        except BaseException:
+            self.close()
+            raise
 
     def connect(self) -> Any:
         if self.unix is not None:

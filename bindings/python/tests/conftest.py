@@ -45,12 +45,15 @@ def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
         items[:] = keep
 
 
-def wait_until(pred: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01,
-               what: str = "condition") -> Any:
-    """Poll pred() until truthy or the deadline passes (then fail)."""
+def eventually(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
+               interval: float = 0.01) -> Any:
+    """The tests' one polling helper: cond() until truthy (its value is returned) or the
+    deadline passes (then the test fails naming ``what``). Every wait for a condition
+    goes through it (or its coroutine form, eventually_async): no fixed sleep stands in
+    for one."""
     deadline = time.monotonic() + timeout
     while True:
-        value = pred()
+        value = cond()
         if value:
             return value
         if time.monotonic() > deadline:
@@ -58,17 +61,17 @@ def wait_until(pred: Callable[[], Any], timeout: float = 10.0, interval: float =
         time.sleep(interval)
 
 
-async def settled(pred: Callable[[], Any], what: str = "condition", timeout: float = 10.0,
-                  interval: float = 0.01) -> Any:
-    """wait_until inside a coroutine: between polls it yields to the event loop, whose
+async def eventually_async(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
+                           interval: float = 0.01) -> Any:
+    """eventually inside a coroutine: between polls it yields to the event loop, whose
     liblock host must go on working (an async operation returns once a quorum has
     answered; the last node's write goes out when its connection opens, on this loop).
-    A blocking wait_until there would stall exactly what it waits for."""
+    A blocking poll there would stall exactly what it waits for."""
     import asyncio
 
     deadline = time.monotonic() + timeout
     while True:
-        value = pred()
+        value = cond()
         if value:
             return value
         if time.monotonic() > deadline:
@@ -77,14 +80,14 @@ async def settled(pred: Callable[[], Any], what: str = "condition", timeout: flo
 
 
 async def no_keys_left(cluster: "Cluster") -> None:
-    """no_keys inside a coroutine (see settled)."""
-    await settled(lambda: cluster.all_keys() == [], what="no key on any node")
+    """no_keys inside a coroutine (see eventually_async)."""
+    await eventually_async(lambda: cluster.all_keys() == [], what="no key on any node")
 
 
 def no_keys(cluster: "Cluster") -> None:
     """Wait until no node holds a key: an operation returns once a quorum has answered,
-    so the last nodes' commands may still be on their way (settled, with a deadline)."""
-    wait_until(lambda: cluster.all_keys() == [], what="no key on any node")
+    so the last nodes' commands may still be on their way (eventually_async, with a deadline)."""
+    eventually(lambda: cluster.all_keys() == [], what="no key on any node")
 
 
 def resp(port: int, *args: str, timeout: float = 2.0) -> Any:
@@ -172,11 +175,12 @@ class Cluster:
     def do(self, i: int, *args: str) -> Any:
         return resp(self.ports[i], *args)
 
-    def waiting(self, resource: str) -> bool:
-        """True when a client waits for resource: it listens for the key's releases on
-        every node, which an acquire does only once an attempt was refused (or it queued
-        behind another). Assumes one waiting client and no key prefix."""
-        return all(self.do(i, "PUBSUB", "NUMSUB", "liblock:released:" + resource)[1] == 1
+    def waiting(self, resource: str, engines: int = 1) -> bool:
+        """True when ``engines`` engines wait for resource: each listens for the key's
+        releases on every node, which an acquire does only once an attempt was refused (or
+        it queued behind another). A client has one engine for its synchronous calls and
+        one per event loop of its asyncio calls. Assumes no key prefix."""
+        return all(self.do(i, "PUBSUB", "NUMSUB", "liblock:released:" + resource)[1] == engines
                    for i in range(self.n))
 
     def reset(self) -> None:
@@ -254,7 +258,7 @@ def no_thread_leak() -> Iterator[None]:
     before = threading.active_count()
     yield
     gc.collect()
-    wait_until(lambda: threading.active_count() <= before, timeout=10,
+    eventually(lambda: threading.active_count() <= before, timeout=10,
                what=f"threads back to {before} (now {threading.active_count()}: "
                     f"{[t.name for t in threading.enumerate()]})")
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, free_port, no_keys, wait_until
+from conftest import BACKEND, Cluster, free_port, no_keys, eventually
 
 
 @pytest.mark.native_only
@@ -25,7 +25,7 @@ def test_acquire_release_keys_on_wire(c3: Cluster, client3) -> None:
     assert 0 < lock.validity <= 10.0
     # SET key token NX PX ttl on every node (the acquire returns once a quorum has
     # granted it: the last node's reply may still be on its way)
-    wait_until(lambda: [c3.do(i, "GET", "orders:42") for i in range(3)] == [lock.token] * 3,
+    eventually(lambda: [c3.do(i, "GET", "orders:42") for i in range(3)] == [lock.token] * 3,
                what="the key on every node")
     for i in range(3):
         assert 0 < c3.do(i, "PTTL", "orders:42") <= 10000
@@ -58,7 +58,7 @@ def test_not_acquired_and_wait(c3: Cluster, client3) -> None:
         client3.acquire("busy", ttl=2, wait=0.2)
     # the failed attempts left the holder's key untouched (polled: the holder's
     # acquire returned once a quorum granted; the third SET may be on its way)
-    wait_until(lambda: [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3,
+    eventually(lambda: [c3.do(i, "GET", "busy") for i in range(3)] == [lock.token] * 3,
                what="the holder's key on every node")
     # a waiter gets it once the holder releases
     got = []
@@ -85,7 +85,7 @@ def test_extend(c3: Cluster, client3) -> None:
     lock.extend(30.0)
     assert lock.validity > 10.0
     # decided once a quorum extended: the last node's PEXPIRE may still be on its way
-    wait_until(lambda: all(c3.do(i, "PTTL", "ext") > 10000 for i in range(3)), what="the extension on every node")
+    eventually(lambda: all(c3.do(i, "PTTL", "ext") > 10000 for i in range(3)), what="the extension on every node")
     lock.release()
 
 
@@ -105,8 +105,8 @@ def test_extend_and_release_after_overwrite_raise_lost(c3: Cluster, client3) -> 
 
 def test_expired_lock_is_lost(c1: Cluster, client1) -> None:
     lock = client1.acquire("short", ttl=1.5)
-    wait_until(lambda: lock.validity == 0.0, what="validity to run out")
-    wait_until(lambda: c1.all_keys() == [], what="key to expire")
+    eventually(lambda: lock.validity == 0.0, what="validity to run out")
+    eventually(lambda: c1.all_keys() == [], what="key to expire")
     with pytest.raises(liblock.LockLost):
         lock.extend(2)  # never re-acquires an expired lock
     assert c1.all_keys() == []
@@ -117,23 +117,23 @@ def test_expired_lock_is_lost(c1: Cluster, client1) -> None:
 def test_with_block_raises_lock_lost_on_exit(c1: Cluster, client1) -> None:
     with pytest.raises(liblock.LockLost):
         with client1.lock("w", ttl=1.5) as lock:
-            wait_until(lambda: c1.all_keys() == [], what="key to expire")
+            eventually(lambda: c1.all_keys() == [], what="key to expire")
     assert lock.released and lock.lost
     # configurable
     with client1.lock("w", ttl=1.5, raise_on_lost=False) as lock:
-        wait_until(lambda: c1.all_keys() == [], what="key to expire")
+        eventually(lambda: c1.all_keys() == [], what="key to expire")
     assert lock.lost
     # an exception from the body wins over LockLost
     with pytest.raises(KeyError):
         with client1.lock("w", ttl=1.5):
-            wait_until(lambda: c1.all_keys() == [], what="key to expire")
+            eventually(lambda: c1.all_keys() == [], what="key to expire")
             raise KeyError("body")
 
 
 def test_with_block_releases_on_exception(c3: Cluster, client3) -> None:
     with pytest.raises(RuntimeError):
         with client3.lock("exc", ttl=10):
-            wait_until(lambda: c3.all_keys() == ["exc"] * 3, what="the key on every node")
+            eventually(lambda: c3.all_keys() == ["exc"] * 3, what="the key on every node")
             raise RuntimeError("boom")
     no_keys(c3)
 
@@ -151,10 +151,10 @@ def test_with_block_not_acquired(client3) -> None:
 
 def test_lock_as_context_manager(c3: Cluster, client3) -> None:
     with client3.acquire("cm", ttl=10) as lock:
-        wait_until(lambda: c3.all_keys() == ["cm"] * 3, what="the key on every node")
+        eventually(lambda: c3.all_keys() == ["cm"] * 3, what="the key on every node")
     assert lock.released
     # the release ends on a quorum: the third node's delete may land just after
-    wait_until(lambda: c3.all_keys() == [], what="the key gone from every node")
+    eventually(lambda: c3.all_keys() == [], what="the key gone from every node")
 
 
 def test_double_release_is_lost_as_in_go_c_and_node(client3) -> None:
@@ -226,7 +226,7 @@ def test_close_while_another_thread_waits(c3: Cluster) -> None:
 
     t = threading.Thread(target=waiter)
     t.start()
-    wait_until(lambda: c3.waiting("blocked"), what="the acquire waits")
+    eventually(lambda: c3.waiting("blocked"), what="the acquire waits")
     client.close()
     t.join(20)
     assert not t.is_alive(), "a waiting acquire did not return when its client was closed"
@@ -258,7 +258,7 @@ except KeyboardInterrupt:
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == "waiting"
-        wait_until(lambda: c3.waiting("interrupt"), what="the child's acquire waits")
+        eventually(lambda: c3.waiting("interrupt"), what="the child's acquire waits")
         p.send_signal(signal.SIGINT)
         out, _ = p.communicate(timeout=20)
     finally:

@@ -9,18 +9,18 @@ import threading
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, no_keys_left, settled, wait_until
+from conftest import BACKEND, Cluster, no_keys, no_keys_left, eventually_async, eventually
 
 
 def test_async_with_and_methods(c3: Cluster, client3) -> None:
     async def main() -> None:
         async with client3.lock("a", ttl=10, wait=1) as lock:
             assert isinstance(lock, liblock.Lock)
-            await settled(lambda: c3.all_keys() == ["a"] * 3, what="the key on every node")
+            await eventually_async(lambda: c3.all_keys() == ["a"] * 3, what="the key on every node")
             await lock.extend_async(20)
             assert lock.validity > 10
         assert lock.released
-        await settled(lambda: c3.all_keys() == [], what="the key gone from every node")
+        await eventually_async(lambda: c3.all_keys() == [], what="the key gone from every node")
         lock = await client3.acquire_async("b", ttl=5)
         async with lock:
             pass
@@ -52,7 +52,7 @@ def test_async_errors(c3: Cluster, client3) -> None:
         with pytest.raises(liblock.LockLost):
             async with client3.lock("gone", ttl=1.5):
                 await asyncio.sleep(0)
-                await settled(lambda: "gone" not in c3.all_keys(), what="expiry")
+                await eventually_async(lambda: "gone" not in c3.all_keys(), what="expiry")
 
     asyncio.run(main())
 
@@ -77,7 +77,7 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
         holder = await client3.acquire_async("hot", ttl=30)
         tasks = [asyncio.ensure_future(client3.acquire_async("hot", ttl=10, wait=60))
                  for _ in range(1000)]
-        await settled(lambda: c3.waiting("hot"), what="the waiters wait")
+        await eventually_async(lambda: c3.waiting("hot"), what="the waiters wait")
         assert not any(t.done() for t in tasks)
         # a thousand waiters, no thread: every one is a future on this loop's host
         assert threading.active_count() == threads_before
@@ -85,24 +85,28 @@ def test_cancel_waiting_tasks_leaves_no_key(c3: Cluster) -> None:
             t.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
         assert all(isinstance(r, asyncio.CancelledError) for r in results)
-        await settled(lambda: c3.all_keys() == ["hot"] * 3, what="the key on every node")
+        await eventually_async(lambda: c3.all_keys() == ["hot"] * 3, what="the key on every node")
         assert [c3.do(i, "GET", "hot") for i in range(3)] == [holder.token] * 3
         await holder.release_async()
 
     asyncio.run(main())
     client3.close()
-    wait_until(lambda: c3.all_keys() == [], what="no key left")
+    eventually(lambda: c3.all_keys() == [], what="no key left")
 
 
 def test_wait_for_timeout_cancels_acquire(c3: Cluster, client3) -> None:
     async def main() -> None:
         holder = await client3.acquire_async("wf", ttl=30)
+        waiter = asyncio.ensure_future(asyncio.wait_for(client3.acquire_async("wf", ttl=10, wait=30), 0.5))
+        await eventually_async(lambda: c3.waiting("wf"), what="the acquire waits")
         with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(client3.acquire_async("wf", ttl=10, wait=30), 0.2)
+            await waiter
+        # the canceled acquire is over: its engine no longer listens for the key's release,
+        # so the release below wakes nobody and nothing takes the key later
+        await eventually_async(lambda: c3.waiting("wf", engines=0), what="the canceled waiter gone")
         await holder.release_async()
-        # the canceled acquire does not take the lock later
-        await asyncio.sleep(0.3)
         await no_keys_left(c3)
+        assert c3.waiting("wf", engines=0)
 
     asyncio.run(main())
 
@@ -120,7 +124,7 @@ def test_cancel_racing_success_leaves_no_key(c1: Cluster, client1) -> None:
             await lock.release_async()
 
     asyncio.run(main())
-    wait_until(lambda: c1.all_keys() == [], what="no key left after cancel races")
+    eventually(lambda: c1.all_keys() == [], what="no key left after cancel races")
 
 
 def test_close_client_cancels_pending(c3: Cluster) -> None:
@@ -129,7 +133,7 @@ def test_close_client_cancels_pending(c3: Cluster) -> None:
         holder = await holder_client.acquire_async("pend", ttl=30)
         client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
         task = asyncio.ensure_future(client.acquire_async("pend", ttl=10, wait=30))
-        await settled(lambda: c3.waiting("pend"), what="the acquire waits")
+        await eventually_async(lambda: c3.waiting("pend"), what="the acquire waits")
         client.close()
         with pytest.raises(liblock.Canceled) as e:
             await task

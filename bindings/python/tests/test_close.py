@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, List
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, no_keys_left, wait_until
+from conftest import BACKEND, Cluster, no_keys, no_keys_left, eventually
 
 BINDING = Path(__file__).resolve().parents[1]
 PREFIX = "liblock: the client is closed"
@@ -48,7 +48,7 @@ def test_every_sync_call_after_close_raises_client_closed(c3: Cluster) -> None:
     auto = client.acquire("closing-auto", ttl=30, auto_extend=True)
     done = client.acquire("closing-done", ttl=30)
     done.release()
-    wait_until(lambda: len(c3.all_keys()) == 6, what="two keys on every node")
+    eventually(lambda: len(c3.all_keys()) == 6, what="two keys on every node")
     client.close()
     no_keys(c3)  # close() released them
     for held in (lock, auto):
@@ -111,8 +111,8 @@ def test_context_manager_exits_quietly_after_close(c3: Cluster) -> None:
 
 
 async def no_keys_left_but(c: Cluster, n: int) -> None:
-    from conftest import settled
-    await settled(lambda: len(c.all_keys()) == n, what=f"{n} keys")
+    from conftest import eventually_async
+    await eventually_async(lambda: len(c.all_keys()) == n, what=f"{n} keys")
 
 
 def _run(code: str) -> subprocess.CompletedProcess:

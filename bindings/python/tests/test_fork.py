@@ -7,13 +7,12 @@ import multiprocessing
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, eventually
 
 BINDING = str(Path(__file__).resolve().parents[1])
 
@@ -31,16 +30,12 @@ def _in_fork(fn) -> str:
         os.write(w, out.encode())
         os._exit(0)
     os.close(w)
-    deadline = time.monotonic() + 20
-    while True:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung")
-        time.sleep(0.01)
+    try:
+        eventually(lambda: os.waitpid(pid, os.WNOHANG)[0], timeout=20, what="the forked child to exit")
+    except BaseException:  # it hung: kill it
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise
     with os.fdopen(r) as f:
         return f.read()
 
@@ -57,7 +52,7 @@ def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
     out = _in_fork(lambda: str(isinstance(liblock.ForkedProcessError("x"), liblock.LockError)))
     assert out == "True"
     # the parent is unaffected, and the child's exit did not release the parent's lock
-    wait_until(lambda: c3.all_keys() == ["fork"] * 3, what="the key on every node")
+    eventually(lambda: c3.all_keys() == ["fork"] * 3, what="the key on every node")
     lock.release()
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, no_keys_left, wait_until
+from conftest import BACKEND, Cluster, no_keys, no_keys_left, eventually
 
 BINDING = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def test_lock_object_acquire_release_locked_owned(c3: Cluster, client3) -> None:
     got = lk.acquire()
     assert got is lk.lock and bool(got)  # `if lk.acquire():` reads as with redis-py
     assert not got.released
-    wait_until(lambda: c3.all_keys() == ["habit"] * 3, what="the key on every node")
+    eventually(lambda: c3.all_keys() == ["habit"] * 3, what="the key on every node")
     assert lk.locked() is True and lk.owned() is True
     assert other.locked() is True and other.owned() is False  # held by someone else
     with pytest.raises(liblock.NotAcquired):  # where redis-py's acquire() returns False
@@ -165,7 +165,7 @@ def test_ctrl_c_in_a_waiting_acquire_is_a_plain_keyboard_interrupt(c3: Cluster, 
                          stderr=subprocess.PIPE, text=True)
     try:
         # the waiter listens for the release on every node once it waits
-        wait_until(lambda: all(c3.do(i, "PUBSUB", "NUMSUB", "liblock:released:ctrl-c")[1] == 1
+        eventually(lambda: all(c3.do(i, "PUBSUB", "NUMSUB", "liblock:released:ctrl-c")[1] == 1
                                for i in range(3)), what="the child waiting")
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=20)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, free_port, no_keys, wait_until
+from conftest import BACKEND, Cluster, free_port, no_keys, eventually
 
 MODES = ["sync", "async"]
 
@@ -38,13 +38,13 @@ FENCE_COUNTER = "\ufffdfence"  # key + 0xFF + "fence": each node's fence counter
 
 def no_lock_keys(c: Cluster) -> None:
     """No lock left on any node; fence counters stay (they never expire, by design)."""
-    wait_until(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
+    eventually(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
                what="no lock key on any node")
 
 
 def holds(c: Cluster, key: str, value: str) -> None:
     """Wait until every node holds value at key (an acquire returns once a quorum granted)."""
-    wait_until(lambda: [c.do(i, "GET", key) for i in range(c.n)] == [value] * c.n,
+    eventually(lambda: [c.do(i, "GET", key) for i in range(c.n)] == [value] * c.n,
                what=f"{key}={value} on every node")
 
 
@@ -170,7 +170,7 @@ def test_fenced_and_token_waits_in_the_main_thread(c3: Cluster, res: str) -> Non
             held = a.acquire(res, ttl=30.0, fence=True)
 
             def release_once_waited(held: liblock.Lock = held) -> None:
-                wait_until(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1],
+                eventually(lambda: [numsub(c3, i, res) for i in range(3)] == [1, 1, 1],
                            what="the main thread's acquire listening for releases")
                 held.release()
             t = threading.Thread(target=release_once_waited)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, wait_until
+from conftest import BACKEND, Cluster, no_keys, eventually
 
 BINDING = Path(__file__).resolve().parents[1]
 ROOT = BINDING.parents[1]
@@ -22,11 +22,11 @@ def test_dropped_lock_is_released(c3: Cluster, client3) -> None:
     base = liblock.live_handles()
     lock = client3.acquire("dropped", ttl=30)
     assert liblock.live_handles() == base + 1
-    wait_until(lambda: c3.all_keys() == ["dropped"] * 3, what="the key on every node")
+    eventually(lambda: c3.all_keys() == ["dropped"] * 3, what="the key on every node")
     del lock
     gc.collect()
     assert liblock.live_handles() == base
-    wait_until(lambda: c3.all_keys() == [], what="the finalizer to release the lock")
+    eventually(lambda: c3.all_keys() == [], what="the finalizer to release the lock")
 
 
 def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
@@ -34,11 +34,11 @@ def test_dropped_client_releases_its_locks(c3: Cluster) -> None:
     client = liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)
     locks = [client.acquire(f"c{i}", ttl=30, auto_extend=(i % 2 == 0)) for i in range(4)]
     assert liblock.live_handles() == base + 5
-    wait_until(lambda: len(c3.all_keys()) == 12, what="the keys on every node")
+    eventually(lambda: len(c3.all_keys()) == 12, what="the keys on every node")
     del client, locks
     gc.collect()
     assert liblock.live_handles() == base
-    wait_until(lambda: c3.all_keys() == [], what="finalizers to release the locks")
+    eventually(lambda: c3.all_keys() == [], what="finalizers to release the locks")
 
 
 def test_lock_keeps_its_client_alive(c1: Cluster) -> None:
@@ -64,23 +64,23 @@ def test_many_dropped_async_locks(c1: Cluster, client1) -> None:
             await client1.acquire_async(f"a{i}", ttl=30)  # dropped at once
 
     gc.collect()
-    base, pending = liblock.live_handles(), liblock._lib.pending_count()
+    base, pending = liblock.live_handles(), liblock._host.pending_count()
     asyncio.run(main())
     gc.collect()
     assert liblock.live_handles() == base
-    wait_until(lambda: c1.all_keys() == [], what="dropped async locks released")
-    assert liblock._lib.pending_count() == pending
+    eventually(lambda: c1.all_keys() == [], what="dropped async locks released")
+    assert liblock._host.pending_count() == pending
 
 
 def test_dropped_auto_extend_lock_unregisters_on_lost(c1: Cluster, client1) -> None:
     gc.collect()
-    pending = liblock._lib.pending_count()
+    pending = liblock._host.pending_count()
     lock = client1.acquire("ae", ttl=5, auto_extend=True, on_lost=lambda l: None)
-    assert liblock._lib.pending_count() == pending + 1
+    assert liblock._host.pending_count() == pending + 1
     del lock
     gc.collect()
-    assert liblock._lib.pending_count() == pending
-    wait_until(lambda: c1.all_keys() == [], what="released")
+    assert liblock._host.pending_count() == pending
+    eventually(lambda: c1.all_keys() == [], what="released")
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess:

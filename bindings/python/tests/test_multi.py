@@ -12,7 +12,7 @@ from typing import Any, List
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, no_keys, wait_until
+from conftest import BACKEND, Cluster, no_keys, eventually
 
 
 def client(c: Cluster) -> liblock.Client:
@@ -52,7 +52,7 @@ def test_release_wakes_a_waiting_list(c3: Cluster) -> None:
         got: List[Any] = []
         t = threading.Thread(target=lambda: got.append(b.acquire(["w:x", "w:y"], 5, wait=20)))
         t.start()
-        wait_until(lambda: c3.waiting("w:y"), what="the list waits for w:y")
+        eventually(lambda: c3.waiting("w:y"), what="the list waits for w:y")
         held.release()
         t.join(20)
         assert got and got[0].resources == ["w:x", "w:y"]
@@ -74,7 +74,7 @@ def test_async_list(c3: Cluster) -> None:
             assert got.resources == ["as:2", "as:3"]
             await got.release_async()
     asyncio.run(main())
-    wait_until(lambda: [k for k in c3.all_keys() if "fence" not in k] == [], what="no lock key")
+    eventually(lambda: [k for k in c3.all_keys() if "fence" not in k] == [], what="no lock key")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

@@ -27,12 +27,16 @@ def enc_error(err) -> bytes:  # noqa: ANN001 - the engine's side, for the vector
     return out
 
 
-def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes) -> bytes:  # noqa: ANN001
+def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes, permits: int = 0,  # noqa: ANN001
+                  holders=()) -> bytes:  # noqa: ANN001
     out = bytes([P.ACT_INSPECTED]) + struct.pack("<QBq", op, 1 if held else 0, validity_ms)
     out += _str(owner.encode()) + struct.pack("<H", len(nodes))
     for node, addr, flags, node_owner, ttl_ms, cause in nodes:
         out += struct.pack("<H", node) + _str(addr.encode()) + bytes([flags]) + _str(node_owner.encode())
         out += struct.pack("<q", ttl_ms) + _str(cause.encode())
+    out += struct.pack("<IH", permits, len(holders))  # protocol 3: a semaphore's permits and holders
+    for slot, h_owner, h_validity in holders:
+        out += struct.pack("<I", slot) + _str(h_owner.encode()) + struct.pack("<q", h_validity)
     return out
 
 
@@ -143,11 +147,13 @@ def test_issue13_actions_decoded() -> None:
     assert P.PROTOCOL_VERSION == 3 and not hasattr(P, "ACT_FENCE")
     raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
-           + enc_inspected(10, False, -1, "", []))
+           + enc_inspected(10, False, -1, "", [])
+           + enc_inspected(11, True, 900, "w", [], 3, [(2, "w", 900)]))
     assert P.decode(memoryview(raw)) == [
         (P.ACT_DONE, 3, 4, 17, 1, None),
-        (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes),
-        (P.ACT_INSPECTED, 10, 0, -1, "", []),
+        (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes, 0, []),
+        (P.ACT_INSPECTED, 10, 0, -1, "", [], 0, []),
+        (P.ACT_INSPECTED, 11, 1, 900, "w", [], 3, [(2, "w", 900)]),
     ]
     from liblock import _inspection
 
@@ -155,6 +161,8 @@ def test_issue13_actions_decoded() -> None:
     assert got.held and got.validity is None and got.owner == "w"
     assert [(n.locked, n.holder, n.ttl, n.error) for n in got.nodes] == [
         (True, True, 9.998, None), (True, False, None, None), (False, False, None, "dial tcp: connection refused")]
+    sem = _inspection.from_engine(1, 900, "w", [], 3, [(2, "w", 900)])
+    assert sem.permits == 3 and sem.in_use == 1 and sem.holders == (_inspection.Holder(2, "w", 0.9),)
 
 
 def test_issue13_codec_against_the_engine() -> None:

@@ -124,15 +124,7 @@ def test_private_ca_verifies(servers: Dict[str, TLSServer], certs: Path, api: st
 @pytest.mark.parametrize("api", APIS)
 def test_ssl_context_verifies(servers: Dict[str, TLSServer], certs: Path, api: str) -> None:
     ctx = ssl.create_default_context(cafile=str(certs / "ca.pem"))
-    with client(url(servers["plain"]), ssl_context=ctx) as c:
-        if api == "sync" and BACKEND == "native":
-            # liblock.so's Go driver cannot use a Python SSLContext: a clear refusal,
-            # not a connection that ignores it
-            with pytest.raises(liblock.InvalidArgument, match="ssl_context= cannot reach the native backend's synchronous API"):
-                take(c, api)
-            with pytest.raises(liblock.InvalidArgument, match="ssl_ca_certs="):
-                c.inspect("tls:ok")
-            return
+    with client(url(servers["plain"]), ssl_context=ctx) as c:  # every mode connects from Python
         take(c, api)
 
 
@@ -284,10 +276,6 @@ def test_per_node_replaces_the_client_settings(three: Dict[str, Server], certs: 
 def test_per_node_ssl_context(three: Dict[str, Server], certs: Path, api: str) -> None:
     b = liblock.Node(url(three["b"]), ssl_context=ssl.create_default_context(cafile=str(certs / "other-ca.pem")))
     with per_node(three, certs, url(three["a"]), b) as c:
-        if api == "sync" and BACKEND == "native":  # the client-level ssl_context's rule
-            with pytest.raises(liblock.InvalidArgument, match="cannot reach the native backend's synchronous API"):
-                take(c, api)
-            return
         i = acquire_inspect(c, api, "tls:pernode-ctx")
     assert [(n.holder, n.error) for n in i.nodes] == [(True, None)] * 3, i
 

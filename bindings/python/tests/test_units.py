@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, eventually
 
 URL = "redis://127.0.0.1:1"
 BINDING = Path(__file__).resolve().parents[1]
@@ -221,7 +221,7 @@ def test_release_twice_is_lost_in_every_form(c1: Cluster, client1) -> None:
 # ------------------------------------------------------------ import cost
 
 def _fresh(code: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("LIBLOCK_BACKEND",)}
+    env = {k: v for k, v in os.environ.items() if k not in ("LIBLOCK_BACKEND", "LIBLOCK_NATIVE_SYNC")}
     env["PYTHONPATH"] = str(BINDING)
     # -S: no site-packages .pth hooks, which import typing themselves on some systems
     p = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True,
@@ -233,7 +233,7 @@ def _fresh(code: str) -> str:
 def test_import_loads_nothing_heavy() -> None:
     out = _fresh("import sys, liblock\n"
                  "print(sorted(m for m in ('asyncio', 'typing', 'json', 'ctypes', 'pathlib', 'datetime',"
-                 " 'liblock._lib', 'liblock._wasm', 'liblock._native', 'liblock._backend')"
+                 " 'liblock._lib', 'liblock._wasm', 'liblock._host', 'liblock._driver', 'liblock._blocking')"
                  " if m in sys.modules))")
     assert out.strip() == "[]", out
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, settled, wait_until
+from conftest import BACKEND, Cluster, eventually_async, eventually
 
 PAIRS = 50
 WAIT_0 = {"wait": 0}
@@ -50,7 +50,7 @@ def _sync_run(c: Cluster, client: Any, kw: Dict[str, Any], in_thread: bool) -> D
         assert not t.is_alive()
     else:
         pairs()
-    wait_until(lambda: _released_all(c), what="every release counted")
+    eventually(lambda: _released_all(c), what="every release counted")
     return _stats(c)
 
 
@@ -79,7 +79,7 @@ def test_default_wait_sends_what_wait_0_sends_asyncio(c1: Cluster) -> None:
                 for _ in range(PAIRS):
                     lock = await client.acquire_async("acost", ttl=10, **kw)
                     await lock.release_async()
-                await settled(lambda: _released_all(c1), what="every release counted")
+                await eventually_async(lambda: _released_all(c1), what="every release counted")
                 return _stats(c1)
 
             await run(WAIT_0)  # connects and loads the release script

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import liblock
-from conftest import Cluster, wait_until
+from conftest import Cluster, eventually, eventually_async
 
 pytestmark = pytest.mark.wasm_only
 
@@ -108,8 +108,8 @@ def test_dropped_client_stops_its_driver(c1: Cluster) -> None:
     client.acquire("drop-drv", ttl=30, auto_extend=True)  # dropped at once: released later
     del client
     gc.collect()
-    wait_until(lambda: _drivers() == before, what="the driver to stop")
-    wait_until(lambda: c1.all_keys() == [], what="the lock released")
+    eventually(lambda: _drivers() == before, what="the driver to stop")
+    eventually(lambda: c1.all_keys() == [], what="the lock released")
 
 
 def test_close_with_pending_async_and_sync_acquires_leaves_no_key(c3: Cluster) -> None:
@@ -129,7 +129,8 @@ def test_close_with_pending_async_and_sync_acquires_leaves_no_key(c3: Cluster) -
 
     async def main() -> None:
         tasks = [asyncio.ensure_future(client.acquire_async("busy", ttl=5, wait=30)) for _ in range(20)]
-        await asyncio.sleep(0.2)
+        # every waiter waits: the sync call's engine and this loop's (one for its 20 tasks)
+        await eventually_async(lambda: c3.waiting("busy", engines=2), what="the acquires wait")
         held.release()  # the waiters race for it as the client closes
         client.close()
         results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -141,7 +142,7 @@ def test_close_with_pending_async_and_sync_acquires_leaves_no_key(c3: Cluster) -
     assert not t.is_alive()
     assert len(sync_result) == 1
     holder.close()
-    wait_until(lambda: c3.all_keys() == [], what="no key left by a closed client")
+    eventually(lambda: c3.all_keys() == [], what="no key left by a closed client")
 
 
 def test_forked_child_cannot_use_the_parents_client(c1: Cluster, client1) -> None:

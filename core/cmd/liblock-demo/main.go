@@ -1,7 +1,8 @@
 // Command liblock-demo tells liblock's seed story in Go against the nodes
 // in LIBLOCK_NODES (make demo starts three): ten workers contend for one
 // account and are served one at a time, and a second "nightly report" is
-// turned away while the first one runs.
+// turned away while the first one runs; then eight workers share three
+// permits to a rate-limited API (semaphore.go).
 package main
 
 import (
@@ -66,6 +67,9 @@ func main() {
 	_, err = client.Acquire(ctx, "nightly-report", 10*time.Second)
 	say("a second nightly report while one runs: not acquired = %v (%v)", errors.Is(err, core.ErrNotAcquired), err)
 	_ = lock.Release(ctx)
+	if err := semaphoreStory(ctx, client, say); err != nil {
+		fail(err)
+	}
 	if balance != 0 || maxInside.Load() != 1 {
 		fail(fmt.Errorf("the demo saw a broken invariant: balance %d, max holders %d", balance, maxInside.Load()))
 	}

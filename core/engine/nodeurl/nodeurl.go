@@ -9,6 +9,9 @@
 //	rediss://...                                             (the same over TLS)
 //	unix://[user[:password]@]/path/to/socket[?db=N][&options]
 //
+// A URL whose query has master_name is a Sentinel node instead, read as
+// go-redis's ParseFailoverURL reads it (failover.go).
+//
 // Options: db, client_name and skip_verify (rediss only) are read; the
 // other options go-redis knows (protocol, max_retries, the timeouts, the
 // pool sizes, ...) are checked as go-redis checks them and ignored;
@@ -36,6 +39,12 @@ type Spec struct {
 	Username, Password string
 	DB                 int
 	ClientName         string // ?client_name=
+	// A Sentinel node (failover.go): the master name and the sentinels to
+	// ask for its primary, with their own credentials. Empty for a plain
+	// node.
+	MasterName                         string
+	Sentinels                          []string // host:port, the URL's host first
+	SentinelUsername, SentinelPassword string
 }
 
 // Parse reads one node URL exactly as go-redis v9.23.0's redis.ParseURL
@@ -53,15 +62,20 @@ func Parse(raw string) (Spec, error) {
 // given, or "(malformed URL)" when url.Parse would refuse raw — for
 // messages and logs. (This is core.RedactURL's behaviour in the wasip1
 // build; the native build's net/url Redacted also re-escapes the rest.)
+// A Sentinel URL's password= option (the primary's password) is replaced
+// too.
 func Redact(raw string) string {
 	u, err := parseURL(raw)
 	if err != nil {
 		return "(malformed URL)"
 	}
-	if u.pwSpan[0] < 0 {
-		return raw
+	if u.pwSpan[0] >= 0 {
+		raw = raw[:u.pwSpan[0]] + "xxxxx" + raw[u.pwSpan[1]:]
 	}
-	return raw[:u.pwSpan[0]] + "xxxxx" + raw[u.pwSpan[1]:]
+	if _, ok := parseQuery(u.rawQuery)["master_name"]; ok {
+		raw = redactQueryPassword(raw) // a Sentinel URL's primary password (failover.go)
+	}
+	return raw
 }
 
 // parse is redis.ParseURL, its error message unscrubbed.
@@ -69,6 +83,9 @@ func parse(raw string) (Spec, error) {
 	u, err := parseURL(raw)
 	if err != nil {
 		return Spec{}, err
+	}
+	if _, ok := parseQuery(u.rawQuery)["master_name"]; ok {
+		return parseFailover(u)
 	}
 	switch u.scheme {
 	case "redis", "rediss":

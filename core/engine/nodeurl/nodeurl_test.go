@@ -34,6 +34,10 @@ func goRedis(raw string) (Spec, error) {
 // (Parse's scrubbed, parse's as go-redis wrote it).
 func sameAsGoRedis(t *testing.T, raw string) {
 	t.Helper()
+	if IsFailover(raw) {
+		sameAsGoRedisFailover(t, raw) // failover_test.go
+		return
+	}
 	want, wantErr := goRedis(raw)
 	got, err := parse(raw)
 	pub, pubErr := Parse(raw)

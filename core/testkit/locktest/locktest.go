@@ -71,6 +71,11 @@ func Of(newClient func(core.Config) (*core.Client, error)) Factory {
 
 type nativeClient struct{ *core.Client }
 
+// Inspect is core.Client.Inspect of the mutex (the scenarios' form).
+func (c nativeClient) Inspect(ctx context.Context, resource string) (*core.Inspection, error) {
+	return c.Client.Inspect(ctx, resource)
+}
+
 func (c nativeClient) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...core.AcquireOption) (Lock, error) {
 	l, err := c.Client.Acquire(ctx, resource, ttl, opts...)
 	if err != nil {

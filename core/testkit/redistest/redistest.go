@@ -81,6 +81,11 @@ type Node struct {
 	bin      string
 	password string
 
+	// extra are more server arguments (a replica's --replicaof), and
+	// sentinel makes the process a sentinel (sentinel.go).
+	extra    []string
+	sentinel *sentinelConf
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -223,6 +228,13 @@ func (n *Node) start() error {
 	if n.password != "" {
 		args = append(args, "--requirepass", n.password)
 	}
+	if n.sentinel != nil {
+		var err error
+		if args, err = n.sentinelArgs(); err != nil {
+			return err
+		}
+	}
+	args = append(args, n.extra...)
 	cmd := exec.Command(n.bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {

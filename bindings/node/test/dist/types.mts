@@ -1,7 +1,7 @@
 // Type-checked by scripts/test-dist.sh with `tsc --strict` (no skipLibCheck,
 // with the consumer's @types/node, no DOM lib unless the tsconfig adds it)
 // against the installed tarball, as an ES module. Never run.
-import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState } from 'liblock';
+import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState, type PermitHolder } from 'liblock';
 
 export async function use(nodes: string[]): Promise<number> {
   let client: Client;
@@ -32,9 +32,14 @@ export async function use(nodes: string[]): Promise<number> {
   const first: NodeState | undefined = seen.nodes[0];
   const cause: string | null = first ? first.error : null;
   const owner: string = client.owner + seen.owner;
+  const permit: Lock = await client.acquire('api', { ttl: 1000, permits: 3 }); // a counting semaphore's permit
+  const pool: Inspection = await client.inspect('api', { permits: 3 });
+  const holders: PermitHolder[] = pool.holders ?? [];
+  const inUse: number = (pool.inUse ?? 0) + holders.length + (holders[0]?.slot ?? 0);
+  await permit.release();
   await client.close();
   const errors: Array<typeof LockError> = [liblock.LoadError, liblock.NotAcquiredError, NotAcquiredError, liblock.LockLostError];
   const code: 'LOAD_FAILED' = new liblock.LoadError().code;
   if (reentered && validity === null && cause === null) return fence + owner.length;
-  return n + errors.length + code.length + liblock.ABI_VERSION + liblock.library().abiVersion + liblock.DEFAULT_WAIT;
+  return inUse + n + errors.length + code.length + liblock.ABI_VERSION + liblock.library().abiVersion + liblock.DEFAULT_WAIT;
 }

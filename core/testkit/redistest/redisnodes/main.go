@@ -31,6 +31,12 @@
 //
 // End of input stops every node too, so a test runner that dies takes its
 // nodes with it.
+//
+// With -sentinel, the nodes are a Sentinel deployment instead
+// (redistest.StartSentinel): node 0 the primary as started, nodes 1..n-1
+// its replicas, and 3 sentinels. Its node URL is LIBLOCK_SENTINEL_URL in
+// CMD's environment, and "sentinel_url" in the first JSON line; the
+// commands above act on the data nodes (kill 0 kills the first primary).
 package main
 
 import (
@@ -49,6 +55,9 @@ import (
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
+// sentinelURL is the Sentinel deployment's node URL (-sentinel), or "".
+var sentinelURL string
+
 type nodeInfo struct {
 	Index int    `json:"index"`
 	Port  int    `json:"port"`
@@ -59,6 +68,7 @@ type nodeInfo struct {
 func main() {
 	n := flag.Int("n", 3, "number of nodes")
 	dir := flag.String("dir", "", "directory for the nodes' data (default: a temporary one)")
+	sentinel := flag.Bool("sentinel", false, "start a Sentinel deployment: a primary, n-1 replicas, 3 sentinels")
 	flag.Parse()
 
 	if *dir != "" {
@@ -66,9 +76,30 @@ func main() {
 			fatal(err)
 		}
 	}
-	cluster, err := redistest.StartCluster(*n, *dir)
-	if err != nil {
-		fatal(err)
+	var cluster *redistest.Cluster
+	if *sentinel {
+		d := *dir
+		if d == "" {
+			var err error
+			if d, err = os.MkdirTemp("", "redisnodes-sentinel-"); err != nil {
+				fatal(err)
+			}
+			defer os.RemoveAll(d)
+		}
+		s, err := redistest.StartSentinelIn(d, *n-1, 3)
+		if err != nil {
+			fatal(err)
+		}
+		defer s.Close()
+		sentinelURL = s.URL()
+		// The commands act on the data nodes; closing them leaves the
+		// sentinels to s.Close (and to Pdeathsig on a signal).
+		cluster = &redistest.Cluster{Nodes: s.Data}
+	} else {
+		var err error
+		if cluster, err = redistest.StartCluster(*n, *dir); err != nil {
+			fatal(err)
+		}
 	}
 	defer cluster.Close()
 
@@ -98,7 +129,8 @@ func runCommand(c *redistest.Cluster, args []string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(),
 		"LIBLOCK_NODES="+strings.Join(c.URLs(), ","),
-		"LIBLOCK_NODE_PIDS="+strings.Join(pids, ","))
+		"LIBLOCK_NODE_PIDS="+strings.Join(pids, ","),
+		"LIBLOCK_SENTINEL_URL="+sentinelURL)
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -114,7 +146,11 @@ func runCommand(c *redistest.Cluster, args []string) int {
 
 func serve(c *redistest.Cluster) {
 	out := json.NewEncoder(os.Stdout)
-	_ = out.Encode(map[string]any{"nodes": infos(c)})
+	first := map[string]any{"nodes": infos(c)}
+	if sentinelURL != "" {
+		first["sentinel_url"] = sentinelURL
+	}
+	_ = out.Encode(first)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		fields := strings.Fields(in.Text())

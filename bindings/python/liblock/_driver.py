@@ -1,0 +1,140 @@
+"""A Client's engines (``Driver``), kept apart from the host so that a synchronous
+program on the native fast path never imports asyncio."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Dict, Optional
+
+from ._errors import ForkedProcessError, InvalidHandle, LockError
+
+_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+
+
+def check_fork(pid: int) -> None:
+    """Raise ForkedProcessError in a process forked from the one (``pid``) a client was made in."""
+    if os.getpid() != pid:
+        raise ForkedProcessError(
+            f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
+            "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
+            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
+            "child (on the native backend only if liblock.so was not loaded before the fork), or "
+            "use multiprocessing's 'spawn' or 'forkserver' start method.")
+
+
+class Driver:
+    """A Client's engines and hosts: the engine factory (``new_engine``: an adapter's
+    constructor with the client's config), the synchronous API's :class:`LoopThread`
+    (started by the first synchronous call) and one :class:`Host` per event loop of the
+    asyncio API (closed when its loop shuts down or the client closes). With the
+    synchronous native fast path (``new_blocking``: a ``_blocking.BlockingHost``), a
+    synchronous program never imports asyncio."""
+
+    def __init__(self, new_engine: Callable[[], Any], name: str, tls: Any,
+                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None) -> None:
+        self._new = new_engine
+        self._new_blocking = new_blocking  # the synchronous native fast path (_blocking)
+        self._blocking: Any = None
+        self.name = name
+        self.tls = tls
+        self.pid = os.getpid()
+        self.close_timeout = close_timeout
+        self._spare: Any = new_engine()  # made now: a bad config fails in Client()
+        self._thread: Any = None  # _host.LoopThread
+        self._hosts: Dict[Any, Any] = {}  # event loop -> _host.Host
+        self._mu = threading.Lock()
+        self.closed = False
+
+    def _engine(self) -> Any:  # under _mu
+        if self.closed:
+            raise InvalidHandle(_CLOSED_MESSAGE)
+        engine, self._spare = self._spare, None
+        return engine or self._new()
+
+    def sync_host(self) -> Any:
+        """The synchronous API's host: the fast path's, or the one on the loop thread
+        (started on first use)."""
+        check_fork(self.pid)
+        if self._blocking is not None:
+            return self._blocking
+        t = self._thread
+        if t is None:
+            with self._mu:
+                if self._new_blocking is not None:
+                    if self.closed:
+                        raise InvalidHandle(_CLOSED_MESSAGE)
+                    if self._blocking is None:
+                        self._blocking = self._new_blocking()
+                    return self._blocking
+                if self._thread is None:
+                    from ._host import LoopThread
+
+                    self._thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
+                t = self._thread
+        assert t.host is not None
+        return t.host
+
+    def async_host(self) -> Any:
+        """The host of the running loop (made on first use)."""
+        import asyncio
+
+        from ._host import Host
+
+        check_fork(self.pid)
+        loop = asyncio.get_running_loop()
+        host = self._hosts.get(loop)
+        if host is not None and host.engine is not None and not host.closing:
+            return host
+        with self._mu:
+            engine = self._engine()
+        host = Host(engine, loop, on_free=self._forget, tls=self.tls)
+        host.watch_loop_shutdown()
+        with self._mu:
+            dead = [h for h in self._hosts.values() if h.loop.is_closed()]
+            self._hosts[loop] = host
+        for h in dead:  # loops closed without shutting down their async generators
+            h.free()
+        return host
+
+    def _forget(self, host: Any) -> None:
+        with self._mu:
+            if self._hosts.get(host.loop) is host:
+                del self._hosts[host.loop]
+
+    def close(self) -> None:
+        """Close every host: the loop thread's and, from another thread, the asyncio
+        hosts' wait for CLOSED (bounded); on a host's own thread it starts closing
+        (releases continue on the loop). A forked child touches nothing."""
+        if os.getpid() != self.pid:
+            return
+        with self._mu:
+            if self.closed:
+                return
+            self.closed = True
+            thread, self._thread = self._thread, None
+            spare, self._spare = self._spare, None
+            hosts = list(self._hosts.values())
+            blocking, self._blocking = self._blocking, None
+        if blocking is not None:
+            blocking.close()
+        for host in hosts:
+            if host.engine is None:
+                continue
+            if host.loop.is_closed():
+                host.free()
+            elif threading.get_ident() == host.thread_id:
+                host.close()
+            else:
+                from ._host import submit
+
+                try:
+                    submit(host, host.close)
+                except LockError:
+                    continue
+                if host.loop.is_running():
+                    host.closed.wait(self.close_timeout)
+        if thread is not None:
+            thread.stop(self.close_timeout)
+        if spare is not None:
+            spare.free()

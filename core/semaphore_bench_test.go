@@ -1,0 +1,82 @@
+package core_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/redistest"
+)
+
+// BenchmarkContention: 10 contenders (one Client each, as processes would
+// be) on 3 nodes run 1 ms critical sections on one name, through the
+// mutex and through a 3-permit semaphore, for b.N sections in all. It
+// reports sections/s and the least share of sections a contender got,
+// relative to a fair share (1.0: perfectly even; issue 20 asks ≥ 0.08).
+func BenchmarkContention(b *testing.B) {
+	c := redistest.Start(b, 3)
+	for _, tc := range []struct {
+		name string
+		opts []core.AcquireOption
+	}{
+		{"mutex", nil},
+		{"semaphore3", []core.AcquireOption{core.Permits(3)}},
+		{"semaphore1", []core.AcquireOption{core.Permits(1)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			const contenders = 10
+			var clients []*core.Client
+			for range contenders {
+				cl, err := core.New(core.Config{Nodes: c.URLs()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				clients = append(clients, cl)
+			}
+			defer func() {
+				for _, cl := range clients {
+					_ = cl.Close()
+				}
+			}()
+			ctx := context.Background()
+			var left atomic.Int64
+			left.Store(int64(b.N))
+			counts := make([]int, contenders)
+			opts := append([]core.AcquireOption{core.Wait(30 * time.Second)}, tc.opts...)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for i, cl := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for left.Add(-1) >= 0 {
+						l, err := cl.Acquire(ctx, "contended-bench", 5*time.Second, opts...)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						time.Sleep(time.Millisecond) // the critical section
+						counts[i]++
+						if err := l.Release(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			least := counts[0]
+			for _, n := range counts {
+				least = min(least, n)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "sections/s")
+			b.ReportMetric(float64(least)/(float64(b.N)/contenders), "least-share")
+		})
+	}
+}
