@@ -208,7 +208,6 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
         { node: 1, addr: '127.0.0.1:2', locked: true, holder: false, owner: '', ttl: null, error: null },
         { node: 2, addr: '[::1]:3', locked: false, holder: false, owner: '', ttl: 0, error: 'dial tcp: connection refused' },
       ],
-      term: 0, value: '',
     }],
     [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
     [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
