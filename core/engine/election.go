@@ -300,6 +300,10 @@ func (e *Engine) endWatch(w *watchOp, err error) {
 	e.emit(Action{Kind: ActDone, Op: w.id, Err: err})
 }
 
+// watchRepeats is the simulation's negative control of the watches' checks
+// (sim_election_test.go): every inspection is reported, changed or not.
+// Never set outside tests.
+
 // closeWatches ends every watch (Close).
 func (e *Engine) closeWatches() {
 	for _, id := range sortedWatchIDs(e.watches) {
@@ -344,7 +348,7 @@ func (e *Engine) watchInspected(w *watchOp, in *Inspection, err error) {
 	}
 	next := w.poll
 	if err == nil && in != nil {
-		changed := !w.reported || in.Held != w.held || in.Term != w.term || in.Value != w.value
+		changed := !w.reported || in.Held != w.held || in.Term != w.term || in.Value != w.value || e.watchRepeats
 		// Terms only grow: an inspection that finds an older leader than
 		// one already reported ran into a stale minority and is not news.
 		if changed && !(in.Held && w.held && in.Term < w.term) {

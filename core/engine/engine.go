@@ -132,8 +132,10 @@ type Engine struct {
 	// first (multi.go).
 	multiWaiting []*acquireOp
 
-	// watches: the elections watched (election.go), nil until one is.
-	watches map[OpID]*watchOp
+	// watches: the elections watched (election.go), nil until one is;
+	// watchRepeats: a test's negative control (election.go).
+	watches      map[OpID]*watchOp
+	watchRepeats bool
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.

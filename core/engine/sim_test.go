@@ -281,7 +281,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 		return nil, err
 	}
 	s := &sim{seed: seed, profile: profile, cfg: cfg, rng: rng, chk: newChecker(), trace: trace,
-		callerTokens: map[string]bool{}, shared: map[string]bool{}}
+		callerTokens: map[string]bool{}, shared: map[string]bool{}, termValues: map[string]string{}}
 	// Fences hold "as long as no node loses its data": the runs compare
 	// them only across stretches without a loss (a crash without
 	// persistence), except the negative control, which shows the loss
