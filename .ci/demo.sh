@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 echo "== liblock demo on $LIBLOCK_NODES"
 go run ./core/cmd/liblock-demo
 
+echo; echo "== read-write lock: readers serve, the nightly report comes in as the writer"
+go run ./core/cmd/liblock-demo-rw
+
 echo; echo "== the liblock command: one cron job, two machines (build/liblock run --wait 0, like flock -n)"
 job='echo "  [$LIBLOCK_RESOURCE] report running, token ${LIBLOCK_TOKEN:0:8}…"; sleep 1; echo "  report done"'
 build/liblock run --ttl 10s --wait 0 nightly-report -- bash -c "$job" & first=$!

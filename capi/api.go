@@ -261,6 +261,7 @@ type lockInfo struct {
 	Released   bool   `json:"released"`
 	Fence      int64  `json:"fence"`     // 0 unless acquired with "fence"
 	Reentered  bool   `json:"reentered"` // acquired with "token" by re-entering a held lock
+	Mode       string `json:"mode"`      // "exclusive" (the mutex), "read" or "write"
 	// Resources: a multi-resource lock's set (the resource, then options
 	// "resources"); left out for a one-resource lock.
 	Resources []string `json:"resources,omitempty"`
@@ -279,7 +280,7 @@ func info(lo *lockObj) (string, *result) {
 		Resource: lo.l.Resource(), Key: lo.l.Key(), Token: lo.l.Token(),
 		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
 		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
-		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l),
+		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l), Mode: lo.l.Mode().String(),
 		Election: election, Value: value,
 	})
 	if e != nil {

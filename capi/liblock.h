@@ -69,11 +69,11 @@
  *
  *   Later releases add functions and JSON keys, never a changed meaning:
  *   the config keys "owner" and "wait_replicas" (and Sentinel node URLs,
- *   ?master_name=), the acquire option keys "token", "fence" and
- *   "resources", lock_info's "fence", "reentered" and "resources", and lock_inspect /
- *   lock_inspect_async with lock_inspect_callback; the acquire option key
- *   "permits" (counting semaphores) and lock_inspect_ex with its
- *   "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
+ *   ?master_name=), the acquire option keys "token", "fence", "resources",
+ *   "permits" (counting semaphores) and "mode" (read-write locks),
+ *   lock_info's "fence", "reentered", "resources" and "mode", lock_inspect /
+ *   lock_inspect_async with lock_inspect_callback, and lock_inspect_ex with
+ *   its "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
  */
@@ -297,6 +297,22 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
  *                      "resources" (not an array, empty, too many),
  *                      "resources[i]" (not a string, empty, too long, not
  *                      UTF-8, or a duplicate of an earlier one).
+ *       "mode"         "read" or "write"; default: the mutex. A side of
+ *                      the resource's READ-WRITE LOCK: any number of
+ *                      readers hold it together, never with its one
+ *                      writer. Its keys are its own (the key + byte 0xFF +
+ *                      "rw:w", ":r", ":i"), so the mutex of the same name
+ *                      is another lock. A writer waiting for readers
+ *                      ("wait_ms") leaves an intent on the nodes it
+ *                      reached that refuses new readers until it acquires
+ *                      or gives up: a stream of readers cannot starve it.
+ *                      Validity, lock_extend, "auto_extend",
+ *                      lock_on_lost, lock_release and lock_free work as
+ *                      for the mutex; with "fence", a writer's fence is
+ *                      greater than every earlier reader's and writer's.
+ *                      Anything but "read" or "write" (or "exclusive", the
+ *                      default), or "mode" with "token", is
+ *                      LOCK_INVALID_ARGUMENT naming mode.
  *   out_lock      receives the new lock handle on LOCK_OK; required.
  *   err           optional.
  *
@@ -450,11 +466,13 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
  * lock_info -- describes a lock as a JSON object, e.g.
  *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
  *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,
- *    "lost":false,"released":false,"fence":0,"reentered":false}
+ *    "lost":false,"released":false,"fence":0,"reentered":false,
+ *    "mode":"exclusive"}
  * validity_ms is what remains by the local monotonic clock (0 when expired,
  * lost or released). fence is the lock's fencing token (an integer >= 1)
  * when acquired with "fence", else 0. reentered is true when the acquire
- * (with "token") re-entered a lock that token already held. Readers should
+ * (with "token") re-entered a lock that token already held. mode is
+ * "exclusive" (the mutex), "read" or "write" (the acquire's "mode"). Readers should
  * ignore keys they do not know: later additions may add some.
  *
  *   lock       a lock handle.

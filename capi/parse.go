@@ -40,6 +40,12 @@ func coreOptions(o acquireOptions) []core.AcquireOption {
 	if o.Permits != 0 {
 		opts = append(opts, core.Permits(o.Permits))
 	}
+	switch o.Mode {
+	case core.ModeRead:
+		opts = append(opts, core.Read())
+	case core.ModeWrite:
+		opts = append(opts, core.Write())
+	}
 	return opts
 }
 

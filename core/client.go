@@ -80,7 +80,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err != nil {
 		return nil, err
 	}
-	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits}
+	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits, Mode: o.mode}
 	return c.acquire(ctx, req, strconv.Quote(resource))
 }
 
@@ -184,7 +184,7 @@ func (c *Client) newLock(id engine.LockID) *Lock {
 	l := &Lock{
 		c: c, id: id, resource: info.Resource, key: info.Key, token: info.Token,
 		ttl: info.TTL, autoExtend: info.AutoExtend, lost: make(chan struct{}),
-		fence: info.Fence, reentered: info.Reentered, resources: info.Resources, permits: info.Permits, slot: info.Slot,
+		fence: info.Fence, reentered: info.Reentered, resources: info.Resources, permits: info.Permits, slot: info.Slot, mode: info.Mode,
 	}
 	c.locks[id] = l
 	return l
@@ -204,7 +204,8 @@ const NoExpiry = engine.NoExpiry
 // certainly stays held, and the holder's owner label (Config.Owner), with
 // each node's answer, without taking it. ErrUnavailable means too many
 // nodes failed to tell. When ctx ends first it returns ctx's error. With
-// InspectPermits it inspects a semaphore instead (semaphore.go).
+// InspectPermits it inspects a semaphore instead (semaphore.go), with
+// InspectReadWrite a read-write lock (rwlock.go).
 func (c *Client) Inspect(ctx context.Context, resource string, opts ...InspectOption) (*Inspection, error) {
 	if ctx == nil {
 		return nil, invalidArg("ctx", "must not be nil")
@@ -219,8 +220,10 @@ func (c *Client) Inspect(ctx context.Context, resource string, opts ...InspectOp
 	_, ch, in, err := c.start(true, func() (engine.OpID, error) {
 		if ie, ok := c.eng.(interface {
 			InspectWith(engine.InspectRequest) (engine.OpID, error)
-		}); ok && req.Permits != 0 {
-			return ie.InspectWith(req) // a semaphore: engines that know InspectWith
+		}); ok && (req.Permits != 0 || req.Mode != engine.ModeExclusive) {
+			return ie.InspectWith(req) // a semaphore or read-write lock: engines that know InspectWith
+		} else if req.Permits != 0 || req.Mode != engine.ModeExclusive {
+			return 0, invalidArg("opts", "this engine inspects only mutexes")
 		}
 		return c.eng.Inspect(resource)
 	})

@@ -22,6 +22,7 @@ type Lock struct {
 	reentered  bool
 	permits    int // a semaphore's permit count (semaphore.go), 0 for a mutex
 	slot       int
+	mode       engine.LockMode
 	lost       chan struct{} // closed on loss
 
 	// Guarded by c.mu.

@@ -16,6 +16,7 @@ type acquireOptions struct {
 	fence      bool
 	permits    int  // Permits (semaphore.go)
 	permitsSet bool // Permits was given: 0 is then refused, not the mutex
+	mode       engine.LockMode // Read, Write (rwlock.go)
 }
 
 // Wait keeps retrying, with randomized backoff, for at most d while another
@@ -92,6 +93,7 @@ type AcquireSettings struct {
 	Fence      bool
 	// Permits: a semaphore's permit count (Permits), 0 for the mutex.
 	Permits int
+	Mode       engine.LockMode
 }
 
 // ReadAcquireOptions applies opts as Acquire does, without checking the
@@ -104,5 +106,5 @@ func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
 		}
 		opt(&o)
 	}
-	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits}, nil
+	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits, Mode: o.mode}, nil
 }

@@ -38,6 +38,7 @@ type InspectOption func(*inspectOptions)
 type inspectOptions struct {
 	permits    int
 	permitsSet bool
+	rw         bool // InspectReadWrite (rwlock.go)
 }
 
 // InspectPermits makes Inspect report on the semaphore of n permits on the
@@ -58,6 +59,12 @@ func inspectRequest(resource string, opts []InspectOption) (engine.InspectReques
 		opt(&o)
 	}
 	req := engine.InspectRequest{Resource: resource, Permits: o.permits}
+	if o.rw {
+		req.Mode = engine.ModeWrite // either side names the read-write lock
+		if o.permitsSet {
+			return req, invalidArg("opts", "InspectPermits and InspectReadWrite name two different locks")
+		}
+	}
 	if o.permitsSet {
 		if err := engine.CheckPermits(o.permits); err != nil {
 			return req, err

@@ -132,6 +132,13 @@ export interface AcquireOptions {
    * long as no node loses its data. One more round trip. Not with `token`.
    */
   fence?: boolean;
+  /**
+   * 'read' or 'write': a reader or the writer of the resource's read-write
+   * lock instead of its mutex (any number of readers together, or one
+   * writer; a waiting writer blocks new readers, so readers cannot starve
+   * it). Its keys are its own. Not with `token`. Default: the mutex.
+   */
+  mode?: LockMode;
   /** Cancels a pending acquire (CanceledError); no key is left behind. */
   signal?: LockAbortSignal;
   /**
@@ -144,11 +151,19 @@ export interface AcquireOptions {
   permits?: number;
 }
 
+/** What a lock holds: the mutex, or a side of the read-write lock. */
+export type LockMode = 'exclusive' | 'read' | 'write';
+
 export interface InspectOptions {
   /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
   signal?: LockAbortSignal;
   /** Inspect the counting semaphore of this many permits (1..1024) instead of the mutex. */
   permits?: number;
+  /**
+   * 'read' or 'write': inspect the resource's read-write lock: `held`,
+   * `validity` and `owner` then describe its writer.
+   */
+  mode?: LockMode;
 }
 
 /** One node's answer in an Inspection. */
@@ -336,6 +351,8 @@ export class Lock implements AsyncDisposable {
   readonly token: string;
   /** The fencing token (acquire's `fence: true`), strictly increasing per resource; 0 when not asked for. */
   readonly fence: number;
+  /** 'exclusive' (the mutex), or 'read' / 'write' (acquire's `mode`). */
+  readonly mode: LockMode;
   /** Whether this acquire re-entered a lock its `token` already held on a quorum. */
   readonly reentered: boolean;
   readonly autoExtend: boolean;

@@ -11,6 +11,7 @@
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 const election = require('./lib/election');
 
@@ -192,6 +193,11 @@ class Lock {
    * lock's key is shared with that holder: releasing either frees both.
    */
   get reentered() { return this.#st.reentered; }
+  /**
+   * What this lock holds: 'exclusive' (the mutex), or 'read' or 'write' (a
+   * reader or the writer of the resource's read-write lock: acquire's `mode`).
+   */
+  get mode() { return MODE_NAMES[this.#st.mode || 0]; }
   /** Whether the engine extends this lock in the background. */
   get autoExtend() { return this.#st.autoExtend; }
   /** Whether release() completed (held or not). */
@@ -347,8 +353,8 @@ function tlsArg(v, name = 'tls') {
   return out;
 }
 const BACKENDS = ['native', 'wasm'];
-const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'signal', 'permits'];
-const INSPECT_OPTIONS = ['signal', 'permits'];
+const ACQUIRE_OPTIONS = ['ttl', 'wait', 'autoExtend', 'token', 'fence', 'mode', 'signal', 'permits'];
+const INSPECT_OPTIONS = ['signal', 'permits', 'mode'];
 const MAX_PERMITS = LIMITS.permits.max;
 
 /**
@@ -448,8 +454,10 @@ class Client {
    * one, and re-enters the lock that token already holds (Lock#reentered).
    * `permits: N` (1..1024) takes one permit of the counting semaphore of N
    * permits on `resource` instead of its mutex (README.md, "Semaphore").
+   * `mode: 'read'` or `'write'` takes a reader or the writer of the
+   * resource's read-write lock instead of its mutex (not with `token`).
    * @param {string} resource
-   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal, permits?: number}} options
+   * @param {{ttl: number, wait?: number, autoExtend?: boolean, token?: string, fence?: boolean, signal?: AbortSignal, permits?: number, mode?: 'read' | 'write'}} options
    * @returns {Promise<Lock>}
    */
   acquire(resource, options) {
@@ -488,6 +496,8 @@ class Client {
       if (set && token !== undefined) {
         throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
       }
+      const mode = modeArg(options.mode, token);
+      if (mode && set) throw badArg('mode', 'not with a list of resources (a read-write lock is on one resource)');
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
@@ -498,9 +508,12 @@ class Client {
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.
-      // A semaphore's permit count rides in the same kind object as a set's
-      // resources (the engine refuses the two together, naming permits).
-      const kindArg = permits === undefined ? set : { ...(set || {}), permits };
+      // A semaphore's permit count, a read-write lock's mode and a set's
+      // resources all ride in Host's `kind` (the engine refuses the
+      // combinations it does not take, naming them).
+      let kindArg = set;
+      if (permits !== undefined) kindArg = { ...(kindArg || {}), permits };
+      if (mode) kindArg = { ...(kindArg || {}), mode };
       return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {
       return Promise.reject(e);
@@ -532,9 +545,14 @@ class Client {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
       const permits = permitsArg(options ? options.permits : undefined);
+      const mode = modeArg(options ? options.mode : undefined, undefined);
+      if (permits !== undefined && mode) throw badArg('mode', 'not with permits (a semaphore and a read-write lock are two different locks)');
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      return host.inspect(resource, signal, permits === undefined ? undefined : { permits });
+      let kindArg;
+      if (permits !== undefined) kindArg = { permits };
+      else if (mode) kindArg = { mode };
+      return host.inspect(resource, signal, kindArg);
     } catch (e) {
       return Promise.reject(e);
     }

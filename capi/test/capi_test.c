@@ -2733,6 +2733,96 @@ static void test_semaphore(void) {
 	CHECK(lock_free(b) == LOCK_OK, "free");
 }
 
+/* ---------- read-write locks ("mode") ---------- */
+
+/* rw_nodes_with counts the live nodes where key exists (any type). */
+static int rw_nodes_with(const char *key) {
+	int n = 0;
+	char out[256];
+	for (int i = 0; i < nnodes; i++) {
+		if (node_frozen[i] || node_dead[i])
+			continue;
+		const char *argv[] = {"EXISTS", key};
+		if (rcmd(i, out, sizeof out, 2, argv) == 0 && strncmp(out, ":1", 2) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* rw_settled polls rw_nodes_with until it is want, for up to 2 s. */
+static int rw_settled(const char *key, int want) {
+	int n;
+	POLL_UNTIL((n = rw_nodes_with(key)) == want, 2000);
+	return n;
+}
+
+/* err_names reports whether an error message names arg ("...: mode: ..."). */
+static int err_names(const char *err, const char *arg) {
+	char pat[64];
+	snprintf(pat, sizeof pat, "%s: ", arg);
+	return err != NULL && strstr(err, pat) != NULL;
+}
+
+static void test_rwlock(void) {
+	uint64_t c = new_client("rw:"), r1 = 0, r2 = 0, w = 0, x = 0, h = 0;
+	char *err = NULL, buf[512];
+	const char *wkey = "rw:doc\xffrw:w", *rkey = "rw:doc\xffrw:r";
+	/* two readers together; the writer is refused meanwhile */
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\"}", &r1, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\",\"auto_extend\":true}", &r2, &err), LOCK_OK, &err);
+	info_field(r1, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "read") == 0, "mode %s", buf);
+	CHECK(rw_settled(rkey, nnodes) == nnodes, "the readers' set is on every node");
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"write\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK(rw_nodes_with(wkey) == 0, "the refused writer left no key");
+	/* the mutex of the same name is another lock */
+	CHECK_ST(lock_acquire(c, "doc", 10000, NULL, &x, &err), LOCK_OK, &err);
+	info_field(x, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "exclusive") == 0, "mutex mode %s", buf);
+	CHECK(lock_free(x) == LOCK_OK, "free");
+	/* a waiting writer gets it once both readers are gone */
+	done_t d;
+	done_init(&d);
+	CHECK_ST(lock_acquire_async(c, "doc", 10000, "{\"mode\":\"write\",\"wait_ms\":5000,\"fence\":true}", on_done, &d, &h, &err), LOCK_OK, &err);
+	CHECK_ST(lock_extend(r1, 10000, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(r1, &err), LOCK_OK, &err);
+	CHECK(calls_of(&d) == 0, "the writer waits for the second reader");
+	CHECK_ST(lock_release(r2, &err), LOCK_OK, &err);
+	CHECK(wait_done(&d, 5000 + (int)bound_ms()) == 1 && d.status == LOCK_OK, "the writer: status %d %s", d.status, d.err);
+	w = d.handle;
+	info_field(w, "mode", buf, sizeof buf);
+	CHECK(strcmp(buf, "write") == 0, "mode %s", buf);
+	info_field(w, "fence", buf, sizeof buf);
+	CHECK(atol(buf) >= 1, "fence %s", buf);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"read\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"write\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
+	CHECK_ST(lock_release(w, &err), LOCK_OK, &err);
+	CHECK(rw_settled(wkey, 0) == 0 && rw_settled(rkey, 0) == 0 && rw_settled("rw:doc\xffrw:i", 0) == 0, "no key left");
+	CHECK(lock_free(r1) == LOCK_OK && lock_free(r2) == LOCK_OK && lock_free(w) == LOCK_OK, "free");
+	done_destroy(&d);
+
+	/* bad input: each names mode, nothing is left */
+	static const char *bad[] = {
+	    "{\"mode\":\"bogus\"}", "{\"mode\":\"READ\"}", "{\"mode\":1}", "{\"mode\":null}", "{\"mode\":[\"read\"]}",
+	    "{\"mode\":\"read\",\"token\":\"0123456789abcdef\"}", "{\"token\":\"0123456789abcdef\",\"mode\":\"write\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int32_t st = lock_acquire(c, "bad", 1000, bad[i], &x, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err_names(err, "mode"), "%s: status %d err %s", bad[i], st, err ? err : "(null)");
+		lock_string_free(err);
+		err = NULL;
+		done_t d2;
+		done_init(&d2);
+		st = lock_acquire_async(c, "bad", 1000, bad[i], on_done, &d2, &h, &err);
+		CHECK(st == LOCK_INVALID_ARGUMENT && err_names(err, "mode") && calls_of(&d2) == 0, "async %s: status %d err %s", bad[i], st, err ? err : "(null)");
+		lock_string_free(err);
+		err = NULL;
+		done_destroy(&d2);
+	}
+	CHECK(rw_nodes_with("rw:bad\xffrw:w") == 0 && rw_nodes_with("rw:bad\xffrw:r") == 0 && rw_nodes_with("rw:bad") == 0, "bad input left nothing");
+	CHECK(lock_free(c) == LOCK_OK, "free client");
+}
+
 /* ----- multi-resource locks: options "resources" ----- */
 
 static void test_multi(void) {
@@ -2941,6 +3031,7 @@ int main(void) {
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
 	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"semaphore", test_semaphore}, {"elect", test_elect}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
 	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
+	    {"rwlock", test_rwlock},
 	};
 	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -26,6 +26,13 @@ type acquireOp struct {
 	fence      bool
 	permits    int // a semaphore's permit count, 0 for a mutex (key is then SemKey)
 	slot       int // the slot a semaphore's next attempt prefers
+	// mode: a read-write lock's reader or writer (rwlock.go); intentID: a
+	// waiting writer's; intentLeft: an attempt was sent, which may leave it
+	// on a node; intentSeen: a node answered that it did.
+	mode       LockMode
+	intentID   string
+	intentLeft bool
+	intentSeen bool
 	// A multi-resource acquire's set (multi.go), nil for a mutex; resource
 	// is then the set's label in errors.
 	resources, keys, fenceKeys []string
@@ -124,6 +131,8 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	px := o.ttl.Milliseconds()
 	for _, n := range e.nodes {
 		switch {
+		case o.mode != ModeExclusive:
+			e.sendScript(n, a, rwAcquireScript, o.key, a.token, e.rwArgs(o, px))
 		case o.keys != nil:
 			e.sendAcquireMulti(n, a)
 		case o.token != "":
@@ -150,9 +159,10 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
-	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.keys != nil) && r.Int < 0:
+	case r.Nil, o.token != "" && r.Int == 0, (o.fence || o.keys != nil || o.mode != ModeExclusive) && r.Int < 0:
 		a.state[i] = refused
 		a.refused++
+		o.rwRefused(r)
 		if o.keys != nil {
 			a.multiRefused(r.Int)
 		}
@@ -256,7 +266,7 @@ func (e *Engine) cleanup(a *attempt) {
 	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
-			e.sendScript(n, discard{}, releaseScriptOf(a.op.elect), a.op.key, a.token, id)
+			e.sendScript(n, discard{}, releaseScriptFor(a.op.mode, a.op.elect), a.op.key, a.token, id)
 		}
 	}
 }
@@ -290,7 +300,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		// came before the subscription took is found by the first poll,
 		// minRetryDelay away. Again after a pub/sub connection was lost.
 		e.subscribe(o.key)
-		if until := e.heldHere(o.key); until > 0 && o.permits == 0 {
+		if until := e.heldFor(o); until > 0 && o.permits == 0 {
 			// This engine holds the key: the lock's release, loss or
 			// expiry wakes the oldest waiter, and a poll before then
 			// could only fail.
@@ -304,6 +314,7 @@ func (e *Engine) attemptFailed(a *attempt, err error) {
 		o.timerGen++
 		e.timers.push(o.waitUntil, o, o.timerGen)
 	}
+	e.rwWaiting(o)
 }
 
 // backoff arms the oldest waiter's next poll. Only the oldest local waiter
@@ -341,7 +352,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
-		resources: o.resources, keys: o.keys, elect: o.elect,
+		resources: o.resources, keys: o.keys, mode: o.mode, elect: o.elect,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
@@ -372,6 +383,7 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 		e.cleanup(a)
 	}
 	o.att = nil
+	e.rwFinished(o)
 	if o.keys != nil {
 		e.multiDone(o)
 	}
@@ -420,6 +432,8 @@ func (e *Engine) unqueue(o *acquireOp, heldUntil time.Duration) {
 	e.waiters[o.key] = q
 	switch next := q[0]; {
 	case !wasOldest:
+	case heldUntil > 0 && rwShares(o, next):
+		e.wakeOne(next) // a reader took it: the next reader may too
 	case heldUntil > 0 && next.att == nil && !next.woken && o.permits == 0:
 		// (A semaphore's other permits may be free: the next waiter tries
 		// at once.)

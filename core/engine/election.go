@@ -78,18 +78,20 @@ var (
 	electReleaseScript = &script{src: electReleaseSrc, sha: ElectReleaseSHA, bit: 1 << 30}
 )
 
-func releaseScriptOf(elect bool) *script {
+// releaseScriptFor and extendScriptFor: a lock's release and extend
+// scripts: the election's, or its mode's (rwlock.go).
+func releaseScriptFor(m LockMode, elect bool) *script {
 	if elect {
 		return electReleaseScript
 	}
-	return releaseScript
+	return releaseFor(m)
 }
 
-func extendScriptOf(elect bool) *script {
+func extendScriptFor(m LockMode, elect bool) *script {
 	if elect {
 		return electExtendScript
 	}
-	return extendScript
+	return extendFor(m)
 }
 
 func fenceScriptOf(elect bool) *script {

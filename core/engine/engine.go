@@ -337,7 +337,13 @@ func (r InspectRequest) Validate() error {
 		if err := CheckElectionName(r.Resource); err != nil {
 			return err
 		}
-		return checkKind(r.Permits, r.Mode, nil)
+		switch {
+		case r.Permits != 0:
+			return invalidArg("permits", "not with an election")
+		case r.Mode != ModeExclusive:
+			return invalidArg("mode", "not with an election")
+		}
+		return nil
 	}
 	if err := CheckResource(r.Resource); err != nil {
 		return err
@@ -357,8 +363,12 @@ func checkKind(permits int, mode LockMode, resources []string) error {
 		}
 	}
 	switch {
-	case mode != ModeExclusive:
-		return invalidArg("mode", "read-write locks are not supported by this engine yet")
+	case mode > ModeWrite:
+		return invalidArg("mode", "must be read, write or the mutex (exclusive), got "+mode.String())
+	case mode != ModeExclusive && permits != 0:
+		return invalidArg("mode", "a read-write lock has no permits: not with permits")
+	case mode != ModeExclusive && len(resources) > 0:
+		return invalidArg("mode", "a read-write lock is of one resource, not of a multi-resource lock's set")
 	}
 	return nil
 }
@@ -382,6 +392,9 @@ func (r AcquireRequest) Validate() error {
 		case r.Token != "" && r.Fence:
 			return invalidArg("fence", "not with a caller's token")
 		}
+	}
+	if err := checkMode(r); err != nil {
+		return err
 	}
 	if err := CheckTTL(r.TTL); err != nil {
 		return err
@@ -409,6 +422,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	}
 	if r.Permits > 0 {
 		op.permits, op.key = r.Permits, SemKey(op.key, r.Permits)
+	}
+	if r.Mode != ModeExclusive {
+		e.rwInit(op, r.Mode)
 	}
 	e.ops[op.id] = op
 	if r.Election {
@@ -530,6 +546,7 @@ type LockInfo struct {
 	Reentered            bool  // the caller's token already held the resource on a quorum
 	Permits              int   // a semaphore's permit count (0: a mutex)
 	Slot                 int   // a permit's slot (Key is then its semaphore's SemKey)
+	Mode                 LockMode
 
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
@@ -550,7 +567,7 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 	info := LockInfo{
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
-		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot,
+		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot, Mode: l.mode,
 	}
 	if l.elect {
 		tok, val, _, _ := splitElected(l.token)

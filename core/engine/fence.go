@@ -49,6 +49,10 @@ func (e *Engine) startFencing(a *attempt) {
 // accept it, and its counter only goes up.
 func (e *Engine) sendFence(f *fenceRound, i int) {
 	f.sent++
+	if f.a.op.mode != ModeExclusive {
+		e.sendRWFence(f, i)
+		return
+	}
 	if f.a.op.keys != nil {
 		e.sendFenceMulti(f, i)
 		return

@@ -33,6 +33,10 @@ type Inspection struct {
 	Permits int
 	InUse   int
 	Holders []Holder
+	// Readers: for a read-write lock (InspectRequest.Mode), the readers
+	// that hold it on a quorum, by token; Held, Validity and Owner are then
+	// its writer's, and Nodes' its writer key's (rwlock.go).
+	Readers []ReaderState
 	// Term and Value: an election's leader's term and value (election.go).
 	Term  int64
 	Value string
@@ -62,6 +66,7 @@ type inspectOp struct {
 	answered int
 	permits  int         // a semaphore's inspection (InspectPermits)
 	sem      *semInspect // its slots per node
+	rw       *rwInspect  // a read-write lock's readers, per node
 	// elect: an election's inspection; watch: the watch it is for.
 	elect bool
 	watch *watchOp
@@ -96,8 +101,12 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: key, start: e.now, elect: r.Election,
 		values: make([]string, n), has: make([]bool, n), ttls: make([]time.Duration, n), errs: make([]error, n)}
 	e.inspecting++
+	sc := inspectScript
+	if r.Mode != ModeExclusive {
+		sc = e.rwInspectInit(op)
+	}
 	for _, nd := range e.nodes {
-		e.sendScript(nd, op, inspectScript, op.key)
+		e.sendScript(nd, op, sc, op.key)
 	}
 	e.end()
 	return op.id, nil
@@ -109,7 +118,10 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		op.semInspectReply(i, r)
 	case r.Err != nil:
 		op.errs[i] = r.Err
-	case len(r.Elems) == 2:
+	case len(r.Elems) == 2 || op.rw != nil && len(r.Elems) == 3:
+		if op.rw != nil {
+			op.rw.note(i, r.Elems[2])
+		}
 		op.has[i] = !r.Elems[0].Nil
 		op.values[i] = r.Elems[0].Str
 		if pttl := r.Elems[1].Int; pttl >= 0 {
@@ -133,6 +145,9 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		in, err = e.electInspection(op)
 	default:
 		in, err = e.inspection(op)
+		if in != nil && op.rw != nil {
+			in.Readers = e.rwReaders(op)
+		}
 	}
 	if op.watch != nil {
 		e.watchInspected(op.watch, in, err)

@@ -20,6 +20,7 @@ type lockState struct {
 	reentered  bool
 	permits    int // a semaphore's permit count (key is then its SemKey), 0 for a mutex
 	slot       int // a permit's slot
+	mode       LockMode
 	released   bool
 	lostErr    error
 	cur        *lockOp   // the extend or release in flight
@@ -160,7 +161,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendScriptOf(l.elect), l.lockKey(), l.token, px)
+			e.sendScript(n, op, extendScriptFor(l.mode, l.elect), l.lockKey(), l.token, px)
 		}
 		return
 	}

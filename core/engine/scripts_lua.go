@@ -182,6 +182,177 @@ return all
 end
 return 0
 `
+	// rw_acquire.lua
+	rwAcquireSrc = `-- KEYS[1]: the writer key (name 0xFF "rw:w"); the readers (":r"), intents
+-- (":i") and fence counter (0xFF "fence") keys derive from it.
+-- ARGV[1]: the attempt's token; ARGV[2]: "r <ttl ms>" or
+-- "w <ttl ms> <intent ttl ms> <intent id>" (no intent: "w <ttl ms> 0 -").
+-- Answers the fence counter when granted; -1: a writer holds it; -2:
+-- readers (or, for a reader, a waiting writer's intent) hold it; -3: as
+-- -2, and the writer's intent is left.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+local base = string.sub(KEYS[1], 1, -3)
+local rk, ik, fk = base .. ":r", base .. ":i", base .. "\255fence"
+local mode, ttl, ittl, iid = string.match(ARGV[2], "^(%a) (%d+) ?(%d*) ?(%S*)$")
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function fit(k)
+	local last = redis.call("ZRANGE", k, -1, -1, "WITHSCORES")
+	if last[2] then
+		redis.call("PEXPIREAT", k, last[2])
+	end
+end
+redis.call("ZREMRANGEBYSCORE", rk, "-inf", now)
+redis.call("ZREMRANGEBYSCORE", ik, "-inf", now)
+if redis.call("EXISTS", KEYS[1]) == 1 then
+	return -1
+end
+if mode == "r" then
+	if redis.call("EXISTS", ik) == 1 then
+		return -2
+	end
+	redis.call("ZADD", rk, string.format("%.0f", now + tonumber(ttl)), ARGV[1])
+	fit(rk)
+else
+	if redis.call("EXISTS", rk) == 1 then
+		if iid ~= "-" then
+			redis.call("ZADD", ik, string.format("%.0f", now + tonumber(ittl)), iid)
+			fit(ik)
+			return -3
+		end
+		return -2
+	end
+	redis.call("SET", KEYS[1], ARGV[1], "PX", ttl)
+	if iid ~= "-" and redis.call("ZREM", ik, iid) == 1 then
+		fit(ik)
+	end
+end
+return tonumber(redis.call("GET", fk) or "0")
+`
+	// rw_extend.lua
+	rwExtendSrc = `-- KEYS[1]: the writer key; ARGV[1]: the token; ARGV[2]: the ttl (ms).
+-- A writer's key, or a reader's unexpired member, gets its expiry raised to
+-- at least the ttl (never lowered): 1; not held: 0.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[2]) then
+		redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	end
+	return 1
+end
+local rk = string.sub(KEYS[1], 1, -3) .. ":r"
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call("ZSCORE", rk, ARGV[1])
+if not s or tonumber(s) <= now then
+	return 0
+end
+local e = now + tonumber(ARGV[2])
+if e > tonumber(s) then
+	redis.call("ZADD", rk, string.format("%.0f", e), ARGV[1])
+	local last = redis.call("ZRANGE", rk, -1, -1, "WITHSCORES")
+	redis.call("PEXPIREAT", rk, last[2])
+end
+return 1
+`
+	// rw_fence.lua
+	rwFenceSrc = `-- KEYS[1]: the writer key; ARGV[1]: the token; ARGV[2]: the fence. While
+-- the token holds the lock here (the writer key, or an unexpired reader
+-- member), raise the fence counter to the fence: 1, or -1 when it is
+-- already higher; 0 without the token.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+local base = string.sub(KEYS[1], 1, -3)
+local fk = base .. "\255fence"
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	local t = redis.call("TIME")
+	local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	local s = redis.call("ZSCORE", base .. ":r", ARGV[1])
+	if not s or tonumber(s) <= now then
+		return 0
+	end
+end
+local cur = tonumber(redis.call("GET", fk) or "0")
+local fence = tonumber(ARGV[2])
+if fence < cur then
+	return -1
+end
+if fence > cur then
+	redis.call("SET", fk, ARGV[2])
+end
+return 1
+`
+	// rw_inspect.lua
+	rwInspectSrc = `-- KEYS[1]: the writer key. Answers {the writer's token or false, its PTTL,
+-- {reader token, ms left, ...} of the unexpired readers}.
+local rk = string.sub(KEYS[1], 1, -3) .. ":r"
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rs = redis.call("ZRANGEBYSCORE", rk, "(" .. string.format("%.0f", now), "+inf", "WITHSCORES")
+local out = {}
+for i = 1, #rs, 2 do
+	out[#out + 1] = rs[i]
+	out[#out + 1] = tonumber(rs[i + 1]) - now
+end
+return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), out}
+`
+	// rw_release.lua
+	rwReleaseSrc = `-- KEYS[1]: the writer key; ARGV[1]: the token (a writer's, a reader's, or
+-- "i:" and a waiting writer's intent id); ARGV[2]: the release id to
+-- publish ("": publish nothing, count the subscribers). Removes what the
+-- token holds; answers 0 when it held nothing (an intent: always 1), else
+-- 1 + the subscribers reached, as release.lua.
+-- Writes after TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+local base = string.sub(KEYS[1], 1, -3)
+local rk, ik = base .. ":r", base .. ":i"
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function fit(k)
+	local last = redis.call("ZRANGE", k, -1, -1, "WITHSCORES")
+	if last[2] then
+		redis.call("PEXPIREAT", k, last[2])
+	end
+end
+redis.call("ZREMRANGEBYSCORE", rk, "-inf", now)
+redis.call("ZREMRANGEBYSCORE", ik, "-inf", now)
+if string.sub(ARGV[1], 1, 2) == "i:" then
+	if redis.call("ZREM", ik, string.sub(ARGV[1], 3)) == 0 then
+		return 1
+	end
+	fit(ik)
+elseif redis.call("GET", KEYS[1]) == ARGV[1] then
+	redis.call("DEL", KEYS[1])
+elseif redis.call("ZREM", rk, ARGV[1]) == 1 then
+	fit(rk)
+else
+	return 0
+end
+local channel = "liblock:released:" .. KEYS[1]
+local n
+if ARGV[2] == "" then
+	n = redis.pcall("PUBSUB", "NUMSUB", channel)
+	if type(n) == "table" then
+		n = n[2]
+	end
+else
+	n = redis.pcall("PUBLISH", channel, ARGV[2])
+end
+if type(n) == "number" then
+	return 1 + n
+end
+return 1
+`
 	// sem_acquire.lua
 	semAcquireSrc = `local n = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])

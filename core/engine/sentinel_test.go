@@ -398,7 +398,7 @@ func TestEveryScriptClassified(t *testing.T) {
 			assert.Contains(t, classifiedScripts(), name, "%s (%s) is in none of wait.go's sets", name, f)
 		}
 	}
-	assert.Equal(t, len(noWait)+len(grantNonNegative)+len(grantPositive), n, "scripts declared vs classified")
+	assert.Equal(t, len(noWait)+len(grantNonNegative)+len(grantPositive)+len(grantSlot), n, "scripts declared vs classified")
 }
 
 func classifiedScripts() []string {
@@ -408,14 +408,41 @@ func classifiedScripts() []string {
 		"acquireFenceScript": acquireFenceScript, "multiAcquireScript": multiAcquireScript,
 		"extendScript": extendScript, "acquireTokenScript": acquireTokenScript, "fenceScript": fenceScript,
 		"multiExtendScript": multiExtendScript, "multiFenceScript": multiFenceScript,
+		"semAcquireScript": semAcquireScript, "semReleaseScript": semReleaseScript, "semInspectScript": semInspectScript,
+		"rwAcquireScript": rwAcquireScript, "rwExtendScript": rwExtendScript, "rwReleaseScript": rwReleaseScript,
+		"rwFenceScript": rwFenceScript, "rwInspectScript": rwInspectScript,
 	} {
 		names[sc] = name
 	}
 	var out []string
-	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive} {
+	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive, grantSlot} {
 		for sc := range set {
 			out = append(out, names[sc])
 		}
 	}
 	return out
+}
+
+// Every script has its own bit in node.loaded: two sharing one would make a
+// node that ran one skip the other's EVAL fallback (NOSCRIPT forever).
+func TestScriptBitsDistinct(t *testing.T) {
+	seen := map[uint32]*script{}
+	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive, grantSlot} {
+		for sc := range set {
+			require.NotZero(t, sc.bit, sc.sha)
+			require.Equal(t, 1, bitsSet(sc.bit), "%s: one bit", sc.sha)
+			if other, dup := seen[sc.bit]; dup {
+				t.Errorf("scripts %s and %s share bit %#x", sc.sha, other.sha, sc.bit)
+			}
+			seen[sc.bit] = sc
+		}
+	}
+}
+
+func bitsSet(v uint32) int {
+	n := 0
+	for ; v != 0; v &= v - 1 {
+		n++
+	}
+	return n
 }

@@ -36,10 +36,10 @@ func init() {
 	primitiveScripts["multi_extend.lua"] = multiExtendScript
 	primitiveScripts["multi_fence.lua"] = multiFenceScript
 	simScripts = append(simScripts,
-		simScript{bit: 1 << 20, src: multiAcquireSrc, sha: MultiAcquireSHA, keys: -1, args: 3, name: "multi_acquire", run: simMultiAcquire},
-		simScript{bit: 1 << 21, src: multiReleaseSrc, sha: MultiReleaseSHA, keys: -1, args: 2, name: "multi_release", run: simMultiRelease},
-		simScript{bit: 1 << 22, src: multiExtendSrc, sha: MultiExtendSHA, keys: -1, args: 2, name: "multi_extend", run: simMultiExtend},
-		simScript{bit: 1 << 23, src: multiFenceSrc, sha: MultiFenceSHA, keys: -1, args: 2, name: "multi_fence", run: simMultiFence},
+		simScript{bit: multiAcquireScript.bit, src: multiAcquireSrc, sha: MultiAcquireSHA, keys: -1, args: 3, name: "multi_acquire", run: simMultiAcquire},
+		simScript{bit: multiReleaseScript.bit, src: multiReleaseSrc, sha: MultiReleaseSHA, keys: -1, args: 2, name: "multi_release", run: simMultiRelease},
+		simScript{bit: multiExtendScript.bit, src: multiExtendSrc, sha: MultiExtendSHA, keys: -1, args: 2, name: "multi_extend", run: simMultiExtend},
+		simScript{bit: multiFenceScript.bit, src: multiFenceSrc, sha: MultiFenceSHA, keys: -1, args: 2, name: "multi_fence", run: simMultiFence},
 	)
 }
 

@@ -98,6 +98,8 @@ type simConfig struct {
 	semAnySlot        bool
 	semOffByOne       int
 	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
+	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
+	rw rwConfig
 	// issue 20 (sim_multi_test.go): the share of acquires that take
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
@@ -266,7 +268,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !electProfile(&cfg, profile, rng) {
+		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !cfg.rwProfile(profile, rng) && !electProfile(&cfg, profile, rng) {
 			return cfg, fmt.Errorf("unknown profile %q", profile)
 		}
 	}
@@ -498,7 +500,8 @@ func (s *sim) awaitClosed() {
 	for _, n := range s.nodes {
 		minRate = min(minRate, n.clock.rate)
 	}
-	s.after(time.Duration(float64(s.cfg.maxTTL)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
+	longest := max(s.cfg.maxTTL, s.rwIntentTTL()) // sim_rwlock_test.go: a writer's intent may outlive the ttls
+	s.after(time.Duration(float64(longest)*1.1/minRate)+2*time.Millisecond, s.checkExpired)
 }
 
 // checkLeftovers: with every client closed, a key may remain only if the
@@ -517,6 +520,10 @@ func (s *sim) checkLeftovers() {
 			for _, key := range sortedKeys(db) {
 				k := n.lookup(db, []byte(key))
 				if k == nil {
+					continue
+				}
+				if k.members != nil {
+					s.checkMemberLeftovers(n, dbi, key, k)
 					continue
 				}
 				if isFenceKey(key) {

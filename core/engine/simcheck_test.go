@@ -38,6 +38,8 @@ type heldLock struct {
 	// acquire was asked for (true time).
 	slot    int
 	opStart time.Duration
+	// mode: a read-write lock's reader or writer (sim_rwlock_test.go).
+	mode LockMode
 	// keys: a multi-resource lock's keys (key is the first); it holds
 	// each of them over segs.
 	keys []string
@@ -136,6 +138,10 @@ func (k *checker) checkOverlaps() {
 		if isSemKey(key) {
 			continue // permits of one semaphore overlap: checkPermits
 		}
+		if isRWKey(key) {
+			k.checkRWOverlaps(key)
+			continue
+		}
 		var segs []seg
 		for _, h := range k.held[key] {
 			for _, s := range h.segs {
@@ -175,6 +181,10 @@ func (k *checker) checkFences() {
 	for _, key := range k.keys {
 		if isSemKey(key) {
 			continue // checkSemFences
+		}
+		if isRWKey(key) {
+			k.checkRWFences(key)
+			continue
 		}
 		var fs []*heldLock
 		for _, h := range k.held[key] {

@@ -57,6 +57,7 @@ type simOp struct {
 	key    string
 	startT time.Duration
 	snaps  []inspSnap
+	mode   LockMode // an acquire's (sim_rwlock_test.go)
 }
 
 type simClient struct {
@@ -342,6 +343,7 @@ func (c *simClient) actDone(a Action) {
 	c.s.tracef("c%d done op %d (%v) lock %d err %v", c.id, a.Op, op.kind, a.Lock, a.Err)
 	switch op.kind {
 	case opAcquire:
+		c.rwAcquireDone(op, a)
 		if a.Err != nil && op.token != "" {
 			// A failed attempt with a caller's token deletes nothing.
 			c.s.callerTokens[op.token] = true
@@ -401,7 +403,7 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 		return
 	}
 	h := &heldLock{c: c, id: id, key: l.key, token: l.token, validC: l.validUntil, fenced: op.fence, fence: l.fence, keys: l.keys,
-		slot: l.slot, opStart: c.clock.trueAt(op.startC)}
+		slot: l.slot, opStart: c.clock.trueAt(op.startC), mode: l.mode}
 	start := c.s.now
 	end := c.clock.trueAt(l.validUntil)
 	if end <= start {
@@ -572,6 +574,7 @@ func (t *simTask) acquire() {
 		req.Wait = s.dur(0, cfg.maxWait)
 	}
 	switch {
+	case t.rwMode(&req):
 	case cfg.fenceP > 0 && s.chance(cfg.fenceP):
 		req.Fence = true
 	case cfg.tokenP > 0 && s.chance(cfg.tokenP):
@@ -607,7 +610,7 @@ func (t *simTask) acquire() {
 		bound += c.nodeTO // the second round, which writes the fence
 	}
 	op := c.begin(id, opAcquire, t, 0, bound)
-	op.token, op.fence = req.Token, req.Fence
+	op.token, op.fence, op.mode = req.Token, req.Fence, req.Mode
 	t.acq = op
 	s.tracef("c%d t%d Acquire %s ttl %v wait %v auto %v fence %v token %q -> op %d", c.id, t.id, req.Resource, req.TTL, req.Wait, req.AutoExtend, req.Fence, req.Token, id)
 	c.drain()

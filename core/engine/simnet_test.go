@@ -174,6 +174,7 @@ type simStats struct {
 	conns, leftoverLate, leftoverTrouble, leftoverForgotten                           int
 	fenced, tokenAcquires, reentered, inspects, inspected, inspectHeld, leftoverToken int
 	leftoverNoscript                                                                  int
+	rw                                                                                rwStats
 
 	// issue 20: multi-resource acquires (and fenced ones) and successes
 	multiAcquires, multiAcquired, multiFenced int
@@ -184,6 +185,7 @@ type simStats struct {
 
 func (st *simStats) add(o simStats) {
 	st.ops += o.ops
+	st.rw.add(o.rw)
 	st.acquires += o.acquires
 	st.acquired += o.acquired
 	st.extends += o.extends

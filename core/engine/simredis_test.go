@@ -30,6 +30,9 @@ type simKey struct {
 	// and the engine's EVAL fallback overtook the release sent after it
 	// (simbugs_test.go, TestSimBugNoscriptOvertakesCleanup).
 	afterRelease bool
+	// members: a sorted set's members (sim_rwlock_test.go), each with its
+	// score as expireMs and its own writer, for the check of leftovers.
+	members map[string]*simKey
 }
 
 // Script cache bits.

@@ -59,13 +59,17 @@ func (cfg Config) waitFor(n Node) int {
 // replicas lag). TestEveryScriptClassified lists them all.
 var (
 	// noWait: scripts that grant nothing (releases, inspection).
-	noWait = map[*script]bool{releaseScript: true, inspectScript: true, multiReleaseScript: true}
+	noWait = map[*script]bool{releaseScript: true, inspectScript: true, multiReleaseScript: true,
+		semReleaseScript: true, semInspectScript: true, rwReleaseScript: true, rwInspectScript: true}
 	// grantNonNegative: scripts answering a fence counter (≥ 0) on a
 	// grant, a negative number on a refusal.
-	grantNonNegative = map[*script]bool{acquireFenceScript: true, multiAcquireScript: true}
+	grantNonNegative = map[*script]bool{acquireFenceScript: true, multiAcquireScript: true, rwAcquireScript: true}
 	// grantPositive: scripts answering ≥ 1 on success, ≤ 0 otherwise.
 	grantPositive = map[*script]bool{extendScript: true, acquireTokenScript: true, fenceScript: true,
-		multiExtendScript: true, multiFenceScript: true}
+		multiExtendScript: true, multiFenceScript: true, rwExtendScript: true, rwFenceScript: true}
+	// grantSlot: a semaphore's acquire, answering {slot, …}: a slot ≥ 0
+	// granted, -1 refused.
+	grantSlot = map[*script]bool{semAcquireScript: true}
 )
 
 // waitsFor reports whether a command may grant (or extend) a lock.
@@ -91,6 +95,8 @@ func isGrant(c command, r Reply) bool {
 		return r.Int >= 0
 	case grantPositive[c.sc]:
 		return r.Int > 0
+	case grantSlot[c.sc]:
+		return len(r.Elems) > 0 && r.Elems[0].Int >= 0
 	default:
 		return true
 	}

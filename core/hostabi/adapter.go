@@ -44,6 +44,9 @@ type Adapter struct {
 	// fences holds the FENCE answers (fence, re-entered) by lock; INFO
 	// does not carry them.
 	fences map[engine.LockID]engine.LockInfo
+	// modes: the acquires of a read-write lock in flight, by op (rwlock.go);
+	// their locks' modes go into fences, as INFO does not carry them.
+	modes map[engine.OpID]engine.LockMode
 	// awaited: the connections the engine expects bytes on, from its
 	// ActAwaiting (after ReportAwaiting).
 	awaited []engine.ConnID
@@ -113,6 +116,7 @@ func (a *Adapter) input(ev Event) Action {
 		case engine.ActClose:
 			a.setAwaited(act.Conn, false)
 		case engine.ActDone:
+			a.noteMode(act)
 			if a.sets != nil {
 				a.setDone(act)
 			}
@@ -120,6 +124,7 @@ func (a *Adapter) input(ev Event) Action {
 				if a.fences == nil {
 					a.fences = map[engine.LockID]engine.LockInfo{}
 				}
+				act.Info.Mode = a.fences[act.Lock].Mode
 				a.fences[act.Lock] = act.Info
 			}
 		}
@@ -180,7 +185,10 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 		return 0, err
 	}
 	op, err := started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token,
-		Permits: uint32(r.Permits), Resources: r.Resources, Election: r.Election, Value: r.Value}))
+		Permits: uint32(r.Permits), Mode: r.Mode, Resources: r.Resources, Election: r.Election, Value: r.Value}))
+	if err == nil && r.Mode != engine.ModeExclusive {
+		a.startedMode(op, r.Mode)
+	}
 	if err == nil && len(r.Resources) > 0 {
 		a.noteSet(op, r)
 	}
@@ -246,7 +254,7 @@ func (a *Adapter) Lock(l engine.LockID) (engine.LockInfo, bool) {
 	}
 	a.setInfo(l, &ans.Info)
 	if f, ok := a.fences[l]; ok {
-		ans.Info.Fence, ans.Info.Reentered = f.Fence, f.Reentered
+		ans.Info.Fence, ans.Info.Reentered, ans.Info.Mode = f.Fence, f.Reentered, f.Mode
 	}
 	return ans.Info, true
 }

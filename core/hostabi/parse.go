@@ -57,6 +57,8 @@ type AcquireOptions struct {
 	Token      string // "": a random token
 	Fence      bool
 	Permits    int // a semaphore's permit count (key "permits"); 0: the mutex
+	// Mode: "mode": "read" or "write", a side of the read-write lock.
+	Mode engine.LockMode
 	// Resources: a multi-resource lock's further resources (the key
 	// "resources"; multi.go), nil for a mutex.
 	Resources []string
@@ -312,7 +314,7 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 }
 
 // ParseOptions parses an acquire's options JSON (keys wait_ms,
-// auto_extend, token, fence); isNull stands for a NULL pointer (all defaults).
+// auto_extend, token, fence, mode); isNull stands for a NULL pointer (all defaults).
 func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	var o AcquireOptions
 	if isNull {
@@ -356,12 +358,20 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 			o.Permits = n
 			return err
 		},
+		"mode": func(v jvalue) error {
+			m, err := ParseMode(v)
+			o.Mode = m
+			return err
+		},
 	})
 	if err != nil {
 		return AcquireOptions{}, err
 	}
 	if o.Fence && o.Token != "" {
 		return AcquireOptions{}, argErr("fence", "not with a caller's token")
+	}
+	if o.Mode != engine.ModeExclusive && o.Token != "" {
+		return AcquireOptions{}, argErr("mode", "a read-write lock does not take a caller's token")
 	}
 	return o, nil
 }

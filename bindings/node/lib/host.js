@@ -467,7 +467,7 @@ class Host {
     const op = this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
-      resources: resources ? [resource, ...resources] : null };
+      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0 };
     if (signal) {
       fields.onAbort = () => this.cancel(op);
       signal.addEventListener('abort', fields.onAbort, { once: true });
@@ -615,7 +615,7 @@ class Host {
       const st = {
         host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
-        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null,
+        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
       };
       this.locks.set(lock, st);
       stats.locks++;

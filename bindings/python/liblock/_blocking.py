@@ -114,13 +114,16 @@ def _async(fn: Any, done: CDone, *args: Any) -> None:
 
 
 def _options(res: bytes, wait_ms: int, auto_extend: bool, fence: bool, token: bytes,
-             permits: int = 0) -> Optional[bytes]:
+             permits: int = 0, mode: int = 0) -> Optional[bytes]:
     """lock_acquire's options JSON (None, NULL, for one plain attempt); a multi-resource
-    acquire's further resources (``_multi.ResourceSet``) as its "resources"."""
+    acquire's further resources (``_multi.ResourceSet``) as its "resources"; a read-write
+    lock's side (``mode``: 1 read, 2 write) as its "mode"."""
     more = getattr(res, "more", ())
-    if not (wait_ms or auto_extend or fence or token or more or permits):
+    if not (wait_ms or auto_extend or fence or token or more or permits or mode):
         return None
     o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
+    if mode:
+        o["mode"] = "read" if mode == 1 else "write"
     if token:
         o["token"] = token.decode("utf-8")
     if permits:
@@ -149,8 +152,8 @@ class BlockingHost:
             _dll.lock_free(handle)
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
-        res, ttl_ms, wait_ms, auto_extend, fence, token, permits = req[:7]  # (the resources ride on res)
-        opts = _options(res, wait_ms, auto_extend, fence, token, permits)
+        res, ttl_ms, wait_ms, auto_extend, fence, token, permits, mode = req[:8]  # (the resources ride on res)
+        opts = _options(res, wait_ms, auto_extend, fence, token, permits, mode)
         dll = _declare()
         out = c_uint64()
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
@@ -171,7 +174,7 @@ class BlockingHost:
             assert failed is not None
             raise failed
         failed = None  # not raised "during handling" of the first attempt's error
-        opts = _options(res, left, auto_extend, fence, token, permits)
+        opts = _options(res, left, auto_extend, fence, token, permits, mode)
         event, gate = threading.Event(), threading.Lock()
         state: Dict[str, Any] = {"abandoned": False, "result": None}
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
+from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -268,6 +269,9 @@ class Lock:
     resource: str
     key: str
     token: str
+    mode: str = "exclusive"
+    """What the lock holds: ``"exclusive"`` (the mutex), or ``"read"`` / ``"write"`` (a reader or
+    the writer of the resource's read-write lock: ``acquire(..., mode=...)``)."""
     auto_extend: bool
     fence: int
     """The fencing token (``acquire(..., fence=True)``): strictly greater than the fence of
@@ -535,11 +539,12 @@ class LockContext:
 
     def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
                  auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None) -> None:
+                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
+                 mode: Optional[str] = None) -> None:
         self._client = client
         self._args = (resource, ttl)
         self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence, permits=permits)
+                                            token=token, fence=fence, permits=permits, mode=mode)
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -838,7 +843,7 @@ class Client:
         return _closed_error(what) if not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
-                      on_lost: Any, token: Any, fence: Any, permits: Any = None) -> Request:
+                      on_lost: Any, token: Any, fence: Any, permits: Any = None, mode: Any = None) -> Request:
         """Every argument of an acquire checked (errors name the caller's parameter) and
         turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
         The one place for acquire's options: acquire, acquire_async and lock use it."""
@@ -855,9 +860,16 @@ class Client:
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
         n = _permits(permits)
+        m = MODES[mode_arg(mode, token)]  # a read-write lock's side (_rwlock.py)
+        if m and getattr(res, "more", None):
+            raise InvalidArgument("mode cannot be combined with a list of resources: a read-write "
+                                  "lock is on one resource")
+        if m and n:
+            raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
+                                  "semaphore are two different locks")
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
-        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, 0, getattr(res, "more", ()))
+        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ()))
 
     @_keywords
     def acquire(
@@ -871,6 +883,7 @@ class Client:
         token: Optional[str] = None,
         fence: bool = False,
         permits: Optional[int] = None,
+        mode: Optional[str] = None,
     ) -> Lock:
         """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
         (with randomized backoff, inside the library; a release through this client
@@ -902,15 +915,21 @@ class Client:
         ``permits=N`` (1 to 1024): take one permit of the counting semaphore of N permits on
         ``resource`` instead of its mutex: at most N locks of it are valid at any moment
         (README.md, "Semaphore"). The count is part of the semaphore's identity.
+
+        ``mode="read"`` or ``mode="write"``: a reader or the writer of the resource's
+        read-write lock instead of its mutex — any number of readers together, or one
+        writer; a writer waiting behind readers blocks new ones, so readers cannot starve
+        it. Its keys are its own (the mutex of the same name is another lock); everything
+        else (validity, extension, loss, ``fence``) is the mutex's. Not with ``token``.
         """
         self._open("client.acquire()")
-        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
         try:
             host = self._driver.sync_host()
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
 
     @_keywords
     async def acquire_async(
@@ -924,6 +943,7 @@ class Client:
         token: Optional[str] = None,
         fence: bool = False,
         permits: Optional[int] = None,
+        mode: Optional[str] = None,
     ) -> Lock:
         """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
         None until acquired), without blocking the event loop or using a thread.
@@ -932,14 +952,14 @@ class Client:
         no key is left behind. ``on_lost`` is called on this event loop.
         """
         self._open("client.acquire_async()")
-        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
+        req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
         try:
             host = self._driver.async_host()
             lock = await host.acquire(req)
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return _multi.set_resources(Lock(self, host, lock, info, on_lost), req[0])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
 
     @_keywords
     def lock(
@@ -954,6 +974,7 @@ class Client:
         token: Optional[str] = None,
         fence: bool = False,
         permits: Optional[int] = None,
+        mode: Optional[str] = None,
     ) -> LockContext:
         """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
 
@@ -961,8 +982,9 @@ class Client:
         ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
         """
         self._open("client.lock()")
-        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits)
+        self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
+        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits,
+                           mode)
 
     # ------------------------------------------------------------ inspect
 

@@ -14,7 +14,7 @@ from typing import Any, List
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, wait_until
+from conftest import BACKEND, Cluster, eventually
 
 FENCE_COUNTER = "\ufffdfence"  # key + 0xFF + "fence": the name's fence counter (no expiry)
 
@@ -44,7 +44,7 @@ def sem_waiting(c: Cluster, resource: str, permits: int) -> bool:
 
 
 def no_lock_keys(c: Cluster) -> None:
-    wait_until(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
+    eventually(lambda: [k for k in c.all_keys() if not k.endswith(FENCE_COUNTER)] == [],
                what="no lock key on any node")
 
 
@@ -67,7 +67,7 @@ def test_permits_sync(c3: Cluster, res: str) -> None:
         got: List[liblock.Lock] = []
         t = threading.Thread(target=lambda: got.append(b.acquire(res, 10.0, wait=20.0, permits=3)))
         t.start()
-        wait_until(lambda: sem_waiting(c3, res, 3), what="the waiter waits")
+        eventually(lambda: sem_waiting(c3, res, 3), what="the waiter waits")
         t0 = time.monotonic()
         held[1].release()
         t.join(15)

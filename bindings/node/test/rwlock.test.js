@@ -1,0 +1,84 @@
+'use strict';
+// Read-write locks from Node (`mode: 'read' | 'write'`), on either backend
+// (LIBLOCK_BACKEND=wasm: scripts/test-wasm.sh): the engine does the work;
+// these check that the option reaches it, the Lock's `mode`, inspect's
+// `mode`, bad input naming `mode` with nothing left behind, and no key left
+// after release and close.
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const Redis = require('ioredis');
+const { Client, InvalidArgumentError, NotAcquiredError } = require('..');
+const { startNodes, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+
+let nodes;
+let redis;
+before(async () => {
+  nodes = await startNodes(3);
+  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
+});
+after(async () => {
+  await Promise.all(redis.map((r) => r.quit()));
+  await nodes.stop();
+  assertNoUnhandled(assert);
+});
+
+const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, ...o }));
+/** Every key on the nodes but fence counters (permanent by design). */
+const keysLeft = async () => (await Promise.all(redis.map((r) => r.keys('*')))).flat().filter((k) => !/\ufffdfence$/.test(k)).sort(); // ioredis decodes the 0xFF byte as U+FFFD
+const noKeysLeft = () => settlesTo(keysLeft, [], 'no key left on any node');
+
+test('readers share, a writer excludes them, a waiting writer is woken', async () => {
+  const a = client({ owner: 'alice' });
+  const b = client({ owner: 'bob' });
+  try {
+    const r1 = await a.acquire('rw:doc', { ttl: 10000, mode: 'read' });
+    const r2 = await b.acquire('rw:doc', { ttl: 10000, mode: 'read', autoExtend: true });
+    assert.equal(r1.mode, 'read');
+    assert.ok(r1.validity > 9000, String(r1.validity));
+    await assert.rejects(b.acquire('rw:doc', { ttl: 10000, mode: 'write', wait: 0 }), NotAcquiredError);
+    // The mutex of the same name is another lock.
+    const m = await b.acquire('rw:doc', { ttl: 10000, wait: 0 });
+    assert.equal(m.mode, 'exclusive');
+    await m.release();
+    const pending = a.acquire('rw:doc', { ttl: 10000, mode: 'write', wait: 5000, fence: true });
+    await r1.extend(10000);
+    await r1.release();
+    await r2.release();
+    const w = await pending;
+    assert.equal(w.mode, 'write');
+    assert.ok(w.fence >= 1);
+    const seen = await b.inspect('rw:doc', { mode: 'write' });
+    assert.equal(seen.held, true);
+    assert.equal(seen.owner, 'alice');
+    await assert.rejects(b.acquire('rw:doc', { ttl: 10000, mode: 'read', wait: 0 }), NotAcquiredError);
+    await w.release();
+    await noKeysLeft();
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('close releases readers and writers: no key left', async () => {
+  const a = client();
+  await a.acquire('rw:close1', { ttl: 10000, mode: 'read' });
+  await a.acquire('rw:close2', { ttl: 10000, mode: 'write' });
+  assert.ok((await keysLeft()).length >= 2);
+  await a.close();
+  await noKeysLeft();
+});
+
+test('bad mode: InvalidArgumentError naming mode, nothing sent', async () => {
+  const a = client();
+  try {
+    for (const mode of ['bogus', 'READ', '', 1, true, null, ['read'], {}]) {
+      await assert.rejects(a.acquire('rw:bad', { ttl: 1000, mode }), (e) => e instanceof InvalidArgumentError && /: mode: /.test(e.message), String(mode));
+      await assert.rejects(a.inspect('rw:bad', { mode }), (e) => e instanceof InvalidArgumentError && /: mode: /.test(e.message), String(mode));
+    }
+    await assert.rejects(a.acquire('rw:bad', { ttl: 1000, mode: 'read', token: 'a-token-of-my-own-0001' }),
+      (e) => e instanceof InvalidArgumentError && /: mode: .*token/.test(e.message));
+    assert.deepEqual(await keysLeft(), []);
+  } finally {
+    await a.close();
+  }
+});
