@@ -78,6 +78,15 @@ var (
 	electReleaseScript = &script{src: electReleaseSrc, sha: ElectReleaseSHA, bit: 1 << 30}
 )
 
+// The election's scripts for WAIT (wait.go): the fence round and the
+// extension grant as fence.lua and extend.lua do (1 on success); the
+// release grants nothing.
+func init() {
+	grantPositive[electFenceScript] = true
+	grantPositive[electExtendScript] = true
+	noWait[electReleaseScript] = true
+}
+
 // releaseScriptFor and extendScriptFor: a lock's release and extend
 // scripts: the election's, or its mode's (rwlock.go).
 func releaseScriptFor(m LockMode, elect bool) *script {
