@@ -55,7 +55,7 @@ func (f optionalDuration) Set(s string) error {
 }
 
 func parseElect(args []string) (*electOpts, error) {
-	o := &electOpts{runOpts: runOpts{ttl: core.DefaultCampaignTTL, grace: DefaultGrace}}
+	o := &electOpts{runOpts: runOpts{ttl: core.DefaultCampaignTTL, grace: DefaultGrace, command: "elect"}}
 	fs := newFlagSet("elect")
 	o.register(fs, true)
 	fs.Var(durationFlag{&o.ttl}, "ttl", "the leadership's lease, extended in the background while CMD runs; a dead leader is replaced about this long after (a `duration` with a unit)")

@@ -112,6 +112,8 @@ func TestElectFailover(t *testing.T) {
 	c := redistest.Start(t, 3)
 	nodes := nodesOf(c)
 	obs, stopObs := startObserver(t, nodes, "svc")
+	// The observer's first line (no leader) before anyone campaigns.
+	eventually(t, 20*time.Second, "the observer's first line", func() bool { return len(obs.snapshot()) > 0 })
 	dirs := [2]string{t.TempDir(), t.TempDir()}
 	var cmds [2]*struct {
 		r    chan result
