@@ -182,3 +182,26 @@ test('close ends an observer and resigns', async () => {
   assert.equal((await it.next()).done, true, 'closing the client ends the stream');
   await onlyCounters();
 });
+
+test('a node frozen under a leader: it keeps leading past its lease; a bounded campaign is refused', async () => {
+  const a = client();
+  const b = client();
+  try {
+    const la = await a.campaign('el:frozen', { value: 'A', ttl: 600 });
+    await nodes.freeze(0);
+    try {
+      const until = Date.now() + 1300; // past two leases: it was extended on the two nodes left
+      await eventually(() => Date.now() > until, { what: 'two leases pass' });
+      assert.equal(la.lost, false);
+      await assert.rejects(b.campaign('el:frozen', { value: 'B', wait: 100 }), NotAcquiredError);
+      const now = await b.leader('el:frozen');
+      assert.equal(now.term, la.term);
+    } finally {
+      await nodes.thaw(0);
+    }
+    await la.resign();
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+  await onlyCounters();
+});
