@@ -299,6 +299,15 @@ type inspectionJSON struct {
 	Permits int           `json:"permits,omitempty"`
 	InUse   *int          `json:"in_use,omitempty"`
 	Holders *[]holderJSON `json:"holders,omitempty"`
+	// A read-write lock's inspection (lock_inspect_ex with "mode") only:
+	// held, validity_ms and owner are its writer's.
+	Readers *[]readerJSON `json:"readers,omitempty"`
+}
+
+// readerJSON is one reader of a read-write lock held on a quorum.
+type readerJSON struct {
+	Owner      string `json:"owner"`
+	ValidityMs int64  `json:"validity_ms"` // -1: no expiry
 }
 
 // holderJSON is one held permit of a semaphore.
@@ -325,7 +334,7 @@ func millisOrNone(d time.Duration) int64 {
 	return d.Milliseconds()
 }
 
-func marshalInspection(in *core.Inspection) (string, error) {
+func marshalInspection(in *core.Inspection, rw bool) (string, error) {
 	j := inspectionJSON{Held: in.Held, ValidityMs: millisOrNone(in.Validity), Owner: in.Owner, Nodes: make([]nodeStateJSON, len(in.Nodes))}
 	for i, n := range in.Nodes {
 		s := nodeStateJSON{Node: n.Node, Addr: n.Addr, Locked: n.Locked, Holder: n.Holder, Owner: n.Owner, TTLMs: millisOrNone(n.TTL)}
@@ -343,13 +352,20 @@ func marshalInspection(in *core.Inspection) (string, error) {
 		}
 		j.Permits, j.InUse, j.Holders = in.Permits, &inUse, &holders
 	}
+	if rw {
+		readers := []readerJSON{}
+		for _, r := range in.Readers {
+			readers = append(readers, readerJSON{Owner: r.Owner, ValidityMs: millisOrNone(r.Validity)})
+		}
+		j.Readers = &readers
+	}
 	b, e := json.Marshal(j)
 	return string(b), e
 }
 
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
-func inspect(co *clientObj, res string, iopts ...core.InspectOption) (string, *result) {
+func inspect(co *clientObj, res string, rw bool, iopts ...core.InspectOption) (string, *result) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	op := &opObj{cancel: cancel}
@@ -365,7 +381,7 @@ func inspect(co *clientObj, res string, iopts ...core.InspectOption) (string, *r
 	case e != nil:
 		return "", errResult(e)
 	}
-	js, e := marshalInspection(in)
+	js, e := marshalInspection(in, rw)
 	if e != nil {
 		return "", &result{statusInternal, e.Error()}
 	}
@@ -393,7 +409,7 @@ func inspectAsync(co *clientObj, res string, notify inspectNotifyFunc) (uint64, 
 		if e != nil {
 			return 0, e
 		}
-		js, e = marshalInspection(in)
+		js, e = marshalInspection(in, false)
 		return 0, e
 	})
 	return id, nil

@@ -275,7 +275,7 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	b := mustClient(t, configFor(cl))
 	defer freeHandle(b.id)
 	var in inspectionJSON
-	js, r := inspect(a, "res")
+	js, r := inspect(a, "res", false)
 	require.Nil(t, r, "inspect")
 	require.NoError(t, json.Unmarshal([]byte(js), &in), js)
 	assert.False(t, in.Held, "free: %s", js)
@@ -291,7 +291,7 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	id, r := acquire(a, "res", 10*time.Second, acquireOptions{})
 	require.Nil(t, r)
 	lo, _ := lookupLock(id)
-	js, r = inspect(b, "res")
+	js, r = inspect(b, "res", false)
 	require.Nil(t, r, "inspect")
 	require.NoError(t, json.Unmarshal([]byte(js), &in), js)
 	assert.True(t, in.Held, "held: %s", js)
@@ -347,6 +347,6 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	freeHandle(a.id)
 	g = <-ch
 	assert.Contains(t, []int32{statusOK, statusCanceled}, g.st, "client freed: %+v", g)
-	_, r = inspect(a, "res")
+	_, r = inspect(a, "res", false)
 	assert.Same(t, badHandle, r, "inspect on a freed client: %+v", r)
 }

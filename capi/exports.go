@@ -368,7 +368,7 @@ func lock_inspect(client C.uint64_t, resource *C.char, inspectionJSON **C.char, 
 	if inspectionJSON == nil {
 		return retErr(err, argErr("inspection_json", "must not be NULL"))
 	}
-	js, r := inspect(co, res)
+	js, r := inspect(co, res, false)
 	if r == nil {
 		*inspectionJSON = C.CString(js)
 	}
@@ -394,7 +394,7 @@ func lock_inspect_ex(client C.uint64_t, resource *C.char, optionsJSON *C.char, i
 	if optionsJSON != nil {
 		optStr = C.GoString(optionsJSON)
 	}
-	permits, e := hostabi.ParseInspectOptions(optStr, optionsJSON == nil)
+	permits, mode, e := hostabi.ParseInspectOptions(optStr, optionsJSON == nil)
 	if e != nil {
 		return retErr(err, e)
 	}
@@ -405,7 +405,11 @@ func lock_inspect_ex(client C.uint64_t, resource *C.char, optionsJSON *C.char, i
 	if permits > 0 {
 		iopts = append(iopts, core.InspectPermits(permits))
 	}
-	js, r := inspect(co, res, iopts...)
+	rw := mode != core.ModeExclusive
+	if rw {
+		iopts = append(iopts, core.InspectReadWrite())
+	}
+	js, r := inspect(co, res, rw, iopts...)
 	if r == nil {
 		*inspectionJSON = C.CString(js)
 	}

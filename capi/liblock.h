@@ -73,7 +73,7 @@
  *   "permits" (counting semaphores) and "mode" (read-write locks),
  *   lock_info's "fence", "reentered", "resources" and "mode", lock_inspect /
  *   lock_inspect_async with lock_inspect_callback, and lock_inspect_ex with
- *   its "permits". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
+ *   its "permits" and "mode". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
  */
@@ -563,9 +563,13 @@ int32_t lock_inspect(uint64_t client, const char *resource, char **inspection_js
  *     owner        its holder's label ("" if none).
  *     validity_ms  how long it certainly stays held (-1: no expiry).
  * and held, validity_ms and owner are the first holder's; each node's
- * "locked" says whether any slot exists there. A bad "permits" (0,
- * negative, above 1024, not an integer) or an unknown key is
- * LOCK_INVALID_ARGUMENT naming it; otherwise as lock_inspect.
+ * "locked" says whether any slot exists there. {"mode": "read"} or
+ * {"mode": "write"} (either) inspects the read-write lock on resource:
+ * held, validity_ms, owner and nodes are its writer's, and
+ *   readers   one entry per reader held on a quorum: owner, validity_ms.
+ * A bad "permits" (0, negative, above 1024, not an integer), a bad "mode",
+ * both keys together, or an unknown key is LOCK_INVALID_ARGUMENT naming it;
+ * otherwise as lock_inspect.
  */
 int32_t lock_inspect_ex(uint64_t client, const char *resource, const char *options_json, char **inspection_json, char **err);
 

@@ -131,7 +131,7 @@ func TestAPITLSPerNode(t *testing.T) {
 		id, r := acquire(co, "tls:pernode", 10*time.Second, acquireOptions{})
 		require.Nil(t, r, "acquire")
 		defer freeHandle(id)
-		s, r := inspect(co, "tls:pernode")
+		s, r := inspect(co, "tls:pernode", false)
 		require.Nil(t, r, "inspect")
 		var in struct {
 			Nodes []struct {
@@ -154,7 +154,7 @@ func TestAPITLSPerNode(t *testing.T) {
 		id, r := acquire(co, "tls:clientca", 10*time.Second, acquireOptions{}) // 2 of 3
 		require.Nil(t, r, "acquire")
 		defer freeHandle(id)
-		s, r := inspect(co, "tls:clientca")
+		s, r := inspect(co, "tls:clientca", false)
 		require.Nil(t, r, "inspect")
 		require.Contains(t, s, `"error":"`, "want node 1's verification failure")
 		require.Equal(t, 1, strings.Count(s, "certificate signed by unknown authority"), "verification failures in %s", s)

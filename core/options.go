@@ -14,8 +14,8 @@ type acquireOptions struct {
 	autoExtend bool
 	token      string
 	fence      bool
-	permits    int  // Permits (semaphore.go)
-	permitsSet bool // Permits was given: 0 is then refused, not the mutex
+	permits    int             // Permits (semaphore.go)
+	permitsSet bool            // Permits was given: 0 is then refused, not the mutex
 	mode       engine.LockMode // Read, Write (rwlock.go)
 }
 
@@ -93,7 +93,7 @@ type AcquireSettings struct {
 	Fence      bool
 	// Permits: a semaphore's permit count (Permits), 0 for the mutex.
 	Permits int
-	Mode       engine.LockMode
+	Mode    engine.LockMode
 }
 
 // ReadAcquireOptions applies opts as Acquire does, without checking the

@@ -384,7 +384,7 @@ func TestRWInspect(t *testing.T) {
 	owners := map[string]time.Duration{}
 	for _, r := range in.Readers {
 		owners[r.Owner] = r.Validity
-		assert.Equal(t, 3, r.Nodes)
+		assert.GreaterOrEqual(t, r.Nodes, 2, "on a quorum (the third node may not have answered the acquire yet)")
 	}
 	assert.Greater(t, owners["alice"], 5*time.Second)
 	assert.Positive(t, owners["bob"])

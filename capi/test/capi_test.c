@@ -2700,7 +2700,7 @@ static void test_semaphore(void) {
 		lock_string_free(err);
 		err = NULL;
 	}
-	int32_t st = lock_inspect_ex(b, "pool", "{\"mode\":1}", &js, &err);
+	int32_t st = lock_inspect_ex(b, "pool", "{\"modes\":1}", &js, &err);
 	CHECK(st == LOCK_INVALID_ARGUMENT && err && strstr(err, "unknown key"), "inspect_ex unknown key: %d %s", st, err ? err : "");
 	lock_string_free(err);
 	err = NULL;
@@ -2773,6 +2773,17 @@ static void test_rwlock(void) {
 	info_field(r1, "mode", buf, sizeof buf);
 	CHECK(strcmp(buf, "read") == 0, "mode %s", buf);
 	CHECK(rw_settled(rkey, nnodes) == nnodes, "the readers' set is on every node");
+	/* lock_inspect_ex with "mode": the readers (no writer) */
+	char *js = NULL;
+	CHECK_ST(lock_inspect_ex(c, "doc", "{\"mode\":\"read\"}", &js, &err), LOCK_OK, &err);
+	if (js) {
+		CHECK(strstr(js, "\"held\":false") && count_of(js, "\"validity_ms\":") >= 3 && strstr(js, "\"readers\":[{"),
+		      "read-write inspection: %s", js);
+		lock_string_free(js);
+		js = NULL;
+	}
+	CHECK_ST(lock_inspect_ex(c, "doc", "{\"mode\":\"read\",\"permits\":2}", &js, &err), LOCK_INVALID_ARGUMENT, &err);
+	CHECK(js == NULL, "no inspection on bad options");
 	CHECK_ST(lock_acquire(c, "doc", 10000, "{\"mode\":\"write\"}", &x, &err), LOCK_NOT_ACQUIRED, &err);
 	CHECK(rw_nodes_with(wkey) == 0, "the refused writer left no key");
 	/* the mutex of the same name is another lock */

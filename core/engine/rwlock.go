@@ -69,7 +69,7 @@ const (
 	// RWReleaseSHA: remove a writer, a reader or an intent, and publish.
 	RWReleaseSHA = "43fe5fca7653a836bd0ca67de9c7b47d852ea4c7"
 	// RWFenceSHA: raise the fence counter while the token holds the lock.
-	RWFenceSHA = "b0311f833dbb51ce23c4a4aa7d5dcda2ba431627"
+	RWFenceSHA = "70dd599f8e16168583e8eacee93036dd5991aa24"
 	// RWInspectSHA: the writer, its PTTL, and the unexpired readers.
 	RWInspectSHA = "028a9d39f00c65ff2095443a8961bf85af6f5ddc"
 )

@@ -281,11 +281,11 @@ if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	end
 end
 local cur = tonumber(redis.call("GET", fk) or "0")
-local fence = tonumber(ARGV[2])
-if fence < cur then
+local want = tonumber(ARGV[2])
+if want < cur then
 	return -1
 end
-if fence > cur then
+if want > cur then
 	redis.call("SET", fk, ARGV[2])
 end
 return 1

@@ -390,11 +390,11 @@ func ParsePermits(v jvalue) (int, error) {
 }
 
 // ParseInspectOptions parses an inspection's options JSON (lock_inspect_ex):
-// the key "permits" inspects the semaphore of that many permits; NULL or
-// {} the mutex.
-func ParseInspectOptions(s string, isNull bool) (permits int, err error) {
+// the key "permits" inspects the semaphore of that many permits, "mode"
+// ("read" or "write", either) the read-write lock; NULL or {} the mutex.
+func ParseInspectOptions(s string, isNull bool) (permits int, mode engine.LockMode, err error) {
 	if isNull {
-		return 0, nil
+		return 0, 0, nil
 	}
 	err = parseObject("options", s, map[string]func(jvalue) error{
 		"permits": func(v jvalue) error {
@@ -402,11 +402,19 @@ func ParseInspectOptions(s string, isNull bool) (permits int, err error) {
 			permits = n
 			return err
 		},
+		"mode": func(v jvalue) error {
+			m, err := ParseMode(v)
+			mode = m
+			return err
+		},
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return permits, nil
+	if permits != 0 && mode != engine.ModeExclusive {
+		return 0, 0, argErr("mode", "not with permits: a read-write lock and a semaphore are two different locks")
+	}
+	return permits, mode, nil
 }
 
 // TTLFromMillis checks a ttl in milliseconds before converting it, so that

@@ -208,13 +208,14 @@ class BlockingHost:
             raise error_for(status, msg)
         return int(handle), self.lock_info(int(handle))
 
-    def inspect_sync(self, res: bytes, permits: int = 0) -> Tuple[Any, ...]:
+    def inspect_sync(self, res: bytes, permits: int = 0, mode: int = 0) -> Tuple[Any, ...]:
         """lock_inspect's JSON (lock_inspect_ex's for a semaphore) as the engine's
         INSPECTED fields (``_inspection.from_engine``)."""
         out = c_void_p()
         try:
-            if permits:
-                _call(_declare().lock_inspect_ex, self.handle, res, b'{"permits":%d}' % permits, byref(out))
+            if permits or mode:
+                opts = b'{"permits":%d}' % permits if permits else b'{"mode":"%s"}' % (b"read" if mode == 1 else b"write")
+                _call(_declare().lock_inspect_ex, self.handle, res, opts, byref(out))
             else:
                 _call(_declare().lock_inspect, self.handle, res, byref(out))
         finally:

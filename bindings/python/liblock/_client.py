@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import asyncio
     import datetime
     from types import TracebackType
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Type, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
     from ._host import Request
     from ._inspection import Inspection
@@ -223,6 +223,16 @@ def _token(value: Any) -> bytes:
             f"token must be {P.LIMIT_TOKEN_MIN} to {P.LIMIT_TOKEN_MAX} bytes of UTF-8, got {len(b)} "
             "(pass the token of a held lock, lock.token, to re-enter it)")
     return b
+
+
+def _inspect_kind(permits: Any, mode: Any) -> Tuple[int, int]:
+    """inspect's ``permits`` and ``mode``: (permit count, 0 or the read-write lock's 1/2)."""
+    n = _permits(permits)
+    m = MODES[mode_arg(mode, None)]
+    if n and m:
+        raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
+                              "semaphore are two different locks")
+    return n, m
 
 
 def _permits(value: Any) -> int:
@@ -988,36 +998,38 @@ class Client:
 
     # ------------------------------------------------------------ inspect
 
-    def inspect(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
+    def inspect(self, resource: str, *, permits: Optional[int] = None, mode: Optional[str] = None) -> Inspection:
         """Whether a quorum holds ``resource``, how long it certainly stays held, and the
         holder's owner label, with each node's answer — without taking it.
 
         One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
         many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
         instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
-        are then the first holder's).
+        are then the first holder's). ``mode="read"`` or ``"write"`` (either): the
+        resource's read-write lock (``held``, ``validity`` and ``owner`` are its writer's).
         """
         self._open("client.inspect()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
-        n = _permits(permits)
+        n, m = _inspect_kind(permits, mode)
         try:
-            got = self._driver.sync_host().inspect_sync(res, n)
+            got = self._driver.sync_host().inspect_sync(res, n, m)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect()") from None
         from ._inspection import from_engine
 
         return from_engine(*got)
 
-    async def inspect_async(self, resource: str, *, permits: Optional[int] = None) -> Inspection:
+    async def inspect_async(self, resource: str, *, permits: Optional[int] = None,
+                            mode: Optional[str] = None) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
         from ._host import run_async
 
         self._open("client.inspect_async()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
-        n = _permits(permits)
+        n, m = _inspect_kind(permits, mode)
         try:
             host = self._driver.async_host()
-            got = await run_async(host, lambda done: host.start_inspect(res, done, n))
+            got = await run_async(host, lambda done: host.start_inspect(res, done, n, m))
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
         from ._inspection import from_engine

@@ -349,11 +349,11 @@ class Host:
         engine = self._check()
         return self._request(P.acquire(engine.inbuf, *req), done)
 
-    def start_inspect(self, res: bytes, done: Done, permits: int = 0) -> int:
-        """Start an inspection (of a semaphore with ``permits``); ``done`` gets the
-        INSPECTED fields (or the error)."""
+    def start_inspect(self, res: bytes, done: Done, permits: int = 0, mode: int = 0) -> int:
+        """Start an inspection (of a semaphore with ``permits``, of a read-write lock with
+        ``mode``); ``done`` gets the INSPECTED fields (or the error)."""
         engine = self._check()
-        return self._request(P.inspect(engine.inbuf, res, permits), done)
+        return self._request(P.inspect(engine.inbuf, res, permits, mode), done)
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check()
@@ -433,8 +433,8 @@ class Host:
     def acquire_sync(self, req: Request) -> Tuple[int, Dict[str, Any]]:
         return acquire_blocking(self, req)
 
-    def inspect_sync(self, res: bytes, permits: int = 0) -> Any:
-        return run_op(self, lambda done: self.start_inspect(res, done, permits))
+    def inspect_sync(self, res: bytes, permits: int = 0, mode: int = 0) -> Any:
+        return run_op(self, lambda done: self.start_inspect(res, done, permits, mode))
 
     def extend_sync(self, lock: int, ttl_ms: int) -> None:
         run_op(self, lambda done: self.start_extend(lock, ttl_ms, done))

@@ -98,3 +98,24 @@ def test_bad_mode(c3: Cluster, res: str, mode: Any, err: Any) -> None:
         with pytest.raises(liblock.InvalidArgument, match="mode"):
             a.acquire(res, 5.0, mode="read", token="a-token-of-my-own-0001")
     assert c3.all_keys() == [k for k in c3.all_keys() if k.endswith(FENCE_COUNTER)]
+
+
+
+def test_inspect_mode(c3: Cluster, res: str) -> None:
+    """inspect(mode=...) reports the read-write lock's writer (sync and asyncio); permits
+    with mode, or an unknown mode, is refused naming mode."""
+    with client(c3) as c:
+        assert not c.inspect(res, mode="read").held
+        w = c.acquire(res, 10, mode="write")
+        try:
+            got = c.inspect(res, mode="write")
+            assert got.held and got.validity is not None and got.validity > 0
+            assert asyncio.run(c.inspect_async(res, mode="read")).held
+            assert not c.inspect(res).held  # the mutex of the name is another lock
+        finally:
+            w.release()
+        with pytest.raises(liblock.InvalidArgument, match="mode"):
+            c.inspect(res, mode="read", permits=2)
+        with pytest.raises(liblock.InvalidArgument, match="mode"):
+            c.inspect(res, mode="READ")
+    no_lock_keys(c3)
