@@ -202,7 +202,12 @@ func (c *Client) carryOut() {
 					dc.nc.Close()
 				}
 			}
+		case engine.ActLeader:
+			c.observed(a) // election.go
 		case engine.ActDone:
+			if c.observers != nil && c.observed(a) {
+				continue // a watch ended
+			}
 			var l *Lock
 			if a.Lock != 0 {
 				l = c.newLock(a.Lock)

@@ -34,6 +34,8 @@ type lockState struct {
 	// A multi-resource lock's set and keys (multi.go), nil for a mutex;
 	// resource is then the set's label in errors.
 	resources, keys []string
+	// elect: a campaign's leadership (election.go).
+	elect bool
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -159,7 +161,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendFor(l.mode), l.lockKey(), l.token, px)
+			e.sendScript(n, op, extendScriptFor(l.mode, l.elect), l.lockKey(), l.token, px)
 		}
 		return
 	}
