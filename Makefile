@@ -106,7 +106,8 @@ bench: deps build bench-go
 	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
 
 bench-go: deps
-	$(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ | $(GO) run ./core/internal/benchreport
+	{ $(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ && \
+	  $(GO) test -run '^$$' -bench Contention -benchtime 1000x -count 3 ./core/; } | $(GO) run ./core/internal/benchreport
 
 clean:
 	rm -rf $(BUILD)

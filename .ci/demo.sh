@@ -26,6 +26,10 @@ set +e
 build/liblock run --ttl 10s --wait 0 nightly-report -- sh -c 'echo "  second copy ran: a bug"'
 echo "  second copy: exit $? (65: held elsewhere; its command never started)"
 wait "$first"; echo "  first copy: exit $?"
+echo; echo "== liblock elect: run a command only while leading (a standby would wait its turn)"
+build/liblock elect --ttl 2s shell-leader --value "replica-$$" -- bash -c 'echo "  leading as $LIBLOCK_VALUE with term $LIBLOCK_TERM"'
+echo "  exit $? (the command's; it resigned on the way out)"
+build/liblock elect --observe --count 1 shell-leader
 echo; echo "== build/liblock doctor (the demo's nodes run without persistence: warnings, explained)"
 build/liblock doctor; echo "  doctor: exit $? (1 only on a fail)"
 set -e

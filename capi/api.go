@@ -109,6 +109,10 @@ func freeHandle(h uint64) int32 {
 		lo.free()
 		return statusOK
 	}
+	if w, ok := take[*watchObj](handles, h); ok {
+		w.stop() // election.go
+		return statusOK
+	}
 	return statusInvalidHandle
 }
 
@@ -261,11 +265,15 @@ type lockInfo struct {
 	// Resources: a multi-resource lock's set (the resource, then options
 	// "resources"); left out for a one-resource lock.
 	Resources []string `json:"resources,omitempty"`
+	// Election and Value: a campaign's leadership (lock_campaign), its
+	// term being Fence; left out for a lock.
+	Election string `json:"election,omitempty"`
+	Value    string `json:"value,omitempty"`
 }
 
 func info(lo *lockObj) (string, *result) {
 	lo.mu.Lock()
-	released := lo.released
+	released, election, value := lo.released, lo.election, lo.value
 	lo.mu.Unlock()
 	b, e := json.Marshal(lockInfo{
 		Handle: lo.id, Client: lo.client.id,
@@ -273,6 +281,7 @@ func info(lo *lockObj) (string, *result) {
 		TTLMs: lo.l.TTL().Milliseconds(), ValidityMs: lo.l.Validity().Milliseconds(),
 		AutoExtend: lo.l.AutoExtend(), Lost: lo.l.IsLost(), Released: released,
 		Fence: lo.l.Fence(), Reentered: lo.l.Reentered(), Resources: multiInfo(lo.l), Mode: lo.l.Mode().String(),
+		Election: election, Value: value,
 	})
 	if e != nil {
 		return "", &result{statusInternal, e.Error()}

@@ -88,6 +88,8 @@ type lockObj struct {
 	freed    bool   // lock_free ran: no more on-lost callbacks
 	released bool   // a release returned LOCK_OK: no more on-lost callbacks
 	lostGen  uint64 // bumped by each lock_on_lost, so a replaced callback never runs
+	// election and value: a leadership's (lock_campaign), for lock_info.
+	election, value string
 }
 
 // opObj is one pending asynchronous operation. Acquires have a handle (for

@@ -597,6 +597,98 @@ int32_t lock_inspect_async(uint64_t client, const char *resource, lock_inspect_c
                            uint64_t *out_op, char **err);
 
 /*
+ * LEADER ELECTION (addition to the version-1 contract; issue 20 part 4)
+ *
+ * An election is named like a resource (1..1024 bytes of UTF-8) but never
+ * collides with a lock of the same name: its key is the name's key + a
+ * 0xFF byte + "elect". A leader holds that key on a quorum (a Redlock
+ * lock, always fenced and auto-extended); its term is the lock's fence,
+ * strictly greater than every earlier leader's. See README.md, "Leader
+ * election", for the safety argument.
+ */
+
+/*
+ * lock_campaign -- campaigns in the election `name`, publishing `value` to
+ * observers, blocking the calling thread until this client leads.
+ *
+ *   client        a client handle.
+ *   name          the election's name, 1..1024 bytes of UTF-8; required.
+ *   value         what observers see while this client leads (e.g. its
+ *                 address), 1..4096 bytes of UTF-8; required.
+ *   ttl_ms        the leadership's lease, extended in the background about
+ *                 every ttl/3 until released; a leader that stops
+ *                 extending (its process died) is replaced once it runs
+ *                 out. 1..86400000, and at least 3 node timeouts.
+ *   options_json  NULL or a JSON object: {"wait_ms": N} bounds the wait
+ *                 (0: one attempt; LOCK_NOT_ACQUIRED when another leads).
+ *                 Without it the call waits until it leads or the client is
+ *                 freed (LOCK_CANCELED). Unknown keys are refused.
+ *   out_lock      receives the leadership's lock handle on LOCK_OK;
+ *                 required. lock_release resigns (observers learn it at
+ *                 once); lock_on_lost is called if the leadership is lost;
+ *                 lock_info's "fence" is the term, and it has "election"
+ *                 (the name) and "value"; lock_free resigns and forgets.
+ *   err           optional.
+ *
+ * Returns LOCK_OK, LOCK_NOT_ACQUIRED, LOCK_UNAVAILABLE, LOCK_CANCELED,
+ * LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT (name, value, ttl_ms,
+ * options/wait_ms or out_lock: the message names which) or LOCK_INTERNAL.
+ * Nothing is left on the nodes when it fails.
+ */
+int32_t lock_campaign(uint64_t client, const char *name, const char *value, int64_t ttl_ms,
+                      const char *options_json, uint64_t *out_lock, char **err);
+
+/*
+ * lock_campaign_async -- lock_campaign without blocking: the arguments are
+ * checked at once; on LOCK_OK cb is called exactly once, later, on a
+ * library thread, with lock_campaign's status and the lock handle.
+ * lock_cancel(*out_op) ends the wait (LOCK_CANCELED). out_op is optional.
+ */
+int32_t lock_campaign_async(uint64_t client, const char *name, const char *value, int64_t ttl_ms,
+                            const char *options_json, lock_callback cb, void *user_data, uint64_t *out_op,
+                            char **err);
+
+/*
+ * lock_leader -- reads the election's leader (one round to every node).
+ *
+ *   leader_json  receives, on LOCK_OK, a JSON object (free it with
+ *                lock_string_free); required:
+ *                  {"leader":true,"name":"svc","value":"10.0.0.2:8080",
+ *                   "term":7,"owner":"host-b","validity_ms":6500}
+ *                or {"leader":false,"name":"svc",...} when no leader is
+ *                valid on a quorum. validity_ms: how long the leader
+ *                certainly keeps leading unless it resigns.
+ *
+ * Returns LOCK_OK, LOCK_UNAVAILABLE, LOCK_CANCELED (client freed),
+ * LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT (name, leader_json) or
+ * LOCK_INTERNAL.
+ */
+int32_t lock_leader(uint64_t client, const char *name, char **leader_json, char **err);
+
+/*
+ * lock_observe -- calls cb with every leader change of the election: first
+ * the leader now (or {"leader":false}), then each change once, in order (a
+ * new term, a resignation, a loss), pushed by pub/sub with polling as the
+ * fallback, so no change is missed for long.
+ *
+ *   options_json  NULL or {"poll_ms": N}: how often to read the election
+ *                 when pub/sub says nothing (default 1000).
+ *   cb            called on one library thread, one call at a time, with
+ *                 LOCK_OK and lock_leader's JSON (valid during the call);
+ *                 once with LOCK_CANCELED and a NULL JSON if the client is
+ *                 freed first. Required.
+ *   out_watch     receives the watch's handle; required. lock_free(watch)
+ *                 stops it: when lock_free returns no callback is running
+ *                 or will start (called from the callback itself, that
+ *                 call finishes and none follows).
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE, LOCK_INVALID_ARGUMENT (name,
+ * options/poll_ms, cb, out_watch), LOCK_CANCELED or LOCK_INTERNAL.
+ */
+int32_t lock_observe(uint64_t client, const char *name, const char *options_json, lock_inspect_callback cb,
+                     void *user_data, uint64_t *out_watch, char **err);
+
+/*
  * COMPLETION QUEUE (extension, not part of the version-1 contract)
  *
  * For hosts with an event loop that can run their code on one thread only

@@ -47,6 +47,10 @@ func BenchmarkPair(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/liblock-wait", n), func(b *testing.B) { benchLiblock(b, c, respClient, core.Wait(10*time.Second)) })
 		// A permit of a 3-permit semaphore (semaphore.go), beside the mutex pair.
 		b.Run(fmt.Sprintf("nodes=%d/liblock-semaphore3", n), func(b *testing.B) { benchLiblock(b, c, respClient, core.Permits(3)) })
+		// The read-write lock's reader and writer, and multi-resource locks
+		// of 2 and 8 resources (primitives_bench_test.go), beside the mutex
+		// pair: benchreport prints their ratios to …/liblock.
+		benchPrimitives(b, c, n)
 		if n == 5 {
 			// One node frozen (SIGSTOP): the engine decides as soon as a
 			// quorum answered, so the pair should cost what a healthy one

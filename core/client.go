@@ -37,7 +37,9 @@ type Client struct {
 	timer        *time.Timer
 	closing      bool
 	engineClosed chan struct{}
-	wg           sync.WaitGroup // connect and read goroutines
+	wg           sync.WaitGroup // connect and read goroutines, Observe's
+	// observers: the elections watched (election.go), by watch.
+	observers map[engine.OpID]*observer
 }
 
 func newClient(eng Engine, dial dialFunc, timeout time.Duration, onClose func() error) *Client {

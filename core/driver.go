@@ -206,9 +206,14 @@ func (c *Client) carryOut() {
 			if c.tel != nil {
 				c.tel.report(a)
 			}
+		case engine.ActLeader:
+			c.observed(a) // election.go
 		case engine.ActDone:
 			if c.tel != nil {
 				c.tel.done(a)
+			}
+			if c.observers != nil && c.observed(a) {
+				continue // a watch ended
 			}
 			var l *Lock
 			if a.Lock != 0 {

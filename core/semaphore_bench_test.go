@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,7 +43,7 @@ func BenchmarkContention(b *testing.B) {
 				}
 			}()
 			ctx := context.Background()
-			var left atomic.Int64
+			var left, retries atomic.Int64
 			left.Store(int64(b.N))
 			counts := make([]int, contenders)
 			opts := append([]core.AcquireOption{core.Wait(30 * time.Second)}, tc.opts...)
@@ -61,7 +62,7 @@ func BenchmarkContention(b *testing.B) {
 						}
 						time.Sleep(time.Millisecond) // the critical section
 						counts[i]++
-						if err := l.Release(ctx); err != nil {
+						if err := releaseRetrying(ctx, l, &retries); err != nil {
 							b.Error(err)
 							return
 						}
@@ -77,6 +78,20 @@ func BenchmarkContention(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "sections/s")
 			b.ReportMetric(float64(least)/(float64(b.N)/contenders), "least-share")
+			b.ReportMetric(float64(retries.Load()), "release-retries")
 		})
 	}
+}
+
+// releaseRetrying releases l, calling Release again (up to 4 more times)
+// while it fails with ErrUnavailable, as that error asks: on this shared
+// VM a node sometimes answers a release after the 50 ms node timeout, and
+// the benchmark measures throughput, not that. Each retry is counted.
+func releaseRetrying(ctx context.Context, l *core.Lock, retries *atomic.Int64) error {
+	err := l.Release(ctx)
+	for i := 0; i < 4 && errors.Is(err, core.ErrUnavailable); i++ {
+		retries.Add(1)
+		err = l.Release(ctx)
+	}
+	return err
 }

@@ -216,6 +216,10 @@ export interface Inspection {
   inUse?: number;
   /** A semaphore's inspection: the held permits, by slot. */
   holders?: PermitHolder[];
+  /** An election's leader's term (an election's inspection only). */
+  term?: number;
+  /** An election's leader's value (an election's inspection only). */
+  value?: string;
 }
 
 /** One held permit of a semaphore (Inspection.holders). */
@@ -226,6 +230,68 @@ export interface PermitHolder {
   owner: string;
   /** How long it certainly stays held, in ms; null without expiry. */
   validity: number | null;
+}
+
+/** Options of Client#campaign. */
+export interface CampaignOptions {
+  /** What observers see while this client leads (e.g. its address): 1..4096 bytes of UTF-8. */
+  value: string;
+  /** The leadership's lease in ms (default 10000), extended in the background. */
+  ttl?: number;
+  /** How long to wait to lead, in ms (0: one attempt); default: until it leads, the signal aborts or the client closes. */
+  wait?: number;
+  /** Aborting it ends the wait with CanceledError. */
+  signal?: LockAbortSignal;
+}
+
+/** An election's leader, from Client#leader. */
+export interface Leader {
+  name: string;
+  value: string;
+  /** Strictly greater than every earlier leader's term. */
+  term: number;
+  /** The leader's client owner label ('' when none). */
+  owner: string;
+  /** How long it certainly keeps leading unless it resigns, in ms. */
+  validity: number | null;
+}
+
+/** One item of Client#observe: the leader, or `leader: null` when there is none. */
+export interface LeaderChange {
+  name: string;
+  /** The leader's value, or null: no leader now. */
+  leader: string | null;
+  value?: string;
+  term?: number;
+  owner?: string;
+  validity?: number | null;
+}
+
+/** Options of Client#observe. */
+export interface ObserveOptions {
+  /** Aborting it ends the iteration. */
+  signal?: LockAbortSignal;
+  /** How often to read the election when pub/sub says nothing, in ms (default 1000). */
+  poll?: number;
+}
+
+/** This client's leadership of an election, from Client#campaign. */
+export class Leadership {
+  private constructor();
+  readonly name: string;
+  readonly value: string;
+  /** The term: the fencing token, strictly greater than every earlier leader's. */
+  readonly term: number;
+  /** How long this client certainly still leads, in ms (0 once lost or resigned). */
+  readonly validity: number;
+  readonly lost: boolean;
+  /** Aborted, with a LockLostError as its reason, when the leadership is lost. */
+  readonly signal: LockAbortSignal;
+  /** The lock behind the leadership. */
+  readonly lock: Lock;
+  /** Resigns: observers learn it at once. Rejects with LockLostError when it was no longer held. */
+  resign(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export type ErrorCode =
@@ -350,6 +416,19 @@ export class Client {
    * (per-node causes in `nodes`) when too many nodes failed to tell.
    */
   inspect(resource: string, options?: InspectOptions): Promise<Inspection>;
+  /**
+   * Campaigns in the election `name` until this client leads; resolves with
+   * its Leadership (term, validity, signal, resign()). Errors name the
+   * parameter (name, value, ttl, wait, signal, options).
+   */
+  campaign(name: string, options: CampaignOptions): Promise<Leadership>;
+  /** The election's leader, or null when none is valid on a quorum. */
+  leader(name: string, options?: { signal?: LockAbortSignal }): Promise<Leader | null>;
+  /**
+   * Every leader change of the election, in order, the current state first;
+   * ends when the signal aborts, the loop breaks, or the client closes.
+   */
+  observe(name: string, options?: ObserveOptions): AsyncIterableIterator<LeaderChange>;
   /**
    * Runs fn while holding the lock (auto-extended unless autoExtend: false),
    * then releases it. Rejects with fn's error, or with LockLostError if the

@@ -14,6 +14,9 @@ const { makeTelemetry } = require('./lib/otel');
 const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
 const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
+const election = require('./lib/election');
+
+election.install(Host);
 
 const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError, canceledBy, closedError } = E;
@@ -136,6 +139,12 @@ function isAbortSignal(s) {
 // locks), in the background. A Lock keeps its Client alive; the host and
 // the lock states never reference either, so both can be collected while
 // their sockets and timer live on.
+// The argument checks lib/election.js shares with this file.
+const ELECTION_HELPERS = {
+  kind, badArg, bytesArg, stringArg, intArg, optionsArg, isAbortSignal, ttlFits,
+  MAX_RESOURCE_BYTES, MIN_TTL_MS, MAX_TTL_MS,
+};
+
 const lockRegistry = new FinalizationRegistry((st) => st.host.releaseDropped(st));
 hooks.released = (st) => lockRegistry.unregister(st);
 const clientRegistry = new FinalizationRegistry((host) => { host.close(); });
@@ -585,6 +594,46 @@ class Client {
   }
 
   /**
+   * Campaigns in the election `name`, publishing `value`, until this client
+   * leads (lib/election.js): resolves with a Leadership (term, value,
+   * validity, signal, resign()). Without `wait` it waits until it leads, the
+   * signal aborts, or the client closes; `ttl` (ms, default 10000) is the
+   * leadership's lease, extended in the background.
+   * @param {string} name
+   * @param {{value: string, ttl?: number, wait?: number, signal?: AbortSignal}} options
+   */
+  campaign(name, options) {
+    return election.campaign(this, this.#host, this.#wrap, ELECTION_HELPERS, name, options);
+  }
+
+  /**
+   * The leader of the election `name`: { name, value, term, owner, validity }
+   * (validity in ms), or null when none is valid on a quorum.
+   * @param {string} name
+   * @param {{signal?: AbortSignal}} [options]
+   */
+  leader(name, options) {
+    try {
+      return election.leader(this.#host, ELECTION_HELPERS, name, options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * An async iterator of the leader changes of the election `name`: the
+   * leader now first ({ leader: null } when none), then every change once,
+   * in order, pushed by pub/sub with polling as the fallback (`poll` ms,
+   * default 1000). Ends when `signal` aborts, the loop breaks, or the
+   * client closes.
+   * @param {string} name
+   * @param {{signal?: AbortSignal, poll?: number}} [options]
+   */
+  observe(name, options) {
+    return election.observe(this.#host, ELECTION_HELPERS, name, options);
+  }
+
+  /**
    * Runs `fn` while holding the lock on `resource` (auto-extended unless
    * `autoExtend: false`), then releases it. `fn` receives an AbortSignal that
    * aborts if the lock is lost. Resolves with fn's result; rejects with fn's
@@ -668,6 +717,7 @@ function _debug() {
 module.exports = {
   Client,
   Lock,
+  Leadership: election.Leadership,
   LockError,
   NotAcquiredError,
   UnavailableError,

@@ -4,6 +4,7 @@ import liblock from './index.js';
 export const {
   Client,
   Lock,
+  Leadership,
   LockError,
   NotAcquiredError,
   UnavailableError,

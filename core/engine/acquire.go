@@ -36,6 +36,9 @@ type acquireOp struct {
 	// A multi-resource acquire's set (multi.go), nil for a mutex; resource
 	// is then the set's label in errors.
 	resources, keys, fenceKeys []string
+	// A campaign (election.go): its value, after the token in the key.
+	elect bool
+	value string
 	// The first attempt and the lock live in the acquire's own memory:
 	// most acquires make one attempt, and one lock when it succeeds, and
 	// each allocation costs (far more in liblock.wasm than natively).
@@ -116,6 +119,9 @@ func (e *Engine) startAttempt(o *acquireOp) {
 	token := o.token
 	if token == "" {
 		token = e.newToken()
+	}
+	if o.elect {
+		token += "\xff" + o.value
 	}
 	a := firstOrNew(&o.first, &o.firstUsed)
 	*a = attempt{op: o, token: token, start: e.now, heldBy: -1}
@@ -267,7 +273,7 @@ func (e *Engine) cleanup(a *attempt) {
 	id := e.releaseID(a.op.key)
 	for i, n := range e.nodes {
 		if a.state[i] != refused {
-			e.sendScript(n, discard{}, releaseFor(a.op.mode), a.op.key, a.token, id)
+			e.sendScript(n, discard{}, releaseScriptFor(a.op.mode, a.op.elect), a.op.key, a.token, id)
 		}
 	}
 }
@@ -356,7 +362,7 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	*l = lockState{
 		id: LockID(e.newID()), resource: o.resource, key: o.key, token: a.token,
 		ttl: o.ttl, validUntil: until, autoExtend: o.autoExtend, reentered: a.reentered >= e.quorum,
-		resources: o.resources, keys: o.keys, mode: o.mode, since: e.now,
+		resources: o.resources, keys: o.keys, mode: o.mode, elect: o.elect, since: e.now,
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence

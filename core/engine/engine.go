@@ -135,6 +135,10 @@ type Engine struct {
 
 	// report: emit ActReport actions (Config.Report, report.go).
 	report bool
+	// watches: the elections watched (election.go), nil until one is;
+	// watchRepeats: a test's negative control (election.go).
+	watches      map[OpID]*watchOp
+	watchRepeats bool
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -300,6 +304,11 @@ type AcquireRequest struct {
 	// multi-resource lock: all of Resource and these, or none (multi.go).
 	// At most MaxResources in all, no duplicates, not with Token.
 	Resources []string
+	// Election makes the acquire a campaign in the election Resource (its
+	// name): fenced (the term) and auto-extended whatever Fence and
+	// AutoExtend say, publishing Value (election.go).
+	Election bool
+	Value    string
 }
 
 // LockMode says which lock of a name an acquire or an inspect is about.
@@ -322,10 +331,24 @@ type InspectRequest struct {
 	Permits int
 	// Mode: ModeRead or ModeWrite inspect the read-write lock Resource.
 	Mode LockMode
+	// Election: inspect the election Resource (its leader; election.go).
+	Election bool
 }
 
 // Validate checks the request as InspectWith does.
 func (r InspectRequest) Validate() error {
+	if r.Election {
+		if err := CheckElectionName(r.Resource); err != nil {
+			return err
+		}
+		switch {
+		case r.Permits != 0:
+			return invalidArg("permits", "not with an election")
+		case r.Mode != ModeExclusive:
+			return invalidArg("mode", "not with an election")
+		}
+		return nil
+	}
 	if err := CheckResource(r.Resource); err != nil {
 		return err
 	}
@@ -356,6 +379,9 @@ func checkKind(permits int, mode LockMode, resources []string) error {
 
 // Validate checks the request as Acquire does.
 func (r AcquireRequest) Validate() error {
+	if r.Election {
+		return r.validateElection()
+	}
 	if len(r.Resources) > 0 {
 		if err := r.validateMulti(); err != nil {
 			return err
@@ -408,6 +434,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	if e.report {
 		op.start = e.now
 		e.rep(RepAcquireStart, op.id, 0, 0, 0)
+	}
+	if r.Election {
+		e.initElection(op, r)
 	}
 	if len(r.Resources) > 0 {
 		// A set spans several keys' queues: it joins none (multi.go).
@@ -536,6 +565,11 @@ type LockInfo struct {
 	// Resources is a multi-resource lock's set (Resource is its first), or
 	// nil.
 	Resources []string
+
+	// Election: a campaign's leadership (Resource is the election's name,
+	// Fence its term, Value what it published; Token is without it).
+	Election bool
+	Value    string
 }
 
 // Lock returns what the engine knows of lock; false for an unknown lock.
@@ -548,6 +582,10 @@ func (e *Engine) Lock(lock LockID) (LockInfo, bool) {
 		Resource: l.resource, Key: l.key, Token: l.token, TTL: l.ttl,
 		AutoExtend: l.autoExtend, Released: l.released, Lost: l.lostErr,
 		Fence: l.fence, Reentered: l.reentered, Permits: l.permits, Slot: l.slot, Mode: l.mode,
+	}
+	if l.elect {
+		tok, val, _, _ := splitElected(l.token)
+		info.Token, info.Election, info.Value = tok, true, val
 	}
 	if l.resources != nil {
 		info.Resource, info.Resources = l.resources[0], append([]string(nil), l.resources...)
@@ -567,6 +605,7 @@ func (e *Engine) Close() {
 	}
 	e.begin()
 	e.closing = true
+	e.closeWatches()
 	for _, o := range sortedOps(e.ops) {
 		e.finishAcquire(o, 0, ErrClosed)
 	}

@@ -69,7 +69,7 @@ func (e *Engine) sendFence(f *fenceRound, i int) {
 		// of the name).
 		key, fenceKey = SlotKey(o.key, f.a.chosen), FenceKey(e.prefix+o.resource)
 	}
-	e.sendScript2(e.nodes[i], f, fenceScript, key, fenceKey, f.a.token, strconv.FormatInt(f.fence, 10))
+	e.sendScript2(e.nodes[i], f, fenceScriptOf(f.a.op.elect), key, fenceKey, f.a.token, strconv.FormatInt(f.fence, 10))
 }
 
 func (f *fenceRound) reply(e *Engine, i int, r Reply) {

@@ -37,6 +37,9 @@ type Inspection struct {
 	// that hold it on a quorum, by token; Held, Validity and Owner are then
 	// its writer's, and Nodes' its writer key's (rwlock.go).
 	Readers []ReaderState
+	// Term and Value: an election's leader's term and value (election.go).
+	Term  int64
+	Value string
 }
 
 // NodeState is one node's part of an Inspection.
@@ -64,6 +67,9 @@ type inspectOp struct {
 	permits  int         // a semaphore's inspection (InspectPermits)
 	sem      *semInspect // its slots per node
 	rw       *rwInspect  // a read-write lock's readers, per node
+	// elect: an election's inspection; watch: the watch it is for.
+	elect bool
+	watch *watchOp
 }
 
 // Inspect starts an inspection of resource: whether a quorum holds it, how
@@ -88,7 +94,11 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	}
 	e.begin()
 	n := len(e.nodes)
-	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: e.prefix + resource, start: e.now,
+	key := e.prefix + resource
+	if r.Election {
+		key = ElectionKey(key)
+	}
+	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: key, start: e.now, elect: r.Election,
 		values: make([]string, n), has: make([]bool, n), ttls: make([]time.Duration, n), errs: make([]error, n)}
 	e.inspecting++
 	sc := inspectScript
@@ -128,13 +138,20 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 	e.inspecting--
 	var in *Inspection
 	var err error
-	if op.sem != nil {
+	switch {
+	case op.sem != nil:
 		in, err = e.semInspection(op)
-	} else {
+	case op.elect:
+		in, err = e.electInspection(op)
+	default:
 		in, err = e.inspection(op)
 		if in != nil && op.rw != nil {
 			in.Readers = e.rwReaders(op)
 		}
+	}
+	if op.watch != nil {
+		e.watchInspected(op.watch, in, err)
+		return
 	}
 	e.emit(Action{Kind: ActDone, Op: op.id, Inspection: in, Err: err})
 }

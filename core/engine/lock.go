@@ -38,6 +38,8 @@ type lockState struct {
 	// (report.go).
 	since        time.Duration
 	holdReported bool
+	// elect: a campaign's leadership (election.go).
+	elect bool
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -170,7 +172,7 @@ func (e *Engine) runLockOp(op *lockOp) {
 			return
 		}
 		for _, n := range e.nodes {
-			e.sendScript(n, op, extendFor(l.mode), l.lockKey(), l.token, px)
+			e.sendScript(n, op, extendScriptFor(l.mode, l.elect), l.lockKey(), l.token, px)
 		}
 		return
 	}

@@ -112,6 +112,10 @@ func (e *Engine) message(r Reply) {
 	if len(r.Elems) != 3 || r.Elems[0].Str != "message" {
 		return
 	}
+	if ekey, ok := strings.CutPrefix(r.Elems[1].Str, leaderPrefix); ok {
+		e.leaderMessage(ekey) // election.go
+		return
+	}
 	key, ok := strings.CutPrefix(r.Elems[1].Str, releasedPrefix)
 	sub := e.subs[key]
 	if !ok || sub == nil || r.Elems[2].Str == sub.lastID {

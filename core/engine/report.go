@@ -17,7 +17,7 @@ import (
 // ActReport: a report (Action.Rep; Op and Lock name the operation and the
 // lock it is about). Only from an engine made with Config.Report. A host
 // that does not want them carries out nothing for it.
-const ActReport ActionKind = 15
+const ActReport ActionKind = 16
 
 // ReportKind says what a report tells.
 type ReportKind uint8

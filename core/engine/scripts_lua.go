@@ -24,6 +24,59 @@ end
 redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
 return 1
 `
+	// elect_extend.lua
+	electExtendSrc = `local v = redis.call("GET", KEYS[1])
+if v == ARGV[1] or (v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. "\255") then
+	if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[2]) then
+		redis.call("PEXPIRE", KEYS[1], ARGV[2])
+	end
+	return 1
+end
+return 0
+`
+	// elect_fence.lua
+	electFenceSrc = `if redis.call("GET", KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+local cur = tonumber(redis.call("GET", KEYS[2]) or "0")
+local term = tonumber(ARGV[2])
+if term < cur then
+	return -1
+end
+if term > cur then
+	redis.call("SET", KEYS[2], ARGV[2])
+end
+local pttl = redis.call("PTTL", KEYS[1])
+if pttl > 0 then
+	redis.call("SET", KEYS[1], ARGV[1] .. "\255" .. ARGV[2], "PX", pttl)
+end
+redis.pcall("PUBLISH", "liblock:leader:" .. KEYS[1], ARGV[2])
+return 1
+`
+	// elect_release.lua
+	electReleaseSrc = `local v = redis.call("GET", KEYS[1])
+if v == ARGV[1] or (v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. "\255") then
+	redis.call("DEL", KEYS[1])
+	if v ~= ARGV[1] then
+		redis.pcall("PUBLISH", "liblock:leader:" .. KEYS[1], "0")
+	end
+	local channel = "liblock:released:" .. KEYS[1]
+	local n
+	if ARGV[2] == "" then
+		n = redis.pcall("PUBSUB", "NUMSUB", channel)
+		if type(n) == "table" then
+			n = n[2]
+		end
+	else
+		n = redis.pcall("PUBLISH", channel, ARGV[2])
+	end
+	if type(n) == "number" then
+		return 1 + n
+	end
+	return 1
+end
+return 0
+`
 	// extend.lua
 	extendSrc = `if redis.call("GET", KEYS[1]) == ARGV[1] then
 	if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[2]) then

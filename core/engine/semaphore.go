@@ -344,7 +344,7 @@ func (l *lockState) lockKey() string {
 // and announces it on the lock's channel with release id id.
 func (e *Engine) sendRelease(n *node, h handler, l *lockState, id string) {
 	if l.permits == 0 {
-		e.sendScript(n, h, releaseFor(l.mode), l.key, l.token, id)
+		e.sendScript(n, h, releaseScriptFor(l.mode, l.elect), l.key, l.token, id)
 		return
 	}
 	e.sendSemScript(n, h, semReleaseScript, l.key, "", l.token, id, strconv.Itoa(e.semSlots(l.permits)), strconv.Itoa(l.slot), "1")

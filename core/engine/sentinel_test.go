@@ -411,6 +411,7 @@ func classifiedScripts() []string {
 		"semAcquireScript": semAcquireScript, "semReleaseScript": semReleaseScript, "semInspectScript": semInspectScript,
 		"rwAcquireScript": rwAcquireScript, "rwExtendScript": rwExtendScript, "rwReleaseScript": rwReleaseScript,
 		"rwFenceScript": rwFenceScript, "rwInspectScript": rwInspectScript,
+		"electFenceScript": electFenceScript, "electExtendScript": electExtendScript, "electReleaseScript": electReleaseScript,
 	} {
 		names[sc] = name
 	}

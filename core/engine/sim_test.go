@@ -104,6 +104,10 @@ type simConfig struct {
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
 	multiFault string
+	// issue 20 part 4 (sim_election_test.go): the share of acquires that
+	// are campaigns, and the control's broken fence script.
+	electP     float64
+	electFault string
 }
 
 // features13 turns on the workload of issue 13: fences, caller tokens and
@@ -264,7 +268,7 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		cfg.maxWait = 2 * cfg.maxTTL
 		cfg.halfQuorum = profile == "halfquorum"
 	default:
-		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !cfg.rwProfile(profile, rng) {
+		if !cfg.semProfile(profile, rng) && !multiProfile(&cfg, profile, rng) && !cfg.rwProfile(profile, rng) && !electProfile(&cfg, profile, rng) {
 			return cfg, fmt.Errorf("unknown profile %q", profile)
 		}
 	}
@@ -279,7 +283,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 		return nil, err
 	}
 	s := &sim{seed: seed, profile: profile, cfg: cfg, rng: rng, chk: newChecker(), trace: trace,
-		callerTokens: map[string]bool{}, shared: map[string]bool{}}
+		callerTokens: map[string]bool{}, shared: map[string]bool{}, termValues: map[string]string{}}
 	// Fences hold "as long as no node loses its data": the runs compare
 	// them only across stretches without a loss (a crash without
 	// persistence), except the negative control, which shows the loss
@@ -541,7 +545,7 @@ func (s *sim) checkLeftovers() {
 					s.stats.leftoverLate++
 				case owner.trouble[n.idx] >= k.writeAt:
 					s.stats.leftoverTrouble++
-				case owner.forgotten[k.val]:
+				case owner.forgotten[electStored(k.val)]:
 					s.stats.leftoverForgotten++
 					continue
 				case k.afterRelease && !s.cfg.noscriptStrict:

@@ -83,9 +83,10 @@ type simClient struct {
 	closeC       time.Duration
 	closePausedC time.Duration
 	closed       bool
-	trouble      []time.Duration // per node: last time an exchange failed (true time)
-	forgotten    map[string]bool // tokens of forgotten locks
-	reports      *reportCheck    // Config.Report's checker (sim_report_test.go)
+	trouble      []time.Duration    // per node: last time an exchange failed (true time)
+	forgotten    map[string]bool    // tokens of forgotten locks
+	watches      map[OpID]*simWatch // elections watched (sim_election_test.go)
+	reports      *reportCheck       // Config.Report's checker (sim_report_test.go)
 }
 
 // deliver runs an event of this client now, or after its pause.
@@ -155,6 +156,8 @@ func (c *simClient) drain() {
 			c.actTimer(a.Delay)
 		case ActClosed:
 			c.actClosed()
+		case ActLeader:
+			c.actLeader(a) // sim_election_test.go
 		default:
 			c.s.violate("protocol", "c%d: unknown action %d", c.id, a.Kind)
 		}
@@ -329,6 +332,9 @@ func (c *simClient) begin(id OpID, kind opKind, t *simTask, lock LockID, bound t
 }
 
 func (c *simClient) actDone(a Action) {
+	if c.watchDone(a) { // sim_election_test.go
+		return
+	}
 	op := c.ops[a.Op]
 	if op == nil {
 		c.s.violate("twice", "c%d: ActDone for op %d, which is unknown or already done", c.id, a.Op)
@@ -421,6 +427,9 @@ func (c *simClient) acquired(id LockID, op *simOp) {
 	}
 	if l.keys != nil {
 		c.s.stats.multiAcquired++
+	}
+	if l.elect {
+		c.s.stats.leaders++
 	}
 	if l.reentered {
 		c.s.stats.reentered++
@@ -590,6 +599,10 @@ func (t *simTask) acquire() {
 	}
 	if cfg.multiP > 0 && req.Token == "" && s.chance(cfg.multiP) {
 		t.multi(&req) // sim_multi_test.go
+	}
+	if cfg.electP > 0 && s.chance(cfg.electP) {
+		t.campaign(&req) // sim_election_test.go
+		t.maybeWatch(req.Resource)
 	}
 	id, err := c.eng.Acquire(req)
 	if err != nil {

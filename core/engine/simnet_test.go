@@ -163,6 +163,8 @@ type sim struct {
 	callerTokens map[string]bool
 	// shared: tokens handed on (re-entered) while held.
 	shared map[string]bool
+	// termValues: the value each reported term came with (elections).
+	termValues map[string]string // by election name + "/" + term
 }
 
 type simStats struct {
@@ -176,6 +178,9 @@ type simStats struct {
 
 	// issue 20: multi-resource acquires (and fenced ones) and successes
 	multiAcquires, multiAcquired, multiFenced int
+	// issue 20 part 4: campaigns, and those that led
+	campaigns, leaders                    int
+	watches, leaderReports, leaderChecked int
 }
 
 func (st *simStats) add(o simStats) {
@@ -206,6 +211,11 @@ func (st *simStats) add(o simStats) {
 	st.multiAcquires += o.multiAcquires
 	st.multiAcquired += o.multiAcquired
 	st.multiFenced += o.multiFenced
+	st.campaigns += o.campaigns
+	st.leaders += o.leaders
+	st.watches += o.watches
+	st.leaderReports += o.leaderReports
+	st.leaderChecked += o.leaderChecked
 	st.tokenAcquires += o.tokenAcquires
 	st.reentered += o.reentered
 	st.inspects += o.inspects

@@ -185,7 +185,7 @@ func (a *Adapter) Acquire(r engine.AcquireRequest) (engine.OpID, error) {
 		return 0, err
 	}
 	op, err := started(a.input(Event{Kind: EvAcquire, Resource: r.Resource, TTLms: millis(r.TTL), WaitMS: millis(r.Wait), AutoExtend: r.AutoExtend, Fence: r.Fence, Token: r.Token,
-		Permits: uint32(r.Permits), Mode: r.Mode, Resources: r.Resources}))
+		Permits: uint32(r.Permits), Mode: r.Mode, Resources: r.Resources, Election: r.Election, Value: r.Value}))
 	if err == nil && r.Mode != engine.ModeExclusive {
 		a.startedMode(op, r.Mode)
 	}
@@ -203,13 +203,13 @@ func (a *Adapter) Inspect(resource string) (engine.OpID, error) {
 	return started(a.input(Event{Kind: EvInspect, Resource: resource}))
 }
 
-// InspectWith starts an inspection of a semaphore or other lock kind
-// (engine.Engine.InspectWith).
+// InspectWith starts an inspection of a semaphore, an election or other
+// lock kind (engine.Engine.InspectWith).
 func (a *Adapter) InspectWith(r engine.InspectRequest) (engine.OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
 	}
-	return started(a.input(Event{Kind: EvInspect, Resource: r.Resource, Permits: uint32(r.Permits), Mode: r.Mode}))
+	return started(a.input(Event{Kind: EvInspect, Resource: r.Resource, Permits: uint32(r.Permits), Mode: r.Mode, Election: r.Election}))
 }
 
 // Extend starts an extension (engine.Engine.Extend).

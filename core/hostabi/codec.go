@@ -35,11 +35,16 @@ type Event struct {
 	Permits   uint32
 	Mode      engine.LockMode
 	Resources []string
-	Lock      uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
-	Op        uint64 // EvCancel
-	Conn      uint32 // EvOpened, EvReceived, EvConnFailed
-	Data      []byte // EvReceived
-	Message   string // EvConnFailed
+	// Election and Value: EvAcquire (a campaign, with its value) and
+	// EvInspect (Election: the election's leader).
+	Election bool
+	Value    string
+	PollMS   int64  // EvWatch (its name in Resource)
+	Lock     uint64 // EvExtend, EvRelease, EvForget, EvLockInfo
+	Op       uint64 // EvCancel, EvUnwatch
+	Conn     uint32 // EvOpened, EvReceived, EvConnFailed
+	Data     []byte // EvReceived
+	Message  string // EvConnFailed
 }
 
 // Action is one decoded action: an engine.Action (kinds 1–7, and the Op of
@@ -86,6 +91,9 @@ func AppendEvent(b []byte, ev Event) []byte {
 		if len(ev.Resources) > 0 {
 			flags |= AcquireResources
 		}
+		if ev.Election {
+			flags |= AcquireElection
+		}
 		b = append(b, flags)
 		if ev.Token != "" {
 			b = appendStr(b, ev.Token)
@@ -99,12 +107,24 @@ func AppendEvent(b []byte, ev Event) []byte {
 				b = appendStr(b, r)
 			}
 		}
+		if ev.Election {
+			b = appendStr(b, ev.Value)
+		}
 	case EvInspect:
 		b = appendStr(b, ev.Resource)
-		b = append(b, kindFlags(ev))
+		flags := kindFlags(ev)
+		if ev.Election {
+			flags |= InspectElection
+		}
+		b = append(b, flags)
 		if ev.Permits != 0 {
 			b = appendU32(b, ev.Permits)
 		}
+	case EvWatch:
+		b = appendStr(b, ev.Resource)
+		b = appendU64(b, uint64(ev.PollMS))
+	case EvUnwatch:
+		b = appendU64(b, ev.Op)
 	case EvExtend:
 		b = appendU64(b, ev.Lock)
 		b = appendU64(b, uint64(ev.TTLms))
@@ -143,7 +163,7 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.TTLms = int64(r.u64())
 		ev.WaitMS = int64(r.u64())
 		flags := r.u8()
-		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken|AcquirePermits|AcquireRead|AcquireWrite|AcquireResources) != 0 && r.err == nil {
+		if flags&^(AcquireAutoExtend|AcquireFence|AcquireToken|AcquirePermits|AcquireRead|AcquireWrite|AcquireResources|AcquireElection) != 0 && r.err == nil {
 			return Event{}, errors.New("ACQUIRE: unknown flags " + strconv.Itoa(int(flags)))
 		}
 		ev.AutoExtend, ev.Fence = flags&AcquireAutoExtend != 0, flags&AcquireFence != 0
@@ -165,15 +185,24 @@ func DecodeEvent(b []byte) (Event, error) {
 				ev.Resources = append(ev.Resources, r.str())
 			}
 		}
+		if flags&AcquireElection != 0 {
+			ev.Election, ev.Value = true, r.str()
+		}
 	case EvInspect:
 		ev.Resource = r.str()
 		flags := r.u8()
-		if flags&^(InspectPermits|InspectRead|InspectWrite) != 0 && r.err == nil {
+		if flags&^(InspectPermits|InspectRead|InspectWrite|InspectElection) != 0 && r.err == nil {
 			return Event{}, errors.New("INSPECT: unknown flags " + strconv.Itoa(int(flags)))
 		}
 		if err := readKind(&r, &ev, flags, "INSPECT"); err != nil {
 			return Event{}, err
 		}
+		ev.Election = flags&InspectElection != 0
+	case EvWatch:
+		ev.Resource = r.str()
+		ev.PollMS = int64(r.u64())
+	case EvUnwatch:
+		ev.Op = r.u64()
 	case EvExtend:
 		ev.Lock = r.u64()
 		ev.TTLms = int64(r.u64())
@@ -307,6 +336,17 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 			b = appendStr(b, cut(h.Owner, maxNodeAddr))
 			b = appendU64(b, uint64(millisOrNone(h.Validity)))
 		}
+		b = appendU64(b, uint64(in.Term))
+		b = appendStr(b, in.Value)
+	case ActLeader:
+		in := a.Inspection
+		b = append(b, byte(a.Kind))
+		b = appendU64(b, uint64(a.Op))
+		b = append(b, boolByte(in.Held))
+		b = appendU64(b, uint64(in.Term))
+		b = appendU64(b, uint64(millisOrNone(in.Validity)))
+		b = appendStr(b, cut(in.Owner, maxErrField))
+		b = appendStr(b, in.Value)
 	case ActInfo:
 		in := &a.Info
 		b = append(b, byte(a.Kind))
@@ -467,6 +507,17 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 				in.Holders = append(in.Holders, h)
 			}
 			in.InUse = len(in.Holders)
+			in.Term = int64(r.u64())
+			in.Value = r.str()
+			a.Inspection = in
+		case ActLeader:
+			in := &engine.Inspection{}
+			a.Op = engine.OpID(r.u64())
+			in.Held = r.u8() != 0
+			in.Term = int64(r.u64())
+			in.Validity = durationOrNone(int64(r.u64()))
+			in.Owner = r.str()
+			in.Value = r.str()
 			a.Inspection = in
 		case ActInfo:
 			in := &a.Info

@@ -82,6 +82,11 @@ func goldenEvents() []struct {
 		{"inspect-permits", Event{Kind: EvInspect, Resource: "pool", Permits: 1<<32 - 1}},
 		{"inspect-rw", Event{Kind: EvInspect, Resource: "doc", Mode: engine.ModeWrite}},
 		{"report-awaiting", Event{Kind: EvReportAwaiting}},
+		{"acquire-election", Event{Kind: EvAcquire, Resource: "leader", TTLms: 10000, WaitMS: 86400000, AutoExtend: true, Fence: true, Election: true, Value: "replica-2 ✓"}},
+		{"inspect-election", Event{Kind: EvInspect, Resource: "leader", Election: true}},
+		{"watch", Event{Kind: EvWatch, Resource: "leader", PollMS: 1000}},
+		{"watch-default", Event{Kind: EvWatch, Resource: "é"}},
+		{"unwatch", Event{Kind: EvUnwatch, Op: goldenMaxHandle}},
 	}
 }
 
@@ -143,6 +148,11 @@ func goldenActions() []struct {
 		{"done-reentered", Action{Action: engine.Action{Kind: ActDone, Op: 13, Lock: 4}, Info: engine.LockInfo{Reentered: true}}},
 		{"awaiting", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}, Awaiting: true}},
 		{"awaiting-not", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}}},
+		{"inspected-leader", act(engine.Action{Kind: ActInspected, Op: 14, Inspection: &engine.Inspection{
+			Held: true, Validity: 7000 * time.Millisecond, Owner: "host-a", Term: 1<<33 + 7, Value: "replica-1 ✓"}})},
+		{"leader", act(engine.Action{Kind: ActLeader, Op: goldenMaxHandle, Inspection: &engine.Inspection{
+			Held: true, Term: 42, Validity: 6543 * time.Millisecond, Owner: "host-b", Value: "http://10.0.0.2:8080"}})},
+		{"leader-none", act(engine.Action{Kind: ActLeader, Op: 3, Inspection: &engine.Inspection{}})},
 		{"report-acquire-end", Action{Action: engine.Action{Kind: ActReport, Op: 7, Lock: 9, Rep: engine.Report{
 			What: engine.RepAcquireEnd, Outcome: 0, Attempts: 3, Duration: 1500 * time.Microsecond}}}},
 		{"report-node-timeout", Action{Action: engine.Action{Kind: ActReport, Op: 7, Rep: engine.Report{
@@ -175,6 +185,10 @@ func eventFields(ev Event) map[string]any {
 			}
 			f["resources"] = rs
 		}
+		if ev.Election {
+			flags |= AcquireElection
+			f["value"] = ev.Value
+		}
 		f["flags"] = flags
 		return f
 	case EvExtend:
@@ -191,8 +205,12 @@ func eventFields(ev Event) map[string]any {
 		return map[string]any{"conn": ev.Conn, "message": ev.Message}
 	case EvInspect:
 		f := map[string]any{"resource": ev.Resource}
-		f["flags"] = kindFields(ev, f)
+		f["flags"] = kindFields(ev, f) | b2i(ev.Election)*InspectElection
 		return f
+	case EvWatch:
+		return map[string]any{"name": ev.Resource, "poll_ms": ev.PollMS}
+	case EvUnwatch:
+		return map[string]any{"op": ev.Op}
 	}
 	return map[string]any{}
 }
@@ -285,7 +303,10 @@ func actionFields(a Action) map[string]any {
 			holders = append(holders, map[string]any{"slot": h.Slot, "owner": h.Owner, "validity_ms": millisOrNone(h.Validity)})
 		}
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "nodes": nodes,
-			"permits": in.Permits, "holders": holders}
+			"permits": in.Permits, "holders": holders, "term": in.Term, "value": in.Value}
+	case ActLeader:
+		in := a.Inspection
+		return map[string]any{"op": a.Op, "held": b2i(in.Held), "term": in.Term, "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "value": in.Value}
 	case ActAwaiting:
 		return map[string]any{"conn": a.Conn, "awaiting": b2i(a.Awaiting)}
 	case ActReport:

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/liblock/liblock/core/engine"
+	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // maxHandle keeps handles exact in a JavaScript number (below 2^53).
@@ -215,8 +216,15 @@ func (en *entry) apply(ev *Event) {
 	case EvTick:
 		e.Tick()
 	case EvInspect:
-		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode})
+		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode, Election: ev.Election})
 		en.answer(op, err)
+	case EvWatch:
+		// A negative poll reaches the engine as one, which refuses it.
+		op, err := e.Watch(engine.WatchRequest{Name: ev.Resource, Poll: time.Duration(ev.PollMS) * time.Millisecond})
+		en.answer(op, err)
+	case EvUnwatch:
+		was := e.Unwatch(engine.OpID(ev.Op))
+		en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActCanceled}, WasPending: was})
 	case EvReportAwaiting:
 		en.watch = true
 	case EvLockInfo:
@@ -285,7 +293,7 @@ func (en *entry) reportAwaiting() {
 func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 	// A multi-resource lock's set is checked by the engine, which names
 	// the resource resources[0].
-	if err := engine.CheckResource(ev.Resource); err != nil && len(ev.Resources) == 0 {
+	if err := engine.CheckResource(ev.Resource); err != nil && len(ev.Resources) == 0 && !ev.Election {
 		return 0, err
 	}
 	ttl, err := TTLFromMillis(ev.TTLms)
@@ -297,8 +305,8 @@ func (en *entry) acquire(ev *Event) (engine.OpID, error) {
 		return 0, err
 	}
 	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence,
-		Permits: int(ev.Permits), Mode: ev.Mode, Resources: ev.Resources})
-	if err == nil && (ev.Fence || ev.Token != "") {
+		Permits: int(ev.Permits), Mode: ev.Mode, Resources: ev.Resources, Election: ev.Election, Value: ev.Value})
+	if err == nil && (ev.Fence || ev.Token != "" || ev.Election) {
 		// Its DONE carries the fence and whether it re-entered (0 and 0
 		// for every other DONE).
 		en.extended[op] = true

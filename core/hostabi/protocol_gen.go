@@ -27,6 +27,8 @@ const (
 	EvLockInfo       EventKind = 11
 	EvInspect        EventKind = 12
 	EvReportAwaiting EventKind = 13
+	EvWatch          EventKind = 14
+	EvUnwatch        EventKind = 15
 )
 
 // The actions (PROTOCOL.md, "Actions"); 1–7 are also the engine's own
@@ -45,7 +47,8 @@ const (
 	ActInfo      engine.ActionKind = 11
 	ActInspected engine.ActionKind = 12
 	ActAwaiting  engine.ActionKind = 14
-	ActReport    engine.ActionKind = 15
+	ActLeader    engine.ActionKind = 15
+	ActReport    engine.ActionKind = 16
 )
 
 // The bits of the flags fields.
@@ -57,9 +60,11 @@ const (
 	AcquireRead       = 16
 	AcquireWrite      = 32
 	AcquireResources  = 64
+	AcquireElection   = 128
 	InspectPermits    = 8
 	InspectRead       = 16
 	InspectWrite      = 32
+	InspectElection   = 128
 	OpenTLS           = 1
 	OpenSkipVerify    = 2
 	InfoAutoExtend    = 1

@@ -5,7 +5,7 @@ import (
 	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
-// REPORT (action kind 15; engine.ActReport): the engine's reports, sent
+// REPORT (action kind 16; engine.ActReport): the engine's reports, sent
 // only to a host whose configuration says "report": true. A fixed 33
 // bytes: u8 what, u8 outcome, u64 op, u64 lock, u16 node, u32 attempts,
 // i64 duration_us — no strings, so that a report costs the host one

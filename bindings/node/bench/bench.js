@@ -24,6 +24,11 @@
 //      fresh processes;
 //   6. release in one process to acquire in another: a child process waits
 //      for the lock this one holds (ms from the release to its acquire).
+//   7. the new primitives (bench/primitives.js): a 3-permit semaphore's pair
+//      beside redis-semaphore's Semaphore (1 node) and RedlockSemaphore (5
+//      nodes), a two-resource lock beside node-redlock's acquire([a, b]), a
+//      read-write lock's reader, and liblock's own mutex pair; defaults and
+//      single attempts.
 // BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECTIONS, BENCH_SECONDS, BENCH_LOADS,
 // BENCH_WAKES, BENCH_REPS shorten or lengthen it; BENCH_ONLY picks parts (e.g. 2,6), BENCH_LIBS
 // libraries (e.g. liblock native,liblock wasm);
@@ -46,7 +51,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const PEERS = ['node-redlock', 'redis-semaphore', '@sesamecare-oss/redlock'];
 const WAKES = Number(process.env.BENCH_WAKES || 50);
-const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,6,5').split(',').map(Number); // which parts to run
+const ONLY = (process.env.BENCH_ONLY || '1,2,3,4,6,7,5').split(',').map(Number); // which parts to run
 const REPS = Number(process.env.BENCH_REPS || 3); // rounds of part 2 (contention); its rows are the median round
 const ONLY_LIBS = (process.env.BENCH_LIBS || '').split(',').map((s) => s.trim()).filter(Boolean); // which libraries (all when empty)
 
@@ -473,6 +478,12 @@ async function main() {
     }
     await close();
   }
+  }
+
+  // 7. The new primitives (issue 20), beside their peers.
+  if (ONLY.includes(7)) {
+    const keep = (lib) => !ONLY_LIBS.length || ONLY_LIBS.includes(lib);
+    await require('./primitives').primitives({ urls, pairs: PAIRS, rounds: ROUNDS, keep, median, row });
   }
 
   // 5. wasm cold start, fresh processes.

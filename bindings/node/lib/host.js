@@ -114,6 +114,7 @@ function drain() {
         const kind = later[i + 1];
         if (kind === ACT.DONE) h.done(later[i + 2], later[i + 3], later[i + 4]);
         else if (kind === ACT.INSPECTED) h.inspected(later[i + 2], later[i + 4]);
+        else if (kind === ACT.LEADER) h.leaderChanged(later[i + 2], later[i + 4]); // lib/election.js
         else h.lost(later[i + 2], later[i + 4]);
       } catch (e) {
         queueMicrotask(() => { throw e; });
@@ -299,6 +300,7 @@ class Host {
           later.push(this, ACT.DONE, a.op, a.lock, a.error);
           break;
         case ACT.INSPECTED: later.push(this, ACT.INSPECTED, a.op, 0, P.inspectionOf(a)); break;
+        case ACT.LEADER: later.push(this, ACT.LEADER, a.op, 0, P.leaderOf(a)); break;
         case ACT.LOST: later.push(this, ACT.LOST, a.lock, 0, a.error); break;
         case ACT.TIMER: this.arm(a.delay_us); break;
         case ACT.CLOSED: this.sawClosed = true; break;
@@ -454,16 +456,20 @@ class Host {
     }
     // A token is at most 512 bytes (checked by the caller): it always fits.
     if (token !== null) flags |= P.ACQ.TOKEN;
-    let permits = 0, resources = null;
+    let permits = 0, resources = null, value = null;
     if (kind) {
       flags |= kindFlags(kind);
+      if (kind.election) { // a campaign (lib/election.js)
+        flags |= P.ACQ.ELECTION;
+        value = kind.value;
+      }
       permits = kind.permits || 0;
       if (kind.resources && kind.resources.length > 0) {
         resources = kind.resources;
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources)));
+    const op = this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
       resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0 };
@@ -485,7 +491,8 @@ class Host {
     if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > 1024) {
       throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
     }
-    const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, kind ? kindFlags(kind) : 0, kind ? kind.permits || 0 : 0));
+    const iflags = kind ? kindFlags(kind) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
+    const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
     const p = this.pend(op, fields);
     if (signal) {
@@ -616,6 +623,7 @@ class Host {
     if (!p) return;
     this.ops.delete(op);
     hold(-1);
+    if (p.kind === EV.WATCH) { p.ended(err ? E.errorOf(err) : null); return; } // lib/election.js
     if (p.kind === EV.INSPECT) { // an inspection that could not tell (INSPECTED settles the others)
       if (p.signal) p.signal.removeEventListener('abort', p.onAbort);
       p.reject(err ? E.errorOf(err) : new E.InternalError('liblock: inspect: the engine answered DONE without an error'));
@@ -668,4 +676,4 @@ function markLost(st, reason) {
   if (st.controller && !st.controller.signal.aborted) st.controller.abort(reason);
 }
 
-module.exports = { Host, stats, markLost, hooks };
+module.exports = { Host, stats, markLost, hooks, hold, drain };

@@ -33,6 +33,8 @@ const EV = Object.freeze({
   LOCK_INFO: 11,
   INSPECT: 12,
   REPORT_AWAITING: 13,
+  WATCH: 14,
+  UNWATCH: 15,
 });
 const ACT = Object.freeze({
   OPEN: 1,
@@ -48,13 +50,14 @@ const ACT = Object.freeze({
   INFO: 11,
   INSPECTED: 12,
   AWAITING: 14,
-  REPORT: 15,
+  LEADER: 15,
+  REPORT: 16,
 });
 
 /** The bits of the flags fields, by the message (NODE: an INSPECTED node's). */
 const FLAGS = Object.freeze({
-  ACQUIRE: Object.freeze({ AUTO_EXTEND: 1, FENCE: 2, TOKEN: 4, PERMITS: 8, READ: 16, WRITE: 32, RESOURCES: 64 }),
-  INSPECT: Object.freeze({ PERMITS: 8, READ: 16, WRITE: 32 }),
+  ACQUIRE: Object.freeze({ AUTO_EXTEND: 1, FENCE: 2, TOKEN: 4, PERMITS: 8, READ: 16, WRITE: 32, RESOURCES: 64, ELECTION: 128 }),
+  INSPECT: Object.freeze({ PERMITS: 8, READ: 16, WRITE: 32, ELECTION: 128 }),
   OPEN: Object.freeze({ TLS: 1, SKIP_VERIFY: 2 }),
   INFO: Object.freeze({ AUTO_EXTEND: 1, RELEASED: 2 }),
   NODE: Object.freeze({ LOCKED: 1, HOLDER: 2 }),
@@ -75,6 +78,8 @@ const EV_OVERHEAD = Object.freeze({
   LOCK_INFO: 9,
   INSPECT: 6,
   REPORT_AWAITING: 1,
+  WATCH: 13,
+  UNWATCH: 9,
 });
 
 /** The status codes: the C ABI's LOCK_* numbers. */
@@ -144,8 +149,8 @@ function putBytes(m, o, d) {
 
 // ---------------------------------------------------------------- events
 
-/** ACQUIRE (resource, ttlMs, waitMs, flags, token, permits, resources). */
-function encAcquire(m, o, resource, ttlMs, waitMs, flags, token, permits, resources) {
+/** ACQUIRE (resource, ttlMs, waitMs, flags, token, permits, resources, value). */
+function encAcquire(m, o, resource, ttlMs, waitMs, flags, token, permits, resources, value) {
   m.b[o] = 1;
   let p = o + 1;
   p = putStr(m, p, resource);
@@ -165,6 +170,9 @@ function encAcquire(m, o, resource, ttlMs, waitMs, flags, token, permits, resour
     m.v.setUint16(p, resources.length, true);
     p += 2;
     for (const s of resources) p = putStr(m, p, s);
+  }
+  if (flags & 128) {
+    p = putStr(m, p, value);
   }
   return p - o;
 }
@@ -276,6 +284,25 @@ function encReportAwaiting(m, o) {
   return 1;
 }
 
+/** WATCH (name, pollMs). */
+function encWatch(m, o, name, pollMs) {
+  m.b[o] = 14;
+  let p = o + 1;
+  p = putStr(m, p, name);
+  putI64(m.v, p, pollMs);
+  p += 8;
+  return p - o;
+}
+
+/** UNWATCH (op). */
+function encUnwatch(m, o, op) {
+  m.b[o] = 15;
+  let p = o + 1;
+  putI64(m.v, p, op);
+  p += 8;
+  return p - o;
+}
+
 // ---------------------------------------------------------------- actions
 
 /** Reads a list: u16 n, then n items read by item(r). */
@@ -319,15 +346,16 @@ function readAction(r) {
     case 9: return { kind, error: readError(r) };
     case 10: return { kind, was_pending: r.u8() };
     case 11: return { kind, resource: r.str(), key: r.str(), token: r.str(), ttl_ms: r.i64(), validity_ms: r.i64(), flags: r.u8(), error: readError(r) };
-    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode), permits: r.u32(), holders: readList(r, readInspectedHolder) };
+    case 12: return { kind, op: r.u64(), held: r.u8(), validity_ms: r.i64(), owner: r.str(), nodes: readList(r, readInspectedNode), permits: r.u32(), holders: readList(r, readInspectedHolder), term: r.i64(), value: r.str() };
     case 14: return { kind, conn: r.u32(), awaiting: r.u8() };
-    case 15: return { kind, what: r.u8(), outcome: r.u8(), op: r.u64(), lock: r.u64(), node: r.u16(), attempts: r.u32(), duration_us: r.i64() };
+    case 15: return { kind, op: r.u64(), held: r.u8(), term: r.i64(), validity_ms: r.i64(), owner: r.str(), value: r.str() };
+    case 16: return { kind, what: r.u8(), outcome: r.u8(), op: r.u64(), lock: r.u64(), node: r.u16(), attempts: r.u32(), duration_us: r.i64() };
     default: return null;
   }
 }
 
 module.exports = {
   ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,
-  encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting,
+  encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch,
   readAction, readError,
 };

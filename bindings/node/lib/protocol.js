@@ -107,7 +107,17 @@ function inspectionOf(a) {
     out.holders = a.holders.map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
     out.inUse = out.holders.length;
   }
+  if (a.term > 0) { // an election's leader
+    out.term = a.term;
+    out.value = a.value;
+  }
   return out;
 }
 
-module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf };
+/** A LEADER action (or an election's INSPECTED) as a leader: null for none. */
+function leaderOf(a) {
+  if (!a.held || !a.term) return null;
+  return { value: a.value, term: a.term, owner: a.owner, validity: a.validity_ms < 0 ? null : a.validity_ms };
+}
+
+module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf, leaderOf };

@@ -2,7 +2,8 @@
 # make bench (Node part): bench/bench.js under 5 local nodes: both backends
 # beside node-redlock, redis-semaphore and @sesamecare-oss/redlock (pairs
 # with single attempts and with each library's defaults, contention in one and two processes, 32 concurrent resources, a frozen
-# node, the wasm cold start); all under build/redisnodes.
+# node, the wasm cold start; the new primitives beside redis-semaphore's Semaphore /
+# RedlockSemaphore and node-redlock's multi-resource acquire); all under build/redisnodes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -166,6 +166,9 @@ function decode(bytes) {
 const H = (s) => Buffer.from(s, 'hex');
 const S = (s) => { const b = Buffer.from(s); return Buffer.concat([Buffer.from([b.length, 0, 0, 0]), b]).toString('hex'); };
 
+// Protocol 3's leader election ends INSPECTED with the leader's term (i64)
+// and value (str): 0 and '' for a lock.
+const NO_LEADER = '0000000000000000' + '00000000';
 // INSPECTED (op 9): held, validity 9895 ms, owner "worker-7", 3 nodes:
 // 0 locked+holder owner "worker-7" ttl 9998; 1 locked (another value), no
 // owner, no expiry (-1); 2 failed (ttl 0, a cause).
@@ -173,7 +176,7 @@ const INSPECTED_HELD = '0c' + '0900000000000000' + '01' + 'a726000000000000' + S
   '0000' + S('127.0.0.1:1') + '03' + S('worker-7') + '0e27000000000000' + '00000000' +
   '0100' + S('127.0.0.1:2') + '01' + '00000000' + 'ffffffffffffffff' + '00000000' +
   '0200' + S('[::1]:3') + '00' + '00000000' + '0000000000000000' + S('dial tcp: connection refused') +
-  '00000000' + '0000'; // protocol 3: permits 0 (a mutex), no held permits
+  '00000000' + '0000' + NO_LEADER; // protocol 3: permits 0 (a mutex), no held permits
 // Engine protocol 2: DONE carries the fence and re-entry (FENCE, kind 13, is retired):
 // op 3, lock 4, fence 17, reentered 0; then op 5, lock 2^53-1, fence 2^40+5, reentered 1.
 const FENCES = '04' + '0300000000000000' + '0400000000000000' + '1100000000000000' + '00' + '00'.repeat(18) +
@@ -188,10 +191,12 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
   assert.equal(P.PROTOCOL_VERSION, 3);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
-    '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + '00000000' + '0000' + // held with no expiry, no node listed
-    '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + '00000000' + '0000' + // not held
+    '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + '00000000' + '0000' + NO_LEADER + // held with no expiry, no node listed
+    '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + '00000000' + '0000' + NO_LEADER + // not held
     // a semaphore of 3 permits, slot 2 held by "w" for 900 ms
-    '0c' + '0c00000000000000' + '01' + '8403000000000000' + S('w') + '0000' + '03000000' + '0100' + '02000000' + S('w') + '8403000000000000' +
+    '0c' + '0c00000000000000' + '01' + '8403000000000000' + S('w') + '0000' + '03000000' + '0100' + '02000000' + S('w') + '8403000000000000' + NO_LEADER +
+    // an election's leader: term 7, value "v" (held 1, validity 500)
+    '0c' + '0d00000000000000' + '01' + 'f401000000000000' + S('') + '0000' + '00000000' + '0000' + '0700000000000000' + S('v') +
     '04' + '0500000000000000' + '0400000000000000' + '0000000000000000' + '00' + '00'.repeat(18) + // a DONE without a fence
     INFO_LOST));
   assert.deepEqual(got, [
@@ -207,6 +212,7 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
     [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
     [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
     [12, 12, { held: true, validity: 900, owner: 'w', nodes: [], permits: 3, inUse: 1, holders: [{ slot: 2, owner: 'w', validity: 900 }] }],
+    [12, 13, { held: true, validity: 500, owner: '', nodes: [], term: 7, value: 'v' }],
     [4, 5, 4, 0, 0, null],
     [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
   ]);

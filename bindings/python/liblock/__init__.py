@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Optional
 
+    from ._election import Leader, Leadership, Observation
     from ._inspection import Holder, Inspection, NodeFailure, NodeState
     from ._node import Node
 del TYPE_CHECKING
@@ -36,8 +37,8 @@ from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire
 __all__ = [
     "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
     "ForkedProcessError", "Holder", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
-    "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
-    "NodeState", "NotAcquired", "Unavailable", "abi_version", "library_path", "live_handles",
+    "Leader", "Leadership", "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
+    "NodeState", "NotAcquired", "Observation", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
 ]
 
@@ -49,6 +50,10 @@ def __getattr__(name: str) -> "Any":
         from . import _inspection
 
         return getattr(_inspection, name)
+    if name in ("Leader", "Leadership", "Observation"):  # leader election (_election.py)
+        from . import _election
+
+        return getattr(_election, name)
     if name == "Node":  # liblock.Node (a dataclass) too
         from . import _node
 

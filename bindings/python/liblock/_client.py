@@ -1085,6 +1085,57 @@ class Client:
         return from_engine(*got)
 
 
+    # ------------------------------------------------------------ leader election (_election.py)
+
+    @_keywords
+    def campaign(self, name: str, value: str, *, ttl: Seconds = 10.0, wait: Optional[Seconds] = None,
+                 on_lost: Optional[OnLost] = None) -> Any:
+        """Campaign in the election ``name``, publishing ``value`` to observers, until this
+        client leads: a :class:`liblock.Leadership` (``term``, ``value``, ``validity``,
+        ``resign()``; ``with`` resigns on exit). ``ttl``: the leadership's lease in seconds
+        (default 10), extended in the background; ``on_lost(lock)`` is called if that
+        fails. ``wait``: None (the default) waits until it leads; a number of seconds bounds
+        the wait (:class:`NotAcquired` when another still leads; 0: one attempt)."""
+        from . import _election
+
+        return _election.campaign(self, name, value, ttl, wait, on_lost)
+
+    @_keywords
+    async def campaign_async(self, name: str, value: str, *, ttl: Seconds = 10.0,
+                             wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Any:
+        """Like :meth:`campaign`, on the event loop; cancelling the task ends the wait (no key left)."""
+        from . import _election
+
+        return await _election.campaign_async(self, name, value, ttl, wait, on_lost)
+
+    def leader(self, name: str) -> Any:
+        """The leader of the election ``name`` (a :class:`liblock.Leader`: ``value``,
+        ``term``, ``owner``, ``validity``), or None when none is valid on a quorum."""
+        from . import _election
+
+        return _election.leader(self, name)
+
+    async def leader_async(self, name: str) -> Any:
+        """Like :meth:`leader`, on the event loop."""
+        from . import _election
+
+        return await _election.leader_async(self, name)
+
+    def observe(self, name: str, callback: Optional[Callable[[Any], None]] = None, *,
+                poll: Optional[Seconds] = None) -> Any:
+        """The leader changes of the election ``name``: the leader now first (None when
+        there is none), then each change once, in order, pushed by pub/sub with polling
+        every ``poll`` seconds (default 1) as the fallback.
+
+        Without ``callback``: an async iterator (``async for leader in client.observe(n)``;
+        leaving the loop stops it). With ``callback``: ``callback(leader)`` is called on
+        liblock's thread for each change, and the returned :class:`liblock.Observation`
+        stops it with ``close()`` (or ``with``)."""
+        from . import _election
+
+        return _election.observe(self, name, callback, poll)
+
+
 def _close(driver: Any) -> None:
     """Finalizer of a Client (and its close()): close its engines, releasing its locks."""
     _live[0] -= 1

@@ -141,6 +141,8 @@ class Host:
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
         # (from their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
+        # an election's watches (_election.py): op -> its LEADER actions' completion
+        self.watches: Dict[int, Done] = {}
         self._draining = False
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
@@ -238,6 +240,10 @@ class Host:
                 reply = a
             elif kind == P.ACT_INSPECTED:
                 fn = self._ops.pop(a[1], None)
+                if fn is not None:
+                    self._done.append((fn, None, a[2:]))
+            elif kind == P.ACT_LEADER:  # an election's watch (_election.py)
+                fn = self.watches.get(a[1])
                 if fn is not None:
                     self._done.append((fn, None, a[2:]))
             elif kind == P.ACT_CLOSED:

@@ -83,8 +83,9 @@ def _seconds(ms: int) -> Optional[float]:
 
 def from_engine(held: int, validity_ms: int, owner: str,
                 nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
-                holders: Sequence[Tuple[int, str, int]] = ()) -> Inspection:
-    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``)."""
+                holders: Sequence[Tuple[int, str, int]] = (), term: int = 0, value: str = "") -> Inspection:
+    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``);
+    ``term`` and ``value`` are an election's (``_election.py``), ignored here."""
     hs = tuple(Holder(slot=s, owner=o, validity=_seconds(v)) for s, o, v in holders)
     return Inspection(
         held=bool(held), validity=_seconds(validity_ms), owner=owner,

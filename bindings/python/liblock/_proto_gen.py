@@ -35,6 +35,8 @@ EV_TICK = 10
 EV_LOCK_INFO = 11
 EV_INSPECT = 12
 EV_REPORT_AWAITING = 13
+EV_WATCH = 14
+EV_UNWATCH = 15
 
 # Actions
 ACT_OPEN = 1
@@ -50,7 +52,8 @@ ACT_CANCELED = 10
 ACT_INFO = 11
 ACT_INSPECTED = 12
 ACT_AWAITING = 14
-ACT_REPORT = 15
+ACT_LEADER = 15
+ACT_REPORT = 16
 
 # The bits of the flags fields (NODE: an INSPECTED node's)
 ACQUIRE_AUTO_EXTEND = 1
@@ -60,9 +63,11 @@ ACQUIRE_PERMITS = 8
 ACQUIRE_READ = 16
 ACQUIRE_WRITE = 32
 ACQUIRE_RESOURCES = 64
+ACQUIRE_ELECTION = 128
 INSPECT_PERMITS = 8
 INSPECT_READ = 16
 INSPECT_WRITE = 32
+INSPECT_ELECTION = 128
 OPEN_TLS = 1
 OPEN_SKIP_VERIFY = 2
 INFO_AUTO_EXTEND = 1
@@ -85,6 +90,8 @@ EV_OVERHEAD = {
     EV_LOCK_INFO: 9,
     EV_INSPECT: 6,
     EV_REPORT_AWAITING: 1,
+    EV_WATCH: 13,
+    EV_UNWATCH: 9,
 }
 
 # Status codes: the C ABI's LOCK_* numbers
@@ -196,6 +203,7 @@ _S_IB = struct.Struct("<IB")
 _S_IIB = struct.Struct("<IIB")
 _S_Q = struct.Struct("<Q")
 _S_QBq = struct.Struct("<QBq")
+_S_QBqq = struct.Struct("<QBqq")
 _S_QQqB = struct.Struct("<QQqB")
 _S_i = struct.Struct("<i")
 _S_q = struct.Struct("<q")
@@ -203,7 +211,7 @@ _S_qqB = struct.Struct("<qqB")
 # ---------------------------------------------------------------- events
 
 
-def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, token: Any = b"", permits: int = 0, resources: Any = ()) -> int:
+def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, token: Any = b"", permits: int = 0, resources: Any = (), value: Any = b"") -> int:
     """ACQUIRE."""
     n_resource = len(resource)
     _S_BI.pack_into(buf, 0, EV_ACQUIRE, n_resource)
@@ -229,6 +237,12 @@ def enc_acquire(buf: Any, resource: Any, ttl_ms: int, wait_ms: int, flags: int, 
             _S_I.pack_into(buf, at, n_s)
             buf[at + 4:at + 4 + n_s] = s
             at += 4 + n_s
+    if flags & 128:
+        n_value = len(value)
+        _S_I.pack_into(buf, at, n_value)
+        at += 4
+        buf[at:at + n_value] = value
+        at += n_value
     return at
 
 
@@ -327,6 +341,25 @@ def enc_report_awaiting(buf: Any) -> int:
     """REPORT_AWAITING."""
     _S_B.pack_into(buf, 0, EV_REPORT_AWAITING)
     at = 1
+    return at
+
+
+def enc_watch(buf: Any, name: Any, poll_ms: int) -> int:
+    """WATCH."""
+    n_name = len(name)
+    _S_BI.pack_into(buf, 0, EV_WATCH, n_name)
+    at = 5
+    buf[at:at + n_name] = name
+    at += n_name
+    _S_q.pack_into(buf, at, poll_ms)
+    at += 8
+    return at
+
+
+def enc_unwatch(buf: Any, op: int) -> int:
+    """UNWATCH."""
+    _S_BQ.pack_into(buf, 0, EV_UNWATCH, op)
+    at = 9
     return at
 
 
@@ -497,7 +530,10 @@ def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:
     (permits,) = _S_I.unpack_from(buf, at)
     at += 4
     holders, at = _read_list(buf, at, _dec_inspected_holder)
-    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes, permits, holders,), at
+    (term,) = _S_q.unpack_from(buf, at)
+    at += 8
+    value, at = read_str(buf, at)
+    return (ACT_INSPECTED, op, held, validity_ms, owner, nodes, permits, holders, term, value,), at
 
 
 def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:
@@ -505,6 +541,15 @@ def _dec_awaiting(buf: Any, at: int) -> Tuple[Any, int]:
     conn, awaiting = _S_IB.unpack_from(buf, at)
     at += 5
     return (ACT_AWAITING, conn, awaiting,), at
+
+
+def _dec_leader(buf: Any, at: int) -> Tuple[Any, int]:
+    """LEADER after its kind."""
+    op, held, term, validity_ms = _S_QBqq.unpack_from(buf, at)
+    at += 25
+    owner, at = read_str(buf, at)
+    value, at = read_str(buf, at)
+    return (ACT_LEADER, op, held, term, validity_ms, owner, value,), at
 
 
 def _dec_report(buf: Any, at: int) -> Tuple[Any, int]:
@@ -528,6 +573,7 @@ _DECODERS = {
     ACT_INFO: _dec_info,
     ACT_INSPECTED: _dec_inspected,
     ACT_AWAITING: _dec_awaiting,
+    ACT_LEADER: _dec_leader,
     ACT_REPORT: _dec_report,
 }
 

@@ -7,7 +7,12 @@ engine protocol's READ and WRITE flags (asyncio, and the wasm backend).
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypeVar
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: `import liblock` loads nothing heavy
+    from typing import Any, Optional, TypeVar
+
+    _L = TypeVar("_L")
+
 
 from ._errors import ArgumentTypeError, InvalidArgument
 
@@ -33,7 +38,6 @@ def mode_arg(mode: Any, token: Optional[str]) -> str:
 #: ``Lock.mode`` by the engine's number.
 NAMES = {v: k for k, v in MODES.items()}
 
-_L = TypeVar("_L")
 
 
 def with_mode(lock: _L, mode: int) -> _L:

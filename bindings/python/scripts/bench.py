@@ -1,4 +1,4 @@
-"""make bench, Python part. Parts (BENCH_ONLY=pairs,concurrent,frozen,contention,wake selects some):
+"""make bench, Python part. Parts (BENCH_ONLY=pairs,concurrent,frozen,contention,wake,primitives selects some):
 
 pairs       acquire+release pairs through the liblock binding -- native backend (liblock.so)
             and wasm backend (liblock.wasm under wasmtime), sync and asyncio -- beside the same
@@ -27,6 +27,9 @@ contention  10 contenders on one resource, 1 ms critical sections (asyncio.sleep
             liblock native on 1 node, redis-py's asyncio Lock (1 node, blocking, its default
             sleep of 0.1 s), pottery's AIORedlock (blocking) and python-redis-lock (1 node, sync
             only: threads; woken through BLPOP on its signal list).
+primitives  issue 20's primitives (semaphore, read-write lock, multi-resource lock) beside liblock's
+            own mutex pair, native, sync and asyncio, 1 and 5 nodes, with ratios
+            (scripts/bench_primitives.py; BENCH_N pairs per variant).
 wake        release->acquire across processes: process A holds, process B starts a blocking
             acquire and says so, A waits 20 ms, takes the wall time and releases; B takes the
             wall time when its acquire returns; BENCH_ROUNDS (50) hand-overs, roles alternating;
@@ -64,7 +67,7 @@ RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del'
 
 
 BLOCKS = 10  # variants alternate in blocks, so that load changes hit them alike
-PARTS = ("pairs", "concurrent", "frozen", "contention", "wake")  # BENCH_ONLY selects some (comma-separated)
+PARTS = ("pairs", "concurrent", "frozen", "contention", "wake", "primitives")  # BENCH_ONLY selects some (comma-separated)
 
 
 def timed(pair: Callable[[int], None], n: int) -> List[int]:
@@ -282,6 +285,9 @@ def main() -> None:
         contention(urls[:3])
     if "wake" in only:
         wake(urls[:3])
+    if "primitives" in only:
+        from bench_primitives import primitives  # scripts/, beside this file
+        primitives(urls, compare)
     if FAILURES:
         print("\nbench.py: WRONG RESULTS:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
         sys.exit(1)

@@ -28,7 +28,7 @@ def enc_error(err) -> bytes:  # noqa: ANN001 - the engine's side, for the vector
 
 
 def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes, permits: int = 0,  # noqa: ANN001
-                  holders=()) -> bytes:  # noqa: ANN001
+                  holders=(), term: int = 0, value: str = "") -> bytes:  # noqa: ANN001
     out = bytes([P.ACT_INSPECTED]) + struct.pack("<QBq", op, 1 if held else 0, validity_ms)
     out += _str(owner.encode()) + struct.pack("<H", len(nodes))
     for node, addr, flags, node_owner, ttl_ms, cause in nodes:
@@ -37,6 +37,7 @@ def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes, perm
     out += struct.pack("<IH", permits, len(holders))  # protocol 3: a semaphore's permits and holders
     for slot, h_owner, h_validity in holders:
         out += struct.pack("<I", slot) + _str(h_owner.encode()) + struct.pack("<q", h_validity)
+    out += struct.pack("<q", term) + _str(value.encode())  # protocol 3: an election's leader
     return out
 
 
@@ -148,12 +149,14 @@ def test_issue13_actions_decoded() -> None:
     raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
            + enc_inspected(10, False, -1, "", [])
-           + enc_inspected(11, True, 900, "w", [], 3, [(2, "w", 900)]))
+           + enc_inspected(11, True, 900, "w", [], 3, [(2, "w", 900)])
+           + enc_inspected(12, True, 500, "", [], 0, [], 7, "leader-1"))
     assert P.decode(memoryview(raw)) == [
         (P.ACT_DONE, 3, 4, 17, 1, None),
-        (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes, 0, []),
-        (P.ACT_INSPECTED, 10, 0, -1, "", [], 0, []),
-        (P.ACT_INSPECTED, 11, 1, 900, "w", [], 3, [(2, "w", 900)]),
+        (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes, 0, [], 0, ""),
+        (P.ACT_INSPECTED, 10, 0, -1, "", [], 0, [], 0, ""),
+        (P.ACT_INSPECTED, 11, 1, 900, "w", [], 3, [(2, "w", 900)], 0, ""),
+        (P.ACT_INSPECTED, 12, 1, 500, "", [], 0, [], 7, "leader-1"),
     ]
     from liblock import _inspection
 

@@ -2,7 +2,9 @@
 // in LIBLOCK_NODES (make demo starts three): ten workers contend for one
 // account and are served one at a time, and a second "nightly report" is
 // turned away while the first one runs; then eight workers share three
-// permits to a rate-limited API (semaphore.go).
+// permits to a rate-limited API (semaphore.go); then three replicas elect
+// a leader, the leader is killed, and another takes over with a higher term
+// (election.go).
 package main
 
 import (
@@ -19,6 +21,9 @@ import (
 )
 
 func main() {
+	if replicaMain() { // election.go: this process is a replica
+		return
+	}
 	nodes := strings.Split(os.Getenv("LIBLOCK_NODES"), ",")
 	client, err := core.New(core.Config{Nodes: nodes, NodeTimeout: 50 * time.Millisecond, KeyPrefix: "demo:"})
 	if err != nil {
@@ -74,6 +79,9 @@ func main() {
 		fail(fmt.Errorf("the demo saw a broken invariant: balance %d, max holders %d", balance, maxInside.Load()))
 	}
 	if err := transferStory(ctx, client, say); err != nil { // multi.go
+		fail(err)
+	}
+	if err := electionStory(ctx, client, say); err != nil { // election.go
 		fail(err)
 	}
 }

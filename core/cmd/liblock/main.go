@@ -35,6 +35,8 @@ const helpText = `liblock: a Redlock lock for shell scripts, cron lines and serv
 
 Usage:
   liblock run [flags] NAME -- CMD [ARGS...]   run CMD while holding the lock NAME
+  liblock elect [flags] NAME --value V -- CMD run CMD only while leading the election NAME
+  liblock elect --observe [--json] NAME       print each leader change of the election NAME
   liblock inspect [flags] NAME...             is NAME held, for how long, by whom, per node
   liblock release --token T [flags] NAME      release NAME held by token T
   liblock doctor [flags]                      check the nodes against Redlock's assumptions
@@ -52,11 +54,13 @@ Exit codes:
   128+S run: the command was killed by signal S (as a shell reports it)
   1    doctor: at least one check is "fail"
   64   bad usage (the message names the flag)
-  65   the lock is held elsewhere (not acquired within --wait);
+  65   the lock is held elsewhere (not acquired within --wait; elect:
+       another leads and --wait ran out);
        release: the token does not hold NAME
   69   unavailable: too many nodes failed for a quorum
   70   run: the lock was lost while the command ran (the command was
-       sent SIGTERM, then SIGKILL after --grace)
+       sent SIGTERM, then SIGKILL after --grace); elect: the leadership
+       was lost likewise
   71   internal error
   126  run: the command could not be executed
   127  run: the command was not found
@@ -85,12 +89,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runCmd(rest, stdout, stderr)
 	case "inspect":
 		return inspectCmd(rest, stdout, stderr)
+	case "elect":
+		return electCmd(rest, stdout, stderr)
 	case "release":
 		return releaseCmd(rest, stdout, stderr)
 	case "doctor":
 		return doctorCmd(rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "liblock: unknown command %q (run, inspect, release, doctor, version; see liblock --help)\n", cmd)
+	fmt.Fprintf(stderr, "liblock: unknown command %q (run, elect, inspect, release, doctor, version; see liblock --help)\n", cmd)
 	return exitUsage
 }
 

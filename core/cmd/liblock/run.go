@@ -46,6 +46,18 @@ type runOpts struct {
 	fence            bool
 	name             string
 	argv             []string
+	// env: more of the command's environment (elect's); command: the
+	// subcommand its messages name ("" for run).
+	env     []string
+	command string
+}
+
+// verb is the subcommand the messages name.
+func (o *runOpts) verb() string {
+	if o.command == "" {
+		return "run"
+	}
+	return o.command
 }
 
 // forwarded are the signals liblock passes on to the command.
@@ -195,6 +207,7 @@ func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
 	if o.fence {
 		cmd.Env = append(cmd.Env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
 	}
+	cmd.Env = append(cmd.Env, o.env...)
 	// Setpgid: the command and what it starts form one group, so a
 	// forwarded signal and the kill on loss reach its children too.
 	// Pdeathsig: if liblock itself dies (SIGKILL), so does the command.
@@ -206,7 +219,7 @@ func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			code = exitNotFound
 		}
-		fmt.Fprintf(stderr, "liblock run: %v (exit %d)\n", err, code)
+		fmt.Fprintf(stderr, "liblock %s: %v (exit %d)\n", o.verb(), err, code)
 		return nil, code
 	}
 	return cmd, 0
@@ -230,12 +243,12 @@ loop:
 			_ = syscall.Kill(-pgid, s.(syscall.Signal))
 		case <-lost:
 			lost, wasLost = nil, true
-			fmt.Fprintf(stderr, "liblock run: lost %q: %v; sending SIGTERM to the command (SIGKILL in %v)\n", o.name, lock.Err(), o.grace)
+			fmt.Fprintf(stderr, "liblock %s: lost %q: %v; sending SIGTERM to the command (SIGKILL in %v)\n", o.verb(), o.name, lock.Err(), o.grace)
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
 			grace = time.After(o.grace)
 		case <-grace:
 			grace = nil
-			fmt.Fprintf(stderr, "liblock run: the command outlived the %v grace: SIGKILL\n", o.grace)
+			fmt.Fprintf(stderr, "liblock %s: the command outlived the %v grace: SIGKILL\n", o.verb(), o.grace)
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		case <-exited:
 			break loop
@@ -248,7 +261,7 @@ loop:
 	_ = cmd.Wait()
 	code := exitStatus(cmd.ProcessState)
 	if wasLost || lock.IsLost() {
-		fmt.Fprintf(stderr, "liblock run: the command ended (%s) after %q was lost: exit %d\n", describe(cmd.ProcessState), o.name, exitLost)
+		fmt.Fprintf(stderr, "liblock %s: the command ended (%s) after %q was lost: exit %d\n", o.verb(), describe(cmd.ProcessState), o.name, exitLost)
 		return exitLost
 	}
 	return code
@@ -288,7 +301,7 @@ func (o *runOpts) release(lock *core.Lock, stderr io.Writer) int {
 	case errors.Is(err, core.ErrLost):
 		return exitLost
 	}
-	fmt.Fprintf(stderr, "liblock run: release %q: %v (its keys expire within --ttl %v)\n", o.name, err, o.ttl)
+	fmt.Fprintf(stderr, "liblock %s: release %q: %v (its keys expire within --ttl %v)\n", o.verb(), o.name, err, o.ttl)
 	return exitFor(err)
 }
 

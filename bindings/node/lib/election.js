@@ -1,0 +1,182 @@
+'use strict';
+// Leader election (issue 20, part 4) in Node: Client#campaign, #leader and
+// #observe (index.js calls these with the client's host). The engine does
+// the work: a campaign is an ACQUIRE with the ELECTION flag (fenced and
+// auto-extended; the term is the fence), leader() an INSPECT with it, and
+// observe() a WATCH whose LEADER actions (pushed by pub/sub, polled as the
+// fallback) become an async iterator. See the README's "Leader election".
+
+const E = require('./errors');
+const { EV } = require('./protocol');
+const { hold, drain } = require('./host');
+const P = require('./protocol');
+
+const MAX_VALUE_BYTES = 4096; // engine.MaxElectionValue
+const DEFAULT_TTL_MS = 10000; // core.DefaultCampaignTTL
+const MAX_WAIT_MS = 86400000;
+
+const CAMPAIGN_OPTIONS = ['value', 'ttl', 'wait', 'signal'];
+const LEADER_OPTIONS = ['signal'];
+const OBSERVE_OPTIONS = ['signal', 'poll'];
+
+/** This client's leadership of an election, from Client#campaign. */
+class Leadership {
+  #lock;
+  #name;
+  #value;
+
+  /** @internal */
+  constructor(lock, name, value) {
+    this.#lock = lock;
+    this.#name = name;
+    this.#value = value;
+  }
+
+  /** The election's name. */
+  get name() { return this.#name; }
+  /** The value this leader published. */
+  get value() { return this.#value; }
+  /** The term: strictly greater than every earlier leader's (the fencing token). */
+  get term() { return this.#lock.fence; }
+  /** How long this client certainly still leads, in ms (0 once lost or resigned). */
+  get validity() { return this.#lock.validity; }
+  /** Whether the leadership is known lost. */
+  get lost() { return this.#lock.lost; }
+  /** Aborted, with a LockLostError as its reason, when the leadership is lost. */
+  get signal() { return this.#lock.signal; }
+  /** The lock behind the leadership. */
+  get lock() { return this.#lock; }
+  /** Resigns: deletes the election key where this leadership holds it; observers learn it at once. */
+  resign() { return this.#lock.release(); }
+  /** For `await using`: resigns, ignoring LOST. */
+  async [Symbol.asyncDispose]() { return this.#lock[Symbol.asyncDispose](); }
+  get [Symbol.toStringTag]() { return 'Leadership'; }
+}
+
+/**
+ * Campaigns until this client leads `name` (no wait bound by default: it
+ * waits until it leads, the signal aborts, or the client closes).
+ */
+async function campaign(client, host, wrap, h, name, options) {
+  if (host.closed) throw E.closedError('campaign');
+  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
+  if (options === undefined || options === null) throw h.badArg('options', 'must be an object with at least "value"');
+  h.optionsArg('options', options, CAMPAIGN_OPTIONS);
+  if (options.value === undefined) throw h.badArg('value', 'missing: what observers see while this client leads');
+  const value = h.bytesArg('value', h.stringArg('value', options.value), 1, MAX_VALUE_BYTES);
+  const given = h.intArg('ttl', options.ttl, true, h.MIN_TTL_MS, h.MAX_TTL_MS);
+  const ttl = given === undefined ? DEFAULT_TTL_MS : given;
+  h.ttlFits('ttl', ttl, client.nodeTimeout);
+  const wait = h.intArg('wait', options.wait, true, 0, MAX_WAIT_MS);
+  const signal = options.signal;
+  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
+  if (signal && signal.aborted) throw E.canceledBy(signal, 'campaign');
+  const kind = { election: true, value };
+  for (;;) {
+    try {
+      const lock = await host.acquire(name, ttl, wait === undefined ? MAX_WAIT_MS : wait, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE, null, signal, wrap, kind);
+      return new Leadership(lock, name, value);
+    } catch (e) {
+      // Unbounded: a wait that ran out (the engine's longest) starts over.
+      if (wait !== undefined || (e.code !== 'NOT_ACQUIRED' && e.code !== 'UNAVAILABLE') || (signal && signal.aborted) || host.closed) throw e;
+    }
+  }
+}
+
+/** The leader of `name`: { name, value, term, owner, validity }, or null. */
+async function leader(host, h, name, options) {
+  if (host.closed) throw E.closedError('leader');
+  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
+  h.optionsArg('options', options, LEADER_OPTIONS);
+  const signal = options ? options.signal : undefined;
+  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
+  if (signal && signal.aborted) throw E.canceledBy(signal, 'leader');
+  const r = await host.inspect(name, signal, { election: true });
+  const l = r.held && r.term ? { value: r.value, term: r.term, owner: r.owner, validity: r.validity } : null;
+  return l ? { name, ...l } : null;
+}
+
+/**
+ * An async iterator of the leader changes of `name`: first the leader now
+ * ({ name, leader: null } when none), then each change once, in order.
+ * Ends when the signal aborts, the iterator is returned (break), or the
+ * client closes.
+ */
+function observe(host, h, name, options) {
+  if (host.closed) throw E.closedError('observe');
+  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
+  h.optionsArg('options', options, OBSERVE_OPTIONS);
+  const signal = options ? options.signal : undefined;
+  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
+  const poll = options ? h.intArg('poll', options.poll, true, 0, MAX_WAIT_MS) : undefined;
+  if (signal && signal.aborted) throw E.canceledBy(signal, 'observe');
+  const queue = [];
+  const waiting = [];
+  let ended = false;
+  let failure = null;
+  const push = (item) => {
+    const w = waiting.shift();
+    if (w) w.resolve({ value: item, done: false });
+    else queue.push(item);
+  };
+  const finish = (err) => {
+    if (ended) return;
+    ended = true;
+    failure = err;
+    if (signal) signal.removeEventListener('abort', onAbort);
+    for (const w of waiting.splice(0)) {
+      if (err) w.reject(err);
+      else w.resolve({ value: undefined, done: true });
+    }
+  };
+  const op = host.watch(name, poll || 0, {
+    changed: (l) => push({ name, ...(l || {}), leader: l ? l.value : null }),
+    ended: (err) => finish(err && err.code !== 'CANCELED' ? err : null),
+  });
+  const stop = () => {
+    if (!ended) host.unwatch(op);
+    finish(null);
+  };
+  const onAbort = () => stop();
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  const it = {
+    next() {
+      if (queue.length > 0) return Promise.resolve({ value: queue.shift(), done: false });
+      if (ended) return failure ? Promise.reject(failure) : Promise.resolve({ value: undefined, done: true });
+      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+    return() {
+      stop();
+      queue.length = 0;
+      return Promise.resolve({ value: undefined, done: true });
+    },
+    [Symbol.asyncIterator]() { return it; },
+  };
+  return it;
+}
+
+/** Host methods of elections, added to the Host (lib/host.js). */
+function install(Host) {
+  /** Starts a WATCH; `on.changed(leader|null)` per LEADER, `on.ended(err)` at its DONE. */
+  Host.prototype.watch = function watch(name, pollMs, on) {
+    const ad = this.ad;
+    const op = this.request(P.encWatch(ad.mem(), ad.inOff, name, pollMs));
+    this.ops.set(op, { kind: EV.WATCH, changed: on.changed, ended: on.ended, resolve() {}, reject() {} });
+    hold(1); // a watch keeps the process alive, as a server's socket would
+    drain();
+    return op;
+  };
+  /** UNWATCH: its DONE ends it. */
+  Host.prototype.unwatch = function unwatch(op) {
+    if (this.dead || !this.ops.has(op)) return;
+    const ad = this.ad;
+    this.run(P.encUnwatch(ad.mem(), ad.inOff, op));
+  };
+  /** A LEADER action. */
+  Host.prototype.leaderChanged = function leaderChanged(op, leader) {
+    const p = this.ops.get(op);
+    if (p && p.kind === EV.WATCH) p.changed(leader);
+  };
+}
+
+module.exports = { Leadership, campaign, leader, observe, install, MAX_VALUE_BYTES, DEFAULT_TTL_MS };

@@ -1,0 +1,394 @@
+"""Leader election (issue 20, part 4): ``Client.campaign`` / ``campaign_async``,
+``leader`` / ``leader_async`` and ``observe`` (an async iterator, or a callback for
+synchronous code).
+
+The engine does the work, through the byte protocol on an asyncio host (both
+backends): a campaign is an ACQUIRE with the ELECTION flag (fenced and auto-extended,
+its term the fence), ``leader`` an INSPECT with it, ``observe`` a WATCH whose LEADER
+actions (pushed by pub/sub, polled as the fallback) arrive in order. Synchronous calls
+run on the client's loop thread (started for them even when the native fast path
+serves the plain locks). See the README's "Leader election".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Deque, List, Optional
+
+from . import _proto as P
+from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
+
+MAX_VALUE_BYTES = 4096  # engine.MaxElectionValue
+DEFAULT_CAMPAIGN_TTL = 10.0  # seconds: core.DefaultCampaignTTL
+
+
+@dataclass(frozen=True)
+class Leader:
+    """An election's leader: its ``value``, ``term`` (strictly greater than every earlier
+    leader's), ``owner`` label and ``validity`` (seconds it certainly keeps leading unless
+    it resigns)."""
+
+    name: str
+    value: str
+    term: int
+    owner: str
+    validity: Optional[float]
+
+
+def _leader(name: str, held: int, term: int, validity_ms: int, owner: str, value: str) -> Optional[Leader]:
+    if not held or not term:
+        return None
+    return Leader(name=name, value=value, term=term, owner=owner,
+                  validity=None if validity_ms < 0 else validity_ms / 1000.0)
+
+
+class Leadership:
+    """This client's leadership of an election (from :meth:`Client.campaign`): ``term``
+    (the fencing token), ``value``, ``validity``, ``lost``, and :meth:`resign`. Leaving a
+    ``with`` block resigns. It is kept by auto-extension; ``on_lost`` is called if that
+    fails."""
+
+    def __init__(self, name: str, value: str, lock: Any) -> None:
+        self.name = name
+        self.value = value
+        self.lock = lock
+
+    @property
+    def term(self) -> int:
+        """Strictly greater than every earlier leader's term (as long as no node loses its data)."""
+        return int(self.lock.fence)
+
+    @property
+    def validity(self) -> float:
+        """Seconds this client certainly still leads (0 once lost or resigned)."""
+        return float(self.lock.validity)
+
+    @property
+    def lost(self) -> bool:
+        return bool(self.lock.lost)
+
+    def resign(self) -> None:
+        """Resign: the election key goes where this leadership holds it; observers learn it at once."""
+        self.lock.release()
+
+    async def resign_async(self) -> None:
+        await self.lock.release_async()
+
+    def __enter__(self) -> "Leadership":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.resign()
+        except LockError:
+            pass
+
+    async def __aenter__(self) -> "Leadership":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        try:
+            await self.resign_async()
+        except LockError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"Leadership(name={self.name!r}, value={self.value!r}, term={self.term})"
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def _args(client: Any, name: Any, value: Any, ttl: Any, wait: Any) -> Any:
+    from ._client import _ms, _text
+
+    n = _text("name", name, P.LIMIT_RESOURCE_MAX, 1)
+    v = _text("value", value, MAX_VALUE_BYTES, 1)
+    ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
+    wait_ms = None if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
+    from ._client import _check_ttl_fits
+
+    _check_ttl_fits("ttl", ttl_ms, client._node_timeout_ms)
+    return n, v, ttl_ms, wait_ms
+
+
+def _name(name: Any) -> bytes:
+    from ._client import _text
+
+    return _text("name", name, P.LIMIT_RESOURCE_MAX, 1)
+
+
+def _poll(poll: Any) -> int:
+    from ._client import _ms
+
+    return 0 if poll is None else _ms("poll", poll, 0, P.LIMIT_WAIT_MAX)
+
+
+# ---------------------------------------------------------------- the host's requests
+
+
+def _start_campaign(host: Any, n: bytes, v: bytes, ttl_ms: int, wait_ms: int, done: Any) -> int:
+    engine = host._check()
+    flags = P.ACQUIRE_AUTO_EXTEND | P.ACQUIRE_FENCE | P.ACQUIRE_ELECTION
+    return int(host._request(P.enc_acquire(engine.inbuf, n, ttl_ms, wait_ms, flags, b"", 0, (), v), done))
+
+
+def _start_leader(host: Any, n: bytes, done: Any) -> int:
+    engine = host._check()
+    return int(host._request(P.enc_inspect(engine.inbuf, n, P.INSPECT_ELECTION, 0), done))
+
+
+def _loop_host(client: Any) -> Any:
+    """The client's loop-thread host, for the synchronous election calls (started on
+    first use, also when the native fast path serves the plain locks; Driver.close
+    stops it)."""
+    d = client._driver
+    t = d._thread
+    if t is None:
+        with d._mu:
+            if d._thread is None:
+                from ._host import LoopThread
+
+                d._thread = LoopThread(d._engine(), f"liblock-{d.name}-driver", d.tls)
+            t = d._thread
+    return t.host
+
+
+def campaign(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
+    from ._client import Lock, _callable
+    from ._host import run_op
+
+    client._open("client.campaign()")
+    n, v, ttl_ms, wait_ms = _args(client, name, value, ttl, wait)
+    _callable("on_lost", on_lost)
+    try:
+        host = _loop_host(client)
+        while True:
+            try:
+                def start(done: Any) -> int:
+                    def got(err: Optional[LockError], lock: int) -> None:
+                        try:
+                            done(err, (lock, host.info(lock) if lock and err is None else None))
+                        except LockError as e:
+                            done(e, (lock, None))
+                    return _start_campaign(host, n, v, ttl_ms, P.LIMIT_WAIT_MAX if wait_ms is None else wait_ms, got)
+
+                def give_up(op: Any, result: Any) -> None:
+                    if result is not None and result[0]:
+                        host._orphan(None, result[0])
+                    elif op:
+                        host.cancel(op)
+                lock, info = run_op(host, start, give_up)
+                break
+            except LockError as e:
+                # Unbounded: a wait that ran out (the engine's longest) starts over.
+                if wait_ms is not None or e.status not in (P.STATUS_NOT_ACQUIRED, P.STATUS_UNAVAILABLE):
+                    raise
+    except InvalidHandle as e:
+        raise client._gone(e, "client.campaign()") from None
+    return Leadership(name, value, Lock(client, host, lock, info, on_lost))
+
+
+async def campaign_async(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
+    from ._client import Lock, _callable
+
+    client._open("client.campaign_async()")
+    n, v, ttl_ms, wait_ms = _args(client, name, value, ttl, wait)
+    _callable("on_lost", on_lost)
+    try:
+        host = client._driver.async_host()
+        while True:
+            fut: "asyncio.Future[int]" = host.loop.create_future()
+
+            def done(err: Optional[LockError], lock: int, fut: Any = fut) -> None:
+                if fut.done():
+                    if lock:
+                        host._orphan(None, lock)
+                elif err is not None:
+                    fut.set_exception(err)
+                else:
+                    fut.set_result(lock)
+            op = _start_campaign(host, n, v, ttl_ms, P.LIMIT_WAIT_MAX if wait_ms is None else wait_ms, done)
+            try:
+                lock = await fut
+                break
+            except asyncio.CancelledError:
+                host.cancel(op)
+                raise
+            except LockError as e:
+                if wait_ms is not None or e.status not in (P.STATUS_NOT_ACQUIRED, P.STATUS_UNAVAILABLE):
+                    raise
+        info = host.info(lock)
+    except InvalidHandle as e:
+        raise client._gone(e, "client.campaign_async()") from None
+    return Leadership(name, value, Lock(client, host, lock, info, on_lost))
+
+
+def leader(client: Any, name: Any) -> Optional[Leader]:
+    from ._host import run_op
+
+    client._open("client.leader()")
+    n = _name(name)
+    try:
+        got = run_op(_loop_host(client), lambda done: _start_leader(_loop_host(client), n, done))
+    except InvalidHandle as e:
+        raise client._gone(e, "client.leader()") from None
+    held, validity_ms, owner = got[0], got[1], got[2]
+    return _leader(name, held, got[-2], validity_ms, owner, got[-1])
+
+
+async def leader_async(client: Any, name: Any) -> Optional[Leader]:
+    from ._host import run_async
+
+    client._open("client.leader_async()")
+    n = _name(name)
+    try:
+        host = client._driver.async_host()
+        got = await run_async(host, lambda done: _start_leader(host, n, done))
+    except InvalidHandle as e:
+        raise client._gone(e, "client.leader_async()") from None
+    return _leader(name, got[0], got[-2], got[1], got[2], got[-1])
+
+
+# ---------------------------------------------------------------- observe
+
+
+def _start_watch(host: Any, n: bytes, poll_ms: int, changed: Callable[[Any], None],
+                 ended: Callable[[Optional[LockError]], None]) -> int:
+    """WATCH on the host's loop thread: ``changed(fields)`` per LEADER (its fields after
+    the op), ``ended(err)`` at its DONE."""
+    engine = host._check()
+    box: List[int] = []
+
+    def done(err: Optional[LockError], _lock: Any) -> None:
+        if box:
+            host.watches.pop(box[0], None)
+        ended(err)
+    op = int(host._request(P.enc_watch(engine.inbuf, n, poll_ms), done))
+    box.append(op)
+    host.watches[op] = lambda _err, fields: changed(fields)
+    return op
+
+
+def _stop_watch(host: Any, op: int) -> None:
+    if host.engine is not None and not host.closing and op in host.watches:
+        host._step(P.enc_unwatch(host.engine.inbuf, op))
+
+
+class Observation:
+    """A running :meth:`Client.observe` with a callback; :meth:`close` stops it (no call
+    starts after it returns, unless called from the callback itself)."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+        self._op = 0
+        self._closed = threading.Event()
+        self._mu = threading.Lock()
+
+    def close(self) -> None:
+        from ._host import call
+
+        with self._mu:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+        try:
+            call(self._host, _stop_watch, self._host, self._op)
+        except (LockError, RuntimeError):
+            pass
+
+    def __enter__(self) -> "Observation":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _Stream:
+    """The async iterator of :meth:`Client.observe` (without a callback): started on the
+    running loop by the first ``__anext__``; ``aclose`` (or leaving ``async for``) stops it."""
+
+    def __init__(self, client: Any, name: str, n: bytes, poll_ms: int) -> None:
+        self._client, self._name, self._n, self._poll = client, name, n, poll_ms
+        self._host: Any = None
+        self._op = 0
+        self._queue: Deque[Optional[Leader]] = collections.deque()
+        self._waiter: "Optional[asyncio.Future[None]]" = None
+        self._ended = False
+        self._err: Optional[BaseException] = None
+
+    def __aiter__(self) -> "_Stream":
+        return self
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _changed(self, fields: Any) -> None:
+        self._queue.append(_leader(self._name, fields[0], fields[1], fields[2], fields[3], fields[4]))
+        self._wake()
+
+    def _end(self, err: Optional[LockError]) -> None:
+        self._ended = True
+        if err is not None and err.status != P.STATUS_CANCELED:
+            self._err = err
+        self._wake()
+
+    async def __anext__(self) -> Optional[Leader]:
+        if self._host is None and not self._ended:
+            self._client._open("client.observe()")
+            try:
+                self._host = self._client._driver.async_host()
+                self._op = _start_watch(self._host, self._n, self._poll, self._changed, self._end)
+            except InvalidHandle as e:
+                raise self._client._gone(e, "client.observe()") from None
+        while not self._queue:
+            if self._ended:
+                if self._err is not None:
+                    raise self._err
+                raise StopAsyncIteration
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        got: Optional[Leader] = self._queue.popleft()
+        return got
+
+    async def aclose(self) -> None:
+        if self._host is not None and not self._ended:
+            _stop_watch(self._host, self._op)
+        self._ended = True
+        self._queue.clear()
+
+
+def observe(client: Any, name: Any, callback: Any, poll: Any) -> Any:
+    client._open("client.observe()")
+    n = _name(name)
+    poll_ms = _poll(poll)
+    if callback is None:
+        return _Stream(client, name, n, poll_ms)
+    if not callable(callback):
+        raise ArgumentTypeError(f"callback must be callable or None, not {type(callback).__name__}")
+    from ._host import run_op
+
+    try:
+        host = _loop_host(client)
+    except InvalidHandle as e:
+        raise client._gone(e, "client.observe()") from None
+    obs = Observation(host)
+
+    def changed(fields: Any) -> None:
+        if not obs._closed.is_set():
+            callback(_leader(name, fields[0], fields[1], fields[2], fields[3], fields[4]))
+
+    def ended(err: Optional[LockError]) -> None:
+        obs._closed.set()
+    try:
+        obs._op = run_op(host, lambda done: done(None, _start_watch(host, n, poll_ms, changed, ended)))
+    except InvalidHandle as e:
+        raise client._gone(e, "client.observe()") from None
+    return obs
+
+
+__all__ = ["Leader", "Leadership", "Observation", "InvalidArgument"]
