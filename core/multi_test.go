@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
@@ -350,6 +351,16 @@ func TestAcquireAllNoKeysLeft(t *testing.T) {
 	// set held on one node only: lost, and the rest is dropped.
 	l, err := cl.AcquireAll(ctx, []string{"m1", "m2", "m3"}, 10*time.Second)
 	require.NoError(t, err)
+	// The acquire returned at a quorum: wait until the third node ran its
+	// script too, or it could set m2 again after the DEL below.
+	poll.Eventually(t, 5*time.Second, "the set on every node", func() bool {
+		for _, n := range c.Nodes {
+			if v, err := n.Do("EXISTS", "m1", "m2", "m3"); err != nil || v != "3" {
+				return false
+			}
+		}
+		return true
+	})
 	for _, n := range c.Nodes[:2] {
 		_, err := n.Do("DEL", "m2")
 		require.NoError(t, err)
