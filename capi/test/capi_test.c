@@ -2346,7 +2346,7 @@ static void eh_act(ehost *h, size_t n) {
 			rd_n(&r, 8), rd_n(&r, 8), rd_n(&r, 1), rd_err(&r);
 			h->info_ok = 1;
 			break;
-		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node, u32 permits, u16 h, h x holder */
+		case 12: { /* INSPECTED: u64 op, u8 held, i64 validity_ms, str owner, u16 n, n x node, u32 permits, u16 h, h x holder, i64 term, str value */
 			h->seq++;
 			uint64_t iop = rd_n(&r, 8);
 			int held = (int)rd_n(&r, 1);
@@ -2368,6 +2368,7 @@ static void eh_act(ehost *h, size_t n) {
 			int nh = (int)rd_n(&r, 2);
 			for (int k = 0; k < nh && !r.bad; k++)
 				rd_n(&r, 4), rd_str(&r, &l), rd_n(&r, 8); /* slot, owner, validity_ms */
+			rd_n(&r, 8), rd_str(&r, &l); /* an election's term and value (protocol 3) */
 			h->inspected_held = held, h->inspected_validity = validity, h->inspected_nodes = nn;
 			h->inspected_locked = locked, h->inspected_failed = failed_nodes;
 			h->inspected_op = iop; /* last: eh_run waits for it */

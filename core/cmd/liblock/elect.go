@@ -146,37 +146,20 @@ func (o *electOpts) lead(client *core.Client, stderr io.Writer) int {
 	if o.hasWait {
 		opts = append(opts, core.CampaignWait(o.wait))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type result struct {
-		ld  *core.Leadership
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		ld, err := client.Campaign(ctx, o.name, o.value, opts...)
-		done <- result{ld, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case s := <-sigs:
-		cancel()
-		r = <-done
-		if r.ld != nil {
-			_ = r.ld.Resign(context.Background())
-		}
+	ld, err, s := untilSignal(sigs, func(ctx context.Context) (*core.Leadership, error) {
+		return client.Campaign(ctx, o.name, o.value, opts...)
+	}, func(ld *core.Leadership) { _ = ld.Resign(context.Background()) })
+	if s != nil {
 		fmt.Fprintf(stderr, "liblock elect: %s while waiting to lead %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
 		return 128 + int(s.(syscall.Signal))
 	}
 	switch {
-	case errors.Is(r.err, core.ErrNotAcquired):
+	case errors.Is(err, core.ErrNotAcquired):
 		fmt.Fprintf(stderr, "liblock elect: another leads %q: not elected within %v (exit %d)\n", o.name, o.wait, exitNotAcquired)
 		return exitNotAcquired
-	case r.err != nil:
-		return fail(stderr, "elect", electUsage(r.err))
+	case err != nil:
+		return fail(stderr, "elect", electUsage(err))
 	}
-	ld := r.ld
 	lock := ld.Lock()
 	term := strconv.FormatInt(ld.Term(), 10)
 	o.fence = true // LIBLOCK_FENCE: the term

@@ -161,33 +161,17 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 	if o.fence {
 		opts = append(opts, core.Fence())
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type result struct {
-		lock *core.Lock
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		l, err := client.Acquire(ctx, o.name, o.ttl, opts...)
-		done <- result{l, err}
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case s := <-sigs:
-		cancel()
-		r = <-done
-		if r.lock != nil {
-			_ = r.lock.Release(context.Background())
-		}
+	lock, err, s := untilSignal(sigs, func(ctx context.Context) (*core.Lock, error) {
+		return client.Acquire(ctx, o.name, o.ttl, opts...)
+	}, func(l *core.Lock) { _ = l.Release(context.Background()) })
+	if s != nil {
 		fmt.Fprintf(stderr, "liblock run: %s while waiting for %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
 		return nil, 128 + int(s.(syscall.Signal))
 	}
 	switch {
-	case r.err == nil:
-		return r.lock, 0
-	case errors.Is(r.err, core.ErrNotAcquired):
+	case err == nil:
+		return lock, 0
+	case errors.Is(err, core.ErrNotAcquired):
 		if o.wait > 0 {
 			fmt.Fprintf(stderr, "liblock run: %q is held elsewhere: not acquired within %v (exit %d)\n", o.name, o.wait, exitNotAcquired)
 		} else {
@@ -195,7 +179,37 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 		}
 		return nil, exitNotAcquired
 	}
-	return nil, fail(stderr, "run", argUsage(r.err))
+	return nil, fail(stderr, "run", argUsage(err))
+}
+
+// untilSignal runs take until it returns or one of sigs arrives. On a
+// signal it cancels take, waits for it, and undoes what it got meanwhile (a
+// lock taken, a leadership won), returning the signal; otherwise take's
+// outcome and a nil signal.
+func untilSignal[T any](sigs <-chan os.Signal, take func(context.Context) (T, error), undo func(T)) (T, error, os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := take(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err, nil
+	case s := <-sigs:
+		cancel()
+		r := <-done
+		if r.err == nil {
+			undo(r.v)
+		}
+		var zero T
+		return zero, r.err, s
+	}
 }
 
 // start starts the command in its own process group, with the lock's
