@@ -125,8 +125,9 @@ test('package.json: installable on every OS; koffi optional; package-lock.json a
   // Not even Node's type declarations (2.8 MB): index.d.ts needs none, and
   // @types/node is an optional peer dependency (issue 23.7).
   assert.equal(p.dependencies, undefined, 'no runtime dependency');
-  assert.deepEqual(p.peerDependencies, { '@types/node': '>=18' });
-  assert.deepEqual(p.peerDependenciesMeta, { '@types/node': { optional: true } });
+  // @opentelemetry/api too: an optional peer, loaded only when installed (README, "Metrics, traces and logs").
+  assert.deepEqual(p.peerDependencies, { '@types/node': '>=18', '@opentelemetry/api': '>=1.4.0 <2' });
+  assert.deepEqual(p.peerDependenciesMeta, { '@types/node': { optional: true }, '@opentelemetry/api': { optional: true } });
   assert.equal(p.devDependencies.ioredis, '5.9.3', 'ioredis only observes Redis in the tests');
   const root = lock.packages[''];
   assert.deepEqual(root.dependencies, p.dependencies);
