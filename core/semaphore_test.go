@@ -13,6 +13,7 @@ import (
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/testkit/locktest"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -344,6 +345,10 @@ func TestSemaphoreTokenAndLoss(t *testing.T) {
 	l, err := a.Acquire(ctx, "tok", 10*time.Second, core.Permits(2), core.WithToken(token))
 	require.NoError(t, err)
 	assert.False(t, l.Reentered())
+	// The acquire returned at a quorum: let the third node's grant land, or
+	// the re-entry below could meet that node before it (a fresh grant
+	// there, not a re-entry) and count a re-entry on one node only.
+	slotOnEveryNode(t, c, engine.SlotKey(engine.SemKey("tok", 2), l.Slot()))
 	h, err := b.Acquire(ctx, "tok", 20*time.Second, core.Permits(2), core.WithToken(token))
 	require.NoError(t, err)
 	assert.True(t, h.Reentered(), "the token's permit is handed over")
@@ -359,6 +364,7 @@ func TestSemaphoreTokenAndLoss(t *testing.T) {
 	p, err := a.Acquire(ctx, "lost", 600*time.Millisecond, core.Permits(2), core.AutoExtend())
 	require.NoError(t, err)
 	key := engine.SlotKey(engine.SemKey("lost", 2), p.Slot())
+	slotOnEveryNode(t, c, key) // else a late grant could set it again after the DEL
 	for _, n := range c.Nodes[:2] {
 		_, err := n.Do("DEL", key)
 		require.NoError(t, err)
@@ -372,4 +378,18 @@ func TestSemaphoreTokenAndLoss(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.NoError(t, b.Close())
 	c.AssertNoKeys(t)
+}
+
+// slotOnEveryNode waits until key exists on every node (an acquire returns
+// once a quorum granted; the other nodes' grants land soon after).
+func slotOnEveryNode(t *testing.T, c *redistest.Cluster, key string) {
+	t.Helper()
+	poll.Eventually(t, 5*time.Second, key+" on every node", func() bool {
+		for _, n := range c.Nodes {
+			if v, err := n.Do("EXISTS", key); err != nil || v != "1" {
+				return false
+			}
+		}
+		return true
+	})
 }
