@@ -355,7 +355,9 @@ func (r InspectRequest) Validate() error {
 	return checkKind(r.Permits, r.Mode, nil)
 }
 
-// checkKind refuses the lock kinds this engine does not implement yet.
+// checkKind checks the lock kind of a request: permits in range, and no
+// combination the engine refuses (a read-write mode with permits or a set,
+// permits with a set).
 func checkKind(permits int, mode LockMode, resources []string) error {
 	if permits != 0 {
 		// A semaphore (semaphore.go): 0 stands for the mutex.
