@@ -150,5 +150,15 @@ func holder(t *testing.T, c *redistest.Cluster, name string, opts ...core.Acquir
 	t.Cleanup(func() { _ = client.Close() })
 	lock, err := client.Acquire(context.Background(), name, 30*time.Second, opts...)
 	require.NoError(t, err)
+	if len(opts) == 0 {
+		// The acquire returns at a quorum; a node outside it may run its
+		// SET later and so count in a test's CONFIG RESETSTAT window.
+		for _, n := range c.Nodes {
+			eventually(t, 5*time.Second, "the holder's key on every node", func() bool {
+				v, _ := n.Do("GET", name)
+				return v == lock.Token()
+			})
+		}
+	}
 	return lock
 }
