@@ -55,6 +55,11 @@ type Node struct {
 	MasterName                         string
 	Sentinels                          []string
 	SentinelUsername, SentinelPassword string
+	// Cluster makes the node a whole Redis Cluster (cluster.go), found
+	// through Seeds (Addr is the first): one vote, its keys routed to the
+	// shard primaries by slot.
+	Cluster bool
+	Seeds   []string
 }
 
 // Config describes an Engine.
@@ -140,6 +145,9 @@ func (cfg Config) Validate() error {
 		id := n.Network + " " + n.Addr
 		if n.MasterName != "" {
 			id = sentinelID(n)
+		}
+		if n.Cluster {
+			id = clusterID(n)
 		}
 		if n.Network == "tcp" {
 			id = strings.ToLower(id)

@@ -159,7 +159,7 @@ func (r AcquireRequest) validateElection() error {
 // initElection makes op a campaign: the election key, fenced (term =
 // fence) and auto-extended.
 func (e *Engine) initElection(op *acquireOp, r AcquireRequest) {
-	op.key = ElectionKey(e.prefix + r.Resource)
+	op.key = ElectionKey(e.keyOf(r.Resource))
 	op.elect, op.value = true, r.Value
 	op.fence, op.autoExtend = true, true
 }
@@ -278,7 +278,7 @@ func (e *Engine) Watch(r WatchRequest) (OpID, error) {
 		return 0, ErrClosed
 	}
 	e.begin()
-	w := &watchOp{id: OpID(e.newID()), name: r.Name, key: ElectionKey(e.prefix + r.Name), poll: r.Poll}
+	w := &watchOp{id: OpID(e.newID()), name: r.Name, key: ElectionKey(e.keyOf(r.Name)), poll: r.Poll}
 	if w.poll == 0 {
 		w.poll = DefaultWatchPoll
 	}

@@ -133,6 +133,10 @@ type Engine struct {
 	// first (multi.go).
 	multiWaiting []*acquireOp
 
+	// tagKeys: a node is a Redis Cluster, so that every resource's keys
+	// share a hash tag (keyOf, cluster.go).
+	tagKeys bool
+
 	// report: emit ActReport actions (Config.Report, report.go).
 	report bool
 	// watches: the elections watched (election.go), nil until one is;
@@ -169,6 +173,9 @@ func New(cfg Config, env Env) (*Engine, error) {
 		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}
 		if n.MasterName != "" {
 			nd.name = sentinelName(n)
+		}
+		if n.Cluster {
+			nd.name, nd.cl, e.tagKeys = clusterName(n), newClusterState(nd), true
 		}
 		e.nodes = append(e.nodes, nd)
 	}
@@ -224,6 +231,9 @@ func (e *Engine) end() {
 	for _, n := range e.nodes {
 		n.flush(e)
 	}
+	if e.tagKeys {
+		e.clusterShards(func(s *node) bool { s.flush(e); return true })
+	}
 	for _, n := range e.subNodes {
 		if n != nil {
 			n.flush(e)
@@ -234,6 +244,7 @@ func (e *Engine) end() {
 		for _, n := range e.nodes {
 			n.drop(e)
 		}
+		e.clusterShards(func(s *node) bool { s.drop(e); return true })
 		for _, n := range e.subNodes {
 			if n != nil {
 				n.fail(e, ErrClosed)
@@ -417,12 +428,15 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	if err := r.Validate(); err != nil {
 		return 0, err
 	}
+	if err := e.checkOneSlot(r); err != nil {
+		return 0, err // cluster.go
+	}
 	if e.closing {
 		return 0, ErrClosed
 	}
 	e.begin()
 	op := &acquireOp{
-		id: OpID(e.newID()), resource: r.Resource, key: e.prefix + r.Resource,
+		id: OpID(e.newID()), resource: r.Resource, key: e.keyOf(r.Resource),
 		ttl: r.TTL, wait: r.Wait > 0, waitUntil: e.now + r.Wait, autoExtend: r.AutoExtend,
 		delay: minRetryDelay, token: r.Token, fence: r.Fence,
 	}
@@ -638,7 +652,7 @@ func (e *Engine) idle() bool {
 			return false
 		}
 	}
-	return true
+	return e.clusterShards(func(s *node) bool { return s.inflight.len() == 0 && len(s.queue) == 0 })
 }
 
 // Opened reports that connection c is open (TLS included).
@@ -693,7 +707,16 @@ func (e *Engine) nodeOf(c ConnID) *node {
 			return n
 		}
 	}
-	return nil
+	var found *node
+	if e.tagKeys {
+		e.clusterShards(func(s *node) bool {
+			if s.conn == c {
+				found = s
+			}
+			return found == nil
+		})
+	}
+	return found
 }
 
 // validUntil is when a lock set (or extended) by a round that started at

@@ -67,7 +67,7 @@ func (e *Engine) sendFence(f *fenceRound, i int) {
 		// A permit: its slot, and the name's counter, shared by every
 		// permit count and the mutex (a fence exceeds every earlier one
 		// of the name).
-		key, fenceKey = SlotKey(o.key, f.a.chosen), FenceKey(e.prefix+o.resource)
+		key, fenceKey = SlotKey(o.key, f.a.chosen), FenceKey(e.keyOf(o.resource))
 	}
 	e.sendScript2(e.nodes[i], f, fenceScriptOf(f.a.op.elect), key, fenceKey, f.a.token, strconv.FormatInt(f.fence, 10))
 }

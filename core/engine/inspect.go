@@ -94,7 +94,7 @@ func (e *Engine) InspectWith(r InspectRequest) (OpID, error) {
 	}
 	e.begin()
 	n := len(e.nodes)
-	key := e.prefix + resource
+	key := e.keyOf(resource)
 	if r.Election {
 		key = ElectionKey(key)
 	}

@@ -124,7 +124,7 @@ func (e *Engine) initMulti(o *acquireOp, r AcquireRequest) {
 	o.resources = append(o.resources, r.Resources...)
 	o.keys = make([]string, len(o.resources))
 	for i, res := range o.resources {
-		o.keys[i] = e.prefix + res
+		o.keys[i] = e.keyOf(res)
 	}
 	if o.fence {
 		o.fenceKeys = make([]string, len(o.keys))

@@ -33,6 +33,12 @@ type request struct {
 	sent     time.Duration // for reports (report.go)
 	done     bool
 	gen      uint64
+	// A cluster shard's redirected command (cluster.go): budget is the
+	// deadline of its first write (0: none), asking sends ASKING before
+	// it, redirects counts the redirects followed.
+	budget    time.Duration
+	asking    bool
+	redirects uint8
 }
 
 func (r *request) live(gen uint64) bool { return gen == r.gen && !r.done }
@@ -54,6 +60,14 @@ func (e *Engine) write(n *node, r *request) {
 		r.cmd.kind = cmdEval
 	}
 	r.deadline = e.now + e.timeout
+	if r.budget != 0 && r.budget < r.deadline {
+		r.deadline = r.budget
+	}
+	if r.asking {
+		// ASKING applies to the next command on this connection only.
+		n.out = AppendCommand(n.out, "ASKING")
+		n.inflight.push(e.newRequest(n, discard{}, command{kind: cmdRaw}))
+	}
 	e.timers.push(r.deadline, r, r.gen)
 	n.out = r.cmd.appendTo(n.out)
 	n.inflight.push(r)
@@ -71,6 +85,7 @@ func (e *Engine) newRequest(n *node, h handler, c command) *request {
 		r = &request{}
 	}
 	r.node, r.h, r.cmd, r.done = n, h, c, false
+	r.budget, r.asking, r.redirects = 0, false, 0
 	return r
 }
 
@@ -104,6 +119,10 @@ type node struct {
 	// replicas must acknowledge each grant (wait.go), 0 for none.
 	sent *sentinelState
 	wait int
+	// cl is a Redis Cluster node's slot map and shard connections, and
+	// parent the cluster node of a shard connection (cluster.go).
+	cl     *clusterState
+	parent *node
 }
 
 // fifo is a queue of requests that keeps its array: a node's in-flight
@@ -164,8 +183,19 @@ func (n *node) has(r *request) bool {
 
 // send issues a command to the node, bounded by the node timeout.
 func (e *Engine) send(n *node, h handler, c command) {
+	if n.cl != nil {
+		e.clusterSend(n, h, c) // routed to a shard (cluster.go)
+		return
+	}
 	r := e.newRequest(n, h, c)
 	r.sent = e.now
+	e.sendRequest(r)
+}
+
+// sendRequest writes r on its node's connection, or queues it until the
+// connection is ready.
+func (e *Engine) sendRequest(r *request) {
+	n := r.node
 	if n.state == stReady {
 		e.write(n, r)
 		return
@@ -210,6 +240,9 @@ func (n *node) open(e *Engine) {
 		return
 	}
 	s := n.spec
+	if n.sub && e.nodes[n.idx].cl != nil {
+		s.Addr = e.clusterSubAddr(n.idx) // any node of the cluster hears a PUBLISH
+	}
 	e.emit(Action{Kind: ActOpen, Conn: n.conn, Node: n.idx, Dial: &Dial{
 		Network: s.Network, Addr: s.Addr, TLS: s.TLS, ServerName: s.ServerName, SkipVerify: s.SkipVerify,
 	}})
@@ -340,6 +373,10 @@ func (n *node) received(e *Engine, p []byte) {
 
 func (e *Engine) deliver(req *request, r Reply) {
 	req.done = true
+	if req.node.parent != nil && r.Err != nil && e.redirect(req, r) {
+		e.recycle(req) // re-sent to the shard named (cluster.go)
+		return
+	}
 	if sc := req.cmd.sc; sc != nil {
 		if r.Err != nil && strings.HasPrefix(r.Err.Error(), "NOSCRIPT") {
 			// The node lost its script cache (SCRIPT FLUSH): send the
@@ -375,11 +412,18 @@ func (e *Engine) deliver(req *request, r Reply) {
 		// (sentinel.go); what is in flight behind this reply fails now.
 		n.fail(e, errorString("the primary answered "+r.Err.Error()+": asking the sentinels again"))
 	}
+	if n.parent != nil && clusterDown(r) && n.state == stReady {
+		// Not a serving primary any more: the map is asked again (fail).
+		n.fail(e, errorString("the shard answered "+r.Err.Error()+": asking for the slot map again"))
+	}
 }
 
 // fail closes the node's connection and fails every request on it with
 // err; the next request opens a new connection.
 func (n *node) fail(e *Engine, err error) {
+	if n.parent != nil {
+		n.parent.cl.stale = true // a shard failed: the map is asked again
+	}
 	// reqs takes the arrays: the replies below may queue new requests on
 	// this node, which must not write over the ones still to be failed.
 	reqs := append(n.inflight.items(), n.queue...)

@@ -21,5 +21,6 @@ func parseNodeURL(raw string) (Node, error) {
 	}
 	return Node{Network: s.Network, Addr: s.Addr, TLS: s.TLS, ServerName: s.ServerName, SkipVerify: s.SkipVerify,
 		Username: s.Username, Password: s.Password, DB: s.DB, ClientName: s.ClientName,
-		MasterName: s.MasterName, Sentinels: s.Sentinels, SentinelUsername: s.SentinelUsername, SentinelPassword: s.SentinelPassword}, nil
+		MasterName: s.MasterName, Sentinels: s.Sentinels, SentinelUsername: s.SentinelUsername, SentinelPassword: s.SentinelPassword,
+		Cluster: s.Cluster, Seeds: s.Seeds}, nil
 }

@@ -101,7 +101,7 @@ func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	want := strconv.Itoa(o.slot)
 	fenceKey := ""
 	if o.fence {
-		fenceKey = FenceKey(e.prefix + o.resource)
+		fenceKey = FenceKey(e.keyOf(o.resource))
 	}
 	reenter := "0"
 	if o.token != "" {
@@ -381,7 +381,7 @@ func (e *Engine) InspectPermits(resource string, permits int) (OpID, error) {
 	}
 	e.begin()
 	n := len(e.nodes)
-	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: SemKey(e.prefix+resource, permits), start: e.now,
+	op := &inspectOp{id: OpID(e.newID()), resource: resource, key: SemKey(e.keyOf(resource), permits), start: e.now,
 		values: make([]string, n), has: make([]bool, n), ttls: make([]time.Duration, n), errs: make([]error, n),
 		permits: permits, sem: &semInspect{values: make([][]string, n), has: make([][]bool, n), ttls: make([][]time.Duration, n)}}
 	e.inspecting++

@@ -40,13 +40,14 @@ func (cfg Config) validateWait() error {
 }
 
 // waitFor returns how many replicas must acknowledge each grant of node n:
-// the configured count, or by default 1 on a Sentinel node (whose failover
-// would otherwise lose a grant made just before it) and 0 elsewhere.
+// the configured count, or by default 1 on a Sentinel or a Cluster node
+// (whose failover would otherwise lose a grant made just before it) and 0
+// elsewhere.
 func (cfg Config) waitFor(n Node) int {
 	if cfg.WaitReplicas != nil {
 		return *cfg.WaitReplicas
 	}
-	if n.MasterName != "" {
+	if n.MasterName != "" || n.Cluster {
 		return 1
 	}
 	return 0

@@ -10,7 +10,9 @@
 //	unix://[user[:password]@]/path/to/socket[?db=N][&options]
 //
 // A URL whose query has master_name is a Sentinel node instead, read as
-// go-redis's ParseFailoverURL reads it (failover.go).
+// go-redis's ParseFailoverURL reads it (failover.go); one whose query has
+// cluster=yes is a Redis Cluster node, read as go-redis's ParseClusterURL
+// reads it (cluster.go).
 //
 // Options: db, client_name and skip_verify (rediss only) are read; the
 // other options go-redis knows (protocol, max_retries, the timeouts, the
@@ -45,6 +47,10 @@ type Spec struct {
 	MasterName                         string
 	Sentinels                          []string // host:port, the URL's host first
 	SentinelUsername, SentinelPassword string
+	// A Redis Cluster node (cluster.go): cluster=yes, and its seeds (the
+	// URL's host first, then every addr=); Addr is the first seed.
+	Cluster bool
+	Seeds   []string
 }
 
 // Parse reads one node URL exactly as go-redis v9.23.0's redis.ParseURL
@@ -84,7 +90,11 @@ func parse(raw string) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	if _, ok := parseQuery(u.rawQuery)["master_name"]; ok {
+	q := parseQuery(u.rawQuery)
+	if isCluster(q) {
+		return parseCluster(u) // cluster.go
+	}
+	if _, ok := q["master_name"]; ok {
 		return parseFailover(u)
 	}
 	switch u.scheme {

@@ -503,6 +503,25 @@ func (c *RedisCluster) AssertNoKeys(tb testing.TB) {
 	(&Cluster{Nodes: c.live()}).AssertNoKeys(tb)
 }
 
+// GetOnReplica reads key on a replica (READONLY first, else it answers
+// -MOVED).
+func (n *Node) GetOnReplica(key string) (string, error) {
+	conn, err := net.DialTimeout("tcp", n.Addr(), 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	if err := auth(r, conn, n.password); err != nil {
+		return "", err
+	}
+	if _, err := roundTrip(r, conn, []string{"READONLY"}); err != nil {
+		return "", err
+	}
+	return roundTrip(r, conn, []string{"GET", key})
+}
+
 // DoTree sends one command over a fresh connection and returns its reply
 // as a tree: string, int64, nil, or []any.
 func (n *Node) DoTree(args ...string) (any, error) {
