@@ -257,7 +257,7 @@ func (h clusterMapStep) reply(e *Engine, _ int, r Reply) {
 		if h.slots {
 			addrs, slots, err = parseClusterSlots(r, h.addr, cl.n.spec.TLS)
 		} else {
-			addrs, slots, err = parseClusterShards(r, cl.n.spec.TLS)
+			addrs, slots, err = parseClusterShards(r, h.addr, cl.n.spec.TLS)
 		}
 	} else {
 		err = r.Err
@@ -326,7 +326,7 @@ func field(m []Reply, name string) (Reply, bool) {
 
 // parseClusterShards reads CLUSTER SHARDS: each shard's slot ranges and
 // its online primary (ip or endpoint, port or tls-port).
-func parseClusterShards(r Reply, tls bool) ([]string, []uint16, error) {
+func parseClusterShards(r Reply, asked string, tls bool) ([]string, []uint16, error) {
 	slots := make([]uint16, clusterSlots)
 	var addrs []string
 	for _, sh := range r.Elems {
@@ -342,6 +342,11 @@ func parseClusterShards(r Reply, tls bool) ([]string, []uint16, error) {
 			host, _ := field(nd.Elems, "endpoint")
 			if host.Str == "" || host.Str == "?" {
 				host, _ = field(nd.Elems, "ip")
+			}
+			if host.Str == "" {
+				// A node that never met another does not know its own
+				// address: the one it was asked on.
+				host.Str = hostOf(asked)
 			}
 			port, _ := field(nd.Elems, "port")
 			if tp, ok := field(nd.Elems, "tls-port"); ok && tls {
@@ -372,10 +377,7 @@ func parseClusterShards(r Reply, tls bool) ([]string, []uint16, error) {
 func parseClusterSlots(r Reply, asked string, _ bool) ([]string, []uint16, error) {
 	slots := make([]uint16, clusterSlots)
 	var addrs []string
-	host := asked
-	if i := strings.LastIndexByte(asked, ':'); i >= 0 {
-		host = strings.Trim(asked[:i], "[]")
-	}
+	host := hostOf(asked)
 	for _, rg := range r.Elems {
 		if len(rg.Elems) < 3 || len(rg.Elems[2].Elems) < 2 {
 			continue
@@ -398,6 +400,14 @@ func parseClusterSlots(r Reply, asked string, _ bool) ([]string, []uint16, error
 		return nil, nil, errorString("CLUSTER SLOTS named no primary")
 	}
 	return addrs, slots, nil
+}
+
+// hostOf is the host of a host:port address.
+func hostOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return strings.Trim(addr[:i], "[]")
+	}
+	return addr
 }
 
 func indexOf(a []string, s string) int {
@@ -444,8 +454,7 @@ func (e *Engine) redirect(req *request, r Reply) bool {
 	addr := f[2]
 	if strings.HasPrefix(addr, ":") {
 		// The node knows no endpoint for the target: the same host.
-		host := sh.spec.Addr[:strings.LastIndexByte(sh.spec.Addr, ':')]
-		addr = host + addr
+		addr = joinHostPort(hostOf(sh.spec.Addr), addr[1:])
 	}
 	h := req.h
 	if g, ok := h.(*waitGate); ok {
