@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/testkit/locktest"
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
@@ -135,7 +136,51 @@ func TestClusterPrimitives(t *testing.T) {
 	assert.Equal(t, "one", lead.Value)
 	require.NoError(t, ld.Resign(ctx))
 
+	// The engine's slots are the cluster's.
+	for _, k := range []string{"{orders}", "a", "{grp}a", "x{}y", "\xffz", "{cart}1\xfffence"} {
+		assert.Equal(t, rc.Slot(t, k), engine.KeySlot(k), "%q", k)
+	}
+
 	require.NoError(t, c.Close())
+	assertNoLockKeys(t, rc)
+}
+
+// TestClusterWakeUp: a waiter on a cluster node subscribes (plain
+// SUBSCRIBE on one node of the cluster: a PUBLISH reaches every node) and
+// is woken by the holder's release from another client.
+func TestClusterWakeUp(t *testing.T) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 1)
+	holder := clusterClient(t, []string{rc.URL()}, nil)
+	waiter := clusterClient(t, []string{rc.URL()}, nil)
+	ctx := context.Background()
+	l, err := holder.Acquire(ctx, "wake", 30*time.Second)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		lw, err := waiter.Acquire(ctx, "wake", 30*time.Second, core.Wait(time.Minute))
+		if err == nil {
+			err = lw.Release(ctx)
+		}
+		got <- err
+	}()
+	channel := engine.ReleasedChannel("{wake}")
+	locktest.Eventually(t, 10*time.Second, "the waiter subscribed on a node of the cluster", func() bool {
+		for _, n := range rc.Nodes {
+			out, err := n.Do("PUBSUB", "NUMSUB", channel)
+			if err == nil && strings.HasSuffix(out, "\n1") {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, l.Release(ctx))
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter was not woken")
+	}
 	assertNoLockKeys(t, rc)
 }
 
