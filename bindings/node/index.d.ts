@@ -357,7 +357,7 @@ export class Lock implements AsyncDisposable {
   readonly resource: string;
   /** The resources the lock holds: the list given to acquire, or [resource]. */
   readonly resources: string[];
-  /** keyPrefix + resource. */
+  /** keyPrefix + resource (wrapped in a hash tag, `{…}`, on a client with a Redis Cluster node). */
   readonly key: string;
   /** The token stored as the key's value: acquire's `token`, or `[owner/]<random uuid>`. */
   readonly token: string;

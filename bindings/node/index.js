@@ -167,7 +167,7 @@ class Lock {
   get resource() { return this.#st.resource; }
   /** The resources this lock holds: the list given to acquire, or [resource]. */
   get resources() { return this.#st.resources ? [...this.#st.resources] : [this.#st.resource]; }
-  /** The Redis key: the client's keyPrefix + resource. */
+  /** The Redis key: the client's keyPrefix + resource (wrapped in a hash tag, `{…}`, on a client with a Redis Cluster node). */
   get key() { return this.#st.key; }
   /**
    * The token stored as the key's value: the caller's (acquire's `token`),
@@ -467,6 +467,8 @@ class Client {
     const ad = adapterFor(backend);
     const handle = ad.engineNew(JSON.stringify(cfg)); // validates the URLs: throws InvalidArgumentError
     this.#host = new Host(ad, handle, cfg.key_prefix || '', tlsOptions, nodeTls, tel);
+    // A Redis Cluster node (cluster=yes): the engine derives the keys (lib/host.js keyOf).
+    this.#host.clusterKeys = cfg.nodes.some((u) => /[?&]cluster=/.test(u));
     this.#nodeTimeout = nodeTimeout === undefined ? DEFAULT_NODE_TIMEOUT_MS : nodeTimeout;
     this.#owner = owner === undefined ? '' : owner;
     clientRegistry.register(this, this.#host, this.#host);

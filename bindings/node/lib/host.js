@@ -202,6 +202,8 @@ class Host {
     this.tel = tel || null;
     this.h = handle;
     this.keyPrefix = keyPrefix;
+    // Set by index.js when a node is a Redis Cluster (keyOf).
+    this.clusterKeys = false;
     // The client's `tls` option, checked by index.js (ca, cert, key,
     // servername, rejectUnauthorized), or null.
     this.tlsOptions = tlsOptions || null;
@@ -555,6 +557,18 @@ class Host {
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
+  /**
+   * The lock's Redis key: keyPrefix + resource, except on a client with a Redis
+   * Cluster node, where the engine wraps a key without a hash tag in one
+   * (README "Redis Cluster nodes"): then the engine's own (LOCK_INFO), so that
+   * the derivation stays in one place.
+   */
+  keyOf(lock, resource) {
+    if (!this.clusterKeys) return this.keyPrefix + resource;
+    const info = this.info({ id: lock });
+    return info ? info.key : this.keyPrefix + resource;
+  }
+
   /** LOCK_INFO: { token, validity, flags, err, ... }, or null for a lock the engine no longer has. */
   info(st) {
     if (this.dead || this.closed) return null;
@@ -639,7 +653,7 @@ class Host {
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.keyPrefix + p.resource, token: p.token,
+        host: this, id: lock, resource: p.resource, key: this.keyOf(lock, p.resource), token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
       };

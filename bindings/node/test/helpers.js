@@ -24,7 +24,9 @@ function checkTools() {
 /**
  * Starts n real redis-servers; returns a controller speaking redisnodes' stdin protocol.
  * flags go to redisnodes: ['-sentinel'] makes them a Sentinel deployment (node 0 the
- * primary, the others its replicas, 3 sentinels), whose URL is `sentinelUrl`.
+ * primary, the others its replicas, 3 sentinels), whose URL is `sentinelUrl`;
+ * ['-cluster'] a Redis Cluster of n primaries with a replica each, whose URL is
+ * `clusterUrl`.
  */
 async function startNodes(n, flags = []) {
   checkTools();
@@ -52,6 +54,7 @@ async function startNodes(n, flags = []) {
   return {
     get nodes() { return nodes; },
     sentinelUrl: first.sentinel_url,
+    clusterUrl: first.cluster_url,
     get urls() { return nodes.map((x) => x.url); },
     kill: (i) => cmd(`kill ${i}`),
     freeze: (i) => cmd(`freeze ${i}`),

@@ -37,6 +37,15 @@
 // its replicas, and 3 sentinels. Its node URL is LIBLOCK_SENTINEL_URL in
 // CMD's environment, and "sentinel_url" in the first JSON line; the
 // commands above act on the data nodes (kill 0 kills the first primary).
+//
+// With -cluster, the nodes are a Redis Cluster instead
+// (redistest.StartRedisClusterIn): n primaries and -replicas replicas each
+// (default 1), nodes 0..n-1 the primaries as started. Its node URL
+// (cluster=yes, every node a seed) is LIBLOCK_CLUSTER_URL in CMD's
+// environment, and "cluster_url" in the first JSON line; the commands above
+// act on every node of the cluster ("keys" lists each node's, replicas
+// included; "restart" is not supported: a cluster node restarted empty
+// would have to rejoin).
 package main
 
 import (
@@ -55,8 +64,9 @@ import (
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
-// sentinelURL is the Sentinel deployment's node URL (-sentinel), or "".
-var sentinelURL string
+// sentinelURL is the Sentinel deployment's node URL (-sentinel), or "";
+// clusterURL the Redis Cluster's (-cluster).
+var sentinelURL, clusterURL string
 
 type nodeInfo struct {
 	Index int    `json:"index"`
@@ -69,6 +79,8 @@ func main() {
 	n := flag.Int("n", 3, "number of nodes")
 	dir := flag.String("dir", "", "directory for the nodes' data (default: a temporary one)")
 	sentinel := flag.Bool("sentinel", false, "start a Sentinel deployment: a primary, n-1 replicas, 3 sentinels")
+	clusterMode := flag.Bool("cluster", false, "start a Redis Cluster: n primaries, -replicas replicas each")
+	replicas := flag.Int("replicas", 1, "with -cluster: replicas per primary")
 	flag.Parse()
 
 	if *dir != "" {
@@ -77,7 +89,23 @@ func main() {
 		}
 	}
 	var cluster *redistest.Cluster
-	if *sentinel {
+	if *clusterMode {
+		d := *dir
+		if d == "" {
+			var err error
+			if d, err = os.MkdirTemp("", "redisnodes-cluster-"); err != nil {
+				fatal(err)
+			}
+			defer os.RemoveAll(d)
+		}
+		rc, err := redistest.StartRedisClusterIn(d, *n, *replicas)
+		if err != nil {
+			fatal(err)
+		}
+		defer rc.Close()
+		clusterURL = rc.URL()
+		cluster = &redistest.Cluster{Nodes: rc.Nodes}
+	} else if *sentinel {
 		d := *dir
 		if d == "" {
 			var err error
@@ -130,7 +158,8 @@ func runCommand(c *redistest.Cluster, args []string) int {
 	cmd.Env = append(os.Environ(),
 		"LIBLOCK_NODES="+strings.Join(c.URLs(), ","),
 		"LIBLOCK_NODE_PIDS="+strings.Join(pids, ","),
-		"LIBLOCK_SENTINEL_URL="+sentinelURL)
+		"LIBLOCK_SENTINEL_URL="+sentinelURL,
+		"LIBLOCK_CLUSTER_URL="+clusterURL)
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -149,6 +178,9 @@ func serve(c *redistest.Cluster) {
 	first := map[string]any{"nodes": infos(c)}
 	if sentinelURL != "" {
 		first["sentinel_url"] = sentinelURL
+	}
+	if clusterURL != "" {
+		first["cluster_url"] = clusterURL
 	}
 	_ = out.Encode(first)
 	in := bufio.NewScanner(os.Stdin)
@@ -210,6 +242,9 @@ func handle(c *redistest.Cluster, fields []string) (map[string]any, error) {
 	case "thaw":
 		err = node.Thaw()
 	case "restart":
+		if clusterURL != "" {
+			return nil, errors.New("restart: not supported with -cluster")
+		}
 		err = node.Restart()
 	default:
 		return nil, fmt.Errorf("unknown command %q", fields[0])
