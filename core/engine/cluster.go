@@ -12,9 +12,11 @@ import (
 //   - The map comes from CLUSTER SHARDS (CLUSTER SLOTS on a server that
 //     does not know it), asked of the known primaries and then the seeds,
 //     in turn, all within one node timeout. Requests that need the map
-//     wait for it in the cluster node's queue; a map that cannot be had
-//     within the node timeout fails them (the node's failure, as for a
-//     standalone node that does not answer).
+//     (none yet, or a slot it names no primary for) wait for it in the
+//     cluster node's queue; a map that cannot be had within the node
+//     timeout fails them (the node's failure, as for a standalone node
+//     that does not answer). A stale map (after a -MOVED or a shard's
+//     failure) keeps routing while a new one is asked for.
 //   - Every command goes to the primary of its key's slot (CRC16 of the
 //     key, or of its hash tag), on a connection of its own (a shard node:
 //     a node struct with the cluster node's index and the shard's
@@ -47,8 +49,11 @@ type clusterState struct {
 	addrs  []string
 	shards map[string]*node // connections by address
 	order  []*node          // the same, in the order they were made
-	loaded bool             // a map was loaded (and not since made stale)
-	stale  bool
+	loaded bool             // a map was loaded
+	stale  bool             // a new map is wanted
+	// suspect: shards whose connection failed since the last map: their
+	// slots wait for the new map, and they are asked for it last.
+	suspect map[string]bool
 	// The map being loaded: loading, its candidates (known primaries, then
 	// seeds) and which was asked, why each failed; gen tells its timer.
 	loading bool
@@ -145,7 +150,7 @@ func (n *node) isCluster() bool { return n.cl != nil }
 
 // newClusterState sets up a cluster node.
 func newClusterState(n *node) *clusterState {
-	return &clusterState{n: n, shards: map[string]*node{}}
+	return &clusterState{n: n, shards: map[string]*node{}, suspect: map[string]bool{}}
 }
 
 // commandKey is the key a command is routed by.
@@ -160,8 +165,15 @@ func commandKey(c command) string {
 // it until the map is loaded.
 func (e *Engine) clusterSend(n *node, h handler, c command) {
 	cl := n.cl
-	if cl.loaded && !cl.stale {
-		if p := cl.slots[KeySlot(commandKey(c))]; p != 0 {
+	if cl.stale && !cl.loading {
+		cl.load(e)
+	}
+	if cl.loaded {
+		// A stale map keeps routing while a new one is asked for (a
+		// -MOVED already corrected its slot), except to a shard that
+		// failed since: a frozen or dead shard delays its own slots only,
+		// not every slot behind a map load that meets it.
+		if p := cl.slots[KeySlot(commandKey(c))]; p != 0 && !cl.suspect[cl.addrs[p-1]] {
 			e.send(cl.shard(e, cl.addrs[p-1]), h, c)
 			return
 		}
@@ -192,10 +204,13 @@ func (cl *clusterState) load(e *Engine) {
 	cl.loading, cl.tried, cl.causes = true, 0, cl.causes[:0]
 	cl.cands = cl.cands[:0]
 	seen := map[string]bool{}
-	for _, a := range append(append([]string(nil), cl.addrs...), cl.n.spec.Seeds...) {
-		if !seen[a] {
-			seen[a] = true
-			cl.cands = append(cl.cands, a)
+	all := append(append([]string(nil), cl.addrs...), cl.n.spec.Seeds...)
+	for _, last := range []bool{false, true} {
+		for _, a := range all {
+			if !seen[a] && cl.suspect[a] == last {
+				seen[a] = true
+				cl.cands = append(cl.cands, a)
+			}
 		}
 	}
 	cl.gen++
@@ -218,6 +233,7 @@ func (cl *clusterState) live(gen uint64) bool { return gen == cl.gen && cl.loadi
 // fire ends a load that did not finish within the node timeout.
 func (cl *clusterState) fire(e *Engine, gen uint64) {
 	if cl.live(gen) {
+		cl.next++ // the next load starts with another candidate
 		cl.loadFailed(e, "no slot map within the node timeout ("+e.timeout.String()+")")
 	}
 }
@@ -275,6 +291,8 @@ func (h clusterMapStep) reply(e *Engine, _ int, r Reply) {
 	}
 	cl.loading, cl.loaded, cl.stale = false, true, false
 	cl.gen++
+	cl.next = 0 // the next load asks the primaries first again
+	clear(cl.suspect)
 	cl.addrs, cl.slots = addrs, slots
 	// Connections to what is no longer a primary (a seed that is a
 	// replica, a demoted primary) go once idle: lock commands never go to

@@ -422,7 +422,10 @@ func (e *Engine) deliver(req *request, r Reply) {
 // err; the next request opens a new connection.
 func (n *node) fail(e *Engine, err error) {
 	if n.parent != nil {
-		n.parent.cl.stale = true // a shard failed: the map is asked again
+		// A shard failed: the map is asked again, and its slots wait
+		// for it (cluster.go).
+		n.parent.cl.stale = true
+		n.parent.cl.suspect[n.spec.Addr] = true
 	}
 	// reqs takes the arrays: the replies below may queue new requests on
 	// this node, which must not write over the ones still to be failed.

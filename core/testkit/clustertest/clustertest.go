@@ -43,6 +43,7 @@ func Run(t *testing.T, nc NewClient) {
 		{"FailoverKeepsGrant", failoverKeepsGrant},
 		{"GrantLostWithoutWait", grantLostWithoutWait},
 		{"RedlockOfClusters", redlockOfClusters},
+		{"FrozenShard", frozenShard},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, nc) })
 	}
@@ -513,4 +514,66 @@ func redlockOfClusters(t *testing.T, nc NewClient) {
 	for _, rc := range rcs[:2] {
 		assertNoLockKeys(t, rc)
 	}
+}
+
+// frozenShard: a SIGSTOPped primary fails the calls on its slots within
+// the node-timeout budget, and does not hold up the other shards' slots
+// (their requests keep the map they have while a new one is asked for);
+// once thawed (and, maybe, failed over by the cluster meanwhile), its
+// slots work again.
+func frozenShard(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 1)
+	c := clusterClient(t, nc, []string{rc.URL()}, nil)
+	ctx := context.Background()
+	// Two resources on different shards.
+	frozenRes, otherRes := "fz0", ""
+	fp := rc.PrimaryOfKey(t, "{"+frozenRes+"}")
+	for i := 1; otherRes == ""; i++ {
+		r := "fz" + strconv.Itoa(i)
+		if rc.PrimaryOfKey(t, "{"+r+"}") != fp {
+			otherRes = r
+		}
+	}
+	// The map is loaded and both shards' connections are open.
+	for _, r := range []string{frozenRes, otherRes} {
+		l, err := c.Acquire(ctx, r, 10*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Release(ctx))
+	}
+	require.NoError(t, fp.Freeze())
+	thawed := false
+	defer func() {
+		if !thawed {
+			_ = fp.Thaw()
+		}
+	}()
+	budget := 2*locktest.Bound + (maxRedirectsForTest+2)*clusterTimeout
+	start := time.Now()
+	// A short ttl: the SET waits in the frozen node's socket buffer and
+	// runs when it thaws, after the attempt's cleanup gave up (README,
+	// "Late commands on a frozen node"); it must expire before the check
+	// for keys left behind.
+	_, err := c.Acquire(ctx, frozenRes, time.Second)
+	assert.ErrorIs(t, err, core.ErrUnavailable)
+	assert.Less(t, time.Since(start), budget, "failed within the budget")
+	for i := 0; i < 3; i++ {
+		start = time.Now()
+		l, err := c.Acquire(ctx, otherRes, 10*time.Second)
+		require.NoError(t, err, "another shard's slots are not held up by the frozen one")
+		assert.Less(t, time.Since(start), budget)
+		require.NoError(t, l.Release(ctx))
+	}
+	require.NoError(t, fp.Thaw())
+	thawed = true
+	rc.WaitOK(t, 60*time.Second)
+	locktest.Eventually(t, 20*time.Second, "the thawed shard's slots work again", func() bool {
+		l, err := c.Acquire(ctx, frozenRes, 10*time.Second)
+		if err != nil {
+			return false
+		}
+		require.NoError(t, l.Release(ctx))
+		return true
+	})
+	assertNoLockKeys(t, rc)
 }
