@@ -84,7 +84,9 @@ func NewFromUniversalClients(cfg Config, clients ...redis.UniversalClient) (*Cli
 	if err != nil {
 		return nil, err
 	}
-	dial := func(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) { return dials[node](ctx, node, d) }
+	dial := func(ctx context.Context, node int, d *engine.Dial) (net.Conn, error) {
+		return dials[node](ctx, node, d)
+	}
 	c := newClient(eng, dial, cfg.nodeTimeout(), nil)
 	c.tel = newTelemetry(cfg, nodes)
 	return c, nil
@@ -97,5 +99,7 @@ func dialWith(dialer func(context.Context, string, string) (net.Conn, error), ba
 	if dialer == nil {
 		return dialTLS(base, nil)
 	}
-	return func(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) { return dialer(ctx, d.Network, d.Addr) }
+	return func(ctx context.Context, _ int, d *engine.Dial) (net.Conn, error) {
+		return dialer(ctx, d.Network, d.Addr)
+	}
 }
