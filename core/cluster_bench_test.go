@@ -1,0 +1,153 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/testkit/redistest"
+)
+
+// BenchmarkClusterPair measures one acquire+release pair on a Redis
+// Cluster node (cluster=yes: slot routing) against the same pair on a
+// standalone node, alternating pair by pair so that both see the same
+// machine: p50-µs is the cluster's median, standalone-p50-µs the
+// standalone node's, ratio their quotient (target ≤ 1.1). WAIT is off on
+// both (wait_replicas=0: the clusters have no replicas), so that only the
+// routing differs.
+func BenchmarkClusterPair(b *testing.B) {
+	single := redistest.Start(b, 1)
+	for _, primaries := range []int{1, 3} {
+		rc := redistest.StartRedisCluster(b, primaries, 0)
+		b.Run(fmt.Sprintf("primaries=%d", primaries), func(b *testing.B) {
+			zero := 0
+			cc, err := core.New(core.Config{Nodes: []string{rc.URL()}, WaitReplicas: &zero})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Close()
+			sc, err := core.New(core.Config{Nodes: single.URLs(), WaitReplicas: &zero})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sc.Close()
+			ctx := context.Background()
+			pair := func(c *core.Client, res string) {
+				l, err := c.Acquire(ctx, res, 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range 200 { // warm up: connections, scripts, the map
+				pair(cc, "bench"+strconv.Itoa(i%16))
+				pair(sc, "bench"+strconv.Itoa(i%16))
+			}
+			var lat [2][]time.Duration
+			b.ResetTimer()
+			for i := range 2 * b.N {
+				side := i % 2
+				res := "bench" + strconv.Itoa((i/2)%16)
+				t0 := time.Now()
+				if side == 0 {
+					pair(cc, res)
+				} else {
+					pair(sc, res)
+				}
+				lat[side] = append(lat[side], time.Since(t0))
+			}
+			b.StopTimer()
+			med := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Nanoseconds()) / 1e3
+			}
+			c, s := med(lat[0]), med(lat[1])
+			b.ReportMetric(c, "p50-µs")
+			b.ReportMetric(s, "standalone-p50-µs")
+			b.ReportMetric(c/s, "ratio")
+		})
+	}
+}
+
+// BenchmarkClusterShards spreads single-attempt pairs over 256 independent
+// resources on a cluster of 1 and of 3 primaries (parallel clients of one
+// Client), and reports each shard's share of the commands (shardN-%, from
+// INFO commandstats: the script and SET calls), and the pairs per second.
+// On this 2-core machine the redis-servers share the cores with the
+// client, so the throughput's scaling is not the point: the spread of the
+// load over the shards is.
+func BenchmarkClusterShards(b *testing.B) {
+	for _, primaries := range []int{1, 3} {
+		rc := redistest.StartRedisCluster(b, primaries, 0)
+		b.Run(fmt.Sprintf("primaries=%d", primaries), func(b *testing.B) {
+			zero := 0
+			c, err := core.New(core.Config{Nodes: []string{rc.URL()}, WaitReplicas: &zero})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			for i := range 256 { // warm up every shard's connection
+				l, err := c.Acquire(ctx, "r"+strconv.Itoa(i), 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = l.Release(ctx)
+			}
+			prim := rc.Nodes[:primaries]
+			for _, n := range prim {
+				if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			t0 := time.Now()
+			next := make(chan int, 1)
+			next <- 0
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := <-next
+					next <- i + 1
+					l, err := c.Acquire(ctx, "r"+strconv.Itoa(i%256), 10*time.Second)
+					if err != nil {
+						continue // another goroutine holds it: a single attempt
+					}
+					_ = l.Release(ctx)
+				}
+			})
+			el := time.Since(t0)
+			b.StopTimer()
+			var counts []float64
+			total := 0.0
+			for _, n := range prim {
+				info, err := n.Do("INFO", "commandstats")
+				if err != nil {
+					b.Fatal(err)
+				}
+				k := 0.0
+				for _, line := range strings.Split(info, "\n") {
+					for _, cmd := range []string{"cmdstat_set:", "cmdstat_evalsha:", "cmdstat_eval:"} {
+						if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd); ok {
+							f := strings.SplitN(strings.TrimPrefix(rest, "calls="), ",", 2)
+							v, _ := strconv.Atoi(f[0])
+							k += float64(v)
+						}
+					}
+				}
+				counts = append(counts, k)
+				total += k
+			}
+			for i, k := range counts {
+				b.ReportMetric(100*k/max(total, 1), "shard"+strconv.Itoa(i)+"-%")
+			}
+			b.ReportMetric(float64(b.N)/el.Seconds(), "pairs/s")
+		})
+	}
+}
