@@ -166,6 +166,12 @@ func (e *Engine) noteReceivers(op *lockOp, i int, receivers int64) {
 	if s := e.subNodes[i]; s != nil && s.chans[key] && s.state == stReady {
 		receivers--
 	}
+	if e.nodes[i].cl != nil {
+		// A cluster's PUBLISH counts the subscribers of the node it ran
+		// on only: others may wait elsewhere, so assume they do (the
+		// hand-off then yields in turn, cluster.go).
+		receivers = max(receivers, 1)
+	}
 	if receivers > 0 {
 		op.remote = true
 	}
