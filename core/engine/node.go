@@ -395,7 +395,12 @@ func (e *Engine) deliver(req *request, r Reply) {
 			}
 			c := req.cmd
 			c.kind = cmdEval
-			e.send(req.node, req.h, c)
+			nr := e.newRequest(req.node, req.h, c)
+			nr.sent = e.now
+			// A cluster shard's redirected command keeps its ASKING, its
+			// deadline and its redirect count (cluster.go).
+			nr.budget, nr.asking, nr.redirects = req.budget, req.asking, req.redirects
+			e.sendRequest(nr)
 			e.recycle(req)
 			return
 		}
