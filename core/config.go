@@ -73,7 +73,7 @@ type Config struct {
 	// WaitReplicas follows each grant and each extension with WAIT: a
 	// node's grant counts only once that many of its replicas acknowledged
 	// it within the node timeout, and is deleted otherwise (README "WAIT").
-	// Nil is the default: 1 on Sentinel nodes, off on the others; 0 turns
+	// Nil is the default: 1 on Sentinel and Redis Cluster nodes, off on the others; 0 turns
 	// it off; at most 100.
 	WaitReplicas *int
 

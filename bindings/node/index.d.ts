@@ -41,7 +41,7 @@ export interface ClientOptions {
   /**
    * Follow each grant and extension with WAIT: a node's grant counts only
    * once this many of its replicas acknowledged it within the node timeout
-   * (0..100; 0: off). Default: 1 on Sentinel nodes (a URL with master_name),
+   * (0..100; 0: off). Default: 1 on Sentinel nodes (a URL with master_name) and Redis Cluster nodes (cluster=yes),
    * off on the others. See the README's "WAIT".
    */
   waitReplicas?: number;

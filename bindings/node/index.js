@@ -446,7 +446,7 @@ class Client {
     }
     if (options.waitReplicas !== undefined) {
       // WAIT behind every grant and extension (README "WAIT"): undefined is
-      // the default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
+      // the default (1 on Sentinel and Cluster nodes, off elsewhere), 0 turns it off.
       const w = options.waitReplicas;
       if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0 || w > MAX_WAIT_REPLICAS) {
         throw badArg('waitReplicas', `must be an integer between 0 (off) and ${MAX_WAIT_REPLICAS}, got ${typeof w === 'number' ? w : kind(w)}`);

@@ -79,7 +79,7 @@ type Config struct {
 	Owner string
 	// WaitReplicas: after each grant and each extension, WAIT for that
 	// many replicas of the node to acknowledge it before the node's answer
-	// counts (wait.go). Nil is the default: 1 on Sentinel nodes, off on
+	// counts (wait.go). Nil is the default: 1 on Sentinel and Cluster nodes, off on
 	// the others; 0 turns it off.
 	WaitReplicas *int
 	// Report makes the engine emit ActReport actions: what it did, for a

@@ -705,11 +705,13 @@ class Client:
     (liblock.wasm under wasmtime; see the README).
     ``wait_replicas``: follow each grant and extension with ``WAIT``: a node's grant
     counts only once that many of its replicas acknowledged it within the node timeout
-    (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``),
-    off on the others (README "WAIT").
+    (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``)
+    and Redis Cluster nodes (``cluster=yes``), off on the others (README "WAIT").
     A node URL may name a Sentinel-managed primary:
     ``redis://[s_user:s_password@]sentinel:port?master_name=NAME&addr=sentinel2:port&password=P``
-    (go-redis's ParseFailoverURL form).
+    (go-redis's ParseFailoverURL form), or a whole Redis Cluster:
+    ``redis://seed1:port?cluster=yes&addr=seed2:port`` (go-redis's ParseClusterURL
+    seeds; README "Redis Cluster nodes").
 
     TLS of the ``rediss://`` nodes (default: the system's roots, each URL's host):
     ``ssl_ca_certs`` (a PEM file of CA certificates: a private CA), ``ssl_certfile`` and
