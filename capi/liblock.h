@@ -224,7 +224,9 @@ int32_t lock_client_new(const char *config_json, uint64_t *out_client, char **er
 /*
  * lock_acquire -- takes the lock on `resource`, blocking the calling thread.
  *
- * The Redis key is key_prefix + resource, exactly; its value is a random
+ * The Redis key is key_prefix + resource, exactly (on a client with a Redis
+ * Cluster node, "{" key_prefix + resource "}" unless it has a hash tag: see
+ * README "Redis Cluster nodes"; lock_info's "key" says which); its value is a random
  * token (a version-4 UUID: 122 random bits, "owner/" before it when the
  * client has an owner) set with SET key token NX PX ttl on every node at
  * once, so a liblock lock and a plain SET NX lock on the same key exclude

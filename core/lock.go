@@ -41,7 +41,9 @@ type Lock struct {
 // Resource returns the resource name the lock was acquired for.
 func (l *Lock) Resource() string { return l.resource }
 
-// Key returns the Redis key: the client's key prefix + resource.
+// Key returns the Redis key: the client's key prefix + resource (wrapped in
+// a hash tag, "{prefix+resource}", on a client with a Redis Cluster node,
+// unless it has one).
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the random value stored in the key: a version-4 UUID (122
