@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -150,4 +151,94 @@ func BenchmarkClusterShards(b *testing.B) {
 			b.ReportMetric(float64(b.N)/el.Seconds(), "pairs/s")
 		})
 	}
+}
+
+// BenchmarkClusterFailover runs b.N failover trials: on a cluster of 3
+// primaries with a replica each, a lock is acquired with the default
+// WAIT 1 on a resource of one shard, that shard's primary is SIGKILLed,
+// and the cluster fails over by itself (cluster-node-timeout 1 s, the
+// replica elected by the other primaries). It reports survived-% (the
+// trials in which the lock was still held afterwards: a rival refused) and
+// kill-to-acquire-ms, the median time from the kill to the next successful
+// acquire of a fresh resource on the same shard (polled every 10 ms). A
+// cluster serves three trials, one per shard.
+func BenchmarkClusterFailover(b *testing.B) {
+	var survived int
+	var took []time.Duration
+	ctx := context.Background()
+	var rc *redistest.RedisCluster
+	shard := 3
+	b.ResetTimer()
+	for i := range b.N {
+		if shard == 3 {
+			b.StopTimer()
+			if rc != nil {
+				rc.Close()
+			}
+			var err error
+			if rc, err = redistest.StartRedisClusterIn("", 3, 1); err != nil {
+				b.Fatal(err)
+			}
+			shard = 0
+			b.StartTimer()
+		}
+		p := rc.Nodes[shard]
+		shard++
+		res := ""
+		for j := 0; res == ""; j++ {
+			r := "t" + strconv.Itoa(i) + "-" + strconv.Itoa(j)
+			if rc.PrimaryOfKey(b, "{"+r+"}") == p {
+				res = r
+			}
+		}
+		c, err := core.New(core.Config{Nodes: []string{rc.URL()}, NodeTimeout: 500 * time.Millisecond})
+		if err != nil {
+			b.Fatal(err)
+		}
+		zero := 0
+		rival, err := core.New(core.Config{Nodes: []string{rc.URL()}, NodeTimeout: 500 * time.Millisecond, WaitReplicas: &zero})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, err := c.Acquire(ctx, res, time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Kill(); err != nil {
+			b.Fatal(err)
+		}
+		killed := time.Now()
+		for k := 0; ; k++ {
+			// The same hash tag: the same slot, the killed primary's.
+			fresh, err := rival.Acquire(ctx, "{"+res+"}fresh"+strconv.Itoa(k), time.Second)
+			if err == nil {
+				took = append(took, time.Since(killed))
+				_ = fresh.Release(ctx)
+				break
+			}
+			if time.Since(killed) > time.Minute {
+				b.Fatalf("no acquire within a minute of the kill: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := rival.Acquire(ctx, res, time.Second); errors.Is(err, core.ErrNotAcquired) {
+			survived++
+		} else if err == nil {
+			b.Logf("trial %d: the lock was lost in the failover", i)
+		}
+		_ = l.Release(ctx)
+		_ = c.Close()
+		_ = rival.Close()
+		b.StopTimer()
+		rc.WaitOK(b, time.Minute) // the next trial's kill must leave a majority of primaries
+		b.StartTimer()
+	}
+	b.StopTimer()
+	if rc != nil {
+		rc.Close()
+	}
+	slices.Sort(took)
+	b.ReportMetric(100*float64(survived)/float64(b.N), "survived-%")
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "kill-to-acquire-ms")
+	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "max-kill-to-acquire-ms")
 }
