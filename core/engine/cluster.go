@@ -484,7 +484,7 @@ func (e *Engine) redirect(req *request, r Reply) bool {
 		h.reply(e, sh.idx, Reply{Err: errorString("cluster: more than " + strconv.Itoa(maxRedirects) + " redirects (last: " + msg + ")")})
 		return true
 	}
-	if !ask {
+	if !ask && cl.slots != nil {
 		// The map is stale: note the slot's new owner now, and ask for
 		// the whole map at the next use.
 		k := indexOf(cl.addrs, addr)

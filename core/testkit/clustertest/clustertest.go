@@ -44,6 +44,7 @@ func Run(t *testing.T, nc NewClient) {
 		{"GrantLostWithoutWait", grantLostWithoutWait},
 		{"RedlockOfClusters", redlockOfClusters},
 		{"FrozenShard", frozenShard},
+		{"Password", password},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, nc) })
 	}
@@ -575,5 +576,34 @@ func frozenShard(t *testing.T, nc NewClient) {
 		require.NoError(t, l.Release(ctx))
 		return true
 	})
+	assertNoLockKeys(t, rc)
+}
+
+// password: a cluster whose nodes require a password: the URL's applies to
+// every shard connection (resources on all three shards), and a wrong one
+// fails the acquire as unavailable with AUTH refused, never repeating it.
+func password(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisClusterWith(t, redistest.RedisClusterOptions{Primaries: 3, ReplicasEach: 1, Password: "s3cret"})
+	c := clusterClient(t, nc, []string{rc.URL()}, nil)
+	ctx := context.Background()
+	shards := map[*redistest.Node]bool{}
+	for i := 0; len(shards) < 3; i++ {
+		res := "pw" + strconv.Itoa(i)
+		p := rc.PrimaryOfKey(t, "{"+res+"}")
+		if shards[p] {
+			continue
+		}
+		shards[p] = true
+		l, err := c.Acquire(ctx, res, 10*time.Second)
+		require.NoError(t, err, "on %s", p.Addr())
+		require.NoError(t, l.Release(ctx))
+	}
+	bad := clusterClient(t, nc, []string{strings.Replace(rc.URL(), "s3cret", "wrong", 1)}, nil)
+	_, err := bad.Acquire(ctx, "pw0", time.Second)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, core.ErrUnavailable)
+	assert.Contains(t, err.Error(), "AUTH")
+	assert.NotContains(t, err.Error(), "wrong")
 	assertNoLockKeys(t, rc)
 }

@@ -51,13 +51,28 @@ type RedisCluster struct {
 	dir       string
 	owned     bool
 	bus       map[*Node]int // each node's cluster bus port
+	password  string
+}
+
+// RedisClusterOptions configures StartRedisClusterWith.
+type RedisClusterOptions struct {
+	Primaries, ReplicasEach int
+	// Password, when set, is every node's requirepass (and masterauth):
+	// URL carries it as the URL's password, and Do authenticates with it.
+	Password string
 }
 
 // StartRedisCluster starts a cluster of primaries primaries with
 // replicasEach replicas each for a test, and kills it when the test ends.
 func StartRedisCluster(tb testing.TB, primaries, replicasEach int) *RedisCluster {
 	tb.Helper()
-	c, err := StartRedisClusterIn(tb.TempDir(), primaries, replicasEach)
+	return StartRedisClusterWith(tb, RedisClusterOptions{Primaries: primaries, ReplicasEach: replicasEach})
+}
+
+// StartRedisClusterWith is StartRedisCluster with options.
+func StartRedisClusterWith(tb testing.TB, opts RedisClusterOptions) *RedisCluster {
+	tb.Helper()
+	c, err := StartRedisClusterOpts(tb.TempDir(), opts)
 	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
 	return c
@@ -68,6 +83,12 @@ func StartRedisCluster(tb testing.TB, primaries, replicasEach int) *RedisCluster
 // returns once every node says cluster_state:ok and every replica is in
 // sync with its primary.
 func StartRedisClusterIn(dir string, primaries, replicasEach int) (*RedisCluster, error) {
+	return StartRedisClusterOpts(dir, RedisClusterOptions{Primaries: primaries, ReplicasEach: replicasEach})
+}
+
+// StartRedisClusterOpts is StartRedisClusterIn with options.
+func StartRedisClusterOpts(dir string, opts RedisClusterOptions) (*RedisCluster, error) {
+	primaries, replicasEach := opts.Primaries, opts.ReplicasEach
 	if primaries < 1 || replicasEach < 0 {
 		return nil, fmt.Errorf("redistest: a cluster needs at least one primary and no negative replica count, got %d and %d", primaries, replicasEach)
 	}
@@ -79,7 +100,7 @@ func StartRedisClusterIn(dir string, primaries, replicasEach int) (*RedisCluster
 	if err != nil {
 		return nil, err
 	}
-	c := &RedisCluster{Primaries: primaries, bus: map[*Node]int{}}
+	c := &RedisCluster{Primaries: primaries, bus: map[*Node]int{}, password: opts.Password}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "rediscluster-"); err != nil {
 			return nil, err
@@ -91,7 +112,7 @@ func StartRedisClusterIn(dir string, primaries, replicasEach int) (*RedisCluster
 	}
 	total := primaries * (1 + replicasEach)
 	for i := 0; i < total; i++ {
-		n := &Node{Index: i, dir: filepath.Join(c.dir, fmt.Sprintf("cnode%d", i)), bin: bin}
+		n := &Node{Index: i, dir: filepath.Join(c.dir, fmt.Sprintf("cnode%d", i)), bin: bin, password: opts.Password}
 		if err := os.MkdirAll(n.dir, 0o755); err != nil {
 			c.Close()
 			return nil, err
@@ -113,6 +134,9 @@ func StartRedisClusterIn(dir string, primaries, replicasEach int) (*RedisCluster
 			args = append(args, n.Addr())
 		}
 		args = append(args, "--cluster-replicas", strconv.Itoa(replicasEach), "--cluster-yes")
+		if opts.Password != "" {
+			args = append(args, "-a", opts.Password, "--no-auth-warning")
+		}
 		if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("redistest: redis-cli --cluster create: %w\n%s", err, lastLines(string(out), 10))
@@ -192,6 +216,9 @@ func (n *Node) startClusterNode() (int, error) {
 			"--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no",
 			"--repl-ping-replica-period", "1", "--repl-timeout", "2",
 			"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+		if n.password != "" {
+			n.extra = append(n.extra, "--masterauth", n.password)
+		}
 		_ = os.Remove(filepath.Join(n.dir, "nodes.conf"))
 		if lastErr = n.startOnFreePort(); lastErr == nil {
 			return bus, nil
@@ -201,13 +228,18 @@ func (n *Node) startClusterNode() (int, error) {
 }
 
 // URL is the cluster's node URL: the first node as the URL's host, the
-// others as addr= seeds, and cluster=yes.
+// others as addr= seeds, and cluster=yes (and the password, if any, as the
+// URL's).
 func (c *RedisCluster) URL() string {
 	q := url.Values{"cluster": {"yes"}}
 	for _, n := range c.Nodes[1:] {
 		q.Add("addr", n.Addr())
 	}
-	return (&url.URL{Scheme: "redis", Host: c.Nodes[0].Addr(), RawQuery: q.Encode()}).String()
+	u := url.URL{Scheme: "redis", Host: c.Nodes[0].Addr(), RawQuery: q.Encode()}
+	if c.password != "" {
+		u.User = url.UserPassword("", c.password)
+	}
+	return u.String()
 }
 
 // Close kills every node and removes the directory if the cluster made it.
