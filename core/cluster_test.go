@@ -33,7 +33,7 @@ func TestClusterFromUniversalClients(t *testing.T) {
 	defer cc.Close()
 	sc := redis.NewClient(&redis.Options{Addr: single.Nodes[0].Addr()})
 	defer sc.Close()
-	c, err := core.NewFromUniversalClients(core.Config{NodeTimeout: 500 * time.Millisecond}, cc, sc)
+	c, err := core.NewFromUniversalClients(core.Config{NodeTimeout: time.Second}, cc, sc)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()

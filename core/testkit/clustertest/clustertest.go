@@ -24,8 +24,11 @@ import (
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
-// clusterTimeout is the node timeout of the cluster scenarios.
-const clusterTimeout = 500 * time.Millisecond
+// clusterTimeout is the node timeout of the cluster scenarios: WAIT's
+// timeout is half of it, generous so that a replica's acknowledgement
+// delayed by a busy machine (-race, other suites) does not fail a grant
+// the scenario needs.
+const clusterTimeout = time.Second
 
 // NewClient makes a client of the backend under test (core.New, or
 // wasm/host's Module.NewClient).
