@@ -38,7 +38,7 @@ func assertOnlyCounters(t *testing.T, c *redistest.Cluster) {
 			continue
 		}
 		var left []string
-		poll.Wait(2*time.Second, func() bool {
+		poll.Wait(5*time.Second, func() bool {
 			keys, err := n.Keys()
 			require.NoError(t, err)
 			left = left[:0]
@@ -299,6 +299,17 @@ func TestElectionNodeKilledAndFrozen(t *testing.T) {
 	// Redlock's exclusion itself.)
 	la, err = a.Campaign(ctx, "e", "a", core.CampaignTTL(600*time.Millisecond))
 	require.NoError(t, err)
+	// The campaign returned at a quorum: let the third node's grant land
+	// (node 0's, say, on a connection redialed after the restart), or the
+	// freeze below could leave the leadership on one node.
+	poll.Eventually(t, 5*time.Second, "the leadership on every node", func() bool {
+		for _, n := range c.Nodes {
+			if v, err := n.Do("EXISTS", engine.ElectionKey("e")); err != nil || v != "1" {
+				return false
+			}
+		}
+		return true
+	})
 	require.NoError(t, c.Nodes[1].Freeze())
 	deadline = time.Now().Add(1300 * time.Millisecond)
 	poll.Eventually(t, 3*time.Second, "two ttls pass", func() bool { return time.Now().After(deadline) })

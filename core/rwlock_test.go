@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/testkit/locktest"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
@@ -319,6 +321,15 @@ func TestRWCloseAndLoss(t *testing.T) {
 	b := newRWClient(t, c)
 	r, err := b.Acquire(ctx, "z", 10*time.Second, core.Read())
 	require.NoError(t, err)
+	// The acquire returned at a quorum: let the third node's grant land
+	// before the FLUSHALL, or it would come after it and be left there.
+	for _, n := range c.Nodes {
+		readers := strings.TrimSuffix(engine.RWKey("z"), "w") + "r"
+		poll.Eventually(t, 5*time.Second, fmt.Sprintf("node %d: the reader's key", n.Index), func() bool {
+			v, err := n.Do("EXISTS", readers)
+			return err == nil && v == "1"
+		})
+	}
 	for _, n := range c.Nodes {
 		_, err := n.Do("FLUSHALL")
 		require.NoError(t, err)
