@@ -250,12 +250,16 @@ static int quorum(void) { return nnodes / 2 + 1; }
 
 static double now_ms(void);
 
-/* settled_nodes_with polls nodes_with until it is want, for up to 2 s, and
- * returns what it found last: an operation returns as soon as a quorum
- * answered, and its commands to the other nodes are still on their way. */
+static double settle_ms(void);
+static int rw_settled(const char *key, int want);
+
+/* settled_nodes_with polls nodes_with until it is want, for up to
+ * settle_ms(), and returns what it found last: an operation returns as soon
+ * as a quorum answered, and its commands to the other nodes are still on
+ * their way. */
 static int settled_nodes_with(const char *key, const char *val, int want) {
 	int n;
-	POLL_UNTIL((n = nodes_with(key, val)) == want, 2000);
+	POLL_UNTIL((n = nodes_with(key, val)) == want, settle_ms());
 	return n;
 }
 
@@ -435,6 +439,11 @@ static int calls_of(done_t *d) {
 
 /* The bound for one operation that may hit a node timeout. */
 static double bound_ms(void) { return node_timeout_ms * 4 + 500 + (quick ? 2000 : 0); }
+
+/* settle_ms bounds a wait for the nodes outside a quorum to run their
+ * commands: generous (a loaded 2-core machine, valgrind), since it costs
+ * nothing unless the state never comes. */
+static double settle_ms(void) { return 5000 + bound_ms(); }
 
 /* ---------- tests ---------- */
 
@@ -2725,14 +2734,12 @@ static void test_semaphore(void) {
 		CHECK(strstr(js, "\"in_use\":0") && strstr(js, "\"holders\":[]"), "after release: %s", js);
 		lock_string_free(js);
 	}
-	/* no slot key left */
-	for (int i = 0; i < nnodes; i++) {
-		for (int k = 0; k < 2; k++) {
-			char key[64], out[64];
-			snprintf(key, sizeof key, "ts:pool\xffsem2:%d", k);
-			const char *argv[] = {"EXISTS", key};
-			CHECK(rcmd(i, out, sizeof out, 2, argv) == 0 && strncmp(out, ":0", 2) == 0, "node %d %s: %s", i, key, out);
-		}
+	/* no slot key left (the releases returned at a quorum: the third
+	 * node's may come a moment later) */
+	for (int k = 0; k < 2; k++) {
+		char key[64];
+		snprintf(key, sizeof key, "ts:pool\xffsem2:%d", k);
+		CHECK(rw_settled(key, 0) == 0, "%s left on a node", key);
 	}
 	CHECK(lock_free(a) == LOCK_OK, "free");
 	CHECK(lock_free(b) == LOCK_OK, "free");
@@ -2754,10 +2761,10 @@ static int rw_nodes_with(const char *key) {
 	return n;
 }
 
-/* rw_settled polls rw_nodes_with until it is want, for up to 2 s. */
+/* rw_settled polls rw_nodes_with until it is want, for up to settle_ms(). */
 static int rw_settled(const char *key, int want) {
 	int n;
-	POLL_UNTIL((n = rw_nodes_with(key)) == want, 2000);
+	POLL_UNTIL((n = rw_nodes_with(key)) == want, settle_ms());
 	return n;
 }
 

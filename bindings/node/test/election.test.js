@@ -31,7 +31,7 @@ async function onlyCounters() {
   await eventually(async () => {
     const keys = (await Promise.all(redis.map((r) => r.keys('*')))).flat();
     return keys.every((k) => k.endsWith('fence'));
-  }, { timeout: 3000, what: 'no election key left' });
+  }, { timeout: 10000, what: 'no election key left' });
 }
 
 /** Collects an observe() stream. */
