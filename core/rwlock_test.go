@@ -121,7 +121,7 @@ func assertNoRWKeys(t *testing.T, c *redistest.Cluster) {
 				}
 			}
 			return len(left) == 0
-		}, 3*time.Second, 5*time.Millisecond, "node %d still holds %q", n.Index, left)
+		}, 5*time.Second, 5*time.Millisecond, "node %d still holds %q", n.Index, left)
 	}
 }
 
