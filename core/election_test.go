@@ -203,7 +203,10 @@ func TestElectHelperProcess(t *testing.T) {
 	cl, err := core.New(core.Config{Nodes: strings.Split(os.Getenv("LIBLOCK_NODES"), ","), NodeTimeout: locktest.NodeTimeout})
 	require.NoError(t, err)
 	defer cl.Close()
-	ld, err := cl.Campaign(context.Background(), "svc", os.Getenv("LIBLOCK_ELECT_VALUE"), core.CampaignTTL(time.Second))
+	// 2 s: the lease must outlive a stall of this -race process on a loaded
+	// machine (an extension is due every third of it); a leader that lost
+	// it by a stall would end the helper and fail the test.
+	ld, err := cl.Campaign(context.Background(), "svc", os.Getenv("LIBLOCK_ELECT_VALUE"), core.CampaignTTL(2*time.Second))
 	require.NoError(t, err)
 	fmt.Printf("LEADER %d\n", ld.Term())
 	<-ld.Lost() // until killed (a loss would end the helper early: the test then fails)
