@@ -78,7 +78,8 @@ test('NOT_ACQUIRED while held; wait gets it once released', async () => {
 });
 
 test('extend resets the expiry; LOST once expired (never re-acquires)', async () => {
-  const lock = await client.acquire('api:extend', { ttl: 300 });
+  // 2 s: the extension must come before the key expires, on a slow machine too.
+  const lock = await client.acquire('api:extend', { ttl: 2000 });
   await lock.extend(5000);
   // extend resolves once a quorum extended: node 0's may land just after.
   await eventually(async () => (await redis[0].pttl('api:extend')) > 4000, { what: 'the new expiry on node 0' });
