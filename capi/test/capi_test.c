@@ -1172,11 +1172,13 @@ static void test_on_lost(void) {
 	CHECK(calls_of(&d3) == 0, "removed / freed: not called");
 	lock_free(l);
 	lock_free(l2);
-	CHECK_ST(lock_acquire(c, "quiet", 150, NULL, &l, &err), LOCK_OK, &err);
+	/* 500 ms: the release must come before the lock expires, on a loaded
+	 * machine too (with 150 ms a stall could make it LOCK_LOST) */
+	CHECK_ST(lock_acquire(c, "quiet", 500, NULL, &l, &err), LOCK_OK, &err);
 	done_init(&d);
 	CHECK_ST(lock_on_lost(l, on_done, &d, &err), LOCK_OK, &err);
 	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
-	sleep_ms(300); /* deliberate: twice the ttl, by which an expiry would have called it */
+	sleep_ms(1000); /* deliberate: twice the ttl, by which an expiry would have called it */
 	CHECK(calls_of(&d) == 0, "not called after a release");
 	lock_free(l);
 	done_destroy(&d);
