@@ -141,7 +141,9 @@ func TestOnLost(t *testing.T) {
 	_ = l.Release(ctx)
 
 	// Never after a release.
-	const ttl2 = 100 * time.Millisecond
+	// 500 ms: the release must come before the lock expires, on a loaded
+	// machine too.
+	const ttl2 = 500 * time.Millisecond
 	l2, err := cl.Acquire(ctx, "res2", ttl2)
 	require.NoError(t, err)
 	acquired := time.Now()
