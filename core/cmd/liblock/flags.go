@@ -123,7 +123,7 @@ func argUsage(err error) error {
 		"node_timeout": "--node-timeout", "nodeTimeout": "--node-timeout", "NodeTimeout": "--node-timeout",
 		"key_prefix": "--key-prefix", "keyPrefix": "--key-prefix", "KeyPrefix": "--key-prefix",
 		"owner": "--owner", "Owner": "--owner", "ttl": "--ttl", "wait": "--wait", "token": "--token",
-		"resource": "NAME", "nodes": "--nodes",
+		"resource": "NAME", "nodes": "--nodes", "permits": "--permits", "mode": "--read/--write",
 	}[ae.Arg]
 	if flagName == "" && strings.HasPrefix(ae.Arg, "nodes") {
 		flagName = "--nodes"
