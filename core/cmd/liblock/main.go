@@ -44,7 +44,8 @@ Usage:
   liblock CMD --help                          the flags of CMD
 
 Nodes come from --nodes URL,URL,... or $LIBLOCK_NODES (comma-separated):
-redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path.
+redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path;
+a Sentinel node: redis://sentinel:port?master_name=NAME&addr=sentinel2:port...
 Use independent primaries, an odd number of them (3 or 5).
 Every duration takes a unit: 10s, 500ms, 1m30s.
 
