@@ -16,7 +16,7 @@ const (
 	barArea    = 380 // the longest bar
 	rowHeight  = 26
 	barHeight  = 18
-	topMargin  = 58 // title and subtitle
+	topMargin  = 72 // title and two subtitle lines
 	colLiblock = "#1f6feb"
 	colPeer    = "#9aa0a6"
 )
@@ -34,8 +34,8 @@ func SVG(c Chart) []byte {
 		dir = "higher is better"
 	}
 	best, _ := c.Best()
-	fmt.Fprintf(&b, `<text class="subtitle" x="12" y="42" fill="#555555">%s, median per implementation (%s); ratios to the best liblock bar (%s)</text>`+"\n",
-		esc(c.Unit), dir, esc(best.Impl))
+	fmt.Fprintf(&b, `<text class="subtitle" x="12" y="40" fill="#555555">%s; median per implementation, %s</text>`+"\n", esc(c.Unit), dir)
+	fmt.Fprintf(&b, `<text class="subtitle" x="12" y="56" fill="#555555">ratios to the best liblock bar (%s); liblock's bars in blue</text>`+"\n", esc(best.Impl))
 	top := 0.0
 	for _, bar := range c.Bars {
 		top = max(top, bar.Median)
