@@ -2,7 +2,6 @@ package main
 
 import (
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -108,8 +107,7 @@ func TestDoctorClusterEnabled(t *testing.T) {
 	require.NoError(t, l.Close())
 	dir := t.TempDir()
 	srv := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--dir", dir, "--save", "", "--appendonly", "no")
-	srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
+		"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--dir", dir, "--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"))
 	require.NoError(t, srv.Start())
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
