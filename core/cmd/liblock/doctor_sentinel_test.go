@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/testkit/redistest"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -156,4 +157,48 @@ func TestDoctorSentinelRules(t *testing.T) {
 	_, ok = agreement(f, []sentinelView{{addr: "s1", err: net.ErrClosed}})
 	assert.False(t, ok)
 	assert.Equal(t, statusFail, f.rows[0].Status, "no sentinel names a primary")
+}
+
+// TestDoctorSentinelDegraded: a frozen replica is reported as not
+// connected once the sentinels see it down (polled: they take their
+// down-after); a wrong master_name fails every sentinel row and the
+// agreement; a named "primary" that says it is a replica fails the role.
+func TestDoctorSentinelDegraded(t *testing.T) {
+	s := redistest.StartSentinel(t, 2, 3)
+	id := s.Sentinels[0].Addr()
+	frozen := s.Data[2]
+	require.NoError(t, frozen.Freeze())
+	t.Cleanup(func() { _ = frozen.Thaw() })
+	var rows []row
+	eventually(t, 20*time.Second, "the replicas row reports the frozen replica", func() bool {
+		_, rows, _ = doctor(t, []string{s.URL()})
+		for _, r := range rows {
+			if r.Check == "replicas" && r.Status == statusWarn && strings.Contains(r.Detail, frozen.Addr()) {
+				return true
+			}
+		}
+		return false
+	})
+	want(t, rows, id, "replicas", statusWarn, "2 replica(s) known, 1 connected")
+	want(t, rows, id, "wait_replicas", statusOK, "") // WAIT 1: one replica still acknowledges
+
+	wrong := strings.Replace(s.URL(), "master_name="+redistest.SentinelMaster, "master_name=nosuch", 1)
+	require.NotEqual(t, s.URL(), wrong)
+	code, rows, _ := doctor(t, []string{wrong})
+	require.Equal(t, exitDoctorFail, code, "exit: %+v", rows)
+	for _, sn := range s.Sentinels {
+		want(t, rows, id, "sentinel "+sn.Addr(), statusFail, `monitors no master named "nosuch"`)
+	}
+	want(t, rows, id, "sentinels agree", statusFail, "no sentinel names a primary")
+
+	// The role check itself, on a node that says it is a replica.
+	o := &doctorOpts{timeout: 2 * time.Second}
+	f := &nodeFacts{name: "n", sentinel: true}
+	rdb := redis.NewClient(&redis.Options{Addr: s.Data[1].Addr(), Protocol: 2})
+	defer rdb.Close()
+	o.checkRole(f, rdb, s.Data[1].Addr())
+	require.Len(t, f.rows, 1)
+	assert.Equal(t, statusFail, f.rows[0].Status, "%+v", f.rows[0])
+	assert.Contains(t, f.rows[0].Detail, "says ROLE slave")
+	assert.Equal(t, s.Data[0].Addr(), f.replicaOf, "its primary, so that no write is probed")
 }
