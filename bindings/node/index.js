@@ -69,7 +69,7 @@ const MAX_OWNER_BYTES = LIMITS.owner.max;
  * (acquireTimeout): Node users expect an acquire to wait, bounded. wait: 0
  * makes a single attempt.
  */
-const DEFAULT_WAIT_MS = 10000;
+const DEFAULT_WAIT_MS = LIMITS.wait.default; // the spec's: 10000
 
 function msText(ms) {
   if (ms >= 1000 && ms % 1000 === 0) return `${ms} ms (${ms / 1000} s)`;
@@ -282,8 +282,8 @@ if (!Symbol.asyncDispose) {
 // ---------------------------------------------------------------- Client
 
 const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas', 'telemetry'];
-// The most replicas waitReplicas may ask for (engine.MaxWaitReplicas).
-const MAX_WAIT_REPLICAS = 100;
+// The most replicas waitReplicas may ask for (the spec's, as engine.MaxWaitReplicas).
+const MAX_WAIT_REPLICAS = LIMITS.wait_replicas.max;
 const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
 
 function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
@@ -448,7 +448,7 @@ class Client {
       // WAIT behind every grant and extension (README "WAIT"): undefined is
       // the default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
       const w = options.waitReplicas;
-      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0 || w > MAX_WAIT_REPLICAS) {
+      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < LIMITS.wait_replicas.min || w > MAX_WAIT_REPLICAS) {
         throw badArg('waitReplicas', `must be an integer between 0 (off) and ${MAX_WAIT_REPLICAS}, got ${typeof w === 'number' ? w : kind(w)}`);
       }
       cfg.wait_replicas = w;

@@ -42,12 +42,9 @@ import (
 // started.
 const ActLeader ActionKind = 15
 
-// MaxElectionValue is the longest value a campaign may publish, in bytes.
-const MaxElectionValue = 4096
-
-// DefaultWatchPoll is how often a watch polls the election when pub/sub
-// says nothing and no leader's validity ends sooner.
-const DefaultWatchPoll = time.Second
+// MaxElectionValue and DefaultWatchPoll (how often a watch polls the
+// election when pub/sub says nothing and no leader's validity ends sooner)
+// are in limits_gen.go, from the protocol's spec.
 
 // ElectionKey is the key of the election whose name's key is key.
 func ElectionKey(key string) string { return key + "\xffelect" }

@@ -28,8 +28,8 @@ import (
 // primary keeps accepting writes. It makes the loss of a grant by a
 // failover unlikely, not impossible; the README's failure model says when.
 
-// MaxWaitReplicas bounds Config.WaitReplicas.
-const MaxWaitReplicas = 100
+// MaxWaitReplicas (limits_gen.go, from the protocol's spec) bounds
+// Config.WaitReplicas.
 
 // validateWait checks Config.WaitReplicas.
 func (cfg Config) validateWait() error {

@@ -35,7 +35,6 @@ from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
 # caller's parameter in the caller's unit (seconds), never ttl_ms or wait_ms.
-_MAX_WAIT_REPLICAS = 100  # engine.MaxWaitReplicas (not in the protocol's spec)
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -49,7 +48,7 @@ _BACKENDS = ("native", "wasm")
 # retrying while nodes are unavailable, so an unbounded default would turn a Redis
 # outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
 # makes a single attempt.
-DEFAULT_WAIT = 10.0
+DEFAULT_WAIT = P.LIMIT_WAIT_DEFAULT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
 
 
 _CLOSED = "liblock: the client is closed"
@@ -799,9 +798,9 @@ class Client:
             if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int):
                 raise ArgumentTypeError(
                     f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
-            if not 0 <= wait_replicas <= _MAX_WAIT_REPLICAS:
+            if not P.LIMIT_WAIT_REPLICAS_MIN <= wait_replicas <= P.LIMIT_WAIT_REPLICAS_MAX:
                 raise InvalidArgument(
-                    f"wait_replicas must be between 0 (off) and {_MAX_WAIT_REPLICAS}, got {wait_replicas}")
+                    f"wait_replicas must be between 0 (off) and {P.LIMIT_WAIT_REPLICAS_MAX}, got {wait_replicas}")
             config["wait_replicas"] = wait_replicas
         self._owner = owner or ""
         tls = None
