@@ -404,6 +404,12 @@ function nodeAddress(u) {
   }
 }
 
+/** An inspection of a read-write lock: `readers` set, [] when it has none. */
+function withReaders(i) {
+  if (!i.readers) i.readers = [];
+  return i;
+}
+
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
@@ -565,7 +571,9 @@ class Client {
    * CanceledError (the engine's round still ends within the node timeout).
    * `permits: N` inspects the semaphore of N permits instead: `permits`,
    * `inUse` and `holders` ({ slot, owner, validity }), with held, validity
-   * and owner those of the first holder.
+   * and owner those of the first holder. `mode: 'read'` or `'write'`
+   * inspects the read-write lock: held, validity and owner are its
+   * writer's, `readers` ({ owner, validity }) its readers on a quorum.
    * @param {string} resource
    * @param {{signal?: AbortSignal, permits?: number}} [options]
    * @returns {Promise<Inspection>}
@@ -584,10 +592,10 @@ class Client {
       if (permits !== undefined && mode) throw badArg('mode', 'not with permits (a semaphore and a read-write lock are two different locks)');
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      let kindArg;
-      if (permits !== undefined) kindArg = { permits };
-      else if (mode) kindArg = { mode };
-      return host.inspect(resource, signal, kindArg);
+      if (permits !== undefined) return host.inspect(resource, signal, { permits });
+      // A read-write lock's inspection lists its readers, [] for none.
+      if (mode) return host.inspect(resource, signal, { mode }).then(withReaders);
+      return host.inspect(resource, signal, undefined);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -34,7 +34,7 @@ import (
 // validateWait checks Config.WaitReplicas.
 func (cfg Config) validateWait() error {
 	if w := cfg.WaitReplicas; w != nil && (*w < 0 || *w > MaxWaitReplicas) {
-		return invalidArg("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(MaxWaitReplicas)+", got "+strconv.Itoa(*w))
+		return outOfRange("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(MaxWaitReplicas)+", got "+strconv.Itoa(*w), *w < 0, int64(*w), 0, MaxWaitReplicas, "count")
 	}
 	return nil
 }

@@ -17,7 +17,7 @@
 
 const ABI_VERSION = 1;
 /** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 
 const EV = Object.freeze({
   ACQUIRE: 1,
@@ -326,12 +326,12 @@ function readInspectedNode(r) {
 }
 
 function readInspectedHolder(r) {
-  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64() };
+  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64(), mode: r.u8() };
 }
 
 /** An error record: null when its status is 0. */
 function readError(r) {
-  const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode) };
+  const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode), bound: r.str(), limit: r.i64(), unit: r.str(), got: r.i64() };
   return e.status === 0 ? null : e;
 }
 

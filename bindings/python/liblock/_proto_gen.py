@@ -19,7 +19,7 @@ import struct
 
 ABI_VERSION = 1
 # The engine protocol's version (lock_engine_protocol_version) this codec speaks
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 # Events
 EV_ACQUIRE = 1
@@ -222,6 +222,7 @@ _S_QBqq = struct.Struct("<QBqq")
 _S_QQqB = struct.Struct("<QQqB")
 _S_i = struct.Struct("<i")
 _S_q = struct.Struct("<q")
+_S_qB = struct.Struct("<qB")
 _S_qqB = struct.Struct("<qqB")
 # ---------------------------------------------------------------- events
 
@@ -427,7 +428,13 @@ def read_error(buf: Any, at: int) -> Tuple[Any, int]:
     a, at = read_str(buf, at)
     b, at = read_str(buf, at)
     nodes, at = _read_list(buf, at, read_error_node)
-    return None if status == 0 else (status, message, a, b, nodes), at
+    bound, at = read_str(buf, at)
+    (limit,) = _S_q.unpack_from(buf, at)
+    at += 8
+    unit, at = read_str(buf, at)
+    (got,) = _S_q.unpack_from(buf, at)
+    at += 8
+    return None if status == 0 else (status, message, a, b, nodes, bound, limit, unit, got), at
 
 
 def _dec_open(buf: Any, at: int) -> Tuple[Any, int]:
@@ -531,9 +538,9 @@ def _dec_inspected_holder(buf: Any, at: int) -> Tuple[Any, int]:
     (slot,) = _S_I.unpack_from(buf, at)
     at += 4
     owner, at = read_str(buf, at)
-    (validity_ms,) = _S_q.unpack_from(buf, at)
-    at += 8
-    return (slot, owner, validity_ms,), at
+    validity_ms, mode = _S_qB.unpack_from(buf, at)
+    at += 9
+    return (slot, owner, validity_ms, mode,), at
 
 
 def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:
