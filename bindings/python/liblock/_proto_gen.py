@@ -420,8 +420,13 @@ def read_error_node(buf: Any, at: int) -> Tuple[Any, int]:
     return (node, addr, cause,), at
 
 
+_NO_ERROR = bytes(42)
+
+
 def read_error(buf: Any, at: int) -> Tuple[Any, int]:
     """An error record: None when its status is 0."""
+    if buf[at:at + 42] == _NO_ERROR:
+        return None, at + 42
     (status,) = _S_i.unpack_from(buf, at)
     at += 4
     message, at = read_str(buf, at)
