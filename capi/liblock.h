@@ -63,7 +63,14 @@
  *   owner:           0 .. 128 bytes of UTF-8, no '/'
  *   token:           16 .. 512 bytes of UTF-8
  *   resources:       1 .. 16 per lock (resource + options "resources")
+ *   permits:         1 .. 1024 (a semaphore's count)
+ *   wait_replicas:   0 .. 100
+ *   value:           1 .. 4096 bytes of UTF-8 (an election's)
+ *   poll_ms:         0 .. 86400000, default 1000 (lock_observe)
  *   JSON arguments:  at most 1 MiB
+ *
+ *   (These are core/hostabi/spec/protocol.json's limits, which a test
+ *   checks this list against.)
  *
  * ADDITIONS WITHIN ABI VERSION 1
  *

@@ -111,3 +111,33 @@ func TestNoCopiedLimitsCatches(t *testing.T) {
 		assert.Empty(t, copiedLimits(s, src), "a false alarm: %s", src)
 	}
 }
+
+// TestHeaderLimitsMatchSpec: the LIMITS list of capi/liblock.h (prose for
+// C users, hand-written as the C ABI is) says what the spec says, for
+// every limit it names by its C name.
+func TestHeaderLimitsMatchSpec(t *testing.T) {
+	s := spec(t)
+	h, err := os.ReadFile(filepath.Join(root, "capi/liblock.h"))
+	require.NoError(t, err)
+	byC := map[string]Limit{}
+	for _, l := range s.Limits {
+		if _, dup := byC[l.C]; !dup { // ttl_ms: the lock's, not a campaign's
+			byC[l.C] = l
+		}
+	}
+	line := regexp.MustCompile(`(?m)^ \*   ([a-z_]+):\s+(\d+(?:\.\d+)?) \.\. (\d+(?:\.\d+)?)(?:[^\n]*?default (\d+(?:\.\d+)?))?`)
+	seen := 0
+	for _, m := range line.FindAllStringSubmatch(string(h), -1) {
+		l, ok := byC[m[1]]
+		if !ok {
+			continue
+		}
+		seen++
+		assert.Equal(t, num(l.Min), m[2], "liblock.h: %s's least value", m[1])
+		assert.Equal(t, num(l.Max), m[3], "liblock.h: %s's greatest value", m[1])
+		if m[4] != "" && assert.NotNil(t, l.Default, "liblock.h: %s has a default the spec lacks", m[1]) {
+			assert.Equal(t, num(*l.Default), m[4], "liblock.h: %s's default", m[1])
+		}
+	}
+	assert.GreaterOrEqual(t, seen, 14, "liblock.h's LIMITS list was found")
+}
