@@ -2228,7 +2228,7 @@ typedef struct {
 	int fence_reentered;
 	/* the last INSPECTED */
 	uint64_t inspected_op;
-	int inspected_held, inspected_nodes, inspected_locked, inspected_failed;
+	int inspected_held, inspected_nodes, inspected_locked, inspected_failed, inspected_readers;
 	int64_t inspected_validity;
 	char inspected_owner[128];
 } ehost;
@@ -2261,14 +2261,54 @@ static const uint8_t *rd_str(rd_t *r, uint32_t *len) {
 	r->i += *len;
 	return p;
 }
+/* The last error record with a status: its argument and, for a value out of
+ * its range (engine protocol 4), the bound crossed, its value, unit and the
+ * value given. */
+static struct {
+	char arg[64], bound[8], unit[16];
+	int64_t limit, got;
+} last_err;
+
+/* rd_cpy copies a str field into dst (NUL-terminated, cut to fit). */
+static void rd_cpy(rd_t *r, char *dst, size_t cap) {
+	uint32_t l;
+	const uint8_t *p = rd_str(r, &l);
+	size_t n = p && l < cap ? l : 0;
+	if (n)
+		memcpy(dst, p, n);
+	dst[n] = 0;
+}
+
+/* rd_err reads an error record: i32 status, str message, str a, str b,
+ * u16 n, n x (u16 node, str addr, str cause), str bound, i64 limit,
+ * str unit, i64 got. */
 static int32_t rd_err(rd_t *r) {
 	uint32_t l;
+	char arg[64], bound[8], unit[16];
 	int32_t st = (int32_t)rd_n(r, 4);
-	rd_str(r, &l), rd_str(r, &l), rd_str(r, &l);
+	rd_str(r, &l);
+	rd_cpy(r, arg, sizeof arg);
+	rd_str(r, &l);
 	int nn = (int)rd_n(r, 2);
 	for (int k = 0; k < nn && !r->bad; k++)
 		rd_n(r, 2), rd_str(r, &l), rd_str(r, &l);
+	rd_cpy(r, bound, sizeof bound);
+	int64_t limit = (int64_t)rd_n(r, 8);
+	rd_cpy(r, unit, sizeof unit);
+	int64_t got = (int64_t)rd_n(r, 8);
+	if (st != 0 && !r->bad) {
+		memcpy(last_err.arg, arg, sizeof arg);
+		memcpy(last_err.bound, bound, sizeof bound);
+		memcpy(last_err.unit, unit, sizeof unit);
+		last_err.limit = limit, last_err.got = got;
+	}
 	return st;
+}
+
+/* bound_is reports whether the last rejection named arg and its bound. */
+static int bound_is(const char *arg, const char *bound, int64_t limit, const char *unit, int64_t got) {
+	return strcmp(last_err.arg, arg) == 0 && strcmp(last_err.bound, bound) == 0 && last_err.limit == limit &&
+	       strcmp(last_err.unit, unit) == 0 && last_err.got == got;
 }
 
 static void eh_step(ehost *h, const ev_t *e);
@@ -2386,9 +2426,12 @@ static void eh_act(ehost *h, size_t n) {
 				failed_nodes += l > 0;
 			}
 			rd_n(&r, 4); /* permits (protocol 3) */
-			int nh = (int)rd_n(&r, 2);
-			for (int k = 0; k < nh && !r.bad; k++)
+			int nh = (int)rd_n(&r, 2), readers = 0;
+			for (int k = 0; k < nh && !r.bad; k++) {
 				rd_n(&r, 4), rd_str(&r, &l), rd_n(&r, 8); /* slot, owner, validity_ms */
+				readers += rd_n(&r, 1) == 1;              /* mode (protocol 4): 1, a reader */
+			}
+			h->inspected_readers = readers;
 			rd_n(&r, 8), rd_str(&r, &l); /* an election's term and value (protocol 3) */
 			h->inspected_held = held, h->inspected_validity = validity, h->inspected_nodes = nn;
 			h->inspected_locked = locked, h->inspected_failed = failed_nodes;
@@ -2553,6 +2596,35 @@ static void eng_fence_and_inspect(ehost *h) {
 		eh_request(h, &rel);
 		CHECK(h->started != 0 && eh_wait_done(h, h->started) && h->done_status == LOCK_OK, "release: %d", h->done_status);
 	}
+	/* two readers of a read-write lock (ACQUIRE flag bit 4): an INSPECT of
+	 * it (flag bit 4) lists both as holders of mode 1 (engine protocol 4) */
+	uint64_t readers[2] = {0, 0};
+	for (int i = 0; i < 2; i++) {
+		ev_acquire(&e, "eng-rw", 10000, 16, NULL);
+		eh_request(h, &e);
+		uint64_t op = h->started;
+		CHECK(op != 0 && eh_wait_done(h, op) && h->done_status == LOCK_OK && h->done_lock != 0, "reader %d: %d", i,
+		      h->done_status);
+		readers[i] = h->done_lock;
+	}
+	ev_t rin = {.n = 0};
+	ev_u8(&rin, 12);
+	ev_bytes(&rin, "eng-rw", 6);
+	ev_u8(&rin, 16); /* flags: the read-write lock */
+	h->inspected_op = 0, h->inspected_readers = -1;
+	eh_request(h, &rin);
+	uint64_t riop = h->started;
+	CHECK(riop != 0, "rw inspect not started (rejected %d)", h->rejected);
+	eh_run(h, (volatile int32_t *)&h->inspected_op, (int)bound_ms());
+	CHECK(h->inspected_op == riop && h->inspected_readers == 2 && !h->inspected_held, "rw INSPECTED: %d readers, held %d",
+	      h->inspected_readers, h->inspected_held);
+	for (int i = 0; i < 2; i++) {
+		ev_t rel = {.n = 0};
+		ev_u8(&rel, 3);
+		ev_u64(&rel, readers[i]);
+		eh_request(h, &rel);
+		CHECK(h->started != 0 && eh_wait_done(h, h->started) && h->done_status == LOCK_OK, "reader release: %d", h->done_status);
+	}
 	/* fence with a token: REJECTED; an empty token or an unknown flag: malformed */
 	ev_acquire(&e, "eng-fence", 10000, 2 | 4, "0123456789abcdef");
 	eh_request(h, &e);
@@ -2560,6 +2632,13 @@ static void eng_fence_and_inspect(ehost *h) {
 	ev_acquire(&e, "eng-fence", 10000, 4, "short");
 	eh_request(h, &e);
 	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "short token: rejected %d", h->rejected);
+	CHECK(bound_is("token", "min", 16, "bytes", 5), "short token: the bound in the rejection: %s %s %lld %s %lld", last_err.arg,
+	      last_err.bound, (long long)last_err.limit, last_err.unit, (long long)last_err.got);
+	ev_acquire(&e, "eng-fence", 86400001, 0, NULL);
+	eh_request(h, &e);
+	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "ttl above its max: rejected %d", h->rejected);
+	CHECK(bound_is("ttl_ms", "max", 86400000, "ms", 86400001), "ttl above its max: the bound in the rejection: %s %s %lld %s %lld",
+	      last_err.arg, last_err.bound, (long long)last_err.limit, last_err.unit, (long long)last_err.got);
 	ev_acquire(&e, "eng-fence", 10000, 4, "");
 	CHECK(lock_engine_step(h->eng, e.b, e.n, h->out, LOCK_ENGINE_MIN_OUT) == -LOCK_INVALID_ARGUMENT, "empty token");
 	ev_acquire(&e, "eng-fence", 10000, 128, NULL);
@@ -2574,6 +2653,7 @@ static void eng_fence_and_inspect(ehost *h) {
 	ev_u8(&in, 0);
 	eh_request(h, &in);
 	CHECK(h->rejected == LOCK_INVALID_ARGUMENT && h->started == 0, "inspect of \"\": rejected %d", h->rejected);
+	CHECK(bound_is("resource", "min", 1, "bytes", 0), "inspect of \"\": the bound in the rejection: %s %s", last_err.arg, last_err.bound);
 	in.n = 0;
 	ev_u8(&in, 12);
 	ev_u32(&in, 5); /* a length past the end */
