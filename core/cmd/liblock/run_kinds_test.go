@@ -71,17 +71,22 @@ func TestRunPermits(t *testing.T) {
 	assert.NotEqual(t, ea[0], eb[0], "two permits, two tokens")
 	assert.Empty(t, ea[3], "LIBLOCK_MODE of a permit")
 
-	// Every slot's key on every node, so that the inspection (and the
-	// refused third) meets both grants everywhere.
+	// Every slot's key on a quorum: that is what a permit is. Not on every
+	// node: the two started at once, so a node may have granted b's first
+	// attempt the slot a won elsewhere; the engine deletes such split grants
+	// (README, "Semaphore safety"), and that node then holds neither.
 	base := engine.SemKey("jobs", 2)
 	for slot, tok := range map[string]string{ea[2]: ea[0], eb[2]: eb[0]} {
 		k, _ := strconv.Atoi(slot)
-		for _, n := range c.Nodes {
-			eventually(t, 5*time.Second, "slot "+slot+" on every node", func() bool {
-				v, _ := n.Do("GET", engine.SlotKey(base, k))
-				return strings.HasPrefix(v, tok)
-			})
-		}
+		eventually(t, 5*time.Second, "slot "+slot+" on a quorum", func() bool {
+			held := 0
+			for _, n := range c.Nodes {
+				if v, _ := n.Do("GET", engine.SlotKey(base, k)); strings.HasPrefix(v, tok) {
+					held++
+				}
+			}
+			return held >= len(c.Nodes)/2+1
+		})
 	}
 
 	marker := filepath.Join(parent, "third-ran")
