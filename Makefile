@@ -99,15 +99,18 @@ demo: deps build
 	@rm -rf $(BUILD)/demo
 	$(BUILD)/redisnodes -n 3 -dir $(BUILD)/demo -- bash .ci/demo.sh
 
-## bench: medians beside baselines measured in the same run
+## bench: medians beside baselines measured in the same run; every part's rows in
+## build/bench/*.json, plotted (benchreport/plot) into build/bench/results.md and one SVG per scenario
 bench: deps build bench-go
 	@if [ -f bindings/python/scripts/bench.sh ]; then bash bindings/python/scripts/bench.sh; fi
 	@if [ -f bindings/node/scripts/bench.sh ]; then bash bindings/node/scripts/bench.sh; fi
 	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
+	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
 bench-go: deps
 	{ $(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ && \
-	  $(GO) test -run '^$$' -bench Contention -benchtime 1000x -count 3 ./core/; } | $(GO) run ./core/internal/benchreport
+	  $(GO) test -run '^$$' -bench Contention -benchtime 1000x -count 3 ./core/; } | $(GO) run ./core/internal/benchreport -json $(BUILD)/bench/go.json
+	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)

@@ -301,7 +301,7 @@ func lock_observe(client C.uint64_t, name *C.char, optionsJSON *C.char, cb C.loc
 		return retErr(err, e)
 	}
 	if o.PollMS < 0 || o.PollMS > engine.MaxWait.Milliseconds() {
-		return retErr(err, argErr("poll_ms", "must be between 0 (the default, 1000) and %d, got %d", engine.MaxWait.Milliseconds(), o.PollMS))
+		return retErr(err, argErr("poll_ms", "must be between 0 (the default, %d) and %d, got %d", engine.DefaultWatchPoll.Milliseconds(), engine.MaxWait.Milliseconds(), o.PollMS))
 	}
 	if cb == nil {
 		return retErr(err, argErr("cb", "must not be NULL"))

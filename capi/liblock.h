@@ -63,7 +63,14 @@
  *   owner:           0 .. 128 bytes of UTF-8, no '/'
  *   token:           16 .. 512 bytes of UTF-8
  *   resources:       1 .. 16 per lock (resource + options "resources")
+ *   permits:         1 .. 1024 (a semaphore's count)
+ *   wait_replicas:   0 .. 100
+ *   value:           1 .. 4096 bytes of UTF-8 (an election's)
+ *   poll_ms:         0 .. 86400000, default 1000 (lock_observe)
  *   JSON arguments:  at most 1 MiB
+ *
+ *   (These are core/hostabi/spec/protocol.json's limits, which a test
+ *   checks this list against.)
  *
  * ADDITIONS WITHIN ABI VERSION 1
  *
@@ -757,7 +764,11 @@ void lock_queue_set_wakeup(void (*fn)(void));
  * first lock_engine_new. Version 2 carries an acquire's fence and re-entry
  * in its DONE action; version 1 (a library without
  * lock_engine_protocol_version) sent them in a FENCE action before the
- * DONE. The functions of ABI v1 above are the same in both.
+ * DONE. Version 3 added semaphores, read-write and multi-resource locks,
+ * elections and REPORT; version 4 ends every error record with the bound
+ * an out-of-range argument crossed (bound, limit, unit, got) and lists a
+ * read-write lock's readers in INSPECTED. The functions of ABI v1 above
+ * are the same in all.
  *
  * Engine handles are a namespace of their own: only the lock_engine_*
  * functions take them (lock_free does not). Like every handle they are
@@ -808,7 +819,7 @@ void lock_queue_set_wakeup(void (*fn)(void));
  */
 #define LOCK_ENGINE_MIN_OUT   65536        /* smallest out_cap */
 #define LOCK_ENGINE_MAX_EVENT (1048576 + 64) /* largest in_len */
-#define LOCK_ENGINE_PROTOCOL_VERSION 3     /* the encoding this header's PROTOCOL.md describes */
+#define LOCK_ENGINE_PROTOCOL_VERSION 4     /* the encoding this header's PROTOCOL.md describes */
 
 /* lock_engine_protocol_version -- returns the engine protocol's version the
  * library speaks (LOCK_ENGINE_PROTOCOL_VERSION). Thread-safe; cannot fail. */

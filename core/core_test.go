@@ -141,7 +141,9 @@ func TestOnLost(t *testing.T) {
 	_ = l.Release(ctx)
 
 	// Never after a release.
-	const ttl2 = 100 * time.Millisecond
+	// 500 ms: the release must come before the lock expires, on a loaded
+	// machine too.
+	const ttl2 = 500 * time.Millisecond
 	l2, err := cl.Acquire(ctx, "res2", ttl2)
 	require.NoError(t, err)
 	acquired := time.Now()
@@ -166,6 +168,13 @@ func TestRestartedNode(t *testing.T) {
 	ctx := context.Background()
 	l, err := cl.Acquire(ctx, "res", 10*time.Second)
 	require.NoError(t, err)
+	// The acquire returned at a quorum: let node 2's SET land first, so
+	// that the restart below is what empties it (and not a SET that came
+	// late, or never, to the new process).
+	locktest.Eventually(t, 5*time.Second, "node 2 holds the lock", func() bool {
+		v, _ := c.Nodes[2].Do("GET", "res")
+		return v == l.Token()
+	})
 	require.NoError(t, c.Nodes[2].Restart())
 	v, _ := c.Nodes[2].Do("GET", "res")
 	require.Equal(t, "(nil)", v, "restarted node kept the key")

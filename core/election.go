@@ -25,7 +25,7 @@ import (
 // one: a leader that dies is replaced about this long after its last
 // extension (client-go's default lease is 15 s, etcd's session 60 s; 10 s
 // keeps failover short while an extension every ~3 s costs little).
-const DefaultCampaignTTL = 10 * time.Second
+const DefaultCampaignTTL = engine.DefaultCampaignTTL
 
 // MaxElectionValue is the longest value a campaign may publish, in bytes.
 const MaxElectionValue = engine.MaxElectionValue

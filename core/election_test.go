@@ -38,7 +38,7 @@ func assertOnlyCounters(t *testing.T, c *redistest.Cluster) {
 			continue
 		}
 		var left []string
-		poll.Wait(2*time.Second, func() bool {
+		poll.Wait(5*time.Second, func() bool {
 			keys, err := n.Keys()
 			require.NoError(t, err)
 			left = left[:0]
@@ -203,7 +203,10 @@ func TestElectHelperProcess(t *testing.T) {
 	cl, err := core.New(core.Config{Nodes: strings.Split(os.Getenv("LIBLOCK_NODES"), ","), NodeTimeout: locktest.NodeTimeout})
 	require.NoError(t, err)
 	defer cl.Close()
-	ld, err := cl.Campaign(context.Background(), "svc", os.Getenv("LIBLOCK_ELECT_VALUE"), core.CampaignTTL(time.Second))
+	// 2 s: the lease must outlive a stall of this -race process on a loaded
+	// machine (an extension is due every third of it); a leader that lost
+	// it by a stall would end the helper and fail the test.
+	ld, err := cl.Campaign(context.Background(), "svc", os.Getenv("LIBLOCK_ELECT_VALUE"), core.CampaignTTL(2*time.Second))
 	require.NoError(t, err)
 	fmt.Printf("LEADER %d\n", ld.Term())
 	<-ld.Lost() // until killed (a loss would end the helper early: the test then fails)
@@ -219,7 +222,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 	a, b, o := newClient(t, c), newClient(t, c), newClient(t, c)
 	ctx := context.Background()
 	obs, _ := observe(t, o, "e")
-	poll.Eventually(t, 2*time.Second, "the first report (no leader)", func() bool { return len(obs.snapshot()) > 0 })
+	poll.Eventually(t, 10*time.Second, "the first report (no leader)", func() bool { return len(obs.snapshot()) > 0 })
 	assert.Equal(t, core.Leader{Name: "e"}, obs.snapshot()[0], "a late observer first gets the current state")
 
 	la, err := a.Campaign(ctx, "e", "a", core.CampaignTTL(2*time.Second))
@@ -241,7 +244,7 @@ func TestElectionResignHandsOver(t *testing.T) {
 		assert.NoError(t, err)
 		got <- lb
 	}()
-	poll.Eventually(t, 2*time.Second, "the observer sees a", func() bool { return obs.has(la.Term()) })
+	poll.Eventually(t, 10*time.Second, "the observer sees a", func() bool { return obs.has(la.Term()) })
 	require.NoError(t, la.Resign(ctx))
 	var lb *core.Leadership
 	select {
@@ -251,16 +254,16 @@ func TestElectionResignHandsOver(t *testing.T) {
 	}
 	assert.Greater(t, lb.Term(), la.Term())
 	assert.Zero(t, la.Validity(), "a resigned")
-	poll.Eventually(t, 2*time.Second, "the observer sees b", func() bool { return obs.has(lb.Term()) })
+	poll.Eventually(t, 10*time.Second, "the observer sees b", func() bool { return obs.has(lb.Term()) })
 	require.NoError(t, lb.Resign(ctx))
-	poll.Eventually(t, 2*time.Second, "the observer sees nobody", func() bool {
+	poll.Eventually(t, 10*time.Second, "the observer sees nobody", func() bool {
 		all := obs.snapshot()
 		return all[len(all)-1].Term == 0
 	})
 	obs.assertInOrder(t)
 	// A late observer gets the current state first: none.
 	late, cancel := observe(t, o, "e")
-	poll.Eventually(t, 2*time.Second, "the late observer's first report", func() bool { return len(late.snapshot()) > 0 })
+	poll.Eventually(t, 10*time.Second, "the late observer's first report", func() bool { return len(late.snapshot()) > 0 })
 	assert.Equal(t, int64(0), late.snapshot()[0].Term)
 	cancel()
 	_, err = a.Leader(ctx, "e")
@@ -276,12 +279,17 @@ func TestElectionNodeKilledAndFrozen(t *testing.T) {
 	c := redistest.Start(t, 3)
 	a, b := newClient(t, c), newClient(t, c)
 	ctx := context.Background()
-	la, err := a.Campaign(ctx, "e", "a", core.CampaignTTL(600*time.Millisecond))
+	// 1.5 s, not less: an extension is due every third of the ttl, and a
+	// -race process on a loaded 2-core machine can stall for a few hundred
+	// milliseconds, which would lose a shorter lease whatever the library
+	// does (the test is about a node down, not about stalls).
+	const ttl = 1500 * time.Millisecond
+	la, err := a.Campaign(ctx, "e", "a", core.CampaignTTL(ttl))
 	require.NoError(t, err)
 	require.NoError(t, c.Nodes[0].Kill())
 	// Past two ttls: it was extended on the two nodes left.
-	deadline := time.Now().Add(1300 * time.Millisecond)
-	poll.Eventually(t, 3*time.Second, "two ttls pass", func() bool { return time.Now().After(deadline) })
+	deadline := time.Now().Add(2*ttl + 100*time.Millisecond)
+	poll.Eventually(t, 3*ttl, "two ttls pass", func() bool { return time.Now().After(deadline) })
 	require.False(t, la.Lock().IsLost(), "lost with one node of three down: %v", la.Err())
 	_, err = b.Campaign(ctx, "e", "b", core.CampaignWait(100*time.Millisecond))
 	require.ErrorIs(t, err, core.ErrNotAcquired)
@@ -297,11 +305,22 @@ func TestElectionNodeKilledAndFrozen(t *testing.T) {
 	// without its data may have been the one of the quorum that accepted
 	// the last term — the fencing argument's stated exception, as for
 	// Redlock's exclusion itself.)
-	la, err = a.Campaign(ctx, "e", "a", core.CampaignTTL(600*time.Millisecond))
+	la, err = a.Campaign(ctx, "e", "a", core.CampaignTTL(ttl))
 	require.NoError(t, err)
+	// The campaign returned at a quorum: let the third node's grant land
+	// (node 0's, say, on a connection redialed after the restart), or the
+	// freeze below could leave the leadership on one node.
+	poll.Eventually(t, 5*time.Second, "the leadership on every node", func() bool {
+		for _, n := range c.Nodes {
+			if v, err := n.Do("EXISTS", engine.ElectionKey("e")); err != nil || v != "1" {
+				return false
+			}
+		}
+		return true
+	})
 	require.NoError(t, c.Nodes[1].Freeze())
-	deadline = time.Now().Add(1300 * time.Millisecond)
-	poll.Eventually(t, 3*time.Second, "two ttls pass", func() bool { return time.Now().After(deadline) })
+	deadline = time.Now().Add(2*ttl + 100*time.Millisecond)
+	poll.Eventually(t, 3*ttl, "two ttls pass", func() bool { return time.Now().After(deadline) })
 	require.False(t, la.Lock().IsLost(), "lost with one node frozen: %v", la.Err())
 	require.NoError(t, c.Nodes[1].Thaw())
 	require.NoError(t, a.Close())

@@ -24,8 +24,16 @@ var (
 	ErrNoAnswer = engine.ErrNoAnswer
 )
 
-// ArgumentError names the argument that was rejected.
+// ArgumentError names the argument that was rejected; for a value out of
+// its range, Bound (BoundMin or BoundMax), Limit, Unit and Got say which
+// bound it crossed.
 type ArgumentError = engine.ArgumentError
+
+// The bounds an ArgumentError's value may cross.
+const (
+	BoundMin = engine.BoundMin
+	BoundMax = engine.BoundMax
+)
 
 // NodeError is one node's failure during an operation.
 type NodeError = engine.NodeError

@@ -35,6 +35,10 @@ func TestAcquireAllExcludesMembersAndOverlappingSets(t *testing.T) {
 	assert.Equal(t, []string{"acct:1", "acct:2"}, l.Resources())
 	assert.Equal(t, "acct:1", l.Resource())
 	assert.Positive(t, l.Validity())
+	// The acquire returned at a quorum: let the third node run the set's
+	// script too, or b's attempts below could take a member there first
+	// (and the set would never reach that node, nor its extension).
+	setOnEveryNode(t, c, l.Token(), "acct:1", "acct:2")
 
 	// A mutex on either member is refused.
 	for _, r := range []string{"acct:1", "acct:2"} {
@@ -54,13 +58,16 @@ func TestAcquireAllExcludesMembersAndOverlappingSets(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l2.Release(ctx))
 
-	// Extend covers the set: both keys' PTTL rise.
+	// Extend covers the set: both keys' PTTL rise (on every node once the
+	// extension, which returned at a quorum, reached the third).
 	require.NoError(t, l.Extend(ctx, 20*time.Second))
 	for _, n := range c.Nodes {
 		for _, k := range []string{"acct:1", "acct:2"} {
-			pttl, err := n.Do("PTTL", k)
-			require.NoError(t, err)
-			assert.Greater(t, atoi(t, pttl), int64(10_000), "node %d key %s", n.Index, k)
+			poll.Eventually(t, 5*time.Second, fmt.Sprintf("node %d key %s: PTTL above 10 s", n.Index, k), func() bool {
+				pttl, err := n.Do("PTTL", k)
+				require.NoError(t, err)
+				return atoi(t, pttl) > 10_000
+			})
 		}
 	}
 	// A mutex on a member blocks the set too.
@@ -93,6 +100,10 @@ func TestAcquireAllWaitWakesOnMemberRelease(t *testing.T) {
 	ctx := context.Background()
 	held, err := a.Acquire(ctx, "y", 30*time.Second)
 	require.NoError(t, err)
+	// The acquire returned at a quorum: let y reach the third node, or the
+	// set's attempt could take x and y there first (x then exists there
+	// until the attempt's cleanup).
+	setOnEveryNode(t, c, held.Token(), "y")
 	got := make(chan error, 1)
 	go func() {
 		l, err := b.AcquireAll(ctx, []string{"x", "y"}, time.Second, core.Wait(20*time.Second))
@@ -448,7 +459,16 @@ func TestAcquireAllMaxResourcesFenced(t *testing.T) {
 	require.NoError(t, l.Extend(ctx, 5*time.Second))
 	require.NoError(t, l.Release(ctx))
 	for _, r := range set {
-		require.Eventually(t, func() bool { return countNodes(t, c, r, "") == 0 }, 2*time.Second, 5*time.Millisecond, r)
+		poll.Eventually(t, 5*time.Second, r+" gone from every node", func() bool { return countNodes(t, c, r, "") == 0 })
+	}
+}
+
+// setOnEveryNode waits until every node holds each key with token (an
+// acquire returns at a quorum; the other nodes' grants land soon after).
+func setOnEveryNode(t *testing.T, c *redistest.Cluster, token string, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		poll.Eventually(t, 5*time.Second, k+" on every node", func() bool { return countNodes(t, c, k, token) == len(c.Nodes) })
 	}
 }
 

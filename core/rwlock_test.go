@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/testkit/locktest"
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
@@ -119,7 +121,7 @@ func assertNoRWKeys(t *testing.T, c *redistest.Cluster) {
 				}
 			}
 			return len(left) == 0
-		}, 3*time.Second, 5*time.Millisecond, "node %d still holds %q", n.Index, left)
+		}, 5*time.Second, 5*time.Millisecond, "node %d still holds %q", n.Index, left)
 	}
 }
 
@@ -319,6 +321,15 @@ func TestRWCloseAndLoss(t *testing.T) {
 	b := newRWClient(t, c)
 	r, err := b.Acquire(ctx, "z", 10*time.Second, core.Read())
 	require.NoError(t, err)
+	// The acquire returned at a quorum: let the third node's grant land
+	// before the FLUSHALL, or it would come after it and be left there.
+	for _, n := range c.Nodes {
+		readers := strings.TrimSuffix(engine.RWKey("z"), "w") + "r"
+		poll.Eventually(t, 5*time.Second, fmt.Sprintf("node %d: the reader's key", n.Index), func() bool {
+			v, err := n.Do("EXISTS", readers)
+			return err == nil && v == "1"
+		})
+	}
 	for _, n := range c.Nodes {
 		_, err := n.Do("FLUSHALL")
 		require.NoError(t, err)
@@ -421,13 +432,17 @@ func TestRWAutoExtendAndLossSignal(t *testing.T) {
 	c := redistest.Start(t, 3)
 	ctx := context.Background()
 	a, b := newRWClient(t, c), newRWClient(t, c)
-	const ttl = 300 * time.Millisecond
+	// 1 s, not the shortest ttl: an extension is due every third of it,
+	// and a -race process on a loaded 2-core machine can stall for a few
+	// hundred milliseconds, which would let a 300 ms key expire between
+	// two extensions whatever the library does.
+	const ttl = time.Second
 	r, err := a.Acquire(ctx, "auto-r", ttl, core.Read(), core.AutoExtend())
 	require.NoError(t, err)
 	w, err := a.Acquire(ctx, "auto-w", ttl, core.Write(), core.AutoExtend())
 	require.NoError(t, err)
 	start := time.Now()
-	require.Eventually(t, func() bool { return time.Since(start) > 4*ttl }, 5*time.Second, 10*time.Millisecond)
+	poll.Eventually(t, 4*ttl, "three ttls pass", func() bool { return time.Since(start) > 3*ttl })
 	assert.False(t, r.IsLost())
 	assert.False(t, w.IsLost())
 	assert.Positive(t, r.Validity())

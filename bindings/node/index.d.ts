@@ -173,7 +173,7 @@ export interface InspectOptions {
   permits?: number;
   /**
    * 'read' or 'write': inspect the resource's read-write lock: `held`,
-   * `validity` and `owner` then describe its writer.
+   * `validity` and `owner` then describe its writer, `readers` its readers.
    */
   mode?: LockMode;
 }
@@ -216,6 +216,11 @@ export interface Inspection {
   inUse?: number;
   /** A semaphore's inspection: the held permits, by slot. */
   holders?: PermitHolder[];
+  /**
+   * A read-write lock's inspection (`mode` given): every reader that holds
+   * it on a quorum, with its owner label and validity ([] when none).
+   */
+  readers?: Reader[];
   /** An election's leader's term (an election's inspection only). */
   term?: number;
   /** An election's leader's value (an election's inspection only). */
@@ -229,6 +234,14 @@ export interface PermitHolder {
   /** Its holder's owner label ('' for none). */
   owner: string;
   /** How long it certainly stays held, in ms; null without expiry. */
+  validity: number | null;
+}
+
+/** One reader of a read-write lock (Inspection.readers). */
+export interface Reader {
+  /** Its owner label ('' for none). */
+  owner: string;
+  /** How long it certainly stays held on a quorum, in ms; null without expiry. */
   validity: number | null;
 }
 

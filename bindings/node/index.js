@@ -69,7 +69,7 @@ const MAX_OWNER_BYTES = LIMITS.owner.max;
  * (acquireTimeout): Node users expect an acquire to wait, bounded. wait: 0
  * makes a single attempt.
  */
-const DEFAULT_WAIT_MS = 10000;
+const DEFAULT_WAIT_MS = LIMITS.wait.default; // the spec's: 10000
 
 function msText(ms) {
   if (ms >= 1000 && ms % 1000 === 0) return `${ms} ms (${ms / 1000} s)`;
@@ -282,8 +282,8 @@ if (!Symbol.asyncDispose) {
 // ---------------------------------------------------------------- Client
 
 const CLIENT_OPTIONS = ['nodes', 'nodeTimeout', 'driftFactor', 'keyPrefix', 'owner', 'backend', 'tls', 'waitReplicas', 'telemetry'];
-// The most replicas waitReplicas may ask for (engine.MaxWaitReplicas).
-const MAX_WAIT_REPLICAS = 100;
+// The most replicas waitReplicas may ask for (the spec's, as engine.MaxWaitReplicas).
+const MAX_WAIT_REPLICAS = LIMITS.wait_replicas.max;
 const TLS_OPTIONS = ['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'];
 
 function isPem(v) { return typeof v === 'string' || Buffer.isBuffer(v); }
@@ -404,6 +404,12 @@ function nodeAddress(u) {
   }
 }
 
+/** An inspection of a read-write lock: `readers` set, [] when it has none. */
+function withReaders(i) {
+  if (!i.readers) i.readers = [];
+  return i;
+}
+
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
@@ -448,7 +454,7 @@ class Client {
       // WAIT behind every grant and extension (README "WAIT"): undefined is
       // the default (1 on Sentinel and Cluster nodes, off elsewhere), 0 turns it off.
       const w = options.waitReplicas;
-      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0 || w > MAX_WAIT_REPLICAS) {
+      if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < LIMITS.wait_replicas.min || w > MAX_WAIT_REPLICAS) {
         throw badArg('waitReplicas', `must be an integer between 0 (off) and ${MAX_WAIT_REPLICAS}, got ${typeof w === 'number' ? w : kind(w)}`);
       }
       cfg.wait_replicas = w;
@@ -567,7 +573,9 @@ class Client {
    * CanceledError (the engine's round still ends within the node timeout).
    * `permits: N` inspects the semaphore of N permits instead: `permits`,
    * `inUse` and `holders` ({ slot, owner, validity }), with held, validity
-   * and owner those of the first holder.
+   * and owner those of the first holder. `mode: 'read'` or `'write'`
+   * inspects the read-write lock: held, validity and owner are its
+   * writer's, `readers` ({ owner, validity }) its readers on a quorum.
    * @param {string} resource
    * @param {{signal?: AbortSignal, permits?: number}} [options]
    * @returns {Promise<Inspection>}
@@ -586,10 +594,10 @@ class Client {
       if (permits !== undefined && mode) throw badArg('mode', 'not with permits (a semaphore and a read-write lock are two different locks)');
       const host = this.#host;
       if (signal && signal.aborted) throw canceledBy(signal, 'inspect');
-      let kindArg;
-      if (permits !== undefined) kindArg = { permits };
-      else if (mode) kindArg = { mode };
-      return host.inspect(resource, signal, kindArg);
+      if (permits !== undefined) return host.inspect(resource, signal, { permits });
+      // A read-write lock's inspection lists its readers, [] for none.
+      if (mode) return host.inspect(resource, signal, { mode }).then(withReaders);
+      return host.inspect(resource, signal, undefined);
     } catch (e) {
       return Promise.reject(e);
     }

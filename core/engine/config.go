@@ -104,20 +104,21 @@ func (cfg Config) driftFactor() float64 {
 // ValidateOptions checks everything but the node list.
 func (cfg Config) ValidateOptions() error {
 	if cfg.NodeTimeout < 0 || cfg.NodeTimeout > MaxNodeTimeout {
-		return invalidArg("node_timeout", "must be > 0 and at most "+MaxNodeTimeout.String()+", got "+cfg.NodeTimeout.String())
+		return outOfRange("node_timeout", "must be > 0 and at most "+MaxNodeTimeout.String()+", got "+cfg.NodeTimeout.String(),
+			cfg.NodeTimeout < 0, cfg.NodeTimeout.Milliseconds(), 1, MaxNodeTimeout.Milliseconds(), "ms")
 	}
 	if d := cfg.driftFactor(); !(d >= 0 && d <= MaxDriftFactor) { // also rejects NaN
 		return invalidArg("drift_factor", "must be between 0 and "+strconv.FormatFloat(MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(d, 'g', -1, 64))
 	}
 	if len(cfg.KeyPrefix) > MaxKeyPrefix {
-		return invalidArg("key_prefix", "longer than "+strconv.Itoa(MaxKeyPrefix)+" bytes")
+		return outOfRange("key_prefix", "longer than "+strconv.Itoa(MaxKeyPrefix)+" bytes", false, int64(len(cfg.KeyPrefix)), 0, MaxKeyPrefix, "bytes")
 	}
 	if !utf8.ValidString(cfg.KeyPrefix) {
 		return invalidArg("key_prefix", "not valid UTF-8")
 	}
 	switch {
 	case len(cfg.Owner) > MaxOwner:
-		return invalidArg("owner", "longer than "+strconv.Itoa(MaxOwner)+" bytes")
+		return outOfRange("owner", "longer than "+strconv.Itoa(MaxOwner)+" bytes", false, int64(len(cfg.Owner)), 0, MaxOwner, "bytes")
 	case !utf8.ValidString(cfg.Owner):
 		return invalidArg("owner", "not valid UTF-8")
 	case strings.Contains(cfg.Owner, "/"):
@@ -132,7 +133,7 @@ func (cfg Config) Validate() error {
 		return invalidArg("nodes", "at least one node URL is required")
 	}
 	if len(cfg.Nodes) > MaxNodes {
-		return invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(cfg.Nodes)))
+		return outOfRange("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(cfg.Nodes)), false, int64(len(cfg.Nodes)), 1, MaxNodes, "count")
 	}
 	seen := make(map[string]int, len(cfg.Nodes))
 	for i, n := range cfg.Nodes {
@@ -169,7 +170,7 @@ func ParseNodes(urls []string) ([]Node, error) {
 		return nil, invalidArg("nodes", "at least one node URL is required")
 	}
 	if len(urls) > MaxNodes {
-		return nil, invalidArg("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(urls)))
+		return nil, outOfRange("nodes", "at most "+strconv.Itoa(MaxNodes)+" nodes, got "+strconv.Itoa(len(urls)), false, int64(len(urls)), 1, MaxNodes, "count")
 	}
 	nodes := make([]Node, len(urls))
 	for i, raw := range urls {
@@ -189,9 +190,9 @@ func ParseNodes(urls []string) ([]Node, error) {
 func CheckResource(resource string) error {
 	switch {
 	case resource == "":
-		return invalidArg("resource", "must not be empty")
+		return outOfRange("resource", "must not be empty", true, 0, 1, MaxResourceLength, "bytes")
 	case len(resource) > MaxResourceLength:
-		return invalidArg("resource", "longer than "+strconv.Itoa(MaxResourceLength)+" bytes")
+		return outOfRange("resource", "longer than "+strconv.Itoa(MaxResourceLength)+" bytes", false, int64(len(resource)), 1, MaxResourceLength, "bytes")
 	case !utf8.ValidString(resource):
 		return invalidArg("resource", "not valid UTF-8")
 	}
@@ -201,7 +202,8 @@ func CheckResource(resource string) error {
 // CheckTTL validates a lock ttl.
 func CheckTTL(ttl time.Duration) error {
 	if ttl < MinTTL || ttl > MaxTTL {
-		return invalidArg("ttl", "must be between "+MinTTL.String()+" and "+MaxTTL.String()+", got "+ttl.String())
+		return outOfRange("ttl", "must be between "+MinTTL.String()+" and "+MaxTTL.String()+", got "+ttl.String(),
+			ttl < MinTTL, ttl.Milliseconds(), MinTTL.Milliseconds(), MaxTTL.Milliseconds(), "ms")
 	}
 	return nil
 }
@@ -209,7 +211,8 @@ func CheckTTL(ttl time.Duration) error {
 // CheckWait validates a wait budget.
 func CheckWait(wait time.Duration) error {
 	if wait < 0 || wait > MaxWait {
-		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+wait.String())
+		return outOfRange("wait", "must be between 0 and "+MaxWait.String()+", got "+wait.String(),
+			wait < 0, wait.Milliseconds(), 0, MaxWait.Milliseconds(), "ms")
 	}
 	return nil
 }

@@ -42,12 +42,9 @@ import (
 // started.
 const ActLeader ActionKind = 15
 
-// MaxElectionValue is the longest value a campaign may publish, in bytes.
-const MaxElectionValue = 4096
-
-// DefaultWatchPoll is how often a watch polls the election when pub/sub
-// says nothing and no leader's validity ends sooner.
-const DefaultWatchPoll = time.Second
+// MaxElectionValue and DefaultWatchPoll (how often a watch polls the
+// election when pub/sub says nothing and no leader's validity ends sooner)
+// are in limits_gen.go, from the protocol's spec.
 
 // ElectionKey is the key of the election whose name's key is key.
 func ElectionKey(key string) string { return key + "\xffelect" }
@@ -114,7 +111,7 @@ func fenceScriptOf(elect bool) *script {
 // CheckElectionName validates an election's name (the caller's "name").
 func CheckElectionName(name string) error {
 	if err := CheckResource(name); err != nil {
-		return invalidArg("name", err.(*ArgumentError).Reason)
+		return renamed("name", err)
 	}
 	return nil
 }
@@ -123,9 +120,9 @@ func CheckElectionName(name string) error {
 func CheckElectionValue(value string) error {
 	switch {
 	case value == "":
-		return invalidArg("value", "must not be empty")
+		return outOfRange("value", "must not be empty", true, 0, 1, MaxElectionValue, "bytes")
 	case len(value) > MaxElectionValue:
-		return invalidArg("value", "longer than "+strconv.Itoa(MaxElectionValue)+" bytes, got "+strconv.Itoa(len(value)))
+		return outOfRange("value", "longer than "+strconv.Itoa(MaxElectionValue)+" bytes, got "+strconv.Itoa(len(value)), false, int64(len(value)), 1, MaxElectionValue, "bytes")
 	case !utf8.ValidString(value):
 		return invalidArg("value", "not valid UTF-8")
 	}
@@ -238,7 +235,8 @@ func (r WatchRequest) Validate() error {
 		return err
 	}
 	if r.Poll < 0 || r.Poll > MaxWait {
-		return invalidArg("poll", "must be between 0 (the default, "+DefaultWatchPoll.String()+") and "+MaxWait.String()+", got "+r.Poll.String())
+		return outOfRange("poll", "must be between 0 (the default, "+DefaultWatchPoll.String()+") and "+MaxWait.String()+", got "+r.Poll.String(),
+			r.Poll < 0, r.Poll.Milliseconds(), 0, MaxWait.Milliseconds(), "ms")
 	}
 	return nil
 }

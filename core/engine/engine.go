@@ -405,7 +405,8 @@ func (r AcquireRequest) Validate() error {
 	if r.Token != "" || r.Fence {
 		switch {
 		case r.Token != "" && (len(r.Token) < MinToken || len(r.Token) > MaxToken):
-			return invalidArg("token", "must be "+strconv.Itoa(MinToken)+" to "+strconv.Itoa(MaxToken)+" bytes, got "+strconv.Itoa(len(r.Token)))
+			return outOfRange("token", "must be "+strconv.Itoa(MinToken)+" to "+strconv.Itoa(MaxToken)+" bytes, got "+strconv.Itoa(len(r.Token)),
+				len(r.Token) < MinToken, int64(len(r.Token)), MinToken, MaxToken, "bytes")
 		case r.Token != "" && r.Fence:
 			return invalidArg("fence", "not with a caller's token")
 		}

@@ -29,7 +29,23 @@ var (
 type ArgumentError struct {
 	Arg    string // the argument or configuration field, e.g. "ttl", "nodes[1]"
 	Reason string
+	// Bound, Limit, Unit and Got describe a value out of its range (the
+	// host protocol carries them, so that each binding words the bound in
+	// its caller's units without a table of its own): the bound it crossed
+	// ("min" or "max"), that bound's value and the value given, both in
+	// Unit ("ms", "bytes" or "count"). Bound is "" for every other
+	// rejection (not UTF-8, a bad combination, ...).
+	Bound string
+	Limit int64
+	Unit  string
+	Got   int64
 }
+
+// The bounds of an ArgumentError.
+const (
+	BoundMin = "min"
+	BoundMax = "max"
+)
 
 func (e *ArgumentError) Error() string {
 	return "liblock: invalid argument: " + e.Arg + ": " + e.Reason
@@ -43,6 +59,27 @@ func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArgum
 // module, which must stay under 3 MiB (wasm/README.md).
 func invalidArg(arg, reason string) error {
 	return &ArgumentError{Arg: arg, Reason: reason}
+}
+
+// outOfRange is the ArgumentError of a value got (in unit) below its
+// least allowed value min (low) or above its greatest max: the bound it
+// crossed is named in the error's fields, reason says it in words. low is
+// the caller's comparison, not got < min: a duration below its least
+// value may round to it in unit (-1ns is 0 ms, and 0 is a wait's min).
+func outOfRange(arg, reason string, low bool, got, min, max int64, unit string) error {
+	e := &ArgumentError{Arg: arg, Reason: reason, Bound: BoundMax, Limit: max, Unit: unit, Got: got}
+	if low {
+		e.Bound, e.Limit = BoundMin, min
+	}
+	return e
+}
+
+// renamed is err (an *ArgumentError) naming arg instead: an element of a
+// list ("resources[2]") or an election's name, with its bound kept.
+func renamed(arg string, err error) error {
+	e := *err.(*ArgumentError)
+	e.Arg = arg
+	return &e
 }
 
 // indexed names one element of a list argument: indexed("nodes", 1) is
@@ -177,6 +214,12 @@ func Wrap(prefix string, err error) error { return wrap(prefix, err) }
 
 // InvalidArg returns the *ArgumentError for arg.
 func InvalidArg(arg, reason string) error { return invalidArg(arg, reason) }
+
+// OutOfRange returns the *ArgumentError for arg's value got, in unit,
+// below min (low) or above max, with its bound set (ArgumentError.Bound).
+func OutOfRange(arg, reason string, low bool, got, min, max int64, unit string) error {
+	return outOfRange(arg, reason, low, got, min, max, unit)
+}
 
 // LostError is the ErrLost error of an operation on resource, as the engine
 // reports it ("liblock: lock lost: detail (op "resource")").

@@ -9,7 +9,8 @@ import time "github.com/liblock/liblock/core/internal/xtime"
 const (
 	MinTTL = 1 * time.Millisecond
 	// MaxTTL is the longest lease: hold a lock longer with auto-extension.
-	MaxTTL            = 86400000 * time.Millisecond
+	MaxTTL = 86400000 * time.Millisecond
+	// MaxWait is the longest an acquire waits. The spec's default (10 s) is the Node and Python bindings' acquire wait when none is given; Go's comes from the caller's context.
 	MaxWait           = 86400000 * time.Millisecond
 	MaxResourceLength = 1024 // bytes
 	// MaxResources is the most resources one multi-resource lock takes (its one script per node touches each key).
@@ -26,4 +27,12 @@ const (
 	// MaxDriftFactor: a drift of a tenth of the ttl already means clocks that cannot be trusted for leases at all.
 	MaxDriftFactor     = 0.1
 	DefaultDriftFactor = 0.01
+	// MaxWaitReplicas bounds Config.WaitReplicas: the replicas WAIT asks for behind every grant and extension (0: off).
+	MaxWaitReplicas = 100
+	// MaxElectionValue is the longest value a campaign may publish, in bytes.
+	MaxElectionValue = 4096 // bytes
+	// DefaultCampaignTTL is a campaign's lease when its caller gives none (the leadership is auto-extended; a dead leader is replaced within about this long).
+	DefaultCampaignTTL = 10000 * time.Millisecond
+	// DefaultWatchPoll is how often a watch of an election reads it when pub/sub says nothing (poll 0).
+	DefaultWatchPoll = 1000 * time.Millisecond
 )

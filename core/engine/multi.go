@@ -82,7 +82,7 @@ var (
 // caller who passed the whole set as one list sees.
 func CheckResources(resource string, more []string) error {
 	if n := 1 + len(more); n > MaxResources {
-		return invalidArg("resources", "at most "+strconv.Itoa(MaxResources)+" resources in one lock, got "+strconv.Itoa(n))
+		return outOfRange("resources", "at most "+strconv.Itoa(MaxResources)+" resources in one lock, got "+strconv.Itoa(n), false, int64(n), 1, MaxResources, "count")
 	}
 	seen := make(map[string]int, 1+len(more))
 	for i := range 1 + len(more) {
@@ -91,7 +91,7 @@ func CheckResources(resource string, more []string) error {
 			r = more[i-1]
 		}
 		if err := CheckResource(r); err != nil {
-			return invalidArg(indexed("resources", i), err.(*ArgumentError).Reason)
+			return renamed(indexed("resources", i), err)
 		}
 		if j, dup := seen[r]; dup {
 			return invalidArg(indexed("resources", i), "duplicates "+indexed("resources", j)+" ("+strconv.Quote(r)+")")

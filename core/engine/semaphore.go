@@ -67,7 +67,7 @@ var (
 // mutex is asked for by leaving the count out, never by a count of 0).
 func CheckPermits(n int) error {
 	if n < 1 || n > MaxPermits {
-		return invalidArg("permits", "must be 1 to "+strconv.Itoa(MaxPermits)+", got "+strconv.Itoa(n))
+		return outOfRange("permits", "must be 1 to "+strconv.Itoa(MaxPermits)+", got "+strconv.Itoa(n), n < 1, int64(n), 1, MaxPermits, "count")
 	}
 	return nil
 }

@@ -28,13 +28,13 @@ import (
 // primary keeps accepting writes. It makes the loss of a grant by a
 // failover unlikely, not impossible; the README's failure model says when.
 
-// MaxWaitReplicas bounds Config.WaitReplicas.
-const MaxWaitReplicas = 100
+// MaxWaitReplicas (limits_gen.go, from the protocol's spec) bounds
+// Config.WaitReplicas.
 
 // validateWait checks Config.WaitReplicas.
 func (cfg Config) validateWait() error {
 	if w := cfg.WaitReplicas; w != nil && (*w < 0 || *w > MaxWaitReplicas) {
-		return invalidArg("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(MaxWaitReplicas)+", got "+strconv.Itoa(*w))
+		return outOfRange("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(MaxWaitReplicas)+", got "+strconv.Itoa(*w), *w < 0, int64(*w), 0, MaxWaitReplicas, "count")
 	}
 	return nil
 }

@@ -330,11 +330,22 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 		}
 		// A semaphore's inspection: its count and held permits.
 		b = appendU32(b, uint32(in.Permits))
-		b = append(b, byte(len(in.Holders)), byte(len(in.Holders)>>8))
+		// Then a read-write lock's readers (protocol 4), as holders of
+		// mode 1 without a slot; the engine never lists both kinds.
+		readers := fitReaders(in, len(b)-start)
+		nh := len(in.Holders) + len(readers)
+		b = append(b, byte(nh), byte(nh>>8))
 		for _, h := range in.Holders {
 			b = appendU32(b, uint32(h.Slot))
 			b = appendStr(b, cut(h.Owner, maxNodeAddr))
 			b = appendU64(b, uint64(millisOrNone(h.Validity)))
+			b = append(b, byte(engine.ModeExclusive))
+		}
+		for _, r := range readers {
+			b = appendU32(b, 0)
+			b = appendStr(b, cut(r.Owner, maxNodeAddr))
+			b = appendU64(b, uint64(millisOrNone(r.Validity)))
+			b = append(b, byte(engine.ModeRead))
 		}
 		b = appendU64(b, uint64(in.Term))
 		b = appendStr(b, in.Value)
@@ -373,6 +384,25 @@ func appendAction(b []byte, a *Action, room int) ([]byte, bool) {
 	return b, true
 }
 
+// fitReaders is as many of in's readers as an INSPECTED fits in MinOut,
+// used bytes being written before its holders: a host must get every
+// action in an output buffer of MinOut, and the readers of a read-write
+// lock are not bounded (a semaphore's holders are, by MaxPermits). With
+// owner labels of at most MaxOwner bytes that is several hundred readers;
+// the others are left out (by token order, the engine's).
+func fitReaders(in *engine.Inspection, used int) []engine.ReaderState {
+	size := used + 2 + 8 + 4 + len(in.Value)
+	for _, h := range in.Holders {
+		size += 4 + 4 + len(cut(h.Owner, maxNodeAddr)) + 8 + 1
+	}
+	for i, r := range in.Readers {
+		if size += 4 + 4 + len(cut(r.Owner, maxNodeAddr)) + 8 + 1; size > MinOut || i == 1<<16-1-len(in.Holders) {
+			return in.Readers[:i]
+		}
+	}
+	return in.Readers
+}
+
 // millisOrNone is d in milliseconds, or -1 for engine.NoExpiry.
 func millisOrNone(d time.Duration) int64 {
 	if d == engine.NoExpiry {
@@ -388,11 +418,15 @@ func durationOrNone(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// noError is the error record of no error: every field zero or empty.
+var noError = make([]byte, 4+4+4+4+2+4+8+4+8)
+
 // appendError encodes err: i32 status, str message, str a, str b, u16 n,
-// n × (u16 node, str addr, str cause).
+// n × (u16 node, str addr, str cause), then (protocol 4) str bound, i64
+// limit, str unit, i64 got: an out-of-range argument's bound.
 func appendError(b []byte, err error) []byte {
 	if err == nil {
-		return append(b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+		return append(b, noError...)
 	}
 	b = appendU32(b, uint32(StatusOf(err)))
 	b = appendStr(b, cut(err.Error(), maxErrMessage))
@@ -403,6 +437,10 @@ func appendError(b []byte, err error) []byte {
 		b = appendStr(b, cut(ae.Arg, maxErrField))
 		b = appendStr(b, cut(ae.Reason, maxErrField))
 		b = append(b, 0, 0)
+		b = appendStr(b, ae.Bound) // "min", "max" or "": never long
+		b = appendU64(b, uint64(ae.Limit))
+		b = appendStr(b, cut(ae.Unit, maxNodeCause))
+		return appendU64(b, uint64(ae.Got))
 	case errors.As(err, &ue):
 		b = appendStr(b, cut(ue.Op, maxErrField))
 		b = appendStr(b, cut(ue.Reason, maxErrField))
@@ -420,7 +458,7 @@ func appendError(b []byte, err error) []byte {
 	default:
 		b = append(b, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	}
-	return b
+	return append(b, noError[:4+8+4+8]...) // no bound
 }
 
 // cut shortens s to at most n bytes, at a UTF-8 boundary.
@@ -504,6 +542,12 @@ func Decode(dst []Action, b []byte) ([]Action, error) {
 			for i := 0; i < n && r.err == nil; i++ {
 				h := engine.Holder{Slot: int(r.u32()), Owner: r.str()}
 				h.Validity = durationOrNone(int64(r.u64()))
+				if engine.LockMode(r.u8()) == engine.ModeRead {
+					// A reader: its token does not travel, nor how
+					// many nodes hold it.
+					in.Readers = append(in.Readers, engine.ReaderState{Owner: h.Owner, Validity: h.Validity})
+					continue
+				}
 				in.Holders = append(in.Holders, h)
 			}
 			in.InUse = len(in.Holders)
@@ -552,14 +596,20 @@ type statusError struct {
 func (e *statusError) Error() string { return e.msg }
 func (e *statusError) Unwrap() error { return e.kind }
 
+// bound is an error record's out-of-range fields (protocol 4).
+type bound struct {
+	bound, unit string
+	limit, got  int64
+}
+
 // rebuild makes the error a host sees from its encoded parts.
-func rebuild(status int32, msg, a, b string, nodes []*engine.NodeError) error {
+func rebuild(status int32, msg, a, b string, nodes []*engine.NodeError, bd bound) error {
 	var kind error
 	switch status {
 	case OK:
 		return nil
 	case InvalidArgument:
-		return &engine.ArgumentError{Arg: a, Reason: b}
+		return &engine.ArgumentError{Arg: a, Reason: b, Bound: bd.bound, Limit: bd.limit, Unit: bd.unit, Got: bd.got}
 	case Unavailable:
 		return &engine.UnavailableError{Op: a, Reason: b, Nodes: nodes}
 	case NotAcquired:
@@ -665,10 +715,15 @@ func (r *reader) error() error {
 		}
 		nodes = append(nodes, ne)
 	}
+	var bd bound
+	bd.bound = r.str()
+	bd.limit = int64(r.u64())
+	bd.unit = r.str()
+	bd.got = int64(r.u64())
 	if r.err != nil {
 		return nil
 	}
-	return rebuild(status, msg, a, b, nodes)
+	return rebuild(status, msg, a, b, nodes, bd)
 }
 
 func appendU16(b []byte, v uint16) []byte {

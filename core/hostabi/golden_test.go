@@ -121,7 +121,13 @@ func goldenActions() []struct {
 		{"closed", act(engine.Action{Kind: ActClosed})},
 		{"started", act(engine.Action{Kind: ActStarted, Op: 1})},
 		{"rejected-argument", act(engine.Action{Kind: ActRejected, Err: &engine.ArgumentError{
-			Arg: "ttl", Reason: "must be between 1ms and 24h0m0s, got 0s"}})},
+			Arg: "ttl", Reason: "must be between 1ms and 24h0m0s, got 0s", Bound: engine.BoundMin, Limit: 1, Unit: "ms", Got: 0}})},
+		{"rejected-argument-max", act(engine.Action{Kind: ActRejected, Err: &engine.ArgumentError{
+			Arg: "ttl_ms", Reason: "must be between 1 and 86400000, got 9007199254740991", Bound: engine.BoundMax, Limit: 86400000, Unit: "ms", Got: goldenMaxHandle}})},
+		{"rejected-argument-no-bound", act(engine.Action{Kind: ActRejected, Err: &engine.ArgumentError{
+			Arg: "resources[3]", Reason: "duplicates resources[1] (\"ü\")"}})},
+		{"done-argument-bytes", act(engine.Action{Kind: ActDone, Op: 16, Err: &engine.ArgumentError{
+			Arg: "value", Reason: "longer than 4096 bytes, got 4097", Bound: engine.BoundMax, Limit: 4096, Unit: "bytes", Got: 4097}})},
 		{"rejected-handle", act(engine.Action{Kind: ActRejected, Err: engine.ErrUnknownLock})},
 		{"rejected-internal", act(engine.Action{Kind: ActRejected, Err: errors.New("liblock: internal: ünïcödé ✓")})},
 		{"canceled", Action{Action: engine.Action{Kind: ActCanceled}, WasPending: true}},
@@ -144,6 +150,10 @@ func goldenActions() []struct {
 		{"inspected-permits", act(engine.Action{Kind: ActInspected, Op: 15, Inspection: &engine.Inspection{
 			Held: true, Validity: 900 * time.Millisecond, Owner: "w", Permits: 3, InUse: 2, Holders: []engine.Holder{
 				{Slot: 0, Owner: "w", Validity: 900 * time.Millisecond}, {Slot: 2, Owner: "", Validity: engine.NoExpiry}}}})},
+		{"inspected-readers", act(engine.Action{Kind: ActInspected, Op: 17, Inspection: &engine.Inspection{
+			Held: true, Validity: 4000 * time.Millisecond, Owner: "writer", Nodes: []engine.NodeState{
+				{Node: 0, Addr: "127.0.0.1:1", Locked: true, Holder: true, Owner: "writer", TTL: 4100 * time.Millisecond}},
+			Readers: []engine.ReaderState{{Owner: "reader-1", Validity: 900 * time.Millisecond}, {Owner: "", Validity: engine.NoExpiry}}}})},
 		{"done-fence", Action{Action: engine.Action{Kind: ActDone, Op: 12, Lock: goldenMaxHandle}, Info: engine.LockInfo{Fence: 1<<40 + 5}}},
 		{"done-reentered", Action{Action: engine.Action{Kind: ActDone, Op: 13, Lock: 4}, Info: engine.LockInfo{Reentered: true}}},
 		{"awaiting", Action{Action: engine.Action{Kind: ActAwaiting, Conn: 5}, Awaiting: true}},
@@ -243,12 +253,14 @@ func errorFields(err error) any {
 	if err == nil {
 		return nil
 	}
-	f := map[string]any{"status": StatusOf(err), "message": err.Error(), "a": "", "b": "", "nodes": []any{}}
+	f := map[string]any{"status": StatusOf(err), "message": err.Error(), "a": "", "b": "", "nodes": []any{},
+		"bound": "", "limit": 0, "unit": "", "got": 0}
 	var ae *engine.ArgumentError
 	var ue *engine.UnavailableError
 	switch {
 	case errors.As(err, &ae):
 		f["a"], f["b"] = ae.Arg, ae.Reason
+		f["bound"], f["limit"], f["unit"], f["got"] = ae.Bound, ae.Limit, ae.Unit, ae.Got
 	case errors.As(err, &ue):
 		f["a"], f["b"] = ue.Op, ue.Reason
 		nodes := []any{}
@@ -300,7 +312,10 @@ func actionFields(a Action) map[string]any {
 		}
 		holders := []any{}
 		for _, h := range in.Holders {
-			holders = append(holders, map[string]any{"slot": h.Slot, "owner": h.Owner, "validity_ms": millisOrNone(h.Validity)})
+			holders = append(holders, map[string]any{"slot": h.Slot, "owner": h.Owner, "validity_ms": millisOrNone(h.Validity), "mode": 0})
+		}
+		for _, r := range in.Readers {
+			holders = append(holders, map[string]any{"slot": 0, "owner": r.Owner, "validity_ms": millisOrNone(r.Validity), "mode": 1})
 		}
 		return map[string]any{"op": a.Op, "held": b2i(in.Held), "validity_ms": millisOrNone(in.Validity), "owner": in.Owner, "nodes": nodes,
 			"permits": in.Permits, "holders": holders, "term": in.Term, "value": in.Value}
@@ -432,7 +447,8 @@ func (e *specEncoder) fields(fs []specField, vals map[string]any) {
 			e.out = append(e.out, b...)
 		case "error":
 			if v == nil {
-				v = map[string]any{"status": json.Number("0"), "message": "", "a": "", "b": "", "nodes": []any{}}
+				v = map[string]any{"status": json.Number("0"), "message": "", "a": "", "b": "", "nodes": []any{},
+					"bound": "", "limit": json.Number("0"), "unit": "", "got": json.Number("0")}
 			}
 			e.fields(e.s.Error.Fields, v.(map[string]any))
 		case "list":

@@ -219,8 +219,16 @@ func (en *entry) apply(ev *Event) {
 		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode, Election: ev.Election})
 		en.answer(op, err)
 	case EvWatch:
-		// A negative poll reaches the engine as one, which refuses it.
-		op, err := e.Watch(engine.WatchRequest{Name: ev.Resource, Poll: time.Duration(ev.PollMS) * time.Millisecond})
+		// A poll out of range is refused here, before its conversion to a
+		// Duration could overflow into range; the engine checks the rest.
+		var op engine.OpID
+		var err error
+		if hi := engine.MaxWait.Milliseconds(); ev.PollMS < 0 || ev.PollMS > hi {
+			err = engine.OutOfRange("poll", "must be between 0 (the default, "+strconv.FormatInt(engine.DefaultWatchPoll.Milliseconds(), 10)+
+				") and "+strconv.FormatInt(hi, 10)+" ms, got "+strconv.FormatInt(ev.PollMS, 10), ev.PollMS < 0, ev.PollMS, 0, hi, "ms")
+		} else {
+			op, err = e.Watch(engine.WatchRequest{Name: ev.Resource, Poll: time.Duration(ev.PollMS) * time.Millisecond})
+		}
 		en.answer(op, err)
 	case EvUnwatch:
 		was := e.Unwatch(engine.OpID(ev.Op))

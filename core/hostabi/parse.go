@@ -431,7 +431,9 @@ func ParseInspectOptions(s string, isNull bool) (permits int, mode engine.LockMo
 // huge values cannot overflow time.Duration.
 func TTLFromMillis(ms int64) (time.Duration, error) {
 	if ms < engine.MinTTL.Milliseconds() || ms > engine.MaxTTL.Milliseconds() {
-		return 0, argErr("ttl_ms", "must be between "+strconv.FormatInt(engine.MinTTL.Milliseconds(), 10)+" and "+strconv.FormatInt(engine.MaxTTL.Milliseconds(), 10)+", got "+strconv.FormatInt(ms, 10))
+		lo, hi := engine.MinTTL.Milliseconds(), engine.MaxTTL.Milliseconds()
+		return 0, engine.OutOfRange("ttl_ms", "must be between "+strconv.FormatInt(lo, 10)+" and "+strconv.FormatInt(hi, 10)+", got "+strconv.FormatInt(ms, 10),
+			ms < lo, ms, lo, hi, "ms")
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -439,7 +441,8 @@ func TTLFromMillis(ms int64) (time.Duration, error) {
 // WaitFromMillis checks a wait budget in milliseconds likewise.
 func WaitFromMillis(ms int64) (time.Duration, error) {
 	if ms < 0 || ms > engine.MaxWait.Milliseconds() {
-		return 0, argErr("wait_ms", "must be between 0 and "+strconv.FormatInt(engine.MaxWait.Milliseconds(), 10)+", got "+strconv.FormatInt(ms, 10))
+		hi := engine.MaxWait.Milliseconds()
+		return 0, engine.OutOfRange("wait_ms", "must be between 0 and "+strconv.FormatInt(hi, 10)+", got "+strconv.FormatInt(ms, 10), ms < 0, ms, 0, hi, "ms")
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

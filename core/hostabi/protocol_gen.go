@@ -10,7 +10,7 @@ const ABIVersion = 1
 
 // ProtocolVersion is the engine protocol's version
 // (lock_engine_protocol_version): the layout of the events and actions.
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // The events (PROTOCOL.md, "Events").
 const (

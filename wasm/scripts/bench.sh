@@ -15,6 +15,8 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 "$GO" test -run '^$' -bench 'Pair' -benchtime 2000x -count "$COUNT" ./wasm/host/ | tee "$out"
+# The same samples as results rows (build/bench/wasm.json), for make bench's plots.
+"$GO" run ./core/internal/benchreport -json build/bench/wasm.json -part "go-wasm-host" < "$out" > /dev/null
 echo
 awk '
   $1 ~ /^BenchmarkPair\// {

@@ -40,6 +40,7 @@ const NodeRedlock = require('redlock').default;
 const { RedlockMutex } = require('redis-semaphore');
 const { Redlock: SesameRedlock } = require('@sesamecare-oss/redlock');
 const { Client } = require('..');
+const results = require('./results');
 
 const PAIRS = Number(process.env.BENCH_PAIRS || 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -324,6 +325,7 @@ async function main() {
     const names = Object.keys(pairUs);
     for (const name of [...names.filter((x) => !x.endsWith(DEF)), ...names.filter((x) => x.endsWith(DEF))]) {
       console.log(row(name, pairUs[name][1].toFixed(1), pairUs[name][5].toFixed(1)));
+      for (const n of [1, 5]) results.record(`pair, ${n} node${n > 1 ? 's' : ''}`, 'µs per acquire+release pair (median)', name, pairUs[name][n]);
     }
   }
   // Ratios of the same run; a library left out by BENCH_LIBS has none.
@@ -418,6 +420,8 @@ async function main() {
         gaps.sort((a, b) => b[0] - a[0]);
         console.log('   gaps', JSON.stringify(gaps.slice(0, 12).map(([g, a, b]) => `${g.toFixed(1)}:${a}${b}`)));
       }
+      results.record('contention, one process', 'ms per section (10 tasks, 1 ms sections)', name, one.ms / one.done);
+      results.record('contention, two processes', 'ms per section (5 tasks in each, 1 ms sections)', name, ms / done);
       console.log(row(name, (one.ms / one.done).toFixed(2), f1.least.toFixed(3), (ms / done).toFixed(2), `${f2.cross}/${done}`, f2.least.toFixed(3),
         // null: that process never entered (a livelocked peer)
         ...rs.map((r) => (r.p99 == null ? 'none' : r.p99.toFixed(1)))) +
@@ -436,6 +440,7 @@ async function main() {
     await ready;
     for (const name of Object.keys(libs)) {
       const r = await throughput(libs[name], name);
+      if (!r.errors) results.record('32 concurrent resources', 'locks/s (3 nodes, single attempts)', name, r.perSec, true);
       console.log(row(name, r.perSec.toFixed(0), r.errors) + (r.firstError ? `   first: ${r.firstError.message.slice(0, 80)}` : ''));
     }
     await close();
@@ -457,6 +462,7 @@ async function main() {
     for (const name of Object.keys(libs)) {
       let us;
       const r = await Promise.race([pairs(libs[name], `bench:frz:${name}`, 200).then((x) => { us = x; return 'ok'; }, (e) => `fails: ${e.message.slice(0, 60)}`), sleep(5000).then(() => 'stalls > 5 s')]);
+      if (r === 'ok') results.record('pair, 5 nodes, one frozen', 'µs per acquire+release pair (median of 200)', name, us);
       console.log(row(name, healthy[name].toFixed(1), r === 'ok' ? us.toFixed(1) : r, r === 'ok' ? (us / healthy[name]).toFixed(2) : ''));
     }
     await nodes.thaw(4);
@@ -474,6 +480,7 @@ async function main() {
     await ready;
     for (const name of Object.keys(libs)) {
       const r = await wakes(libs, name, urls.slice(0, 3));
+      results.record('release to acquire across processes', 'ms (median hand-over)', name, r.median);
       console.log(row(name, r.median.toFixed(2), r.p90.toFixed(2)) + (r.note ? `   ${r.note}` : ''));
     }
     await close();
@@ -519,5 +526,5 @@ if (process.argv[2] === 'contend') {
 } else if (process.argv[2] === 'wake') {
   wakeChild(process.argv.slice(3)).catch((e) => { console.error(e); process.exit(1); });
 } else {
-  main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+  main().then(() => { results.write('node'); process.exit(0); }, (e) => { console.error(e); process.exit(1); });
 }

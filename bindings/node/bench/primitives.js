@@ -89,6 +89,11 @@ async function primitives({ urls, pairs, rounds, keep, median, row }) {
   console.log('\n7. new primitives: acquire+release pairs, µs (1 node: redis-semaphore\'s Semaphore; 5 nodes: its RedlockSemaphore; 3 permits)');
   console.log(row('variant', '1 node', '5 nodes'));
   for (const name of Object.keys(us)) console.log(row(name, us[name][1].toFixed(1), us[name][5].toFixed(1)));
+  // The plots' rows (results.js): liblock's variants are named by backend.
+  for (const name of Object.keys(us)) {
+    const impl = /^(native|wasm) /.test(name) ? `liblock ${name}` : name;
+    for (const n of [1, 5]) require('./results').record(`primitives, ${n} node${n > 1 ? 's' : ''}`, 'µs per acquire+release pair (median)', impl, us[name][n]);
+  }
   const r = (a, b, n) => (us[a] && us[b] ? `${(us[a][n] / us[b][n]).toFixed(2)}×` : 'n/a');
   const both = (a, b) => `${r(a, b, 1)} / ${r(a, b, 5)}`;
   console.log('   ratios, 1 node / 5 nodes (same run):');

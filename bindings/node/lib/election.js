@@ -11,9 +11,10 @@ const { EV } = require('./protocol');
 const { hold, drain } = require('./host');
 const P = require('./protocol');
 
-const MAX_VALUE_BYTES = 4096; // engine.MaxElectionValue
-const DEFAULT_TTL_MS = 10000; // core.DefaultCampaignTTL
-const MAX_WAIT_MS = 86400000;
+// The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
+const MAX_VALUE_BYTES = P.LIMITS.election_value.max;
+const DEFAULT_TTL_MS = P.LIMITS.campaign_ttl.default;
+const MAX_POLL_MS = P.LIMITS.poll.max;
 
 const CAMPAIGN_OPTIONS = ['value', 'ttl', 'wait', 'signal'];
 const LEADER_OPTIONS = ['signal'];
@@ -67,14 +68,14 @@ async function campaign(client, host, wrap, h, name, options) {
   const given = h.intArg('ttl', options.ttl, true, h.MIN_TTL_MS, h.MAX_TTL_MS);
   const ttl = given === undefined ? DEFAULT_TTL_MS : given;
   h.ttlFits('ttl', ttl, client.nodeTimeout);
-  const wait = h.intArg('wait', options.wait, true, 0, MAX_WAIT_MS);
+  const wait = h.intArg('wait', options.wait, true, P.LIMITS.wait.min, P.LIMITS.wait.max);
   const signal = options.signal;
   if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
   if (signal && signal.aborted) throw E.canceledBy(signal, 'campaign');
   const kind = { election: true, value };
   for (;;) {
     try {
-      const lock = await host.acquire(name, ttl, wait === undefined ? MAX_WAIT_MS : wait, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE, null, signal, wrap, kind);
+      const lock = await host.acquire(name, ttl, wait === undefined ? P.LIMITS.wait.max : wait, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE, null, signal, wrap, kind);
       return new Leadership(lock, name, value);
     } catch (e) {
       // Unbounded: a wait that ran out (the engine's longest) starts over.
@@ -108,7 +109,7 @@ function observe(host, h, name, options) {
   h.optionsArg('options', options, OBSERVE_OPTIONS);
   const signal = options ? options.signal : undefined;
   if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
-  const poll = options ? h.intArg('poll', options.poll, true, 0, MAX_WAIT_MS) : undefined;
+  const poll = options ? h.intArg('poll', options.poll, true, P.LIMITS.poll.min, MAX_POLL_MS) : undefined;
   if (signal && signal.aborted) throw E.canceledBy(signal, 'observe');
   const queue = [];
   const waiting = [];

@@ -5,7 +5,7 @@
 // The status codes and, for each, its code, default message and error class
 // come from the protocol's spec (core/hostabi/spec/protocol.json) through
 // protocol.gen.js.
-const { STATUS, STATUSES } = require('./protocol.gen');
+const { STATUS, STATUSES, LIMITS } = require('./protocol.gen');
 
 /** Base class of every error this package throws; `code` is stable. */
 class LockError extends Error {
@@ -76,14 +76,44 @@ function jsArgNames(message) {
   return message.replace(ARG_IN_MESSAGE, (all, pre, name, post) => (ARG_NAMES[name] ? pre + ARG_NAMES[name] + post : all));
 }
 
+// The spec's limits by the names the engine gives them (its own, or the
+// C/JSON one: 'ttl', 'ttl_ms'): for the Node option's name.
+const LIMIT_BY_ARG = new Map();
+for (const l of Object.values(LIMITS)) {
+  LIMIT_BY_ARG.set(l.c, l);
+  if (!LIMIT_BY_ARG.has(l.node)) LIMIT_BY_ARG.set(l.node, l);
+}
+
+/** A value of a bound in Node's units: ms stay ms (with seconds when round), bytes, counts bare. */
+function amount(v, unit) {
+  if (unit === 'ms') return v >= 1000 && v % 1000 === 0 ? `${v} ms (${v / 1000} s)` : `${v} ms`;
+  return unit === 'count' || !unit ? String(v) : `${v} ${unit}`;
+}
+
 /**
- * The error for an engine `error` record { status, message, a, b, nodes }.
- * An UnavailableError carries the per-node causes as `nodes`.
+ * The reason for an argument the engine refused as out of its range (the
+ * record's bound, limit, unit and got: protocol 4), in Node's units; the
+ * engine's own reason for any other rejection.
+ */
+function boundReason(r) {
+  if (r.bound !== 'min' && r.bound !== 'max') return r.b;
+  if (r.bound === 'min' && r.limit === 1 && r.got === 0 && r.unit === 'bytes') return 'must not be empty';
+  const word = r.bound === 'min' ? 'at least' : 'at most';
+  return `must be ${word} ${amount(r.limit, r.unit)}${r.unit === 'bytes' ? ' of UTF-8' : ''}, got ${amount(r.got, r.unit)}`;
+}
+
+/**
+ * The error for an engine `error` record { status, message, a, b, nodes,
+ * bound, limit, unit, got }: an InvalidArgumentError names the Node option
+ * and words a bound in Node's units. An UnavailableError carries the
+ * per-node causes as `nodes`.
  */
 function errorOf(r) {
   let msg = r.message;
   if (r.status === STATUS.INVALID_ARGUMENT && r.a) {
-    msg = `liblock: invalid argument: ${ARG_NAMES[r.a] || r.a}: ${r.b}`;
+    const l = LIMIT_BY_ARG.get(r.a);
+    const name = ARG_NAMES[r.a] || (l && l.c === r.a ? l.node : r.a);
+    msg = `liblock: invalid argument: ${name}: ${boundReason(r)}`;
   }
   const e = errorFor(r.status, msg);
   if (r.nodes && r.nodes.length) e.nodes = r.nodes;
@@ -97,5 +127,5 @@ function canceledBy(signal, what = 'acquire') {
 module.exports = {
   STATUS, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError,
-  errorFor, closedError, errorOf, jsArgNames, canceledBy,
+  errorFor, closedError, errorOf, jsArgNames, canceledBy, boundReason,
 };

@@ -453,10 +453,10 @@ class Host {
    */
   acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind) {
     const ad = this.ad;
-    if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > 1024) {
-      throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
+    if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
+      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
     }
-    // A token is at most 512 bytes (checked by the caller): it always fits.
+    // A token is at most LIMITS.token.max (512) bytes (checked by the caller): it always fits.
     if (token !== null) flags |= P.ACQ.TOKEN;
     let permits = 0, resources = null, value = null;
     if (kind) {
@@ -490,8 +490,8 @@ class Host {
    */
   inspect(resource, signal, kind) {
     const ad = this.ad;
-    if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > 1024) {
-      throw new E.InvalidArgumentError('liblock: invalid argument: resource: longer than 1024 bytes');
+    if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
+      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
     }
     const iflags = kind ? kindFlags(kind) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
     const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));

@@ -17,7 +17,7 @@
 
 const ABI_VERSION = 1;
 /** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 
 const EV = Object.freeze({
   ACQUIRE: 1,
@@ -112,7 +112,7 @@ const STATUSES = Object.freeze([
  */
 const LIMITS = Object.freeze({
   ttl: Object.freeze({ min: 1, max: 86400000, minNodeTimeouts: 3, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
-  wait: Object.freeze({ min: 0, max: 86400000, unit: 'ms', c: 'wait_ms', node: 'wait', nodeUnit: 'ms' }),
+  wait: Object.freeze({ min: 0, max: 86400000, default: 10000, unit: 'ms', c: 'wait_ms', node: 'wait', nodeUnit: 'ms' }),
   resource: Object.freeze({ min: 1, max: 1024, unit: 'bytes', c: 'resource', node: 'resource', nodeUnit: 'bytes' }),
   resources: Object.freeze({ min: 1, max: 16, unit: 'count', c: 'resources', node: 'resources', nodeUnit: 'count' }),
   key_prefix: Object.freeze({ min: 0, max: 256, unit: 'bytes', c: 'key_prefix', node: 'keyPrefix', nodeUnit: 'bytes' }),
@@ -122,6 +122,10 @@ const LIMITS = Object.freeze({
   permits: Object.freeze({ min: 1, max: 1024, unit: 'count', c: 'permits', node: 'permits', nodeUnit: 'count' }),
   node_timeout: Object.freeze({ min: 1, max: 60000, default: 50, unit: 'ms', c: 'node_timeout_ms', node: 'nodeTimeout', nodeUnit: 'ms' }),
   drift_factor: Object.freeze({ min: 0, max: 0.1, default: 0.01, unit: 'factor', c: 'drift_factor', node: 'driftFactor', nodeUnit: 'factor' }),
+  wait_replicas: Object.freeze({ min: 0, max: 100, unit: 'count', c: 'wait_replicas', node: 'waitReplicas', nodeUnit: 'count' }),
+  election_value: Object.freeze({ min: 1, max: 4096, unit: 'bytes', c: 'value', node: 'value', nodeUnit: 'bytes' }),
+  campaign_ttl: Object.freeze({ min: 1, max: 86400000, default: 10000, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
+  poll: Object.freeze({ min: 0, max: 86400000, default: 1000, unit: 'ms', c: 'poll_ms', node: 'poll', nodeUnit: 'ms' }),
 });
 
 const TWO32 = 4294967296;
@@ -322,12 +326,12 @@ function readInspectedNode(r) {
 }
 
 function readInspectedHolder(r) {
-  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64() };
+  return { slot: r.u32(), owner: r.str(), validity_ms: r.i64(), mode: r.u8() };
 }
 
 /** An error record: null when its status is 0. */
 function readError(r) {
-  const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode) };
+  const e = { status: r.i32(), message: r.str(), a: r.str(), b: r.str(), nodes: readList(r, readErrorNode), bound: r.str(), limit: r.i64(), unit: r.str(), got: r.i64() };
   return e.status === 0 ? null : e;
 }
 

@@ -104,8 +104,12 @@ function inspectionOf(a) {
   const out = { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
   if (a.permits > 0) { // a semaphore's inspection
     out.permits = a.permits;
-    out.holders = a.holders.map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
+    out.holders = a.holders.filter((h) => h.mode === 0)
+      .map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
     out.inUse = out.holders.length;
+  } else if (a.holders.length > 0) { // a read-write lock's readers (holders of mode 1; protocol 4)
+    out.readers = a.holders.filter((h) => h.mode === MODE_READ)
+      .map((h) => ({ owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
   }
   if (a.term > 0) { // an election's leader
     out.term = a.term;
@@ -113,6 +117,9 @@ function inspectionOf(a) {
   }
   return out;
 }
+
+/** A holder's mode in INSPECTED: a reader of a read-write lock (0: a semaphore's permit). */
+const MODE_READ = 1;
 
 /** A LEADER action (or an election's INSPECTED) as a leader: null for none. */
 function leaderOf(a) {

@@ -15,5 +15,7 @@ fi
 [ -d node_modules/@sesamecare-oss/redlock ] || npm ci --include=dev --no-audit --no-fund --loglevel=error
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"
 export LIBLOCK_WASM_PATH="${LIBLOCK_WASM_PATH:-$root/build/liblock.wasm}"
+# Its rows also go to build/bench/node.json, for make bench's plots.
+export LIBLOCK_BENCH_JSON="${LIBLOCK_BENCH_JSON:-$root/build/bench/node.json}"
 echo "== Node binding bench (bindings/node/bench/bench.js)"
 exec "$root/build/redisnodes" -n 5 -- node bench/bench.js

@@ -26,7 +26,8 @@ test('abort while waiting: CanceledError promptly, cause is the signal reason, n
   const reason = new Error('user gave up');
   ac.abort(reason);
   await assert.rejects(p, (e) => e instanceof CanceledError && e.code === 'CANCELED' && e.cause === reason);
-  assert.ok(Date.now() - t0 < 1000, `canceled in ${Date.now() - t0} ms`);
+  // Promptly: far below the 60 s wait, with room for a loaded machine.
+  assert.ok(Date.now() - t0 < 5000, `canceled in ${Date.now() - t0} ms`);
   await holder.release();
   await settlesTo(() => nodes.keys(), [[], [], []], 'no key left behind');
 });

@@ -45,10 +45,11 @@ test('acquire, token on the wire, validity, key, release removes the key', async
   assert.equal(lock.key, 'api:basic');
   assert.equal(typeof lock.token, 'string');
   assert.ok(lock.token.length >= 20, lock.token);
-  // acquire resolves once a quorum granted: a third node's SET may land just after.
-  await eventually(async () => (await valuesOf('api:basic')).every((v) => v === lock.token), { what: 'the token on every node' });
+  // The validity first: it runs down while the test waits below.
   const v = lock.validity;
   assert.ok(v > 4000 && v <= 5000, `validity ${v}`);
+  // acquire resolves once a quorum granted: a third node's SET may land just after.
+  await eventually(async () => (await valuesOf('api:basic')).every((v) => v === lock.token), { what: 'the token on every node' });
   assert.equal(lock.lost, false);
   assert.equal(lock.released, false);
   assert.equal(lock.signal.aborted, false);
@@ -77,7 +78,8 @@ test('NOT_ACQUIRED while held; wait gets it once released', async () => {
 });
 
 test('extend resets the expiry; LOST once expired (never re-acquires)', async () => {
-  const lock = await client.acquire('api:extend', { ttl: 300 });
+  // 2 s: the extension must come before the key expires, on a slow machine too.
+  const lock = await client.acquire('api:extend', { ttl: 2000 });
   await lock.extend(5000);
   // extend resolves once a quorum extended: node 0's may land just after.
   await eventually(async () => (await redis[0].pttl('api:extend')) > 4000, { what: 'the new expiry on node 0' });
@@ -170,14 +172,16 @@ test('CLOSED after close; close cancels pending acquires (CANCELED) and releases
 
 test('using(): returns fn\'s value, auto-extends, releases; fn\'s error is rethrown after release', async () => {
   let seen;
-  const v = await client.using('api:using', { ttl: 300 }, async (signal, lock) => {
+  // A 1 s ttl, not the shortest: an extension is due every third of it,
+  // and a loaded machine can stall the event loop for a few hundred ms.
+  const v = await client.using('api:using', { ttl: 1000 }, async (signal, lock) => {
     seen = lock;
     assert.ok(signal instanceof AbortSignal);
     assert.equal(lock.autoExtend, true);
     await eventually(async () => (await redis[0].get('api:using')) === lock.token, { what: 'the token on node 0' });
-    // Deliberate: more than twice the 300 ms ttl passes; the checks below
+    // Deliberate: more than twice the 1 s ttl passes; the checks below
     // say auto-extension kept the lock.
-    await sleep(700);
+    await sleep(2200);
     assert.equal(signal.aborted, false);
     assert.equal(await redis[0].get('api:using'), lock.token);
     return 42;

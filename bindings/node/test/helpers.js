@@ -150,7 +150,9 @@ async function settlesTo(read, want, what = 'nodes to settle') {
   const same = (a) => JSON.stringify(a) === JSON.stringify(want);
   let last;
   try {
-    await eventually(async () => same(last = await read()), { timeout: 3000, what });
+    // 10 s: a deadline for a loaded 2-core machine; it costs nothing when
+    // the nodes settle at once.
+    await eventually(async () => same(last = await read()), { timeout: 10000, what });
   } catch {
     require('node:assert/strict').deepEqual(last, want, what);
   }

@@ -7,7 +7,7 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const Redis = require('ioredis');
 const { Client, NotAcquiredError, InvalidArgumentError, MAX_RESOURCES } = require('..');
-const { startNodes, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+const { startNodes, eventually, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
 
 let nodes;
 let redis;
@@ -32,7 +32,9 @@ test('a list is taken whole: a member and an overlapping list are refused, nothi
     const lock = await a.acquire(['m:acct1', 'm:acct2'], { ttl: 5000 });
     assert.deepEqual(lock.resources, ['m:acct1', 'm:acct2']);
     assert.equal(lock.resource, 'm:acct1');
-    assert.deepEqual(await valuesOf('m:acct2'), [lock.token, lock.token, lock.token]);
+    // The acquire returned at a quorum: the third node's script may come a
+    // moment later (and must, before b's attempts could take a member there).
+    await settlesTo(() => valuesOf('m:acct2'), [lock.token, lock.token, lock.token], 'the list on every node');
     // A plain mutex on a member is refused.
     await assert.rejects(b.acquire('m:acct2', { ttl: 2000, wait: 0 }), NotAcquiredError);
     // An overlapping list in the other order is refused, naming the held
@@ -41,8 +43,9 @@ test('a list is taken whole: a member and an overlapping list are refused, nothi
       (e) => e instanceof NotAcquiredError && /"m:acct1" is held/.test(e.message));
     assert.deepEqual(await valuesOf('m:acct3'), [null, null, null]);
     await lock.extend(8000);
-    const pttl = await Promise.all(redis.map((r) => r.pttl('m:acct2')));
-    assert.ok(pttl.every((p) => p > 5000), String(pttl));
+    // The extension returned at a quorum too: wait for the third node's.
+    await eventually(async () => (await Promise.all(redis.map((r) => r.pttl('m:acct2')))).every((p) => p > 5000),
+      { what: 'the extended ttl on every node' });
     await lock.release();
     await goneEverywhere('m:acct1', 'm:acct2');
     // Free again, for a list and for a member.

@@ -19,6 +19,8 @@ const encId = (m, o, kind, id) => ENC_ID[kind](m, o, id);
  * reads them: each as an array, its kind and then its fields in the spec's
  * order (WRITE data as a latin1 string, INSPECTED in the API's shape).
  */
+// An error record's fields of protocol 4 when no bound was crossed.
+const NO_BOUND = { bound: '', limit: 0, unit: '', got: 0 };
 function readAll(m, o, end) {
   const r = new P.Reader();
   r.start(m, o, end);
@@ -58,12 +60,13 @@ test('events: OPENED, RECEIVED (a slice of the data), CONN_FAILED', () => {
 });
 
 test('actions: every kind, with errors and node causes', () => {
-  const noErr = '00'.repeat(18); // i32 0, three empty str, u16 0
-  const err = (status, msg, a, b, nodes = []) => {
+  const noErr = '00'.repeat(42); // i32 0, three empty str, u16 0, then (protocol 4) empty bound, i64 0, empty unit, i64 0
+  const err = (status, msg, a, b, nodes = [], bound = ['', 0, '', 0]) => {
     const s = Buffer.alloc(4); s.writeInt32LE(status);
     const n = Buffer.alloc(2); n.writeUInt16LE(nodes.length);
     return s.toString('hex') + str(msg) + str(a) + str(b) + n.toString('hex') +
-      nodes.map(([i, addr, cause]) => { const x = Buffer.alloc(2); x.writeUInt16LE(i); return x.toString('hex') + str(addr) + str(cause); }).join('');
+      nodes.map(([i, addr, cause]) => { const x = Buffer.alloc(2); x.writeUInt16LE(i); return x.toString('hex') + str(addr) + str(cause); }).join('') +
+      str(bound[0]) + i64(bound[1]) + str(bound[2]) + i64(bound[3]);
   };
   const bytes = Buffer.from([
     '01' + u32(1) + u32(2) + '03' + str('tcp') + str('[::1]:6380') + str('::1'), // OPEN
@@ -75,7 +78,7 @@ test('actions: every kind, with errors and node causes', () => {
     '06' + i64(1500), // TIMER
     '07', // CLOSED
     '08' + i64(9), // STARTED
-    '09' + err(3, 'liblock: invalid argument: ttl: must be ...', 'ttl', 'must be ...'), // REJECTED
+    '09' + err(3, 'liblock: invalid argument: ttl: must be ...', 'ttl', 'must be ...', [], ['max', 86400000, 'ms', 2 ** 40]), // REJECTED
     '0a' + '01', // CANCELED
     '0b' + str('r') + str('p:r') + str('tok') + i64(1000) + i64(-1) + '01' + noErr, // INFO
   ].join(''), 'hex');
@@ -87,12 +90,12 @@ test('actions: every kind, with errors and node causes', () => {
     [2, 1, 'abc'],
     [3, 1],
     [4, 5, 6, 0, 0, null],
-    [4, 7, 0, 0, 0, { status: 5, message: 'liblock: unavailable', a: 'acquire', b: '2 of 3 failed', nodes: [{ node: 0, addr: 'h:1', cause: 'refused' }, { node: 2, addr: 'h:3', cause: 'timeout' }] }],
-    [5, 6, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
+    [4, 7, 0, 0, 0, { status: 5, message: 'liblock: unavailable', a: 'acquire', b: '2 of 3 failed', nodes: [{ node: 0, addr: 'h:1', cause: 'refused' }, { node: 2, addr: 'h:3', cause: 'timeout' }], ...NO_BOUND }],
+    [5, 6, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [], ...NO_BOUND }],
     [6, 1500],
     [7],
     [8, 9],
-    [9, { status: 3, message: 'liblock: invalid argument: ttl: must be ...', a: 'ttl', b: 'must be ...', nodes: [] }],
+    [9, { status: 3, message: 'liblock: invalid argument: ttl: must be ...', a: 'ttl', b: 'must be ...', nodes: [], bound: 'max', limit: 86400000, unit: 'ms', got: 2 ** 40 }],
     [10, 1],
     [11, 'r', 'p:r', 'tok', 1000, -1, 1, null],
   ]);
@@ -179,25 +182,29 @@ const INSPECTED_HELD = '0c' + '0900000000000000' + '01' + 'a726000000000000' + S
   '00000000' + '0000' + NO_LEADER; // protocol 3: permits 0 (a mutex), no held permits
 // Engine protocol 2: DONE carries the fence and re-entry (FENCE, kind 13, is retired):
 // op 3, lock 4, fence 17, reentered 0; then op 5, lock 2^53-1, fence 2^40+5, reentered 1.
-const FENCES = '04' + '0300000000000000' + '0400000000000000' + '1100000000000000' + '00' + '00'.repeat(18) +
-  '04' + '0500000000000000' + 'ffffffffffff1f00' + '0500000000010000' + '01' + '00'.repeat(18);
+const NO_ERROR = '00'.repeat(42); // status 0 (protocol 4: 42 bytes, the bound's fields included)
+const FENCES = '04' + '0300000000000000' + '0400000000000000' + '1100000000000000' + '00' + NO_ERROR +
+  '04' + '0500000000000000' + 'ffffffffffff1f00' + '0500000000010000' + '01' + NO_ERROR;
 // INFO of a released lock lost (flags bit 1), validity 0, with its LOST error.
 const INFO_LOST = '0b' + S('r') + S('p:r') + S('worker-7/tok') + 'e803000000000000' + '0000000000000000' + '02' +
-  '02000000' + S('liblock: lock lost') + '00000000' + '00000000' + '0000';
+  '02000000' + S('liblock: lock lost') + '00000000' + '00000000' + '0000' + '00'.repeat(24);
 
 test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
   assert.equal(P.ACT.INSPECTED, 12);
   assert.equal(P.ACT.FENCE, undefined); // retired in engine protocol 2
-  assert.equal(P.PROTOCOL_VERSION, 3);
+  assert.equal(P.PROTOCOL_VERSION, 4);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
     '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + '00000000' + '0000' + NO_LEADER + // held with no expiry, no node listed
     '0c' + '0b00000000000000' + '00' + '0000000000000000' + '00000000' + '0000' + '00000000' + '0000' + NO_LEADER + // not held
     // a semaphore of 3 permits, slot 2 held by "w" for 900 ms
-    '0c' + '0c00000000000000' + '01' + '8403000000000000' + S('w') + '0000' + '03000000' + '0100' + '02000000' + S('w') + '8403000000000000' + NO_LEADER +
+    '0c' + '0c00000000000000' + '01' + '8403000000000000' + S('w') + '0000' + '03000000' + '0100' + '02000000' + S('w') + '8403000000000000' + '00' + NO_LEADER +
+    // a read-write lock's readers (protocol 4: holders of mode 1): "r1" for 800 ms, "" without expiry
+    '0c' + '0e00000000000000' + '00' + '0000000000000000' + S('') + '0000' + '00000000' + '0200' +
+    '00000000' + S('r1') + '2003000000000000' + '01' + '00000000' + S('') + 'ffffffffffffffff' + '01' + NO_LEADER +
     // an election's leader: term 7, value "v" (held 1, validity 500)
     '0c' + '0d00000000000000' + '01' + 'f401000000000000' + S('') + '0000' + '00000000' + '0000' + '0700000000000000' + S('v') +
-    '04' + '0500000000000000' + '0400000000000000' + '0000000000000000' + '00' + '00'.repeat(18) + // a DONE without a fence
+    '04' + '0500000000000000' + '0400000000000000' + '0000000000000000' + '00' + NO_ERROR + // a DONE without a fence
     INFO_LOST));
   assert.deepEqual(got, [
     [4, 3, 4, 17, 0, null],
@@ -212,9 +219,10 @@ test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags
     [12, 10, { held: true, validity: null, owner: '', nodes: [] }],
     [12, 11, { held: false, validity: 0, owner: '', nodes: [] }],
     [12, 12, { held: true, validity: 900, owner: 'w', nodes: [], permits: 3, inUse: 1, holders: [{ slot: 2, owner: 'w', validity: 900 }] }],
+    [12, 14, { held: false, validity: 0, owner: '', nodes: [], readers: [{ owner: 'r1', validity: 800 }, { owner: '', validity: null }] }],
     [12, 13, { held: true, validity: 500, owner: '', nodes: [], term: 7, value: 'v' }],
     [4, 5, 4, 0, 0, null],
-    [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [] }],
+    [11, 'r', 'p:r', 'worker-7/tok', 1000, 0, 2, { status: 2, message: 'liblock: lock lost', a: '', b: '', nodes: [], ...NO_BOUND }],
   ]);
 });
 
@@ -227,7 +235,7 @@ const rejectsMalformed = (bytes, what) => assert.throws(() => decode(bytes), (e)
 }, what);
 
 test('truncated actions are rejected with a clear error at every cut, never decoded from the bytes beyond the end', () => {
-  for (const [name, vec] of [['INSPECTED', INSPECTED_HELD], ['DONE', FENCES.slice(0, 2 * (1 + 8 + 8 + 8 + 1 + 18))], ['INFO', INFO_LOST],
+  for (const [name, vec] of [['INSPECTED', INSPECTED_HELD], ['DONE', FENCES.slice(0, 2 * (1 + 8 + 8 + 8 + 1 + 42))], ['INFO', INFO_LOST],
     ['WRITE', '02' + '01000000' + '03000000' + '616263']]) {
     const full = H(vec);
     assert.equal(decode(full).length, 1, name);
@@ -250,6 +258,38 @@ test('malformed lengths are rejected: a str, a bytes field or a node count runni
   // WRITE data longer than what is left.
   rejectsMalformed(H('02' + '01000000' + '09000000' + '616263'), 'WRITE data');
   assert.throws(() => decode(H('63')), /unknown action 99/); // readAction knows no kind 99
+});
+
+test('a rejection carries the bound it crossed (protocol 4), and Node words it in ms, bytes and counts, naming its own option', () => {
+  const E = require('../lib/errors');
+  const word = (a, bound, limit, unit, got) => E.errorOf({ status: 3, message: 'm', a, b: 'engine words', nodes: [], bound, limit, unit, got }).message;
+  assert.equal(word('ttl_ms', 'max', 86400000, 'ms', 90000000),
+    'liblock: invalid argument: ttl: must be at most 86400000 ms (86400 s), got 90000000 ms (90000 s)');
+  assert.equal(word('wait_ms', 'min', 0, 'ms', -1), 'liblock: invalid argument: wait: must be at least 0 ms, got -1 ms');
+  assert.equal(word('resource', 'min', 1, 'bytes', 0), 'liblock: invalid argument: resource: must not be empty');
+  assert.equal(word('value', 'max', 4096, 'bytes', 4097), 'liblock: invalid argument: value: must be at most 4096 bytes of UTF-8, got 4097 bytes');
+  assert.equal(word('permits', 'max', 1024, 'count', 1025), 'liblock: invalid argument: permits: must be at most 1024, got 1025');
+  assert.equal(word('wait_replicas', 'max', 100, 'count', 101), 'liblock: invalid argument: waitReplicas: must be at most 100, got 101');
+  assert.equal(word('resources[2]', '', 0, '', 0), 'liblock: invalid argument: resources[2]: engine words', 'no bound: the engine\'s reason');
+
+  // From the engine under test: the REJECTED of an ACQUIRE the binding's own checks would have refused.
+  const { BACKEND } = require('./helpers');
+  const ad = require(BACKEND === 'wasm' ? '../lib/wasm' : '../lib/native').load();
+  const { Host, stats } = require('../lib/host');
+  const pending = stats.pending;
+  const host = new Host(ad, ad.engineNew(JSON.stringify({ nodes: ['redis://127.0.0.1:1'] })), '', null, null, null);
+  try {
+    const rejects = (fn, re) => assert.throws(fn, (e) => e instanceof E.InvalidArgumentError && re.test(e.message), String(re));
+    const acquire = (resource, ttl, wait, flags = 0, token = null, kind) => host.acquireNow(resource, ttl, wait, flags, token, null, (st) => st, kind);
+    rejects(() => acquire('r', 86400001, 0), /^liblock: invalid argument: ttl: must be at most 86400000 ms \(86400 s\), got 86400001 ms$/);
+    rejects(() => acquire('r', 1000, -5), /^liblock: invalid argument: wait: must be at least 0 ms, got -5 ms$/);
+    rejects(() => acquire('r', 1000, 0, P.ACQ.TOKEN, 'short'), /^liblock: invalid argument: token: must be at least 16 bytes of UTF-8, got 5 bytes$/);
+    rejects(() => acquire('r', 1000, 0, 0, null, { permits: 1025 }), /^liblock: invalid argument: permits: must be at most 1024, got 1025$/);
+    rejects(() => acquire('', 1000, 0), /^liblock: invalid argument: resource: must not be empty$/);
+    assert.equal(stats.pending, pending, 'nothing pending after the rejections');
+  } finally {
+    host.close();
+  }
 });
 
 test('the engine (backend under test) answers the new events as decoded: LOCK_INFO of an unknown lock, a short token, fence with token, INSPECT', () => {
@@ -297,8 +337,8 @@ test('the host settles acquires that got their lock first: the new holder enters
   // One step ends a release and hands its key to waiters of the same client,
   // in the engine's order (the release, then the acquires); failures keep their place.
   const { Host } = require('../lib/host');
-  const ok = '00'.repeat(18);
-  const fail = (() => { const s = Buffer.alloc(4); s.writeInt32LE(1); return s.toString('hex') + str('liblock: not acquired') + str('') + str('') + '0000'; })();
+  const ok = '00'.repeat(42);
+  const fail = (() => { const s = Buffer.alloc(4); s.writeInt32LE(1); return s.toString('hex') + str('liblock: not acquired') + str('') + str('') + '0000' + '00'.repeat(24); })();
   const done = (op, lock, err) => '04' + i64(op) + i64(lock) + i64(0) + '00' + err;
   const out = Buffer.from(done(1, 0, ok) + done(2, 7, ok) + done(3, 0, fail) + done(4, 8, ok) + done(5, 0, ok), 'hex');
   const mem = new P.Bytes(new ArrayBuffer(1 << 20));

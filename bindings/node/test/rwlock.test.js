@@ -59,6 +59,38 @@ test('readers share, a writer excludes them, a waiting writer is woken', async (
   }
 });
 
+test('inspect lists the readers (owner, validity); a reader lost on 2 of 3 nodes is not listed', async () => {
+  const a = client({ owner: 'alice' });
+  const b = client({ owner: 'bob' });
+  try {
+    const r1 = await a.acquire('rw:readers', { ttl: 10000, mode: 'read' });
+    const r2 = await b.acquire('rw:readers', { ttl: 10000, mode: 'read' });
+    const seen = await b.inspect('rw:readers', { mode: 'read' });
+    assert.equal(seen.held, false, 'no writer');
+    assert.deepEqual(seen.readers.map((r) => r.owner).sort(), ['alice', 'bob']);
+    for (const r of seen.readers) assert.ok(r.validity > 8000 && r.validity <= 10000, JSON.stringify(r));
+    // The mutex's inspection has no readers; a read-write lock without any has [].
+    assert.equal((await a.inspect('rw:readers')).readers, undefined);
+    assert.deepEqual((await a.inspect('rw:no-readers', { mode: 'write' })).readers, []);
+
+    // bob's reader lost on two nodes (the readers' sorted set: name 0xFF "rw:r"). The
+    // acquire returned at a quorum: wait until it is on every node before removing it.
+    const rk = Buffer.concat([Buffer.from('rw:readers'), Buffer.from([0xff]), Buffer.from('rw:r')]);
+    const everywhere = async () => (await Promise.all(redis.map((r) => r.zscore(rk, r2.token)))).every((x) => x !== null);
+    await settlesTo(everywhere, true, "bob's reader on every node");
+    await redis[0].zrem(rk, r2.token);
+    await redis[1].zrem(rk, r2.token);
+    const after = await a.inspect('rw:readers', { mode: 'write' });
+    assert.deepEqual(after.readers.map((r) => r.owner), ['alice'], JSON.stringify(after.readers));
+    await assert.rejects(r2.release(), (e) => e.code === 'LOST');
+    await r1.release();
+    await noKeysLeft();
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 test('close releases readers and writers: no key left', async () => {
   const a = client();
   await a.acquire('rw:close1', { ttl: 10000, mode: 'read' });

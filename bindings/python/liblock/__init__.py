@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, Optional
 
     from ._election import Leader, Leadership, Observation
-    from ._inspection import Holder, Inspection, NodeFailure, NodeState
+    from ._inspection import Holder, Inspection, NodeFailure, NodeState, Reader
     from ._node import Node
 del TYPE_CHECKING
 
@@ -38,7 +38,7 @@ __all__ = [
     "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
     "ForkedProcessError", "Holder", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
     "Leader", "Leadership", "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
-    "NodeState", "NotAcquired", "Observation", "Unavailable", "abi_version", "library_path", "live_handles",
+    "NodeState", "NotAcquired", "Observation", "Reader", "Unavailable", "abi_version", "library_path", "live_handles",
     "wasm_path",
 ]
 
@@ -46,7 +46,7 @@ __all__ = [
 def __getattr__(name: str) -> "Any":
     # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
     # `import liblock`.
-    if name in ("Inspection", "NodeState", "NodeFailure", "Holder"):
+    if name in ("Inspection", "NodeState", "NodeFailure", "Holder", "Reader"):
         from . import _inspection
 
         return getattr(_inspection, name)

@@ -225,8 +225,11 @@ class BlockingHost:
                   n.get("owner", ""), -1 if n.get("ttl_ms") is None else n["ttl_ms"], n.get("error") or "")
                  for k, n in enumerate(i.get("nodes") or [])]
         validity = i.get("validity_ms", 0)
-        holders = [(h.get("slot", 0), h.get("owner", ""), -1 if h.get("validity_ms") is None else h["validity_ms"])
+        holders = [(h.get("slot", 0), h.get("owner", ""), -1 if h.get("validity_ms") is None else h["validity_ms"], 0)
                    for h in i.get("holders") or []]
+        # A read-write lock's readers, as the protocol's holders of mode 1 (read).
+        holders += [(0, r.get("owner", ""), -1 if r.get("validity_ms") is None else r["validity_ms"], 1)
+                    for r in i.get("readers") or []]
         return (i.get("held", False), -1 if validity is None else validity, i.get("owner", ""), nodes,
                 i.get("permits", 0), holders)
 

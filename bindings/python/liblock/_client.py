@@ -35,7 +35,6 @@ from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
 # caller's parameter in the caller's unit (seconds), never ttl_ms or wait_ms.
-_MAX_WAIT_REPLICAS = 100  # engine.MaxWaitReplicas (not in the protocol's spec)
 # A node_timeout given as a bare number of at least this many seconds is taken
 # for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
 # request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
@@ -49,7 +48,9 @@ _BACKENDS = ("native", "wasm")
 # retrying while nodes are unavailable, so an unbounded default would turn a Redis
 # outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
 # makes a single attempt.
-DEFAULT_WAIT = 10.0
+# A campaign's lease when none is given (the spec's, as Go's core.DefaultCampaignTTL).
+_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0
+DEFAULT_WAIT = P.LIMIT_WAIT_DEFAULT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
 
 
 _CLOSED = "liblock: the client is closed"
@@ -801,9 +802,9 @@ class Client:
             if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int):
                 raise ArgumentTypeError(
                     f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
-            if not 0 <= wait_replicas <= _MAX_WAIT_REPLICAS:
+            if not P.LIMIT_WAIT_REPLICAS_MIN <= wait_replicas <= P.LIMIT_WAIT_REPLICAS_MAX:
                 raise InvalidArgument(
-                    f"wait_replicas must be between 0 (off) and {_MAX_WAIT_REPLICAS}, got {wait_replicas}")
+                    f"wait_replicas must be between 0 (off) and {P.LIMIT_WAIT_REPLICAS_MAX}, got {wait_replicas}")
             config["wait_replicas"] = wait_replicas
         self._owner = owner or ""
         tls = None
@@ -1056,7 +1057,8 @@ class Client:
         many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
         instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
         are then the first holder's). ``mode="read"`` or ``"write"`` (either): the
-        resource's read-write lock (``held``, ``validity`` and ``owner`` are its writer's).
+        resource's read-write lock (``held``, ``validity`` and ``owner`` are its writer's,
+        ``readers`` its readers on a quorum, each with its owner label and validity).
         """
         self._open("client.inspect()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
@@ -1067,7 +1069,7 @@ class Client:
             raise self._gone(e, "client.inspect()") from None
         from ._inspection import from_engine
 
-        return from_engine(*got)
+        return from_engine(*got, rw=bool(m))
 
     async def inspect_async(self, resource: str, *, permits: Optional[int] = None,
                             mode: Optional[str] = None) -> Inspection:
@@ -1084,13 +1086,13 @@ class Client:
             raise self._gone(e, "client.inspect_async()") from None
         from ._inspection import from_engine
 
-        return from_engine(*got)
+        return from_engine(*got, rw=bool(m))
 
 
     # ------------------------------------------------------------ leader election (_election.py)
 
     @_keywords
-    def campaign(self, name: str, value: str, *, ttl: Seconds = 10.0, wait: Optional[Seconds] = None,
+    def campaign(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL, wait: Optional[Seconds] = None,
                  on_lost: Optional[OnLost] = None) -> Any:
         """Campaign in the election ``name``, publishing ``value`` to observers, until this
         client leads: a :class:`liblock.Leadership` (``term``, ``value``, ``validity``,
@@ -1103,7 +1105,7 @@ class Client:
         return _election.campaign(self, name, value, ttl, wait, on_lost)
 
     @_keywords
-    async def campaign_async(self, name: str, value: str, *, ttl: Seconds = 10.0,
+    async def campaign_async(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL,
                              wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Any:
         """Like :meth:`campaign`, on the event loop; cancelling the task ends the wait (no key left)."""
         from . import _election

@@ -21,8 +21,9 @@ from typing import Any, Callable, Deque, List, Optional
 from . import _proto as P
 from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
 
-MAX_VALUE_BYTES = 4096  # engine.MaxElectionValue
-DEFAULT_CAMPAIGN_TTL = 10.0  # seconds: core.DefaultCampaignTTL
+# The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
+MAX_VALUE_BYTES = P.LIMIT_ELECTION_VALUE_MAX
+DEFAULT_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _name(name: Any) -> bytes:
 def _poll(poll: Any) -> int:
     from ._client import _ms
 
-    return 0 if poll is None else _ms("poll", poll, 0, P.LIMIT_WAIT_MAX)
+    return 0 if poll is None else _ms("poll", poll, P.LIMIT_POLL_MIN, P.LIMIT_POLL_MAX)
 
 
 # ---------------------------------------------------------------- the host's requests

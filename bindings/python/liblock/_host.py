@@ -65,9 +65,41 @@ class Engine(Protocol):
     def free(self) -> None: ...
 
 
+# The spec's limits by the names the engine gives them (its own or the C/JSON one:
+# "ttl", "ttl_ms"), for the Python parameter's name.
+_PY_NAMES: Dict[str, str] = {}
+for _name, _l in P.LIMITS.items():
+    _PY_NAMES[str(_l["c"])] = str(_l["python"])
+    _PY_NAMES.setdefault(_name, str(_l["python"]))
+
+
+def _amount(v: int, unit: str) -> str:
+    """A bound's value in Python's units: durations in seconds, bytes, bare counts."""
+    if unit == "ms":
+        return f"{v / 1000:.12g} s"  # 86400001 ms is 86400.001 s, not 86400
+    return f"{v} {unit}" if unit and unit != "count" else str(v)
+
+
+def bound_reason(b: str, bound: str, limit: int, unit: str, got: int) -> str:
+    """The reason for an argument the engine refused as out of its range (an error record's
+    bound, limit, unit and got: protocol 4), in Python's units (seconds for durations); the
+    engine's own reason ``b`` for any other rejection."""
+    if bound not in ("min", "max"):
+        return b
+    if bound == "min" and limit == 1 and got == 0 and unit == "bytes":
+        return "must not be empty"
+    word = "at least" if bound == "min" else "at most"
+    utf8 = " of UTF-8" if unit == "bytes" else ""
+    return f"must be {word} {_amount(limit, unit)}{utf8}, got {_amount(got, unit)}"
+
+
 def exception(err: P.Error) -> LockError:
-    """The binding's exception for an engine ``error``."""
-    status, message, a, b, nodes = err
+    """The binding's exception for an engine ``error``: an InvalidArgument names the Python
+    parameter and words a bound in Python's units."""
+    status, message, a, b, nodes = err[:5]
+    if status == INVALID_ARGUMENT and a and len(err) > 5:
+        bound, limit, unit, got = err[5:9]
+        message = f"liblock: invalid argument: {_PY_NAMES.get(a, a)}: {bound_reason(b, bound, limit, unit, got)}"
     if not message:
         message = ": ".join(x for x in (a, b) if x)
     if nodes and not all(cause in message for _, _, cause in nodes):

@@ -54,6 +54,16 @@ class Holder:
 
 
 @dataclass(frozen=True)
+class Reader:
+    """One reader of a read-write lock that holds it on a quorum (``Inspection.readers``)."""
+
+    owner: str
+    """Its owner label (``Client(owner=...)`` of its taker); "" for none."""
+    validity: Optional[float]
+    """Seconds it certainly stays held; ``None`` without expiry."""
+
+
+@dataclass(frozen=True)
 class Inspection:
     """Whether a quorum holds a resource, for how long, and by whom (``Client.inspect``)."""
 
@@ -75,21 +85,32 @@ class Inspection:
     holders: Tuple[Holder, ...] = ()
     """A semaphore's inspection: the held permits, by slot (``held``, ``validity`` and
     ``owner`` are then the first holder's)."""
+    readers: Optional[Tuple[Reader, ...]] = None
+    """A read-write lock's inspection (``inspect(..., mode=...)``): its readers on a quorum,
+    by token order (``held``, ``validity`` and ``owner`` are then its writer's); () when none,
+    ``None`` for any other lock."""
 
 
 def _seconds(ms: int) -> Optional[float]:
     return None if ms < 0 else ms / 1000.0
 
 
+# A holder's mode in INSPECTED (protocol 4): a reader of a read-write lock; 0 is a permit.
+_MODE_READ = 1
+
+
 def from_engine(held: int, validity_ms: int, owner: str,
                 nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
-                holders: Sequence[Tuple[int, str, int]] = (), term: int = 0, value: str = "") -> Inspection:
+                holders: Sequence[Tuple[int, str, int, int]] = (), term: int = 0, value: str = "",
+                *, rw: bool = False) -> Inspection:
     """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``);
-    ``term`` and ``value`` are an election's (``_election.py``), ignored here."""
-    hs = tuple(Holder(slot=s, owner=o, validity=_seconds(v)) for s, o, v in holders)
+    ``term`` and ``value`` are an election's (``_election.py``), ignored here. ``rw``: the
+    inspection of a read-write lock, whose holders are its readers."""
+    hs = tuple(Holder(slot=h[0], owner=h[1], validity=_seconds(h[2])) for h in holders if h[3] != _MODE_READ)
+    readers = tuple(Reader(owner=h[1], validity=_seconds(h[2])) for h in holders if h[3] == _MODE_READ)
     return Inspection(
         held=bool(held), validity=_seconds(validity_ms), owner=owner,
         nodes=tuple(NodeState(node=n, addr=addr, locked=bool(flags & 1), holder=bool(flags & 2),
                               owner=node_owner, ttl=_seconds(ttl_ms), error=cause or None)
                     for n, addr, flags, node_owner, ttl_ms, cause in nodes),
-        permits=permits, in_use=len(hs), holders=hs)
+        permits=permits, in_use=len(hs), holders=hs, readers=readers if rw or readers else None)

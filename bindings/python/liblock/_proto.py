@@ -45,8 +45,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Sequence, Tuple
 
-    # An error: (status, message, a, b, [(node, addr, cause), ...]); status 0 = none.
-    Error = Tuple[int, str, str, str, List[Tuple[int, str, str]]]
+    # An error: (status, message, a, b, [(node, addr, cause), ...], bound, limit, unit, got);
+    # status 0 = none. bound ("min", "max" or ""), limit, unit and got: protocol 4's
+    # out-of-range argument.
+    Error = Tuple[int, str, str, str, List[Tuple[int, str, str]], str, int, str, int]
     # An INSPECTED's node: (node, addr, flags (NODE_LOCKED, NODE_HOLDER), owner, ttl_ms or -1, cause).
     NodeTuple = Tuple[int, str, int, str, int, str]
 

@@ -19,7 +19,7 @@ import struct
 
 ABI_VERSION = 1
 # The engine protocol's version (lock_engine_protocol_version) this codec speaks
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 # Events
 EV_ACQUIRE = 1
@@ -143,7 +143,7 @@ STATUS_CLASSES = {
 # "python" the parameter's name, "python_unit" its unit
 LIMITS = {
     "ttl": {"min": 1, "max": 86400000, "min_node_timeouts": 3, "unit": "ms", "c": "ttl_ms", "python": "ttl", "python_unit": "s"},
-    "wait": {"min": 0, "max": 86400000, "unit": "ms", "c": "wait_ms", "python": "wait", "python_unit": "s"},
+    "wait": {"min": 0, "max": 86400000, "default": 10000, "unit": "ms", "c": "wait_ms", "python": "wait", "python_unit": "s"},
     "resource": {"min": 1, "max": 1024, "unit": "bytes", "c": "resource", "python": "resource", "python_unit": "bytes"},
     "resources": {"min": 1, "max": 16, "unit": "count", "c": "resources", "python": "resources", "python_unit": "count"},
     "key_prefix": {"min": 0, "max": 256, "unit": "bytes", "c": "key_prefix", "python": "key_prefix", "python_unit": "bytes"},
@@ -153,6 +153,10 @@ LIMITS = {
     "permits": {"min": 1, "max": 1024, "unit": "count", "c": "permits", "python": "permits", "python_unit": "count"},
     "node_timeout": {"min": 1, "max": 60000, "default": 50, "unit": "ms", "c": "node_timeout_ms", "python": "node_timeout", "python_unit": "s"},
     "drift_factor": {"min": 0, "max": 0.1, "default": 0.01, "unit": "factor", "c": "drift_factor", "python": "drift_factor", "python_unit": "factor"},
+    "wait_replicas": {"min": 0, "max": 100, "unit": "count", "c": "wait_replicas", "python": "wait_replicas", "python_unit": "count"},
+    "election_value": {"min": 1, "max": 4096, "unit": "bytes", "c": "value", "python": "value", "python_unit": "bytes"},
+    "campaign_ttl": {"min": 1, "max": 86400000, "default": 10000, "unit": "ms", "c": "ttl_ms", "python": "ttl", "python_unit": "s"},
+    "poll": {"min": 0, "max": 86400000, "default": 1000, "unit": "ms", "c": "poll_ms", "python": "poll", "python_unit": "s"},
 }
 
 # The same, one constant a bound
@@ -161,6 +165,7 @@ LIMIT_TTL_MAX = 86400000
 LIMIT_TTL_MIN_NODE_TIMEOUTS = 3
 LIMIT_WAIT_MIN = 0
 LIMIT_WAIT_MAX = 86400000
+LIMIT_WAIT_DEFAULT = 10000
 LIMIT_RESOURCE_MIN = 1
 LIMIT_RESOURCE_MAX = 1024
 LIMIT_RESOURCES_MIN = 1
@@ -181,6 +186,16 @@ LIMIT_NODE_TIMEOUT_DEFAULT = 50
 LIMIT_DRIFT_FACTOR_MIN = 0
 LIMIT_DRIFT_FACTOR_MAX = 0.1
 LIMIT_DRIFT_FACTOR_DEFAULT = 0.01
+LIMIT_WAIT_REPLICAS_MIN = 0
+LIMIT_WAIT_REPLICAS_MAX = 100
+LIMIT_ELECTION_VALUE_MIN = 1
+LIMIT_ELECTION_VALUE_MAX = 4096
+LIMIT_CAMPAIGN_TTL_MIN = 1
+LIMIT_CAMPAIGN_TTL_MAX = 86400000
+LIMIT_CAMPAIGN_TTL_DEFAULT = 10000
+LIMIT_POLL_MIN = 0
+LIMIT_POLL_MAX = 86400000
+LIMIT_POLL_DEFAULT = 1000
 
 
 class ProtocolError(Exception):
@@ -207,6 +222,7 @@ _S_QBqq = struct.Struct("<QBqq")
 _S_QQqB = struct.Struct("<QQqB")
 _S_i = struct.Struct("<i")
 _S_q = struct.Struct("<q")
+_S_qB = struct.Struct("<qB")
 _S_qqB = struct.Struct("<qqB")
 # ---------------------------------------------------------------- events
 
@@ -404,15 +420,26 @@ def read_error_node(buf: Any, at: int) -> Tuple[Any, int]:
     return (node, addr, cause,), at
 
 
+_NO_ERROR = bytes(42)
+
+
 def read_error(buf: Any, at: int) -> Tuple[Any, int]:
     """An error record: None when its status is 0."""
+    if buf[at:at + 42] == _NO_ERROR:
+        return None, at + 42
     (status,) = _S_i.unpack_from(buf, at)
     at += 4
     message, at = read_str(buf, at)
     a, at = read_str(buf, at)
     b, at = read_str(buf, at)
     nodes, at = _read_list(buf, at, read_error_node)
-    return None if status == 0 else (status, message, a, b, nodes), at
+    bound, at = read_str(buf, at)
+    (limit,) = _S_q.unpack_from(buf, at)
+    at += 8
+    unit, at = read_str(buf, at)
+    (got,) = _S_q.unpack_from(buf, at)
+    at += 8
+    return None if status == 0 else (status, message, a, b, nodes, bound, limit, unit, got), at
 
 
 def _dec_open(buf: Any, at: int) -> Tuple[Any, int]:
@@ -516,9 +543,9 @@ def _dec_inspected_holder(buf: Any, at: int) -> Tuple[Any, int]:
     (slot,) = _S_I.unpack_from(buf, at)
     at += 4
     owner, at = read_str(buf, at)
-    (validity_ms,) = _S_q.unpack_from(buf, at)
-    at += 8
-    return (slot, owner, validity_ms,), at
+    validity_ms, mode = _S_qB.unpack_from(buf, at)
+    at += 9
+    return (slot, owner, validity_ms, mode,), at
 
 
 def _dec_inspected(buf: Any, at: int) -> Tuple[Any, int]:

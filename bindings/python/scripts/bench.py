@@ -56,6 +56,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import redis
 
+import bench_results  # scripts/, beside this file
 import liblock
 
 N = int(os.environ.get("BENCH_N", "2000"))
@@ -288,6 +289,7 @@ def main() -> None:
     if "primitives" in only:
         from bench_primitives import primitives  # scripts/, beside this file
         primitives(urls, compare)
+    bench_results.write("python")
     if FAILURES:
         print("\nbench.py: WRONG RESULTS:\n  " + "\n  ".join(FAILURES), file=sys.stderr)
         sys.exit(1)
@@ -345,6 +347,7 @@ def pairs(urls: List[str]) -> None:
                 variants["redis-py async default"] = lambda n: timed_async_fn(
                     redis_py_async_lock_default(nodes[0]), n)
             res = compare(variants)
+            bench_results.record_pairs(n, res)
             drows.append(dict(res, n=n))
         rows.append((n, res["sync"], res["async"], res["raw"], res["redis-py"]))
         arows.append((n, res["async"], res["wasm async"], res.get("redis-py async"), res["pottery async"]))
@@ -419,6 +422,9 @@ def concurrent(urls: List[str], tasks: int = 32, seconds: float = 3.0) -> None:
                 return counts[0], counts[1]
             ok, err = asyncio.run(run_async())
             print(f"  {backend:>6} asyncio ({tasks} tasks):   {ok / seconds:8.0f} locks/s, {err} errors")
+            if not err:
+                bench_results.record("32 concurrent resources", "locks/s (3 nodes, single attempts)",
+                                     f"liblock {backend} asyncio", ok / seconds, True)
             counts = [0, 0]
             guard = threading.Lock()
             stop = time.monotonic() + seconds
@@ -440,6 +446,9 @@ def concurrent(urls: List[str], tasks: int = 32, seconds: float = 3.0) -> None:
             for t in ts:
                 t.join()
             print(f"  {backend:>6} sync ({tasks} threads):    {counts[0] / seconds:8.0f} locks/s, {counts[1]} errors")
+            if not counts[1]:
+                bench_results.record("32 concurrent resources", "locks/s (3 nodes, single attempts)",
+                                     f"liblock {backend} sync", counts[0] / seconds, True)
 
 
 def _pid(url: str) -> int:
@@ -493,6 +502,8 @@ def frozen(urls: List[str], n: int = 200) -> None:
     for name in healthy:
         h, s = healthy[name][0], stopped[name][0]
         print(f"{name:>15}  {h:>8.1f}µs {s:>9.1f}µs  {s / h:>5.2f}x  {stopped[name][1]}")
+        bench_results.record("pair, 5 nodes, one frozen", "µs per acquire+release pair (median)",
+                             f"liblock {name}", s)
 
 
 
@@ -1058,6 +1069,9 @@ def contention(urls: List[str]) -> None:
     for name in libs:
         one, f2 = median_round([r[0] for r in runs[name]]), median_round([r[1] for r in runs[name]])
         two[name] = f2
+        bench_results.record("contention, one process", "ms per section (10 contenders, 1 ms sections)", name, one["ms"])
+        bench_results.record("contention, two processes", "ms per section (5 contenders in each, 1 ms sections)",
+                             name, f2["ms"])
         rounds = " ".join(f"{r[1]['ms']:.2f}" for r in runs[name])
         print(f"{name:<22}{one['ms']:>14.2f}{one['least']:>7.3f}{one['p99'][0]:>8.1f}ms  {f2['ms']:>14.2f}"
               f"{str(f2['cross']) + '/' + str(f2['done']):>11}{f2['least']:>7.3f}"
@@ -1138,6 +1152,8 @@ def wake(urls: List[str]) -> None:
         if lat:
             s = sorted(lat)
             p90 = s[max(0, -(-len(s) * 9 // 10) - 1)]
+            bench_results.record("release to acquire across processes", "ms (median hand-over)", name,
+                                 statistics.median(s))
             print(f"{name:<22}{len(nodes):>6}{statistics.median(s):>9.2f}{p90:>9.2f}{s[-1]:>9.2f}{len(s):>5}"
                   + (f"   ({timeouts} not woken within 5 s)" if timeouts else "")
                   + (f"   (cut at {CAP:g} s)" if len(lat) + timeouts < ROUNDS and not err and not timeouts else "")

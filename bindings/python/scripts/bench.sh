@@ -8,6 +8,8 @@ cd "$ROOT"
 for f in build/liblock.so build/liblock.wasm build/redisnodes; do
   [ -f "$f" ] || { echo "liblock: $f is missing; run \`make build\` first" >&2; exit 1; }
 done
+# Its rows also go to build/bench/python.json, for make bench's plots.
+export LIBLOCK_BENCH_JSON="${LIBLOCK_BENCH_JSON:-$ROOT/build/bench/python.json}"
 echo "== Python binding benchmark"
 PYTHONPATH="$ROOT/bindings/python" PYTHONDONTWRITEBYTECODE=1 \
   build/redisnodes -n 5 -- "$PY" bindings/python/scripts/bench.py

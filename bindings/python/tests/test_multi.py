@@ -28,7 +28,9 @@ def test_list_taken_whole(c3: Cluster) -> None:
         lock = a.acquire(["acct:1", "acct:2"], 5)
         assert lock.resources == ["acct:1", "acct:2"]
         assert lock.resource == "acct:1"
-        assert values(c3, "acct:2") == [lock.token] * 3
+        # the acquire returns at a quorum: the third node's script may come a moment
+        # later (and must, before b's attempts could take a member there)
+        eventually(lambda: values(c3, "acct:2") == [lock.token] * 3, what="the list on every node")
         # a plain mutex on a member is refused
         with pytest.raises(liblock.NotAcquired):
             b.acquire("acct:2", 2, wait=0)
@@ -38,7 +40,9 @@ def test_list_taken_whole(c3: Cluster) -> None:
             b.acquire(["acct:3", "acct:1"], 2, wait=0)
         assert values(c3, "acct:3") == [None] * 3
         lock.extend(8)
-        assert all(c3.do(i, "PTTL", "acct:2") > 5000 for i in range(3))
+        # the extension returns at a quorum too: wait for the third node's
+        eventually(lambda: all(c3.do(i, "PTTL", "acct:2") > 5000 for i in range(3)),
+                   what="the extended ttl on every node")
         lock.release()
         no_keys(c3)
         with b.lock(["acct:2", "acct:3"], 2) as again:

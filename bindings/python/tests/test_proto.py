@@ -19,12 +19,16 @@ def _str(b: bytes) -> bytes:
 def enc_error(err) -> bytes:  # noqa: ANN001 - the engine's side, for the vectors below
     if err is None:
         err = (0, "", "", "", [])
-    status, message, a, b, nodes = err
+    status, message, a, b, nodes = err[:5]
+    bound, limit, unit, got = err[5:] or ("", 0, "", 0)  # protocol 4: an out-of-range argument's bound
     out = struct.pack("<i", status) + _str(message.encode()) + _str(a.encode()) + _str(b.encode())
     out += struct.pack("<H", len(nodes))
     for node, addr, cause in nodes:
         out += struct.pack("<H", node) + _str(addr.encode()) + _str(cause.encode())
-    return out
+    return out + _str(bound.encode()) + struct.pack("<q", limit) + _str(unit.encode()) + struct.pack("<q", got)
+
+
+_NO_BOUND = ("", 0, "", 0)  # an error record's bound fields when no bound was crossed
 
 
 def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes, permits: int = 0,  # noqa: ANN001
@@ -35,8 +39,8 @@ def enc_inspected(op: int, held: bool, validity_ms: int, owner: str, nodes, perm
         out += struct.pack("<H", node) + _str(addr.encode()) + bytes([flags]) + _str(node_owner.encode())
         out += struct.pack("<q", ttl_ms) + _str(cause.encode())
     out += struct.pack("<IH", permits, len(holders))  # protocol 3: a semaphore's permits and holders
-    for slot, h_owner, h_validity in holders:
-        out += struct.pack("<I", slot) + _str(h_owner.encode()) + struct.pack("<q", h_validity)
+    for slot, h_owner, h_validity, h_mode in holders:  # protocol 4: the mode (1: a reader)
+        out += struct.pack("<I", slot) + _str(h_owner.encode()) + struct.pack("<qB", h_validity, h_mode)
     out += struct.pack("<q", term) + _str(value.encode())  # protocol 3: an election's leader
     return out
 
@@ -63,17 +67,18 @@ def test_events_byte_for_byte() -> None:
 
 def test_actions_decoded() -> None:
     err = (5, "liblock: unavailable", "acquire", "2 of 3 nodes failed",
-           [(0, "127.0.0.1:1", "refused"), (2, "[::1]:2", "timeout")])
+           [(0, "127.0.0.1:1", "refused"), (2, "[::1]:2", "timeout")]) + _NO_BOUND
     raw = (b"\x01" + struct.pack("<IIB", 1, 0, 3) + _str(b"tcp") + _str(b"h:1") + _str(b"h")
            + b"\x02" + struct.pack("<I", 1) + _str(b"*1\r\n")
            + b"\x03" + struct.pack("<I", 1)
            + b"\x04" + struct.pack("<QQqB", 9, 4, 0, 0) + enc_error(None)
            + b"\x04" + struct.pack("<QQqB", 10, 0, 0, 0) + enc_error(err)
-           + b"\x05" + struct.pack("<Q", 4) + enc_error((2, "liblock: lock lost", "", "", []))
+           + b"\x05" + struct.pack("<Q", 4) + enc_error((2, "liblock: lock lost", "", "", []) + _NO_BOUND)
            + b"\x06" + struct.pack("<q", 1500)
            + b"\x07"
            + b"\x08" + struct.pack("<Q", 11)
-           + b"\x09" + enc_error((3, "liblock: invalid argument: ttl: too long", "ttl", "too long", []))
+           + b"\x09" + enc_error((3, "liblock: invalid argument: ttl: too long", "ttl", "too long", [],
+                                   "max", 86400000, "ms", 2**40))
            + b"\x0a\x01"
            + b"\x0b" + _str(b"res") + _str(b"p:res") + _str(b"tok") + struct.pack("<qqB", 10000, 9000, 1)
            + enc_error(None))
@@ -83,11 +88,12 @@ def test_actions_decoded() -> None:
         (P.ACT_CLOSE, 1),
         (P.ACT_DONE, 9, 4, 0, 0, None),
         (P.ACT_DONE, 10, 0, 0, 0, err),
-        (P.ACT_LOST, 4, (2, "liblock: lock lost", "", "", [])),
+        (P.ACT_LOST, 4, (2, "liblock: lock lost", "", "", []) + _NO_BOUND),
         (P.ACT_TIMER, 1500),
         (P.ACT_CLOSED,),
         (P.ACT_STARTED, 11),
-        (P.ACT_REJECTED, (3, "liblock: invalid argument: ttl: too long", "ttl", "too long", [])),
+        (P.ACT_REJECTED, (3, "liblock: invalid argument: ttl: too long", "ttl", "too long", [],
+                          "max", 86400000, "ms", 2**40)),
         (P.ACT_CANCELED, 1),
         (P.ACT_INFO, "res", "p:res", "tok", 10000, 9000, 1, None),
     ]
@@ -145,18 +151,20 @@ def test_issue13_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
     # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
-    assert P.PROTOCOL_VERSION == 3 and not hasattr(P, "ACT_FENCE")
+    assert P.PROTOCOL_VERSION == 4 and not hasattr(P, "ACT_FENCE")
     raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
            + enc_inspected(10, False, -1, "", [])
-           + enc_inspected(11, True, 900, "w", [], 3, [(2, "w", 900)])
-           + enc_inspected(12, True, 500, "", [], 0, [], 7, "leader-1"))
+           + enc_inspected(11, True, 900, "w", [], 3, [(2, "w", 900, 0)])
+           + enc_inspected(12, True, 500, "", [], 0, [], 7, "leader-1")
+           + enc_inspected(13, False, 0, "", [], 0, [(0, "r1", 800, 1), (0, "", -1, 1)]))
     assert P.decode(memoryview(raw)) == [
         (P.ACT_DONE, 3, 4, 17, 1, None),
         (P.ACT_INSPECTED, 9, 1, 9895, "worker-7", nodes, 0, [], 0, ""),
         (P.ACT_INSPECTED, 10, 0, -1, "", [], 0, [], 0, ""),
-        (P.ACT_INSPECTED, 11, 1, 900, "w", [], 3, [(2, "w", 900)], 0, ""),
+        (P.ACT_INSPECTED, 11, 1, 900, "w", [], 3, [(2, "w", 900, 0)], 0, ""),
         (P.ACT_INSPECTED, 12, 1, 500, "", [], 0, [], 7, "leader-1"),
+        (P.ACT_INSPECTED, 13, 0, 0, "", [], 0, [(0, "r1", 800, 1), (0, "", -1, 1)], 0, ""),
     ]
     from liblock import _inspection
 
@@ -164,8 +172,12 @@ def test_issue13_actions_decoded() -> None:
     assert got.held and got.validity is None and got.owner == "w"
     assert [(n.locked, n.holder, n.ttl, n.error) for n in got.nodes] == [
         (True, True, 9.998, None), (True, False, None, None), (False, False, None, "dial tcp: connection refused")]
-    sem = _inspection.from_engine(1, 900, "w", [], 3, [(2, "w", 900)])
+    sem = _inspection.from_engine(1, 900, "w", [], 3, [(2, "w", 900, 0)])
     assert sem.permits == 3 and sem.in_use == 1 and sem.holders == (_inspection.Holder(2, "w", 0.9),)
+    assert sem.readers is None and got.readers is None
+    rw = _inspection.from_engine(0, 0, "", [], 0, [(0, "r1", 800, 1), (0, "", -1, 1)], rw=True)
+    assert rw.readers == (_inspection.Reader("r1", 0.8), _inspection.Reader("", None)) and rw.holders == ()
+    assert _inspection.from_engine(0, 0, "", [], rw=True).readers == ()
 
 
 def test_issue13_codec_against_the_engine() -> None:
@@ -185,6 +197,41 @@ def test_issue13_codec_against_the_engine() -> None:
         eng.step(P.simple(eng.inbuf, P.EV_CLOSE))
         while len(eng.step(0)):
             pass
+    finally:
+        eng.free()
+
+
+def test_bound_in_rejection_worded_in_python_units() -> None:
+    """A rejection carries the bound it crossed (protocol 4): the binding names its own
+    parameter and words durations in seconds, without a table of its own; from the
+    backend's real engine too (answered at once, nothing sent)."""
+    from liblock import InvalidArgument
+    from liblock._host import exception
+
+    def word(a: str, bound: str, limit: int, unit: str, got: int) -> str:
+        e = exception((3, "m", a, "engine words", [], bound, limit, unit, got))
+        assert isinstance(e, InvalidArgument)
+        return str(e)
+
+    assert word("ttl_ms", "max", 86400000, "ms", 90000000) == \
+        "liblock: invalid argument: ttl: must be at most 86400 s, got 90000 s"
+    assert word("wait_ms", "min", 0, "ms", -1) == "liblock: invalid argument: wait: must be at least 0 s, got -0.001 s"
+    assert word("resource", "min", 1, "bytes", 0) == "liblock: invalid argument: resource: must not be empty"
+    assert word("value", "max", 4096, "bytes", 4097) == \
+        "liblock: invalid argument: value: must be at most 4096 bytes of UTF-8, got 4097 bytes"
+    assert word("permits", "max", 1024, "count", 1025) == "liblock: invalid argument: permits: must be at most 1024, got 1025"
+    assert word("resources[2]", "", 0, "", 0) == "liblock: invalid argument: resources[2]: engine words"
+
+    eng = _engine()
+    try:
+        for ev, text in (((b"r", 86400001, 0, False), "ttl: must be at most 86400 s, got 86400.001 s"),
+                         ((b"r", 1000, -5, False), "wait: must be at least 0 s, got -0.005 s"),
+                         ((b"r", 1000, 0, False, False, b"short"), "token: must be at least 16 bytes of UTF-8, got 5 bytes"),
+                         ((b"r", 1000, 0, False, False, b"", 1025), "permits: must be at most 1024, got 1025"),
+                         ((b"", 1000, 0, False), "resource: must not be empty")):
+            out = P.decode(eng.step(P.acquire(eng.inbuf, *ev)))
+            assert [a[0] for a in out] == [P.ACT_REJECTED], out
+            assert str(exception(out[0][1])) == "liblock: invalid argument: " + text
     finally:
         eng.free()
 

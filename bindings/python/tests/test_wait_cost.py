@@ -62,7 +62,8 @@ def _check(single: Dict[str, int], waiting: Dict[str, int]) -> None:
 
 @pytest.mark.parametrize("where", ["main thread", "another thread"])
 def test_default_wait_sends_what_wait_0_sends_sync(c1: Cluster, where: str) -> None:
-    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
+    # a roomy node timeout: one timed out on a loaded machine would fail a pair
+    with liblock.Client(c1.urls, node_timeout=2.0, backend=BACKEND) as client:
         run: Callable[[Dict[str, Any]], Dict[str, int]] = (
             lambda kw: _sync_run(c1, client, kw, where == "another thread"))
         run(WAIT_0)  # connects and loads the release script
@@ -73,7 +74,8 @@ def test_default_wait_sends_what_wait_0_sends_sync(c1: Cluster, where: str) -> N
 
 def test_default_wait_sends_what_wait_0_sends_asyncio(c1: Cluster) -> None:
     async def main() -> None:
-        with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
+        # a roomy node timeout: one timed out on a loaded machine would fail a pair
+        with liblock.Client(c1.urls, node_timeout=2.0, backend=BACKEND) as client:
             async def run(kw: Dict[str, Any]) -> Dict[str, int]:
                 c1.do(0, "CONFIG", "RESETSTAT")
                 for _ in range(PAIRS):

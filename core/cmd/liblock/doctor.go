@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine/nodeurl"
 )
 
-const doctorSynopsis = "liblock doctor [--json] [--nodes URL,...] [--node-timeout 50ms] [--timeout 2s] [--key-prefix P]"
+const doctorSynopsis = "liblock doctor [--json] [--nodes URL,...] [--node-timeout 50ms] [--timeout 2s] [--key-prefix P] [--wait-replicas N]"
 
 // Doctor's statuses.
 const (
@@ -85,6 +86,10 @@ func (o *doctorOpts) diagnose(cfg core.Config) []row {
 	}
 	wg.Wait()
 	rows := []row{quorumRow(len(cfg.Nodes))}
+	if len(cfg.Nodes) == 1 && nodeurl.IsFailover(cfg.Nodes[0]) {
+		rows[0].Detail = "one Sentinel node (single-endpoint mode): the lock survives a failover only as far as WAIT got its grants to the promoted replica (best effort, not consensus)"
+		rows[0].Fix = "for Redlock's guarantees use 3 or 5 independent primaries (each may be a Sentinel node)"
+	}
 	for _, f := range facts {
 		rows = append(rows, f.rows...)
 		if f.reachable {

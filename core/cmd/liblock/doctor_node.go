@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine/nodeurl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,6 +28,7 @@ type nodeFacts struct {
 	replicaOf  string // host:port of its primary, if a replica
 	offset     time.Duration
 	clockKnown bool
+	sentinel   bool // a Sentinel node: its primary's role is checked through its sentinels (doctor_sentinel.go)
 }
 
 func (f *nodeFacts) add(check, status, detail, fix string) {
@@ -36,6 +38,9 @@ func (f *nodeFacts) add(check, status, detail, fix string) {
 // probe runs every check on one node, with its own connection (go-redis,
 // RESP2, each request bounded by o.timeout).
 func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
+	if nodeurl.IsFailover(url) {
+		return o.probeSentinel(url, cfg)
+	}
 	f := &nodeFacts{name: core.RedactURL(url)}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -50,25 +55,29 @@ func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 	opt.PoolSize = 1
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	ctx := context.Background()
+	o.probeData(f, rdb, url, opt.Username, cfg)
+	return f
+}
 
+// probeData runs the checks of a data node (a plain node, or a Sentinel
+// node's primary) over rdb; url is the node URL the lock cycle uses.
+func (o *doctorOpts) probeData(f *nodeFacts, rdb *redis.Client, url, user string, cfg core.Config) {
+	ctx := context.Background()
 	if !o.checkReachable(ctx, f, rdb, cfg.NodeTimeout) {
-		return f
+		return
 	}
 	info := o.checkInfo(ctx, f, rdb)
 	o.checkPersistence(ctx, f, rdb)
 	checkEviction(f, info)
 	o.checkClock(ctx, f, rdb)
 	if f.replicaOf != "" {
-		return f // a replica refuses every write: the role row says so, the command rows would only repeat it
+		return // a replica refuses every write: the role row says so, the command rows would only repeat it
 	}
-	user := opt.Username
 	if user == "" {
 		user = "default"
 	}
 	o.checkCommands(ctx, f, rdb, user)
 	o.checkLockCycle(f, url, cfg)
-	return f
 }
 
 func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redis.Client, nodeTimeout time.Duration) bool {
@@ -137,6 +146,10 @@ func (o *doctorOpts) checkInfo(ctx context.Context, f *nodeFacts, rdb *redis.Cli
 	info := parseInfo(raw)
 	f.runID, f.replID = info["run_id"], info["master_replid"]
 	checkVersion(f, info["redis_version"], info["redis_mode"])
+	checkClusterEnabled(f, info)
+	if f.sentinel {
+		return info // the role row is the Sentinel checks' (ROLE, and the replicas its sentinels know)
+	}
 	switch role := info["role"]; role {
 	case "master":
 		if n, _ := strconv.Atoi(info["connected_slaves"]); n > 0 {

@@ -59,6 +59,9 @@ type common struct {
 	keyPrefix   string
 	owner       string
 	json        bool
+	// waitReplicas is --wait-replicas (Config.WaitReplicas); nil: the
+	// library's default (1 on Sentinel nodes, off on the others).
+	waitReplicas *int
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -74,6 +77,14 @@ func (c *common) register(fs *flag.FlagSet, withJSON bool) {
 	fs.Var(durationFlag{&c.nodeTimeout}, "node-timeout", "bound of every node request (a `duration` with a unit)")
 	fs.StringVar(&c.keyPrefix, "key-prefix", "", "prepended to NAME to form the Redis key")
 	fs.StringVar(&c.owner, "owner", "", "owner label stored with the lock (shown by inspect; no '/')")
+	fs.Func("wait-replicas", "replicas that must acknowledge each grant (WAIT) on Sentinel nodes; 0: off (default 1 on Sentinel nodes, off on the others)", func(s string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number of replicas", s)
+		}
+		c.waitReplicas = &n
+		return nil
+	})
 	if withJSON {
 		fs.BoolVar(&c.json, "json", false, "print JSON lines")
 	}
@@ -105,7 +116,7 @@ func (c *common) config() (core.Config, error) {
 	if err != nil {
 		return core.Config{}, err
 	}
-	cfg := core.Config{Nodes: nodes, NodeTimeout: c.nodeTimeout, KeyPrefix: c.keyPrefix, Owner: c.owner}
+	cfg := core.Config{Nodes: nodes, NodeTimeout: c.nodeTimeout, KeyPrefix: c.keyPrefix, Owner: c.owner, WaitReplicas: c.waitReplicas}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, argUsage(err)
 	}
@@ -123,7 +134,7 @@ func argUsage(err error) error {
 		"node_timeout": "--node-timeout", "nodeTimeout": "--node-timeout", "NodeTimeout": "--node-timeout",
 		"key_prefix": "--key-prefix", "keyPrefix": "--key-prefix", "KeyPrefix": "--key-prefix",
 		"owner": "--owner", "Owner": "--owner", "ttl": "--ttl", "wait": "--wait", "token": "--token",
-		"resource": "NAME", "nodes": "--nodes",
+		"resource": "NAME", "nodes": "--nodes", "permits": "--permits", "mode": "--read/--write", "wait_replicas": "--wait-replicas",
 	}[ae.Arg]
 	if flagName == "" && strings.HasPrefix(ae.Arg, "nodes") {
 		flagName = "--nodes"

@@ -12,7 +12,7 @@ import (
 	"github.com/liblock/liblock/core"
 )
 
-const inspectSynopsis = "liblock inspect [--json] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] NAME..."
+const inspectSynopsis = "liblock inspect [--json] [--permits N | --rw] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] NAME..."
 
 // inspectJSON is one line of `inspect --json`.
 type inspectJSON struct {
@@ -22,6 +22,12 @@ type inspectJSON struct {
 	Owner      string     `json:"owner"`
 	Nodes      []nodeJSON `json:"nodes,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// --permits N (inspect_kinds.go): the count, permits held on a quorum,
+	// and those permits; --rw: the readers (the writer is Held/Owner).
+	Permits int          `json:"permits,omitempty"`
+	InUse   *int         `json:"in_use,omitempty"`
+	Holders []holderJSON `json:"holders,omitempty"`
+	Readers []readerJSON `json:"readers,omitempty"`
 }
 
 type nodeJSON struct {
@@ -38,7 +44,14 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	var c common
 	fs := newFlagSet("inspect")
 	c.register(fs, true)
+	var kind kindOpts
+	kind.register(fs, false)
+	rw := fs.Bool("rw", false, "inspect NAME's read-write lock: its writer and its readers")
 	names, err := parseInterleaved(fs, args)
+	var opts []core.InspectOption
+	if err == nil {
+		opts, err = inspectOptions(&kind, *rw)
+	}
 	if err == errHelp {
 		err = &helpRequest{fs: fs, synopsis: inspectSynopsis}
 	} else if err == nil && len(names) == 0 {
@@ -58,11 +71,13 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	defer client.Close()
 	code := exitOK
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	if !c.json {
+	if h := kindHeader(&kind, *rw); h != "" && !c.json {
+		fmt.Fprintln(tw, h)
+	} else if !c.json {
 		fmt.Fprintln(tw, "NAME\tHELD\tVALIDITY\tOWNER\tNODE\tKEY\tTTL\t")
 	}
 	for _, name := range names {
-		in, err := client.Inspect(context.Background(), name)
+		in, err := client.Inspect(context.Background(), name, opts...)
 		if err != nil {
 			code = max(code, exitFor(argUsage(err)))
 			if c.json {
@@ -73,7 +88,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if c.json {
-			writeJSON(stdout, toJSON(name, in))
+			out := toJSON(name, in)
+			addKindJSON(&out, in, &kind, *rw)
+			writeJSON(stdout, out)
+			continue
+		}
+		if kindRows(tw, name, in, &kind, *rw) {
 			continue
 		}
 		for i, n := range in.Nodes {

@@ -35,6 +35,7 @@ const helpText = `liblock: a Redlock lock for shell scripts, cron lines and serv
 
 Usage:
   liblock run [flags] NAME -- CMD [ARGS...]   run CMD while holding the lock NAME
+                                              (--permits N: one of N permits; --read, --write)
   liblock elect [flags] NAME --value V -- CMD run CMD only while leading the election NAME
   liblock elect --observe [--json] NAME       print each leader change of the election NAME
   liblock inspect [flags] NAME...             is NAME held, for how long, by whom, per node
@@ -44,7 +45,8 @@ Usage:
   liblock CMD --help                          the flags of CMD
 
 Nodes come from --nodes URL,URL,... or $LIBLOCK_NODES (comma-separated):
-redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path.
+redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path;
+a Sentinel node: redis://sentinel:port?master_name=NAME&addr=sentinel2:port...
 Use independent primaries, an odd number of them (3 or 5).
 Every duration takes a unit: 10s, 500ms, 1m30s.
 
@@ -54,7 +56,8 @@ Exit codes:
   128+S run: the command was killed by signal S (as a shell reports it)
   1    doctor: at least one check is "fail"
   64   bad usage (the message names the flag)
-  65   the lock is held elsewhere (not acquired within --wait; elect:
+  65   the lock is held elsewhere (not acquired within --wait; --permits:
+       no permit free; elect:
        another leads and --wait ran out);
        release: the token does not hold NAME
   69   unavailable: too many nodes failed for a quorum

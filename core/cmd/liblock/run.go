@@ -18,11 +18,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const runSynopsis = "liblock run [--ttl 30s] [--wait 10s] [--fence] [--grace 5s] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] [--owner O] NAME -- CMD [ARGS...]"
+const runSynopsis = "liblock run [--ttl 30s] [--wait 10s] [--fence] [--permits N | --read | --write] [--grace 5s] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] [--owner O] NAME -- CMD [ARGS...]"
 
 const runAbout = `Acquires NAME (extended in the background while CMD runs), runs CMD with
 LIBLOCK_RESOURCE, LIBLOCK_TOKEN (and LIBLOCK_FENCE with --fence) in its
-environment, and releases NAME however it ends. CMD runs in its own process
+environment, and releases NAME however it ends. With --permits N it takes one
+of N permits of the semaphore NAME instead (LIBLOCK_PERMITS and LIBLOCK_SLOT
+added), with --read / --write a side of NAME's read-write lock
+(LIBLOCK_MODE added). CMD runs in its own process
 group: SIGINT, SIGTERM and SIGHUP sent to liblock go to the whole group. If
 the lock is lost, the group gets SIGTERM, then SIGKILL after --grace, and
 liblock exits 70 (loss wins over CMD's own code). When CMD exits, what it
@@ -44,6 +47,7 @@ type runOpts struct {
 	common
 	ttl, wait, grace time.Duration
 	fence            bool
+	kind             kindOpts // --permits, --read, --write (run_kinds.go)
 	name             string
 	argv             []string
 	// env: more of the command's environment (elect's); command: the
@@ -71,10 +75,14 @@ func parseRun(args []string) (*runOpts, error) {
 	fs.Var(durationFlag{&o.wait}, "wait", "how long to wait for the lock if it is held; 0: one attempt (like flock -n) (a `duration` with a unit)")
 	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group (a `duration` with a unit)")
 	fs.BoolVar(&o.fence, "fence", false, "take a fencing token and pass it in LIBLOCK_FENCE")
+	o.kind.register(fs, true)
 	pre, cmd, dashes := splitDashes(args)
 	pos, err := parseInterleaved(fs, pre)
 	if err == errHelp {
 		return nil, &helpRequest{fs: fs, synopsis: runSynopsis, about: runAbout}
+	}
+	if err == nil {
+		err = o.kind.check()
 	}
 	if err != nil {
 		return nil, err
@@ -161,6 +169,7 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 	if o.fence {
 		opts = append(opts, core.Fence())
 	}
+	opts = append(opts, o.kind.acquireOptions()...)
 	lock, err, s := untilSignal(sigs, func(ctx context.Context) (*core.Lock, error) {
 		return client.Acquire(ctx, o.name, o.ttl, opts...)
 	}, func(l *core.Lock) { _ = l.Release(context.Background()) })
@@ -173,9 +182,9 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 		return lock, 0
 	case errors.Is(err, core.ErrNotAcquired):
 		if o.wait > 0 {
-			fmt.Fprintf(stderr, "liblock run: %q is held elsewhere: not acquired within %v (exit %d)\n", o.name, o.wait, exitNotAcquired)
+			fmt.Fprintf(stderr, "liblock run: %s is held elsewhere: not acquired within %v (exit %d)\n", o.kind.describe(o.name), o.wait, exitNotAcquired)
 		} else {
-			fmt.Fprintf(stderr, "liblock run: %q is held elsewhere (exit %d)\n", o.name, exitNotAcquired)
+			fmt.Fprintf(stderr, "liblock run: %s is held elsewhere (exit %d)\n", o.kind.describe(o.name), exitNotAcquired)
 		}
 		return nil, exitNotAcquired
 	}
@@ -221,6 +230,7 @@ func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
 	if o.fence {
 		cmd.Env = append(cmd.Env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
 	}
+	cmd.Env = append(cmd.Env, o.kind.env(lock)...)
 	cmd.Env = append(cmd.Env, o.env...)
 	// Setpgid: the command and what it starts form one group, so a
 	// forwarded signal and the kill on loss reach its children too.

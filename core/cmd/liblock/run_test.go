@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,17 +55,23 @@ while [ ! -e go ]; do sleep 0.01; done`
 	require.Len(t, lines[1], 36, "LIBLOCK_TOKEN %q", lines[1])
 	require.NotEmpty(t, lines[2], "the third variable")
 	require.NotEqual(t, "0", lines[2], "the third variable")
+	// The acquire and the release return at a quorum: the third node's
+	// SET, and its DEL, may come a moment later.
 	for _, n := range c.Nodes {
-		v, err := n.Do("GET", "app:orders:42")
-		require.NoError(t, err)
-		require.Equal(t, lines[1], v, "node %d: want the token", n.Index)
+		eventually(t, 5*time.Second, fmt.Sprintf("node %d holds the token", n.Index), func() bool {
+			v, err := n.Do("GET", "app:orders:42")
+			require.NoError(t, err)
+			return v == lines[1]
+		})
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
 	r := wait(t, cmd, out, errb)
 	require.Zero(t, r.code, "exit; stderr: %s", r.stderr)
 	for _, n := range c.Nodes {
-		v, _ := n.Do("GET", "app:orders:42")
-		require.Equal(t, "(nil)", v, "node %d still holds the lock", n.Index)
+		eventually(t, 5*time.Second, fmt.Sprintf("node %d released the lock", n.Index), func() bool {
+			v, _ := n.Do("GET", "app:orders:42")
+			return v == "(nil)"
+		})
 	}
 }
 
@@ -138,6 +145,14 @@ func loseLock(t *testing.T, trap string, extra ...string) (result, string, int, 
 	require.NoError(t, cmd.Start())
 	pid := readPID(t, filepath.Join(dir, "pid"))
 	grandchild := readPID(t, filepath.Join(dir, "grandchild"))
+	// The acquire returned at a quorum: a SET reaching node 0 or 1 after
+	// the DEL below would keep the lock on a quorum.
+	for _, n := range c.Nodes {
+		eventually(t, 5*time.Second, fmt.Sprintf("node %d holds the lock", n.Index), func() bool {
+			v, _ := n.Do("EXISTS", "job")
+			return v == "1"
+		})
+	}
 	for _, n := range c.Nodes[:2] {
 		_, err := n.Do("DEL", "job")
 		require.NoError(t, err)

@@ -11,11 +11,13 @@
 // The primitives of issue 20 (…/liblock-semaphore*, -read, -write,
 // -multi*) are also printed beside their group's mutex pair (…/liblock)
 // with that ratio, and BenchmarkContention's sections/s and least-share
-// (10 contenders) beside its …/mutex row.
+// (10 contenders) beside its …/mutex row. With -json FILE it also writes
+// every sample as results rows (rows.go) for the plots of make bench.
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -27,6 +29,9 @@ import (
 type metrics map[string][]float64
 
 func main() {
+	jsonOut := flag.String("json", "", "also write the samples as results rows (build/bench/go.json) for the plots")
+	part := flag.String("part", "go", "the part's name in the -json file")
+	flag.Parse()
 	samples := map[string]metrics{}
 	var order []string
 	in := bufio.NewScanner(os.Stdin)
@@ -65,6 +70,12 @@ func main() {
 	pairs(samples, order)
 	primitives(samples, order)
 	contention(samples, order)
+	if *jsonOut != "" {
+		if err := writeRows(*jsonOut, *part, samples, order); err != nil {
+			fmt.Fprintln(os.Stderr, "benchreport:", err)
+			os.Exit(1)
+		}
+	}
 }
 
 // pairs prints the pair benchmarks' medians and their ratios to their

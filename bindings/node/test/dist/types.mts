@@ -1,7 +1,7 @@
 // Type-checked by scripts/test-dist.sh with `tsc --strict` (no skipLibCheck,
 // with the consumer's @types/node, no DOM lib unless the tsconfig adds it)
 // against the installed tarball, as an ES module. Never run.
-import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState, type PermitHolder } from 'liblock';
+import liblock, { Client, Lock, LoadError, LockError, NotAcquiredError, DEFAULT_WAIT, type AcquireOptions, type Inspection, type NodeState, type PermitHolder, type Reader } from 'liblock';
 
 export async function use(nodes: string[]): Promise<number> {
   let client: Client;
@@ -37,9 +37,12 @@ export async function use(nodes: string[]): Promise<number> {
   const holders: PermitHolder[] = pool.holders ?? [];
   const inUse: number = (pool.inUse ?? 0) + holders.length + (holders[0]?.slot ?? 0);
   await permit.release();
+  const rw: Inspection = await client.inspect('doc', { mode: 'read' }); // a read-write lock: its readers
+  const readers: Reader[] = rw.readers ?? [];
+  const readerValidity: number = readers.reduce((t, r) => t + (r.validity ?? 0) + r.owner.length, 0);
   await client.close();
   const errors: Array<typeof LockError> = [liblock.LoadError, liblock.NotAcquiredError, NotAcquiredError, liblock.LockLostError];
   const code: 'LOAD_FAILED' = new liblock.LoadError().code;
   if (reentered && validity === null && cause === null) return fence + owner.length;
-  return inUse + n + errors.length + code.length + liblock.ABI_VERSION + liblock.library().abiVersion + liblock.DEFAULT_WAIT;
+  return inUse + readerValidity + n + errors.length + code.length + liblock.ABI_VERSION + liblock.library().abiVersion + liblock.DEFAULT_WAIT;
 }

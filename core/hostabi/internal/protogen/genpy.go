@@ -19,6 +19,25 @@ func (ps pyStructs) name(format string) string {
 
 func pyStr(s string) string { return strconv.Quote(s) }
 
+// emptySize is the bytes of fs encoded with every integer 0 and every str,
+// bytes and list empty.
+func emptySize(fs []Field) int {
+	n := 0
+	for _, f := range fs {
+		switch f.Type {
+		case "str", "bytes":
+			n += 4
+		case "list":
+			n += 2
+		case "error":
+			panic("an error record inside an error record")
+		default:
+			n += fixedSize[f.Type]
+		}
+	}
+	return n
+}
+
 func genPython(s *Spec) ([]byte, error) {
 	var head, body w
 	ps := pyStructs{}
@@ -278,9 +297,18 @@ def _read_list(buf: Any, at: int, item: Any) -> Tuple[List[Any], int]:
 				return err
 			}
 		}
+		if fn == "read_error" {
+			// The record of no error is all zeros (every str and list
+			// empty): most actions carry one, so it is recognised whole
+			// rather than read field by field.
+			body.p("\n\n_NO_ERROR = bytes(%d)\n", emptySize(fs))
+		}
 		body.p("\n\ndef %s(buf: Any, at: int) -> Tuple[Any, int]:\n", fn)
 		if doc != "" {
 			body.p("    \"\"\"%s\"\"\"\n", doc)
+		}
+		if fn == "read_error" {
+			body.p("    if buf[at:at + %d] == _NO_ERROR:\n        return None, at + %d\n", emptySize(fs), emptySize(fs))
 		}
 		body.Write(code.Bytes())
 		body.p("    return %s, at\n", ret(vars))
