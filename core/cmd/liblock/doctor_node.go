@@ -28,7 +28,9 @@ type nodeFacts struct {
 	replicaOf  string // host:port of its primary, if a replica
 	offset     time.Duration
 	clockKnown bool
-	sentinel   bool // a Sentinel node: its primary's role is checked through its sentinels (doctor_sentinel.go)
+	sentinel   bool   // a Sentinel node: its primary's role is checked through its sentinels (doctor_sentinel.go)
+	cluster    bool   // a Redis Cluster node, or one of its shard primaries (doctor_cluster.go)
+	keyTag     string // a shard primary's: a hash tag in its slots, for the commands check's key
 }
 
 func (f *nodeFacts) add(check, status, detail, fix string) {
@@ -40,6 +42,9 @@ func (f *nodeFacts) add(check, status, detail, fix string) {
 func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 	if nodeurl.IsFailover(url) {
 		return o.probeSentinel(url, cfg)
+	}
+	if spec, err := nodeurl.Parse(url); err == nil && spec.Cluster {
+		return o.probeCluster(url, cfg)
 	}
 	f := &nodeFacts{name: core.RedactURL(url)}
 	opt, err := redis.ParseURL(url)
@@ -59,8 +64,10 @@ func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 	return f
 }
 
-// probeData runs the checks of a data node (a plain node, or a Sentinel
-// node's primary) over rdb; url is the node URL the lock cycle uses.
+// probeData runs the checks of a data node (a plain node, a Sentinel
+// node's primary, or a Cluster node's shard primary) over rdb; url is the
+// node URL the lock cycle uses ("" for none: a Cluster node runs one cycle
+// through its own URL, not one per shard).
 func (o *doctorOpts) probeData(f *nodeFacts, rdb *redis.Client, url, user string, cfg core.Config) {
 	ctx := context.Background()
 	if !o.checkReachable(ctx, f, rdb, cfg.NodeTimeout) {
@@ -77,7 +84,9 @@ func (o *doctorOpts) probeData(f *nodeFacts, rdb *redis.Client, url, user string
 		user = "default"
 	}
 	o.checkCommands(ctx, f, rdb, user)
-	o.checkLockCycle(f, url, cfg)
+	if url != "" {
+		o.checkLockCycle(f, url, cfg)
+	}
 }
 
 func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redis.Client, nodeTimeout time.Duration) bool {
@@ -147,8 +156,8 @@ func (o *doctorOpts) checkInfo(ctx context.Context, f *nodeFacts, rdb *redis.Cli
 	f.runID, f.replID = info["run_id"], info["master_replid"]
 	checkVersion(f, info["redis_version"], info["redis_mode"])
 	checkClusterEnabled(f, info)
-	if f.sentinel {
-		return info // the role row is the Sentinel checks' (ROLE, and the replicas its sentinels know)
+	if f.sentinel || f.cluster {
+		return info // the role row is the topology checks' (the Sentinel's ROLE, the cluster's shard rows)
 	}
 	switch role := info["role"]; role {
 	case "master":
@@ -202,7 +211,9 @@ func checkVersion(f *nodeFacts, version, mode string) {
 	case major < 6:
 		f.add("version", statusWarn, "Redis "+version+": has the commands liblock needs, but is untested (liblock is tested against 7.0) and past its end of life", "upgrade to Redis 6.0 or later")
 	case mode == "cluster":
-		f.add("version", statusWarn, "Redis "+version+" in cluster mode: keys move between shards", "give liblock independent standalone primaries")
+		// A shard primary of a cluster=yes node; a plain URL at a cluster
+		// node gets the cluster row's fail (checkClusterEnabled).
+		f.add("version", statusOK, "Redis "+version+" (cluster mode)", "")
 	default:
 		f.add("version", statusOK, "Redis "+version, "")
 	}
@@ -292,7 +303,7 @@ func (o *doctorOpts) checkClock(ctx context.Context, f *nodeFacts, rdb *redis.Cl
 // key and channel of its own (deleted at once): EVALSHA of an unknown
 // script must say NOSCRIPT, not NOPERM.
 func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis.Client, user string) {
-	key := o.keyPrefix + "liblock-doctor:" + randomHex()
+	key := o.keyPrefix + "liblock-doctor:" + randomHex() + f.keyTag
 	channel := "liblock:released:" + key
 	var failed, degraded, fine []string
 	try := func(name string, err error, essential bool) {

@@ -85,7 +85,7 @@ func (o *doctorOpts) probeSentinel(url string, cfg core.Config) *nodeFacts {
 	}
 	o.sentinelQuorum(f, spec, asked, reachable, known)
 	connected := o.sentinelReplicas(f, spec, asked)
-	waitRow(f, cfg.WaitReplicas, connected)
+	waitRow(f, "Sentinel", cfg.WaitReplicas, connected)
 
 	if !agreed {
 		return f // which primary the lock lands on is not settled: the agreement row fails; do not probe one at random
@@ -257,8 +257,8 @@ func (o *doctorOpts) sentinelReplicas(f *nodeFacts, spec nodeurl.Spec, asked *se
 // the primary fails before replicating it; WAIT (wait_replicas) makes the
 // grant count only once replicas have it. Off is a warning; more than the
 // connected replicas can acknowledge refuses every acquire.
-func waitRow(f *nodeFacts, wait *int, connected int) {
-	w, def := 1, " (the default on Sentinel nodes)"
+func waitRow(f *nodeFacts, kind string, wait *int, connected int) {
+	w, def := 1, " (the default on "+kind+" nodes)"
 	if wait != nil {
 		w, def = *wait, ""
 	}
@@ -307,7 +307,7 @@ func (o *doctorOpts) checkRole(f *nodeFacts, rdb *redis.Client, primary string) 
 // sends every key to that one node, which answers MOVED for the slots it
 // does not serve: liblock counts that node as failed for most resources.
 func checkClusterEnabled(f *nodeFacts, info map[string]string) {
-	if info["cluster_enabled"] != "1" || f.sentinel {
+	if info["cluster_enabled"] != "1" || f.sentinel || f.cluster {
 		return
 	}
 	f.add("cluster", statusFail, "cluster_enabled:1 — a Redis Cluster node given as a plain node URL: it serves only its own slots and answers MOVED for the others, which liblock counts as a failed node",

@@ -143,7 +143,7 @@ func TestDoctorSentinelRules(t *testing.T) {
 		{nil, 2, statusOK}, {&one, 1, statusOK}, {&zero, 2, statusWarn}, {nil, 0, statusFail}, {&one, 0, statusFail},
 	} {
 		f := &nodeFacts{name: "n"}
-		waitRow(f, tc.wait, tc.connected)
+		waitRow(f, "Sentinel", tc.wait, tc.connected)
 		require.Len(t, f.rows, 1)
 		assert.Equal(t, tc.status, f.rows[0].Status, "wait %v, %d connected: %+v", tc.wait, tc.connected, f.rows[0])
 	}
