@@ -121,7 +121,7 @@ async function pairPart(replicas) {
     }
     const med = Object.fromEntries(names.map((n) => [n, median(rounds[n])]));
     const peer = Math.min(...names.filter((n) => !n.startsWith('liblock')).map((n) => med[n]));
-    const scenario = `Redis Cluster pair, 3 primaries, ${replicas} replica(s) each`;
+    const scenario = `Redis Cluster pair, 3 primaries, ${replicas ? 'a replica each' : 'no replicas'}`;
     console.log(`\n${scenario}: ${PAIRS} pairs x ${ROUNDS} rounds, median of round medians`);
     console.log(row('', 'µs', '/ best peer'));
     for (const n of names) {

@@ -192,7 +192,7 @@ def part(replicas: int) -> None:
         v["redis-py RedisCluster.lock, blocking=False"] = ("sync", redispy_sync(rc, False))
         v["redis-py asyncio RedisCluster.lock, defaults"] = ("asyncio", redispy_async(dep.ports, True))
         v["redis-py asyncio RedisCluster.lock, blocking=False"] = ("asyncio", redispy_async(dep.ports, False))
-        measure(f"Redis Cluster pair, 3 primaries, {replicas} replica(s) each", v)
+        measure(f"Redis Cluster pair, 3 primaries, {'a replica each' if replicas else 'no replicas'}", v)
     finally:
         for c in clients:
             c.close()

@@ -174,7 +174,10 @@ func benchPeers(b *testing.B, rc *redistest.RedisCluster, replicas int) []result
 			peer = med[k]
 		}
 	}
-	scenario := fmt.Sprintf("Redis Cluster pair, 3 primaries, %d replica(s) each", replicas)
+	scenario := "Redis Cluster pair, 3 primaries, no replicas"
+	if replicas > 0 {
+		scenario = "Redis Cluster pair, 3 primaries, a replica each"
+	}
 	var rows []results.Row
 	for k, im := range impls {
 		b.ReportMetric(med[k], im.slug+"-p50-µs")
