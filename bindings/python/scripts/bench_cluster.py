@@ -1,8 +1,9 @@
 """make bench, Python part on a Redis Cluster: liblock beside redis-py's RedisCluster.lock.
 
 Starts (and stops) its own clusters through build/redisnodes -cluster, and measures the
-uncontended acquire+release pair, median of BENCH_ROUNDS (5) round medians of BENCH_N (2000)
-pairs, the variants alternating round by round (who goes first rotates):
+uncontended acquire+release pair: BENCH_N (2000) pairs per variant in BENCH_BLOCKS (20) blocks,
+the variants alternating block by block (who goes first rotates), so that a burst of load on the
+shared machine hits them alike; each row is the median of all its pairs:
 
 replicas=0  one cluster of 3 primaries without replicas; liblock's WAIT off (wait_replicas=0),
             since redis-py's Lock sends no WAIT: like with like. liblock native and wasm, sync
@@ -40,8 +41,9 @@ import liblock
 
 ROOT = Path(__file__).resolve().parents[3]
 N = int(os.environ.get("BENCH_N", "2000"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+BLOCKS = int(os.environ.get("BENCH_BLOCKS", "20"))
 WARMUP = 200
+BLOCK_WARMUP = 20  # an asyncio block's own warm-up (redis-py's asyncio clients are made per block)
 UNIT = "µs per acquire+release pair (median)"
 
 class Deployment:
@@ -79,13 +81,13 @@ def sync_variant(pair: Callable[[str], None]) -> Callable[[int, int], List[int]]
 
 def async_variant(make: Callable[[], Tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[None]]]]
                   ) -> Callable[[int, int], List[int]]:
-    """make() builds (pair, close) inside the round's event loop (redis-py's asyncio clients are
-    bound to one); each round warms its connections up before it measures."""
+    """make() builds (pair, close) inside the block's event loop (redis-py's asyncio clients are
+    bound to one); each block warms its connections up before it measures."""
     def run(n: int, tag: int) -> List[int]:
         async def go() -> List[int]:
             pair, close = make()
             try:
-                for i in range(min(WARMUP, n)):
+                for i in range(BLOCK_WARMUP):
                     await pair(f"bench:{tag}:{i % 16}")
                 samples: List[int] = []
                 for i in range(n):
@@ -146,16 +148,17 @@ def measure(title: str, variants: Dict[str, Tuple[str, Callable[[int, int], List
     names = list(variants)
     for k, name in enumerate(names):  # warm up: connections, scripts, slot maps
         variants[name][1](WARMUP, k)
-    rounds: Dict[str, List[float]] = {name: [] for name in names}
-    for r in range(ROUNDS):
+    samples: Dict[str, List[int]] = {name: [] for name in names}
+    per_block = max(1, N // BLOCKS)
+    for r in range(BLOCKS):
         for j in range(len(names)):
             k = (r + j) % len(names)  # rotate who goes first
             name = names[k]
-            rounds[name].append(statistics.median(variants[name][1](N, k)) / 1e3)
-    med = {name: statistics.median(rounds[name]) for name in names}
+            samples[name] += variants[name][1](per_block, k)
+    med = {name: statistics.median(samples[name]) / 1e3 for name in names}
     best = {api: min(med[n] for n in names if variants[n][0] == api and not n.startswith("liblock"))
             for api in ("sync", "asyncio")}
-    print(f"\n{title}: {N} pairs x {ROUNDS} rounds, median of round medians")
+    print(f"\n{title}: {per_block * BLOCKS} pairs per variant in {BLOCKS} alternating blocks, medians")
     print(f"{'':52}{'µs':>10}{'/ redis-py':>12}")
     for name in names:
         api = variants[name][0]
