@@ -110,6 +110,9 @@ bench: deps build bench-go
 bench-go: deps
 	{ $(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ && \
 	  $(GO) test -run '^$$' -bench Contention -benchtime 1000x -count 3 ./core/; } | $(GO) run ./core/internal/benchreport -json $(BUILD)/bench/go.json
+	# liblock beside go-redsync on one Redis Cluster (a module of its own: go-redsync stays out of go.mod)
+	cd core/internal/clusterpeers && LIBLOCK_BENCH_JSON=$(abspath $(BUILD))/bench/go-cluster.json \
+	  $(GO) test -run '^$$' -bench ClusterPeers -benchtime 2000x -count 1 .
 	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
 clean:

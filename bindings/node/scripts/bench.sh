@@ -18,4 +18,7 @@ export LIBLOCK_WASM_PATH="${LIBLOCK_WASM_PATH:-$root/build/liblock.wasm}"
 # Its rows also go to build/bench/node.json, for make bench's plots.
 export LIBLOCK_BENCH_JSON="${LIBLOCK_BENCH_JSON:-$root/build/bench/node.json}"
 echo "== Node binding bench (bindings/node/bench/bench.js)"
-exec "$root/build/redisnodes" -n 5 -- node bench/bench.js
+"$root/build/redisnodes" -n 5 -- node bench/bench.js
+# The Redis Cluster part starts (and stops) its own clusters; its rows go to node-cluster.json.
+echo "== Node binding, Redis Cluster bench (bindings/node/bench/cluster.js)"
+LIBLOCK_BENCH_JSON="$(dirname "$LIBLOCK_BENCH_JSON")/node-cluster.json" node bench/cluster.js

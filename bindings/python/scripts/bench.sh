@@ -13,3 +13,7 @@ export LIBLOCK_BENCH_JSON="${LIBLOCK_BENCH_JSON:-$ROOT/build/bench/python.json}"
 echo "== Python binding benchmark"
 PYTHONPATH="$ROOT/bindings/python" PYTHONDONTWRITEBYTECODE=1 \
   build/redisnodes -n 5 -- "$PY" bindings/python/scripts/bench.py
+# The Redis Cluster part starts (and stops) its own clusters; its rows go to python-cluster.json.
+echo "== Python binding, Redis Cluster benchmark (scripts/bench_cluster.py)"
+LIBLOCK_BENCH_JSON="$(dirname "$LIBLOCK_BENCH_JSON")/python-cluster.json" \
+  PYTHONPATH="$ROOT/bindings/python" PYTHONDONTWRITEBYTECODE=1 "$PY" bindings/python/scripts/bench_cluster.py
