@@ -196,3 +196,27 @@ func TestClusterFakeShardedResubscribe(t *testing.T) {
 		})
 	}
 }
+
+// On a cluster node a release's SPUBLISH count is the shard's, exact: no
+// subscriber but this engine's own means no other client waits (the
+// old PUBLISH count forced "others may wait"), and one more means one does.
+func TestClusterExactHandOffCount(t *testing.T) {
+	f, _ := twoShards(t, func() string { return "$-1\r\n" })
+	res := resourceOn(true)
+	key := "{" + res + "}"
+	op, err := f.e.Acquire(AcquireRequest{Resource: res, TTL: 10 * time.Second, Wait: time.Minute})
+	require.NoError(t, err)
+	f.run()
+	require.NotEmpty(t, f.logged("a:1", "SSUBSCRIBE"))
+	require.True(t, f.e.shardSubscribed(0, key), "this engine's own subscription, live")
+	for _, c := range []struct {
+		receivers int64
+		remote    bool
+	}{{1, false}, {2, true}, {0, false}} {
+		lop := &lockOp{lock: &lockState{key: key}}
+		f.e.noteReceivers(lop, 0, c.receivers)
+		assert.Equal(t, c.remote, lop.remote, "%d subscribers counted by SPUBLISH", c.receivers)
+		assert.Equal(t, c.remote, f.e.subs[key].remote)
+	}
+	_ = op
+}
