@@ -83,8 +83,9 @@ func (e *Engine) isShardSub(s *node) bool { return s.sub && e.nodes[s.idx].cl !=
 
 // subConn returns the pub/sub connection of node i that hears the channel
 // of key (a lock key or an election key), or nil when a cluster node's
-// slot map does not name the slot's primary yet: the waiter's next poll
-// tries again, the map then loaded by its attempt.
+// slot map does not name the slot's primary yet (or names one whose shard
+// failed since): the waiter's next poll tries again, the map then loaded
+// by its attempt.
 func (e *Engine) subConn(i int, key string) *node {
 	cl := e.nodes[i].cl
 	if cl == nil {
@@ -97,8 +98,8 @@ func (e *Engine) subConn(i int, key string) *node {
 		return nil
 	}
 	p := cl.slots[KeySlot(key)]
-	if p == 0 {
-		return nil
+	if p == 0 || cl.suspect[cl.addrs[p-1]] {
+		return nil // no primary known, or its shard failed: after the next map
 	}
 	addr := cl.addrs[p-1]
 	if cl.subs == nil {
