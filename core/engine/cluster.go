@@ -64,8 +64,9 @@ type clusterState struct {
 	gen     uint64
 	// subs: the pub/sub connections, one per shard a waited-on channel
 	// lives on (spubsub.go), by address and in the order made.
-	subs     map[string]*node
-	subOrder []*node
+	subs       map[string]*node
+	subOrder   []*node
+	noShardSub bool // SSUBSCRIBE is an unknown command here (before 7.0): poll only
 }
 
 // maxRedirects bounds the MOVED and ASK redirects one command follows.

@@ -91,6 +91,9 @@ func (e *Engine) subConn(i int, key string) *node {
 	if cl == nil {
 		return e.subNode(i)
 	}
+	if cl.noShardSub {
+		return nil
+	}
 	if !cl.loaded {
 		if !cl.loading {
 			cl.load(e)
@@ -195,6 +198,11 @@ func (h shardSubStep) reply(e *Engine, _ int, r Reply) {
 		return
 	}
 	delete(h.s.chans, h.name)
+	if re, ok := r.Err.(RedisError); ok && strings.Contains(strings.ToLower(string(re)), "unknown command") {
+		// A cluster before Redis 7.0: no sharded pub/sub. Its waiters
+		// poll, without a connection opened and refused at every poll.
+		e.nodes[h.s.idx].cl.noShardSub = true
+	}
 	e.slotMoved(h.s, r)
 	e.subIdle(h.s)
 }

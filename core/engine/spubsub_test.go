@@ -220,3 +220,44 @@ func TestClusterExactHandOffCount(t *testing.T) {
 	}
 	_ = op
 }
+
+// A cluster without sharded pub/sub (before Redis 7.0) answers SSUBSCRIBE
+// as an unknown command: the waiter polls, sending it once only, and still
+// gets the lock.
+func TestClusterFakeNoShardedPubSub(t *testing.T) {
+	free := false
+	f, nodes := twoShards(t, func() string {
+		if free {
+			return "+OK\r\n"
+		}
+		return "$-1\r\n"
+	})
+	for _, n := range nodes {
+		orig := n.answer
+		n.answer = func(cmd []string, asking bool) string {
+			if cmd[0] == "SSUBSCRIBE" {
+				return "-ERR unknown command 'SSUBSCRIBE', with args beginning with: \r\n"
+			}
+			return orig(cmd, asking)
+		}
+	}
+	op, err := f.e.Acquire(AcquireRequest{Resource: resourceOn(true), TTL: 10 * time.Second, Wait: time.Minute})
+	require.NoError(t, err)
+	f.run()
+	for i := 0; i < 20; i++ {
+		f.env.now += 50 * time.Millisecond
+		f.e.Tick()
+		f.run()
+	}
+	assert.Len(t, f.logged("a:1", "SSUBSCRIBE"), 1, "asked once")
+	assert.Greater(t, len(f.logged("a:1", "SET")), 5, "the waiter polls")
+	free = true
+	require.Eventually(t, func() bool {
+		f.env.now += 50 * time.Millisecond
+		f.e.Tick()
+		f.run()
+		_, done := f.done[op]
+		return done
+	}, 5*time.Second, time.Millisecond)
+	require.NoError(t, f.done[op].Err)
+}
