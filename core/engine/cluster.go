@@ -36,9 +36,9 @@ import (
 //
 // Scripts are loaded per shard connection (node.loaded), so EVALSHA and
 // the NOSCRIPT logic work per shard as on a standalone node. Wake-ups use
-// plain PUBLISH and SUBSCRIBE: a cluster forwards a PUBLISH to every node,
-// so the pub/sub connection of a cluster node subscribes on any one of
-// them (clusterSubAddr). The keys of one resource share a hash tag on an
+// sharded pub/sub: SPUBLISH from the scripts' cluster variants, SSUBSCRIBE
+// on a pub/sub connection to the shard of the channel's slot (spubsub.go).
+// The keys of one resource share a hash tag on an
 // engine with a cluster node (keyOf), so that every script's keys are in
 // one slot.
 type clusterState struct {
@@ -62,7 +62,11 @@ type clusterState struct {
 	next    int
 	causes  []string
 	gen     uint64
-	subNext int // the address the pub/sub connection tries next
+	// subs: the pub/sub connections, one per shard a waited-on channel
+	// lives on (spubsub.go), by address and in the order made.
+	subs       map[string]*node
+	subOrder   []*node
+	noShardSub bool // SSUBSCRIBE is an unknown command here (before 7.0): poll only
 }
 
 // maxRedirects bounds the MOVED and ASK redirects one command follows.
@@ -165,6 +169,7 @@ func commandKey(c command) string {
 // it until the map is loaded.
 func (e *Engine) clusterSend(n *node, h handler, c command) {
 	cl := n.cl
+	c = clusterScript(c) // the sharded pub/sub variant (spubsub.go)
 	if cl.stale && !cl.loading {
 		cl.load(e)
 	}
@@ -511,17 +516,6 @@ func clusterDown(r Reply) bool {
 	}
 	re, ok := r.Err.(RedisError)
 	return ok && strings.HasPrefix(string(re), "CLUSTERDOWN")
-}
-
-// clusterSubAddr picks where a cluster node's pub/sub connection goes:
-// the known primaries and the seeds in turn, one further at each new
-// connection, so that a dead seed does not keep waiters deaf.
-func (e *Engine) clusterSubAddr(i int) string {
-	cl := e.nodes[i].cl
-	cands := append(append([]string(nil), cl.addrs...), cl.n.spec.Seeds...)
-	a := cands[cl.subNext%len(cands)]
-	cl.subNext++
-	return a
 }
 
 // clusterShards calls f for each shard connection of every cluster node.

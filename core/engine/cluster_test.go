@@ -112,6 +112,7 @@ type fakeCluster struct {
 	asking map[ConnID]bool
 	log    []string
 	done   map[OpID]Action
+	subs   map[string]ConnID // the connection each address got a (S)SUBSCRIBE on (spubsub_test.go)
 }
 
 func newFakeCluster(t *testing.T, url string, wait *int, nodes map[string]*fakeClusterNode) *fakeCluster {
@@ -157,6 +158,12 @@ func (f *fakeCluster) run() {
 				case "WAIT":
 					out = append(out, ":1\r\n"...)
 				default:
+					if name == "SSUBSCRIBE" || name == "SUBSCRIBE" {
+						if f.subs == nil {
+							f.subs = map[string]ConnID{}
+						}
+						f.subs[addr] = a.Conn
+					}
 					out = append(out, s.answer(cmd, f.asking[a.Conn])...)
 					f.asking[a.Conn] = false
 				}

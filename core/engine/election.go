@@ -403,11 +403,7 @@ func (e *Engine) listenLeader(ekey string) {
 		return
 	}
 	for i := range e.nodes {
-		s := e.subNode(i)
-		if !s.chans[leaderChan(ekey)] {
-			s.chans[leaderChan(ekey)] = true
-			e.send(s, discard{}, command{kind: cmdArgs, args: []string{"SUBSCRIBE", LeaderChannel(ekey)}})
-		}
+		e.listenOn(i, ekey, leaderChan(ekey), LeaderChannel(ekey)) // spubsub.go
 	}
 }
 
@@ -417,15 +413,5 @@ func (e *Engine) unlistenLeader(ekey string) {
 			return // another watch still listens
 		}
 	}
-	for _, s := range e.subNodes {
-		if s == nil || !s.chans[leaderChan(ekey)] {
-			continue
-		}
-		delete(s.chans, leaderChan(ekey))
-		if len(s.chans) == 0 {
-			s.fail(e, errorString("pub/sub connection no longer needed"))
-			continue
-		}
-		e.send(s, discard{}, command{kind: cmdArgs, args: []string{"UNSUBSCRIBE", LeaderChannel(ekey)}})
-	}
+	e.unlistenAll(leaderChan(ekey), LeaderChannel(ekey)) // spubsub.go
 }

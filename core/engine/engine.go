@@ -234,22 +234,14 @@ func (e *Engine) end() {
 	if e.tagKeys {
 		e.clusterShards(func(s *node) bool { s.flush(e); return true })
 	}
-	for _, n := range e.subNodes {
-		if n != nil {
-			n.flush(e)
-		}
-	}
+	e.eachSub(func(s *node) { s.flush(e) })
 	if e.closing && !e.closed && e.idle() {
 		e.closed = true
 		for _, n := range e.nodes {
 			n.drop(e)
 		}
 		e.clusterShards(func(s *node) bool { s.drop(e); return true })
-		for _, n := range e.subNodes {
-			if n != nil {
-				n.fail(e, ErrClosed)
-			}
-		}
+		e.eachSub(func(s *node) { s.fail(e, ErrClosed) })
 		e.emit(Action{Kind: ActClosed})
 	}
 	// The host's one timer is re-armed only when something is due sooner
@@ -703,12 +695,15 @@ func (e *Engine) nodeOf(c ConnID) *node {
 			return n
 		}
 	}
-	for _, n := range e.subNodes {
-		if n != nil && n.conn == c {
-			return n
-		}
-	}
 	var found *node
+	e.eachSub(func(s *node) {
+		if s.conn == c {
+			found = s
+		}
+	})
+	if found != nil {
+		return found
+	}
 	if e.tagKeys {
 		e.clusterShards(func(s *node) bool {
 			if s.conn == c {

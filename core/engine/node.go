@@ -240,9 +240,6 @@ func (n *node) open(e *Engine) {
 		return
 	}
 	s := n.spec
-	if n.sub && e.nodes[n.idx].cl != nil {
-		s.Addr = e.clusterSubAddr(n.idx) // any node of the cluster hears a PUBLISH
-	}
 	e.emit(Action{Kind: ActOpen, Conn: n.conn, Node: n.idx, Dial: &Dial{
 		Network: s.Network, Addr: s.Addr, TLS: s.TLS, ServerName: s.ServerName, SkipVerify: s.SkipVerify,
 	}})
@@ -350,9 +347,8 @@ func (n *node) received(e *Engine, p []byte) {
 			break
 		}
 		off += k
-		if n.sub && len(r.Elems) > 0 && r.Elems[0].Str == "message" {
-			e.message(r) // a push, not the answer to a request
-			continue
+		if n.sub && e.push(n, r) {
+			continue // a push, not the answer to a request (spubsub.go)
 		}
 		if n.inflight.len() == 0 {
 			n.fail(e, protocolError("a reply nobody asked for"))

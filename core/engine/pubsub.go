@@ -68,11 +68,7 @@ func (e *Engine) listen(key string) {
 		return
 	}
 	for i := range e.nodes {
-		s := e.subNode(i)
-		if !s.chans[key] {
-			s.chans[key] = true
-			e.send(s, discard{}, command{kind: cmdArgs, args: []string{"SUBSCRIBE", ReleasedChannel(key)}})
-		}
+		e.listenOn(i, key, key, ReleasedChannel(key)) // spubsub.go
 	}
 }
 
@@ -83,19 +79,8 @@ func (e *Engine) unsubscribe(key string) {
 		return
 	}
 	delete(e.subs, key)
-	for _, s := range e.subNodes {
-		if s == nil || !s.chans[key] {
-			continue
-		}
-		delete(s.chans, key)
-		if len(s.chans) == 0 {
-			// Nothing left to listen for: the connection goes (a client
-			// that no longer waits holds no pub/sub connection).
-			s.fail(e, errorString("pub/sub connection no longer needed"))
-			continue
-		}
-		e.send(s, discard{}, command{kind: cmdArgs, args: []string{"UNSUBSCRIBE", ReleasedChannel(key)}})
-	}
+	e.unlistenAll(key, ReleasedChannel(key)) // spubsub.go
+
 }
 
 // subNode returns node i's pub/sub connection's state.
@@ -109,7 +94,7 @@ func (e *Engine) subNode(i int) *node {
 
 // message handles a pub/sub push: a release of some key was announced.
 func (e *Engine) message(r Reply) {
-	if len(r.Elems) != 3 || r.Elems[0].Str != "message" {
+	if len(r.Elems) != 3 || r.Elems[0].Str != "message" && r.Elems[0].Str != "smessage" {
 		return
 	}
 	if ekey, ok := strings.CutPrefix(r.Elems[1].Str, leaderPrefix); ok {
@@ -163,14 +148,15 @@ func (e *Engine) handOff(key string) bool {
 // counts this engine's own subscription too, when it has one there.
 func (e *Engine) noteReceivers(op *lockOp, i int, receivers int64) {
 	key := op.lock.key
-	if s := e.subNodes[i]; s != nil && s.chans[key] && s.state == stReady {
-		receivers--
-	}
 	if e.nodes[i].cl != nil {
-		// A cluster's PUBLISH counts the subscribers of the node it ran
-		// on only: others may wait elsewhere, so assume they do (the
-		// hand-off then yields in turn, cluster.go).
-		receivers = max(receivers, 1)
+		// A cluster node's release SPUBLISHes (or counts with PUBSUB
+		// SHARDNUMSUB) on the shard of the key's slot: every subscriber
+		// of the channel is there, so the count is exact (spubsub.go).
+		if e.shardSubscribed(i, key) {
+			receivers--
+		}
+	} else if s := e.subNodes[i]; s != nil && s.chans[key] && s.state == stReady {
+		receivers--
 	}
 	if receivers > 0 {
 		op.remote = true

@@ -412,6 +412,10 @@ func classifiedScripts() []string {
 		"rwAcquireScript": rwAcquireScript, "rwExtendScript": rwExtendScript, "rwReleaseScript": rwReleaseScript,
 		"rwFenceScript": rwFenceScript, "rwInspectScript": rwInspectScript,
 		"electFenceScript": electFenceScript, "electExtendScript": electExtendScript, "electReleaseScript": electReleaseScript,
+		// The cluster variants (spubsub.go).
+		"releaseShardScript": releaseShardScript, "multiReleaseShardScript": multiReleaseShardScript,
+		"rwReleaseShardScript": rwReleaseShardScript, "semReleaseShardScript": semReleaseShardScript,
+		"electReleaseShardScript": electReleaseShardScript, "electFenceShardScript": electFenceShardScript,
 	} {
 		names[sc] = name
 	}

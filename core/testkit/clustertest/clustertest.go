@@ -43,6 +43,8 @@ func Run(t *testing.T, nc NewClient) {
 		{"Primitives", primitives},
 		{"WakeUp", wakeUp},
 		{"SlotMigration", slotMigration},
+		{"ShardedWakeUp", shardedWakeUp},                         // spubsub.go
+		{"ShardedWakeAfterMigration", shardedWakeAfterMigration}, // spubsub.go
 		{"FailoverKeepsGrant", failoverKeepsGrant},
 		{"GrantLostWithoutWait", grantLostWithoutWait},
 		{"RedlockOfClusters", redlockOfClusters},
@@ -176,9 +178,9 @@ func primitives(t *testing.T, nc NewClient) {
 	assertNoLockKeys(t, rc)
 }
 
-// wakeUp: a waiter on a cluster node subscribes (plain
-// SUBSCRIBE on one node of the cluster: a PUBLISH reaches every node) and
-// is woken by the holder's release from another client.
+// wakeUp: a waiter on a cluster node subscribes (SSUBSCRIBE on the shard
+// of its key's slot: spubsub.go) and is woken by the holder's release from
+// another client.
 func wakeUp(t *testing.T, nc NewClient) {
 	noClusterLeak(t)
 	rc := redistest.StartRedisCluster(t, 3, 1)
@@ -196,14 +198,8 @@ func wakeUp(t *testing.T, nc NewClient) {
 		got <- err
 	}()
 	channel := engine.ReleasedChannel("{wake}")
-	locktest.Eventually(t, 10*time.Second, "the waiter subscribed on a node of the cluster", func() bool {
-		for _, n := range rc.Nodes {
-			out, err := n.Do("PUBSUB", "NUMSUB", channel)
-			if err == nil && strings.HasSuffix(out, "\n1") {
-				return true
-			}
-		}
-		return false
+	locktest.Eventually(t, 10*time.Second, "the waiter subscribed on the key's shard", func() bool {
+		return shardSubscribers(rc.PrimaryOfKey(t, "{wake}"), channel) == "1"
 	})
 	require.NoError(t, l.Release(ctx))
 	select {
