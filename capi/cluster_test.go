@@ -18,7 +18,7 @@ import (
 func TestAPIClusterNode(t *testing.T) {
 	rc := redistest.StartRedisCluster(t, 3, 1)
 	h0 := handles.len()
-	b, _ := json.Marshal(map[string]any{"nodes": []string{rc.URL()}, "node_timeout_ms": 1000})
+	b, _ := json.Marshal(map[string]any{"nodes": []string{rc.URL()}, "node_timeout_ms": 3000})
 	co := mustClient(t, string(b))
 	id, r := acquire(co, "c:res", 5*time.Second, acquireOptions{})
 	require.Nil(t, r, "acquire")

@@ -17,7 +17,7 @@ assertNoUnhandled(assert);
 const noKeys = async () => waitFor(async () => (await dep.keys()).every((k) => k.length === 0), { what: 'no key left' });
 
 test('acquire and release on a cluster node: the key wrapped in a hash tag, on one primary and its replica', async () => {
-  const c = new Client(withBackend({ nodes: [dep.clusterUrl], nodeTimeout: 1000 }));
+  const c = new Client(withBackend({ nodes: [dep.clusterUrl], nodeTimeout: 3000 }));
   try {
     const l = await c.acquire('node:clu', { ttl: 5000, wait: 0 });
     assert.equal(l.key, '{node:clu}');

@@ -51,7 +51,7 @@ def dep() -> Iterator[ClusterDeployment]:
 
 
 def test_acquire_on_cluster(dep: ClusterDeployment) -> None:
-    with liblock.Client([dep.url], node_timeout=1.0, backend=BACKEND) as client:
+    with liblock.Client([dep.url], node_timeout=3.0, backend=BACKEND) as client:
         lock = client.acquire("py:clu", ttl=5, wait=0)
         assert lock.key == "{py:clu}", "a resource without a hash tag gets one"
         holding = sum(1 for k in dep.keys() if "{py:clu}" in k)
