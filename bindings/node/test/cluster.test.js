@@ -19,12 +19,12 @@ const noKeys = async () => waitFor(async () => (await dep.keys()).every((k) => k
 test('acquire and release on a cluster node: the key wrapped in a hash tag, on one primary and its replica', async () => {
   const c = new Client(withBackend({ nodes: [dep.clusterUrl], nodeTimeout: 3000 }));
   try {
-    const l = await c.acquire('node:clu', { ttl: 5000, wait: 0 });
+    const l = await c.acquire('node:clu', { ttl: 10000, wait: 0 });
     assert.equal(l.key, '{node:clu}');
     const keys = await dep.keys();
     const holding = keys.filter((k) => k.includes('{node:clu}')).length;
     assert.equal(holding, 2, `the primary and, WAIT 1 by default, its replica: ${JSON.stringify(keys)}`);
-    await assert.rejects(c.acquire('node:clu', { ttl: 5000, wait: 0 }), NotAcquiredError);
+    await assert.rejects(c.acquire('node:clu', { ttl: 10000, wait: 0 }), NotAcquiredError);
     await l.release();
     await noKeys();
   } finally {

@@ -5,6 +5,7 @@ with AUTH, over TLS) to look at keys independently of liblock."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import socket
@@ -12,11 +13,11 @@ import ssl
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
-from conftest import _read, free_port
+from conftest import REDISNODES, _read, free_port
 
 APT_REDIS = "apt-get install -y redis-server"
 
@@ -137,3 +138,36 @@ def _password_of(args: tuple) -> Optional[str]:  # type: ignore[type-arg]
         if a == "--requirepass":
             return str(args[i + 1])
     return None
+
+
+class Deployment:
+    """A deployment from build/redisnodes (``-sentinel`` or ``-cluster``), driven
+    over its line protocol; ``url`` is its node URL (the JSON field ``url_field`` of
+    its first line)."""
+
+    def __init__(self, mode: str, url_field: str, n: int = 3) -> None:
+        self.proc = subprocess.Popen([str(REDISNODES), mode, "-n", str(n)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            pytest.fail(f"build/redisnodes {mode} did not start (exit {self.proc.wait()})")
+        self.url: str = json.loads(line)[url_field]
+
+    def cmd(self, line: str) -> Dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        reply: Dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert reply.get("ok"), reply
+        return reply
+
+    def keys(self) -> List[List[str]]:
+        """Each node's keys, in the deployment's node order."""
+        keys: List[List[str]] = self.cmd("keys")["keys"]
+        return keys
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)

@@ -6,47 +6,18 @@ three sentinels. The failovers themselves are tested in Go
 
 from __future__ import annotations
 
-import json
-import subprocess
-from typing import Any, Dict, Iterator, List
+from typing import Iterator
 
 import pytest
 
 import liblock
-from conftest import BACKEND, REDISNODES, eventually
-
-
-class Deployment:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([str(REDISNODES), "-sentinel", "-n", "3"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            pytest.fail(f"build/redisnodes -sentinel did not start (exit {self.proc.wait()})")
-        self.url: str = json.loads(line)["sentinel_url"]
-
-    def cmd(self, line: str) -> Dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        reply: Dict[str, Any] = json.loads(self.proc.stdout.readline())
-        assert reply.get("ok"), reply
-        return reply
-
-    def keys(self) -> List[List[str]]:
-        keys: List[List[str]] = self.cmd("keys")["keys"]
-        return keys
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+from _servers import Deployment
+from conftest import BACKEND, eventually
 
 
 @pytest.fixture(scope="module")
 def dep() -> Iterator[Deployment]:
-    d = Deployment()
+    d = Deployment("-sentinel", "sentinel_url")
     yield d
     d.close()
 
