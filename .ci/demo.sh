@@ -32,6 +32,15 @@ echo "  exit $? (the command's; it resigned on the way out)"
 build/liblock elect --observe --count 1 shell-leader
 echo; echo "== build/liblock doctor (the demo's nodes run without persistence: warnings, explained)"
 build/liblock doctor; echo "  doctor: exit $? (1 only on a fail)"
+echo; echo "== a Redis Cluster as one node (cluster=yes): 3 shards with a replica each, the engine routing by slot"
+build/redisnodes -cluster -n 3 -dir build/demo/cluster -- bash -c '
+  build/liblock run --nodes "$LIBLOCK_CLUSTER_URL" --ttl 10s --wait 0 orders:42 -- \
+    sh -c "echo \"  [\$LIBLOCK_RESOURCE] ran under the lock: the key {orders:42} lives on one shard, granted once a replica acknowledged it (WAIT 1, the cluster default)\""
+  echo "  run: exit $?"
+  echo "  doctor, its topology rows (then the data checks on each shard primary):"
+  build/liblock doctor --nodes "$LIBLOCK_CLUSTER_URL" | grep -E "cluster state|  shard [0-9]|wait_replicas|^[0-9]+ checks" | sed -e "s/^/  /" -e "s/redis:[^ ]*cluster=yes/CLUSTER_URL/"
+'
+echo "  cluster stopped: exit $?"
 set -e
 for demo in node-example/demo.sh python-example/demo.sh; do   # python kills a node: last
   if [ -f "$demo" ]; then
