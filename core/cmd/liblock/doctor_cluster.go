@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"sort"
@@ -107,13 +106,7 @@ func firstErr(errs ...error) error {
 }
 
 func (o *doctorOpts) clusterClient(spec nodeurl.Spec, addr string) *redis.Client {
-	opt := &redis.Options{Addr: addr, Username: spec.Username, Password: spec.Password,
-		Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
-		DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout}
-	if spec.TLS {
-		opt.TLSConfig = &tls.Config{ServerName: spec.ServerName, InsecureSkipVerify: spec.SkipVerify} //nolint:gosec // the URL asked for it
-	}
-	return redis.NewClient(opt)
+	return redis.NewClient(o.options(spec, addr, spec.Username, spec.Password, 0, spec.ServerName))
 }
 
 // clusterStateRow: the cluster serves every slot. With cluster_state:fail

@@ -93,14 +93,8 @@ func (o *doctorOpts) probeSentinel(url string, cfg core.Config) *nodeFacts {
 	// The data checks, on the primary they name (with the primary's own
 	// credentials: the URL's username= and password= options).
 	f.addr = primary
-	opt := &redis.Options{Addr: primary, Username: spec.Username, Password: spec.Password, DB: spec.DB,
-		Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
-		DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout}
-	if spec.TLS {
-		host, _, _ := net.SplitHostPort(primary)
-		opt.TLSConfig = &tls.Config{ServerName: host, InsecureSkipVerify: spec.SkipVerify} //nolint:gosec // the URL asked for it
-	}
-	rdb := redis.NewClient(opt)
+	host, _, _ := net.SplitHostPort(primary)
+	rdb := redis.NewClient(o.options(spec, primary, spec.Username, spec.Password, spec.DB, host))
 	defer rdb.Close()
 	o.checkRole(f, rdb, primary)
 	o.probeData(f, rdb, url, spec.Username, cfg)
@@ -122,14 +116,22 @@ func (o *doctorOpts) askSentinels(spec nodeurl.Spec) []sentinelView {
 	return views
 }
 
-func (o *doctorOpts) sentinelClient(spec nodeurl.Spec, addr string) *redis.SentinelClient {
-	opt := &redis.Options{Addr: addr, Username: spec.SentinelUsername, Password: spec.SentinelPassword,
+// options are doctor's connection settings for addr: RESP2, one
+// connection, no retry, every request bounded by --timeout; TLS (verifying
+// serverName) when the node URL is rediss://.
+func (o *doctorOpts) options(spec nodeurl.Spec, addr, user, password string, db int, serverName string) *redis.Options {
+	opt := &redis.Options{Addr: addr, Username: user, Password: password, DB: db,
 		Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
 		DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout}
 	if spec.TLS {
-		host, _, _ := net.SplitHostPort(addr)
-		opt.TLSConfig = &tls.Config{ServerName: host, InsecureSkipVerify: spec.SkipVerify} //nolint:gosec // the URL asked for it
+		opt.TLSConfig = &tls.Config{ServerName: serverName, InsecureSkipVerify: spec.SkipVerify} //nolint:gosec // the URL asked for it
 	}
+	return opt
+}
+
+func (o *doctorOpts) sentinelClient(spec nodeurl.Spec, addr string) *redis.SentinelClient {
+	host, _, _ := net.SplitHostPort(addr)
+	opt := o.options(spec, addr, spec.SentinelUsername, spec.SentinelPassword, 0, host)
 	return redis.NewSentinelClient(opt)
 }
 
