@@ -2,7 +2,7 @@
 // A focused acquire+release pair bench (issue #18's Node target): every
 // library called with its own DEFAULTS, liblock's two backends beside the
 // JS peers, on 1 node and on 5, alternating pair by pair (one pair of each
-// library in turn, the order rotating every cycle) so that every library
+// library in turn, in a random order every cycle) so that every library
 // sees the same machine; BENCH_REPS runs of BENCH_PAIRS pairs each.
 //
 // Per library and run: the median latency (µs per pair) and the mean CPU
@@ -76,15 +76,26 @@ function makeLibs(urls) {
   };
 }
 
-/** One run: PAIRS cycles, each one pair of every library (rotating order). */
+/**
+ * One run: PAIRS cycles, each one pair of every library, in a new random
+ * order every cycle. A fixed order would give each library the same
+ * predecessor, whose leftovers it pays for: liblock returns at a quorum, and
+ * the last nodes' replies (2 of 5) are read during the next pair, in its
+ * time and CPU.
+ */
 async function run(libs, tag) {
   const names = Object.keys(libs);
   const lat = names.map(() => []);
   const cpu = names.map(() => 0);
   const errors = names.map(() => 0);
+  const order = names.map((_, k) => k);
   for (let i = 0; i < PAIRS; i++) {
+    for (let j = order.length - 1; j > 0; j--) {
+      const x = Math.floor(Math.random() * (j + 1));
+      [order[j], order[x]] = [order[x], order[j]];
+    }
     for (let j = 0; j < names.length; j++) {
-      const k = (i + j) % names.length;
+      const k = order[j];
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       try {

@@ -95,7 +95,8 @@ const later = [];
 let draining = false;
 
 function drain() {
-  if (draining) return;
+  // Called after every step and request: most find nothing to deliver.
+  if (draining || later.length === 0) return;
   draining = true;
   try {
     // Acquires that got their lock go first (in order among themselves):
@@ -188,6 +189,7 @@ const corked = [];
 function endTick() {
   tickQueued = false;
   tickNo++;
+  if (corked.length === 0) return; // (an array's length set costs a runtime call even when 0)
   for (let i = 0; i < corked.length; i++) corked[i].uncork();
   corked.length = 0;
 }
@@ -724,7 +726,7 @@ class Host {
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.keyOf(lock, p.resource), token: p.token,
+        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource) : this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
       };
