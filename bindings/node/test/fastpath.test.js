@@ -174,3 +174,20 @@ for (const backend of new Set([BACKEND, 'wasm'])) {
     }
   });
 }
+
+test('acquire skips re-checking only the resource name it just found valid: anything else is checked, and leaves no key', async () => {
+  const { Client, InvalidArgumentError } = require('..');
+  const client = new Client({ nodes: nodes.urls, backend: BACKEND, telemetry: false });
+  const admin = new Redis(nodes.urls[0]);
+  try {
+    await (await client.acquire('fastpath:name', { ttl: 10000 })).release();
+    for (const bad of ['fastpath:name\0', '\uD800fastpath:name', new String('fastpath:name'), '', 'x'.repeat(1025)]) {
+      await assert.rejects(client.acquire(bad, { ttl: 10000 }), (e) => e instanceof InvalidArgumentError && /resource/.test(e.message), String(bad).slice(0, 20));
+    }
+    await (await client.acquire('fastpath:name', { ttl: 10000 })).release();
+    assert.deepStrictEqual((await admin.keys('*fastpath:name*')).sort(), []);
+  } finally {
+    admin.disconnect();
+    await client.close();
+  }
+});
