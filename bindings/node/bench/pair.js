@@ -18,7 +18,7 @@
 //
 //   build/redisnodes -n 5 -- node bench/pair.js     (or with no
 //   LIBLOCK_NODES it starts its own five through test/helpers.js)
-// BENCH_PAIRS (2000), BENCH_REPS (3), BENCH_NODES (1,5), BENCH_LIBS (all;
+// BENCH_PAIRS (2000), BENCH_REPS (3), BENCH_BLOCK (1), BENCH_NODES (1,5), BENCH_LIBS (all;
 // e.g. "liblock native,redis-semaphore Mutex"). BENCH_BASE=<a directory
 // holding another copy of bindings/node> adds its two backends as
 // "liblock native (base)" and "liblock wasm (base)": a change measured
@@ -34,6 +34,13 @@ const REPS = Number(process.env.BENCH_REPS || 3);
 const NODES = (process.env.BENCH_NODES || '1,5').split(',').map(Number);
 const ONLY = (process.env.BENCH_LIBS || '').split(',').map((s) => s.trim()).filter(Boolean);
 const TTL = 10000;
+// BENCH_BLOCK=n: n pairs of a library in a row per turn (still in a random
+// order of libraries, every cycle) instead of one. Pair by pair measures
+// each library with caches its predecessor left cold, which costs a large
+// code path (V8's, koffi's and the Go engine's) more than a small one;
+// short blocks keep the interleaving but run each library warm, as a loop
+// in a program does.
+const BLOCK = Number(process.env.BENCH_BLOCK || 1);
 // liblock's telemetry is on by default when @opentelemetry/api is installed
 // (it is, as a dev dependency, here): BENCH_TELEMETRY=0 measures the
 // client of an install without it (telemetry: false).
@@ -89,13 +96,13 @@ async function run(libs, tag) {
   const cpu = names.map(() => 0);
   const errors = names.map(() => 0);
   const order = names.map((_, k) => k);
-  for (let i = 0; i < PAIRS; i++) {
+  for (let i = 0; i < PAIRS; i += BLOCK) {
     for (let j = order.length - 1; j > 0; j--) {
       const x = Math.floor(Math.random() * (j + 1));
       [order[j], order[x]] = [order[x], order[j]];
     }
-    for (let j = 0; j < names.length; j++) {
-      const k = order[j];
+    for (let j = 0; j < names.length * BLOCK; j++) {
+      const k = order[Math.floor(j / BLOCK)];
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       try {
@@ -128,7 +135,7 @@ async function main() {
     urls = nodes.urls;
   }
   console.log(`liblock Node pair bench, node ${process.version}: defaults${TEL.telemetry === false ? ' (liblock: telemetry: false)' : ''}, ` +
-    `${PAIRS} pairs per library per run, ${REPS} runs, alternating pair by pair`);
+    `${PAIRS} pairs per library per run, ${REPS} runs, alternating ${BLOCK === 1 ? 'pair by pair' : `in blocks of ${BLOCK} pairs`}`);
   try {
     for (const n of NODES) {
       const { libs, ready, close } = makeLibs(urls.slice(0, n));
