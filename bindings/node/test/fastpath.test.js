@@ -76,8 +76,9 @@ test('the hot path is on for the protocol this binding speaks (a new protocol ve
 test('golden vectors: the hot path decodes WRITE, STARTED, TIMER and error-free DONE as the generated codec does, and declines the rest', () => {
   const { bad, taken } = compare(F.readHot);
   assert.deepStrictEqual(bad, []);
-  // Not vacuous: each kind was taken, DONE with fence and re-entry included.
-  assert.deepStrictEqual(taken, { WRITE: 2, DONE: 3, TIMER: 2, STARTED: 1 });
+  // Not vacuous: each of the four kinds was taken (golden.json may grow).
+  for (const k of ['WRITE', 'STARTED', 'TIMER', 'DONE']) assert.ok(taken[k] >= 1, `no ${k} taken by the hot path`);
+  assert.deepStrictEqual(Object.keys(taken).sort(), ['DONE', 'STARTED', 'TIMER', 'WRITE']);
 });
 
 test('negative control: the same check catches a decoder off by one field or one byte', () => {
