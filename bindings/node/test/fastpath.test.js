@@ -68,9 +68,24 @@ function compare(readHot) {
 }
 
 test('the hot path is on for the protocol this binding speaks (a new protocol version turns it off until fastpath.js is checked)', () => {
-  assert.equal(F.FOR_PROTOCOL, P.PROTOCOL_VERSION, 'update lib/fastpath.js\'s layouts to the new protocol, then FOR_PROTOCOL');
+  assert.equal(F.FOR_PROTOCOL, P.PROTOCOL_VERSION, 'a new protocol version turned the hot path off: when the layouts test below passes, ' +
+    'set FOR_PROTOCOL in lib/fastpath.js to the new version (else update its layouts first)');
   assert.equal(F.enabled, true);
   assert.equal(F.RECEIVED_HEADER, P.EV_OVERHEAD.RECEIVED);
+});
+
+test('the layouts lib/fastpath.js reads are the spec\'s (core/hostabi/spec/protocol.json): on a protocol bump, this says whether FOR_PROTOCOL may follow as is', () => {
+  const spec = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'core', 'hostabi', 'spec', 'protocol.json'), 'utf8'));
+  const shape = (fields) => fields.map((f) => (f.items ? [f.name, f.type, shape(f.items)] : [f.name, f.type]));
+  const act = (name) => { const a = spec.actions.find((x) => x.name === name); return [a.kind, shape(a.fields)]; };
+  assert.deepStrictEqual(act('WRITE'), [P.ACT.WRITE, [['conn', 'u32'], ['data', 'bytes']]]);
+  assert.deepStrictEqual(act('STARTED'), [P.ACT.STARTED, [['op', 'u64']]]);
+  assert.deepStrictEqual(act('TIMER'), [P.ACT.TIMER, [['delay_us', 'i64']]]);
+  assert.deepStrictEqual(act('DONE'), [P.ACT.DONE, [['op', 'u64'], ['lock', 'u64'], ['fence', 'i64'], ['reentered', 'u8'], ['error', 'error']]]);
+  assert.deepStrictEqual(shape(spec.error.fields), [['status', 'i32'], ['message', 'str'], ['a', 'str'], ['b', 'str'],
+    ['nodes', 'list', [['node', 'u16'], ['addr', 'str'], ['cause', 'str']]], ['bound', 'str'], ['limit', 'i64'], ['unit', 'str'], ['got', 'i64']]);
+  const rec = spec.events.find((x) => x.name === 'RECEIVED');
+  assert.deepStrictEqual([rec.kind, shape(rec.fields)], [P.EV.RECEIVED, [['conn', 'u32'], ['data', 'bytes']]]);
 });
 
 test('golden vectors: the hot path decodes WRITE, STARTED, TIMER and error-free DONE as the generated codec does, and declines the rest', () => {
