@@ -93,12 +93,42 @@ func (e *Engine) sendSemScript(n *node, h handler, sc *script, key, key2 string,
 }
 
 // semAttempt starts a semaphore attempt's first round on every node.
+//
+// Without a caller's token or a fence (the usual acquire) the round is a
+// plain SET NX PX of the preferred slot's key, exactly the mutex's
+// command on that key: a script call costs a Redis node several times a
+// SET (EVALSHA's own overhead; see README.md, "Semaphore: N permits per
+// name", Cost), and when the preferred slot is free, as it is on an idle
+// semaphore, SET NX does all the script would. A node where that slot is
+// taken answers nil and gets the script (semScan), which takes another
+// free slot there; that costs a second round trip to that node only. A
+// grant by SET NX is a grant of slot semWant, the same thing the script's
+// answer {semWant, 1, …} says, so the decision below is unchanged. With a
+// caller's token (re-entry: the token may already hold some slot) or a
+// fence (the script reads the counter) the script runs at once.
 func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	a.slots = make([]int32, len(e.nodes))
 	a.chosen = -1
-	px := strconv.FormatInt(o.ttl.Milliseconds(), 10)
-	n := strconv.Itoa(e.semSlots(o.permits))
-	want := strconv.Itoa(o.slot)
+	a.semWant = o.slot
+	if o.token == "" && !o.fence {
+		key := SlotKey(o.key, o.slot)
+		px := o.ttl.Milliseconds()
+		for i, nd := range e.nodes {
+			a.semSET |= 1 << uint(i)
+			e.send(nd, a, command{kind: cmdSet, key: key, a1: a.token, px: px})
+		}
+		return
+	}
+	for i := range e.nodes {
+		e.semScan(a, i)
+	}
+}
+
+// semScan sends the acquire script to node i: take the preferred slot if
+// it is free there, else the first free slot (or re-enter the slot a
+// caller's token holds), and answer which.
+func (e *Engine) semScan(a *attempt, i int) {
+	o := a.op
 	fenceKey := ""
 	if o.fence {
 		fenceKey = FenceKey(e.keyOf(o.resource))
@@ -107,22 +137,42 @@ func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	if o.token != "" {
 		reenter = "1"
 	}
-	for _, nd := range e.nodes {
-		e.sendSemScript(nd, a, semAcquireScript, o.key, fenceKey, a.token, px, n, want, reenter)
-	}
+	e.sendSemScript(e.nodes[i], a, semAcquireScript, o.key, fenceKey, a.token, strconv.FormatInt(o.ttl.Milliseconds(), 10),
+		strconv.Itoa(e.semSlots(o.permits)), strconv.Itoa(a.semWant), reenter)
 }
 
-// semReply is a semaphore attempt's reply from node i.
+// semReply is a semaphore attempt's reply from node i: to the first
+// round's SET NX of slot semWant (semSET), or to the acquire script.
 func (e *Engine) semReply(a *attempt, i int, r Reply) {
 	if a.state[i] != pending {
 		return
 	}
 	o := a.op
+	bit := uint64(1) << uint(i)
+	set := a.semSET&bit != 0
+	a.semSET &^= bit
+	grant := func(slot int) {
+		a.state[i] = granted
+		a.granted++
+		a.slots[i] = int32(slot)
+	}
 	switch {
 	case r.Err != nil:
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+	case set && r.Nil && !a.decided:
+		// The preferred slot is taken on this node: the script looks for
+		// another one there. It is queued before anything the decision
+		// sends this node (a cleanup or a stray's deletion), so those
+		// act on what it took; once decided it is never sent.
+		e.semScan(a, i)
+		return
+	case set && r.Nil:
+		a.state[i] = refused
+		a.refused++
+	case set:
+		grant(a.semWant)
 	case len(r.Elems) < 3:
 		a.state[i] = failed
 		a.failed++
@@ -131,12 +181,10 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		a.state[i] = refused
 		a.refused++
 	default:
-		a.state[i] = granted
-		a.granted++
 		slot := int(r.Elems[0].Int)
-		a.slots[i] = int32(slot)
+		grant(slot)
 		if r.Elems[1].Int == 2 {
-			a.reFlags |= 1 << uint(i)
+			a.reFlags |= bit
 		}
 		if o.fence && !a.decided {
 			a.maxFence = max(a.maxFence, r.Elems[2].Int)
