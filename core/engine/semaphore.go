@@ -105,12 +105,16 @@ func (e *Engine) sendSemScript(n *node, h handler, sc *script, key, key2 string,
 // grant by SET NX is a grant of slot semWant, the same thing the script's
 // answer {semWant, 1, …} says, so the decision below is unchanged. With a
 // caller's token (re-entry: the token may already hold some slot) or a
-// fence (the script reads the counter) the script runs at once.
+// fence (the script reads the counter) the script runs at once, and so
+// it does for a retry: the first attempt failed, so the semaphore is
+// contended and its preferred slot likely taken, where SET NX would cost
+// a round trip more than the script (under BenchmarkContention the
+// retries are what hands permits over).
 func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	a.slots = make([]int32, len(e.nodes))
 	a.chosen = -1
 	a.semWant = o.slot
-	if o.token == "" && !o.fence {
+	if o.token == "" && !o.fence && o.attempts == 1 {
 		key := SlotKey(o.key, o.slot)
 		px := o.ttl.Milliseconds()
 		for i, nd := range e.nodes {
