@@ -18,9 +18,11 @@ import (
 // counts therefore use two different semaphores, each safe on its own (a
 // count is part of a semaphore's identity, as the name is).
 //
-// Acquire: one script per node (sem_acquire.lua) takes the slot the
-// attempt prefers if it is free there, else the first free slot, and
-// answers which slot it took (or that every slot is taken). A permit is
+// Acquire: a first round of SET NX PX on the preferred slot's key (the
+// mutex's command; semAttempt), and on a node where that slot is taken a
+// script (sem_acquire.lua) that takes the preferred slot if it is free
+// there, else the first free slot, and answers which slot it took (or
+// that every slot is taken). A permit is
 // held once one slot was granted by a quorum within the validity (start +
 // ttl − drift, as for the mutex): that is exactly a Redlock mutex on that
 // slot's key, so two valid holders of one slot are impossible, and so are
