@@ -138,3 +138,43 @@ func onlyForeign(c *redistest.Cluster, takenOn []int) bool {
 	}
 	return true
 }
+
+// TestSemaphoreSlotHint: with slot 0 held for long by another program on
+// every node, the first permit costs a nil and a script per node (slot 1);
+// the client's next permit prefers the slot it last won, and is one SET
+// NX per node again, with no script.
+func TestSemaphoreSlotHint(t *testing.T) {
+	c := redistest.Start(t, 3)
+	cl := newClient(t, c)
+	ctx := context.Background()
+	held := engine.SlotKey(engine.SemKey("hint", 3), 0)
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", held, "long-holder", "PX", "60000")
+		require.NoError(t, err)
+	}
+	l, err := cl.Acquire(ctx, "hint", 10*time.Second, core.Permits(3))
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Slot())
+	require.NoError(t, l.Release(ctx))
+	require.Eventually(t, func() bool { return onlyForeign(c, []int{0, 1, 2}) }, 5*time.Second, 5*time.Millisecond)
+	for _, n := range c.Nodes {
+		_, err := n.Do("CONFIG", "RESETSTAT")
+		require.NoError(t, err)
+	}
+	l, err = cl.Acquire(ctx, "hint", 10*time.Second, core.Permits(3))
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.Slot())
+	require.Eventually(t, func() bool {
+		for _, n := range c.Nodes {
+			if cmdCalls(t, n, "set") != 1 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond, "one SET per node")
+	for i, n := range c.Nodes {
+		assert.Zero(t, cmdCalls(t, n, "evalsha")+cmdCalls(t, n, "eval"), "node %d ran a script", i)
+	}
+	require.NoError(t, l.Release(ctx))
+	require.Eventually(t, func() bool { return onlyForeign(c, []int{0, 1, 2}) }, 5*time.Second, 5*time.Millisecond)
+}

@@ -115,6 +115,11 @@ func (e *Engine) sendSemScript(n *node, h handler, sc *script, key, key2 string,
 func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	a.slots = make([]int32, len(e.nodes))
 	a.chosen = -1
+	if o.attempts == 1 {
+		if s, ok := e.semHint[o.key]; ok && s < o.permits {
+			o.slot = s
+		}
+	}
 	a.semWant = o.slot
 	if o.token == "" && !o.fence && o.attempts == 1 {
 		key := SlotKey(o.key, o.slot)
@@ -222,6 +227,7 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 	case count >= e.quorum:
 		a.decided = true
 		a.chosen = slot
+		e.semHintSet(o.key, slot)
 		a.reentered = 0
 		for j := range e.nodes {
 			if a.holds(j) && a.reFlags&(1<<uint(j)) != 0 {
@@ -262,6 +268,29 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		e.attemptFailed(a, errNotAcquired(o.resource, why))
 	}
 }
+
+// semHintSet records the slot this engine won on the semaphore key, for
+// its next acquire's first attempt to prefer: the permit's own release
+// frees it, so when another holder keeps slot 0 for long, this engine's
+// next permit is one SET NX round again rather than a nil and a script.
+// Slot 0 (the default) is recorded by forgetting the key. The map is a
+// hint only (the preferred slot decides how fast a permit is found, never
+// whether two can share a slot), so it is bounded by dropping it whole
+// when it reaches semHintMax keys.
+func (e *Engine) semHintSet(key string, slot int) {
+	if slot == 0 {
+		delete(e.semHint, key)
+		return
+	}
+	if e.semHint == nil || len(e.semHint) >= semHintMax {
+		e.semHint = map[string]int{}
+	}
+	e.semHint[key] = slot
+}
+
+// semHintMax bounds semHint: a few hundred semaphores in use at once by
+// one client keep their hints.
+const semHintMax = 512
 
 // bestSlot returns the slot granted by the most nodes and their count
 // (the lowest such slot on a tie). In the capped-set negative control
