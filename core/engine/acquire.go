@@ -98,6 +98,10 @@ type attempt struct {
 	chosen  int
 	reFlags uint64
 	free    map[int]int
+	// semSET: the nodes whose answer due is the first round's SET NX of
+	// the slot semWant (semaphore.go, semAttempt), not the script's.
+	semSET  uint64
+	semWant int
 	// heldBy: the index of the resource a node named held (a multi-lock's
 	// refusal), -1 if none did.
 	heldBy int

@@ -128,6 +128,9 @@ type Engine struct {
 	// permits+semOffByOne holders.
 	semAnySlot  bool
 	semOffByOne int
+	// semHint: the slot a semaphore's next first attempt prefers, by
+	// SemKey, when it is not 0 (semaphore.go, semHintSet).
+	semHint map[string]int
 
 	// multiWaiting: the multi-resource acquires with a wait budget, oldest
 	// first (multi.go).

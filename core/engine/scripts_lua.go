@@ -408,20 +408,28 @@ end
 return r
 `
 	// sem_release.lua
-	semReleaseSrc = `local n = tonumber(ARGV[3])
-local slot = tonumber(ARGV[4])
-local found = false
-for i = 0, n - 1 do
-	if (ARGV[5] == "1") == (i == slot) then
-		local k = KEYS[1] .. ":" .. i
-		if redis.call("GET", k) == ARGV[1] then
-			redis.call("DEL", k)
-			found = true
+	semReleaseSrc = `if ARGV[5] == "1" then
+	local k = KEYS[1] .. ":" .. ARGV[4]
+	if redis.call("GET", k) ~= ARGV[1] then
+		return 0
+	end
+	redis.call("DEL", k)
+else
+	local n = tonumber(ARGV[3])
+	local slot = tonumber(ARGV[4])
+	local found = false
+	for i = 0, n - 1 do
+		if i ~= slot then
+			local k = KEYS[1] .. ":" .. i
+			if redis.call("GET", k) == ARGV[1] then
+				redis.call("DEL", k)
+				found = true
+			end
 		end
 	end
-end
-if not found then
-	return 0
+	if not found then
+		return 0
+	end
 end
 local channel = "liblock:released:" .. KEYS[1]
 local c

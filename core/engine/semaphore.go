@@ -18,9 +18,11 @@ import (
 // counts therefore use two different semaphores, each safe on its own (a
 // count is part of a semaphore's identity, as the name is).
 //
-// Acquire: one script per node (sem_acquire.lua) takes the slot the
-// attempt prefers if it is free there, else the first free slot, and
-// answers which slot it took (or that every slot is taken). A permit is
+// Acquire: a first round of SET NX PX on the preferred slot's key (the
+// mutex's command; semAttempt), and on a node where that slot is taken a
+// script (sem_acquire.lua) that takes the preferred slot if it is free
+// there, else the first free slot, and answers which slot it took (or
+// that every slot is taken). A permit is
 // held once one slot was granted by a quorum within the validity (start +
 // ttl − drift, as for the mutex): that is exactly a Redlock mutex on that
 // slot's key, so two valid holders of one slot are impossible, and so are
@@ -51,8 +53,11 @@ const (
 	// token holds; with the fence key, answer the fence counter too.
 	SemAcquireSHA = "47e6a352e9822717da2c55c97db0d80bf3aeebba"
 	// SemReleaseSHA: delete the token from one slot, or from every slot
-	// but one, and publish on the semaphore's channel.
-	SemReleaseSHA = "34f63f45d0b530169c953aac9de0ee5feced8b94"
+	// but one, and publish on the semaphore's channel. One slot (a
+	// permit's release, a stray's deletion) is a GET and DEL of the key
+	// ARGV[4] names, as the mutex's release does, without the loop over
+	// the slots (that cost a node 0.6 µs more per release).
+	SemReleaseSHA = "dc2b20427ac084ed0f77fd0defe5b445339bad3c"
 	// SemInspectSHA: every slot's value and PTTL.
 	SemInspectSHA = "96733c5a92f31277d5e594d3b1da53af8d9742f6"
 )
@@ -93,12 +98,51 @@ func (e *Engine) sendSemScript(n *node, h handler, sc *script, key, key2 string,
 }
 
 // semAttempt starts a semaphore attempt's first round on every node.
+//
+// Without a caller's token or a fence (the usual acquire) the round is a
+// plain SET NX PX of the preferred slot's key, exactly the mutex's
+// command on that key: a script call costs a Redis node several times a
+// SET (EVALSHA's own overhead; see README.md, "Semaphore: N permits per
+// name", Cost), and when the preferred slot is free, as it is on an idle
+// semaphore, SET NX does all the script would. A node where that slot is
+// taken answers nil and gets the script (semScan), which takes another
+// free slot there; that costs a second round trip to that node only. A
+// grant by SET NX is a grant of slot semWant, the same thing the script's
+// answer {semWant, 1, …} says, so the decision below is unchanged. With a
+// caller's token (re-entry: the token may already hold some slot) or a
+// fence (the script reads the counter) the script runs at once, and so
+// it does for a retry: the first attempt failed, so the semaphore is
+// contended and its preferred slot likely taken, where SET NX would cost
+// a round trip more than the script (under BenchmarkContention the
+// retries are what hands permits over).
 func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	a.slots = make([]int32, len(e.nodes))
 	a.chosen = -1
-	px := strconv.FormatInt(o.ttl.Milliseconds(), 10)
-	n := strconv.Itoa(e.semSlots(o.permits))
-	want := strconv.Itoa(o.slot)
+	if o.attempts == 1 {
+		if s, ok := e.semHint[o.key]; ok && s < o.permits {
+			o.slot = s
+		}
+	}
+	a.semWant = o.slot
+	if o.token == "" && !o.fence && o.attempts == 1 {
+		key := SlotKey(o.key, o.slot)
+		px := o.ttl.Milliseconds()
+		for i, nd := range e.nodes {
+			a.semSET |= 1 << uint(i)
+			e.send(nd, a, command{kind: cmdSet, key: key, a1: a.token, px: px})
+		}
+		return
+	}
+	for i := range e.nodes {
+		e.semScan(a, i)
+	}
+}
+
+// semScan sends the acquire script to node i: take the preferred slot if
+// it is free there, else the first free slot (or re-enter the slot a
+// caller's token holds), and answer which.
+func (e *Engine) semScan(a *attempt, i int) {
+	o := a.op
 	fenceKey := ""
 	if o.fence {
 		fenceKey = FenceKey(e.keyOf(o.resource))
@@ -107,22 +151,42 @@ func (e *Engine) semAttempt(o *acquireOp, a *attempt) {
 	if o.token != "" {
 		reenter = "1"
 	}
-	for _, nd := range e.nodes {
-		e.sendSemScript(nd, a, semAcquireScript, o.key, fenceKey, a.token, px, n, want, reenter)
-	}
+	e.sendSemScript(e.nodes[i], a, semAcquireScript, o.key, fenceKey, a.token, strconv.FormatInt(o.ttl.Milliseconds(), 10),
+		strconv.Itoa(e.semSlots(o.permits)), strconv.Itoa(a.semWant), reenter)
 }
 
-// semReply is a semaphore attempt's reply from node i.
+// semReply is a semaphore attempt's reply from node i: to the first
+// round's SET NX of slot semWant (semSET), or to the acquire script.
 func (e *Engine) semReply(a *attempt, i int, r Reply) {
 	if a.state[i] != pending {
 		return
 	}
 	o := a.op
+	bit := uint64(1) << uint(i)
+	set := a.semSET&bit != 0
+	a.semSET &^= bit
+	grant := func(slot int) {
+		a.state[i] = granted
+		a.granted++
+		a.slots[i] = int32(slot)
+	}
 	switch {
 	case r.Err != nil:
 		a.state[i] = failed
 		a.failed++
 		a.causes = append(a.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+	case set && r.Nil && !a.decided:
+		// The preferred slot is taken on this node: the script looks for
+		// another one there. It is queued before anything the decision
+		// sends this node (a cleanup or a stray's deletion), so those
+		// act on what it took; once decided it is never sent.
+		e.semScan(a, i)
+		return
+	case set && r.Nil:
+		a.state[i] = refused
+		a.refused++
+	case set:
+		grant(a.semWant)
 	case len(r.Elems) < 3:
 		a.state[i] = failed
 		a.failed++
@@ -131,12 +195,10 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		a.state[i] = refused
 		a.refused++
 	default:
-		a.state[i] = granted
-		a.granted++
 		slot := int(r.Elems[0].Int)
-		a.slots[i] = int32(slot)
+		grant(slot)
 		if r.Elems[1].Int == 2 {
-			a.reFlags |= 1 << uint(i)
+			a.reFlags |= bit
 		}
 		if o.fence && !a.decided {
 			a.maxFence = max(a.maxFence, r.Elems[2].Int)
@@ -168,6 +230,7 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 	case count >= e.quorum:
 		a.decided = true
 		a.chosen = slot
+		e.semHintSet(o.key, slot)
 		a.reentered = 0
 		for j := range e.nodes {
 			if a.holds(j) && a.reFlags&(1<<uint(j)) != 0 {
@@ -208,6 +271,29 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		e.attemptFailed(a, errNotAcquired(o.resource, why))
 	}
 }
+
+// semHintSet records the slot this engine won on the semaphore key, for
+// its next acquire's first attempt to prefer: the permit's own release
+// frees it, so when another holder keeps slot 0 for long, this engine's
+// next permit is one SET NX round again rather than a nil and a script.
+// Slot 0 (the default) is recorded by forgetting the key. The map is a
+// hint only (the preferred slot decides how fast a permit is found, never
+// whether two can share a slot), so it is bounded by dropping it whole
+// when it reaches semHintMax keys.
+func (e *Engine) semHintSet(key string, slot int) {
+	if slot == 0 {
+		delete(e.semHint, key)
+		return
+	}
+	if e.semHint == nil || len(e.semHint) >= semHintMax {
+		e.semHint = map[string]int{}
+	}
+	e.semHint[key] = slot
+}
+
+// semHintMax bounds semHint: a few hundred semaphores in use at once by
+// one client keep their hints.
+const semHintMax = 512
 
 // bestSlot returns the slot granted by the most nodes and their count
 // (the lowest such slot on a tie). In the capped-set negative control

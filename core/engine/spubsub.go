@@ -36,7 +36,7 @@ const (
 	ReleaseShardSHA      = "88e9f7e1b7b00c16a0469730de60a200b44d3fde"
 	MultiReleaseShardSHA = "410e871f8c2f02d1340aa3ebaae2bbe70966936c"
 	RWReleaseShardSHA    = "a4061a8fef970e546dd1701bd6a5ef9872b8c9bd"
-	SemReleaseShardSHA   = "c958b650c102ef9a117eddcc6af69f384f4a20f8"
+	SemReleaseShardSHA   = "90baa8b271590d36727fb65aea9de07cb95d2e4d"
 	ElectReleaseShardSHA = "060eb9cac78ae5f408cf3e99097abf433bcbdc57"
 	ElectFenceShardSHA   = "188f52d19f7e6d5830fb0cd48c750d22b7aed3a3"
 )

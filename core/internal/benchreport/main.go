@@ -87,7 +87,8 @@ func pairs(samples map[string]metrics, order []string) {
 	}
 	fmt.Println()
 	fmt.Println("ratios: to go-redis-raw of the group; liblock-wait to liblock (one attempt); …-frozen1 to the healthy pair;")
-	fmt.Println("        PairUnusedWait: pairs with an unused 10 s wait to single attempts, alternating in one loop")
+	fmt.Println("        PairUnusedWait: pairs with an unused 10 s wait to single attempts, alternating in one loop;")
+	fmt.Println("        SemaphorePairAB: the 3-permit semaphore's pair to the mutex pair, alternating in one loop")
 	fmt.Printf("%-48s %12s %8s %12s %8s\n", "benchmark (median of runs)", "p50 µs/pair", "ratio", "cpu µs/pair", "ratio")
 	for _, name := range order {
 		var base metrics
