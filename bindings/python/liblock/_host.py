@@ -553,6 +553,8 @@ class Host:
         gone; else the loop thread."""
         engine, self.engine = self.engine, None
         self.closing = True
+        if self.tel is not None:  # telemetry queued for after delivery (_otel.Lane) is recorded now
+            self.tel.close()
         for cid in list(self._conns) + list(self._connecting):
             try:
                 self._close_conn(cid)
