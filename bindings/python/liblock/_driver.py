@@ -75,7 +75,7 @@ class Driver:
                     thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
                     assert thread.host is not None
                     # before any request reaches it; each host has its lane (_otel.Lane)
-                    thread.host.tel = self.tel.lane(thread.loop) if self.tel is not None else None
+                    thread.host.tel = self.tel.lane(thread.loop, True) if self.tel is not None else None
                     self._thread = thread
                 t = self._thread
         assert t.host is not None

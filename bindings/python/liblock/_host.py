@@ -704,7 +704,8 @@ def run_op(host: Host, start: Callable[[Done], Any],
         if give_up is not None:
             give_up(None if box else state[0], box[0][1] if box else None)
 
-    if host.tel is not None:  # the caller's context (its span) goes with the operation
+    # the caller's context (its span) goes with the operation, when a span may be made
+    if host.tel is not None and host.tel.wants_context():
         submit(host, _in_context(begin))
     else:
         submit(host, begin)
@@ -745,7 +746,8 @@ async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
                 start(done)
             except LockError as e:
                 done(e, None)
-        if host.tel is not None:  # the caller's context (its span) goes with the operation
+        # the caller's context (its span) goes with the operation, when a span may be made
+        if host.tel is not None and host.tel.wants_context():
             submit(host, _in_context(begin))
         else:
             submit(host, begin)

@@ -37,17 +37,30 @@ SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 
 # The OpenTelemetry calls are not made while the engine is stepped: each host's
 # :class:`Lane` queues them as ``(fn, x, y)`` entries (``fn(x, y)``), made later on the
-# host's loop thread (README "Cost"): when the lane's next request has been written
-# (``loop.call_soon`` from ``started``: the loop would otherwise wait for the reply, an
-# asyncio caller has reached its ``await``, and a synchronous caller is blocked, so it
-# does not compete for the GIL), else LATE_S after they were queued (``loop.call_later``),
-# as soon as LATE_N entries wait, and when the host closes. Never from the step that
-# delivers an outcome: that would put the records before the caller's continuation. Spans are started, evented and ended with the times
+# host's loop thread (README "Cost"), at the latest LATE_S after they were queued
+# (``loop.call_later``), as soon as LATE_N entries wait, and when the host closes;
+# before that:
+# - the synchronous API's lane (its callers block in other threads): when its next
+#   request has been written (``loop.call_soon`` from ``started``): the loop would
+#   otherwise wait for the reply, and the caller is blocked, so it does not compete for
+#   the GIL (a flush when the outcome is delivered would: the caller wakes to find the
+#   loop thread holding the GIL for the records);
+# - an asyncio lane (its callers run on the same loop): when an outcome was delivered
+#   and none of its operations is left in flight, after the caller's continuation ran up
+#   to its next ``await`` (two ``call_soon`` hops: the task's wakeup is queued by the
+#   step, after the first), as Node's binding does.
+# Never in the step that delivers an outcome: that would put the records before the
+# caller's continuation. Spans are started, evented and ended with the times
 # (``time.time_ns()``, the SDK's clock) taken when the engine reported, and with the
 # caller's context captured when the request was made, so they are the same as if made
 # at once. Log lines stay synchronous (cheap when their level is off, and in order).
 LATE_S = 0.02
 LATE_N = 256
+
+# The reports a quiet lane (no SDK recording, the liblock logger below DEBUG) skips: what
+# they feed is unobservable then. START, ACQUIRE_END, HOLD (an op's resource, a lock's)
+# and EXTEND_END, LOST (warnings) are still needed.
+_QUIET_SKIP = frozenset((NODE, RELEASE_END, WAIT_START, WAIT_END, HAND_OFF, FENCE))
 
 
 def outcome_name(status: int) -> str:
@@ -147,9 +160,10 @@ class Telemetry:
             a["liblock.auto"] = True
         return a
 
-    def lane(self, loop: Any) -> "Lane":
-        """The lane of a host running on ``loop`` (its operations, locks and queue)."""
-        lane = Lane(self, loop)
+    def lane(self, loop: Any, blocking: bool = False) -> "Lane":
+        """The lane of a host running on ``loop`` (its operations, locks and queue);
+        ``blocking``: the synchronous API's host, whose callers block in other threads."""
+        lane = Lane(self, loop, blocking)
         with self._lanes_mu:
             self._lanes.add(lane)
         return lane
@@ -230,9 +244,10 @@ class Lane:
     delivered. Every method runs on the host's loop thread, as the host's own code does
     (``flush`` also when the loop is gone)."""
 
-    def __init__(self, tel: Telemetry, loop: Any) -> None:
+    def __init__(self, tel: Telemetry, loop: Any, blocking: bool = False) -> None:
         self.t = tel
         self.loop = loop
+        self.blocking = blocking
         self.nodes = tel.nodes
         self.ops: Dict[int, _Op] = {}
         self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
@@ -241,9 +256,12 @@ class Lane:
         self._handle: Any = None  # the call_soon or call_later that flushes q
         self._soon_armed = False  # _handle is a call_soon
         self._flush_cb = self._flushed
+        self._hop_cb = self._hop
+        self._idle_cb = self._idle
         # What the SDK (if any) records, as of the last operation's start (begin).
         self.metered = False
         self.traced = False
+        self.quiet = False  # neither, and no DEBUG log lines
         if tel.on:
             t = tel
             self._acq_rec, self._acq_add = t.acquire_dur.record, t.acquires.add
@@ -275,6 +293,29 @@ class Lane:
     def _flushed(self) -> None:
         self._handle = None
         self.flush()
+
+    def _delivered(self) -> None:
+        """An asyncio lane's outcome is being delivered, none left in flight: the flush
+        after the caller's continuation."""
+        h = self._handle
+        if h is not None:
+            if self._soon_armed:
+                return
+            h.cancel()
+        self._soon_armed = True
+        self._handle = self.loop.call_soon(self._hop_cb)
+
+    def _hop(self) -> None:
+        self._handle = self.loop.call_soon(self._idle_cb)
+
+    def _idle(self) -> None:
+        """The continuation ran: flush, unless it started another operation (then its
+        end, LATE_S or LATE_N do)."""
+        self._handle = None
+        if (self.ops or self.pending is not None) and len(self.q) < LATE_N:
+            self._later()
+        else:
+            self.flush()
 
     def flush(self) -> None:
         """Make the queued OpenTelemetry calls, in the order the engine reported."""
@@ -367,14 +408,20 @@ class Lane:
         asked whether an SDK records now."""
         t = self.t
         op = _Op(kind, resource)
-        self.metered = t._metered()
+        metered = self.metered = t._metered()
         traced = self.traced = t._traced()
+        self.quiet = not metered and not traced and not log.isEnabledFor(logging.DEBUG)
         if traced:
             op.traced = True
             op.ctx = t.get_context()  # the caller's (run_op/run_async carry it here)
             op.start = time.time_ns()
             self.q.append((self._start_span, op, None))
         self.pending = op
+
+    def wants_context(self) -> bool:
+        """Whether a span may be made for the next operation: then the caller's context is
+        carried to the loop thread (run_op, run_async); O(1)."""
+        return self.t._traced()
 
     def started(self, op: int) -> None:
         """After the request's step: binds an op whose start was not reported yet (an
@@ -384,7 +431,10 @@ class Lane:
         if p is not None:
             self.ops[op] = p
         if self.q:
-            self._soon()
+            if self.blocking:
+                self._soon()
+            else:
+                self._later()
 
     def refused(self, err: BaseException) -> None:
         """The request was refused at once: its span ends with the error."""
@@ -399,6 +449,8 @@ class Lane:
         if what == ACQUIRE_START or what == EXTEND_START or what == RELEASE_START:
             if self.pending is not None and opid:
                 self.ops[opid], self.pending = self.pending, None
+            return
+        if self.quiet and what in _QUIET_SKIP:
             return
         op = self.ops.get(opid) if opid else None
         resource = op.resource if op is not None else self.locks.get(lock)
@@ -484,5 +536,8 @@ class Lane:
         if op.traced:
             self.q.append((self._end, op, (outcome, err, time.time_ns())))
         if self.q:
-            self._later()
+            if self.blocking or self.ops:
+                self._later()
+            else:
+                self._delivered()
 
