@@ -35,25 +35,24 @@ LOST, HOLD, NODE, FENCE = 10, 11, 12, 13
 SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 
-# The OpenTelemetry calls are not made while the engine is stepped: each host's
-# :class:`Lane` queues them as ``(fn, x, y)`` entries (``fn(x, y)``), made later on the
-# host's loop thread (README "Cost"), at the latest LATE_S after they were queued
-# (``loop.call_later``), as soon as LATE_N entries wait, and when the host closes;
-# before that:
-# - the synchronous API's lane (its callers block in other threads): when its next
-#   request has been written (``loop.call_soon`` from ``started``): the loop would
-#   otherwise wait for the reply, and the caller is blocked, so it does not compete for
-#   the GIL (a flush when the outcome is delivered would: the caller wakes to find the
-#   loop thread holding the GIL for the records);
-# - an asyncio lane (its callers run on the same loop): when an outcome was delivered
-#   and none of its operations is left in flight, after the caller's continuation ran up
-#   to its next ``await`` (two ``call_soon`` hops: the task's wakeup is queued by the
-#   step, after the first), as Node's binding does.
-# Never in the step that delivers an outcome: that would put the records before the
-# caller's continuation. Spans are started, evented and ended with the times
-# (``time.time_ns()``, the SDK's clock) taken when the engine reported, and with the
-# caller's context captured when the request was made, so they are the same as if made
-# at once. Log lines stay synchronous (cheap when their level is off, and in order).
+# Each host's :class:`Lane` queues its OpenTelemetry calls as ``(fn, x, y)`` entries
+# (``fn(x, y)``), made on the host's loop thread (README "Cost"):
+# - an asyncio lane (its callers run on the same loop): not while the engine is stepped
+#   but after the outcome was delivered, once none of its operations is left in flight
+#   and the caller's continuation ran up to its next ``await`` (two ``call_soon`` hops:
+#   the task's wakeup is queued by the step, after the first), as Node's binding does;
+#   at the latest LATE_S after they were queued (``loop.call_later``: an acquire that
+#   waits), as soon as LATE_N entries wait, and when the host closes;
+# - the synchronous API's lane (its callers block in other threads): at the end of each
+#   hook, in the step, as before. Deferring gains nothing there: one thread holds the
+#   GIL at a time, so records made later (while the next request is in flight, or after
+#   the outcome was delivered) still delay a caller that waits for this loop thread or
+#   competes with it for the GIL, plus the scheduling (measured: bench_otel.py's sync
+#   rows were as slow or slower deferred).
+# Spans are started, evented and ended with the times (``time.time_ns()``, the SDK's
+# clock) taken when the engine reported, and with the caller's context captured when
+# the request was made, so they are the same whenever they are made. Log lines are
+# always synchronous (cheap when their level is off, and in order).
 LATE_S = 0.02
 LATE_N = 256
 
@@ -283,7 +282,11 @@ class Lane:
         self._handle = self.loop.call_soon(self._flush_cb)
 
     def _later(self) -> None:
-        """After queueing: the flush within LATE_S (or soon, with LATE_N entries waiting)."""
+        """After queueing: the flush within LATE_S (or soon, with LATE_N entries waiting);
+        a synchronous lane's at once."""
+        if self.blocking:
+            self.flush()
+            return
         if len(self.q) >= LATE_N:
             self._soon()
         elif self._handle is None:
@@ -425,16 +428,12 @@ class Lane:
 
     def started(self, op: int) -> None:
         """After the request's step: binds an op whose start was not reported yet (an
-        extension or release queued behind the lock's round in flight); its request is
-        in flight, so what is queued is recorded now, while the loop waits for replies."""
+        extension or release queued behind the lock's round in flight)."""
         p, self.pending = self.pending, None
         if p is not None:
             self.ops[op] = p
         if self.q:
-            if self.blocking:
-                self._soon()
-            else:
-                self._later()
+            self._later()
 
     def refused(self, err: BaseException) -> None:
         """The request was refused at once: its span ends with the error."""

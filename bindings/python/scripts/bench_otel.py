@@ -7,12 +7,13 @@ SDK with an InMemoryMetricReader and a TracerProvider recording every span into 
 processor); asyncio: off, api, sdk.
 
 Per pair: the caller's latency (from the acquire call until the release returned) and
-the process's CPU time (time.process_time: every thread, the loop thread's too) from the
-acquire call until the client's deferred telemetry has been recorded (liblock records it
-after the outcome is delivered, _otel.py: the bench makes it do so before the next
-pair, whatever the side, so that no side's telemetry runs inside another side's pair).
-Prints medians of the latency, mean CPU per pair, and the ratios to off(-host);
-asserts nothing.
+the process's CPU time (time.process_time: every thread, the loop thread's too).
+A synchronous client records its telemetry in the engine's steps on its loop thread
+(_otel.py: deferring it gains nothing under the GIL); an asyncio client after the
+outcome is delivered, once none of its operations is in flight, which the bench lets
+happen (a direct flush, on this thread) before the next pair, whatever the side, so
+that no side's telemetry runs inside another side's pair, and counts in the CPU figure. Prints medians of the
+latency, mean CPU per pair, and the ratios to off(-host); asserts nothing.
 
 Run under build/redisnodes: build/redisnodes -n 3 -- build/venv-python/bin/python
 bindings/python/scripts/bench_otel.py (LIBLOCK_NODES: the URLs; BENCH_N pairs)."""
@@ -36,8 +37,8 @@ WARM = 200
 
 
 def settler(client: Any) -> Callable[[], None]:
-    """What records the client's deferred telemetry now (in its loop thread); nothing for a
-    client without telemetry, or a liblock that records it at once."""
+    """What records an asyncio client's deferred telemetry now (its lane on this thread's
+    loop); nothing for a client without telemetry, or a liblock that records it at once."""
     tel = getattr(client._driver, "tel", None)
     flush = getattr(tel, "flush_now", None)
     if flush is None:
@@ -72,7 +73,6 @@ def main() -> None:
         sync: Dict[str, Any] = {"off": liblock.Client(nodes, node_timeout=nt), "off-host": off_host,
                                 "api": liblock.Client(nodes, node_timeout=nt, telemetry=True),
                                 "sdk": liblock.Client(nodes, node_timeout=nt, telemetry=sdk)}
-        settle = {k: settler(c) for k, c in sync.items()}
         lat: Dict[str, List[float]] = {k: [] for k in sync}
         cpu: Dict[str, List[float]] = {k: [] for k in sync}
         names = list(sync)
@@ -82,7 +82,6 @@ def main() -> None:
             t0 = time.perf_counter()
             sync[k].acquire("bench:" + k, ttl=10, wait=0).release()
             t1 = time.perf_counter()
-            settle[k]()
             c1 = time.process_time()
             if i >= WARM * len(names):
                 lat[k].append(t1 - t0)

@@ -1,6 +1,7 @@
 """Telemetry recorded after the outcome is delivered (_otel.Lane, README "Cost"): the spans
 carry the times of what they describe, not of when they were made; the caller's span is
-their parent; an asyncio caller's continuation runs before the records are made; an SDK
+their parent; an asyncio caller's continuation runs before the records are made, a
+synchronous call's are made before it returns; an SDK
 set after the client was made is used from then on; a resource_label that raises loses
 its own records only; without an SDK the warnings keep their resource. Real
 redis-servers."""
@@ -90,7 +91,9 @@ def test_async_records_after_the_continuation_with_the_operation_times(c3: Clust
     assert total(reader, "liblock.hold.duration") == 1  # its count
 
 
-def test_sync_spans_keep_their_times_and_close_records_the_rest(c3: Cluster) -> None:
+def test_sync_records_are_made_before_the_call_returns(c3: Cluster) -> None:
+    """The synchronous API's lane records in the engine's steps (deferring gains nothing
+    under the GIL): what a call did is in the SDK when it returns."""
     reader, mp, exporter, tp = providers()
     client = liblock.Client(c3.urls, node_timeout=2, backend=BACKEND,
                             telemetry={"meter_provider": mp, "tracer_provider": tp})
@@ -99,8 +102,11 @@ def test_sync_spans_keep_their_times_and_close_records_the_rest(c3: Cluster) -> 
         t0 = time.time_ns()
         lock = client.acquire("otel:sync", ttl=10)
         t1 = time.time_ns()
+        assert [s.name for s in exporter.get_finished_spans()] == ["liblock.acquire"]
+        assert total(reader, "liblock.acquires", {"liblock.outcome": "ok"}) == 1
         lock.release()
         t2 = time.time_ns()
+        assert total(reader, "liblock.releases", {"liblock.outcome": "ok"}) == 1
         held = other.acquire("otel:busy", ttl=10)
         try:
             t3 = time.time_ns()
@@ -113,7 +119,7 @@ def test_sync_spans_keep_their_times_and_close_records_the_rest(c3: Cluster) -> 
         finally:
             held.release()
     finally:
-        client.close()  # records what is still queued before it returns
+        client.close()
         other.close()
     spans = {s.name + ":" + s.attributes["liblock.outcome"]: s for s in exporter.get_finished_spans()}
     assert set(spans) == {"liblock.acquire:ok", "liblock.release:ok", "liblock.acquire:not_acquired"}
