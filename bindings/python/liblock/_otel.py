@@ -43,8 +43,8 @@ SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 #   the task's wakeup is queued by the step, after the first), as Node's binding does;
 #   at the latest LATE_S after they were queued (``loop.call_later``: an acquire that
 #   waits), as soon as LATE_N entries wait, and when the host closes;
-# - the synchronous API's lane (its callers block in other threads): at the end of each
-#   hook, in the step, as before. Deferring gains nothing there: one thread holds the
+# - the synchronous API's lane (its callers block in other threads): at once, in the
+#   step, as before (its queue is a :class:`_Now`). Deferring gains nothing there: one thread holds the
 #   GIL at a time, so records made later (while the next request is in flight, or after
 #   the outcome was delivered) still delay a caller that waits for this loop thread or
 #   competes with it for the GIL, plus the scheduling (measured: bench_otel.py's sync
@@ -237,6 +237,21 @@ def _running_loop() -> Any:
         return None
 
 
+class _Now:
+    """A synchronous lane's queue: each call is made as it is appended (and it stays
+    empty, so nothing is scheduled)."""
+    __slots__ = ()
+
+    def append(self, e: Tuple[Callable[[Any, Any], None], Any, Any]) -> None:
+        try:
+            e[0](e[1], e[2])
+        except Exception:  # noqa: BLE001 - an SDK's or resource_label's bug loses its record only
+            log.warning("liblock: telemetry: a record failed", exc_info=True)
+
+    def __len__(self) -> int:
+        return 0
+
+
 class Lane:
     """One host's side of a client's telemetry: its operations in flight, its locks' resources,
     and the queue of OpenTelemetry calls its loop thread makes after the outcomes are
@@ -251,7 +266,8 @@ class Lane:
         self.ops: Dict[int, _Op] = {}
         self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
         self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
-        self.q: List[Tuple[Callable[[Any, Any], None], Any, Any]] = []
+        # the deferred calls; a synchronous lane's are made as they are queued
+        self.q: Any = _Now() if blocking else []
         self._handle: Any = None  # the call_soon or call_later that flushes q
         self._soon_armed = False  # _handle is a call_soon
         self._flush_cb = self._flushed
