@@ -44,6 +44,10 @@ Done = Callable[[Optional[LockError], Any], None]
 # wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
 Request = Tuple[Any, ...]
 
+# A REPORT action's size: its kind and 32 bytes of fields, fixed (core/hostabi/PROTOCOL.md),
+# for the REPORTs a quiet telemetry lane skips undecoded (_apply; tests/test_otel_defer.py).
+REPORT_BYTES = 33
+
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
 # (an error naming 64 nodes) is under 64 KiB.
@@ -221,7 +225,12 @@ class Host:
         reply: Optional[Tuple[Any, ...]] = None
         at, end = 0, len(buf)
         decode_action = P.decode_action
+        # a quiet telemetry lane (_otel.Lane: no SDK, no DEBUG) needs some REPORTs not even decoded
+        skip = self.tel.skip if self.tel is not None and self.tel.quiet else None
         while at < end:
+            if skip is not None and buf[at] == P.ACT_REPORT and buf[at + 1] in skip:
+                at += REPORT_BYTES
+                continue
             a, at = decode_action(buf, at)
             kind = a[0]
             if kind == P.ACT_WRITE:

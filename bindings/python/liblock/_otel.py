@@ -277,6 +277,7 @@ class Lane:
         self.metered = False
         self.traced = False
         self.quiet = False  # neither, and no DEBUG log lines
+        self.skip = _QUIET_SKIP  # the REPORTs (by what) a quiet lane's host need not decode
         if tel.on:
             t = tel
             self._acq_rec, self._acq_add = t.acquire_dur.record, t.acquires.add
