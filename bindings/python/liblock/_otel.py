@@ -57,9 +57,11 @@ LATE_S = 0.02
 LATE_N = 256
 
 # The reports a quiet lane (no SDK recording, the liblock logger below DEBUG) skips: what
-# they feed is unobservable then. START, ACQUIRE_END, HOLD (an op's resource, a lock's)
-# and EXTEND_END, LOST (warnings) are still needed.
-_QUIET_SKIP = frozenset((NODE, RELEASE_END, WAIT_START, WAIT_END, HAND_OFF, FENCE))
+# they feed is unobservable then. ACQUIRE_END, HOLD (a lock's resource) and EXTEND_END,
+# LOST (warnings) are still needed; without the starts, an operation is bound to its
+# request by its first report or its DONE in the request's step, or after it (started).
+_QUIET_SKIP = frozenset((ACQUIRE_START, EXTEND_START, RELEASE_START, NODE, RELEASE_END,
+                         WAIT_START, WAIT_END, HAND_OFF, FENCE))
 
 
 def outcome_name(status: int) -> str:
@@ -469,6 +471,13 @@ class Lane:
         if self.quiet and what in _QUIET_SKIP:
             return
         op = self.ops.get(opid) if opid else None
+        if op is None and opid and self.pending is not None and self.quiet:
+            # Its start was skipped: an op not bound yet while a request is being stepped is
+            # that request's (request steps fire no timers; every other op of this lane was
+            # bound when its own request's step ended, in started). Only its resource is
+            # used (a lock's, for the warnings): nothing else of a quiet lane is observable.
+            op, self.pending = self.pending, None
+            self.ops[opid] = op
         resource = op.resource if op is not None else self.locks.get(lock)
         secs = dur_us / 1e6
         m = self.metered
@@ -544,7 +553,9 @@ class Lane:
         ends, and its log line."""
         op = self.ops.pop(opid, None)
         if op is None:
-            return
+            if self.pending is None or not self.quiet:
+                return
+            op, self.pending = self.pending, None  # the request's own DONE, in its step (see report)
         outcome = err[0] if err else 0
         if log.isEnabledFor(logging.DEBUG):
             log.debug("liblock: %s %s: %s (%d attempts, %.6f s)", op.kind, op.resource,
