@@ -175,7 +175,7 @@ class Telemetry:
         with self._lanes_mu:
             lanes = list(self._lanes)
         for lane in lanes:
-            if not lane.q:
+            if not lane.deferred or not lane.q:
                 continue
             loop = lane.loop
             if loop is None or loop.is_closed() or _running_loop() is loop:
@@ -240,8 +240,8 @@ def _running_loop() -> Any:
 
 
 class _Now:
-    """A synchronous lane's queue: each call is made as it is appended (and it stays
-    empty, so nothing is scheduled)."""
+    """A synchronous lane's queue: each call is made as it is appended (nothing is ever
+    scheduled: Lane.deferred is False)."""
     __slots__ = ()
 
     def append(self, e: Tuple[Callable[[Any, Any], None], Any, Any]) -> None:
@@ -250,8 +250,6 @@ class _Now:
         except Exception:  # noqa: BLE001 - an SDK's or resource_label's bug loses its record only
             log.warning("liblock: telemetry: a record failed", exc_info=True)
 
-    def __len__(self) -> int:
-        return 0
 
 
 class Lane:
@@ -269,7 +267,8 @@ class Lane:
         self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
         self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
         # the deferred calls; a synchronous lane's are made as they are queued
-        self.q: Any = _Now() if blocking else []
+        self.deferred = not blocking
+        self.q: Any = [] if self.deferred else _Now()
         self._handle: Any = None  # the call_soon or call_later that flushes q
         self._soon_armed = False  # _handle is a call_soon
         self._flush_cb = self._flushed
@@ -341,6 +340,8 @@ class Lane:
 
     def flush(self) -> None:
         """Make the queued OpenTelemetry calls, in the order the engine reported."""
+        if not self.deferred:
+            return
         h, self._handle = self._handle, None
         if h is not None:
             h.cancel()
@@ -451,7 +452,7 @@ class Lane:
         p, self.pending = self.pending, None
         if p is not None:
             self.ops[op] = p
-        if self.q:
+        if self.deferred and self.q:
             self._later()
 
     def refused(self, err: BaseException) -> None:
@@ -459,7 +460,8 @@ class Lane:
         p, self.pending = self.pending, None
         if p is not None and p.traced:
             self.q.append((self._refused, p, (err, time.time_ns())))
-            self._later()
+            if self.deferred:
+                self._later()
 
     def report(self, a: Any) -> None:
         """One REPORT action: (kind, what, outcome, op, lock, node, attempts, duration_us)."""
@@ -482,7 +484,7 @@ class Lane:
         secs = dur_us / 1e6
         m = self.metered
         q = self.q
-        n = len(q)
+        n = len(q) if self.deferred else 0
         if what == NODE:
             if node >= len(self.nodes):
                 return
@@ -545,7 +547,7 @@ class Lane:
             if op is not None and op.traced:
                 q.append((self._event, op, ("liblock.fence", self.t.fence_ev[outcome if 0 <= outcome < 8 else 7],
                                             time.time_ns())))
-        if len(q) != n:
+        if self.deferred and len(q) != n:
             self._later()
 
     def done(self, opid: int, err: Any) -> None:
@@ -562,8 +564,8 @@ class Lane:
                       outcome_name(outcome), op.attempts, op.dur)
         if op.traced:
             self.q.append((self._end, op, (outcome, err, time.time_ns())))
-        if self.q:
-            if self.blocking or self.ops:
+        if self.deferred and self.q:
+            if self.ops:
                 self._later()
             else:
                 self._delivered()
