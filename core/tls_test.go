@@ -20,6 +20,10 @@ import (
 // nodes, against TLS-only redis-servers.
 func TestTLS(t *testing.T) { tlstest.Run(t, core.New) }
 
+// TestTLSCluster: a rediss:// cluster=yes node on a Redis Cluster that
+// runs over TLS (MOVED names TLS ports).
+func TestTLSCluster(t *testing.T) { tlstest.RunCluster(t, core.New) }
+
 // NewFromClients takes each go-redis client's TLSConfig: a Config.TLS
 // beside them is refused rather than silently ignored.
 func TestTLSWithClientsRefused(t *testing.T) {

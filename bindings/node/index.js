@@ -410,6 +410,11 @@ function withReaders(i) {
   return i;
 }
 
+// The last resource name acquire() found valid: the same name again (a
+// loop over one resource) is not scanned three times more. Only a string
+// that passed the checks is ever kept, so anything else is checked.
+let checkedResource = Symbol('none');
+
 /** A client over a set of independent Redis masters (Redlock). */
 class Client {
   #host;
@@ -513,8 +518,9 @@ class Client {
         const r = resourceList(resource, stringArg, bytesArg, MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
         resource = r.first;
         set = { resources: r.more };
-      } else {
+      } else if (resource !== checkedResource) {
         bytesArg('resource', stringArg('resource', resource), MIN_RESOURCE_BYTES, MAX_RESOURCE_BYTES);
+        checkedResource = resource;
       }
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);

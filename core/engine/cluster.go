@@ -67,6 +67,14 @@ type clusterState struct {
 	subs       map[string]*node
 	subOrder   []*node
 	noShardSub bool // SSUBSCRIBE is an unknown command here (before 7.0): poll only
+	// ids: the primaries' node ids of the last map (their addresses when
+	// the map gave no ids), by which two cluster nodes of one engine are
+	// found to be one cluster (dupOf).
+	ids []string
+	// dup: this node and another of the engine are one Redis Cluster
+	// (listed under two seed lists): every request on it fails with dup,
+	// for the engine's life, so that one cluster never gives two votes.
+	dup error
 }
 
 // maxRedirects bounds the MOVED and ASK redirects one command follows.
@@ -173,7 +181,15 @@ func (e *Engine) clusterSend(n *node, h handler, c command) {
 	if cl.stale && !cl.loading {
 		cl.load(e)
 	}
-	if cl.loaded {
+	if cl.loaded && cl.dup == nil {
+		if e.firstMapsPending(cl) {
+			// Held until the engine's other clusters have their first
+			// maps (flushHeld): one listed twice is found before it votes.
+			r := e.newRequest(n, h, c)
+			r.sent = e.now
+			n.queue = append(n.queue, r)
+			return
+		}
 		// A stale map keeps routing while a new one is asked for (a
 		// -MOVED already corrected its slot), except to a shard that
 		// failed since: a frozen or dead shard delays its own slots only,
@@ -188,6 +204,48 @@ func (e *Engine) clusterSend(n *node, h handler, c command) {
 	n.queue = append(n.queue, r)
 	if !cl.loading {
 		cl.load(e)
+	}
+}
+
+// firstMapsPending reports whether another cluster node of the engine is
+// loading its first slot map: until it has, cl's requests wait (at most
+// that load's node timeout), so that a cluster listed twice is found
+// (dupOf) before either copy sends a lock command.
+func (e *Engine) firstMapsPending(cl *clusterState) bool {
+	for _, o := range e.nodes {
+		if o.cl != nil && o.cl != cl && o.cl.loading && !o.cl.loaded {
+			return true
+		}
+	}
+	return false
+}
+
+// flushHeld sends the requests cluster nodes held for firstMapsPending,
+// once no first map is pending; called when a map load ends either way.
+func (e *Engine) flushHeld() {
+	for _, o := range e.nodes {
+		if o.cl != nil && o.cl.loaded && !o.cl.loading && len(o.queue) > 0 && !e.firstMapsPending(o.cl) {
+			o.cl.flush(e)
+		}
+	}
+}
+
+// flush routes the requests queued for the map (or fails them on a
+// cluster listed twice).
+func (cl *clusterState) flush(e *Engine) {
+	if cl.dup != nil {
+		cl.n.fail(e, cl.dup)
+		return
+	}
+	q := cl.n.queue
+	cl.n.queue = nil
+	for _, req := range q {
+		if p := cl.slots[KeySlot(commandKey(req.cmd))]; p != 0 {
+			e.send(cl.shard(e, cl.addrs[p-1]), req.h, req.cmd)
+		} else {
+			req.h.reply(e, cl.n.idx, Reply{Err: errorString("cluster: no primary serves slot " + strconv.Itoa(KeySlot(commandKey(req.cmd))))})
+		}
+		e.recycle(req)
 	}
 }
 
@@ -252,6 +310,7 @@ func (cl *clusterState) loadFailed(e *Engine, why string) {
 		msg += " (" + strings.Join(cl.causes, "; ") + ")"
 	}
 	cl.n.fail(e, errorString(msg))
+	e.flushHeld()
 }
 
 // clusterMapStep receives a candidate's slot map.
@@ -299,6 +358,10 @@ func (h clusterMapStep) reply(e *Engine, _ int, r Reply) {
 	cl.next = 0 // the next load asks the primaries first again
 	clear(cl.suspect)
 	cl.addrs, cl.slots = addrs, slots
+	cl.ids = primaryIDs(r, h.slots, addrs)
+	if cl.dup == nil {
+		cl.dupOf(e)
+	}
 	// Connections to what is no longer a primary (a seed that is a
 	// replica, a demoted primary) go once idle: lock commands never go to
 	// them.
@@ -316,15 +379,73 @@ func (h clusterMapStep) reply(e *Engine, _ int, r Reply) {
 	}
 	clear(cl.order[len(kept):])
 	cl.order = kept
-	q := cl.n.queue
-	cl.n.queue = nil
-	for _, req := range q {
-		if p := slots[KeySlot(commandKey(req.cmd))]; p != 0 {
-			e.send(cl.shard(e, addrs[p-1]), req.h, req.cmd)
-		} else {
-			req.h.reply(e, cl.n.idx, Reply{Err: errorString("cluster: no primary serves slot " + strconv.Itoa(KeySlot(commandKey(req.cmd))))})
+	// A dup node's requests fail here (a send to it queues and asks the
+	// map again, so each call fails through here, never at once inside
+	// the call that sent it); the others' wait for any first map still
+	// loading.
+	if cl.dup != nil || !e.firstMapsPending(cl) {
+		cl.flush(e)
+	}
+	e.flushHeld()
+}
+
+// primaryIDs returns the node ids of the map's primaries (CLUSTER SHARDS:
+// each online master's "id"; CLUSTER SLOTS: the third field of each
+// range's primary), or addrs when the map gave none.
+func primaryIDs(r Reply, slots bool, addrs []string) []string {
+	var ids []string
+	for _, x := range r.Elems {
+		if slots {
+			if len(x.Elems) >= 3 && len(x.Elems[2].Elems) >= 3 && x.Elems[2].Elems[2].Str != "" {
+				ids = append(ids, x.Elems[2].Elems[2].Str)
+			}
+			continue
 		}
-		e.recycle(req)
+		nodes, _ := field(x.Elems, "nodes")
+		for _, nd := range nodes.Elems {
+			role, _ := field(nd.Elems, "role")
+			id, _ := field(nd.Elems, "id")
+			if role.Str == "master" && id.Str != "" {
+				ids = append(ids, id.Str)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return addrs
+	}
+	return ids
+}
+
+// dupOf finds another cluster node of the engine whose last map shares a
+// primary with this one's: then both are one Redis Cluster listed twice
+// (two seed lists; identical ones are refused at creation), which would
+// count one cluster's grant as two votes of the quorum. Both nodes fail
+// every request from then on, naming each other: the caller learns to
+// list the cluster once, and the quorum never counts it twice. A node
+// voted at most once before this: the second of the two maps to load is
+// the one that finds the first.
+func (cl *clusterState) dupOf(e *Engine) {
+	for _, o := range e.nodes {
+		if o == cl.n || o.cl == nil || !o.cl.loaded {
+			continue
+		}
+		for _, id := range cl.ids {
+			if !contains(o.cl.ids, id) {
+				continue
+			}
+			a, b := o.idx, cl.n.idx
+			if a > b {
+				a, b = b, a
+			}
+			err := errorString("cluster: nodes[" + strconv.Itoa(a) + "] and nodes[" + strconv.Itoa(b) +
+				"] are one Redis Cluster (both slot maps name primary " + id + "): list each cluster once")
+			cl.dup = err
+			if o.cl.dup == nil {
+				o.cl.dup = err
+				o.cl.n.fail(e, err)
+			}
+			return
+		}
 	}
 }
 

@@ -116,7 +116,13 @@ type fakeCluster struct {
 }
 
 func newFakeCluster(t *testing.T, url string, wait *int, nodes map[string]*fakeClusterNode) *fakeCluster {
-	ns, err := ParseNodes([]string{url})
+	return newFakeClusters(t, []string{url}, wait, nodes)
+}
+
+// newFakeClusters is newFakeCluster with several node URLs (an address no
+// map names is a standalone server answering with its answer).
+func newFakeClusters(t *testing.T, urls []string, wait *int, nodes map[string]*fakeClusterNode) *fakeCluster {
+	ns, err := ParseNodes(urls)
 	require.NoError(t, err)
 	env := &manualEnv{r: mrand.New(mrand.NewPCG(1, 2))}
 	e, err := New(Config{Nodes: ns, NodeTimeout: 100 * time.Millisecond, WaitReplicas: wait}, env)
@@ -298,3 +304,46 @@ func TestClusterFakeSeeds(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// One Redis Cluster listed under two seed lists is found when the second
+// map loads, before either copy sends a lock command (the first map's
+// requests wait for the other's first map): both nodes then fail every
+// request naming each other, so the cluster never gives two votes. Its
+// control: two distinct clusters lock as usual.
+func TestClusterListedTwiceFoundBeforeItVotes(t *testing.T) {
+	m := shardsReply([4]string{"0", "16383", "p:1", "r:1"})
+	x := &fakeClusterNode{answer: ok}
+	f := newFakeClusters(t, []string{"redis://s1:1?cluster=yes", "redis://s2:2?cluster=yes", "redis://x:9"}, intp(0),
+		map[string]*fakeClusterNode{"s1:1": {shards: m, answer: ok}, "s2:2": {shards: m, answer: ok}, "p:1": {shards: m, answer: ok}, "x:9": x})
+	for i := 0; i < 2; i++ {
+		d := f.acquire("k")
+		require.Error(t, d.Err, "one cluster twice and one server: one real vote of three")
+		assert.Contains(t, d.Err.Error(), "nodes[0] and nodes[1] are one Redis Cluster (both slot maps name primary p:1): list each cluster once")
+		assert.Empty(t, f.logged("p:1", "SET"), "no lock command reached the cluster listed twice; log:\n%s", strings.Join(f.log, "\n"))
+	}
+
+	// The control: two clusters with distinct primaries.
+	m2 := shardsReply([4]string{"0", "16383", "q:2", "r:2"})
+	f = newFakeClusters(t, []string{"redis://s1:1?cluster=yes", "redis://s2:2?cluster=yes", "redis://x:9"}, intp(0),
+		map[string]*fakeClusterNode{"s1:1": {shards: m, answer: ok}, "s2:2": {shards: m2, answer: ok}, "p:1": {shards: m, answer: ok},
+			"q:2": {shards: m2, answer: ok}, "x:9": x})
+	d := f.acquire("k")
+	require.NoError(t, d.Err)
+	assert.Len(t, f.logged("p:1", "SET {k}"), 1)
+	assert.Len(t, f.logged("q:2", "SET {k}"), 1)
+}
+
+// primaryIDs reads node ids from both map forms, and falls back to the
+// primaries' addresses.
+func TestPrimaryIDs(t *testing.T) {
+	bulk := func(s string) Reply { return Reply{Str: s} }
+	num := func(n int64) Reply { return Reply{Int: n} }
+	shards := Reply{Elems: []Reply{{Elems: []Reply{bulk("slots"), {Elems: []Reply{num(0), num(16383)}}, bulk("nodes"), {Elems: []Reply{
+		{Elems: []Reply{bulk("id"), bulk("r1"), bulk("role"), bulk("replica")}},
+		{Elems: []Reply{bulk("id"), bulk("p1"), bulk("role"), bulk("master")}}}}}}}}
+	assert.Equal(t, []string{"p1"}, primaryIDs(shards, false, []string{"a:1"}))
+	slots := Reply{Elems: []Reply{{Elems: []Reply{num(0), num(16383), {Elems: []Reply{bulk("h"), num(1), bulk("p2")}}}}}}
+	assert.Equal(t, []string{"p2"}, primaryIDs(slots, true, []string{"h:1"}))
+	old := Reply{Elems: []Reply{{Elems: []Reply{num(0), num(16383), {Elems: []Reply{bulk("h"), num(1)}}}}}}
+	assert.Equal(t, []string{"h:1"}, primaryIDs(old, true, []string{"h:1"}), "no ids: the addresses")
+}

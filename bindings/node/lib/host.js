@@ -13,6 +13,9 @@
 //   outOff, outCap where actions come back
 //   step(h, len)   one step with the event of len bytes at inOff → bytes of actions (< 0: a host bug)
 //   free(h)
+//   rxBuf          (optional) a Buffer over the input buffer from inOff + 9 (a
+//                  RECEIVED header's room) that never moves: sockets read into
+//                  it (see onRead); without it they read into one shared buffer
 //
 // Keeping the process alive: sockets and timers are unref()'d. One
 // process-wide (per copy of this package) interval is ref()'d while an
@@ -31,6 +34,7 @@ const net = require('node:net');
 let tls = null;
 const P = require('./protocol');
 const E = require('./errors');
+const F = require('./fastpath');
 
 const { EV, ACT } = P;
 
@@ -91,7 +95,8 @@ const later = [];
 let draining = false;
 
 function drain() {
-  if (draining) return;
+  // Called after every step and request: most find nothing to deliver.
+  if (draining || later.length === 0) return;
   draining = true;
   try {
     // Acquires that got their lock go first (in order among themselves):
@@ -127,6 +132,24 @@ function drain() {
 }
 
 const reader = new P.Reader();
+// What F.readHot decoded last (one object for every host: actions are read
+// to the end of a step before anything else steps an engine).
+const hot = F.scratch();
+
+// Plain TCP sockets read into one buffer (net.Socket's `onread`) instead of
+// a new Buffer per read pushed through a Readable stream: onRead gets the
+// data as it arrives, on the socket it came from (`this`). With the native
+// adapter the buffer is the engine's own input buffer, just behind a
+// RECEIVED header's room (rxBuf: no copy at all); with wasm (whose memory
+// can move when it grows) one buffer of the same size for every socket,
+// copied from. Reads are delivered one at a time on the main thread, and
+// each is stepped before its callback returns, so one buffer is enough.
+let rxShared = null;
+function onRead(n) {
+  const h = this.llHost;
+  if (h) h.receivedRx(this.llConn, this, n);
+  // Nothing else: returning false would stop reading.
+}
 
 // A burst of requests (a thousand acquires started in one loop, or canceled
 // by one AbortSignal) is stepped BURST at a time, one batch per turn of the
@@ -166,6 +189,7 @@ const corked = [];
 function endTick() {
   tickQueued = false;
   tickNo++;
+  if (corked.length === 0) return; // (an array's length set costs a runtime call even when 0)
   for (let i = 0; i < corked.length; i++) corked[i].uncork();
   corked.length = 0;
 }
@@ -269,26 +293,33 @@ class Host {
 
   actions(m, o, end) {
     const r = reader;
-    r.start(m, o, end);
-    while (r.o < end) {
-      const at = r.o;
+    // DONE takes the hot path only with telemetry off: with it on, DONE goes
+    // through its own (generic) path below, untouched.
+    const hotDone = this.tel === null;
+    while (o < end) {
+      const next = F.readHot(m, o, end, hot, hotDone);
+      if (next > 0) {
+        o = next;
+        switch (hot.kind) {
+          case ACT.WRITE: this.write(hot.conn, m.b, hot.from, hot.to); break;
+          case ACT.STARTED: this.rKind = ACT.STARTED; this.rOp = hot.op; break;
+          case ACT.TIMER: this.arm(hot.delayUs); break;
+          default: // DONE: as below with a null error
+            if (hot.lock !== 0 && (hot.fence !== 0 || hot.reentered !== 0)) this.fences.set(hot.lock, [hot.fence, hot.reentered !== 0]);
+            later.push(this, ACT.DONE, hot.op, hot.lock, null);
+        }
+        continue;
+      }
+      r.start(m, o, end);
+      const at = o;
       const a = P.readAction(r);
+      o = r.o;
       if (a === null) {
         throw new E.InternalError(`liblock: unknown engine action ${m.b[at]} (the library is newer than this binding?)`);
       }
       switch (a.kind) {
         case ACT.OPEN: this.open(a.conn, a.node, a.flags, a.network, a.addr, a.server_name); break;
-        case ACT.WRITE: {
-          const s = this.conns.get(a.conn);
-          if (s) {
-            // A copy (the output buffer is reused by the next step), from
-            // Buffer's pool for small writes.
-            const b = Buffer.allocUnsafe(a.data.length);
-            a.data.copy(b, 0);
-            send(s, b);
-          }
-          break;
-        }
+        case ACT.WRITE: this.write(a.conn, a.data, 0, a.data.length); break;
         case ACT.CLOSE: {
           const s = this.conns.get(a.conn);
           if (s) { this.conns.delete(a.conn); s.destroy(); }
@@ -324,6 +355,17 @@ class Host {
 
   // ------------------------------------------------------------ I/O
 
+  /** Sends src[from, to) (a WRITE's data) on conn, if it is still open. */
+  write(conn, src, from, to) {
+    const s = this.conns.get(conn);
+    if (!s) return;
+    // A copy (the output buffer is reused by the next step), from Buffer's
+    // pool for small writes.
+    const b = Buffer.allocUnsafe(to - from);
+    src.copy(b, 0, from, to);
+    send(s, b);
+  }
+
   open(conn, node, flags, network, addr, serverName) {
     let opts;
     if (network === 'unix') {
@@ -354,14 +396,17 @@ class Host {
       s = tls.connect(opts);
       s.once('secureConnect', () => this.opened(conn, s));
     } else {
+      opts.onread = this.rx();
       s = net.connect(opts);
       s.once('connect', () => this.opened(conn, s));
     }
     s.llTick = 0; // the tick of its last write (see send)
+    s.llHost = this; // for onRead
+    s.llConn = conn;
     s.setNoDelay(true);
     s.unref();
     this.conns.set(conn, s);
-    s.on('data', (d) => this.received(conn, s, d));
+    if (flags & 1) s.on('data', (d) => this.received(conn, s, d)); // TLS: no onread
     s.on('error', (e) => this.failed(conn, s, e.message || String(e)));
     // 'end' (the node closed its side: CLIENT KILL, a restart) comes before
     // 'close'; a write between them would fail, so the connection goes at once.
@@ -383,6 +428,32 @@ class Host {
       this.run(P.encReceived(ad.mem(), ad.inOff, conn, d.subarray(from, Math.min(d.length, from + max))));
       if (this.conns.get(conn) !== s) return;
     }
+  }
+
+  /** net.Socket's `onread` option for this host's plain TCP sockets (see onRead). */
+  rx() {
+    const ad = this.ad;
+    if (ad.rxBuf && F.enabled) return ad.rxOnread ||= { buffer: ad.rxBuf, callback: onRead };
+    rxShared ||= { buffer: Buffer.allocUnsafe(ad.inCap - F.RECEIVED_HEADER), callback: onRead };
+    return rxShared;
+  }
+
+  /** n bytes read on conn into rx()'s buffer: one RECEIVED. */
+  receivedRx(conn, s, n) {
+    if (this.conns.get(conn) !== s || this.dead) return;
+    const ad = this.ad;
+    const m = ad.mem();
+    const rx = this.rx().buffer;
+    if (rx === ad.rxBuf) { // already in place, behind the header's room
+      this.run(F.putReceivedHeader(m, ad.inOff, conn, n));
+      return;
+    }
+    if (F.enabled) {
+      rx.copy(m.b, ad.inOff + F.RECEIVED_HEADER, 0, n);
+      this.run(F.putReceivedHeader(m, ad.inOff, conn, n));
+      return;
+    }
+    this.run(P.encReceived(m, ad.inOff, conn, rx.subarray(0, n)));
   }
 
   failed(conn, s, message) {
@@ -471,7 +542,8 @@ class Host {
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
+    const op = this.tel === null ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
+      : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
       resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0 };
@@ -553,7 +625,8 @@ class Host {
 
   release(st) {
     const ad = this.ad;
-    const op = this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
+    const op = this.tel === null ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
+      : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
@@ -655,7 +728,7 @@ class Host {
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.keyOf(lock, p.resource), token: p.token,
+        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource) : this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
       };

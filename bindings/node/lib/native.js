@@ -8,6 +8,7 @@ const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
 const { Bytes, ABI_VERSION, PROTOCOL_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
+const { RECEIVED_HEADER } = require('./fastpath');
 
 const IN_CAP = 64 * 1024;
 const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
@@ -123,6 +124,10 @@ function load() {
   const m = new Bytes(ab);
   const inBuf = Buffer.from(ab, 0, IN_CAP);
   const outBuf = Buffer.from(ab, IN_CAP, OUT_CAP);
+  // Where plain TCP sockets read into (lib/host.js onRead): the input
+  // buffer behind a RECEIVED event's header, so that a reply is stepped
+  // where it was read. Its memory never moves (a plain ArrayBuffer).
+  const rxBuf = Buffer.from(ab, RECEIVED_HEADER, IN_CAP - RECEIVED_HEADER);
 
   adapter = {
     backend: 'native',
@@ -135,6 +140,8 @@ function load() {
     outOff: IN_CAP,
     outCap: OUT_CAP,
     mem: () => m,
+    rxBuf,
+    rxOnread: null, // lib/host.js's onread option over rxBuf, made once
     step: (h, len) => step(h, inBuf, len, outBuf, OUT_CAP),
     free: (h) => { free(h); },
     /** lock_engine_new(config JSON) → the engine handle; throws the engine's error. */

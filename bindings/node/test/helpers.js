@@ -55,6 +55,7 @@ async function startNodes(n, flags = []) {
     get nodes() { return nodes; },
     sentinelUrl: first.sentinel_url,
     clusterUrl: first.cluster_url,
+    clusterTlsUrl: first.cluster_tls_url,
     get urls() { return nodes.map((x) => x.url); },
     kill: (i) => cmd(`kill ${i}`),
     freeze: (i) => cmd(`freeze ${i}`),

@@ -12,7 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client, InvalidArgumentError } = require('..');
-const { withBackend, assertNoUnhandled, BACKEND, ROOT } = require('./helpers');
+const { withBackend, assertNoUnhandled, BACKEND, ROOT, startNodes, waitFor } = require('./helpers');
 const { startServer } = require('./servers');
 
 const test = nodeTest.test;
@@ -201,6 +201,45 @@ nodeTest.describe('per-node tls', () => {
         assert.match(e.message, re);
         return true;
       }, JSON.stringify(node));
+    }
+  });
+});
+
+// A Redis Cluster whose nodes listen with TLS and run their bus and
+// replication over it (build/redisnodes -cluster -tls DIR): a rediss://
+// cluster=yes URL with the private CA takes the lock on its shard (the
+// primary and, the default WAIT 1, its replica); without the CA nothing.
+nodeTest.describe('tls cluster', () => {
+  let dep;
+  nodeTest.before(async () => { dep = await startNodes(3, ['-cluster', '-tls', dir]); });
+  nodeTest.after(async () => { if (dep) await dep.stop(); });
+
+  test(`[${BACKEND}] rediss:// cluster=yes with tls.ca: the lock on its shard, then nothing left`, async () => {
+    assert.match(dep.clusterTlsUrl, /^rediss:\/\/127\.0\.0\.1:\d+\?.*cluster=yes/);
+    const c = new Client(withBackend({ nodes: [dep.clusterTlsUrl], nodeTimeout: 3000, tls: { ca: pem('ca.pem') } }));
+    try {
+      const l = await c.acquire('tls:clu', { ttl: 10000, wait: 0 });
+      assert.equal(l.key, '{tls:clu}');
+      await waitFor(async () => (await dep.keys()).flat().filter((k) => k === '{tls:clu}').length === 2,
+        { what: 'the key on its primary and its replica' });
+      await l.release();
+      await waitFor(async () => (await dep.keys()).every((k) => k.length === 0), { what: 'no key left' });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test(`[${BACKEND}] rediss:// cluster=yes without tls.ca: UNAVAILABLE, the certificate is the cause`, async () => {
+    const c = new Client(withBackend({ nodes: [dep.clusterTlsUrl], nodeTimeout: 3000 }));
+    try {
+      await assert.rejects(c.acquire('tls:clu', { ttl: 10000, wait: 0 }), (e) => {
+        assert.equal(e.code, 'UNAVAILABLE', e.message);
+        assert.match(e.message, /certificate/i);
+        return true;
+      });
+      assert.ok((await dep.keys()).every((k) => k.length === 0), 'nothing taken');
+    } finally {
+      await c.close();
     }
   });
 });

@@ -121,6 +121,20 @@ def _options(res: bytes, wait_ms: int, auto_extend: bool, fence: bool, token: by
     more = getattr(res, "more", ())
     if not (wait_ms or auto_extend or fence or token or more or permits or mode):
         return None
+    if not (token or more):
+        # Only integers and fixed words: formatted directly (json.dumps costs more than the
+        # rest of this function), and only the keys that differ from the defaults (a missing
+        # key is its default: hostabi.ParseOptions), so that Go parses less too.
+        o_b = b'{"wait_ms":%d' % wait_ms
+        if auto_extend:
+            o_b += b',"auto_extend":true'
+        if fence:
+            o_b += b',"fence":true'
+        if mode:
+            o_b += b',"mode":"read"' if mode == 1 else b',"mode":"write"'
+        if permits:
+            o_b += b',"permits":%d' % permits
+        return o_b + b"}"
     o: Dict[str, Any] = {"wait_ms": wait_ms, "auto_extend": auto_extend, "fence": fence}
     if mode:
         o["mode"] = "read" if mode == 1 else "write"
@@ -153,10 +167,10 @@ class BlockingHost:
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
         res, ttl_ms, wait_ms, auto_extend, fence, token, permits, mode = req[:8]  # (the resources ride on res)
-        opts = _options(res, wait_ms, auto_extend, fence, token, permits, mode)
         dll = _declare()
         out = c_uint64()
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
+            opts = _options(res, wait_ms, auto_extend, fence, token, permits, mode)
             _call(dll.lock_acquire, self.handle, res, ttl_ms, opts, byref(out))
             return int(out.value), self.lock_info(int(out.value))
         # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs a

@@ -26,6 +26,7 @@ import collections
 import contextvars
 import os
 import ssl
+import struct
 import sys
 import threading
 import traceback
@@ -53,6 +54,25 @@ REPORT_BYTES = 33
 # (an error naming 64 nodes) is under 64 KiB.
 _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
+
+# WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
+# _write_head checks it against the generated codec at import.
+_ACT_WRITE = P.ACT_WRITE
+_WRITE_HEAD = struct.Struct("<II")
+_WRITE_HEAD_SIZE = 1 + _WRITE_HEAD.size
+
+
+def _write_head() -> None:
+    sample = bytes([P.ACT_WRITE]) + _WRITE_HEAD.pack(7, 3) + b"abc"
+    try:
+        same = P.decode_action(sample, 0) == ((P.ACT_WRITE, 7, b"abc"), len(sample))
+    except Exception:  # noqa: BLE001 - the codec could not even read it
+        same = False
+    if not same:
+        raise InternalError("liblock: _host's WRITE fast path disagrees with the generated codec")
+
+
+_write_head()
 
 
 class Engine(Protocol):
@@ -141,7 +161,14 @@ class _Conn(asyncio.Protocol):
         self.host._opened(self)
 
     def data_received(self, data: bytes) -> None:
-        self.host._received(self.cid, data)
+        # The common case (a reply that fits one event) stepped here, one call shorter.
+        host = self.host
+        engine = host.engine
+        cid = self.cid
+        if engine is not None and len(data) <= engine.in_cap - P.RECEIVED_OVERHEAD and cid in host._conns:
+            host._step(P.received(engine.inbuf, cid, data))
+        else:
+            host._received(cid, data)
 
     def eof_received(self) -> None:
         # The node closed its side (CLIENT KILL, a restart): the connection goes now, not
@@ -154,6 +181,10 @@ class _Conn(asyncio.Protocol):
 
 class Host:
     """One engine driven on one event loop."""
+
+    # the client's telemetry lane (_otel.Lane) or None; a class default too, for _apply
+    # on a Host made without __init__ (tests/test_pyperf.py)
+    tel: Any = None
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
@@ -225,19 +256,30 @@ class Host:
         reply: Optional[Tuple[Any, ...]] = None
         at, end = 0, len(buf)
         decode_action = P.decode_action
+        conns = self._conns
         # a quiet telemetry lane (_otel.Lane: no SDK, no DEBUG) needs some REPORTs not even decoded
         skip = self.tel.skip if self.tel is not None and self.tel.quiet else None
         while at < end:
+            if buf[at] == _ACT_WRITE:
+                # Most actions are WRITEs (one per node and request): read in place, without
+                # decode_action's tuple and three calls (_write_head checks the layout).
+                conn, n = _WRITE_HEAD.unpack_from(buf, at + 1)
+                at += _WRITE_HEAD_SIZE
+                if at + n > end:
+                    raise P.ProtocolError(f"data of {n} bytes past the end of the actions")
+                c = conns.get(conn)
+                if c is not None and c.transport is not None:
+                    # a copy: the transport may keep what it cannot send now, and the
+                    # engine's output buffer is reused by the next step
+                    c.transport.write(bytes(buf[at:at + n]))
+                at += n
+                continue
             if skip is not None and buf[at] == P.ACT_REPORT and buf[at + 1] in skip:
                 at += REPORT_BYTES
                 continue
             a, at = decode_action(buf, at)
             kind = a[0]
-            if kind == P.ACT_WRITE:
-                c = self._conns.get(a[1])
-                if c is not None and c.transport is not None:
-                    c.transport.write(a[2])
-            elif kind == P.ACT_REPORT:
+            if kind == P.ACT_REPORT:
                 if self.tel is not None:
                     self.tel.report(a)
             elif kind == P.ACT_DONE:

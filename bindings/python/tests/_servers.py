@@ -13,7 +13,7 @@ import ssl
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -145,8 +145,8 @@ class Deployment:
     over its line protocol; ``url`` is its node URL (the JSON field ``url_field`` of
     its first line)."""
 
-    def __init__(self, mode: str, url_field: str, n: int = 3) -> None:
-        self.proc = subprocess.Popen([str(REDISNODES), mode, "-n", str(n)], stdin=subprocess.PIPE,
+    def __init__(self, mode: str, url_field: str, n: int = 3, extra: Sequence[str] = ()) -> None:
+        self.proc = subprocess.Popen([str(REDISNODES), mode, "-n", str(n), *extra], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, bufsize=1)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

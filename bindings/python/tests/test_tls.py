@@ -19,8 +19,8 @@ from typing import Any, Dict, Iterator
 import pytest
 
 import liblock
-from _servers import Server
-from conftest import BACKEND, free_port
+from _servers import Deployment, Server
+from conftest import BACKEND, eventually, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 MKCERTS = ROOT / "core" / "testkit" / "tlstest" / "mkcerts.sh"
@@ -314,3 +314,46 @@ def test_node_is_a_frozen_dataclass() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         n.url = "x"  # type: ignore[misc]
     assert n == liblock.Node("rediss://h:1", ssl_ca_certs="/ca.pem")
+
+
+# A Redis Cluster whose nodes listen with TLS and run their bus and replication
+# over it (build/redisnodes -cluster -tls DIR): a rediss:// cluster=yes URL with the
+# private CA takes the lock on its shard (the primary and, the default WAIT 1, its
+# replica); without the CA nothing is taken.
+@pytest.fixture(scope="module")
+def tls_cluster(certs: Path) -> Iterator[Deployment]:
+    d = Deployment("-cluster", "cluster_tls_url", extra=["-tls", str(certs)])
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_tls_cluster(tls_cluster: Deployment, certs: Path, api: str) -> None:
+    assert tls_cluster.url.startswith("rediss://127.0.0.1:") and "cluster=yes" in tls_cluster.url
+    with liblock.Client([tls_cluster.url], node_timeout=3.0, backend=BACKEND,
+                        ssl_ca_certs=str(certs / "ca.pem")) as c:
+        def held() -> None:
+            eventually(lambda: sum(k.count("{tls:clu}") for k in tls_cluster.keys()) == 2,
+                       what="the key on its primary and its replica")
+
+        if api == "sync":
+            lock = c.acquire("tls:clu", ttl=10, wait=0)
+            assert lock.key == "{tls:clu}"
+            held()
+            lock.release()
+        else:
+            async def run() -> None:
+                lock = await c.acquire_async("tls:clu", ttl=10, wait=0)
+                assert lock.key == "{tls:clu}"
+                await asyncio.get_running_loop().run_in_executor(None, held)
+                await lock.release_async()
+            asyncio.run(run())
+        eventually(lambda: all(not k for k in tls_cluster.keys()), what="no key left")
+    with liblock.Client([tls_cluster.url], node_timeout=3.0, backend=BACKEND) as c:
+        with pytest.raises(liblock.Unavailable) as e:
+            take(c, api)
+        import re
+        assert re.search(UNTRUSTED, str(e.value)), str(e.value)
+    assert all(not k for k in tls_cluster.keys())

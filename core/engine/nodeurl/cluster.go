@@ -36,14 +36,8 @@ func isCluster(q map[string][]string) bool {
 // refusals.
 func parseCluster(u parsedURL) (Spec, error) {
 	s := Spec{Network: "tcp", Username: u.username, Password: u.password, Cluster: true}
-	h, p := splitHostPort(u.host)
-	if h == "" {
-		h = "localhost"
-	}
-	if p == "" {
-		p = "6379"
-	}
-	s.Seeds = append(s.Seeds, joinHostPort(h, p))
+	h, addr := hostPortWithDefaults(u.host)
+	s.Seeds = append(s.Seeds, addr)
 	switch u.scheme {
 	case "rediss":
 		s.TLS, s.ServerName = true, h
@@ -110,7 +104,7 @@ func parseCluster(u parsedURL) (Spec, error) {
 		if err != nil || h == "" || p == "" {
 			return Spec{}, errors.New("redis: unable to parse addr param: " + addr)
 		}
-		s.Seeds = append(s.Seeds, joinHostPort(h, p))
+		s.Seeds = append(s.Seeds, addr)
 	}
 	if len(q.q) > 0 {
 		keys := make([]string, 0, len(q.q))

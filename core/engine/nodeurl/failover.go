@@ -43,14 +43,8 @@ func IsFailover(raw string) bool {
 func parseFailover(u parsedURL) (Spec, error) {
 	s := Spec{Network: "tcp", SentinelUsername: u.username, SentinelPassword: u.password}
 
-	h, p := splitHostPort(u.host)
-	if h == "" {
-		h = "localhost"
-	}
-	if p == "" {
-		p = "6379"
-	}
-	s.Sentinels = append(s.Sentinels, joinHostPort(h, p))
+	h, addr := hostPortWithDefaults(u.host)
+	s.Sentinels = append(s.Sentinels, addr)
 
 	switch u.scheme {
 	case "rediss":
@@ -128,7 +122,7 @@ func parseFailover(u parsedURL) (Spec, error) {
 		if err != nil || h == "" || p == "" {
 			return Spec{}, errors.New("redis: unable to parse addr param: " + addr)
 		}
-		s.Sentinels = append(s.Sentinels, joinHostPort(h, p))
+		s.Sentinels = append(s.Sentinels, addr)
 	}
 
 	if s.TLS && q.has("skip_verify") {

@@ -110,15 +110,8 @@ func parse(raw string) (Spec, error) {
 func setupTCPConn(u parsedURL) (Spec, error) {
 	s := Spec{Network: "tcp", Username: u.username, Password: u.password}
 
-	// getHostPortWithDefaults
-	h, p := splitHostPort(u.host)
-	if h == "" {
-		h = "localhost"
-	}
-	if p == "" {
-		p = "6379"
-	}
-	s.Addr = joinHostPort(h, p)
+	h, addr := hostPortWithDefaults(u.host)
+	s.Addr = addr
 
 	f := strings.FieldsFunc(u.path, func(r rune) bool { return r == '/' })
 	switch len(f) {
@@ -138,6 +131,21 @@ func setupTCPConn(u parsedURL) (Spec, error) {
 		s.ServerName = h
 	}
 	return setupConnParams(u, s)
+}
+
+// hostPortWithDefaults is go-redis's getHostPortWithDefaults: the URL's
+// host (localhost when empty) and its host:port (port 6379 when empty),
+// for a server, a cluster's first seed and a Sentinel node's first sentinel
+// alike.
+func hostPortWithDefaults(hostPort string) (host, addr string) {
+	h, p := splitHostPort(hostPort)
+	if h == "" {
+		h = "localhost"
+	}
+	if p == "" {
+		p = "6379"
+	}
+	return h, joinHostPort(h, p)
 }
 
 // joinHostPort is net.JoinHostPort.

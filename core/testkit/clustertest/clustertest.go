@@ -52,6 +52,7 @@ func Run(t *testing.T, nc NewClient) {
 		{"RedlockOfClusters", redlockOfClusters},
 		{"FrozenShard", frozenShard},
 		{"Password", password},
+		{"ListedTwice", listedTwice},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, nc) })
 	}
@@ -607,4 +608,34 @@ func password(t *testing.T, nc NewClient) {
 	assert.Contains(t, err.Error(), "AUTH")
 	assert.NotContains(t, err.Error(), "wrong")
 	assertNoLockKeys(t, rc)
+}
+
+// listedTwice: one cluster under two seed lists (node 0 by its first
+// node, node 1 by the other two) beside a standalone server. The engine
+// finds it when the second map loads, before any lock command reaches the
+// cluster: every call fails naming both entries, and no key is left on
+// the cluster or the server (the server's grant is released). Node URLs
+// that differ only in their seeds are otherwise accepted at creation: the
+// client does not connect before its first call.
+func listedTwice(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 0)
+	solo := redistest.Start(t, 1)
+	a := "redis://" + rc.Nodes[0].Addr() + "?cluster=yes"
+	b := "redis://" + rc.Nodes[1].Addr() + "?cluster=yes&addr=" + rc.Nodes[2].Addr()
+	c := clusterClient(t, nc, []string{a, b, solo.URLs()[0]}, intPtr(0))
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		_, err := c.Acquire(ctx, "twice", 10*time.Second)
+		require.ErrorIs(t, err, core.ErrUnavailable)
+		require.ErrorContains(t, err, "nodes[0] and nodes[1] are one Redis Cluster")
+		require.ErrorContains(t, err, "list each cluster once")
+	}
+	for _, n := range rc.Nodes {
+		stats, err := n.Do("INFO", "commandstats")
+		require.NoError(t, err)
+		require.NotContains(t, stats, "cmdstat_set:", "no lock command reached the cluster listed twice (node %s)", n.Addr())
+	}
+	assertNoLockKeys(t, rc)
+	solo.AssertNoKeys(t)
 }

@@ -52,6 +52,7 @@ type RedisCluster struct {
 	owned     bool
 	bus       map[*Node]int // each node's cluster bus port
 	password  string
+	tls       bool
 }
 
 // RedisClusterOptions configures StartRedisClusterWith.
@@ -60,6 +61,20 @@ type RedisClusterOptions struct {
 	// Password, when set, is every node's requirepass (and masterauth):
 	// URL carries it as the URL's password, and Do authenticates with it.
 	Password string
+	// TLS, when set, makes every node listen with TLS too, on a port of
+	// its own (Node.TLSPort), and run the cluster bus and replication over
+	// TLS (tls-cluster, tls-replication): CLUSTER SHARDS and -MOVED then
+	// name TLS ports to a client on a TLS connection. The plain port stays
+	// open for the kit's own commands (Do, redis-cli --cluster create).
+	TLS *ClusterTLS
+}
+
+// ClusterTLS are the PEM files of a TLS cluster: every node presents
+// Cert/Key to clients, ClientCert/ClientKey to the other nodes (the bus and
+// replication), and trusts CA (for the other nodes, and for clients'
+// certificates, which it asks for but does not require).
+type ClusterTLS struct {
+	Cert, Key, ClientCert, ClientKey, CA string
 }
 
 // StartRedisCluster starts a cluster of primaries primaries with
@@ -100,7 +115,7 @@ func StartRedisClusterOpts(dir string, opts RedisClusterOptions) (*RedisCluster,
 	if err != nil {
 		return nil, err
 	}
-	c := &RedisCluster{Primaries: primaries, bus: map[*Node]int{}, password: opts.Password}
+	c := &RedisCluster{Primaries: primaries, bus: map[*Node]int{}, password: opts.Password, tls: opts.TLS != nil}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "rediscluster-"); err != nil {
 			return nil, err
@@ -117,7 +132,7 @@ func StartRedisClusterOpts(dir string, opts RedisClusterOptions) (*RedisCluster,
 			c.Close()
 			return nil, err
 		}
-		bus, err := n.startClusterNode()
+		bus, err := n.startClusterNode(opts.TLS)
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -203,13 +218,23 @@ func cliBinary() (string, error) {
 }
 
 // startClusterNode starts a cluster-enabled node on two free ports (data
-// and bus), and returns the bus port.
-func (n *Node) startClusterNode() (int, error) {
+// and bus), three with TLS (and TLS's), and returns the bus port.
+func (n *Node) startClusterNode(tlsFiles *ClusterTLS) (int, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		bus, err := freePort()
 		if err != nil {
 			return 0, err
+		}
+		var tlsArgs []string
+		if tlsFiles != nil {
+			if n.TLSPort, err = freePort(); err != nil {
+				return 0, err
+			}
+			tlsArgs = []string{"--tls-port", strconv.Itoa(n.TLSPort), "--tls-cert-file", tlsFiles.Cert,
+				"--tls-key-file", tlsFiles.Key, "--tls-ca-cert-file", tlsFiles.CA, "--tls-auth-clients", "optional",
+				"--tls-client-cert-file", tlsFiles.ClientCert, "--tls-client-key-file", tlsFiles.ClientKey,
+				"--tls-cluster", "yes", "--tls-replication", "yes"}
 		}
 		n.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(n.dir, "nodes.conf"),
 			"--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout.Milliseconds())),
@@ -219,6 +244,7 @@ func (n *Node) startClusterNode() (int, error) {
 		if n.password != "" {
 			n.extra = append(n.extra, "--masterauth", n.password)
 		}
+		n.extra = append(n.extra, tlsArgs...)
 		_ = os.Remove(filepath.Join(n.dir, "nodes.conf"))
 		if lastErr = n.startOnFreePort(); lastErr == nil {
 			return bus, nil
@@ -241,6 +267,26 @@ func (c *RedisCluster) URL() string {
 	}
 	return u.String()
 }
+
+// TLSURL is URL over TLS: rediss://, the nodes' TLS ports. Only for a
+// cluster started with RedisClusterOptions.TLS.
+func (c *RedisCluster) TLSURL() string {
+	if !c.tls {
+		panic("redistest: TLSURL of a cluster started without TLS")
+	}
+	q := url.Values{"cluster": {"yes"}}
+	for _, n := range c.Nodes[1:] {
+		q.Add("addr", n.TLSAddr())
+	}
+	u := url.URL{Scheme: "rediss", Host: c.Nodes[0].TLSAddr(), RawQuery: q.Encode()}
+	if c.password != "" {
+		u.User = url.UserPassword("", c.password)
+	}
+	return u.String()
+}
+
+// TLSAddr is the node's TLS address (a node of a TLS cluster).
+func (n *Node) TLSAddr() string { return "127.0.0.1:" + strconv.Itoa(n.TLSPort) }
 
 // Close kills every node and removes the directory if the cluster made it.
 func (c *RedisCluster) Close() {
@@ -472,7 +518,11 @@ func (c *RedisCluster) MoveKeys(tb testing.TB, slot int, from, to *Node) {
 	if len(ks) == 0 {
 		return
 	}
-	args := []string{"MIGRATE", "127.0.0.1", strconv.Itoa(to.Port), "", "0", "5000", "KEYS"}
+	port := to.Port
+	if c.tls {
+		port = to.TLSPort // with tls-cluster, MIGRATE connects over TLS
+	}
+	args := []string{"MIGRATE", "127.0.0.1", strconv.Itoa(port), "", "0", "5000", "KEYS"}
 	for _, k := range ks {
 		args = append(args, k.(string))
 	}

@@ -75,8 +75,10 @@ type Options struct {
 // Node is one redis-server process on a fixed loopback port. Its methods are
 // safe for concurrent use.
 type Node struct {
-	Index    int
-	Port     int
+	Index int
+	Port  int
+	// TLSPort is the node's TLS port (0: none; a TLS RedisCluster's nodes).
+	TLSPort  int
 	dir      string
 	bin      string
 	password string

@@ -45,7 +45,10 @@
 // environment, and "cluster_url" in the first JSON line; the commands above
 // act on every node of the cluster ("keys" lists each node's, replicas
 // included; "restart" is not supported: a cluster node restarted empty
-// would have to rejoin).
+// would have to rejoin). With -cluster and -tls DIR (the files of
+// core/testkit/tlstest/mkcerts.sh), every node also listens with TLS and
+// runs its bus and replication over it; the cluster's rediss:// URL is
+// LIBLOCK_CLUSTER_TLS_URL and "cluster_tls_url".
 package main
 
 import (
@@ -57,6 +60,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,8 +69,9 @@ import (
 )
 
 // sentinelURL is the Sentinel deployment's node URL (-sentinel), or "";
-// clusterURL the Redis Cluster's (-cluster).
-var sentinelURL, clusterURL string
+// clusterURL the Redis Cluster's (-cluster), clusterTLSURL its rediss://
+// URL (-cluster -tls).
+var sentinelURL, clusterURL, clusterTLSURL string
 
 type nodeInfo struct {
 	Index int    `json:"index"`
@@ -81,6 +86,7 @@ func main() {
 	sentinel := flag.Bool("sentinel", false, "start a Sentinel deployment: a primary, n-1 replicas, 3 sentinels")
 	clusterMode := flag.Bool("cluster", false, "start a Redis Cluster: n primaries, -replicas replicas each")
 	replicas := flag.Int("replicas", 1, "with -cluster: replicas per primary")
+	tlsDir := flag.String("tls", "", "with -cluster: a directory of mkcerts.sh's files; the nodes listen with TLS too")
 	flag.Parse()
 
 	if *dir != "" {
@@ -98,13 +104,24 @@ func main() {
 			}
 			defer os.RemoveAll(d)
 		}
-		rc, err := redistest.StartRedisClusterIn(d, *n, *replicas)
+		opts := redistest.RedisClusterOptions{Primaries: *n, ReplicasEach: *replicas}
+		if *tlsDir != "" {
+			p := func(name string) string { return filepath.Join(*tlsDir, name) }
+			opts.TLS = &redistest.ClusterTLS{Cert: p("server.pem"), Key: p("server.key"),
+				ClientCert: p("client.pem"), ClientKey: p("client.key"), CA: p("ca.pem")}
+		}
+		rc, err := redistest.StartRedisClusterOpts(d, opts)
 		if err != nil {
 			fatal(err)
 		}
 		defer rc.Close()
 		clusterURL = rc.URL()
+		if *tlsDir != "" {
+			clusterTLSURL = rc.TLSURL()
+		}
 		cluster = &redistest.Cluster{Nodes: rc.Nodes}
+	} else if *tlsDir != "" {
+		fatal(errors.New("-tls is for -cluster only"))
 	} else if *sentinel {
 		d := *dir
 		if d == "" {
@@ -159,7 +176,8 @@ func runCommand(c *redistest.Cluster, args []string) int {
 		"LIBLOCK_NODES="+strings.Join(c.URLs(), ","),
 		"LIBLOCK_NODE_PIDS="+strings.Join(pids, ","),
 		"LIBLOCK_SENTINEL_URL="+sentinelURL,
-		"LIBLOCK_CLUSTER_URL="+clusterURL)
+		"LIBLOCK_CLUSTER_URL="+clusterURL,
+		"LIBLOCK_CLUSTER_TLS_URL="+clusterTLSURL)
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -181,6 +199,9 @@ func serve(c *redistest.Cluster) {
 	}
 	if clusterURL != "" {
 		first["cluster_url"] = clusterURL
+	}
+	if clusterTLSURL != "" {
+		first["cluster_tls_url"] = clusterTLSURL
 	}
 	_ = out.Encode(first)
 	in := bufio.NewScanner(os.Stdin)

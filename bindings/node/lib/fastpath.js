@@ -1,0 +1,129 @@
+'use strict';
+// The Node host's hot path (issue #18): what an acquire+release pair does
+// on every step, done without the generic codec's allocations.
+//
+// - readHot decodes the four actions a pair is made of (WRITE, STARTED,
+//   TIMER, and a DONE without an error) in place, into one reused scratch
+//   object: no action object, no error record, no Buffer view per action.
+//   Every other action, a DONE carrying an error, and anything that would
+//   run past the step's output go to the generated decoder
+//   (protocol.gen.js readAction), which also owns the error for malformed
+//   output: readHot answers -1 and the caller decodes the same bytes again
+//   the generic way.
+// - RECEIVED events are built around data that a socket read put straight
+//   into the engine's input buffer (net.Socket's `onread`, lib/host.js):
+//   putReceivedHeader writes the event's header in front of it.
+//
+// The layouts are protocol 4's (core/hostabi/spec/protocol.json, whose
+// golden vectors test/fastpath.test.js decodes both ways): with another
+// protocol version the hot path is off (`enabled` false) and everything
+// goes through the generated codec, so that a change to the spec can never
+// be read with a stale layout here.
+
+const P = require('./protocol');
+
+const { ACT, EV } = P;
+
+/** The protocol version whose layouts this file knows. */
+const FOR_PROTOCOL = 4;
+const enabled = P.PROTOCOL_VERSION === FOR_PROTOCOL;
+
+/** RECEIVED's header: kind (u8), conn (u32), then the data as `bytes` (u32 length + bytes). */
+const RECEIVED_HEADER = 9;
+
+const TWO32 = 4294967296;
+
+function u64(v, o) { return v.getUint32(o, true) + v.getUint32(o + 4, true) * TWO32; }
+function i64(v, o) { return v.getUint32(o, true) + v.getInt32(o + 4, true) * TWO32; }
+
+/** The offset after the `str` at o, or -1 when it runs past end. */
+function skipStr(v, o, end) {
+  if (o < 0 || o + 4 > end) return -1;
+  const next = o + 4 + v.getUint32(o, true);
+  return next > end ? -1 : next;
+}
+
+/**
+ * The offset after the error record at o when its status is 0 (no error),
+ * or -1 when it carries an error or runs past end. Record: i32 status, str
+ * message, a, b, list of { u16 node, str addr, str cause }, str bound, i64
+ * limit, str unit, i64 got.
+ */
+function skipNoError(v, o, end) {
+  if (o + 4 > end || v.getInt32(o, true) !== 0) return -1;
+  o = skipStr(v, skipStr(v, skipStr(v, o + 4, end), end), end);
+  if (o < 0 || o + 2 > end) return -1;
+  const n = v.getUint16(o, true);
+  o += 2;
+  for (let i = 0; i < n && o >= 0; i++) o = skipStr(v, skipStr(v, o + 2, end), end);
+  o = skipStr(v, o, end); // bound
+  if (o < 0) return -1;
+  o = skipStr(v, o + 8, end); // limit, unit
+  if (o < 0 || o + 8 > end) return -1;
+  return o + 8; // got
+}
+
+/** The scratch object readHot fills (one shape, reused: no allocation per action). */
+function scratch() {
+  return { kind: 0, conn: 0, from: 0, to: 0, op: 0, lock: 0, fence: 0, reentered: 0, delayUs: 0 };
+}
+
+/**
+ * Reads the action at o of m (a Bytes) if it is a WRITE (conn, data in
+ * m.b[from, to)), a STARTED (op), a TIMER (delayUs), or, when `done` is
+ * true, a DONE without an error (op, lock, fence, reentered), into `a`;
+ * returns the offset after it. -1: not one of those, or malformed: decode
+ * it with readAction.
+ */
+function readHot(m, o, end, a, done) {
+  if (!enabled) return -1;
+  const v = m.v;
+  switch (m.b[o]) {
+    case ACT.WRITE: {
+      if (o + 9 > end) return -1;
+      const to = o + 9 + v.getUint32(o + 5, true);
+      if (to > end) return -1;
+      a.kind = ACT.WRITE;
+      a.conn = v.getUint32(o + 1, true);
+      a.from = o + 9;
+      a.to = to;
+      return to;
+    }
+    case ACT.STARTED:
+      if (o + 9 > end) return -1;
+      a.kind = ACT.STARTED;
+      a.op = u64(v, o + 1);
+      return o + 9;
+    case ACT.TIMER:
+      if (o + 9 > end) return -1;
+      a.kind = ACT.TIMER;
+      a.delayUs = i64(v, o + 1);
+      return o + 9;
+    case ACT.DONE: {
+      if (!done || o + 26 > end) return -1;
+      const next = skipNoError(v, o + 26, end);
+      if (next < 0) return -1;
+      a.kind = ACT.DONE;
+      a.op = u64(v, o + 1);
+      a.lock = u64(v, o + 9);
+      a.fence = i64(v, o + 17);
+      a.reentered = m.b[o + 25];
+      return next;
+    }
+    default:
+      return -1;
+  }
+}
+
+/**
+ * Writes a RECEIVED event's header for `n` bytes of data on `conn` at o (the
+ * data already at o + RECEIVED_HEADER); returns the event's length.
+ */
+function putReceivedHeader(m, o, conn, n) {
+  m.b[o] = EV.RECEIVED;
+  m.v.setUint32(o + 1, conn, true);
+  m.v.setUint32(o + 5, n, true);
+  return RECEIVED_HEADER + n;
+}
+
+module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, readHot, scratch, putReceivedHeader, skipNoError };

@@ -1,0 +1,77 @@
+"""The drivers' hot-path shortcuts (issue 18/20 work) say what the general code says."""
+
+import itertools
+import json
+import struct
+
+from liblock import _blocking, _host, _proto as P
+
+
+class _Res(bytes):
+    more = ()
+
+
+def test_options_fast_form_means_what_json_dumps_said() -> None:
+    """_blocking._options formats integer-only options by hand, leaving out default keys;
+    read back, each is json.dumps' object of before minus its defaults (hostabi.ParseOptions
+    takes a missing key as its default)."""
+    defaults = {"wait_ms": 0, "auto_extend": False, "fence": False}
+    for wait_ms, auto, fence, permits, mode in itertools.product(
+            (0, 1, 10000, 86400000), (False, True), (False, True), (0, 1, 3, 1024), (0, 1, 2)):
+        got = _blocking._options(_Res(b"r"), wait_ms, auto, fence, b"", permits, mode)
+        if not (wait_ms or auto or fence or permits or mode):
+            assert got is None
+            continue
+        assert got is not None
+        want = {"wait_ms": wait_ms, "auto_extend": auto, "fence": fence}
+        if mode:
+            want["mode"] = "read" if mode == 1 else "write"
+        if permits:
+            want["permits"] = permits
+        read = dict(defaults, **json.loads(got))
+        assert read == dict(defaults, **want), got
+
+
+def test_options_with_strings_still_go_through_json() -> None:
+    got = _blocking._options(_Res(b"r"), 5, False, False, b'tok"en\\0123456789abcdef', 0, 0)
+    assert got is not None
+    assert json.loads(got)["token"] == 'tok"en\\0123456789abcdef'
+
+
+def test_write_fast_path_matches_the_generated_decoder() -> None:
+    """_host._apply reads WRITE in place; the layout it assumes is the codec's (and a
+    WRITE whose data runs past the end is refused as decode_action refuses it)."""
+    _host._write_head()  # raises on a mismatch...
+    saved = _host._WRITE_HEAD
+    _host._WRITE_HEAD = struct.Struct("<IH")  # negative control: a wrong layout is caught
+    try:
+        _host._write_head()
+    except Exception as e:  # noqa: BLE001
+        assert "disagrees" in str(e)
+    else:
+        raise AssertionError("_write_head accepted a wrong layout")
+    finally:
+        _host._WRITE_HEAD = saved
+    data = b"*1\r\n$4\r\nPING\r\n"
+    raw = bytes([P.ACT_WRITE]) + struct.pack("<II", 9, len(data)) + data
+    assert P.decode_action(raw, 0) == ((P.ACT_WRITE, 9, data), len(raw))
+
+    class Conn:
+        def __init__(self) -> None:
+            self.transport = self
+            self.got = []
+
+        def write(self, b: bytes) -> None:
+            self.got.append(b)
+
+    host = _host.Host.__new__(_host.Host)
+    c = Conn()
+    host._conns = {9: c}
+    assert host._apply(memoryview(raw + raw)) is None
+    assert c.got == [data, data] and all(type(b) is bytes for b in c.got)
+    try:
+        host._apply(memoryview(raw[:-1]))
+    except P.ProtocolError:
+        pass
+    else:
+        raise AssertionError("a truncated WRITE was accepted")
