@@ -53,11 +53,12 @@ const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 // host waits for I/O: at once when none of the client's operations is in
 // flight any more, else when the last one ends, when LATE entries are queued,
 // or LATE_MS later, whichever comes first (README "Cost"): a caller that
-// releases at once does not wait for its acquire's telemetry. Every span is started, evented and ended with explicit
-// times taken when the engine reported (performance.now(), the clock the
-// SDK itself uses), and with the caller's context captured at call time, so
-// the spans are the same as if made at once. Logs stay synchronous (they are
-// cheap without a subscriber, and a subscriber sees them in order).
+// releases at once does not wait for its acquire's telemetry. Every span is
+// started, evented and ended with explicit times taken when the engine
+// reported (performance.now(), the clock the SDK itself uses), and with the
+// caller's context captured at call time, so the spans are the same as if
+// made at once. Logs stay synchronous (they are cheap without a subscriber,
+// and a subscriber sees them in order).
 const ENTRY = 6;
 const Q_RECORD = 1; // instrument, value, attributes: histogram.record
 const Q_ADD = 2; // instrument, value, attributes: counter.add
