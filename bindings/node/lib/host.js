@@ -693,6 +693,8 @@ class Host {
       if (hooks.released) hooks.released(st);
     }
     this.locks.clear();
+    // Telemetry queued for after delivery (lib/otel.js) is recorded before close() resolves.
+    if (this.tel) this.tel.flush();
     if (this.closeDone) {
       hold(-1);
       this.closeDone();

@@ -78,6 +78,9 @@ test('metrics, spans and log records match what was done', async () => {
       const w = await waited;
       tokens.push(w.token);
       await w.release(); // at once: it may hold only a quorum, and a node is killed below
+      // Telemetry is recorded just after the outcome is delivered, in the
+      // same turn of the event loop when no operation is left in flight.
+      await new Promise((r) => setImmediate(r));
       assert.equal((await metrics(reader)).sum('liblock.acquire.waiters'), 0);
 
       const held = [];

@@ -74,7 +74,8 @@ class Driver:
 
                     thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
                     assert thread.host is not None
-                    thread.host.tel = self.tel  # before any request reaches it
+                    # before any request reaches it; each host has its lane (_otel.Lane)
+                    thread.host.tel = self.tel.lane(thread.loop, True) if self.tel is not None else None
                     self._thread = thread
                 t = self._thread
         assert t.host is not None
@@ -94,7 +95,7 @@ class Driver:
         with self._mu:
             engine = self._engine()
         host = Host(engine, loop, on_free=self._forget, tls=self.tls)
-        host.tel = self.tel
+        host.tel = self.tel.lane(loop) if self.tel is not None else None  # its _otel.Lane
         host.watch_loop_shutdown()
         with self._mu:
             dead = [h for h in self._hosts.values() if h.loop.is_closed()]

@@ -45,6 +45,10 @@ Done = Callable[[Optional[LockError], Any], None]
 # wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
 Request = Tuple[Any, ...]
 
+# A REPORT action's size: its kind and 32 bytes of fields, fixed (core/hostabi/PROTOCOL.md),
+# for the REPORTs a quiet telemetry lane skips undecoded (_apply; tests/test_otel_defer.py).
+REPORT_BYTES = 33
+
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
 # (an error naming 64 nodes) is under 64 KiB.
@@ -178,6 +182,10 @@ class _Conn(asyncio.Protocol):
 class Host:
     """One engine driven on one event loop."""
 
+    # the client's telemetry lane (_otel.Lane) or None; a class default too, for _apply
+    # on a Host made without __init__ (tests/test_pyperf.py)
+    tel: Any = None
+
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
@@ -249,6 +257,8 @@ class Host:
         at, end = 0, len(buf)
         decode_action = P.decode_action
         conns = self._conns
+        # a quiet telemetry lane (_otel.Lane: no SDK, no DEBUG) needs some REPORTs not even decoded
+        skip = self.tel.skip if self.tel is not None and self.tel.quiet else None
         while at < end:
             if buf[at] == _ACT_WRITE:
                 # Most actions are WRITEs (one per node and request): read in place, without
@@ -263,6 +273,9 @@ class Host:
                     # engine's output buffer is reused by the next step
                     c.transport.write(bytes(buf[at:at + n]))
                 at += n
+                continue
+            if skip is not None and buf[at] == P.ACT_REPORT and buf[at + 1] in skip:
+                at += REPORT_BYTES
                 continue
             a, at = decode_action(buf, at)
             kind = a[0]
@@ -591,6 +604,8 @@ class Host:
         gone; else the loop thread."""
         engine, self.engine = self.engine, None
         self.closing = True
+        if self.tel is not None:  # telemetry queued for after delivery (_otel.Lane) is recorded now
+            self.tel.close()
         for cid in list(self._conns) + list(self._connecting):
             try:
                 self._close_conn(cid)
@@ -740,7 +755,8 @@ def run_op(host: Host, start: Callable[[Done], Any],
         if give_up is not None:
             give_up(None if box else state[0], box[0][1] if box else None)
 
-    if host.tel is not None:  # the caller's context (its span) goes with the operation
+    # the caller's context (its span) goes with the operation, when a span may be made
+    if host.tel is not None and host.tel.wants_context():
         submit(host, _in_context(begin))
     else:
         submit(host, begin)
@@ -781,7 +797,8 @@ async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
                 start(done)
             except LockError as e:
                 done(e, None)
-        if host.tel is not None:  # the caller's context (its span) goes with the operation
+        # the caller's context (its span) goes with the operation, when a span may be made
+        if host.tel is not None and host.tel.wants_context():
             submit(host, _in_context(begin))
         else:
             submit(host, begin)

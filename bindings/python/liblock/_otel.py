@@ -15,7 +15,11 @@ Every method runs on the host's event loop thread, as the host's own code does.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Optional
+import sys
+import threading
+import time
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 log = logging.getLogger("liblock")
 
@@ -31,29 +35,68 @@ LOST, HOLD, NODE, FENCE = 10, 11, 12, 13
 SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 
+# Each host's :class:`Lane` queues its OpenTelemetry calls as ``(fn, x, y)`` entries
+# (``fn(x, y)``), made on the host's loop thread (README "Cost"):
+# - an asyncio lane (its callers run on the same loop): not while the engine is stepped
+#   but after the outcome was delivered, once none of its operations is left in flight
+#   and the caller's continuation ran up to its next ``await`` (two ``call_soon`` hops:
+#   the task's wakeup is queued by the step, after the first), as Node's binding does;
+#   at the latest LATE_S after they were queued (``loop.call_later``: an acquire that
+#   waits), as soon as LATE_N entries wait, and when the host closes;
+# - the synchronous API's lane (its callers block in other threads): at once, in the
+#   step, as before (its queue is a :class:`_Now`). Deferring gains nothing there: one thread holds the
+#   GIL at a time, so records made later (while the next request is in flight, or after
+#   the outcome was delivered) still delay a caller that waits for this loop thread or
+#   competes with it for the GIL, plus the scheduling (measured: bench_otel.py's sync
+#   rows were as slow or slower deferred).
+# Spans are started, evented and ended with the times (``time.time_ns()``, the SDK's
+# clock) taken when the engine reported, and with the caller's context captured when
+# the request was made, so they are the same whenever they are made. Log lines are
+# always synchronous (cheap when their level is off, and in order).
+LATE_S = 0.02
+LATE_N = 256
+
+# The reports a quiet lane (no SDK recording, the liblock logger below DEBUG) skips: what
+# they feed is unobservable then. ACQUIRE_END, HOLD (a lock's resource) and EXTEND_END,
+# LOST (warnings) are still needed; without the starts, an operation is bound to its
+# request by its first report or its DONE in the request's step, or after it (started).
+_QUIET_SKIP = frozenset((ACQUIRE_START, EXTEND_START, RELEASE_START, NODE, RELEASE_END,
+                         WAIT_START, WAIT_END, HAND_OFF, FENCE))
+
+
 def outcome_name(status: int) -> str:
     return OUTCOMES[status] if 0 <= status < len(OUTCOMES) else "internal"
 
 
 class _Op:
-    __slots__ = ("span", "kind", "resource", "outcome", "attempts", "dur")
+    """An operation of a caller in flight, and the record of its span: ``ctx`` and
+    ``start`` until the flush makes the ``span`` (None when no span is made)."""
+    __slots__ = ("span", "kind", "resource", "outcome", "attempts", "dur", "ctx", "start", "traced")
 
-    def __init__(self, span: Any, kind: str, resource: Optional[str]) -> None:
-        self.span, self.kind, self.resource = span, kind, resource
+    def __init__(self, kind: str, resource: Optional[str]) -> None:
+        self.kind, self.resource = kind, resource
         self.outcome, self.attempts, self.dur = 0, 0, 0.0
+        self.span: Any = None
+        self.ctx: Any = None
+        self.start = 0
+        self.traced = False  # a span is made for it (by the flush)
 
 
 class Telemetry:
-    """One client's instruments, spans in flight and log lines."""
+    """One client's instruments, shared by its hosts (each has its :class:`Lane`)."""
 
     def __init__(self, nodes: List[str], meter_provider: Any = None, tracer_provider: Any = None,
                  resource_label: Optional[Callable[[str], str]] = None) -> None:
         self.nodes = nodes
         self.label = resource_label
-        self.ops: Dict[int, _Op] = {}
-        self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
-        self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
         self.on = False
+        self._lanes: "weakref.WeakSet[Lane]" = weakref.WeakSet()
+        self._lanes_mu = threading.Lock()
+        # Whether an SDK records, asked per operation (Lane.begin): the API's global
+        # providers are proxies until an SDK is set, which may happen after the client was
+        # made; until then every call on them is a no-op, so none is queued.
+        self._metered: Callable[[], bool] = lambda: False
+        self._traced: Callable[[], bool] = lambda: False
         try:
             from opentelemetry import metrics, trace
         except ImportError:
@@ -62,10 +105,18 @@ class Telemetry:
             return  # logs only: the API is not installed
         self.on = True
         self._trace = trace
+        from opentelemetry import context as otel_context
+        self.get_context = otel_context.get_current
+        self._metered = _sdk_check(meter_provider, metrics.get_meter_provider, metrics.NoOpMeterProvider,
+                                   _proxy_class("opentelemetry.metrics._internal", "_ProxyMeterProvider"),
+                                   "opentelemetry.metrics._internal", "_METER_PROVIDER")
+        self._traced = _sdk_check(tracer_provider, trace.get_tracer_provider, trace.NoOpTracerProvider,
+                                  getattr(trace, "ProxyTracerProvider", None), "opentelemetry.trace", "_TRACER_PROVIDER")
         mp = meter_provider or metrics.get_meter_provider()
         tp = tracer_provider or trace.get_tracer_provider()
         m = mp.get_meter("liblock")
         self.tracer = tp.get_tracer("liblock")
+        self.client_kind = trace.SpanKind.CLIENT
 
         def hist(name: str, desc: str, bounds: List[float]) -> Any:
             try:
@@ -99,6 +150,7 @@ class Telemetry:
         self.node_ok = [{"liblock.node": i, "server.address": a} for i, a in enumerate(nodes)]
         self.node_bad = [[None if e is None else {"liblock.node": i, "server.address": a, "error.type": e}
                           for e in NODE_ERRORS] for i, a in enumerate(nodes)]
+        self.fence_ev = [{"liblock.outcome": o} for o in OUTCOMES]
 
     def attrs(self, outcome: int, resource: Optional[str], auto: bool = False) -> Dict[str, Any]:
         if self.label is None:
@@ -109,18 +161,290 @@ class Telemetry:
             a["liblock.auto"] = True
         return a
 
+    def lane(self, loop: Any, blocking: bool = False) -> "Lane":
+        """The lane of a host running on ``loop`` (its operations, locks and queue);
+        ``blocking``: the synchronous API's host, whose callers block in other threads."""
+        lane = Lane(self, loop, blocking)
+        with self._lanes_mu:
+            self._lanes.add(lane)
+        return lane
+
+    def flush_now(self, timeout: float = 5.0) -> None:
+        """Record what every lane has queued, each on its own loop thread, and wait for it
+        (bounded): for benchmarks and tests that read the SDK right after a call."""
+        with self._lanes_mu:
+            lanes = list(self._lanes)
+        for lane in lanes:
+            if not lane.deferred or not lane.q:
+                continue
+            loop = lane.loop
+            if loop is None or loop.is_closed() or _running_loop() is loop:
+                lane.flush()
+                continue
+            done = threading.Event()
+
+            def run(lane: Lane = lane, done: threading.Event = done) -> None:
+                try:
+                    lane.flush()
+                finally:
+                    done.set()
+            try:
+                loop.call_soon_threadsafe(run)
+            except RuntimeError:  # closed meanwhile
+                continue
+            done.wait(timeout)
+
+
+def _proxy_class(module: str, name: str) -> Any:
+    try:
+        return getattr(__import__(module, fromlist=[name]), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _sdk_check(given: Any, get_global: Callable[[], Any], noop: Any, proxy: Any,
+               module: str, name: str) -> Callable[[], bool]:
+    """Whether calls on a provider can record: given by the caller (anything but the
+    API's no-op), or the global one: then it records once it is not the API's proxy (or
+    no-op) any more, asked per operation (a global lookup and a type check)."""
+    if given is not None:
+        on = not isinstance(given, noop)
+        return lambda: on
+    if proxy is None:  # an API this does not know: assume it records
+        return lambda: True
+    p = get_global()
+    if not isinstance(p, proxy):  # set before the client was made (for good: it cannot be unset)
+        on = not isinstance(p, noop)
+        return lambda: on
+    # The API's proxy records once an SDK is set: it keeps it in a module global
+    # (_METER_PROVIDER, _TRACER_PROVIDER), read here without get_global()'s environ lookup.
+    mod = sys.modules.get(module)
+    if mod is None or not hasattr(mod, name):
+        def check() -> bool:
+            g = get_global()
+            return not isinstance(g, proxy) and not isinstance(g, noop)
+        return check
+
+    def fast() -> bool:
+        g = getattr(mod, name)
+        return g is not None and not isinstance(g, noop)
+    return fast
+
+
+def _running_loop() -> Any:
+    import asyncio
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class _Now:
+    """A synchronous lane's queue: each call is made as it is appended (nothing is ever
+    scheduled: Lane.deferred is False)."""
+    __slots__ = ()
+
+    def append(self, e: Tuple[Callable[[Any, Any], None], Any, Any]) -> None:
+        try:
+            e[0](e[1], e[2])
+        except Exception:  # noqa: BLE001 - an SDK's or resource_label's bug loses its record only
+            log.warning("liblock: telemetry: a record failed", exc_info=True)
+
+
+
+class Lane:
+    """One host's side of a client's telemetry: its operations in flight, its locks' resources,
+    and the queue of OpenTelemetry calls its loop thread makes after the outcomes are
+    delivered. Every method runs on the host's loop thread, as the host's own code does
+    (``flush`` also when the loop is gone)."""
+
+    def __init__(self, tel: Telemetry, loop: Any, blocking: bool = False) -> None:
+        self.t = tel
+        self.loop = loop
+        self.blocking = blocking
+        self.nodes = tel.nodes
+        self.ops: Dict[int, _Op] = {}
+        self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
+        self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
+        # the deferred calls; a synchronous lane's are made as they are queued
+        self.deferred = not blocking
+        self.q: Any = [] if self.deferred else _Now()
+        self._handle: Any = None  # the call_soon or call_later that flushes q
+        self._soon_armed = False  # _handle is a call_soon
+        self._flush_cb = self._flushed
+        self._hop_cb = self._hop
+        self._idle_cb = self._idle
+        # What the SDK (if any) records, as of the last operation's start (begin).
+        self.metered = False
+        self.traced = False
+        self.quiet = False  # neither, and no DEBUG log lines
+        self.skip = _QUIET_SKIP  # the REPORTs (by what) a quiet lane's host need not decode
+        if tel.on:
+            t = tel
+            self._acq_rec, self._acq_add = t.acquire_dur.record, t.acquires.add
+            self._hold_rec, self._node_rec = t.hold_dur.record, t.node_dur.record
+            self._ext_add, self._rel_add, self._loss_add = t.extends.add, t.releases.add, t.losses.add
+            self._wait_add, self._handoff_add = t.waiters.add, t.handoffs.add
+            self._nerr_add, self._fence_add = t.node_errors.add, t.fence_rounds.add
+
+    # ------------------------------------------------------------ the queue
+
+    def _soon(self) -> None:
+        """The flush in the loop's next turn (a request was just written)."""
+        h = self._handle
+        if h is not None:
+            if self._soon_armed:
+                return
+            h.cancel()
+        self._soon_armed = True
+        self._handle = self.loop.call_soon(self._flush_cb)
+
+    def _later(self) -> None:
+        """After queueing: the flush within LATE_S (or soon, with LATE_N entries waiting);
+        a synchronous lane's at once."""
+        if self.blocking:
+            self.flush()
+            return
+        if len(self.q) >= LATE_N:
+            self._soon()
+        elif self._handle is None:
+            self._soon_armed = False
+            self._handle = self.loop.call_later(LATE_S, self._flush_cb)
+
+    def _flushed(self) -> None:
+        self._handle = None
+        self.flush()
+
+    def _delivered(self) -> None:
+        """An asyncio lane's outcome is being delivered, none left in flight: the flush
+        after the caller's continuation."""
+        h = self._handle
+        if h is not None:
+            if self._soon_armed:
+                return
+            h.cancel()
+        self._soon_armed = True
+        self._handle = self.loop.call_soon(self._hop_cb)
+
+    def _hop(self) -> None:
+        self._handle = self.loop.call_soon(self._idle_cb)
+
+    def _idle(self) -> None:
+        """The continuation ran: flush, unless it started another operation (then its
+        end, LATE_S or LATE_N do)."""
+        self._handle = None
+        if (self.ops or self.pending is not None) and len(self.q) < LATE_N:
+            self._later()
+        else:
+            self.flush()
+
+    def flush(self) -> None:
+        """Make the queued OpenTelemetry calls, in the order the engine reported."""
+        if not self.deferred:
+            return
+        h, self._handle = self._handle, None
+        if h is not None:
+            h.cancel()
+        q = self.q
+        if not q:
+            return
+        self.q = []
+        for fn, x, y in q:
+            try:
+                fn(x, y)
+            except Exception:  # noqa: BLE001 - an SDK's or resource_label's bug loses its record only
+                log.warning("liblock: telemetry: a record failed", exc_info=True)
+
+    def close(self) -> None:
+        """The host is gone: what is queued is recorded now."""
+        self.flush()
+
+    # ------------------------------------------------------------ deferred calls
+
+    def _metric(self, fn: Callable[..., Any], value: Any, outcome: int, resource: Optional[str],
+                auto: bool = False) -> None:
+        t = self.t
+        if t.label is None:
+            self.q.append((fn, value, (t.auto_ext if auto else t.by_outcome)[outcome if 0 <= outcome < 8 else 7]))
+        else:
+            self.q.append((self._labeled, (fn, value), (outcome, resource, auto)))
+
+    def _labeled(self, fv: Tuple[Any, Any], ora: Tuple[int, Optional[str], bool]) -> None:
+        fv[0](fv[1], self.t.attrs(*ora))
+
+    def _start_span(self, op: _Op, _: Any) -> None:
+        t = self.t
+        span = t.tracer.start_span("liblock." + op.kind, context=op.ctx, kind=t.client_kind,
+                                   start_time=op.start)
+        op.ctx = None
+        op.span = span
+        if t.label is not None and span.is_recording():
+            span.set_attribute("liblock.resource", str(t.label(op.resource or "")))
+
+    def _event(self, op: _Op, ev: Tuple[str, Any, int]) -> None:
+        span = op.span
+        if span is not None and span.is_recording():
+            span.add_event(ev[0], ev[1], ev[2])
+
+    def _node_event(self, op: _Op, ev: Tuple[int, Optional[str], int, int]) -> None:
+        span = op.span
+        if span is not None and span.is_recording():
+            node, bad, dur_us, when = ev
+            attrs: Dict[str, Any] = {"liblock.node": node, "server.address": self.nodes[node],
+                                     "liblock.duration_ms": dur_us / 1000}
+            if bad is not None:
+                attrs["error.type"] = bad
+            span.add_event("liblock.node.reply", attrs, when)
+
+    def _end(self, op: _Op, end: Tuple[int, Any, int]) -> None:
+        s = op.span
+        if s is None:
+            return
+        outcome, err, when = end
+        if s.is_recording():
+            if op.kind == "acquire":
+                s.set_attributes({"liblock.outcome": outcome_name(outcome), "liblock.attempts": op.attempts})
+            else:
+                s.set_attribute("liblock.outcome", outcome_name(outcome))
+            if err:
+                from ._host import exception
+                e = exception(err)
+                s.record_exception(e, timestamp=when)
+                s.set_status(self.t._trace.Status(self.t._trace.StatusCode.ERROR, str(e)))
+        s.end(end_time=when)
+
+    def _refused(self, op: _Op, ew: Tuple[BaseException, int]) -> None:
+        s = op.span
+        if s is None:
+            return
+        err, when = ew
+        s.record_exception(err, timestamp=when)
+        s.set_status(self.t._trace.Status(self.t._trace.StatusCode.ERROR, str(err)))
+        s.end(end_time=when)
+
     # ------------------------------------------------------------ operations
 
     def begin(self, kind: str, resource: Optional[str]) -> None:
-        """A caller's request is about to be stepped: its span starts (a child of the
-        current context: the caller's, carried to the loop thread by run_op/run_async)
-        and is bound to the op by its start report, in the step itself."""
-        span = None
-        if self.on:
-            span = self.tracer.start_span("liblock." + kind, kind=self._trace.SpanKind.CLIENT)
-            if self.label is not None and span.is_recording():
-                span.set_attribute("liblock.resource", str(self.label(resource or "")))
-        self.pending = _Op(span, kind, resource)
+        """A caller's request is about to be stepped: its span is to start now (a child of
+        the current context: the caller's, carried to the loop thread by run_op/run_async),
+        and the op is bound to it by its start report, in the step itself. Also when it is
+        asked whether an SDK records now."""
+        t = self.t
+        op = _Op(kind, resource)
+        metered = self.metered = t._metered()
+        traced = self.traced = t._traced()
+        self.quiet = not metered and not traced and not log.isEnabledFor(logging.DEBUG)
+        if traced:
+            op.traced = True
+            op.ctx = t.get_context()  # the caller's (run_op/run_async carry it here)
+            op.start = time.time_ns()
+            self.q.append((self._start_span, op, None))
+        self.pending = op
+
+    def wants_context(self) -> bool:
+        """Whether a span may be made for the next operation: then the caller's context is
+        carried to the loop thread (run_op, run_async); O(1)."""
+        return self.t._traced()
 
     def started(self, op: int) -> None:
         """After the request's step: binds an op whose start was not reported yet (an
@@ -128,111 +452,121 @@ class Telemetry:
         p, self.pending = self.pending, None
         if p is not None:
             self.ops[op] = p
+        if self.deferred and self.q:
+            self._later()
 
     def refused(self, err: BaseException) -> None:
         """The request was refused at once: its span ends with the error."""
         p, self.pending = self.pending, None
-        if p is not None and p.span is not None:
-            p.span.record_exception(err)
-            p.span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(err)))
-            p.span.end()
+        if p is not None and p.traced:
+            self.q.append((self._refused, p, (err, time.time_ns())))
+            if self.deferred:
+                self._later()
 
     def report(self, a: Any) -> None:
         """One REPORT action: (kind, what, outcome, op, lock, node, attempts, duration_us)."""
         _, what, outcome, opid, lock, node, attempts, dur_us = a
-        if what in (ACQUIRE_START, EXTEND_START, RELEASE_START):
+        if what == ACQUIRE_START or what == EXTEND_START or what == RELEASE_START:
             if self.pending is not None and opid:
                 self.ops[opid], self.pending = self.pending, None
             return
+        if self.quiet and what in _QUIET_SKIP:
+            return
         op = self.ops.get(opid) if opid else None
+        if op is None and opid and self.pending is not None and self.quiet:
+            # Its start was skipped: an op not bound yet while a request is being stepped is
+            # that request's (request steps fire no timers; every other op of this lane was
+            # bound when its own request's step ended, in started). Only its resource is
+            # used (a lock's, for the warnings): nothing else of a quiet lane is observable.
+            op, self.pending = self.pending, None
+            self.ops[opid] = op
         resource = op.resource if op is not None else self.locks.get(lock)
         secs = dur_us / 1e6
-        on = self.on
-        if what == ACQUIRE_END:
-            if on:
-                at = self.attrs(outcome, resource)
-                self.acquire_dur.record(secs, at)
-                self.acquires.add(1, at)
-            if op is not None:
-                op.outcome, op.attempts, op.dur = outcome, attempts, secs
-            if lock:
-                self.locks[lock] = resource
-        elif what == WAIT_START:
-            if on:
-                self.waiters.add(1)
-                if op is not None and op.span is not None:
-                    op.span.add_event("liblock.wait")
-        elif what == WAIT_END:
-            if on:
-                self.waiters.add(-1)
-        elif what == HAND_OFF:
-            if on:
-                self.handoffs.add(1)
-        elif what == EXTEND_END:
-            if on:
-                self.extends.add(1, self.attrs(outcome, resource, opid == 0))
-            if opid == 0 and outcome != 0:
-                log.warning("liblock: auto-extension failed: %s", resource,
-                            extra={"liblock_resource": resource, "liblock_outcome": outcome_name(outcome)})
-            if op is not None:
-                op.outcome, op.dur = outcome, secs
-        elif what == RELEASE_END:
-            if on:
-                self.releases.add(1, self.attrs(outcome, resource))
-            if op is not None:
-                op.outcome, op.dur = outcome, secs
-        elif what == LOST:
-            if on:
-                self.losses.add(1, self.attrs(2, resource))
-            log.warning("liblock: lock lost: %s", resource, extra={"liblock_resource": resource})
-        elif what == HOLD:
-            if on:
-                self.hold_dur.record(secs, self.attrs(outcome, resource))
-            self.locks.pop(lock, None)
-        elif what == NODE:
+        m = self.metered
+        q = self.q
+        n = len(q) if self.deferred else 0
+        if what == NODE:
             if node >= len(self.nodes):
                 return
             bad = NODE_ERRORS[outcome] if 0 < outcome < len(NODE_ERRORS) else None
             if bad is not None:
                 log.debug("liblock: node %d (%s) request failed: %s", node, self.nodes[node], bad)
-            if not on:
-                return
-            at = self.node_bad[node][outcome] if bad is not None else self.node_ok[node]
-            if bad is not None:
-                self.node_errors.add(1, at)
-            self.node_dur.record(secs, at)
-            if op is not None and op.span is not None and op.span.is_recording():
-                ev: Dict[str, Any] = {"liblock.node": node, "server.address": self.nodes[node],
-                                      "liblock.duration_ms": dur_us / 1000}
+            if m:
+                t = self.t
                 if bad is not None:
-                    ev["error.type"] = bad
-                op.span.add_event("liblock.node.reply", ev)
+                    at = t.node_bad[node][outcome]
+                    q.append((self._nerr_add, 1, at))
+                else:
+                    at = t.node_ok[node]
+                q.append((self._node_rec, secs, at))
+            if op is not None and op.traced:
+                q.append((self._node_event, op, (node, bad, dur_us, time.time_ns())))
+        elif what == ACQUIRE_END:
+            if m:
+                self._metric(self._acq_rec, secs, outcome, resource)
+                self._metric(self._acq_add, 1, outcome, resource)
+            if op is not None:
+                op.outcome, op.attempts, op.dur = outcome, attempts, secs
+            if lock:
+                self.locks[lock] = resource
+        elif what == RELEASE_END:
+            if m:
+                self._metric(self._rel_add, 1, outcome, resource)
+            if op is not None:
+                op.outcome, op.dur = outcome, secs
+        elif what == HOLD:
+            if m:
+                self._metric(self._hold_rec, secs, outcome, resource)
+            self.locks.pop(lock, None)
+        elif what == WAIT_START:
+            if m:
+                q.append((self._wait_add, 1, None))
+            if op is not None and op.traced:
+                q.append((self._event, op, ("liblock.wait", None, time.time_ns())))
+        elif what == WAIT_END:
+            if m:
+                q.append((self._wait_add, -1, None))
+        elif what == HAND_OFF:
+            if m:
+                q.append((self._handoff_add, 1, None))
+        elif what == EXTEND_END:
+            if m:
+                self._metric(self._ext_add, 1, outcome, resource, opid == 0)
+            if opid == 0 and outcome != 0:
+                log.warning("liblock: auto-extension failed: %s", resource,
+                            extra={"liblock_resource": resource, "liblock_outcome": outcome_name(outcome)})
+            if op is not None:
+                op.outcome, op.dur = outcome, secs
+        elif what == LOST:
+            if m:
+                self._metric(self._loss_add, 1, 2, resource)
+            log.warning("liblock: lock lost: %s", resource, extra={"liblock_resource": resource})
         elif what == FENCE:
-            if on:
-                self.fence_rounds.add(1, self.attrs(outcome, resource))
-                if op is not None and op.span is not None:
-                    op.span.add_event("liblock.fence", {"liblock.outcome": outcome_name(outcome)})
+            if m:
+                self._metric(self._fence_add, 1, outcome, resource)
+            if op is not None and op.traced:
+                q.append((self._event, op, ("liblock.fence", self.t.fence_ev[outcome if 0 <= outcome < 8 else 7],
+                                            time.time_ns())))
+        if self.deferred and len(q) != n:
+            self._later()
 
     def done(self, opid: int, err: Any) -> None:
         """An operation's DONE (``err``: the engine's error record, or None): its span
         ends, and its log line."""
         op = self.ops.pop(opid, None)
         if op is None:
-            return
+            if self.pending is None or not self.quiet:
+                return
+            op, self.pending = self.pending, None  # the request's own DONE, in its step (see report)
         outcome = err[0] if err else 0
         if log.isEnabledFor(logging.DEBUG):
             log.debug("liblock: %s %s: %s (%d attempts, %.6f s)", op.kind, op.resource,
                       outcome_name(outcome), op.attempts, op.dur)
-        s = op.span
-        if s is None:
-            return
-        if s.is_recording():
-            s.set_attribute("liblock.outcome", outcome_name(outcome))
-            if op.kind == "acquire":
-                s.set_attribute("liblock.attempts", op.attempts)
-            if err:
-                from ._host import exception
-                e = exception(err)
-                s.record_exception(e)
-                s.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(e)))
-        s.end()
+        if op.traced:
+            self.q.append((self._end, op, (outcome, err, time.time_ns())))
+        if self.deferred and self.q:
+            if self.ops:
+                self._later()
+            else:
+                self._delivered()
+
