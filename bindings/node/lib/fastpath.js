@@ -31,6 +31,28 @@ const enabled = P.PROTOCOL_VERSION === FOR_PROTOCOL;
 /** RECEIVED's header: kind (u8), conn (u32), then the data as `bytes` (u32 length + bytes). */
 const RECEIVED_HEADER = 9;
 
+/**
+ * A REPORT action's length: kind, what (u8), outcome (u8), op (u64), lock
+ * (u64), node (u16), attempts (u32), duration_us (i64). The host skips a
+ * REPORT by it when nothing observes telemetry (lib/otel.js quiet()),
+ * reading only `what` (REPORT_WHAT) and `lock` (REPORT_LOCK).
+ */
+const REPORT_BYTES = 33;
+const REPORT_WHAT = 1;
+const REPORT_LOCK = 11;
+
+/**
+ * The offset after the REPORT at o, or -1 when there is none there (or
+ * the hot path is off); `what` and `lock` of it into a.
+ */
+function skipReport(m, o, end, a) {
+  if (!enabled || m.b[o] !== ACT.REPORT || o + REPORT_BYTES > end) return -1;
+  a.kind = ACT.REPORT;
+  a.op = m.b[o + REPORT_WHAT]; // the report's kind
+  a.lock = u64(m.v, o + REPORT_LOCK);
+  return o + REPORT_BYTES;
+}
+
 const TWO32 = 4294967296;
 
 function u64(v, o) { return v.getUint32(o, true) + v.getUint32(o + 4, true) * TWO32; }
@@ -126,4 +148,4 @@ function putReceivedHeader(m, o, conn, n) {
   return RECEIVED_HEADER + n;
 }
 
-module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, readHot, scratch, putReceivedHeader, skipNoError };
+module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, REPORT_BYTES, readHot, skipReport, scratch, putReceivedHeader, skipNoError };

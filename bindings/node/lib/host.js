@@ -35,6 +35,7 @@ let tls = null;
 const P = require('./protocol');
 const E = require('./errors');
 const F = require('./fastpath');
+const { R: { HOLD } } = require('./otel'); // the report kind whose lock a quiet host still forgets
 
 const { EV, ACT } = P;
 
@@ -293,11 +294,22 @@ class Host {
 
   actions(m, o, end) {
     const r = reader;
-    // DONE takes the hot path only with telemetry off: with it on, DONE goes
-    // through its own (generic) path below, untouched.
-    const hotDone = this.tel === null;
+    // DONE takes the hot path only with telemetry off or quiet (nothing
+    // observes it: lib/otel.js quiet()): with it on, DONE goes through its
+    // own (generic) path below, untouched. Quiet, a REPORT is skipped by its
+    // length, undecoded (a HOLD only drops its lock's resource).
+    const tel = this.tel;
+    const quiet = tel === null || tel.quiet();
     while (o < end) {
-      const next = F.readHot(m, o, end, hot, hotDone);
+      if (quiet && tel !== null) {
+        const skipped = F.skipReport(m, o, end, hot);
+        if (skipped > 0) {
+          if (hot.op === HOLD) tel.forgetLock(hot.lock);
+          o = skipped;
+          continue;
+        }
+      }
+      const next = F.readHot(m, o, end, hot, quiet);
       if (next > 0) {
         o = next;
         switch (hot.kind) {
@@ -542,7 +554,7 @@ class Host {
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.tel === null ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
+    const op = this.tel === null || this.tel.quiet() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
       : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
@@ -619,13 +631,14 @@ class Host {
 
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
+    const op = this.tel === null || this.tel.quiet() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
+      : this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.tel === null ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
+    const op = this.tel === null || this.tel.quiet() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
       : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
     return this.pend(op, { kind: EV.RELEASE, st });
   }

@@ -195,6 +195,27 @@ class Telemetry {
     else this.put(tag, inst, value, (auto ? this.autoExt : this.byOutcome)[outcome] || this.byOutcome[7], null, null);
   }
 
+  /**
+   * Whether nothing observes this client's telemetry now: no meter that
+   * records, no span that would record, nobody on the log channel, and no
+   * operation bound to a span or being started. Then the host neither binds
+   * its operations nor decodes REPORT actions (it skips them by their fixed
+   * length, lib/fastpath.js): with @opentelemetry/api installed and no SDK,
+   * a pair costs what it costs with `telemetry: false`. Checked per
+   * operation and per step, so an SDK registered (or a log subscriber
+   * attached) later is used from the next operation on. A HOLD still drops
+   * its lock from `locks` (forgetLock), which keeps no entry past its lock.
+   */
+  quiet() {
+    return !this.metered && this.ops.size === 0 && this.pending === null && !logChannel.hasSubscribers &&
+      (this.tracer === null || !this.spanning());
+  }
+
+  /** A skipped HOLD report: the lock is gone, and so is its resource. */
+  forgetLock(lock) {
+    if (this.locks.size !== 0) this.locks.delete(lock);
+  }
+
   /** Whether spans are made now: a tracer that is not (or no longer) the API's no-op. */
   spanning() {
     if (this.tp !== null) return this.tp.getDelegate() !== this.noopTP;
@@ -404,4 +425,4 @@ function makeTelemetry(opt, nodes) {
   return new Telemetry(a, opt && typeof opt === 'object' ? opt : {}, nodes);
 }
 
-module.exports = { makeTelemetry, logChannel, OUTCOMES };
+module.exports = { makeTelemetry, logChannel, OUTCOMES, R };

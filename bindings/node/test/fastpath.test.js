@@ -84,6 +84,10 @@ test('the layouts lib/fastpath.js reads are the spec\'s (core/hostabi/spec/proto
   assert.deepStrictEqual(act('DONE'), [P.ACT.DONE, [['op', 'u64'], ['lock', 'u64'], ['fence', 'i64'], ['reentered', 'u8'], ['error', 'error']]]);
   assert.deepStrictEqual(shape(spec.error.fields), [['status', 'i32'], ['message', 'str'], ['a', 'str'], ['b', 'str'],
     ['nodes', 'list', [['node', 'u16'], ['addr', 'str'], ['cause', 'str']]], ['bound', 'str'], ['limit', 'i64'], ['unit', 'str'], ['got', 'i64']]);
+  // REPORT is skipped by its length when nothing observes telemetry (F.skipReport).
+  assert.deepStrictEqual(act('REPORT'), [P.ACT.REPORT, [['what', 'u8'], ['outcome', 'u8'], ['op', 'u64'], ['lock', 'u64'],
+    ['node', 'u16'], ['attempts', 'u32'], ['duration_us', 'i64']]]);
+  assert.equal(F.REPORT_BYTES, 1 + 1 + 1 + 8 + 8 + 2 + 4 + 8);
   const rec = spec.events.find((x) => x.name === 'RECEIVED');
   assert.deepStrictEqual([rec.kind, shape(rec.fields)], [P.EV.RECEIVED, [['conn', 'u32'], ['data', 'bytes']]]);
 });
