@@ -75,9 +75,18 @@ func BenchmarkPair(b *testing.B) {
 // (getrusage around each pair): p50-µs and cpu-µs for the pairs with the
 // wait, single-p50-µs and single-cpu-µs for those without.
 func BenchmarkPairUnusedWait(b *testing.B) {
+	benchPairAB(b, "liblock", core.Wait(10*time.Second))
+}
+
+// benchPairAB alternates, pair by pair on one Client over 1 and then 5
+// nodes, acquire+release pairs with opt and without it, and reports each
+// side's median latency and median process CPU per pair (getrusage around
+// each pair): p50-µs and cpu-µs with opt, single-p50-µs and single-cpu-µs
+// without (benchreport prints their ratio).
+func benchPairAB(b *testing.B, name string, opt core.AcquireOption) {
 	for _, n := range []int{1, 5} {
 		c := redistest.Start(b, n)
-		b.Run(fmt.Sprintf("nodes=%d/liblock", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("nodes=%d/%s", n, name), func(b *testing.B) {
 			cl := respClient(b, c)
 			defer cl.Close()
 			ctx := context.Background()
@@ -90,10 +99,9 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			wait := core.Wait(10 * time.Second)
 			for range 200 {
 				pair()
-				pair(wait)
+				pair(opt)
 			}
 			var lat, cpu [2][]time.Duration
 			b.ResetTimer()
@@ -101,7 +109,7 @@ func BenchmarkPairUnusedWait(b *testing.B) {
 				side := i % 2
 				c0, t0 := cpuTime(), time.Now()
 				if side == 0 {
-					pair(wait)
+					pair(opt)
 				} else {
 					pair()
 				}

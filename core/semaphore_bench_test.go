@@ -3,8 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,48 +112,5 @@ func releaseRetrying(ctx context.Context, l *core.Lock, retries *atomic.Int64) e
 // CPU per pair as p50-µs and cpu-µs, and the mutex's as single-p50-µs and
 // single-cpu-µs: benchreport prints the ratio of the two.
 func BenchmarkSemaphorePairAB(b *testing.B) {
-	for _, n := range []int{1, 5} {
-		c := redistest.Start(b, n)
-		b.Run(fmt.Sprintf("nodes=%d/semaphore3-vs-mutex", n), func(b *testing.B) {
-			cl := respClient(b, c)
-			defer cl.Close()
-			ctx := context.Background()
-			pair := func(opts ...core.AcquireOption) {
-				l, err := cl.Acquire(ctx, "bench", 10*time.Second, opts...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := l.Release(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
-			sem := core.Permits(3)
-			for range 200 {
-				pair()
-				pair(sem)
-			}
-			var lat, cpu [2][]time.Duration
-			b.ResetTimer()
-			for i := range 2 * b.N { // b.N pairs of each kind
-				side := i % 2
-				c0, t0 := cpuTime(), time.Now()
-				if side == 0 {
-					pair(sem)
-				} else {
-					pair()
-				}
-				lat[side] = append(lat[side], time.Since(t0))
-				cpu[side] = append(cpu[side], cpuTime()-c0)
-			}
-			b.StopTimer()
-			med := func(d []time.Duration) float64 {
-				slices.Sort(d)
-				return float64(d[len(d)/2].Nanoseconds()) / 1e3
-			}
-			b.ReportMetric(med(lat[0]), "p50-µs")
-			b.ReportMetric(med(cpu[0]), "cpu-µs")
-			b.ReportMetric(med(lat[1]), "single-p50-µs")
-			b.ReportMetric(med(cpu[1]), "single-cpu-µs")
-		})
-	}
+	benchPairAB(b, "semaphore3-vs-mutex", core.Permits(3))
 }
