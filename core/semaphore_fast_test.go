@@ -2,8 +2,6 @@ package core_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,20 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cmdCalls is how many times node n ran the command named as INFO
-// commandstats names it ("set", "evalsha"), scripts' own calls included.
+// cmdCalls is how many times node n ran cmd (redistest's CommandCalls).
 func cmdCalls(t *testing.T, n *redistest.Node, cmd string) int {
 	t.Helper()
-	info, err := n.Do("INFO", "commandstats")
+	v, err := n.CommandCalls(cmd)
 	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			v, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			require.NoError(t, err)
-			return v
-		}
-	}
-	return 0
+	return v
 }
 
 // TestSemaphoreFirstRoundIsSetNX: an uncontended permit's first round is

@@ -3,8 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,19 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// setCalls is how many SET commands node has served (INFO commandstats).
+// setCalls is how many SET commands node has served (redistest's CommandCalls).
 func setCalls(t *testing.T, n *redistest.Node) int {
 	t.Helper()
-	info, err := n.Do("INFO", "commandstats")
+	v, err := n.CommandCalls("set")
 	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_set:calls="); ok {
-			v, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			require.NoError(t, err)
-			return v
-		}
-	}
-	return 0
+	return v
 }
 
 // TestOnlyOldestWaiterPolls: many local waiters on a key held elsewhere

@@ -217,15 +217,9 @@ func TestRunUnavailable(t *testing.T) {
 // calls is how many times the node ran command since the last RESETSTAT.
 func calls(t *testing.T, n *redistest.Node, command string) int {
 	t.Helper()
-	stats, err := n.Do("INFO", "commandstats")
+	k, err := n.CommandCalls(command)
 	require.NoError(t, err)
-	for _, line := range strings.Split(stats, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":calls="); ok {
-			k, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return k
-		}
-	}
-	return 0
+	return k
 }
 
 // TestRunSignalWhileWaiting: SIGTERM while liblock waits for a held lock

@@ -2,8 +2,6 @@ package clustertest
 
 import (
 	"context"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +21,10 @@ import (
 // pub/sub, and a replica's acknowledgement missing WAIT's deadline on a
 // busy machine would fail a grant they need.
 
-// calls returns how often node n ran cmd (INFO commandstats; a command a
-// script runs counts too).
+// calls is how often node n ran cmd (redistest's CommandCalls).
 func calls(t *testing.T, n *redistest.Node, cmd string) int {
 	t.Helper()
-	out, err := n.Do("INFO", "commandstats")
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^cmdstat_` + cmd + `:calls=(\d+)`).FindStringSubmatch(out)
-	if m == nil {
-		return 0
-	}
-	c, err := strconv.Atoi(m[1])
+	c, err := n.CommandCalls(cmd)
 	require.NoError(t, err)
 	return c
 }

@@ -1000,18 +1000,11 @@ func acquireBehind(ctx context.Context, cl Client, key string) func(t *testing.T
 	}
 }
 
-// commandCalls returns how many times node n ran command (as INFO
-// commandstats names it, e.g. "publish" or "pubsub|numsub"), scripts' calls
-// included.
+// commandCalls returns how many times node n ran command (redistest's
+// CommandCalls: e.g. "publish" or "pubsub|numsub"), scripts' calls included.
 func commandCalls(t testing.TB, n *redistest.Node, command string) int {
 	t.Helper()
-	v, err := n.Do("INFO", "commandstats")
-	must(t, err)
-	_, rest, ok := strings.Cut(v, "cmdstat_"+command+":calls=")
-	if !ok {
-		return 0
-	}
-	calls, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+	calls, err := n.CommandCalls(command)
 	must(t, err)
 	return calls
 }
@@ -1485,21 +1478,11 @@ func (s *suite) fenceRoundOneKilled(t *testing.T) { s.fenceRoundFault(t, syscall
 func (s *suite) fenceRoundTwoFrozen(t *testing.T) { s.fenceRoundFault(t, syscall.SIGSTOP, 2) }
 
 // commandStats returns every command node n ran since its last CONFIG
-// RESETSTAT, with its number of calls.
+// RESETSTAT, with its number of calls (redistest's CommandStats).
 func commandStats(t testing.TB, n *redistest.Node) map[string]int {
 	t.Helper()
-	v, err := n.Do("INFO", "commandstats")
+	stats, err := n.CommandStats()
 	must(t, err)
-	stats := map[string]int{}
-	for _, line := range strings.Split(v, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
-		if !ok {
-			continue
-		}
-		calls, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-		must(t, err)
-		stats[name] = calls
-	}
 	return stats
 }
 

@@ -380,6 +380,40 @@ func readReply(r *bufio.Reader) (string, error) {
 	return "", fmt.Errorf("redistest: unexpected reply %q", line)
 }
 
+// CommandStats returns every command the node ran since it started or
+// since its last CONFIG RESETSTAT, by the name INFO commandstats gives it
+// ("set", "evalsha", "pubsub|numsub"), with its number of calls; a command
+// a script ran counts too.
+func (n *Node) CommandStats() (map[string]int, error) {
+	v, err := n.Do("INFO", "commandstats")
+	if err != nil {
+		return nil, err
+	}
+	stats := map[string]int{}
+	for _, line := range strings.Split(v, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		end := strings.IndexByte(rest, ',')
+		if end < 0 {
+			end = len(rest)
+		}
+		calls, err := strconv.Atoi(rest[:end])
+		if err != nil {
+			return nil, fmt.Errorf("redistest: INFO commandstats line %q: %w", line, err)
+		}
+		stats[name] = calls
+	}
+	return stats, nil
+}
+
+// CommandCalls is how many times the node ran command (CommandStats).
+func (n *Node) CommandCalls(command string) (int, error) {
+	stats, err := n.CommandStats()
+	return stats[command], err
+}
+
 // Keys returns the keys stored on the node (KEYS *; test data is tiny).
 func (n *Node) Keys() ([]string, error) {
 	out, err := n.Do("KEYS", "*")
