@@ -256,17 +256,7 @@ func (n *Node) startClusterNode(tlsFiles *ClusterTLS) (int, error) {
 // URL is the cluster's node URL: the first node as the URL's host, the
 // others as addr= seeds, and cluster=yes (and the password, if any, as the
 // URL's).
-func (c *RedisCluster) URL() string {
-	q := url.Values{"cluster": {"yes"}}
-	for _, n := range c.Nodes[1:] {
-		q.Add("addr", n.Addr())
-	}
-	u := url.URL{Scheme: "redis", Host: c.Nodes[0].Addr(), RawQuery: q.Encode()}
-	if c.password != "" {
-		u.User = url.UserPassword("", c.password)
-	}
-	return u.String()
-}
+func (c *RedisCluster) URL() string { return c.url("redis", (*Node).Addr) }
 
 // TLSURL is URL over TLS: rediss://, the nodes' TLS ports. Only for a
 // cluster started with RedisClusterOptions.TLS.
@@ -274,11 +264,15 @@ func (c *RedisCluster) TLSURL() string {
 	if !c.tls {
 		panic("redistest: TLSURL of a cluster started without TLS")
 	}
+	return c.url("rediss", (*Node).TLSAddr)
+}
+
+func (c *RedisCluster) url(scheme string, addr func(*Node) string) string {
 	q := url.Values{"cluster": {"yes"}}
 	for _, n := range c.Nodes[1:] {
-		q.Add("addr", n.TLSAddr())
+		q.Add("addr", addr(n))
 	}
-	u := url.URL{Scheme: "rediss", Host: c.Nodes[0].TLSAddr(), RawQuery: q.Encode()}
+	u := url.URL{Scheme: scheme, Host: addr(c.Nodes[0]), RawQuery: q.Encode()}
 	if c.password != "" {
 		u.User = url.UserPassword("", c.password)
 	}
