@@ -291,13 +291,18 @@ class Lane:
 
     def _soon(self) -> None:
         """The flush in the loop's next turn (a request was just written)."""
+        self._arm_soon(self._flush_cb)
+
+    def _arm_soon(self, cb: Callable[[], None]) -> None:
+        """cb in the loop's next turn, in place of a later flush; nothing when a turn's
+        callback is already armed."""
         h = self._handle
         if h is not None:
             if self._soon_armed:
                 return
             h.cancel()
         self._soon_armed = True
-        self._handle = self.loop.call_soon(self._flush_cb)
+        self._handle = self.loop.call_soon(cb)
 
     def _later(self) -> None:
         """After queueing: the flush within LATE_S (or soon, with LATE_N entries waiting);
@@ -318,13 +323,7 @@ class Lane:
     def _delivered(self) -> None:
         """An asyncio lane's outcome is being delivered, none left in flight: the flush
         after the caller's continuation."""
-        h = self._handle
-        if h is not None:
-            if self._soon_armed:
-                return
-            h.cancel()
-        self._soon_armed = True
-        self._handle = self.loop.call_soon(self._hop_cb)
+        self._arm_soon(self._hop_cb)
 
     def _hop(self) -> None:
         self._handle = self.loop.call_soon(self._idle_cb)
