@@ -32,12 +32,12 @@ const enabled = P.PROTOCOL_VERSION === FOR_PROTOCOL;
 const RECEIVED_HEADER = 9;
 
 /**
- * A REPORT action's length: kind, what (u8), outcome (u8), op (u64), lock
- * (u64), node (u16), attempts (u32), duration_us (i64). The host skips a
- * REPORT by it when nothing observes telemetry (lib/otel.js quiet()),
- * reading only `what` (REPORT_WHAT) and `lock` (REPORT_LOCK).
+ * A REPORT action's length (its fields are all of fixed width: generated
+ * from the spec). The host skips a REPORT by it when nothing observes
+ * telemetry (lib/otel.js quiet()), reading only `what` (REPORT_WHAT) and
+ * `lock` (REPORT_LOCK), whose offsets the layouts test checks.
  */
-const REPORT_BYTES = 33;
+const REPORT_BYTES = P.ACT_SIZE.REPORT;
 const REPORT_WHAT = 1;
 const REPORT_LOCK = 11;
 

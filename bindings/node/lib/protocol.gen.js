@@ -82,6 +82,17 @@ const EV_OVERHEAD = Object.freeze({
   UNWATCH: 9,
 });
 
+/** The whole length of each action whose fields are all of fixed width. */
+const ACT_SIZE = Object.freeze({
+  CLOSE: 5,
+  TIMER: 9,
+  CLOSED: 1,
+  STARTED: 9,
+  CANCELED: 2,
+  AWAITING: 6,
+  REPORT: 33,
+});
+
 /** The status codes: the C ABI's LOCK_* numbers. */
 const STATUS = Object.freeze({
   OK: 0,
@@ -359,7 +370,7 @@ function readAction(r) {
 }
 
 module.exports = {
-  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,
+  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,
   encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch,
   readAction, readError,
 };

@@ -45,9 +45,9 @@ Done = Callable[[Optional[LockError], Any], None]
 # wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
 Request = Tuple[Any, ...]
 
-# A REPORT action's size: its kind and 32 bytes of fields, fixed (core/hostabi/PROTOCOL.md),
-# for the REPORTs a quiet telemetry lane skips undecoded (_apply; tests/test_otel_defer.py).
-REPORT_BYTES = 33
+# A REPORT action's size (its fields are all of fixed width: generated from the spec), for
+# the REPORTs a quiet telemetry lane skips undecoded (_apply; tests/test_otel_defer.py).
+REPORT_BYTES = P.ACT_SIZE[P.ACT_REPORT]
 
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action

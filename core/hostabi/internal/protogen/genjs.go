@@ -29,6 +29,21 @@ func overhead(m Message) int {
 	return n
 }
 
+// fixedLen is the whole length of a message whose fields are all of fixed
+// width (no str, bytes, list, error or conditional field), and whether it
+// is one: a host may skip such an action by its length, undecoded.
+func fixedLen(m Message) (int, bool) {
+	n := 1
+	for _, f := range m.Fields {
+		w, ok := fixedSize[f.Type]
+		if !ok || f.IfFlag != "" {
+			return 0, false
+		}
+		n += w
+	}
+	return n, true
+}
+
 // flagFields is every flags field of the messages, with its prefix.
 func flagFields(s *Spec) (prefixes []string, flags [][]Flag) {
 	var walk func(owner string, fs []Field)
@@ -98,6 +113,12 @@ func genJS(s *Spec) ([]byte, error) {
 	b.p("});\n\n/** The bytes an event takes besides the contents of its str/bytes fields. */\nconst EV_OVERHEAD = Object.freeze({\n")
 	for _, m := range s.Events {
 		b.p("  %s: %d,\n", m.Name, overhead(m))
+	}
+	b.p("});\n\n/** The whole length of each action whose fields are all of fixed width. */\nconst ACT_SIZE = Object.freeze({\n")
+	for _, m := range s.Actions {
+		if n, ok := fixedLen(m); ok {
+			b.p("  %s: %d,\n", m.Name, n)
+		}
 	}
 	b.p("});\n\n/** The status codes: the C ABI's LOCK_* numbers. */\nconst STATUS = Object.freeze({\n")
 	for _, st := range s.Statuses {
@@ -253,7 +274,7 @@ function putBytes(m, o, d) {
 	b.p("\n/** One action: { kind, ...fields }, or null for an unknown kind. */\nfunction readAction(r) {\n  const kind = r.u8();\n  switch (kind) {\n")
 	b.Write(cases.Bytes())
 	b.p("    default: return null;\n  }\n}\n\n")
-	b.p("module.exports = {\n  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, STATUS, STATUSES, LIMITS,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
+	b.p("module.exports = {\n  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
 	_ = items
 	return b.Bytes(), nil
 }
