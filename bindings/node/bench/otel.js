@@ -51,7 +51,7 @@ async function main() {
       const s = (i + Math.floor(i / sides.length)) % sides.length;
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
-      const l = await sides[s][1].acquire(`bench:${sides[s][0]}`, { ttl: 10000, wait: 0 });
+      const l = await sides[s][1].acquire(`bench:${sides[s][0]}`, { ttl: 10000 });
       await l.release();
       const t1 = process.hrtime.bigint();
       await settle();

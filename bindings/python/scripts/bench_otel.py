@@ -80,7 +80,7 @@ def main() -> None:
             k = names[(i + i // len(names)) % len(names)]
             c0 = time.process_time()
             t0 = time.perf_counter()
-            sync[k].acquire("bench:" + k, ttl=10, wait=0).release()
+            sync[k].acquire("bench:" + k, ttl=10).release()
             t1 = time.perf_counter()
             c1 = time.process_time()
             if i >= WARM * len(names):
@@ -98,7 +98,7 @@ def main() -> None:
                 k = ks[(i + i // len(ks)) % len(ks)]
                 c0 = time.process_time()
                 t0 = time.perf_counter()
-                lock = await clients[k].acquire_async("bench:" + k, ttl=10, wait=0)
+                lock = await clients[k].acquire_async("bench:" + k, ttl=10)
                 await lock.release_async()
                 t1 = time.perf_counter()
                 asettle[k]()
