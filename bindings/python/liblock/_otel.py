@@ -161,6 +161,12 @@ class Telemetry:
             a["liblock.auto"] = True
         return a
 
+    def quiet(self) -> bool:
+        """Whether nothing but a lock's loss would be observable of an operation started
+        now: no SDK records (metrics or spans) and the liblock logger is below DEBUG
+        (what Lane.begin finds; the synchronous fast path runs such operations)."""
+        return not self._metered() and not self._traced() and not log.isEnabledFor(logging.DEBUG)
+
     def lane(self, loop: Any, blocking: bool = False) -> "Lane":
         """The lane of a host running on ``loop`` (its operations, locks and queue);
         ``blocking``: the synchronous API's host, whose callers block in other threads."""

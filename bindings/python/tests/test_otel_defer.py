@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any, Dict, Optional
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -24,7 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import liblock
-from conftest import BACKEND, Cluster, eventually_async
+from conftest import BACKEND, Cluster, eventually, eventually_async
 
 
 def providers() -> Any:
@@ -170,10 +171,42 @@ def test_without_an_sdk_a_loss_is_still_logged_with_its_resource(c1: Cluster, ca
             raise AssertionError("extended a deleted lock")
         except liblock.LockLost:
             pass
+        # On the synchronous native fast path the line comes from lock_on_lost, on a
+        # library thread: not necessarily before extend() raised.
+        eventually(lambda: any(r.levelno == logging.WARNING and r.getMessage() == "liblock: lock lost: otel:quiet"
+                               for r in caplog.records if r.name == "liblock"), what="the loss's log line")
     finally:
         client.close()
-    assert any(r.levelno == logging.WARNING and r.getMessage() == "liblock: lock lost: otel:quiet"
-               for r in caplog.records if r.name == "liblock")
+
+
+@pytest.mark.skipif(BACKEND != "native", reason="the synchronous fast path is liblock.so's")
+def test_the_api_with_no_sdk_takes_the_synchronous_fast_path(c1: Cluster, caplog: Any) -> None:
+    """telemetry=True with nothing recording costs what telemetry off costs: synchronous
+    operations run on the blocking C ABI (no loop thread is started), and a lock lost
+    there (its validity ran out, nobody extending it) is still logged with its resource.
+    Control: with an SDK the same calls go through the engine host, which records."""
+    caplog.set_level(logging.WARNING, logger="liblock")
+    client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND, telemetry=True)
+    try:
+        for _ in range(3):
+            client.acquire("otel:fast", ttl=10).release()
+        lock = client.acquire("otel:fast:expires", ttl=0.6)
+        assert client._driver._thread is None and client._driver._blocking is not None
+        eventually(lambda: any(r.getMessage() == "liblock: lock lost: otel:fast:expires"
+                               for r in caplog.records if r.name == "liblock"), what="the loss's log line")
+        assert lock.lost
+        assert not any("lock lost: otel:fast\n" in r.getMessage() + "\n" for r in caplog.records)
+    finally:
+        client.close()
+    reader, mp, exporter, tp = providers()
+    client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND,
+                            telemetry={"meter_provider": mp, "tracer_provider": tp})
+    try:
+        client.acquire("otel:fast", ttl=10).release()
+        assert client._driver._thread is not None
+        assert total(reader, "liblock.acquires") == 1
+    finally:
+        client.close()
 
 
 SET_LATER = r"""
