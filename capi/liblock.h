@@ -838,7 +838,7 @@ void lock_queue_set_wakeup(void (*fn)(void));
  */
 #define LOCK_ENGINE_MIN_OUT   65536        /* smallest out_cap */
 #define LOCK_ENGINE_MAX_EVENT (1048576 + 64) /* largest in_len */
-#define LOCK_ENGINE_PROTOCOL_VERSION 4     /* the encoding this header's PROTOCOL.md describes */
+#define LOCK_ENGINE_PROTOCOL_VERSION 5     /* the encoding this header's PROTOCOL.md describes */
 
 /* lock_engine_protocol_version -- returns the engine protocol's version the
  * library speaks (LOCK_ENGINE_PROTOCOL_VERSION). Thread-safe; cannot fail. */

@@ -833,8 +833,8 @@ class Client:
             # path's Go driver cannot hand its engine's reports to Python.
             if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
                 from ._blocking import BlockingHost  # the synchronous fast path (see there)
-                own = {k: v for k, v in config.items() if k != "report"}  # its Go driver's: unused
-                capi = json.dumps(own if tls is None else tls.capi_config(own)).encode("utf-8")
+                plain = {k: v for k, v in config.items() if k != "report"}  # its Go driver's: unused
+                capi = json.dumps(plain if tls is None else tls.capi_config(plain)).encode("utf-8")
                 warn = tel is not None
                 new_blocking = lambda: BlockingHost(capi, warn)  # noqa: E731
         from ._driver import Driver

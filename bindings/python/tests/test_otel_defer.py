@@ -253,3 +253,55 @@ def test_the_report_size_a_quiet_host_skips_is_the_decoder_s() -> None:
     a, end = P.decode_action(report + bytes([P.ACT_CLOSED]), 0)
     assert a[0] == P.ACT_REPORT and a[1] == _otel.NODE and end == _host.REPORT_BYTES
     assert P.decode_action(report + bytes([P.ACT_CLOSED]), end)[0] == (P.ACT_CLOSED,)
+
+
+def _count_reports(host: Any, counts: Dict[int, int]) -> None:
+    """Spy on a host's engine output: every REPORT action (by what) it is handed."""
+    from liblock import _proto_gen as G
+    apply = host._apply
+
+    def spy(buf: Any) -> Any:
+        at = 0
+        while at < len(buf):
+            a, at = G.decode_action(buf, at)
+            if a[0] == G.ACT_REPORT:
+                counts[a[1]] = counts.get(a[1], 0) + 1
+        return apply(buf)
+    host._apply = spy
+
+
+def test_a_quiet_asyncio_lane_is_handed_only_the_warnings(c1: Cluster, caplog: Any) -> None:
+    """telemetry=True and no SDK: the host tells its engine (REPORTS 1) to report only
+    what a quiet lane logs, so uneventful pairs bring no REPORT at all, and a loss still
+    comes with its resource. Control: a client whose SDK records is handed every report."""
+    from liblock import _otel
+    caplog.set_level(logging.WARNING, logger="liblock")
+    quiet = liblock.Client(c1.urls, node_timeout=2, backend=BACKEND, telemetry=True)
+    reader, mp, exporter, tp = providers()
+    loud = liblock.Client(c1.urls, node_timeout=2, backend=BACKEND,
+                          telemetry={"meter_provider": mp, "tracer_provider": tp})
+    seen_quiet: Dict[int, int] = {}
+    seen_loud: Dict[int, int] = {}
+
+    async def main() -> None:
+        for client, seen in ((quiet, seen_quiet), (loud, seen_loud)):
+            await (await client.acquire_async("otel:rq", ttl=10)).release_async()  # the host made
+            _count_reports(client._driver.async_host(), seen)
+            for _ in range(5):
+                await (await client.acquire_async("otel:rq", ttl=10)).release_async()
+        assert seen_quiet == {}, seen_quiet
+        assert seen_loud.get(_otel.ACQUIRE_END) == 5 and seen_loud.get(_otel.HOLD) == 5, seen_loud
+        lock = await quiet.acquire_async("otel:rq:lost", ttl=10)
+        c1.do(0, "DEL", "otel:rq:lost")
+        with pytest.raises(liblock.LockLost):
+            await lock.extend_async(10)
+        await eventually_async(lambda: any(r.getMessage() == "liblock: lock lost: otel:rq:lost"
+                                           for r in caplog.records if r.name == "liblock"),
+                               what="the loss's log line")
+        assert set(seen_quiet) == {_otel.LOST}, seen_quiet
+        await lock.release_async() if not lock.lost else None
+    try:
+        asyncio.run(main())
+    finally:
+        quiet.close()
+        loud.close()
