@@ -74,6 +74,26 @@ def _write_head() -> None:
 
 _write_head()
 
+# RECEIVED's head (u8 kind, u32 conn, u32 length of data): _Conn receives straight into
+# the engine's input buffer after it (recv_into; no bytes object per read) and writes the
+# head in front; _recv_head checks it against the generated codec at import.
+_RECV_HEAD = struct.Struct("<BII")
+_RECV_AT = P.RECEIVED_OVERHEAD
+
+
+def _recv_head() -> None:
+    data = b"+OK\r\n"
+    want = bytearray(64)
+    n = P.received(want, 7, data)
+    got = bytearray(64)
+    got[_RECV_AT:_RECV_AT + len(data)] = data
+    _RECV_HEAD.pack_into(got, 0, P.EV_RECEIVED, 7, len(data))
+    if _RECV_HEAD.size != _RECV_AT or n != _RECV_AT + len(data) or got[:n] != want[:n]:
+        raise InternalError("liblock: _host's RECEIVED fast path disagrees with the generated codec")
+
+
+_recv_head()
+
 
 class Engine(Protocol):
     """An engine adapter, made by its constructor (``lock_engine_new``): ``inbuf`` takes
@@ -146,8 +166,14 @@ def _ssl_context(verify: bool) -> ssl.SSLContext:
     return ctx
 
 
-class _Conn(asyncio.Protocol):
-    """One connection the engine asked for; every callback goes back to the host."""
+class _Conn(asyncio.BufferedProtocol):
+    """One connection the engine asked for; every callback goes back to the host.
+
+    A BufferedProtocol: the transport reads (recv_into) straight into the engine's input
+    buffer, after the room for a RECEIVED's head, and ``buffer_updated`` writes the head and
+    steps. ``data_received`` would cost a bytes object per read (asyncio asks recv() for
+    256 KiB: glibc maps, shrinks and unmaps that block on every read, each unmap a TLB
+    shootdown across the process's threads) and a copy into the input buffer."""
 
     __slots__ = ("host", "cid", "transport")
 
@@ -160,15 +186,20 @@ class _Conn(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         self.host._opened(self)
 
-    def data_received(self, data: bytes) -> None:
-        # The common case (a reply that fits one event) stepped here, one call shorter.
+    def get_buffer(self, sizehint: int) -> Any:
+        # The engine's input buffer past RECEIVED's head (so that a read fits one event);
+        # the transport fills it and calls buffer_updated before anything else runs.
+        view = self.host._recv_view
+        return view if view is not None else bytearray(4096)  # the engine is gone: discarded
+
+    def buffer_updated(self, nbytes: int) -> None:
         host = self.host
         engine = host.engine
         cid = self.cid
-        if engine is not None and len(data) <= engine.in_cap - P.RECEIVED_OVERHEAD and cid in host._conns:
-            host._step(P.received(engine.inbuf, cid, data))
-        else:
-            host._received(cid, data)
+        if engine is None or cid not in host._conns or host._recv_view is None:
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _RECV_HEAD.pack_into(engine.inbuf, 0, P.EV_RECEIVED, cid, nbytes)
+        host._step(_RECV_AT + nbytes)
 
     def eof_received(self) -> None:
         # The node closed its side (CLIENT KILL, a restart): the connection goes now, not
@@ -185,10 +216,14 @@ class Host:
     # the client's telemetry lane (_otel.Lane) or None; a class default too, for _apply
     # on a Host made without __init__ (tests/test_pyperf.py)
     tel: Any = None
+    _recv_view: Optional[memoryview] = None
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
+        # where _Conn reads to: the engine's input buffer after RECEIVED's head (None once
+        # the engine is dropped)
+        self._recv_view: Optional[memoryview] = memoryview(engine.inbuf)[_RECV_AT:engine.in_cap]
         self.tls = tls  # the client's _tls.ClientTLS (ssl_context, ssl_ca_certs, ..., per node), or None
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
@@ -381,20 +416,6 @@ class Host:
             return
         self._conns[c.cid] = c
         self._step(P.opened(self.engine.inbuf, c.cid))
-
-    def _received(self, cid: int, data: bytes) -> None:
-        engine = self.engine
-        if engine is None or cid not in self._conns:
-            return
-        room = engine.in_cap - P.RECEIVED_OVERHEAD
-        if len(data) <= room:
-            self._step(P.received(engine.inbuf, cid, data))
-            return
-        view = memoryview(data)
-        for i in range(0, len(data), room):
-            if self.engine is None or cid not in self._conns:
-                return
-            self._step(P.received(engine.inbuf, cid, view[i:i + room]))
 
     def _lost_conn(self, c: _Conn, exc: Optional[Exception]) -> None:
         if self._conns.get(c.cid) is not c:
@@ -603,6 +624,7 @@ class Host:
         operations fail with ``why`` (default: Canceled). Any thread when the loop is
         gone; else the loop thread."""
         engine, self.engine = self.engine, None
+        self._recv_view = None
         self.closing = True
         if self.tel is not None:  # telemetry queued for after delivery (_otel.Lane) is recorded now
             self.tel.close()
