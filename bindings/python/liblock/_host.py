@@ -268,6 +268,8 @@ class Host:
             if e.status not in (INVALID_ARGUMENT, None):
                 self.free(e)
             raise
+        if not out:  # most replies (those before a quorum and after it) ask for nothing
+            return None
         reply = self._apply(out)
         while len(out) > engine.out_cap - _FULL_MARGIN:
             out = engine.step(0)
