@@ -34,6 +34,7 @@ import weakref
 from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
+from . import _epoll
 from . import _proto as P
 from ._driver import _CLOSED_MESSAGE, check_fork
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
@@ -54,6 +55,8 @@ REPORT_BYTES = P.ACT_SIZE[P.ACT_REPORT]
 # (an error naming 64 nodes) is under 64 KiB.
 _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
+# Requests that may read their replies at once (Host._read_now) between two loop turns.
+_EAGER_RUN = 16
 
 # WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
 # _write_head checks it against the generated codec at import.
@@ -217,6 +220,12 @@ class Host:
     # on a Host made without __init__ (tests/test_pyperf.py)
     tel: Any = None
     _recv_view: Optional[memoryview] = None
+    _mux: Any = None
+    # False: requests never read their replies at once (_read_now; the A/B benchmark's
+    # "before"); _eager_left: how many more may before the loop's next turn
+    eager = True
+    _eager_left = 0
+    _eager_reset_due = False
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
@@ -231,7 +240,11 @@ class Host:
         self.loop = loop
         self.thread_id = threading.get_ident()  # the loop's thread (the host is made there)
         self.pid = os.getpid()
-        self._conns: Dict[int, _Conn] = {}
+        self._conns: Dict[int, Any] = {}  # conn id -> _Conn or _epoll.MuxConn
+        # the plain connections' epoll set (_epoll.py), made at the first; False: this loop
+        # or platform has none (every connection is then an asyncio transport)
+        self._mux: Any = None
+        self._eager_left = _EAGER_RUN
         self._connecting: Dict[int, "asyncio.Task[Any]"] = {}
         self._ops: Dict[int, Done] = {}
         self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
@@ -372,6 +385,31 @@ class Host:
                 raise InternalError(f"liblock: engine sent an unexpected action {kind}")
         return reply
 
+    def _read_now(self) -> None:
+        """Right after a request's writes, read what its nodes (and any other) sent already
+        (one ``epoll_wait(0)``; _epoll.Mux.poll): a node on this CPU has often answered
+        while the host was still writing to the others, so the operation may be DONE before
+        the caller awaits it, and ``await`` goes on without a turn of the loop (its
+        select, the read callbacks, the continuation's turn).
+
+        At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
+        whose every operation completed at once would otherwise never yield to the others
+        (nor to the engine's own timer)."""
+        self._eager_left -= 1
+        if not self._eager_reset_due:
+            self._eager_reset_due = True
+            self.loop.call_soon(self._eager_reset)
+        try:
+            self._mux.poll()
+        except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
+            # (the request was started: its own outcome comes through its completion)
+            self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
+                                              "exception": e})
+
+    def _eager_reset(self) -> None:
+        self._eager_reset_due = False
+        self._eager_left = _EAGER_RUN
+
     def _tick(self) -> None:
         self._timer = None
         if self.engine is not None:
@@ -390,6 +428,13 @@ class Host:
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins
         try:
+            if ctx is None and self._mux is not False:
+                if self._mux is None:
+                    self._mux = _epoll.make(self) or False
+                if self._mux:
+                    c = await self._mux.connect(cid, network, addr)
+                    self._opened(c)
+                    return
             if network == "unix":
                 await self.loop.create_unix_connection(
                     lambda: _Conn(self, cid), addr, ssl=ctx,
@@ -411,7 +456,7 @@ class Host:
                 msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:4096]
                 self._step(P.conn_failed(self.engine.inbuf, cid, msg))
 
-    def _opened(self, c: _Conn) -> None:
+    def _opened(self, c: Any) -> None:
         if self._connecting.pop(c.cid, None) is None or self.engine is None:
             if c.transport is not None:
                 c.transport.abort()
@@ -419,7 +464,16 @@ class Host:
         self._conns[c.cid] = c
         self._step(P.opened(self.engine.inbuf, c.cid))
 
-    def _lost_conn(self, c: _Conn, exc: Optional[Exception]) -> None:
+    def _received_into(self, cid: int, nbytes: int) -> None:
+        """``nbytes`` were read from connection ``cid`` into the engine's input buffer past
+        RECEIVED's head (``_recv_view``): write the head and step."""
+        engine = self.engine
+        if engine is None or cid not in self._conns:
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _RECV_HEAD.pack_into(engine.inbuf, 0, P.EV_RECEIVED, cid, nbytes)
+        self._step(_RECV_AT + nbytes)
+
+    def _lost_conn(self, c: Any, exc: Optional[Exception]) -> None:
         if self._conns.get(c.cid) is not c:
             return  # closed by the engine's CLOSE
         del self._conns[c.cid]
@@ -463,6 +517,8 @@ class Host:
             op: int = reply[1]
             if tel is not None:
                 tel.started(op)
+            if self._mux and self._eager_left and self.eager:
+                self._read_now()
             return op
         err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")
         if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
@@ -635,6 +691,9 @@ class Host:
                 self._close_conn(cid)
             except RuntimeError:  # the loop is closed
                 pass
+        if self._mux:
+            self._mux.close()
+            self._mux = False
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
