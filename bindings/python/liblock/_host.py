@@ -14,6 +14,12 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
   auto-extension and loss while the caller's code runs; a synchronous call hands its
   operation to that loop and waits (interruptibly) for the completion.
 
+Sockets: plain TCP and unix connections are in one epoll set per host (``_epoll.Mux``,
+Linux), read by one loop callback and, right after a request's writes, by the request
+itself (``Host._read_now``); TLS connections (and every connection where the loop or
+platform cannot do that) are asyncio transports with a :class:`_Conn` BufferedProtocol.
+Either way a read lands in the engine's input buffer and is stepped as one RECEIVED.
+
 ``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
 operation) run on the host's loop thread after the step that produced them has been
 fully decoded, so they may start new operations.
