@@ -23,7 +23,6 @@ before it.
 
 from __future__ import annotations
 
-import ipaddress
 import select
 import socket
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -108,12 +107,12 @@ class MuxConn:
             return
         host._received_into(self.cid, n)
 
-    def _fail(self, exc: Optional[BaseException]) -> None:
-        """The connection ended (EOF or an error): close it, then tell the host."""
+    def _fail(self, exc: Optional[Exception]) -> None:
+        """The connection ended (EOF, or ``exc``): close it, then tell the host."""
         if self.closed:
             return
         self.abort()
-        self.host._lost_conn(self, exc if isinstance(exc, Exception) or exc is None else None)
+        self.host._lost_conn(self, exc)
 
     def abort(self) -> None:
         """Close at once (what is unsent is dropped: the engine has forgotten it)."""
@@ -176,6 +175,8 @@ class Mux:
         host, _, port_s = addr.rpartition(":")
         host = host[1:-1] if host.startswith("[") else host
         port = int(port_s)
+        import ipaddress  # here: only a connection needs it (`import liblock` stays light)
+
         try:
             ip = ipaddress.ip_address(host.partition("%")[0])
             infos: List[Any] = [(socket.AF_INET6 if ip.version == 6 else socket.AF_INET, (host, port))]
