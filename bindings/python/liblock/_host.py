@@ -14,6 +14,12 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
   auto-extension and loss while the caller's code runs; a synchronous call hands its
   operation to that loop and waits (interruptibly) for the completion.
 
+Sockets: plain TCP and unix connections are in one epoll set per host (``_epoll.Mux``,
+Linux), read by one loop callback and, right after a request's writes, by the request
+itself (``Host._read_now``); TLS connections (and every connection where the loop or
+platform cannot do that) are asyncio transports with a :class:`_Conn` BufferedProtocol.
+Either way a read lands in the engine's input buffer and is stepped as one RECEIVED.
+
 ``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
 operation) run on the host's loop thread after the step that produced them has been
 fully decoded, so they may start new operations.
@@ -34,6 +40,7 @@ import weakref
 from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
+from . import _epoll
 from . import _proto as P
 from ._driver import _CLOSED_MESSAGE, check_fork
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
@@ -54,6 +61,8 @@ REPORT_BYTES = P.ACT_SIZE[P.ACT_REPORT]
 # (an error naming 64 nodes) is under 64 KiB.
 _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
+# Requests that may read their replies at once (Host._read_now) between two loop turns.
+_EAGER_RUN = 16
 
 # WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
 # _write_head checks it against the generated codec at import.
@@ -73,6 +82,26 @@ def _write_head() -> None:
 
 
 _write_head()
+
+# RECEIVED's head (u8 kind, u32 conn, u32 length of data): _Conn receives straight into
+# the engine's input buffer after it (recv_into; no bytes object per read) and writes the
+# head in front; _recv_head checks it against the generated codec at import.
+_RECV_HEAD = struct.Struct("<BII")
+_RECV_AT = P.RECEIVED_OVERHEAD
+
+
+def _recv_head() -> None:
+    data = b"+OK\r\n"
+    want = bytearray(64)
+    n = P.received(want, 7, data)
+    got = bytearray(64)
+    got[_RECV_AT:_RECV_AT + len(data)] = data
+    _RECV_HEAD.pack_into(got, 0, P.EV_RECEIVED, 7, len(data))
+    if _RECV_HEAD.size != _RECV_AT or n != _RECV_AT + len(data) or got[:n] != want[:n]:
+        raise InternalError("liblock: _host's RECEIVED fast path disagrees with the generated codec")
+
+
+_recv_head()
 
 
 class Engine(Protocol):
@@ -146,8 +175,14 @@ def _ssl_context(verify: bool) -> ssl.SSLContext:
     return ctx
 
 
-class _Conn(asyncio.Protocol):
-    """One connection the engine asked for; every callback goes back to the host."""
+class _Conn(asyncio.BufferedProtocol):
+    """One connection the engine asked for; every callback goes back to the host.
+
+    A BufferedProtocol: the transport reads (recv_into) straight into the engine's input
+    buffer, after the room for a RECEIVED's head, and ``buffer_updated`` writes the head and
+    steps. ``data_received`` would cost a bytes object per read (asyncio asks recv() for
+    256 KiB: glibc maps, shrinks and unmaps that block on every read, each unmap a TLB
+    shootdown across the process's threads) and a copy into the input buffer."""
 
     __slots__ = ("host", "cid", "transport")
 
@@ -160,15 +195,20 @@ class _Conn(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         self.host._opened(self)
 
-    def data_received(self, data: bytes) -> None:
-        # The common case (a reply that fits one event) stepped here, one call shorter.
+    def get_buffer(self, sizehint: int) -> Any:
+        # The engine's input buffer past RECEIVED's head (so that a read fits one event);
+        # the transport fills it and calls buffer_updated before anything else runs.
+        view = self.host._recv_view
+        return view if view is not None else bytearray(4096)  # the engine is gone: discarded
+
+    def buffer_updated(self, nbytes: int) -> None:
         host = self.host
         engine = host.engine
         cid = self.cid
-        if engine is not None and len(data) <= engine.in_cap - P.RECEIVED_OVERHEAD and cid in host._conns:
-            host._step(P.received(engine.inbuf, cid, data))
-        else:
-            host._received(cid, data)
+        if engine is None or cid not in host._conns or host._recv_view is None:
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _RECV_HEAD.pack_into(engine.inbuf, 0, P.EV_RECEIVED, cid, nbytes)
+        host._step(_RECV_AT + nbytes)
 
     def eof_received(self) -> None:
         # The node closed its side (CLIENT KILL, a restart): the connection goes now, not
@@ -185,10 +225,20 @@ class Host:
     # the client's telemetry lane (_otel.Lane) or None; a class default too, for _apply
     # on a Host made without __init__ (tests/test_pyperf.py)
     tel: Any = None
+    _recv_view: Optional[memoryview] = None
+    _mux: Any = None
+    # False: requests never read their replies at once (_read_now; the A/B benchmark's
+    # "before"); _eager_left: how many more may before the loop's next turn
+    eager = True
+    _eager_left = 0
+    _eager_reset_due = False
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
+        # where _Conn reads to: the engine's input buffer after RECEIVED's head (None once
+        # the engine is dropped)
+        self._recv_view: Optional[memoryview] = memoryview(engine.inbuf)[_RECV_AT:engine.in_cap]
         self.tls = tls  # the client's _tls.ClientTLS (ssl_context, ssl_ca_certs, ..., per node), or None
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
@@ -196,7 +246,11 @@ class Host:
         self.loop = loop
         self.thread_id = threading.get_ident()  # the loop's thread (the host is made there)
         self.pid = os.getpid()
-        self._conns: Dict[int, _Conn] = {}
+        self._conns: Dict[int, Any] = {}  # conn id -> _Conn or _epoll.MuxConn
+        # the plain connections' epoll set (_epoll.py), made at the first; False: this loop
+        # or platform has none (every connection is then an asyncio transport)
+        self._mux: Any = None
+        self._eager_left = _EAGER_RUN
         self._connecting: Dict[int, "asyncio.Task[Any]"] = {}
         self._ops: Dict[int, Done] = {}
         self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
@@ -234,6 +288,8 @@ class Host:
             if e.status not in (INVALID_ARGUMENT, None):
                 self.free(e)
             raise
+        if not out:  # most replies (those before a quorum and after it) ask for nothing
+            return None
         reply = self._apply(out)
         while len(out) > engine.out_cap - _FULL_MARGIN:
             out = engine.step(0)
@@ -336,6 +392,31 @@ class Host:
                 raise InternalError(f"liblock: engine sent an unexpected action {kind}")
         return reply
 
+    def _read_now(self) -> None:
+        """Right after a request's writes, read what its nodes (and any other) sent already
+        (one ``epoll_wait(0)``; _epoll.Mux.poll): a node on this CPU has often answered
+        while the host was still writing to the others, so the operation may be DONE before
+        the caller awaits it, and ``await`` goes on without a turn of the loop (its
+        select, the read callbacks, the continuation's turn).
+
+        At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
+        whose every operation completed at once would otherwise never yield to the others
+        (nor to the engine's own timer)."""
+        self._eager_left -= 1
+        if not self._eager_reset_due:
+            self._eager_reset_due = True
+            self.loop.call_soon(self._eager_reset)
+        try:
+            self._mux.poll()
+        except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
+            # (the request was started: its own outcome comes through its completion)
+            self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
+                                              "exception": e})
+
+    def _eager_reset(self) -> None:
+        self._eager_reset_due = False
+        self._eager_left = _EAGER_RUN
+
     def _tick(self) -> None:
         self._timer = None
         if self.engine is not None:
@@ -354,6 +435,13 @@ class Host:
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins
         try:
+            if ctx is None and self._mux is not False:
+                if self._mux is None:
+                    self._mux = _epoll.make(self) or False
+                if self._mux:
+                    c = await self._mux.connect(cid, network, addr)
+                    self._opened(c)
+                    return
             if network == "unix":
                 await self.loop.create_unix_connection(
                     lambda: _Conn(self, cid), addr, ssl=ctx,
@@ -375,7 +463,7 @@ class Host:
                 msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:4096]
                 self._step(P.conn_failed(self.engine.inbuf, cid, msg))
 
-    def _opened(self, c: _Conn) -> None:
+    def _opened(self, c: Any) -> None:
         if self._connecting.pop(c.cid, None) is None or self.engine is None:
             if c.transport is not None:
                 c.transport.abort()
@@ -383,21 +471,16 @@ class Host:
         self._conns[c.cid] = c
         self._step(P.opened(self.engine.inbuf, c.cid))
 
-    def _received(self, cid: int, data: bytes) -> None:
+    def _received_into(self, cid: int, nbytes: int) -> None:
+        """``nbytes`` were read from connection ``cid`` into the engine's input buffer past
+        RECEIVED's head (``_recv_view``): write the head and step."""
         engine = self.engine
         if engine is None or cid not in self._conns:
-            return
-        room = engine.in_cap - P.RECEIVED_OVERHEAD
-        if len(data) <= room:
-            self._step(P.received(engine.inbuf, cid, data))
-            return
-        view = memoryview(data)
-        for i in range(0, len(data), room):
-            if self.engine is None or cid not in self._conns:
-                return
-            self._step(P.received(engine.inbuf, cid, view[i:i + room]))
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _RECV_HEAD.pack_into(engine.inbuf, 0, P.EV_RECEIVED, cid, nbytes)
+        self._step(_RECV_AT + nbytes)
 
-    def _lost_conn(self, c: _Conn, exc: Optional[Exception]) -> None:
+    def _lost_conn(self, c: Any, exc: Optional[Exception]) -> None:
         if self._conns.get(c.cid) is not c:
             return  # closed by the engine's CLOSE
         del self._conns[c.cid]
@@ -456,6 +539,8 @@ class Host:
                 tel.quiet_started(op)
             elif tel is not None:
                 tel.started(op)
+            if self._mux and self._eager_left and self.eager:
+                self._read_now()
             return op
         err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")
         if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
@@ -621,6 +706,7 @@ class Host:
         operations fail with ``why`` (default: Canceled). Any thread when the loop is
         gone; else the loop thread."""
         engine, self.engine = self.engine, None
+        self._recv_view = None
         self.closing = True
         if self.tel is not None:  # telemetry queued for after delivery (_otel.Lane) is recorded now
             self.tel.close()
@@ -629,6 +715,9 @@ class Host:
                 self._close_conn(cid)
             except RuntimeError:  # the loop is closed
                 pass
+        if self._mux:
+            self._mux.close()
+            self._mux = False
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

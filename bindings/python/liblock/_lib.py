@@ -156,6 +156,21 @@ def _engine_functions() -> Tuple[Any, Any, Any]:
     return _engine_fns
 
 
+_fast_fn: Any = None
+
+
+def _fast_step() -> Any:
+    """lock_engine_step without argtypes (the caller passes ctypes objects of the C
+    types: c_uint64, buffers, c_size_t), with its restype; a function object of its own,
+    so that the argtypes of _engine_functions' stays as it is for other callers."""
+    global _fast_fn
+    if _fast_fn is None:
+        fn = ctypes.PyDLL(str(_lib_path))["lock_engine_step"]
+        fn.restype = c_int64
+        _fast_fn = fn
+    return _fast_fn
+
+
 class NativeEngine:
     """One engine of liblock.so (``lock_engine_*``), stepped by one asyncio host.
     Events are packed into ``inbuf``; ``step`` returns a view of the actions in the
@@ -176,9 +191,16 @@ class NativeEngine:
         self._out = ctypes.create_string_buffer(ENGINE_OUT)
         self.inbuf = memoryview(self._in).cast("B")
         self._outview = memoryview(self._out).cast("B")
+        # step's arguments but the length, converted once: a call through a prototype
+        # without argtypes (_fast_step) takes ctypes objects as they are (buffers by
+        # reference), which saves about 0.3 µs of the ~0.8 µs a call costs (a dozen calls
+        # per acquire+release pair on 5 nodes)
+        self._fast = _fast_step()
+        self._handle_c = c_uint64(self.handle)
+        self._out_cap_c = ctypes.c_size_t(ENGINE_OUT)
 
     def step(self, n: int) -> memoryview:
-        got = self._step(self.handle, self._in, n, self._out, ENGINE_OUT)
+        got = self._fast(self._handle_c, self._in, ctypes.c_size_t(n), self._out, self._out_cap_c)
         if got < 0:
             raise error_for(-got, f"liblock: lock_engine_step failed with status {-got}")
         return self._outview[:got]
@@ -187,6 +209,7 @@ class NativeEngine:
         if self.handle and not _forked:
             self._free(self.handle)
         self.handle = 0
+        self._handle_c = c_uint64(0)
 
 
 def take_string(ptr: c_void_p) -> Optional[str]:

@@ -1,0 +1,251 @@
+"""The asyncio host's fast socket path (Linux): a host's plain TCP and unix connections
+in one epoll set of its own, which the event loop watches as a single reader.
+
+Why: with asyncio transports every reply costs the loop a callback of its own (a
+Handle, a context switch into it, the transport's checks, the protocol's get_buffer and
+buffer_updated), and every request a transport.write; on 5 nodes that is ten replies
+and ten writes per acquire+release pair, most of the host's interpreter time. Here one
+loop callback (:meth:`Mux._ready`) takes every connection ready in that loop turn
+(``epoll.poll(0)``), reads each straight into the engine's input buffer (``recv_into``)
+and steps it; a WRITE is one ``send``.
+
+What stays with asyncio: TLS connections (the ssl module's state machine is asyncio's
+SSL transport), and loops that cannot watch a file descriptor (``add_reader``: the
+Windows proactor) or platforms without epoll; :func:`make` returns None there and the
+host uses transports for everything.
+
+The connection's contract with the host is the transport-backed ``_host._Conn``'s:
+``cid``, ``transport`` (``write``, ``abort``), and the host's ``_opened``,
+``_lost_conn`` and ``_step`` callbacks; bytes are never reordered or dropped before the
+connection's end, and its end (EOF, error) is reported after the bytes that came
+before it.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:
+    from ._host import Host
+
+_IN = getattr(select, "EPOLLIN", 1)
+_OUT = getattr(select, "EPOLLOUT", 4)
+_ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
+# a send that would block, or was interrupted: try again when writable
+_RETRY = (BlockingIOError, InterruptedError)
+
+
+class MuxConn:
+    """One plain connection of a :class:`Mux`; it is also its own ``transport``
+    (``write``, ``abort``), as the host's code expects of a connection."""
+
+    __slots__ = ("mux", "host", "cid", "sock", "fd", "transport", "_pending", "closed")
+
+    def __init__(self, mux: "Mux", cid: int, sock: socket.socket) -> None:
+        self.mux = mux
+        self.host = mux.host
+        self.cid = cid
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.transport = self
+        self._pending: Optional[bytearray] = None  # what the kernel did not take yet
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        """Send ``data`` now; what the socket does not take is kept and sent when it
+        becomes writable (in order). An error ends the connection on the next loop turn
+        (as a transport's write does: never inside the caller's step)."""
+        if self.closed:
+            return
+        if self._pending is not None:
+            self._pending += data
+            return
+        try:
+            n = self.sock.send(data)
+        except _RETRY:
+            n = 0
+        except OSError as e:
+            self.host.loop.call_soon(self._fail, e)
+            return
+        if n < len(data):
+            self._pending = bytearray(data[n:])
+            self.mux.watch(self, _IN | _OUT)
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if pending is None or self.closed:
+            return
+        try:
+            n = self.sock.send(pending)
+        except _RETRY:
+            return
+        except OSError as e:
+            self._fail(e)
+            return
+        del pending[:n]
+        if not pending:
+            self._pending = None
+            self.mux.watch(self, _IN)
+
+    def _read(self) -> None:
+        host = self.host
+        view = host._recv_view
+        if view is None:  # the engine is gone
+            self.abort()
+            return
+        try:
+            n = self.sock.recv_into(view)
+        except _RETRY:
+            return
+        except OSError as e:
+            self._fail(e)
+            return
+        if not n:  # the node closed its side (CLIENT KILL, a restart)
+            self._fail(None)
+            return
+        host._received_into(self.cid, n)
+
+    def _fail(self, exc: Optional[Exception]) -> None:
+        """The connection ended (EOF, or ``exc``): close it, then tell the host."""
+        if self.closed:
+            return
+        self.abort()
+        self.host._lost_conn(self, exc)
+
+    def abort(self) -> None:
+        """Close at once (what is unsent is dropped: the engine has forgotten it)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._pending = None
+        self.mux.forget(self)
+        self.sock.close()
+
+
+class Mux:
+    """One host's plain connections in one epoll set, watched by the loop as one reader."""
+
+    def __init__(self, host: "Host", ep: Any) -> None:
+        self.host = host
+        self.ep = ep
+        self.conns: Dict[int, MuxConn] = {}  # fd -> connection
+        self.loop = host.loop
+        self.reading = False  # in _ready (a request stepped from a completion does not poll)
+
+    def poll(self) -> None:
+        """Read what is there already, right after a request's writes (not within a read)."""
+        if not self.reading:
+            self._ready()
+
+    def _ready(self) -> None:
+        """The loop saw the set readable: every connection ready now, each read once."""
+        if self.reading:
+            return
+        self.reading = True
+        try:
+            self._read_ready()
+        finally:
+            self.reading = False
+
+    def _read_ready(self) -> None:
+        conns = self.conns
+        try:
+            events = self.ep.poll(0)
+        except OSError:  # closed under us (the host was freed from another thread)
+            return
+        for fd, mask in events:
+            c = conns.get(fd)
+            if c is None:  # closed by an earlier one of these events' steps
+                continue
+            if mask & _OUT:
+                c._flush()
+            if mask & (_IN | _ERRS) and not c.closed:
+                c._read()
+
+    async def connect(self, cid: int, network: str, addr: str) -> MuxConn:
+        """Open a plain connection to ``addr`` (``host:port``, or a unix socket's path) as
+        asyncio's create_connection would (each resolved address in turn; TCP_NODELAY);
+        the connection is in the set when this returns."""
+        loop = self.loop
+        if network == "unix":
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            return await self._connect_sock(sock, addr, cid)
+        host, _, port_s = addr.rpartition(":")
+        host = host[1:-1] if host.startswith("[") else host
+        port = int(port_s)
+        import ipaddress  # here: only a connection needs it (`import liblock` stays light)
+
+        try:
+            ip = ipaddress.ip_address(host.partition("%")[0])
+            infos: List[Any] = [(socket.AF_INET6 if ip.version == 6 else socket.AF_INET, (host, port))]
+        except ValueError:
+            got = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+            if not got:
+                raise OSError(f"getaddrinfo({host!r}) returned an empty list")
+            infos = [(family, sockaddr) for family, _, _, _, sockaddr in got]
+        errors: List[OSError] = []
+        for family, sockaddr in infos:
+            sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return await self._connect_sock(sock, sockaddr, cid)
+            except OSError as e:
+                errors.append(e)
+        if len(errors) == 1:
+            raise errors[0]
+        raise OSError("Multiple exceptions: {}".format(", ".join(str(e) for e in errors)))
+
+    async def _connect_sock(self, sock: socket.socket, address: Any, cid: int) -> MuxConn:
+        try:
+            sock.setblocking(False)
+            await self.loop.sock_connect(sock, address)
+            c = MuxConn(self, cid, sock)
+            self.ep.register(c.fd, _IN)
+            self.conns[c.fd] = c
+            return c
+        except BaseException:
+            sock.close()
+            raise
+
+    def watch(self, c: MuxConn, events: int) -> None:
+        try:
+            self.ep.modify(c.fd, events)
+        except (OSError, ValueError):  # closed meanwhile
+            pass
+
+    def forget(self, c: MuxConn) -> None:
+        if self.conns.get(c.fd) is c:
+            del self.conns[c.fd]
+            try:
+                self.ep.unregister(c.fd)
+            except (OSError, ValueError):
+                pass
+
+    def close(self) -> None:
+        """Close every connection and the set; stop watching it. Any thread when the
+        loop is gone."""
+        for c in list(self.conns.values()):
+            c.abort()
+        try:
+            self.loop.remove_reader(self.ep.fileno())
+        except (RuntimeError, ValueError, OSError):  # the loop is closed
+            pass
+        self.ep.close()
+
+
+def make(host: "Host") -> Optional[Mux]:
+    """A Mux for ``host`` when its loop and platform allow one, else None (transports)."""
+    epoll = getattr(select, "epoll", None)
+    if epoll is None:
+        return None
+    ep = epoll()
+    mux = Mux(host, ep)
+    try:
+        host.loop.add_reader(ep.fileno(), mux._ready)
+    except (NotImplementedError, RuntimeError, AttributeError):
+        ep.close()
+        return None
+    return mux
+
