@@ -146,7 +146,9 @@ const ELECTION_HELPERS = {
 };
 
 const lockRegistry = new FinalizationRegistry((st) => st.host.releaseDropped(st));
-hooks.released = (st) => lockRegistry.unregister(st);
+// A new Lock is registered only if still unreleased some ms later (lib/dropped.js).
+const dropped = require('./lib/dropped').tracker(lockRegistry);
+hooks.released = dropped.forget;
 const clientRegistry = new FinalizationRegistry((host) => { host.close(); });
 
 // ---------------------------------------------------------------- Lock
@@ -160,7 +162,7 @@ class Lock {
   constructor(st, client) {
     this.#st = st;
     this.#client = client;
-    lockRegistry.register(this, st, st);
+    dropped.track(this, st);
   }
 
   /** The resource name given to acquire (a list's first). */

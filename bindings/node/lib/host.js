@@ -156,16 +156,17 @@ function onRead(n) {
 // by one AbortSignal) is stepped BURST at a time, one batch per turn of the
 // event loop, so that the loop keeps turning (timers, replies) meanwhile. A
 // request made while others wait its turn waits too (order is kept). The
-// count restarts when the synchronous code that made the requests ends.
+// count restarts when the tick that made the requests ends (endTick, below:
+// the one process.nextTick a tick with requests and writes queues, rather
+// than a queueMicrotask of its own per request tick, ~0.5 µs each).
 const BURST = 64;
 let burst = 0;
 const deferred = [];
-const resetBurst = () => { burst = 0; };
 
 /** Whether a request may be stepped now; else it goes through defer(). */
 function admit() {
   if (deferred.length > 0) return false;
-  if (burst++ === 0) queueMicrotask(resetBurst);
+  if (burst++ === 0 && !tickQueued) { tickQueued = true; process.nextTick(endTick); }
   return burst <= BURST;
 }
 function defer(fn) {
@@ -190,6 +191,7 @@ const corked = [];
 function endTick() {
   tickQueued = false;
   tickNo++;
+  burst = 0;
   if (corked.length === 0) return; // (an array's length set costs a runtime call even when 0)
   for (let i = 0; i < corked.length; i++) corked[i].uncork();
   corked.length = 0;
@@ -744,6 +746,7 @@ class Host {
         host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource) : this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
+        registered: false, // with index.js's FinalizationRegistry (lib/dropped.js)
       };
       this.locks.set(lock, st);
       stats.locks++;
