@@ -44,6 +44,9 @@ const { EV, ACT } = P;
 // buffer unused has nothing more pending. Otherwise step again with no input.
 const MIN_OUT = 64 * 1024;
 
+// How many resources' cluster mutex keys a host remembers (Host#keyOf).
+const MUTEX_KEYS = 4096;
+
 // ---------------------------------------------------------------- shared state
 
 const stats = { engines: 0, locks: 0, pending: 0 };
@@ -231,6 +234,9 @@ class Host {
     this.keyPrefix = keyPrefix;
     // Set by index.js when a node is a Redis Cluster (keyOf).
     this.clusterKeys = false;
+    // On such a client, the mutex keys the engine gave (LOCK_INFO), by
+    // resource (keyOf): a cluster pair steps the engine once less.
+    this.mutexKeys = new Map();
     // The client's `tls` option, checked by index.js (ca, cert, key,
     // servername, rejectUnauthorized), or null.
     this.tlsOptions = tlsOptions || null;
@@ -560,7 +566,7 @@ class Host {
       : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
-      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0 };
+      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0, mutex: !kind };
     if (signal) {
       fields.onAbort = () => this.cancel(op);
       signal.addEventListener('abort', fields.onAbort, { once: true });
@@ -651,10 +657,21 @@ class Host {
    * (README "Redis Cluster nodes"): then the engine's own (LOCK_INFO), so that
    * the derivation stays in one place.
    */
-  keyOf(lock, resource) {
+  keyOf(lock, resource, mutex = false) {
     if (!this.clusterKeys) return this.keyPrefix + resource;
+    // A mutex's key depends on the resource alone (the engine's keyOf: the
+    // client's prefix, the hash tag rule), so the engine is asked once per
+    // resource; other kinds of lock derive theirs further (a semaphore's,
+    // a read-write lock's), and are asked each time.
+    const known = mutex ? this.mutexKeys.get(resource) : undefined;
+    if (known !== undefined) return known;
     const info = this.info({ id: lock });
-    return info ? info.key : this.keyPrefix + resource;
+    if (!info) return this.keyPrefix + resource;
+    if (mutex) {
+      if (this.mutexKeys.size >= MUTEX_KEYS) this.mutexKeys.clear(); // bounded: a program of unique names gains nothing
+      this.mutexKeys.set(resource, info.key);
+    }
+    return info.key;
   }
 
   /** LOCK_INFO: { token, validity, flags, err, ... }, or null for a lock the engine no longer has. */
@@ -743,7 +760,7 @@ class Host {
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource) : this.keyPrefix + p.resource, token: p.token,
+        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource, p.mutex) : this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
         registered: false, // with index.js's FinalizationRegistry (lib/dropped.js)
