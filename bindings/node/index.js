@@ -563,7 +563,7 @@ class Client {
       // resources all ride in Host's `kind` (the engine refuses the
       // combinations it does not take, naming them).
       let kindArg = set;
-      if (permits !== undefined) kindArg = { ...(kindArg || {}), permits };
+      if (permits !== undefined) kindArg = kindArg ? { ...kindArg, permits } : { permits }; // (a semaphore's pair: no spread of an empty object)
       if (mode) kindArg = { ...(kindArg || {}), mode };
       return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {
