@@ -221,30 +221,23 @@ func cancelOp(h uint64) int32 {
 	return statusOK
 }
 
-// onLost registers (or, with nil, removes) the lock's loss callback.
+// onLost registers (or, with nil, removes) the lock's loss callback. One
+// registered after the loss runs at once: core runs a callback registered
+// after the loss, and lostDispatch (registered by addLock) took the lost one.
 func onLost(lo *lockObj, notify notifyFunc) {
 	lo.mu.Lock()
-	lo.lostGen++
-	gen := lo.lostGen
+	lo.lostFn = notify
 	lo.mu.Unlock()
-	if notify == nil {
-		lo.l.OnLost(nil)
-		return
+	if notify != nil && lo.l.IsLost() {
+		lo.l.OnLost(lo.lostDispatch)
 	}
-	lo.l.OnLost(func(e error) {
-		defer func() { _ = recover() }()
-		lo.mu.Lock()
-		skip := lo.freed || lo.released || lo.lostGen != gen
-		lo.mu.Unlock()
-		if skip {
-			return
-		}
-		msg := "liblock: lock lost"
-		if e != nil {
-			msg = e.Error()
-		}
-		notify(statusLost, lo.id, msg)
-	})
+}
+
+// clientOnLost registers (or, with nil, removes) the client's loss callback.
+func clientOnLost(co *clientObj, notify notifyFunc) {
+	co.mu.Lock()
+	co.lostAll = notify
+	co.mu.Unlock()
 }
 
 // lockInfo is the JSON written by lock_info.

@@ -332,6 +332,22 @@ func lock_on_lost(lock C.uint64_t, cb C.lock_callback, ud C.uintptr_t, err **C.c
 	return statusOK
 }
 
+//export lock_client_on_lost
+func lock_client_on_lost(client C.uint64_t, cb C.lock_callback, ud C.uintptr_t, err **C.char) (status C.int32_t) {
+	defer guard(err, &status)
+	clearErr(err)
+	co, r := lookupClient(uint64(client))
+	if r != nil {
+		return ret(err, r)
+	}
+	if cb == nil {
+		clientOnLost(co, nil)
+	} else {
+		clientOnLost(co, cNotify(cb, ud))
+	}
+	return statusOK
+}
+
 //export lock_info
 func lock_info(lock C.uint64_t, infoJSON **C.char, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)

@@ -76,6 +76,9 @@ type clientObj struct {
 	closed bool
 	locks  map[uint64]*lockObj
 	ops    map[*opObj]struct{}
+	// lostAll: lock_client_on_lost's callback, told of each of the client's
+	// locks that is lost (besides the lock's own lock_on_lost callback).
+	lostAll notifyFunc
 }
 
 // lockObj is a lock handle's object.
@@ -85,9 +88,10 @@ type lockObj struct {
 	l      *core.Lock
 
 	mu       sync.Mutex
-	freed    bool   // lock_free ran: no more on-lost callbacks
-	released bool   // a release returned LOCK_OK: no more on-lost callbacks
-	lostGen  uint64 // bumped by each lock_on_lost, so a replaced callback never runs
+	freed    bool       // lock_free ran: no more on-lost callbacks
+	released bool       // a release returned LOCK_OK: no more on-lost callbacks
+	lostFn   notifyFunc // lock_on_lost's callback, until it runs or is replaced
+	lostSeen bool       // the loss was dispatched: the client's callback is not told twice
 	// election and value: a leadership's (lock_campaign), for lock_info.
 	election, value string
 }
@@ -161,7 +165,43 @@ func (c *clientObj) addLock(l *core.Lock) (uint64, error) {
 	}
 	c.locks[id] = lo
 	c.mu.Unlock()
+	// Every lock's loss goes through lostDispatch, so that the client's callback
+	// needs no per-lock registration (a host watching every lock for a log line
+	// would pay a call per acquire).
+	l.OnLost(lo.lostDispatch)
 	return id, nil
+}
+
+// lostDispatch is every lock's core loss callback: it calls the lock's own
+// lock_on_lost callback (once: it is dropped) and, for the first loss
+// dispatched, the client's lock_client_on_lost callback.
+func (lo *lockObj) lostDispatch(e error) {
+	defer func() { _ = recover() }()
+	lo.mu.Lock()
+	if lo.freed || lo.released {
+		lo.mu.Unlock()
+		return
+	}
+	own := lo.lostFn
+	lo.lostFn = nil
+	first := !lo.lostSeen
+	lo.lostSeen = true
+	lo.mu.Unlock()
+	msg := "liblock: lock lost"
+	if e != nil {
+		msg = e.Error()
+	}
+	if own != nil {
+		own(statusLost, lo.id, msg)
+	}
+	if first {
+		lo.client.mu.Lock()
+		all := lo.client.lostAll
+		lo.client.mu.Unlock()
+		if all != nil {
+			all(statusLost, lo.id, msg)
+		}
+	}
 }
 
 // free closes the client: its lock handles go away, its pending operations

@@ -79,8 +79,8 @@
  *   ?master_name=), the acquire option keys "token", "fence", "resources",
  *   "permits" (counting semaphores) and "mode" (read-write locks),
  *   lock_info's "fence", "reentered", "resources" and "mode", lock_inspect /
- *   lock_inspect_async with lock_inspect_callback, and lock_inspect_ex with
- *   its "permits" and "mode". LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
+ *   lock_inspect_async with lock_inspect_callback, lock_inspect_ex with
+ *   its "permits" and "mode", and lock_client_on_lost. LIBLOCK_ABI_VERSION stays 1. A library from before them rejects the new keys with
  *   LOCK_INVALID_ARGUMENT ("unknown key") and lacks the new symbols (look
  *   them up with dlsym to support both).
  */
@@ -472,6 +472,25 @@ int32_t lock_cancel(uint64_t op);
 int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **err);
 
 /*
+ * lock_client_on_lost -- registers the client's loss callback: called once
+ * for each lock of the client that is lost while it is registered, on a
+ * library thread, with status LOCK_LOST and the lock's handle, besides the
+ * lock's own lock_on_lost callback (the same losses: never after a successful
+ * release or after lock_free). For a host that watches every lock (a log line
+ * per loss) without a call per lock. One per client: a second call replaces
+ * the first; cb NULL removes it. The callback may run until lock_free(client)
+ * returns. (Extension: not in the version-1 contract; an addition.)
+ *
+ *   client     a client handle.
+ *   cb         the callback, or NULL.
+ *   user_data  passed to cb untouched.
+ *   err        optional.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE or LOCK_INTERNAL.
+ */
+int32_t lock_client_on_lost(uint64_t client, lock_callback cb, void *user_data, char **err);
+
+/*
  * lock_info -- describes a lock as a JSON object, e.g.
  *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
  *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,
@@ -819,7 +838,7 @@ void lock_queue_set_wakeup(void (*fn)(void));
  */
 #define LOCK_ENGINE_MIN_OUT   65536        /* smallest out_cap */
 #define LOCK_ENGINE_MAX_EVENT (1048576 + 64) /* largest in_len */
-#define LOCK_ENGINE_PROTOCOL_VERSION 4     /* the encoding this header's PROTOCOL.md describes */
+#define LOCK_ENGINE_PROTOCOL_VERSION 5     /* the encoding this header's PROTOCOL.md describes */
 
 /* lock_engine_protocol_version -- returns the engine protocol's version the
  * library speaks (LOCK_ENGINE_PROTOCOL_VERSION). Thread-safe; cannot fail. */

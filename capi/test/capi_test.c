@@ -1204,6 +1204,93 @@ static void test_on_lost(void) {
 	lock_free(c);
 }
 
+/* lock_client_on_lost: one callback for every lock of a client */
+typedef struct {
+	pthread_mutex_t mu;
+	int calls;
+	uint64_t handles[8];
+	int32_t status[8];
+} lost_all_t;
+
+static void on_lost_all(void *ud, int32_t status, uint64_t handle, const char *err) {
+	(void)err;
+	lost_all_t *a = ud;
+	pthread_mutex_lock(&a->mu);
+	if (a->calls < 8) {
+		a->handles[a->calls] = handle;
+		a->status[a->calls] = status;
+	}
+	a->calls++;
+	pthread_mutex_unlock(&a->mu);
+}
+
+static int lost_all_calls(lost_all_t *a) {
+	pthread_mutex_lock(&a->mu);
+	int c = a->calls;
+	pthread_mutex_unlock(&a->mu);
+	return c;
+}
+
+static void test_client_on_lost(void) {
+	uint64_t c = new_client("t7b:"), l1 = 0, l2 = 0, l3 = 0, l4 = 0;
+	char *err = NULL;
+	lost_all_t a, none;
+	memset(&a, 0, sizeof a);
+	memset(&none, 0, sizeof none);
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_mutex_init(&none.mu, NULL);
+	done_t own, late;
+	done_init(&own);
+	done_init(&late);
+
+	CHECK_ST(lock_client_on_lost(c, on_lost_all, &none, &err), LOCK_OK, &err);
+	CHECK_ST(lock_client_on_lost(c, on_lost_all, &a, &err), LOCK_OK, &err); /* replaces */
+	/* two plain locks whose validity runs out (one with its own callback too),
+	 * one released and one freed: the client's callback is told of the two lost */
+	CHECK_ST(lock_acquire(c, "e1", 150, NULL, &l1, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "e2", 150, NULL, &l2, &err), LOCK_OK, &err);
+	CHECK_ST(lock_on_lost(l2, on_done, &own, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "r", 600, NULL, &l3, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l3, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "f", 150, NULL, &l4, &err), LOCK_OK, &err);
+	CHECK(lock_free(l4) == LOCK_OK, "free");
+	POLL_UNTIL(lost_all_calls(&a) >= 2, 150 + bound_ms());
+	CHECK(wait_done(&own, (int)bound_ms()) == 1 && own.status == LOCK_LOST && own.handle == l2, "own: %d",
+	      own.status);
+	/* Deliberate: proves no further call comes (the released and freed
+	 * locks' ttl, 600 ms, passes). */
+	sleep_ms(700);
+	pthread_mutex_lock(&a.mu);
+	CHECK(a.calls == 2, "client callback: %d calls, want 2", a.calls);
+	CHECK(a.calls >= 2 && a.status[0] == LOCK_LOST && a.status[1] == LOCK_LOST, "statuses");
+	CHECK(a.calls >= 2 && ((a.handles[0] == l1 && a.handles[1] == l2) || (a.handles[0] == l2 && a.handles[1] == l1)),
+	      "handles %" PRIu64 " %" PRIu64, a.handles[0], a.handles[1]);
+	pthread_mutex_unlock(&a.mu);
+	CHECK(lost_all_calls(&none) == 0, "the replaced client callback is not called");
+	/* a lock's own callback registered after the loss runs; the client's is not told twice */
+	CHECK_ST(lock_on_lost(l1, on_done, &late, &err), LOCK_OK, &err);
+	CHECK(wait_done(&late, (int)bound_ms()) == 1 && late.handle == l1, "late own callback");
+	CHECK(lost_all_calls(&a) == 2, "told once per lock");
+	/* removed: not called */
+	CHECK_ST(lock_client_on_lost(c, NULL, NULL, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire(c, "e3", 150, NULL, &l4, &err), LOCK_OK, &err);
+	sleep_ms(450); /* deliberate: three times its ttl, by which it would have been called */
+	CHECK(lost_all_calls(&a) == 2, "removed: not called");
+	/* not a client handle */
+	CHECK_ST(lock_client_on_lost(l1, on_lost_all, &a, &err), LOCK_INVALID_HANDLE, &err);
+	CHECK_ST(lock_client_on_lost(0, on_lost_all, &a, &err), LOCK_INVALID_HANDLE, &err);
+	lock_free(l1);
+	lock_free(l2);
+	lock_free(l3);
+	lock_free(l4);
+	lock_free(c);
+	CHECK_ST(lock_client_on_lost(c, on_lost_all, &a, &err), LOCK_INVALID_HANDLE, &err);
+	done_destroy(&own);
+	done_destroy(&late);
+	pthread_mutex_destroy(&a.mu);
+	pthread_mutex_destroy(&none.mu);
+}
+
 /* ----- frozen and killed nodes ----- */
 
 static void test_frozen(void) {
@@ -3158,7 +3245,7 @@ int main(void) {
 	    {"basic_lock", test_basic_lock}, {"bad_arguments", test_bad_arguments}, {"bad_handles", test_bad_handles},
 	    {"contention", test_contention}, {"races", test_races},              {"async", test_async},  {"reentrant", test_reentrant},
 	    {"inspect", test_inspect}, {"reenter", test_reenter}, {"fence", test_fence}, {"multi", test_multi}, {"semaphore", test_semaphore}, {"elect", test_elect}, {"fence_frozen_round", test_fence_frozen_round}, {"new_bad_arguments", test_new_bad_arguments},
-	    {"on_lost", test_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
+	    {"on_lost", test_on_lost}, {"client_on_lost", test_client_on_lost},     {"queue_wakeup", test_queue_wakeup}, {"queue", test_queue},   {"frozen", test_frozen},               {"engine", test_engine},   {"leaks", test_leaks},
 	    {"rwlock", test_rwlock},
 	};
 	const char *only = getenv("LIBLOCK_TEST_ONLY"); /* a comma-separated list of test names */

@@ -140,8 +140,11 @@ type Engine struct {
 	// share a hash tag (keyOf, cluster.go).
 	tagKeys bool
 
-	// report: emit ActReport actions (Config.Report, report.go).
-	report bool
+	// report: emit ActReport actions (Config.Report, report.go); warn:
+	// only those a host logs as warnings (SetReports(ReportWarnings)).
+	report, warn bool
+	// reportable: Config.Report, without which SetReports changes nothing.
+	reportable bool
 	// watches: the elections watched (election.go), nil until one is;
 	// watchRepeats: a test's negative control (election.go).
 	watches      map[OpID]*watchOp
@@ -171,6 +174,8 @@ func New(cfg Config, env Env) (*Engine, error) {
 		waiters: map[string][]*acquireOp{},
 		subs:    map[string]*subscription{},
 		report:  cfg.Report,
+		// Config.Report: SetReports may change what is reported
+		reportable: cfg.Report,
 	}
 	for i, n := range cfg.Nodes {
 		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}

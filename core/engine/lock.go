@@ -333,6 +333,8 @@ func (e *Engine) lockOpDone(op *lockOp, err error) {
 	}
 	if e.report {
 		e.repLockOpEnd(op, err)
+	} else if e.warn {
+		e.repLockOpWarn(op, err)
 	}
 	if !op.internal {
 		e.emit(Action{Kind: ActDone, Op: op.id, Err: err})
@@ -375,6 +377,9 @@ func (e *Engine) markLost(l *lockState, err error) error {
 	if e.report {
 		e.rep(RepLost, 0, l.id, StatusLost, 0)
 		e.repHold(l, StatusLost)
+	} else if e.warn {
+		l.holdReported = true // its end is told (a release must not count it again)
+		e.rep(RepLost, 0, l.id, StatusLost, 0)
 	}
 	e.emit(Action{Kind: ActLost, Lock: l.id, Err: err})
 	e.wakeKeys(l)

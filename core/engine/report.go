@@ -132,6 +132,32 @@ type timeoutError string
 
 func (e timeoutError) Error() string { return string(e) }
 
+// ReportLevel says which reports an engine made with Config.Report emits
+// (SetReports).
+type ReportLevel uint8
+
+const (
+	// ReportNone: none.
+	ReportNone ReportLevel = 0
+	// ReportWarnings: only what a host logs as a warning: RepLost, and the
+	// RepExtendEnd of an auto-extension (op 0) that failed. A host whose
+	// metrics and traces record nothing (no SDK) asks for these alone, so
+	// that the engine neither builds nor hands it the rest.
+	ReportWarnings ReportLevel = 1
+	// ReportAll: every report (the level Config.Report starts at).
+	ReportAll ReportLevel = 2
+)
+
+// SetReports sets which reports the engine emits from now on. An engine
+// made without Config.Report emits none whatever the level. An operation
+// in flight when the level changes may have only some of its reports (a
+// start without an end, or the reverse): a host that switches keeps its
+// per-operation state by the operations' DONE, not by their reports.
+func (e *Engine) SetReports(level ReportLevel) {
+	e.report = e.reportable && level >= ReportAll
+	e.warn = e.reportable && level == ReportWarnings
+}
+
 // rep emits a report; callers check e.report first, so that an engine
 // without reports does not even build one.
 func (e *Engine) rep(what ReportKind, op OpID, lock LockID, outcome uint8, d time.Duration) {
@@ -178,6 +204,29 @@ func (e *Engine) repLockOpEnd(op *lockOp, err error) {
 			e.rep(RepLost, 0, l.id, StatusLost, 0)
 		}
 		e.repHold(l, st)
+	}
+}
+
+// repLockOpWarn is repLockOpEnd for an engine asked for warnings only
+// (ReportWarnings): an auto-extension that failed, and a release that found
+// the lock gone (a loss no RepLost announced).
+func (e *Engine) repLockOpWarn(op *lockOp, err error) {
+	l := op.lock
+	st := StatusOf(err)
+	if st == StatusOK {
+		return
+	}
+	if op.extend && op.id == 0 {
+		d := time.Duration(0)
+		if op.start != 0 {
+			d = e.now - op.start
+		}
+		e.rep(RepExtendEnd, 0, l.id, st, d)
+		return
+	}
+	if !op.extend && l.released && st == StatusLost && l.lostErr == nil && !l.holdReported {
+		l.holdReported = true
+		e.rep(RepLost, 0, l.id, StatusLost, 0)
 	}
 }
 

@@ -45,6 +45,7 @@ type Event struct {
 	Conn     uint32 // EvOpened, EvReceived, EvConnFailed
 	Data     []byte // EvReceived
 	Message  string // EvConnFailed
+	Level    uint8  // EvReports (an engine.ReportLevel)
 }
 
 // Action is one decoded action: an engine.Action (kinds 1–7, and the Op of
@@ -125,6 +126,8 @@ func AppendEvent(b []byte, ev Event) []byte {
 		b = appendU64(b, uint64(ev.PollMS))
 	case EvUnwatch:
 		b = appendU64(b, ev.Op)
+	case EvReports:
+		b = append(b, ev.Level)
 	case EvExtend:
 		b = appendU64(b, ev.Lock)
 		b = appendU64(b, uint64(ev.TTLms))
@@ -203,6 +206,8 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev.PollMS = int64(r.u64())
 	case EvUnwatch:
 		ev.Op = r.u64()
+	case EvReports:
+		ev.Level = r.u8()
 	case EvExtend:
 		ev.Lock = r.u64()
 		ev.TTLms = int64(r.u64())

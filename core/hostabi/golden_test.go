@@ -87,6 +87,7 @@ func goldenEvents() []struct {
 		{"watch", Event{Kind: EvWatch, Resource: "leader", PollMS: 1000}},
 		{"watch-default", Event{Kind: EvWatch, Resource: "é"}},
 		{"unwatch", Event{Kind: EvUnwatch, Op: goldenMaxHandle}},
+		{"reports-warnings", Event{Kind: EvReports, Level: 1}},
 	}
 }
 
@@ -221,6 +222,8 @@ func eventFields(ev Event) map[string]any {
 		return map[string]any{"name": ev.Resource, "poll_ms": ev.PollMS}
 	case EvUnwatch:
 		return map[string]any{"op": ev.Op}
+	case EvReports:
+		return map[string]any{"level": ev.Level}
 	}
 	return map[string]any{}
 }

@@ -235,6 +235,8 @@ func (en *entry) apply(ev *Event) {
 		en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActCanceled}, WasPending: was})
 	case EvReportAwaiting:
 		en.watch = true
+	case EvReports:
+		e.SetReports(engine.ReportLevel(ev.Level))
 	case EvLockInfo:
 		if info, ok := e.Lock(engine.LockID(ev.Lock)); ok {
 			en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActInfo}, Info: info})

@@ -133,6 +133,7 @@ func TestEventRoundTrip(t *testing.T) {
 		{Kind: EvTick},
 		{Kind: EvLockInfo, Lock: 12},
 		{Kind: EvReportAwaiting},
+		{Kind: EvReports, Level: 2},
 	} {
 		got, err := DecodeEvent(AppendEvent(nil, ev))
 		require.NoError(t, err, "%+v", ev)

@@ -10,7 +10,7 @@ const ABIVersion = 1
 
 // ProtocolVersion is the engine protocol's version
 // (lock_engine_protocol_version): the layout of the events and actions.
-const ProtocolVersion = 4
+const ProtocolVersion = 5
 
 // The events (PROTOCOL.md, "Events").
 const (
@@ -29,6 +29,7 @@ const (
 	EvReportAwaiting EventKind = 13
 	EvWatch          EventKind = 14
 	EvUnwatch        EventKind = 15
+	EvReports        EventKind = 16
 )
 
 // The actions (PROTOCOL.md, "Actions"); 1–7 are also the engine's own

@@ -14,7 +14,8 @@
 //   into the engine's input buffer (net.Socket's `onread`, lib/host.js):
 //   putReceivedHeader writes the event's header in front of it.
 //
-// The layouts are protocol 4's (core/hostabi/spec/protocol.json, whose
+// The layouts are protocol 5's, as 4's (5 added an event only;
+// core/hostabi/spec/protocol.json, whose
 // golden vectors test/fastpath.test.js decodes both ways): with another
 // protocol version the hot path is off (`enabled` false) and everything
 // goes through the generated codec, so that a change to the spec can never
@@ -25,7 +26,7 @@ const P = require('./protocol');
 const { ACT, EV } = P;
 
 /** The protocol version whose layouts this file knows. */
-const FOR_PROTOCOL = 4;
+const FOR_PROTOCOL = 5;
 const enabled = P.PROTOCOL_VERSION === FOR_PROTOCOL;
 
 /** RECEIVED's header: kind (u8), conn (u32), then the data as `bytes` (u32 length + bytes). */

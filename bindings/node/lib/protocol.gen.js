@@ -17,7 +17,7 @@
 
 const ABI_VERSION = 1;
 /** The engine protocol's version (lock_engine_protocol_version) this codec speaks. */
-const PROTOCOL_VERSION = 4;
+const PROTOCOL_VERSION = 5;
 
 const EV = Object.freeze({
   ACQUIRE: 1,
@@ -35,6 +35,7 @@ const EV = Object.freeze({
   REPORT_AWAITING: 13,
   WATCH: 14,
   UNWATCH: 15,
+  REPORTS: 16,
 });
 const ACT = Object.freeze({
   OPEN: 1,
@@ -80,6 +81,7 @@ const EV_OVERHEAD = Object.freeze({
   REPORT_AWAITING: 1,
   WATCH: 13,
   UNWATCH: 9,
+  REPORTS: 2,
 });
 
 /** The whole length of each action whose fields are all of fixed width. */
@@ -318,6 +320,14 @@ function encUnwatch(m, o, op) {
   return p - o;
 }
 
+/** REPORTS (level). */
+function encReports(m, o, level) {
+  m.b[o] = 16;
+  let p = o + 1;
+  m.b[p++] = level;
+  return p - o;
+}
+
 // ---------------------------------------------------------------- actions
 
 /** Reads a list: u16 n, then n items read by item(r). */
@@ -371,6 +381,6 @@ function readAction(r) {
 
 module.exports = {
   ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,
-  encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch,
+  encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch, encReports,
   readAction, readError,
 };

@@ -192,7 +192,7 @@ const INFO_LOST = '0b' + S('r') + S('p:r') + S('worker-7/tok') + 'e8030000000000
 test('actions: DONE with a fence and a re-entry, INSPECTED (held, per-node flags, no-expiry ttl, a failed node), INFO with an error, decoded from PROTOCOL.md bytes', () => {
   assert.equal(P.ACT.INSPECTED, 12);
   assert.equal(P.ACT.FENCE, undefined); // retired in engine protocol 2
-  assert.equal(P.PROTOCOL_VERSION, 4);
+  assert.equal(P.PROTOCOL_VERSION, 5);
   assert.equal(P.ACT.INFO, 11);
   const got = decode(H(FENCES + INSPECTED_HELD +
     '0c' + '0a00000000000000' + '01' + 'ffffffffffffffff' + '00000000' + '0000' + '00000000' + '0000' + NO_LEADER + // held with no expiry, no node listed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import sys
 import threading
@@ -28,6 +29,7 @@ from ._errors import OK, LockError, NotAcquired, Unavailable, error_for
 CALLBACK = ctypes.CFUNCTYPE(None, c_void_p, c_int32, c_uint64, c_char_p)
 CDone = Callable[[int, int, Optional[str]], None]
 _dll: Any = None
+log = logging.getLogger("liblock")
 
 
 def _declare() -> Any:
@@ -45,6 +47,7 @@ def _declare() -> Any:
             "lock_release_async": [c_uint64, CALLBACK, c_void_p, errp],
             "lock_cancel": [c_uint64], "lock_free": [c_uint64],
             "lock_on_lost": [c_uint64, CALLBACK, c_void_p, errp],
+            "lock_client_on_lost": [c_uint64, CALLBACK, c_void_p, errp],
             "lock_info": [c_uint64, errp, errp], "lock_inspect": [c_uint64, c_char_p, errp, errp],
             "lock_inspect_ex": [c_uint64, c_char_p, c_char_p, errp, errp],
         }.items():
@@ -103,6 +106,22 @@ def _trampoline(user_data: Optional[int], status: int, handle: int, err: Optiona
 
 C_CALLBACK = CALLBACK(_trampoline)
 
+# lock_client_on_lost's callback (called once per lost lock, so not through the one-shot
+# _pending): user_data is the key of a warning host in _warned, for the life of the process.
+_warned: Dict[int, "BlockingHost"] = {}
+
+
+def _client_lost(user_data: Optional[int], status: int, handle: int, err: Optional[bytes]) -> None:
+    try:  # a thread of the Go runtime: nothing may escape into C
+        host = _warned.get(user_data or 0)
+        if host is not None:
+            host._log_lost(handle)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+
+
+C_CLIENT_LOST = CALLBACK(_client_lost)
+
 
 def _async(fn: Any, done: CDone, *args: Any) -> None:
     key = _register(done)
@@ -152,18 +171,36 @@ class BlockingHost:
 
     thread_id = -1
 
-    def __init__(self, config: bytes, close_timeout: float = 0.0) -> None:
+    def __init__(self, config: bytes, warn: bool = False) -> None:
         out = c_uint64()
         _call(_declare().lock_client_new, config, byref(out))
         self.handle = int(out.value)
         self.pid = os.getpid()
         self._lost: Dict[int, Tuple[int, Callable[[Optional[LockError]], None]]] = {}
+        # A client with telemetry runs here only while its lane would be quiet (no SDK
+        # records, the liblock logger below DEBUG: _driver.Driver.sync_host); what a quiet
+        # lane still does is log a lock's loss (_otel.Lane's LOST), which this path learns
+        # from lock_client_on_lost, with the resource kept per lock for the line.
+        self.warn = warn
+        self._resource: Dict[int, str] = {}
+        if warn:
+            self._anchor = ctypes.c_char()  # its address: a user_data the Go runtime accepts
+            key = ctypes.addressof(self._anchor)
+            _warned[key] = self
+            try:
+                _call(_declare().lock_client_on_lost, self.handle, C_CLIENT_LOST, key)
+            except BaseException:
+                del _warned[key]
+                self.close()
+                raise
 
     def close(self) -> None:
         """lock_free of the client: releases its locks, cancels its pending acquires."""
         handle, self.handle = self.handle, 0
         if handle and not _lib.forked():
-            _dll.lock_free(handle)
+            _dll.lock_free(handle)  # no lock_client_on_lost call after it returned
+        if self.warn:
+            _warned.pop(ctypes.addressof(self._anchor), None)
 
     def acquire_sync(self, req: Tuple[Any, ...]) -> Tuple[int, Dict[str, Any]]:
         res, ttl_ms, wait_ms, auto_extend, fence, token, permits, mode = req[:8]  # (the resources ride on res)
@@ -172,7 +209,7 @@ class BlockingHost:
         if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
             opts = _options(res, wait_ms, auto_extend, fence, token, permits, mode)
             _call(dll.lock_acquire, self.handle, res, ttl_ms, opts, byref(out))
-            return int(out.value), self.lock_info(int(out.value))
+            return self._acquired(int(out.value))
         # A wait in the main thread stays interruptible (Ctrl-C cancels it), which costs a
         # hand-off from a library thread: first one plain attempt (bounded by the node
         # timeout), and only if it fails the interruptible wait for what is left.
@@ -220,7 +257,23 @@ class BlockingHost:
         status, handle, msg = state["result"]
         if status != OK:
             raise error_for(status, msg)
-        return int(handle), self.lock_info(int(handle))
+        return self._acquired(int(handle))
+
+    def _acquired(self, lock: int) -> Tuple[int, Dict[str, Any]]:
+        info = self.lock_info(lock)
+        if self.warn:
+            self._resource[lock] = str(info.get("resource", ""))
+        return lock, info
+
+    def _log_lost(self, lock: int) -> None:
+        """lock_client_on_lost's call (on a library thread): the quiet lane's loss line,
+        from a thread of Python's own: a LogRecord asks for the current thread's name,
+        which on a Go thread would register a threading._DummyThread that is never
+        removed (daemon given: Thread() would ask for it too)."""
+        resource = self._resource.get(lock, "")
+        threading.Thread(target=log.warning, args=("liblock: lock lost: %s", resource),
+                         kwargs={"extra": {"liblock_resource": resource}},
+                         name="liblock-lost", daemon=True).start()
 
     def inspect_sync(self, res: bytes, permits: int = 0, mode: int = 0) -> Tuple[Any, ...]:
         """lock_inspect's JSON (lock_inspect_ex's for a semaphore) as the engine's
@@ -308,6 +361,7 @@ class BlockingHost:
         old = self._lost.pop(lock, None)
         if old is not None:
             _unregister(old[0])
+        self._resource.pop(lock, None)
         if _lib.forked() or not lock or os.getpid() != self.pid:
             return
         try:

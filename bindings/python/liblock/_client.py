@@ -829,13 +829,14 @@ class Client:
         else:
             from . import _lib
             new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
-            # With telemetry the synchronous calls go through the engine host too: the
-            # fast path's Go driver cannot hand its engine's reports to Python.
-            if (not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host"
-                    and tel is None):
+            # With telemetry, only while nothing records (Driver.sync_host): the fast
+            # path's Go driver cannot hand its engine's reports to Python.
+            if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
                 from ._blocking import BlockingHost  # the synchronous fast path (see there)
-                capi = cfg if tls is None else json.dumps(tls.capi_config(config)).encode("utf-8")
-                new_blocking = lambda: BlockingHost(capi)  # noqa: E731
+                plain = {k: v for k, v in config.items() if k != "report"}  # its Go driver's: unused
+                capi = json.dumps(plain if tls is None else tls.capi_config(plain)).encode("utf-8")
+                warn = tel is not None
+                new_blocking = lambda: BlockingHost(capi, warn)  # noqa: E731
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,

@@ -58,17 +58,26 @@ class Driver:
         """The synchronous API's host: the fast path's, or the one on the loop thread
         (started on first use)."""
         check_fork(self.pid)
-        if self._blocking is not None:
-            return self._blocking
-        t = self._thread
-        if t is None:
-            with self._mu:
-                if self._new_blocking is not None:
+        # With telemetry, the fast path's Go driver cannot hand its engine's reports to
+        # Python: an operation takes it only while they would be skipped anyway (the
+        # lane is quiet: no SDK records now, no DEBUG lines), so that the API with no SDK
+        # costs nothing; its locks are kept by it to their end (an SDK set meanwhile
+        # records from the next acquire on).
+        if self._new_blocking is not None and (self.tel is None or self.tel.quiet()):
+            b = self._blocking
+            if b is None:
+                with self._mu:
                     if self.closed:
                         raise InvalidHandle(_CLOSED_MESSAGE)
                     if self._blocking is None:
                         self._blocking = self._new_blocking()
-                    return self._blocking
+                    b = self._blocking
+            return b
+        t = self._thread
+        if t is None:
+            with self._mu:
+                if self.closed:
+                    raise InvalidHandle(_CLOSED_MESSAGE)
                 if self._thread is None:
                     from ._host import LoopThread
 

@@ -217,6 +217,7 @@ class Host:
         # the client's metrics, spans and logs (_otel.Telemetry), set by the Driver before
         # the first request; None: the engine was not asked for REPORT actions
         self.tel: Any = None
+        self._quiet = False  # the engine was told the lane is quiet (REPORTS 1, else 2: all)
         _all.add(self)
 
     # ------------------------------------------------------------ stepping
@@ -285,7 +286,7 @@ class Host:
             elif kind == P.ACT_DONE:
                 _, op, lock, fence, reentered, err = a
                 if self.tel is not None:
-                    self.tel.done(op, err)
+                    self.tel.done(op, err, lock)
                 if lock and (fence or reentered):  # an acquire's (engine protocol 2), kept for the lock
                     self.fences[lock] = (fence, bool(reentered))
                 fn = self._ops.pop(op, None)
@@ -414,44 +415,59 @@ class Host:
 
     # ------------------------------------------------------------ operations (loop thread)
 
-    def _check(self) -> Engine:
+    def _check(self, op: bool = False) -> Engine:
+        """The engine, unless gone; ``op``: before an acquire, extend or release is
+        encoded, whose telemetry lane is refreshed first."""
         check_fork(self.pid)
         engine = self.engine
         if engine is None or self.closing:
             raise InvalidHandle(self.gone)
+        tel = self.tel
+        if op and tel is not None and tel.refresh() is not self._quiet:
+            # A quiet lane (no SDK records, no DEBUG lines) needs the warnings' reports
+            # alone: the engine then neither builds nor hands over the rest (REPORTS).
+            self._quiet = tel.quiet
+            self._step(P.enc_reports(engine.inbuf, 1 if tel.quiet else 2))
         return engine
 
-    def _request(self, n: int, done: Done, kind: str = "", resource: Optional[str] = None) -> int:
+    def _request(self, n: int, done: Done, kind: str = "", resource: Optional[str] = None,
+                 lock: int = 0) -> int:
         """Step a request whose outcome ``done`` receives; its op handle. ``kind``: the
         operation's span name (acquire, extend, release) when telemetry is on."""
         tel = self.tel if kind else None
+        quiet = False
         if tel is not None:
-            tel.begin(kind, resource)
+            if tel.quiet:  # (refreshed by _check) no span, no metric: only the lock's resource is kept
+                quiet, tel.qnow = True, (kind, resource, lock)
+            else:
+                tel.begin(kind, resource, lock)
         self._starting = done
         try:
             reply = self._step(n)
         except BaseException as e:
-            if tel is not None:
+            if tel is not None and not quiet:
                 tel.refused(e)
             raise
         finally:
             self._starting = None
         if reply is not None and reply[0] == P.ACT_STARTED:
             op: int = reply[1]
-            if tel is not None:
+            if quiet:
+                tel.quiet_started(op)
+            elif tel is not None:
                 tel.started(op)
             return op
         err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")
         if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:
             err = exception(reply[1])
-        if tel is not None:
+        if tel is not None and not quiet:
             tel.refused(err)
         raise err
 
     def start_acquire(self, req: Request, done: Done) -> int:
         """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
         ``_acquire_args``); its op handle. Raises when refused at once."""
-        engine = self._check()
+        engine = self._check(True)
         res = req[0]
         return self._request(P.acquire(engine.inbuf, *req), done, "acquire",
                              res.decode("utf-8", "replace") if isinstance(res, bytes) else res)
@@ -463,15 +479,15 @@ class Host:
         return self._request(P.inspect(engine.inbuf, res, permits, mode), done)
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
-        engine = self._check()
+        engine = self._check(True)
         return self._request(P.extend(engine.inbuf, lock, ttl_ms), done, "extend",
-                             self.tel.locks.get(lock) if self.tel is not None else None)
+                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
 
     def start_release(self, lock: int, done: Done) -> int:
-        engine = self._check()
+        engine = self._check(True)
         self.fences.pop(lock, None)  # the Lock object read it when it was made
         return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done, "release",
-                             self.tel.locks.get(lock) if self.tel is not None else None)
+                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
 
     def cancel(self, op: int) -> None:
         """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;
@@ -514,6 +530,8 @@ class Host:
                 return
             except LockError:
                 pass
+        if self.tel is not None:
+            self.tel.locks.pop(lock, None)  # (a quiet lane gets no HOLD report)
         self._step(P.handle_event(self.engine.inbuf, P.EV_FORGET, lock))
 
     # ------------------------------------------------------------ asyncio forms

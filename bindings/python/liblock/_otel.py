@@ -71,10 +71,10 @@ def outcome_name(status: int) -> str:
 class _Op:
     """An operation of a caller in flight, and the record of its span: ``ctx`` and
     ``start`` until the flush makes the ``span`` (None when no span is made)."""
-    __slots__ = ("span", "kind", "resource", "outcome", "attempts", "dur", "ctx", "start", "traced")
+    __slots__ = ("span", "kind", "resource", "lock", "outcome", "attempts", "dur", "ctx", "start", "traced")
 
-    def __init__(self, kind: str, resource: Optional[str]) -> None:
-        self.kind, self.resource = kind, resource
+    def __init__(self, kind: str, resource: Optional[str], lock: int = 0) -> None:
+        self.kind, self.resource, self.lock = kind, resource, lock
         self.outcome, self.attempts, self.dur = 0, 0, 0.0
         self.span: Any = None
         self.ctx: Any = None
@@ -160,6 +160,12 @@ class Telemetry:
         if auto:
             a["liblock.auto"] = True
         return a
+
+    def quiet(self) -> bool:
+        """Whether nothing but a lock's loss would be observable of an operation started
+        now: no SDK records (metrics or spans) and the liblock logger is below DEBUG
+        (what Lane.begin finds; the synchronous fast path runs such operations)."""
+        return not self._metered() and not self._traced() and not log.isEnabledFor(logging.DEBUG)
 
     def lane(self, loop: Any, blocking: bool = False) -> "Lane":
         """The lane of a host running on ``loop`` (its operations, locks and queue);
@@ -266,6 +272,12 @@ class Lane:
         self.ops: Dict[int, _Op] = {}
         self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
         self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
+        # A quiet lane's requests (Host._request) keep only what the warnings need, the
+        # resource of each lock: (kind, resource, lock) of the request being stepped, then
+        # by op, acquires' resources and releases' locks until their DONE.
+        self.qnow: Optional[Tuple[str, Optional[str], int]] = None
+        self.qres: Dict[int, Optional[str]] = {}
+        self.qrel: Dict[int, int] = {}
         # the deferred calls; a synchronous lane's are made as they are queued
         self.deferred = not blocking
         self.q: Any = [] if self.deferred else _Now()
@@ -423,17 +435,23 @@ class Lane:
 
     # ------------------------------------------------------------ operations
 
-    def begin(self, kind: str, resource: Optional[str]) -> None:
-        """A caller's request is about to be stepped: its span is to start now (a child of
-        the current context: the caller's, carried to the loop thread by run_op/run_async),
-        and the op is bound to it by its start report, in the step itself. Also when it is
-        asked whether an SDK records now."""
+    def refresh(self) -> bool:
+        """Whether an SDK records now, asked before each request is encoded (the host then
+        tells its engine which reports it needs: Host._check); whether the lane is quiet."""
         t = self.t
-        op = _Op(kind, resource)
         metered = self.metered = t._metered()
         traced = self.traced = t._traced()
-        self.quiet = not metered and not traced and not log.isEnabledFor(logging.DEBUG)
-        if traced:
+        self.quiet = q = not metered and not traced and not log.isEnabledFor(logging.DEBUG)
+        return q
+
+    def begin(self, kind: str, resource: Optional[str], lock: int = 0) -> None:
+        """A caller's request (on ``lock`` for an extend or release) is about to be stepped,
+        after ``refresh``: its span is to start now (a child of the current context: the
+        caller's, carried to the loop thread by run_op/run_async), and the op is bound to it
+        by its start report, in the step itself, or after it (``started``)."""
+        t = self.t
+        op = _Op(kind, resource, lock)
+        if self.traced:
             op.traced = True
             op.ctx = t.get_context()  # the caller's (run_op/run_async carry it here)
             op.start = time.time_ns()
@@ -549,14 +567,45 @@ class Lane:
         if self.deferred and len(q) != n:
             self._later()
 
-    def done(self, opid: int, err: Any) -> None:
-        """An operation's DONE (``err``: the engine's error record, or None): its span
-        ends, and its log line."""
+    def quiet_started(self, op: int) -> None:
+        """After a quiet request's step: what it keeps, by its op (unless its DONE came in
+        the step itself)."""
+        q, self.qnow = self.qnow, None
+        if q is not None:
+            if q[0] == "acquire":
+                self.qres[op] = q[1]
+            elif q[0] == "release":
+                self.qrel[op] = q[2]
+
+    def done(self, opid: int, err: Any, lock: int = 0) -> None:
+        """An operation's DONE (``err``: the engine's error record, or None; ``lock``: an
+        acquire's): its span ends, and its log line. The lane's map of locks to their
+        resources is kept here too: a quiet lane gets no ACQUIRE_END or HOLD report."""
+        if opid in self.qres:
+            resource = self.qres.pop(opid)
+            if lock and err is None:
+                self.locks[lock] = resource
+            return
+        if opid in self.qrel:
+            self.locks.pop(self.qrel.pop(opid), None)
+            return
+        q = self.qnow
+        if q is not None and opid not in self.ops:  # a quiet request's DONE in its own step
+            self.qnow = None
+            if q[0] == "acquire" and lock and err is None:
+                self.locks[lock] = q[1]
+            elif q[0] == "release":
+                self.locks.pop(q[2], None)
+            return
         op = self.ops.pop(opid, None)
         if op is None:
             if self.pending is None or not self.quiet:
                 return
             op, self.pending = self.pending, None  # the request's own DONE, in its step (see report)
+        if lock and err is None and op.kind == "acquire":
+            self.locks[lock] = op.resource
+        elif op.kind == "release" and op.lock:
+            self.locks.pop(op.lock, None)
         outcome = err[0] if err else 0
         if log.isEnabledFor(logging.DEBUG):
             log.debug("liblock: %s %s: %s (%d attempts, %.6f s)", op.kind, op.resource,

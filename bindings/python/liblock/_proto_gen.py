@@ -19,7 +19,7 @@ import struct
 
 ABI_VERSION = 1
 # The engine protocol's version (lock_engine_protocol_version) this codec speaks
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 
 # Events
 EV_ACQUIRE = 1
@@ -37,6 +37,7 @@ EV_INSPECT = 12
 EV_REPORT_AWAITING = 13
 EV_WATCH = 14
 EV_UNWATCH = 15
+EV_REPORTS = 16
 
 # Actions
 ACT_OPEN = 1
@@ -92,6 +93,7 @@ EV_OVERHEAD = {
     EV_REPORT_AWAITING: 1,
     EV_WATCH: 13,
     EV_UNWATCH: 9,
+    EV_REPORTS: 2,
 }
 
 # The whole length of each action whose fields are all of fixed width
@@ -218,6 +220,7 @@ if TYPE_CHECKING:
     from typing import Any, List, Tuple
 
 _S_B = struct.Struct("<B")
+_S_BB = struct.Struct("<BB")
 _S_BBQQHIq = struct.Struct("<BBQQHIq")
 _S_BI = struct.Struct("<BI")
 _S_BII = struct.Struct("<BII")
@@ -387,6 +390,13 @@ def enc_unwatch(buf: Any, op: int) -> int:
     """UNWATCH."""
     _S_BQ.pack_into(buf, 0, EV_UNWATCH, op)
     at = 9
+    return at
+
+
+def enc_reports(buf: Any, level: int) -> int:
+    """REPORTS."""
+    _S_BB.pack_into(buf, 0, EV_REPORTS, level)
+    at = 2
     return at
 
 

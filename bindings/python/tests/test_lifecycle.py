@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import liblock
+import liblock._host  # pending_count (imported on first use otherwise: a test alone must not depend on others)
 from conftest import BACKEND, Cluster, no_keys, eventually
 
 BINDING = Path(__file__).resolve().parents[1]

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any, Dict, Optional
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -24,7 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import liblock
-from conftest import BACKEND, Cluster, eventually_async
+from conftest import BACKEND, Cluster, eventually, eventually_async
 
 
 def providers() -> Any:
@@ -170,10 +171,42 @@ def test_without_an_sdk_a_loss_is_still_logged_with_its_resource(c1: Cluster, ca
             raise AssertionError("extended a deleted lock")
         except liblock.LockLost:
             pass
+        # On the synchronous native fast path the line comes from lock_on_lost, on a
+        # library thread: not necessarily before extend() raised.
+        eventually(lambda: any(r.levelno == logging.WARNING and r.getMessage() == "liblock: lock lost: otel:quiet"
+                               for r in caplog.records if r.name == "liblock"), what="the loss's log line")
     finally:
         client.close()
-    assert any(r.levelno == logging.WARNING and r.getMessage() == "liblock: lock lost: otel:quiet"
-               for r in caplog.records if r.name == "liblock")
+
+
+@pytest.mark.skipif(BACKEND != "native", reason="the synchronous fast path is liblock.so's")
+def test_the_api_with_no_sdk_takes_the_synchronous_fast_path(c1: Cluster, caplog: Any) -> None:
+    """telemetry=True with nothing recording costs what telemetry off costs: synchronous
+    operations run on the blocking C ABI (no loop thread is started), and a lock lost
+    there (its validity ran out, nobody extending it) is still logged with its resource.
+    Control: with an SDK the same calls go through the engine host, which records."""
+    caplog.set_level(logging.WARNING, logger="liblock")
+    client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND, telemetry=True)
+    try:
+        for _ in range(3):
+            client.acquire("otel:fast", ttl=10).release()
+        lock = client.acquire("otel:fast:expires", ttl=0.6)
+        assert client._driver._thread is None and client._driver._blocking is not None
+        eventually(lambda: any(r.getMessage() == "liblock: lock lost: otel:fast:expires"
+                               for r in caplog.records if r.name == "liblock"), what="the loss's log line")
+        assert lock.lost
+        assert not any("lock lost: otel:fast\n" in r.getMessage() + "\n" for r in caplog.records)
+    finally:
+        client.close()
+    reader, mp, exporter, tp = providers()
+    client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND,
+                            telemetry={"meter_provider": mp, "tracer_provider": tp})
+    try:
+        client.acquire("otel:fast", ttl=10).release()
+        assert client._driver._thread is not None
+        assert total(reader, "liblock.acquires") == 1
+    finally:
+        client.close()
 
 
 SET_LATER = r"""
@@ -220,3 +253,55 @@ def test_the_report_size_a_quiet_host_skips_is_the_decoder_s() -> None:
     a, end = P.decode_action(report + bytes([P.ACT_CLOSED]), 0)
     assert a[0] == P.ACT_REPORT and a[1] == _otel.NODE and end == _host.REPORT_BYTES
     assert P.decode_action(report + bytes([P.ACT_CLOSED]), end)[0] == (P.ACT_CLOSED,)
+
+
+def _count_reports(host: Any, counts: Dict[int, int]) -> None:
+    """Spy on a host's engine output: every REPORT action (by what) it is handed."""
+    from liblock import _proto_gen as G
+    apply = host._apply
+
+    def spy(buf: Any) -> Any:
+        at = 0
+        while at < len(buf):
+            a, at = G.decode_action(buf, at)
+            if a[0] == G.ACT_REPORT:
+                counts[a[1]] = counts.get(a[1], 0) + 1
+        return apply(buf)
+    host._apply = spy
+
+
+def test_a_quiet_asyncio_lane_is_handed_only_the_warnings(c1: Cluster, caplog: Any) -> None:
+    """telemetry=True and no SDK: the host tells its engine (REPORTS 1) to report only
+    what a quiet lane logs, so uneventful pairs bring no REPORT at all, and a loss still
+    comes with its resource. Control: a client whose SDK records is handed every report."""
+    from liblock import _otel
+    caplog.set_level(logging.WARNING, logger="liblock")
+    quiet = liblock.Client(c1.urls, node_timeout=2, backend=BACKEND, telemetry=True)
+    reader, mp, exporter, tp = providers()
+    loud = liblock.Client(c1.urls, node_timeout=2, backend=BACKEND,
+                          telemetry={"meter_provider": mp, "tracer_provider": tp})
+    seen_quiet: Dict[int, int] = {}
+    seen_loud: Dict[int, int] = {}
+
+    async def main() -> None:
+        for client, seen in ((quiet, seen_quiet), (loud, seen_loud)):
+            await (await client.acquire_async("otel:rq", ttl=10)).release_async()  # the host made
+            _count_reports(client._driver.async_host(), seen)
+            for _ in range(5):
+                await (await client.acquire_async("otel:rq", ttl=10)).release_async()
+        assert seen_quiet == {}, seen_quiet
+        assert seen_loud.get(_otel.ACQUIRE_END) == 5 and seen_loud.get(_otel.HOLD) == 5, seen_loud
+        lock = await quiet.acquire_async("otel:rq:lost", ttl=10)
+        c1.do(0, "DEL", "otel:rq:lost")
+        with pytest.raises(liblock.LockLost):
+            await lock.extend_async(10)
+        await eventually_async(lambda: any(r.getMessage() == "liblock: lock lost: otel:rq:lost"
+                                           for r in caplog.records if r.name == "liblock"),
+                               what="the loss's log line")
+        assert set(seen_quiet) == {_otel.LOST}, seen_quiet
+        await lock.release_async() if not lock.lost else None
+    try:
+        asyncio.run(main())
+    finally:
+        quiet.close()
+        loud.close()

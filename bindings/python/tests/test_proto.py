@@ -151,7 +151,7 @@ def test_issue13_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
     # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
-    assert P.PROTOCOL_VERSION == 4 and not hasattr(P, "ACT_FENCE")
+    assert P.PROTOCOL_VERSION == 5 and not hasattr(P, "ACT_FENCE")
     raw = (b"\x04" + struct.pack("<QQqB", 3, 4, 17, 1) + enc_error(None)
            + enc_inspected(9, True, 9895, "worker-7", nodes)
            + enc_inspected(10, False, -1, "", [])
