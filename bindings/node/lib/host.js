@@ -47,6 +47,14 @@ const MIN_OUT = 64 * 1024;
 // How many resources' cluster mutex keys a host remembers (Host#keyOf).
 const MUTEX_KEYS = 4096;
 
+// REPORTS levels (PROTOCOL.md, protocol 5): which REPORT actions an engine
+// made with `report` emits. A quiet host (lib/otel.js quiet()) asks for the
+// warnings alone (a loss, a failed auto-extension: what a log subscriber
+// attached later must still hear of), so that a pair's reports are neither
+// built nor handed over nor stepped over; otherwise all (the start).
+const REPORTS_WARNINGS = 1;
+const REPORTS_ALL = 2;
+
 // ---------------------------------------------------------------- shared state
 
 const stats = { engines: 0, locks: 0, pending: 0 };
@@ -237,6 +245,8 @@ class Host {
     // On such a client, the mutex keys the engine gave (LOCK_INFO), by
     // resource (keyOf): a cluster pair steps the engine once less.
     this.mutexKeys = new Map();
+    // The REPORTS level the engine was last told (quietNow).
+    this.reports = REPORTS_ALL;
     // The client's `tls` option, checked by index.js (ca, cert, key,
     // servername, rejectUnauthorized), or null.
     this.tlsOptions = tlsOptions || null;
@@ -562,7 +572,7 @@ class Host {
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
+    const op = this.quietNow() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
       : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
@@ -616,6 +626,26 @@ class Host {
     this.run(P.encCancel(ad.mem(), ad.inOff, op));
   }
 
+  /**
+   * Whether telemetry is off or quiet for the operation about to start
+   * (lib/otel.js quiet()). When that changed since the last operation, the
+   * engine is told first which REPORT actions to emit (REPORTS): the
+   * warnings alone while quiet, all otherwise, from this operation on.
+   * Called before the operation's event is written into the input buffer.
+   */
+  quietNow() {
+    const tel = this.tel;
+    if (tel === null) return true;
+    const quiet = tel.quiet();
+    const level = quiet ? REPORTS_WARNINGS : REPORTS_ALL;
+    if (level !== this.reports && !this.dead) {
+      this.reports = level;
+      const ad = this.ad;
+      this.run(P.encReports(ad.mem(), ad.inOff, level), false); // answers nothing
+    }
+    return quiet;
+  }
+
   /** Runs a request in a span of its own when telemetry is on (lib/otel.js). */
   traced(kind, resource, request) {
     const t = this.tel;
@@ -639,14 +669,14 @@ class Host {
 
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
+    const op = this.quietNow() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
       : this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
+    const op = this.quietNow() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
       : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
@@ -737,6 +767,9 @@ class Host {
 
   dropLock(st) {
     if (this.locks.delete(st.id)) stats.locks--;
+    // Its resource, noted for log lines while not quiet: a quiet engine
+    // sends no HOLD report to drop it by (REPORTS, quietNow).
+    if (this.tel !== null) this.tel.forgetLock(st.id);
   }
 
   done(op, lock, err) {
