@@ -146,7 +146,9 @@ const ELECTION_HELPERS = {
 };
 
 const lockRegistry = new FinalizationRegistry((st) => st.host.releaseDropped(st));
-hooks.released = (st) => lockRegistry.unregister(st);
+// A new Lock is registered only if still unreleased some ms later (lib/dropped.js).
+const dropped = require('./lib/dropped').tracker(lockRegistry);
+hooks.released = dropped.forget;
 const clientRegistry = new FinalizationRegistry((host) => { host.close(); });
 
 // ---------------------------------------------------------------- Lock
@@ -160,7 +162,7 @@ class Lock {
   constructor(st, client) {
     this.#st = st;
     this.#client = client;
-    lockRegistry.register(this, st, st);
+    dropped.track(this, st);
   }
 
   /** The resource name given to acquire (a list's first). */
@@ -561,7 +563,7 @@ class Client {
       // resources all ride in Host's `kind` (the engine refuses the
       // combinations it does not take, naming them).
       let kindArg = set;
-      if (permits !== undefined) kindArg = { ...(kindArg || {}), permits };
+      if (permits !== undefined) kindArg = kindArg ? { ...kindArg, permits } : { permits }; // (a semaphore's pair: no spread of an empty object)
       if (mode) kindArg = { ...(kindArg || {}), mode };
       return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
     } catch (e) {

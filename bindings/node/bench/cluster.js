@@ -22,7 +22,19 @@
 //      the locks/s (on this 2-core machine the servers share the cores with
 //      the client: the shares, not the rate, show the scaling).
 // BENCH_PAIRS, BENCH_ROUNDS, BENCH_SECONDS shorten or lengthen it;
-// BENCH_CLUSTER_ONLY picks parts (e.g. 3; 0 none).
+// BENCH_CLUSTER_ONLY picks parts (e.g. 3; 0 none); BENCH_IMPLS keeps the
+// pair implementations whose names start with one of its |-separated
+// prefixes (e.g. "liblock native|redis-semaphore"); BENCH_ALTERNATE=1 runs
+// each round pair by pair instead (one pair of every implementation in
+// turn, in a new random order every cycle, as bench/pair.js), so that a
+// change of load on a shared machine hits every one alike; BENCH_BASE=<a directory
+// holding another copy of bindings/node> adds its native backend, with
+// defaults, as "liblock native (base)": a change measured against the code
+// before it, in the same rounds. Parts 1 and 2 also give the mean CPU per
+// pair (process.cpuUsage, this process) and its ratio to the fastest peer's.
+const BASE = process.env.BENCH_BASE;
+const IMPLS = (process.env.BENCH_IMPLS || '').split('|').map((x) => x.trim()).filter(Boolean);
+const ALTERNATE = process.env.BENCH_ALTERNATE === '1';
 const Redis = require('ioredis');
 const NodeRedlock = require('redlock').default;
 const { Mutex } = require('redis-semaphore');
@@ -48,8 +60,8 @@ function ioCluster(dep, primaries) {
 function makeImpls(dep, { replicas }) {
   const cluster = ioCluster(dep, 3);
   const clients = [];
-  const liblock = (backend, waitReplicas) => {
-    const c = new Client({ nodes: [dep.clusterUrl], nodeTimeout: 1000, backend, ...(waitReplicas === undefined ? {} : { waitReplicas }) });
+  const liblock = (backend, waitReplicas, Impl = Client) => {
+    const c = new Impl({ nodes: [dep.clusterUrl], nodeTimeout: 1000, backend, ...(waitReplicas === undefined ? {} : { waitReplicas }) });
     clients.push(c);
     return c;
   };
@@ -67,6 +79,10 @@ function makeImpls(dep, { replicas }) {
       impls[`liblock ${backend}, waitReplicas: 0`] = ll(liblock(backend, 0), {});
     }
   }
+  if (BASE) {
+    const Base = require(require('node:path').resolve(BASE)).Client;
+    impls[`liblock native (base), defaults${replicas ? ' (WAIT 1)' : ''}`] = ll(liblock('native', replicas ? undefined : 0, Base), {});
+  }
   const redlock = new NodeRedlock([cluster]);
   const redlockOne = new NodeRedlock([cluster], { retryCount: 0 });
   impls['node-redlock, defaults'] = async (res) => { const l = await redlock.acquire([res], 10000); await l.release(); };
@@ -81,6 +97,7 @@ function makeImpls(dep, { replicas }) {
     await m.acquire();
     await m.release();
   };
+  if (IMPLS.length) for (const name of Object.keys(impls)) if (!IMPLS.some((x) => name.startsWith(x))) delete impls[name];
   return {
     impls,
     async close() {
@@ -90,16 +107,41 @@ function makeImpls(dep, { replicas }) {
   };
 }
 
-/** Median µs of n pairs of one implementation, over 16 resources (spread over the slots). */
+/** n pairs of one implementation, over 16 resources (spread over the slots): { lat: median µs, cpu: mean CPU µs per pair }. */
 async function pairs(pair, tag, n) {
   const t = [];
+  const c0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const res = `bench:${tag}:${i % 16}`;
     const t0 = process.hrtime.bigint();
     await pair(res);
     t.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
-  return median(t);
+  const c = process.cpuUsage(c0);
+  return { lat: median(t), cpu: (c.user + c.system) / n };
+}
+
+/** One round pair by pair (BENCH_ALTERNATE): PAIRS cycles, every implementation once per cycle in a random order. */
+async function alternating(impls, names, tag) {
+  const lat = names.map(() => []);
+  const cpu = names.map(() => 0);
+  const order = names.map((_, k) => k);
+  for (let i = 0; i < PAIRS; i++) {
+    for (let j = order.length - 1; j > 0; j--) {
+      const x = Math.floor(Math.random() * (j + 1));
+      [order[j], order[x]] = [order[x], order[j]];
+    }
+    for (const k of order) {
+      const res = `bench:${tag(names[k])}:${i % 16}`;
+      const c0 = process.cpuUsage();
+      const t0 = process.hrtime.bigint();
+      await impls[names[k]](res);
+      lat[k].push(Number(process.hrtime.bigint() - t0) / 1000);
+      const c = process.cpuUsage(c0);
+      cpu[k] += c.user + c.system;
+    }
+  }
+  return Object.fromEntries(names.map((n, k) => [n, { lat: median(lat[k]), cpu: cpu[k] / PAIRS }]));
 }
 
 async function pairPart(replicas) {
@@ -113,19 +155,25 @@ async function pairPart(replicas) {
     const tag = (name) => names.indexOf(name);
     for (const name of names) await pairs(impls[name], tag(name), Math.min(300, PAIRS));
     const rounds = {};
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < ROUNDS && ALTERNATE; r++) {
+      const round = await alternating(impls, names, tag);
+      for (const name of names) (rounds[name] ||= []).push(round[name]);
+    }
+    for (let r = 0; r < ROUNDS && !ALTERNATE; r++) {
       for (let k = 0; k < names.length; k++) {
         const name = names[(r + k) % names.length]; // rotate who goes first
         (rounds[name] ||= []).push(await pairs(impls[name], tag(name), PAIRS));
       }
     }
-    const med = Object.fromEntries(names.map((n) => [n, median(rounds[n])]));
-    const peer = Math.min(...names.filter((n) => !n.startsWith('liblock')).map((n) => med[n]));
+    const med = Object.fromEntries(names.map((n) => [n, median(rounds[n].map((r) => r.lat))]));
+    const cpu = Object.fromEntries(names.map((n) => [n, median(rounds[n].map((r) => r.cpu))]));
+    const peers = names.filter((n) => !n.startsWith('liblock'));
+    const best = peers.length ? peers.reduce((a, b) => (med[a] <= med[b] ? a : b)) : null;
     const scenario = `Redis Cluster pair, 3 primaries, ${replicas ? 'a replica each' : 'no replicas'}`;
-    console.log(`\n${scenario}: ${PAIRS} pairs x ${ROUNDS} rounds, median of round medians`);
-    console.log(row('', 'µs', '/ best peer'));
+    console.log(`\n${scenario}: ${PAIRS} pairs x ${ROUNDS} rounds${ALTERNATE ? ', pair by pair' : ''}, median of round medians (CPU: median of round means)`);
+    console.log(row('', 'µs', '/ best peer', 'CPU µs', '/ its CPU'));
     for (const n of names) {
-      console.log(row(n, med[n].toFixed(1), `${(med[n] / peer).toFixed(2)}x`));
+      console.log(row(n, med[n].toFixed(1), best ? `${(med[n] / med[best]).toFixed(2)}x` : '', cpu[n].toFixed(1), best ? `${(cpu[n] / cpu[best]).toFixed(2)}x` : ''));
       results.record(scenario, PAIR_UNIT, n, med[n]);
     }
   } finally {

@@ -23,9 +23,14 @@
 // holding another copy of bindings/node> adds its two backends as
 // "liblock native (base)" and "liblock wasm (base)": a change measured
 // against the code before it, pair by pair in one process.
+// BENCH_KIND=semaphore (issue #20's Node target) measures a permit of a
+// 3-permit semaphore instead: liblock `client.acquire(r, { ttl, permits: 3 })`
+// beside redis-semaphore's `new Semaphore(client, r, 3)` (1 node) and
+// `new RedlockSemaphore(clients, r, 3)` (5 nodes), each with its defaults,
+// the same alternation.
 const Redis = require('ioredis');
 const NodeRedlock = require('redlock').default;
-const { Mutex, RedlockMutex } = require('redis-semaphore');
+const { Mutex, RedlockMutex, Semaphore, RedlockSemaphore } = require('redis-semaphore');
 const { Redlock: SesameRedlock } = require('@sesamecare-oss/redlock');
 const { Client } = require('..');
 
@@ -34,6 +39,10 @@ const REPS = Number(process.env.BENCH_REPS || 3);
 const NODES = (process.env.BENCH_NODES || '1,5').split(',').map(Number);
 const ONLY = (process.env.BENCH_LIBS || '').split(',').map((s) => s.trim()).filter(Boolean);
 const TTL = 10000;
+const SEMAPHORE = process.env.BENCH_KIND === 'semaphore';
+// liblock's acquire options, a new object per call as a caller's literal
+// is: a mutex, or one permit of a 3-permit semaphore.
+const opts = SEMAPHORE ? () => ({ ttl: TTL, permits: 3 }) : () => ({ ttl: TTL });
 // BENCH_BLOCK=n: n pairs of a library in a row per turn (still in a random
 // order of libraries, every cycle) instead of one. Pair by pair measures
 // each library with caches its predecessor left cold, which costs a large
@@ -57,21 +66,29 @@ function makeLibs(urls) {
   const sesame = new SesameRedlock(clients);
   const closers = [() => native.close(), () => wasm.close()];
   const libs = {
-    'liblock native': async (r) => { const l = await native.acquire(r, { ttl: TTL }); await l.release(); },
-    'liblock wasm': async (r) => { const l = await wasm.acquire(r, { ttl: TTL }); await l.release(); },
-    'node-redlock': async (r) => { const l = await redlock.acquire([r], TTL); await l.release(); },
-    '@sesamecare-oss/redlock': async (r) => { const l = await sesame.acquire([r], TTL); await l.release(); },
-    'redis-semaphore RedlockMutex': async (r) => { const m = new RedlockMutex(clients, r); await m.acquire(); await m.release(); },
+    'liblock native': async (r) => { const l = await native.acquire(r, opts()); await l.release(); },
+    'liblock wasm': async (r) => { const l = await wasm.acquire(r, opts()); await l.release(); },
   };
+  if (SEMAPHORE) {
+    libs['redis-semaphore RedlockSemaphore'] = async (r) => { const s = new RedlockSemaphore(clients, r, 3); await s.acquire(); await s.release(); };
+  } else {
+    libs['node-redlock'] = async (r) => { const l = await redlock.acquire([r], TTL); await l.release(); };
+    libs['@sesamecare-oss/redlock'] = async (r) => { const l = await sesame.acquire([r], TTL); await l.release(); };
+    libs['redis-semaphore RedlockMutex'] = async (r) => { const m = new RedlockMutex(clients, r); await m.acquire(); await m.release(); };
+  }
   if (process.env.BENCH_BASE) {
     const Base = require(require('node:path').resolve(process.env.BENCH_BASE)).Client;
     const bn = new Base({ nodes: urls, backend: 'native', ...TEL });
     const bw = new Base({ nodes: urls, backend: 'wasm', ...TEL });
     closers.push(() => bn.close(), () => bw.close());
-    libs['liblock native (base)'] = async (r) => { const l = await bn.acquire(r, { ttl: TTL }); await l.release(); };
-    libs['liblock wasm (base)'] = async (r) => { const l = await bw.acquire(r, { ttl: TTL }); await l.release(); };
+    libs['liblock native (base)'] = async (r) => { const l = await bn.acquire(r, opts()); await l.release(); };
+    libs['liblock wasm (base)'] = async (r) => { const l = await bw.acquire(r, opts()); await l.release(); };
   }
-  if (urls.length === 1) libs['redis-semaphore Mutex'] = async (r) => { const m = new Mutex(clients[0], r); await m.acquire(); await m.release(); };
+  if (urls.length === 1 && SEMAPHORE) {
+    libs['redis-semaphore Semaphore'] = async (r) => { const s = new Semaphore(clients[0], r, 3); await s.acquire(); await s.release(); };
+  } else if (urls.length === 1) {
+    libs['redis-semaphore Mutex'] = async (r) => { const m = new Mutex(clients[0], r); await m.acquire(); await m.release(); };
+  }
   for (const name of Object.keys(libs)) if (ONLY.length && !ONLY.includes(name)) delete libs[name];
   return {
     libs,
@@ -134,7 +151,7 @@ async function main() {
     nodes = await require('../test/helpers').startNodes(Math.max(...NODES));
     urls = nodes.urls;
   }
-  console.log(`liblock Node pair bench, node ${process.version}: defaults${TEL.telemetry === false ? ' (liblock: telemetry: false)' : ''}, ` +
+  console.log(`liblock Node pair bench (${SEMAPHORE ? 'a permit of a 3-permit semaphore' : 'mutex'}), node ${process.version}: defaults${TEL.telemetry === false ? ' (liblock: telemetry: false)' : ''}, ` +
     `${PAIRS} pairs per library per run, ${REPS} runs, alternating ${BLOCK === 1 ? 'pair by pair' : `in blocks of ${BLOCK} pairs`}`);
   try {
     for (const n of NODES) {

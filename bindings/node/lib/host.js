@@ -44,6 +44,17 @@ const { EV, ACT } = P;
 // buffer unused has nothing more pending. Otherwise step again with no input.
 const MIN_OUT = 64 * 1024;
 
+// How many resources' cluster mutex keys a host remembers (Host#keyOf).
+const MUTEX_KEYS = 4096;
+
+// REPORTS levels (PROTOCOL.md, protocol 5): which REPORT actions an engine
+// made with `report` emits. A quiet host (lib/otel.js quiet()) asks for the
+// warnings alone (a loss, a failed auto-extension: what a log subscriber
+// attached later must still hear of), so that a pair's reports are neither
+// built nor handed over nor stepped over; otherwise all (the start).
+const REPORTS_WARNINGS = 1;
+const REPORTS_ALL = 2;
+
 // ---------------------------------------------------------------- shared state
 
 const stats = { engines: 0, locks: 0, pending: 0 };
@@ -156,16 +167,17 @@ function onRead(n) {
 // by one AbortSignal) is stepped BURST at a time, one batch per turn of the
 // event loop, so that the loop keeps turning (timers, replies) meanwhile. A
 // request made while others wait its turn waits too (order is kept). The
-// count restarts when the synchronous code that made the requests ends.
+// count restarts when the tick that made the requests ends (endTick, below:
+// the one process.nextTick a tick with requests and writes queues, rather
+// than a queueMicrotask of its own per request tick, ~0.5 µs each).
 const BURST = 64;
 let burst = 0;
 const deferred = [];
-const resetBurst = () => { burst = 0; };
 
 /** Whether a request may be stepped now; else it goes through defer(). */
 function admit() {
   if (deferred.length > 0) return false;
-  if (burst++ === 0) queueMicrotask(resetBurst);
+  if (burst++ === 0 && !tickQueued) { tickQueued = true; process.nextTick(endTick); }
   return burst <= BURST;
 }
 function defer(fn) {
@@ -190,6 +202,7 @@ const corked = [];
 function endTick() {
   tickQueued = false;
   tickNo++;
+  burst = 0;
   if (corked.length === 0) return; // (an array's length set costs a runtime call even when 0)
   for (let i = 0; i < corked.length; i++) corked[i].uncork();
   corked.length = 0;
@@ -229,6 +242,11 @@ class Host {
     this.keyPrefix = keyPrefix;
     // Set by index.js when a node is a Redis Cluster (keyOf).
     this.clusterKeys = false;
+    // On such a client, the mutex keys the engine gave (LOCK_INFO), by
+    // resource (keyOf): a cluster pair steps the engine once less.
+    this.mutexKeys = new Map();
+    // The REPORTS level the engine was last told (quietNow).
+    this.reports = REPORTS_ALL;
     // The client's `tls` option, checked by index.js (ca, cert, key,
     // servername, rejectUnauthorized), or null.
     this.tlsOptions = tlsOptions || null;
@@ -554,11 +572,11 @@ class Host {
         flags |= P.ACQ.RESOURCES;
       }
     }
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
+    const op = this.quietNow() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
       : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
     const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
     const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
-      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0 };
+      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0, mutex: !kind };
     if (signal) {
       fields.onAbort = () => this.cancel(op);
       signal.addEventListener('abort', fields.onAbort, { once: true });
@@ -608,6 +626,26 @@ class Host {
     this.run(P.encCancel(ad.mem(), ad.inOff, op));
   }
 
+  /**
+   * Whether telemetry is off or quiet for the operation about to start
+   * (lib/otel.js quiet()). When that changed since the last operation, the
+   * engine is told first which REPORT actions to emit (REPORTS): the
+   * warnings alone while quiet, all otherwise, from this operation on.
+   * Called before the operation's event is written into the input buffer.
+   */
+  quietNow() {
+    const tel = this.tel;
+    if (tel === null) return true;
+    const quiet = tel.quiet();
+    const level = quiet ? REPORTS_WARNINGS : REPORTS_ALL;
+    if (level !== this.reports && !this.dead) {
+      this.reports = level;
+      const ad = this.ad;
+      this.run(P.encReports(ad.mem(), ad.inOff, level), false); // answers nothing
+    }
+    return quiet;
+  }
+
   /** Runs a request in a span of its own when telemetry is on (lib/otel.js). */
   traced(kind, resource, request) {
     const t = this.tel;
@@ -631,14 +669,14 @@ class Host {
 
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
+    const op = this.quietNow() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
       : this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.tel === null || this.tel.quiet() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
+    const op = this.quietNow() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
       : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
@@ -649,10 +687,21 @@ class Host {
    * (README "Redis Cluster nodes"): then the engine's own (LOCK_INFO), so that
    * the derivation stays in one place.
    */
-  keyOf(lock, resource) {
+  keyOf(lock, resource, mutex = false) {
     if (!this.clusterKeys) return this.keyPrefix + resource;
+    // A mutex's key depends on the resource alone (the engine's keyOf: the
+    // client's prefix, the hash tag rule), so the engine is asked once per
+    // resource; other kinds of lock derive theirs further (a semaphore's,
+    // a read-write lock's), and are asked each time.
+    const known = mutex ? this.mutexKeys.get(resource) : undefined;
+    if (known !== undefined) return known;
     const info = this.info({ id: lock });
-    return info ? info.key : this.keyPrefix + resource;
+    if (!info) return this.keyPrefix + resource;
+    if (mutex) {
+      if (this.mutexKeys.size >= MUTEX_KEYS) this.mutexKeys.clear(); // bounded: a program of unique names gains nothing
+      this.mutexKeys.set(resource, info.key);
+    }
+    return info.key;
   }
 
   /** LOCK_INFO: { token, validity, flags, err, ... }, or null for a lock the engine no longer has. */
@@ -718,6 +767,9 @@ class Host {
 
   dropLock(st) {
     if (this.locks.delete(st.id)) stats.locks--;
+    // Its resource, noted for log lines while not quiet: a quiet engine
+    // sends no HOLD report to drop it by (REPORTS, quietNow).
+    if (this.tel !== null) this.tel.forgetLock(st.id);
   }
 
   done(op, lock, err) {
@@ -741,9 +793,10 @@ class Host {
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource) : this.keyPrefix + p.resource, token: p.token,
+        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource, p.mutex) : this.keyPrefix + p.resource, token: p.token,
         autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
         fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
+        registered: false, // with index.js's FinalizationRegistry (lib/dropped.js)
       };
       this.locks.set(lock, st);
       stats.locks++;

@@ -39,3 +39,35 @@ test('bad cluster URLs are refused naming the parameter', () => {
       (e) => e instanceof InvalidArgumentError && e.message.includes(param), url);
   }
 });
+
+test('a cluster client asks the engine for a mutex key once per resource; other locks and other resources still get theirs', async () => {
+  const { Host } = require('../lib/host');
+  const c = new Client(withBackend({ nodes: [dep.clusterUrl], nodeTimeout: 3000, keyPrefix: 'p:', waitReplicas: 0 }));
+  const info = Host.prototype.info;
+  let asked = 0;
+  Host.prototype.info = function (st) { asked++; return info.call(this, st); };
+  try {
+    const keyOf = async (resource, opts = {}) => {
+      const l = await c.acquire(resource, { ttl: 10000, wait: 0, ...opts });
+      const k = l.key;
+      await l.release();
+      return k;
+    };
+    assert.equal(await keyOf('a'), '{p:a}');
+    assert.equal(asked, 1, 'the first mutex of a resource asks the engine');
+    assert.equal(await keyOf('a'), '{p:a}');
+    assert.equal(asked, 1, 'the second one of the same resource does not');
+    assert.equal(await keyOf('x{t}y'), 'p:x{t}y', 'a resource with its own hash tag keeps it');
+    assert.equal(asked, 2);
+    // A semaphore's key is derived further by the engine: never the mutex's.
+    const sem = await keyOf('a', { permits: 2 });
+    assert.ok(sem.startsWith('{p:a}') && sem !== '{p:a}', `semaphore key ${JSON.stringify(sem)}`);
+    assert.equal(asked, 3, 'a semaphore asks each time');
+    await keyOf('a', { permits: 2 });
+    assert.equal(asked, 4);
+    await noKeys();
+  } finally {
+    Host.prototype.info = info;
+    await c.close();
+  }
+});

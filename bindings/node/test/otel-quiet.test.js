@@ -34,6 +34,34 @@ async function pair(c, name) {
   await l.release();
 }
 
+test('a quiet client asks the engine for the warnings alone (REPORTS): a pair hands over no REPORT action, a loss still does', async () => {
+  // Every REPORT action that reaches a quiet host is stepped over by
+  // lib/fastpath.js skipReport (host.js calls it through the module object).
+  const F = require('../lib/fastpath');
+  const skip = F.skipReport;
+  let skipped = 0;
+  F.skipReport = function counted(m, o, end, a) {
+    const next = skip(m, o, end, a);
+    if (next > 0) skipped++;
+    return next;
+  };
+  const c = new Client(withBackend({ nodes: nodes.urls }));
+  try {
+    for (let i = 0; i < 5; i++) await pair(c, 'otel:warnings');
+    assert.equal(skipped, 0, 'REPORT actions were built and handed to a quiet host');
+    // A release that finds its key gone is a loss: a warning, still reported
+    // (for a log subscriber that may attach while a lock is held).
+    const l = await c.acquire('otel:gone', { ttl: 10000 });
+    await nodes.flush();
+    await assert.rejects(l.release(), (e) => e.code === 'LOST');
+    assert.equal(skipped, 1, 'the loss report');
+    assert.equal(reports, 0, 'and none decoded');
+  } finally {
+    F.skipReport = skip;
+    await c.close();
+  }
+});
+
 test('API installed, no SDK, no log subscriber: no REPORT decoded; a subscriber or an SDK turns them on from the next operation', async () => {
   const c = new Client(withBackend({ nodes: nodes.urls }));
   try {
@@ -55,11 +83,12 @@ test('API installed, no SDK, no log subscriber: no REPORT decoded; a subscriber 
     } finally {
       dc.unsubscribe('liblock:log', onLog);
     }
-    // Quiet again: the release's HOLD is skipped, but its lock is forgotten.
+    // Quiet again: the engine sends no HOLD (REPORTS: the warnings alone),
+    // and the release's DONE forgets the lock's resource (lib/host.js dropLock).
     reports = 0;
     await held.release();
     assert.equal(reports, 0);
-    assert.equal(seen.locks.size, 0, 'a skipped HOLD still drops its lock from the resource map');
+    assert.equal(seen.locks.size, 0, 'a quiet release still drops its lock from the resource map');
 
     // An SDK registered now is used from the next operation.
     const exporter = new InMemorySpanExporter();
