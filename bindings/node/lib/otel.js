@@ -203,15 +203,18 @@ class Telemetry {
    * length, lib/fastpath.js): with @opentelemetry/api installed and no SDK,
    * a pair costs what it costs with `telemetry: false`. Checked per
    * operation and per step, so an SDK registered (or a log subscriber
-   * attached) later is used from the next operation on. A HOLD still drops
-   * its lock from `locks` (forgetLock), which keeps no entry past its lock.
+   * attached) later is used from the next operation on. The host then also
+   * asks the engine for the warning REPORTs alone (REPORTS 1), so no HOLD
+   * comes: a lock leaves `locks` (forgetLock) when its release completes or
+   * its handle is dropped (host.js dropLock), or by a HOLD skipped while the
+   * engine still reported everything.
    */
   quiet() {
     return !this.metered && this.ops.size === 0 && this.pending === null && !logChannel.hasSubscribers &&
       (this.tracer === null || !this.spanning());
   }
 
-  /** A skipped HOLD report: the lock is gone, and so is its resource. */
+  /** A lock is gone (released, dropped, or a skipped HOLD), and so is its resource. */
   forgetLock(lock) {
     if (this.locks.size !== 0) this.locks.delete(lock);
   }
