@@ -10,10 +10,9 @@ import (
 // connection and the completion workers, which wait on sockets almost all
 // the time and run for microseconds in between. One P is enough for that,
 // and it is cheaper: with one P per core, idle Ps spin looking for work and
-// wake more threads at every hand-off from a reader to a waiting caller,
-// which on a 2-core machine cost 15-25 % of the CPU of a blocking
-// acquire+release pair and as much in latency on 5 nodes (measured from
-// Python's synchronous API; capi/README.md "The Go runtime inside"). A
+// wake more threads at every hand-off from a reader to a waiting caller
+// (measured from Python's synchronous API and Node's engine steps:
+// capi/README.md "The Go runtime inside"). A
 // host process that wants otherwise sets GOMAXPROCS in its environment
 // before the library is loaded, which this leaves alone.
 func init() {
