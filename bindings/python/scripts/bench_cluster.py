@@ -1,9 +1,11 @@
 """make bench, Python part on a Redis Cluster: liblock beside redis-py's RedisCluster.lock.
 
 Starts (and stops) its own clusters through build/redisnodes -cluster, and measures the
-uncontended acquire+release pair: BENCH_N (2000) pairs per variant in BENCH_BLOCKS (20) blocks,
-the variants alternating block by block (who goes first rotates), so that a burst of load on the
-shared machine hits them alike; each row is the median of all its pairs:
+uncontended acquire+release pair: BENCH_N (2000) pairs per variant after 200 of warm-up, the
+variants of one API taking turns pair by pair in a random order each cycle (the synchronous ones
+in this thread, the asyncio ones on one event loop), so that the drift of a shared machine hits
+them alike (blocks of consecutive pairs, as before 2026-11-26, let it favour whoever ran in a
+fast stretch); each row is the median of all its pairs:
 
 replicas=0  one cluster of 3 primaries without replicas; liblock's WAIT off (wait_replicas=0),
             since redis-py's Lock sends no WAIT: like with like. liblock native and wasm, sync
@@ -41,9 +43,7 @@ import liblock
 
 ROOT = Path(__file__).resolve().parents[3]
 N = int(os.environ.get("BENCH_N", "2000"))
-BLOCKS = int(os.environ.get("BENCH_BLOCKS", "20"))
 WARMUP = 200
-BLOCK_WARMUP = 20  # an asyncio block's own warm-up (redis-py's asyncio clients are made per block)
 UNIT = "µs per acquire+release pair (median)"
 
 class Deployment:
@@ -67,48 +67,17 @@ class Deployment:
         self.proc.wait(timeout=60)
 
 
-def sync_variant(pair: Callable[[str], None]) -> Callable[[int, int], List[int]]:
-    def run(n: int, tag: int) -> List[int]:
-        samples: List[int] = []
-        for i in range(n):
-            res = f"bench:{tag}:{i % 16}"  # 16 resources, spread over the slots
-            t0 = time.perf_counter_ns()
-            pair(res)
-            samples.append(time.perf_counter_ns() - t0)
-        return samples
-    return run
+SyncPair = Callable[[str], None]
+AsyncMake = Callable[[], Tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[None]]]]
 
 
-def async_variant(make: Callable[[], Tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[None]]]]
-                  ) -> Callable[[int, int], List[int]]:
-    """make() builds (pair, close) inside the block's event loop (redis-py's asyncio clients are
-    bound to one); each block warms its connections up before it measures."""
-    def run(n: int, tag: int) -> List[int]:
-        async def go() -> List[int]:
-            pair, close = make()
-            try:
-                for i in range(BLOCK_WARMUP):
-                    await pair(f"bench:{tag}:{i % 16}")
-                samples: List[int] = []
-                for i in range(n):
-                    res = f"bench:{tag}:{i % 16}"
-                    t0 = time.perf_counter_ns()
-                    await pair(res)
-                    samples.append(time.perf_counter_ns() - t0)
-                return samples
-            finally:
-                await close()
-        return asyncio.run(go())
-    return run
-
-
-def liblock_sync(client: liblock.Client, kw: Dict[str, Any]) -> Callable[[int, int], List[int]]:
+def liblock_sync(client: liblock.Client, kw: Dict[str, Any]) -> Tuple[str, Any]:
     def pair(res: str) -> None:
         client.acquire(res, ttl=10.0, **kw).release()
-    return sync_variant(pair)
+    return "sync", pair
 
 
-def liblock_async(client: liblock.Client, kw: Dict[str, Any]) -> Callable[[int, int], List[int]]:
+def liblock_async(client: liblock.Client, kw: Dict[str, Any]) -> Tuple[str, Any]:
     def make() -> Tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[None]]]:
         async def pair(res: str) -> None:
             lock = await client.acquire_async(res, ttl=10.0, **kw)
@@ -117,18 +86,18 @@ def liblock_async(client: liblock.Client, kw: Dict[str, Any]) -> Callable[[int, 
         async def close() -> None:
             pass
         return pair, close
-    return async_variant(make)
+    return "asyncio", make
 
 
-def redispy_sync(rc: RedisCluster, blocking: bool) -> Callable[[int, int], List[int]]:
+def redispy_sync(rc: RedisCluster, blocking: bool) -> Tuple[str, Any]:
     def pair(res: str) -> None:
         lock = rc.lock(res, timeout=10)
         assert lock.acquire() if blocking else lock.acquire(blocking=False)
         lock.release()
-    return sync_variant(pair)
+    return "sync", pair
 
 
-def redispy_async(ports: List[int], blocking: bool) -> Callable[[int, int], List[int]]:
+def redispy_async(ports: List[int], blocking: bool) -> Tuple[str, Any]:
     def make() -> Tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[None]]]:
         from redis.asyncio.cluster import ClusterNode as AsyncClusterNode
         arc = AsyncRedisCluster(startup_nodes=[AsyncClusterNode("127.0.0.1", p) for p in ports])
@@ -141,29 +110,63 @@ def redispy_async(ports: List[int], blocking: bool) -> Callable[[int, int], List
         async def close() -> None:
             await arc.aclose()
         return pair, close
-    return async_variant(make)
+    return "asyncio", make
 
 
-def measure(title: str, variants: Dict[str, Tuple[str, Callable[[int, int], List[int]]]]) -> None:
-    names = list(variants)
-    for k, name in enumerate(names):  # warm up: connections, scripts, slot maps
-        variants[name][1](WARMUP, k)
+def interleaved(names: List[str], run: Callable[[str, str], Any]) -> Dict[str, List[int]]:
+    """The sync variants' samples: N cycles, each running every variant's pair once in a
+    random order (so that the machine's drift hits all alike), after WARMUP cycles."""
+    import random
     samples: Dict[str, List[int]] = {name: [] for name in names}
-    per_block = max(1, N // BLOCKS)
-    for r in range(BLOCKS):
-        for j in range(len(names)):
-            k = (r + j) % len(names)  # rotate who goes first
-            name = names[k]
-            samples[name] += variants[name][1](per_block, k)
+    order = list(names)
+    for i in range(WARMUP + N):
+        random.shuffle(order)
+        res = f"bench:{i % 16}"  # 16 resources, spread over the slots
+        for k, name in enumerate(order):
+            t0 = time.perf_counter_ns()
+            run(name, f"{res}:{k}")
+            if i >= WARMUP:
+                samples[name].append(time.perf_counter_ns() - t0)
+    return samples
+
+
+async def interleaved_async(names: List[str], makes: Dict[str, AsyncMake]) -> Dict[str, List[int]]:
+    """interleaved for the asyncio variants, all on one event loop."""
+    import random
+    made = {name: makes[name]() for name in names}
+    samples: Dict[str, List[int]] = {name: [] for name in names}
+    order = list(names)
+    try:
+        for i in range(WARMUP + N):
+            random.shuffle(order)
+            res = f"bench:{i % 16}"
+            for k, name in enumerate(order):
+                t0 = time.perf_counter_ns()
+                await made[name][0](f"{res}:{k}")
+                if i >= WARMUP:
+                    samples[name].append(time.perf_counter_ns() - t0)
+    finally:
+        for name in names:
+            await made[name][1]()
+    return samples
+
+
+def measure(title: str, variants: Dict[str, Tuple[str, Any]], group: str = "", record_peers: bool = True) -> None:
+    names = list(variants)
+    sync_names = [n for n in names if variants[n][0] == "sync"]
+    async_names = [n for n in names if variants[n][0] == "asyncio"]
+    samples = interleaved(sync_names, lambda name, res: variants[name][1](res))
+    samples.update(asyncio.run(interleaved_async(async_names, {n: variants[n][1] for n in async_names})))
     med = {name: statistics.median(samples[name]) / 1e3 for name in names}
     best = {api: min(med[n] for n in names if variants[n][0] == api and not n.startswith("liblock"))
             for api in ("sync", "asyncio")}
-    print(f"\n{title}: {per_block * BLOCKS} pairs per variant in {BLOCKS} alternating blocks, medians")
+    print(f"\n{title}{group}: {N} pairs per variant, the variants of each API taking turns pair by pair, medians")
     print(f"{'':52}{'µs':>10}{'/ redis-py':>12}")
     for name in names:
         api = variants[name][0]
         print(f"{name:52}{med[name]:10.1f}{med[name] / best[api]:11.2f}x")
-        bench_results.record(title, UNIT, name, med[name])
+        if record_peers or name.startswith("liblock"):
+            bench_results.record(title, UNIT, name, med[name])
 
 
 def part(replicas: int) -> None:
@@ -176,26 +179,37 @@ def part(replicas: int) -> None:
         c = liblock.Client([dep.url], node_timeout=1.0, backend=backend, **kw)
         clients.append(c)
         return c
+
+    def peers(v: Dict[str, Tuple[str, Any]]) -> Dict[str, Tuple[str, Any]]:
+        v["redis-py RedisCluster.lock, defaults"] = redispy_sync(rc, True)
+        v["redis-py RedisCluster.lock, blocking=False"] = redispy_sync(rc, False)
+        v["redis-py asyncio RedisCluster.lock, defaults"] = redispy_async(dep.ports, True)
+        v["redis-py asyncio RedisCluster.lock, blocking=False"] = redispy_async(dep.ports, False)
+        return v
+    title = f"Redis Cluster pair, 3 primaries, {'a replica each' if replicas else 'no replicas'}"
     try:
-        v: Dict[str, Tuple[str, Callable[[int, int], List[int]]]] = {}
+        v: Dict[str, Tuple[str, Any]] = {}
         if replicas == 0:
+            # Each backend beside the peers in a run of its own: the wasm backend's
+            # synchronous API runs its engine on a loop thread of its own, which in the same
+            # process slowed every other synchronous pair (native: 1.36x redis-py beside it,
+            # 1.02-1.05x without it), an artefact no program using one backend sees.
             for backend in ("native", "wasm"):
                 c = client(backend, 0)
-                v[f"liblock {backend} sync, defaults"] = ("sync", liblock_sync(c, {}))
-                v[f"liblock {backend} sync, wait=0"] = ("sync", liblock_sync(c, {"wait": 0}))
-                v[f"liblock {backend} asyncio, defaults"] = ("asyncio", liblock_async(c, {}))
-                v[f"liblock {backend} asyncio, wait=0"] = ("asyncio", liblock_async(c, {"wait": 0}))
+                v = {f"liblock {backend} sync, defaults": liblock_sync(c, {}),
+                     f"liblock {backend} sync, wait=0": liblock_sync(c, {"wait": 0}),
+                     f"liblock {backend} asyncio, defaults": liblock_async(c, {}),
+                     f"liblock {backend} asyncio, wait=0": liblock_async(c, {"wait": 0})}
+                measure(title, peers(v), f" ({backend})", record_peers=backend == "native")
+                c.close()
+            return
         else:
             d, z = client("native", None), client("native", 0)
-            v["liblock native sync, defaults (WAIT 1)"] = ("sync", liblock_sync(d, {}))
-            v["liblock native sync, wait_replicas=0"] = ("sync", liblock_sync(z, {}))
-            v["liblock native asyncio, defaults (WAIT 1)"] = ("asyncio", liblock_async(d, {}))
-            v["liblock native asyncio, wait_replicas=0"] = ("asyncio", liblock_async(z, {}))
-        v["redis-py RedisCluster.lock, defaults"] = ("sync", redispy_sync(rc, True))
-        v["redis-py RedisCluster.lock, blocking=False"] = ("sync", redispy_sync(rc, False))
-        v["redis-py asyncio RedisCluster.lock, defaults"] = ("asyncio", redispy_async(dep.ports, True))
-        v["redis-py asyncio RedisCluster.lock, blocking=False"] = ("asyncio", redispy_async(dep.ports, False))
-        measure(f"Redis Cluster pair, 3 primaries, {'a replica each' if replicas else 'no replicas'}", v)
+            v["liblock native sync, defaults (WAIT 1)"] = liblock_sync(d, {})
+            v["liblock native sync, wait_replicas=0"] = liblock_sync(z, {})
+            v["liblock native asyncio, defaults (WAIT 1)"] = liblock_async(d, {})
+            v["liblock native asyncio, wait_replicas=0"] = liblock_async(z, {})
+        measure(title, peers(v))
     finally:
         for c in clients:
             c.close()
