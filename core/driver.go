@@ -348,10 +348,10 @@ func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) 
 			c.mu.Unlock()
 			return r, got
 		}
-		n, err := dc.nc.Read(buf)
+		n, err := readPolling(dc.nc, buf)
 		c.mu.Lock()
 		mine := c.conns[id] == dc
-		if mine {
+		if mine && (n > 0 || err != nil) {
 			if err != nil {
 				err = dc.cause(err)
 			}

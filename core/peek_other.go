@@ -10,3 +10,6 @@ func canPeek(net.Conn) bool { return false }
 
 // peek is never called where canPeek is false.
 func peek(net.Conn) error { return nil }
+
+// readPolling is nc.Read where the driver has no poll(2) of its own.
+func readPolling(nc net.Conn, buf []byte) (int, error) { return nc.Read(buf) }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // canPeek tells whether peek can look at nc: a plain TCP or unix socket.
@@ -49,4 +51,62 @@ func peek(nc net.Conn) error {
 		return io.EOF
 	}
 	return errPending
+}
+
+// pollSlice bounds each wait of readPolling: a connection closed meanwhile
+// (the engine gave up on the node, the client closes) waits for the wait to
+// end, since closing a net.Conn waits for the reads in progress.
+const pollSlice = 2 // ms
+
+// readPolling reads a plain TCP or unix socket on the calling thread: it
+// waits for bytes in a poll(2) of its own, at most pollSlice, then reads
+// them, where nc.Read would park the goroutine on Go's netpoller. For a
+// caller reading its reply inline (readInline), the netpoller costs a
+// second thread: one M wakes from epoll_wait and then hands the caller's
+// goroutine to the caller's own thread, which a C caller (the blocking C
+// ABI) locks it to; in poll the kernel wakes the caller's thread directly.
+// (0, nil) means nothing came within the slice: look again.
+func readPolling(nc net.Conn, buf []byte) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nc.Read(buf)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	eof := false
+	err = rc.Read(func(fd uintptr) bool {
+		pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, perr := unix.Poll(pfd[:], pollSlice); perr != nil {
+			if !errors.Is(perr, unix.EINTR) {
+				rerr = perr
+			}
+			return true
+		}
+		if pfd[0].Revents == 0 {
+			return true // nothing yet
+		}
+		n, rerr = syscall.Read(int(fd), buf)
+		switch {
+		case errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EINTR):
+			n, rerr = 0, nil
+		case rerr == nil && n == 0:
+			eof = true
+		case n < 0:
+			n = 0
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr != nil:
+		return 0, rerr
+	case eof:
+		return 0, io.EOF
+	}
+	return n, nil
 }
