@@ -7,6 +7,9 @@ package main
 import "C"
 
 import (
+	"runtime"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/liblock/liblock/core/hostabi"
@@ -62,11 +65,34 @@ func lock_engine_step(eng C.uint64_t, in *C.uint8_t, inLen C.size_t, out *C.uint
 	}
 	outb := unsafe.Slice((*byte)(unsafe.Pointer(out)), int(min(outCap, maxOutCap)))
 	w, e := hostabi.Step(h, inb, outb)
+	yieldNow()
 	if e != nil {
 		return -C.int64_t(statusOf(e))
 	}
 	return C.int64_t(w)
 }
+
+// lastYield is when a step last let the scheduler run (yieldNow), as
+// nanotime from time.Now's monotonic clock.
+var lastYield atomic.Int64
+
+// yieldNow calls runtime.Gosched at most every yieldEvery. A host that
+// steps the engine from its own thread (Node's event loop) never lets the
+// Go scheduler run between its calls: the goroutine of the callbacks looks
+// to sysmon like one that has run for more than 10 ms, which it preempts,
+// retaking the P and waking threads, and then polls every 20 µs for a
+// while. A yield now and then keeps the scheduler's tick moving.
+func yieldNow() {
+	now := time.Since(processStart).Nanoseconds()
+	if now-lastYield.Load() >= int64(yieldEvery) {
+		lastYield.Store(now)
+		runtime.Gosched()
+	}
+}
+
+const yieldEvery = 2 * time.Millisecond
+
+var processStart = time.Now()
 
 //export lock_engine_free
 func lock_engine_free(eng C.uint64_t) (status C.int32_t) {
