@@ -268,7 +268,8 @@ def _start_watch(host: Any, n: bytes, poll_ms: int, changed: Callable[[Any], Non
         if box:
             host.watches.pop(box[0], None)
         ended(err)
-    op = int(host._request(P.enc_watch(engine.inbuf, n, poll_ms), done))
+    # not eager: the LEADER actions find the watch by its op, registered below
+    op = int(host._request(P.enc_watch(engine.inbuf, n, poll_ms), done, eager=False))
     box.append(op)
     host.watches[op] = lambda _err, fields: changed(fields)
     return op

@@ -514,9 +514,12 @@ class Host:
         return engine
 
     def _request(self, n: int, done: Done, kind: str = "", resource: Optional[str] = None,
-                 lock: int = 0) -> int:
+                 lock: int = 0, eager: bool = True) -> int:
         """Step a request whose outcome ``done`` receives; its op handle. ``kind``: the
-        operation's span name (acquire, extend, release) when telemetry is on."""
+        operation's span name (acquire, extend, release) when telemetry is on. ``eager``
+        False: the caller keys something by the op handle it is given (an election's
+        watch), so the replies are not read before it returns (_read_now), which could
+        deliver an action for the op before the caller could take it."""
         tel = self.tel if kind else None
         quiet = False
         if tel is not None:
@@ -539,7 +542,7 @@ class Host:
                 tel.quiet_started(op)
             elif tel is not None:
                 tel.started(op)
-            if self._mux and self._eager_left and self.eager:
+            if eager and self._mux and self._eager_left and self.eager:
                 self._read_now()
             return op
         err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")

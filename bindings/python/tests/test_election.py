@@ -198,3 +198,26 @@ def test_bad_input(c1: Cluster) -> None:
             c.campaign("e", "v", bogus=1)  # type: ignore[call-arg]
         assert c.leader("e") is None
     eventually(lambda: c1.all_keys() == [], what="nothing left")
+
+
+def test_observe_first_state_when_the_reply_is_read_at_once(c3: Cluster) -> None:
+    """An asyncio host may read a request's replies before the request's call returns
+    (_host.Host._read_now); a watch's LEADER actions are found by the op that call returns,
+    so a watch must not read early: its first state would arrive before the watch was
+    registered and be dropped, and the iterator would wait forever (it did, in about one
+    observe of six). Forty observes, each bounded."""
+    client = liblock.Client(c3.urls, node_timeout=2, backend=BACKEND)
+
+    async def main() -> None:
+        ld = await client.campaign_async("watch-at-once", "v1")
+        for _ in range(40):
+            async def first() -> Any:
+                async for leader in client.observe("watch-at-once"):
+                    return leader
+            got = await asyncio.wait_for(first(), 5)
+            assert got is not None and got.value == "v1" and got.term == ld.term
+        await ld.resign_async()
+    try:
+        asyncio.run(main())
+    finally:
+        client.close()
