@@ -90,7 +90,19 @@ test('metrics, spans and log records match what was done', async () => {
 
       const busy = [];
       for (const r of ['otel:busy:0', 'otel:busy:1', 'otel:busy:2']) {
-        busy.push(await other.acquire(r, { ttl: 10000 }));
+        const b = await other.acquire(r, { ttl: 10000 });
+        busy.push(b);
+        // On every node before the refused attempt: other's acquire returned at a
+        // quorum, and a SET still on its way to the third node could lose there to
+        // the attempt below, leaving b on two nodes, one of them the node killed
+        // below, and its release then UNAVAILABLE.
+        await eventually(async () => {
+          const got = await Promise.all(nodes.urls.map(async (u) => {
+            const c = new Redis(u);
+            try { return await c.get(b.key); } finally { c.disconnect(); }
+          }));
+          return got.every((t) => t === b.token);
+        }, { what: `${r} on every node` });
         await assert.rejects(client.acquire(r, { ttl: 10000, wait: 0 }), NotAcquiredError);
       }
 

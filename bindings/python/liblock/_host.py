@@ -52,10 +52,6 @@ Done = Callable[[Optional[LockError], Any], None]
 # wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
 Request = Tuple[Any, ...]
 
-# A REPORT action's size (its fields are all of fixed width: generated from the spec), for
-# the REPORTs a quiet telemetry lane skips undecoded (_apply; tests/test_otel_defer.py).
-REPORT_BYTES = P.ACT_SIZE[P.ACT_REPORT]
-
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
 # (an error naming 64 nodes) is under 64 KiB.
@@ -314,8 +310,6 @@ class Host:
         at, end = 0, len(buf)
         decode_action = P.decode_action
         conns = self._conns
-        # a quiet telemetry lane (_otel.Lane: no SDK, no DEBUG) needs some REPORTs not even decoded
-        skip = self.tel.skip if self.tel is not None and self.tel.quiet else None
         while at < end:
             if buf[at] == _ACT_WRITE:
                 # Most actions are WRITEs (one per node and request): read in place, without
@@ -330,9 +324,6 @@ class Host:
                     # engine's output buffer is reused by the next step
                     c.transport.write(bytes(buf[at:at + n]))
                 at += n
-                continue
-            if skip is not None and buf[at] == P.ACT_REPORT and buf[at + 1] in skip:
-                at += REPORT_BYTES
                 continue
             a, at = decode_action(buf, at)
             kind = a[0]

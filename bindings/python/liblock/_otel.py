@@ -56,12 +56,9 @@ SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 LATE_S = 0.02
 LATE_N = 256
 
-# The reports a quiet lane (no SDK recording, the liblock logger below DEBUG) skips: what
-# they feed is unobservable then. ACQUIRE_END, HOLD (a lock's resource) and EXTEND_END,
-# LOST (warnings) are still needed; without the starts, an operation is bound to its
-# request by its first report or its DONE in the request's step, or after it (started).
-_QUIET_SKIP = frozenset((ACQUIRE_START, EXTEND_START, RELEASE_START, NODE, RELEASE_END,
-                         WAIT_START, WAIT_END, HAND_OFF, FENCE))
+# A quiet lane (no SDK recording, the liblock logger below DEBUG) has its engine report
+# the warnings alone (REPORTS 1: LOST, a failed auto-extension's EXTEND_END; Host._check),
+# and keeps its locks' resources for them by their requests' DONE (quiet_started, done).
 
 
 def outcome_name(status: int) -> str:
@@ -290,7 +287,6 @@ class Lane:
         self.metered = False
         self.traced = False
         self.quiet = False  # neither, and no DEBUG log lines
-        self.skip = _QUIET_SKIP  # the REPORTs (by what) a quiet lane's host need not decode
         if tel.on:
             t = tel
             self._acq_rec, self._acq_add = t.acquire_dur.record, t.acquires.add
@@ -487,16 +483,7 @@ class Lane:
             if self.pending is not None and opid:
                 self.ops[opid], self.pending = self.pending, None
             return
-        if self.quiet and what in _QUIET_SKIP:
-            return
         op = self.ops.get(opid) if opid else None
-        if op is None and opid and self.pending is not None and self.quiet:
-            # Its start was skipped: an op not bound yet while a request is being stepped is
-            # that request's (request steps fire no timers; every other op of this lane was
-            # bound when its own request's step ended, in started). Only its resource is
-            # used (a lock's, for the warnings): nothing else of a quiet lane is observable.
-            op, self.pending = self.pending, None
-            self.ops[opid] = op
         resource = op.resource if op is not None else self.locks.get(lock)
         secs = dur_us / 1e6
         m = self.metered
@@ -599,9 +586,7 @@ class Lane:
             return
         op = self.ops.pop(opid, None)
         if op is None:
-            if self.pending is None or not self.quiet:
-                return
-            op, self.pending = self.pending, None  # the request's own DONE, in its step (see report)
+            return
         if lock and err is None and op.kind == "acquire":
             self.locks[lock] = op.resource
         elif op.kind == "release" and op.lock:

@@ -96,17 +96,6 @@ EV_OVERHEAD = {
     EV_REPORTS: 2,
 }
 
-# The whole length of each action whose fields are all of fixed width
-ACT_SIZE = {
-    ACT_CLOSE: 5,
-    ACT_TIMER: 9,
-    ACT_CLOSED: 1,
-    ACT_STARTED: 9,
-    ACT_CANCELED: 2,
-    ACT_AWAITING: 6,
-    ACT_REPORT: 33,
-}
-
 # Status codes: the C ABI's LOCK_* numbers
 STATUS_OK = 0
 STATUS_NOT_ACQUIRED = 1

@@ -244,17 +244,6 @@ def test_an_sdk_set_after_the_client_was_made_is_used_from_then_on(c1: Cluster) 
     assert out.stdout.strip() == "['liblock.acquire', 'liblock.release'] 1", out.stdout + out.stderr
 
 
-def test_the_report_size_a_quiet_host_skips_is_the_decoder_s() -> None:
-    """A quiet lane's host steps over some REPORT actions without decoding them
-    (_host.REPORT_BYTES): the generated decoder must agree on their size."""
-    from liblock import _host, _otel
-    from liblock import _proto as P
-    report = bytes([P.ACT_REPORT, _otel.NODE]) + bytes(_host.REPORT_BYTES - 2)
-    a, end = P.decode_action(report + bytes([P.ACT_CLOSED]), 0)
-    assert a[0] == P.ACT_REPORT and a[1] == _otel.NODE and end == _host.REPORT_BYTES
-    assert P.decode_action(report + bytes([P.ACT_CLOSED]), end)[0] == (P.ACT_CLOSED,)
-
-
 def _count_reports(host: Any, counts: Dict[int, int]) -> None:
     """Spy on a host's engine output: every REPORT action (by what) it is handed."""
     from liblock import _proto_gen as G

@@ -80,12 +80,6 @@ import struct
 	for _, m := range s.Events {
 		head.p("    EV_%s: %d,\n", m.Name, overhead(m))
 	}
-	head.p("}\n\n# The whole length of each action whose fields are all of fixed width\nACT_SIZE = {\n")
-	for _, m := range s.Actions {
-		if n, ok := fixedLen(m); ok {
-			head.p("    ACT_%s: %d,\n", m.Name, n)
-		}
-	}
 	head.p("}\n\n# Status codes: the C ABI's LOCK_* numbers\n")
 	for _, st := range s.Statuses {
 		head.p("STATUS_%s = %d\n", st.Name, st.Status)
