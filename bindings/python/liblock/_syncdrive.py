@@ -43,6 +43,7 @@ loops other than the one made here keep the old way.
 
 from __future__ import annotations
 
+import heapq
 import importlib
 import os
 import select
@@ -312,12 +313,21 @@ class CallerDrive:
 
     def _other_due(self, host: "Host") -> bool:
         """A loop timer other than the engine's is due: the loop thread must run it."""
-        sched = self.loop._scheduled
-        if not sched:
-            return False
-        now = self.loop.time()
-        t = host._timer
-        return any(h is not t and not h.cancelled() and h.when() <= now for h in sched)
+        sched = self._clean()
+        return bool(sched) and sched[0] is not host._timer and sched[0].when() <= self.loop.time()
+
+    def _clean(self) -> Any:
+        """The loop's timers without the cancelled ones at the head, as the loop's own turn
+        drops them (under ``mu``, so the loop thread is not looking): the head is then the
+        earliest live timer. Each request of the engine replaces its timer, and the loop
+        thread, asleep, would not drop the old ones: they would pile up."""
+        loop = self.loop
+        sched = loop._scheduled
+        while sched and sched[0].cancelled():
+            loop._timer_cancelled_count -= 1
+            h = heapq.heappop(sched)
+            h._scheduled = False
+        return sched
 
     def _leave(self, host: "Host") -> None:
         """Watch the connections again and let go of ``mu``; wake the loop thread when
@@ -327,9 +337,9 @@ class CallerDrive:
             self.sel.resume(fd)
         loop = self.loop
         wake = bool(loop._ready)
-        if not wake and self.sel.sleeping and loop._scheduled:
-            until = self.sel.sleep_until - _EARLY
-            wake = any(not h.cancelled() and h.when() < until for h in loop._scheduled)
+        if not wake and self.sel.sleeping:
+            sched = self._clean()
+            wake = bool(sched) and sched[0].when() < self.sel.sleep_until - _EARLY
         self.driver = None
         self.mu.release()
         if wake:
