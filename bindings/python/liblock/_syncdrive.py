@@ -51,7 +51,7 @@ import selectors
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from ._host import Done, Host, LoopThread
@@ -89,6 +89,7 @@ class DriveSelector(selectors.EpollSelector):
         self.mu = mu
         self.sleeping = False
         self.sleep_until = 0.0
+        self._keys: Dict[int, Any] = getattr(self, "_fd_to_key")  # the registrations (get_key's, unchecked)
 
     def select(self, timeout: Optional[float] = None) -> List[Tuple[selectors.SelectorKey, int]]:
         self.sleep_until = float("inf") if timeout is None else time.monotonic() + max(timeout, 0.0)
@@ -100,20 +101,23 @@ class DriveSelector(selectors.EpollSelector):
             self.sleeping = False
             self.mu.acquire()
 
-    def pause(self, fd: int) -> bool:
+    def pause(self, fd: int) -> int:
+        """Stop watching ``fd``; the events it was watched for (0: not watched)."""
+        key = self._keys.get(fd)
+        if key is None:
+            return 0
         try:
             self._selector.modify(fd, 0)  # type: ignore[attr-defined]
-            return True
         except (OSError, ValueError):
-            return False
-
-    def resume(self, fd: int) -> None:
-        try:
-            key = self.get_key(fd)
-        except (KeyError, ValueError, RuntimeError):
-            return  # no longer watched (the host was freed meanwhile)
-        events = (select.EPOLLIN if key.events & selectors.EVENT_READ else 0) | \
+            return 0
+        return (select.EPOLLIN if key.events & selectors.EVENT_READ else 0) | \
             (select.EPOLLOUT if key.events & selectors.EVENT_WRITE else 0)
+
+    def resume(self, fd: int, events: int) -> None:
+        """Watch ``fd`` again for ``events`` (what pause returned), unless it was
+        unregistered meanwhile (the host freed)."""
+        if self._keys.get(fd) is None:
+            return
         try:
             self._selector.modify(fd, events)  # type: ignore[attr-defined]
         except (OSError, ValueError):
@@ -140,6 +144,12 @@ class _Sigint:
             raise _Interrupted
 
 
+def _closed_gate() -> "threading.Lock":
+    g = threading.Lock()
+    g.acquire()
+    return g
+
+
 # what a drive ended with
 _DONE, _HANDOFF, _NOT_STARTED = 0, 1, 2
 
@@ -156,7 +166,8 @@ class CallerDrive:
         self._wait_ep: Any = None  # the caller's epoll: the host's epoll set and the loop's self-pipe
         self._wait_mux: Any = None
         self._ssock_fd = self.loop._ssock.fileno()
-        self._paused: Optional[int] = None  # the descriptor the loop's selector does not watch now
+        # (descriptor, events) the loop's selector does not watch now
+        self._paused: Optional[Tuple[int, int]] = None
 
     # ------------------------------------------------------------ the operation
 
@@ -168,8 +179,9 @@ class CallerDrive:
 
         box: List[Tuple[Optional[BaseException], Any]] = []
         state: List[Any] = [None, False]  # the op handle, abandoned
-        gate = threading.Lock()
-        gate.acquire()
+        # the lock the caller sleeps on once the operation is not its own to run; made only
+        # then, and while nothing else can run the host (no done() in between)
+        gate: List[Any] = [None]
 
         def done(err: Optional[BaseException], result: Any) -> None:
             if state[1]:
@@ -177,7 +189,8 @@ class CallerDrive:
                     give_up(None, result)
                 return
             box.append((err, result))
-            gate.release()
+            if gate[0] is not None:
+                gate[0].release()
 
         def begin() -> None:
             try:
@@ -205,11 +218,15 @@ class CallerDrive:
                     sig = None
             try:
                 how = self._drive(host, begin, box, sig)
+                if not box:
+                    gate[0] = _closed_gate()  # under mu
             finally:
                 self._leave(host)
                 if sig is not None:
                     _sig.signal(_SIGINT, sig.prev)
         if how == _NOT_STARTED:
+            if gate[0] is None:
+                gate[0] = _closed_gate()
             if host.tel is not None and host.tel.wants_context():
                 submit(host, _in_context(begin))
             else:
@@ -219,7 +236,8 @@ class CallerDrive:
                 # the previous handler, now that no host code is half-way: a raise
                 # (KeyboardInterrupt) abandons the operation, even one done meanwhile
                 sig.prev(*sig.pending)
-            gate.acquire()  # at once when the operation is done
+            if not box:
+                gate[0].acquire()
         except BaseException:
             try:
                 submit(host, abandon)
@@ -254,9 +272,10 @@ class CallerDrive:
         except ValueError:  # closed
             return _NOT_STARTED
         ep = self._waiter(mux)
-        if not self.sel.pause(fd):
+        watched = self.sel.pause(fd)
+        if not watched:
             return _NOT_STARTED
-        self._paused = fd
+        self._paused = (fd, watched)
         saved_eager = host.eager
         host.eager = False  # the caller reads right after the writes anyway (and _read_now queues a callback)
         try:
@@ -332,9 +351,9 @@ class CallerDrive:
     def _leave(self, host: "Host") -> None:
         """Watch the connections again and let go of ``mu``; wake the loop thread when
         it has callbacks queued or must wake earlier than it planned."""
-        fd, self._paused = self._paused, None
-        if fd is not None:
-            self.sel.resume(fd)
+        paused, self._paused = self._paused, None
+        if paused is not None:
+            self.sel.resume(*paused)
         loop = self.loop
         wake = bool(loop._ready)
         if not wake and self.sel.sleeping:
