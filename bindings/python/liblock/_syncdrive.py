@@ -25,8 +25,11 @@ loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of it
   way does (it then waits on its lock), when the loop is needed: a connection being opened
   (asyncio tasks), a TLS connection (asyncio transports), another thread's submitted
   callback (the loop's self-pipe becomes readable with callbacks queued), any other timer
-  due. An operation is only ever stepped under ``mu``, by one thread; which one does not
-  matter to the engine, which decides everything.
+  due, or the client observes a leader (``observe`` with a callback: the callback is the
+  user's, called from the step that reads a change, and runs on the loop thread). An
+  operation is only ever stepped under ``mu``, by one thread; which one does not matter
+  to the engine, which decides everything. The callbacks the host queues for later
+  (``on_lost``) go to the loop (``call_soon``), never run on the caller's thread.
 - **Ctrl-C.** On the main thread a ``KeyboardInterrupt`` in the middle of the host's code
   would leave it half-way through a step. While the caller drives, SIGINT's Python-level
   handler is one that records the signal, and raises only while the caller sleeps in
@@ -265,8 +268,11 @@ class CallerDrive:
                sig: Optional[_Sigint]) -> int:
         loop = self.loop
         mux = host._mux
-        if not mux or loop._ready or host._connecting or len(host._conns) != len(mux.conns):
-            return _NOT_STARTED  # the loop has work first, or a connection is not the mux's
+        if not mux or loop._ready or host._connecting or host.watches or len(host._conns) != len(mux.conns):
+            # the loop has work first, or a connection is not the mux's, or an observe()
+            # callback (a user's, called from the step that reads its change) must run on
+            # the loop thread, never inside another caller's call
+            return _NOT_STARTED
         try:
             fd = mux.ep.fileno()
         except ValueError:  # closed
@@ -286,7 +292,7 @@ class CallerDrive:
                 return _NOT_STARTED
             begin()
             while not box:
-                if loop._ready or host._connecting or host.engine is None or host._mux is not mux:
+                if loop._ready or host._connecting or host.watches or host.engine is None or host._mux is not mux:
                     return _HANDOFF
                 if sig is not None and sig.pending:
                     return _HANDOFF

@@ -197,3 +197,44 @@ def test_negative_control_ctrl_c_not_deferred_leaves_the_lock_behind(c1: Cluster
     of the lock, and its key stays (the check above catches that)."""
     assert _ctrl_c(c1, negative=True) == ["interrupted", "still_held"]
     assert "cc" in c1.all_keys()
+
+
+def test_an_observe_callback_runs_on_the_loop_thread_while_the_caller_waits(
+        c1: Cluster, host_client: Any) -> None:
+    """While a client observes a leader with a callback, that user code runs on liblock's
+    loop thread (as documented), never inside one of the caller's own calls: here the
+    leader changes while the caller's acquire waits for a busy lock (a driving caller
+    would read the change itself; with an observation its calls go to the loop thread)."""
+    threads: List[str] = []
+    seen: List[Any] = []
+
+    def changed(leader: Any) -> None:
+        threads.append(threading.current_thread().name)
+        seen.append(leader)
+
+    host_client.acquire("warm", ttl=5).release()
+    obs = host_client.observe("svc", changed, poll=0.1)
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as other:
+        held = other.acquire("busy", ttl=30)
+        errors: List[BaseException] = []
+
+        def leaders() -> None:
+            try:
+                eventually(lambda: c1.waiting("busy"), what="the caller waits")
+                for i in range(3):
+                    with other.campaign("svc", f"v{i}", ttl=2.0):
+                        eventually(lambda: any(x is not None and x.value == f"v{i}" for x in seen),
+                                   what=f"leader v{i} observed")
+                held.release()
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                errors.append(e)
+                held.release()
+        t = threading.Thread(target=leaders)
+        t.start()
+        try:
+            host_client.acquire("busy", ttl=5, wait=30).release()
+        finally:
+            t.join(30)
+            obs.close()
+    assert not errors, errors
+    assert threads and all(t.endswith("-driver") for t in threads), threads
