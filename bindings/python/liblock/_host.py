@@ -968,7 +968,10 @@ class LoopThread:
             asyncio.set_event_loop(self.loop)
             self.host = Host(self._engine, self.loop, tls=self._tls)
             if self._selector is not None:
-                self.host.direct = _syncdrive.CallerDrive(self, self._selector)
+                try:
+                    self.host.direct = _syncdrive.CallerDrive(self, self._selector)
+                except AttributeError:  # a loop without CPython's internals: every call handed over
+                    self.host.direct = None
             self._ready.set()
             try:
                 self.loop.run_forever()

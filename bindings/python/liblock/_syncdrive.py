@@ -77,11 +77,21 @@ _SIGINT = int(_sig.SIGINT)
 
 
 def enabled() -> bool:
-    """Whether new loop threads let synchronous callers drive (LIBLOCK_SYNC_DRIVE)."""
-    return os.environ.get("LIBLOCK_SYNC_DRIVE", "caller") != "loop" and hasattr(select, "epoll")
+    """Whether new loop threads let synchronous callers drive (LIBLOCK_SYNC_DRIVE): on by
+    default where there is epoll (Linux) and CPython's selector event loop, whose queues
+    (``_ready``, ``_scheduled``) and self-pipe (``_ssock``) the drive looks at."""
+    if os.environ.get("LIBLOCK_SYNC_DRIVE", "caller") == "loop" or not hasattr(selectors, "EpollSelector"):
+        return False
+    import asyncio
+    return all(hasattr(asyncio.BaseEventLoop, a) for a in ("_write_to_self", "_timer_handle_cancelled")) \
+        and hasattr(asyncio.SelectorEventLoop, "_read_from_self")
 
 
-class DriveSelector(selectors.EpollSelector):
+# (EpollSelector exists only where epoll does; elsewhere enabled() is False and the class unused)
+_EpollBase: Any = getattr(selectors, "EpollSelector", selectors.DefaultSelector)
+
+
+class DriveSelector(_EpollBase):  # type: ignore[misc]
     """The loop thread's selector: the thread holds ``mu`` except while it sleeps here.
     It records until when it sleeps, so that a driving caller knows whether an engine
     timer it set needs the thread woken; ``pause``/``resume`` stop and restart watching
@@ -99,7 +109,8 @@ class DriveSelector(selectors.EpollSelector):
         self.sleeping = True
         self.mu.release()
         try:
-            return super().select(timeout)
+            got: List[Tuple[selectors.SelectorKey, int]] = super().select(timeout)
+            return got
         finally:
             self.sleeping = False
             self.mu.acquire()
@@ -110,7 +121,7 @@ class DriveSelector(selectors.EpollSelector):
         if key is None:
             return 0
         try:
-            self._selector.modify(fd, 0)  # type: ignore[attr-defined]
+            self._selector.modify(fd, 0)
         except (OSError, ValueError):
             return 0
         return (select.EPOLLIN if key.events & selectors.EVENT_READ else 0) | \
@@ -122,7 +133,7 @@ class DriveSelector(selectors.EpollSelector):
         if self._keys.get(fd) is None:
             return
         try:
-            self._selector.modify(fd, events)  # type: ignore[attr-defined]
+            self._selector.modify(fd, events)
         except (OSError, ValueError):
             pass
 
