@@ -11,8 +11,9 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
 - asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
 - synchronous: one :class:`Host` on a private event loop in one daemon thread per
   client (:class:`LoopThread`, started by the first synchronous call), which also runs
-  auto-extension and loss while the caller's code runs; a synchronous call hands its
-  operation to that loop and waits (interruptibly) for the completion.
+  auto-extension and loss while the caller's code runs; a synchronous call runs its
+  operation on its own thread while that loop sleeps (``_syncdrive.py``), else hands it to
+  the loop and waits (interruptibly) for the completion.
 
 Sockets: plain TCP and unix connections are in one epoll set per host (``_epoll.Mux``,
 Linux), read by one loop callback and, right after a request's writes, by the request
