@@ -170,13 +170,11 @@ class Instance:
         self._memory_data = getattr(ffi, "_wasmtime_memory_data", ffi.wasmtime_memory_data)
         self._memory_size = getattr(ffi, "_wasmtime_memory_data_size", ffi.wasmtime_memory_data_size)
         self._raw = (ffi.wasmtime_val_raw_t * 8)()
-        # The same entry point for WasmEngine.step, without argtypes (its arguments go as
-        # they are) and through a PyDLL handle of the same library: the call keeps the GIL.
-        # A step is a few µs of wasm that never blocks (the module imports only WASI's clock
-        # and random_get, and stderr for a runtime fatal error); dropping the GIL around it
-        # and taking it back cost 0.09-0.1x of a synchronous wasm pair on one node
-        # (alternating with the GIL released: 1.23-1.26x native against 1.34-1.37x).
-        fast = ctypes.PyDLL(self._ffi_dll()._name).wasmtime_func_call_unchecked
+        # The same entry point for WasmEngine.step, without argtypes: its arguments go as
+        # they are. (It drops the GIL around the call, as every ctypes call does: keeping it
+        # through a PyDLL handle measured the same, alternating, and a step that blocked —
+        # a Go fatal error writing to a full stderr pipe — would then hold every thread.)
+        fast = type(self._call_unchecked)(("wasmtime_func_call_unchecked", self._ffi_dll()))
         fast.restype = ctypes.c_void_p
         self._fast_call = fast
         self._eight = ctypes.c_size_t(8)
@@ -294,9 +292,9 @@ class WasmEngine:
 
     ``step`` calls ``lock_engine_step`` through a ctypes prototype without ``argtypes``
     over a private argument array (the engine's handle, buffers and capacity written
-    once; per call only the handle, which the result overwrites, and the event's length),
-    keeping the GIL (``Instance._fast_call``). With the in-place buffers a LOCK_INFO step
-    went from 5.55 to 2.0 µs (native: 1.2 µs)."""
+    once; per call only the handle, which the result overwrites, and the event's length:
+    ``Instance._fast_call``). With the in-place buffers a LOCK_INFO step went from 5.55 to
+    2.0 µs (native: 1.2 µs)."""
 
     in_cap = IN_CAP
     out_cap = OUT_CAP
