@@ -164,6 +164,9 @@ def _closed_gate() -> "threading.Lock":
     return g
 
 
+_MAIN_SIG = _Sigint()
+
+
 # what a drive ended with
 _DONE, _HANDOFF, _NOT_STARTED = 0, 1, 2
 
@@ -179,6 +182,7 @@ class CallerDrive:
         self.driver: Optional[int] = None  # the thread driving now (under mu), if a caller
         self._wait_ep: Any = None  # the caller's epoll: the host's epoll set and the loop's self-pipe
         self._wait_mux: Any = None
+        self._mux_fd = -1
         self._ssock_fd = self.loop._ssock.fileno()
         # (descriptor, events) the loop's selector does not watch now
         self._paused: Optional[Tuple[int, int]] = None
@@ -219,9 +223,14 @@ class CallerDrive:
 
         how = _NOT_STARTED
         sig: Optional[_Sigint] = None
-        if host.tel is None and host._mux and self._try_enter():
-            if threading.get_ident() == _MAIN:
-                sig = _Sigint()
+        if host.tel is None and host._mux and self.driver is None and self.mu.acquire(True, _MU_WAIT):
+            # (else another caller drives: this operation goes the old way, and that caller
+            # hands over when it sees the loop's self-pipe)
+            me = threading.get_ident()
+            self.driver = me
+            if me == _MAIN:
+                sig = _MAIN_SIG  # (one drive at a time on the main thread)
+                sig.pending = None
                 try:
                     sig.prev = _sig.signal(_SIGINT, sig)
                 except (ValueError, OSError):  # not the main interpreter's main thread after all
@@ -265,16 +274,6 @@ class CallerDrive:
 
     # ------------------------------------------------------------ driving (under mu)
 
-    def _try_enter(self) -> bool:
-        """Take ``mu`` unless another caller drives (then the operation goes the old way,
-        and that caller hands over when it sees the loop's self-pipe)."""
-        if self.driver is not None:
-            return False
-        if not self.mu.acquire(timeout=_MU_WAIT):
-            return False
-        self.driver = threading.get_ident()
-        return True
-
     def _drive(self, host: "Host", begin: Callable[[], None], box: List[Any],
                sig: Optional[_Sigint]) -> int:
         loop = self.loop
@@ -284,11 +283,9 @@ class CallerDrive:
             # callback (a user's, called from the step that reads its change) must run on
             # the loop thread, never inside another caller's call
             return _NOT_STARTED
-        try:
-            fd = mux.ep.fileno()
-        except ValueError:  # closed
+        if self._wait_mux is not mux and not self._waiter(mux):
             return _NOT_STARTED
-        ep = self._waiter(mux)
+        ep, fd = self._wait_ep, self._mux_fd
         watched = self.sel.pause(fd)
         if not watched:
             return _NOT_STARTED
@@ -384,15 +381,20 @@ class CallerDrive:
             except Exception:  # noqa: BLE001 - the loop is closed
                 pass
 
-    def _waiter(self, mux: Any) -> Any:
-        if self._wait_mux is not mux:
-            if self._wait_ep is not None:
-                self._wait_ep.close()
-            ep = select.epoll()
-            ep.register(mux.ep.fileno(), select.EPOLLIN)
-            ep.register(self._ssock_fd, select.EPOLLIN)
-            self._wait_ep, self._wait_mux = ep, mux
-        return self._wait_ep
+    def _waiter(self, mux: Any) -> bool:
+        """The caller's epoll for ``mux`` (made once per epoll set): False when the set is
+        closed."""
+        try:
+            fd = mux.ep.fileno()
+        except ValueError:  # closed
+            return False
+        if self._wait_ep is not None:
+            self._wait_ep.close()
+        ep = select.epoll()
+        ep.register(fd, select.EPOLLIN)
+        ep.register(self._ssock_fd, select.EPOLLIN)
+        self._wait_ep, self._wait_mux, self._mux_fd = ep, mux, fd
+        return True
 
     def _drain(self) -> None:
         try:
