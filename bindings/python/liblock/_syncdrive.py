@@ -21,6 +21,8 @@ loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of it
   arrived meanwhile wakes the loop at once). The loop thread is woken (its self-pipe)
   only when the caller left it work: callbacks queued (a loss's ``on_lost``, a failed
   write's cleanup) or an engine timer earlier than the loop thread planned to wake.
+  (Without the pause, the loop thread woke at every reply to wait for ``mu``: a sync wasm
+  pair on one node at 1.62x native against 1.34-1.37x with it, alternating.)
 - **Handing over.** The caller gives the operation to the loop thread, exactly as the old
   way does (it then waits on its lock), when the loop is needed: a connection being opened
   (asyncio tasks), a TLS connection (asyncio transports), another thread's submitted
