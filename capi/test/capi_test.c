@@ -1804,7 +1804,10 @@ static void test_queue(void) {
 	CHECK(one[1].user_data == NULL && one[1].status == LOCK_OK && one[1].err == NULL, "second completion");
 	lock_string_free(one[0].err);
 
-	/* Real operations: N acquires, every completion exactly once. */
+	/* Real operations: N acquires, every completion exactly once. Their ttl
+	 * outlasts the whole test on a slow machine: under valgrind, 100
+	 * acquires, the drain and the check below once took 10 s, so that every
+	 * 10 s lock had expired before its release (0 of 100 released). */
 	enum { N = 100 };
 	uint64_t c = new_client("queue:");
 	char *err = NULL;
@@ -1815,7 +1818,7 @@ static void test_queue(void) {
 	for (int i = 0; i < N; i++) {
 		char res[32];
 		snprintf(res, sizeof res, "r%d", i);
-		if (CHECK_ST(lock_acquire_async(c, res, 10000, NULL, lock_queue_callback, &marks[i], NULL, &err), LOCK_OK, &err))
+		if (CHECK_ST(lock_acquire_async(c, res, 60000, NULL, lock_queue_callback, &marks[i], NULL, &err), LOCK_OK, &err))
 			accepted++;
 	}
 	int n = drain_until(got, accepted, 2 * N, (int)bound_ms() * 4);
