@@ -151,10 +151,12 @@ class Mux:
 
     def _read_ready(self) -> None:
         conns = self.conns
+        host = self.host
         try:
             events = self.ep.poll(0)
         except OSError:  # closed under us (the host was freed from another thread)
             return
+        settled = host.settled
         for fd, mask in events:
             c = conns.get(fd)
             if c is None:  # closed by an earlier one of these events' steps
@@ -163,6 +165,15 @@ class Mux:
                 c._flush()
             if mask & (_IN | _ERRS) and not c.closed:
                 c._read()
+                if host.settled != settled and host.done_first:
+                    # An operation was settled (its quorum's reply): its continuation
+                    # (queued by call_soon) goes first, and the other ready connections
+                    # (the late replies of the nodes outside the quorum) wait for the
+                    # loop's next turn: the set is level-triggered, so the loop sees
+                    # them still readable then (after the continuation's handle, queued
+                    # before), or the next request's early read (Host._read_now) takes
+                    # them right after its own writes have gone out.
+                    return
 
     async def connect(self, cid: int, network: str, addr: str) -> MuxConn:
         """Open a plain connection to ``addr`` (``host:port``, or a unix socket's path) as
