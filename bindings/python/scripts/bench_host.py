@@ -10,8 +10,11 @@ they reach the nodes. Asserts nothing; prints per round the median µs and the C
   eager       the epoll set, and each request reads the replies already there right
               after its writes (Host._read_now); a read goes on through every ready
               connection after one settled an operation: host.done_first = False
-  done-first  the default: as eager, but a read stops at the reply that settled an
-              operation, whose continuation then runs before the late replies are read
+  done-first  as eager, but a read stops at the reply that settled an operation,
+              whose continuation then runs before the late replies are read; each
+              request reads the set once: host.eager_polls = 1
+  pollsN      the default with N (the default 3): as done-first, and a request reads
+              the set up to N times while it is pending: host.eager_polls = N
 
 Run under build/redisnodes (5 URLs), with PYTHONPATH=bindings/python:
   build/redisnodes -n 5 -- build/venv-python/bin/python bindings/python/scripts/bench_host.py
@@ -38,7 +41,7 @@ NODES = int(os.environ.get("BENCH_NODES", "5"))
 BACKEND = os.environ.get("BENCH_BACKEND", "native")
 SYNC = os.environ.get("BENCH_SYNC") == "1"
 WARMUP = 100
-NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first").split(","))
+NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first,polls3").split(","))
 
 
 def _set_up(name: str, host: Any) -> None:
@@ -50,6 +53,11 @@ def _set_up(name: str, host: Any) -> None:
         host.done_first = False
     elif name == "eager":
         host.done_first = False
+        host.eager_polls = 1
+    elif name == "done-first":
+        host.eager_polls = 1
+    elif name.startswith("polls"):
+        host.eager_polls = int(name[5:])
 
 
 def _report(rounds: List[Dict[str, List[List[int]]]]) -> None:
