@@ -53,10 +53,11 @@ class MuxConn:
         self._pending: Optional[bytearray] = None  # what the kernel did not take yet
         self.closed = False
 
-    def write(self, data: bytes) -> None:
-        """Send ``data`` now; what the socket does not take is kept and sent when it
-        becomes writable (in order). An error ends the connection on the next loop turn
-        (as a transport's write does: never inside the caller's step)."""
+    def write(self, data: Any) -> None:
+        """Send ``data`` (bytes, or a view of the engine's output buffer) now; a copy of
+        what the socket does not take is kept and sent when it becomes writable (in
+        order). An error ends the connection on the next loop turn (as a transport's write
+        does: never inside the caller's step)."""
         if self.closed:
             return
         if self._pending is not None:
@@ -72,6 +73,10 @@ class MuxConn:
         if n < len(data):
             self._pending = bytearray(data[n:])
             self.mux.watch(self, _IN | _OUT)
+
+    # the host's WRITE path (_host.Host._apply) hands the view itself: nothing is copied
+    # unless the socket keeps some of it
+    write_view = write
 
     def _flush(self) -> None:
         pending = self._pending

@@ -199,6 +199,12 @@ class _Conn(asyncio.BufferedProtocol):
         self.transport = transport  # type: ignore[assignment]
         self.host._opened(self)
 
+    def write_view(self, data: Any) -> None:
+        """Write a WRITE action's data (a view of the engine's output buffer): a copy, as
+        the transport may keep what it cannot send now."""
+        if self.transport is not None:
+            self.transport.write(bytes(data))
+
     def get_buffer(self, sizehint: int) -> Any:
         # The engine's input buffer past RECEIVED's head (so that a read fits one event);
         # the transport fills it and calls buffer_updated before anything else runs.
@@ -337,10 +343,11 @@ class Host:
                 if at + n > end:
                     raise P.ProtocolError(f"data of {n} bytes past the end of the actions")
                 c = conns.get(conn)
-                if c is not None and c.transport is not None:
-                    # a copy: the transport may keep what it cannot send now, and the
-                    # engine's output buffer is reused by the next step
-                    c.transport.write(bytes(buf[at:at + n]))
+                if c is not None:
+                    # a view of the engine's output buffer, which the next step reuses:
+                    # an epoll connection sends it now and copies only what the socket
+                    # did not take; a transport's write gets a copy (_Conn.write_view)
+                    c.write_view(buf[at:at + n])
                 at += n
                 continue
             a, at = decode_action(buf, at)
