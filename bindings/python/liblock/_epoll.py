@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from ._proto import EV_RECEIVED
 
 if TYPE_CHECKING:
     from ._host import Host
@@ -35,6 +38,12 @@ _OUT = getattr(select, "EPOLLOUT", 4)
 _ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
 # a send that would block, or was interrupted: try again when writable
 _RETRY = (BlockingIOError, InterruptedError)
+# RECEIVED's head (u8 kind, u32 conn, u32 length of data), written in front of what a read
+# put in the engine's input buffer (the host's _recv_view starts after it); _host checks
+# this layout against the generated codec at import (_host._recv_head)
+RECV_HEAD = struct.Struct("<BII")
+_pack_head = RECV_HEAD.pack_into
+_RECV_AT = RECV_HEAD.size
 
 
 class MuxConn:
@@ -110,7 +119,12 @@ class MuxConn:
         if not n:  # the node closed its side (CLIENT KILL, a restart)
             self._fail(None)
             return
-        host._received_into(self.cid, n)
+        # the head in front of what was read, then one step (per reply: no call between)
+        engine = host.engine
+        if engine is None or host._conns.get(self.cid) is not self:
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _pack_head(engine.inbuf, 0, EV_RECEIVED, self.cid, n)
+        host._step(_RECV_AT + n)
 
     def _fail(self, exc: Optional[Exception]) -> None:
         """The connection ended (EOF, or ``exc``): close it, then tell the host."""
@@ -139,46 +153,42 @@ class Mux:
         self.loop = host.loop
         self.reading = False  # in _ready (a request stepped from a completion does not poll)
 
-    def poll(self) -> None:
-        """Read what is there already, right after a request's writes (not within a read)."""
-        if not self.reading:
-            self._ready()
-
     def _ready(self) -> None:
-        """The loop saw the set readable: every connection ready now, each read once."""
+        """The loop saw the set readable (or a request, right after its writes, reads what
+        is there already: ``poll``): every connection ready now, each read once; nothing
+        when called within a read (a request stepped from a completion)."""
         if self.reading:
             return
         self.reading = True
         try:
-            self._read_ready()
+            conns = self.conns
+            host = self.host
+            try:
+                events = self.ep.poll(0)
+            except (OSError, ValueError):  # closed under us (the host was freed from another thread)
+                return
+            settled = host.settled
+            for fd, mask in events:
+                c = conns.get(fd)
+                if c is None:  # closed by an earlier one of these events' steps
+                    continue
+                if mask & _OUT:
+                    c._flush()
+                if mask & (_IN | _ERRS) and not c.closed:
+                    c._read()
+                    if host.settled != settled and host.done_first:
+                        # An operation was settled (its quorum's reply): its continuation
+                        # (queued by call_soon) goes first, and the other ready connections
+                        # (the late replies of the nodes outside the quorum) wait for the
+                        # loop's next turn: the set is level-triggered, so the loop sees
+                        # them still readable then (after the continuation's handle, queued
+                        # before), or the next request's early read (Host._read_now) takes
+                        # them right after its own writes have gone out.
+                        return
         finally:
             self.reading = False
 
-    def _read_ready(self) -> None:
-        conns = self.conns
-        host = self.host
-        try:
-            events = self.ep.poll(0)
-        except OSError:  # closed under us (the host was freed from another thread)
-            return
-        settled = host.settled
-        for fd, mask in events:
-            c = conns.get(fd)
-            if c is None:  # closed by an earlier one of these events' steps
-                continue
-            if mask & _OUT:
-                c._flush()
-            if mask & (_IN | _ERRS) and not c.closed:
-                c._read()
-                if host.settled != settled and host.done_first:
-                    # An operation was settled (its quorum's reply): its continuation
-                    # (queued by call_soon) goes first, and the other ready connections
-                    # (the late replies of the nodes outside the quorum) wait for the
-                    # loop's next turn: the set is level-triggered, so the loop sees
-                    # them still readable then (after the continuation's handle, queued
-                    # before), or the next request's early read (Host._read_now) takes
-                    # them right after its own writes have gone out.
-                    return
+    poll = _ready
 
     async def connect(self, cid: int, network: str, addr: str) -> MuxConn:
         """Open a plain connection to ``addr`` (``host:port``, or a unix socket's path) as

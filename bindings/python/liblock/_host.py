@@ -90,7 +90,7 @@ _write_head()
 # RECEIVED's head (u8 kind, u32 conn, u32 length of data): _Conn receives straight into
 # the engine's input buffer after it (recv_into; no bytes object per read) and writes the
 # head in front; _recv_head checks it against the generated codec at import.
-_RECV_HEAD = struct.Struct("<BII")
+_RECV_HEAD = _epoll.RECV_HEAD  # (the epoll connections' reads write it too)
 _RECV_AT = P.RECEIVED_OVERHEAD
 
 
@@ -492,15 +492,6 @@ class Host:
             return
         self._conns[c.cid] = c
         self._step(P.opened(self.engine.inbuf, c.cid))
-
-    def _received_into(self, cid: int, nbytes: int) -> None:
-        """``nbytes`` were read from connection ``cid`` into the engine's input buffer past
-        RECEIVED's head (``_recv_view``): write the head and step."""
-        engine = self.engine
-        if engine is None or cid not in self._conns:
-            return  # closed by the engine meanwhile: what the node still sent is dropped
-        _RECV_HEAD.pack_into(engine.inbuf, 0, P.EV_RECEIVED, cid, nbytes)
-        self._step(_RECV_AT + nbytes)
 
     def _lost_conn(self, c: Any, exc: Optional[Exception]) -> None:
         if self._conns.get(c.cid) is not c:
