@@ -153,12 +153,13 @@ class Mux:
         self.loop = host.loop
         self.reading = False  # in _ready (a request stepped from a completion does not poll)
 
-    def _ready(self) -> None:
+    def _ready(self) -> int:
         """The loop saw the set readable (or a request, right after its writes, reads what
         is there already: ``poll``): every connection ready now, each read once; nothing
-        when called within a read (a request stepped from a completion)."""
+        when called within a read (a request stepped from a completion). How many were
+        ready."""
         if self.reading:
-            return
+            return 0
         self.reading = True
         try:
             conns = self.conns
@@ -166,7 +167,7 @@ class Mux:
             try:
                 events = self.ep.poll(0)
             except (OSError, ValueError):  # closed under us (the host was freed from another thread)
-                return
+                return 0
             settled = host.settled
             for fd, mask in events:
                 c = conns.get(fd)
@@ -184,7 +185,8 @@ class Mux:
                         # them still readable then (after the continuation's handle, queued
                         # before), or the next request's early read (Host._read_now) takes
                         # them right after its own writes have gone out.
-                        return
+                        break
+            return len(events)
         finally:
             self.reading = False
 

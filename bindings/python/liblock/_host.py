@@ -60,12 +60,12 @@ _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_co
 # Requests that may read their replies at once (Host._read_now) between two loop turns.
 _EAGER_RUN = 16
 # How many times such a request reads the epoll set (one epoll_wait(0) each) while it is
-# still pending: a node on this machine often answers within the microseconds the first
-# read's steps take, and a request settled here is awaited without a turn of the loop
-# (its select going to sleep, the wake-up, the reader's and the continuation's turns).
-# Bounded by a count, not a time: against remote nodes the extra reads find nothing and
-# cost two empty syscalls per request. 3 measured best of 1, 2, 3, 5 (bench_host.py's
-# polls1..polls5: 0.90-0.96x the latency and 0.92-0.97x the CPU of 1, on 5 local nodes).
+# still pending and the read before found replies: nodes on this machine answer one after
+# another while the first read's steps run, and a request settled here is awaited
+# without a turn of the loop (its select going to sleep, the wake-up, the reader's and
+# the continuation's turns). A read that finds nothing ends it (remote nodes, or one
+# node whose answer is not there yet: no empty syscalls). 3 measured best of 1, 2, 3, 5
+# (bench_host.py's polls1..polls5).
 _EAGER_POLLS = 3
 
 # WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
@@ -411,10 +411,11 @@ class Host:
     def _read_now(self, op: int = 0) -> None:
         """Right after a request's writes, read what its nodes (and any other) sent already
         (one ``epoll_wait(0)``; _epoll.Mux.poll), and again while the request ``op`` is
-        pending, up to ``eager_polls`` reads in all: a node on this CPU has often answered
-        while the host was still writing to the others, so the operation may be DONE before
-        the caller awaits it, and ``await`` goes on without a turn of the loop (its
-        select, the read callbacks, the continuation's turn).
+        pending and the read before found something, up to ``eager_polls`` reads in all:
+        a node on this CPU has often answered while the host was still writing to the
+        others, so the operation may be DONE before the caller awaits it, and ``await``
+        goes on without a turn of the loop (its select, the read callbacks, the
+        continuation's turn).
 
         At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
         whose every operation completed at once would otherwise never yield to the others
@@ -424,12 +425,12 @@ class Host:
             self._eager_reset_due = True
             self.loop.call_soon(self._eager_reset)
         try:
-            self._mux.poll()
+            got = self._mux.poll()
             more = self.eager_polls - 1
             # (a read that settled the request, or closed the host, ends it: _ops no longer has it)
-            while more > 0 and op and op in self._ops:
+            while got and more > 0 and op and op in self._ops:
                 more -= 1
-                self._mux.poll()
+                got = self._mux.poll()
         except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
             # (the request was started: its own outcome comes through its completion)
             self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",

@@ -65,16 +65,20 @@ def run_sync(variants: Dict[str, SyncPair]) -> Dict[str, Tuple[float, float]]:
     return _stats(lat, cpu)
 
 
-def run_async(make: Callable[[], Dict[str, AsyncPair]]) -> Dict[str, Tuple[float, float]]:
-    """The same on one event loop (the pairs made inside it, with their connections)."""
+def run_async(make: Callable[[], Dict[str, AsyncPair]], swap: bool = False) -> Dict[str, Tuple[float, float]]:
+    """The same on one event loop (the pairs made inside it, with their connections).
+    ``swap``: the first two variants trade places every other turn (a variant's pair is
+    slower right after a peer's, whose late replies it reads: an A/A run of two liblock
+    packages measured the first one 1.05-1.15x the second)."""
     async def go() -> Dict[str, Tuple[float, float]]:
         variants = make()
         names = list(variants)
+        swapped = [names[1], names[0]] + names[2:] if swap and len(names) > 2 else names
         lat: Dict[str, List[int]] = {k: [] for k in names}
         cpu: Dict[str, List[int]] = {k: [] for k in names}
         pc, pt = time.perf_counter_ns, time.process_time_ns
         for i in range(WARMUP + N):
-            for k in names:
+            for k in (swapped if i % 2 else names):
                 c0, t0 = pt(), pc()
                 await variants[k]()
                 t1, c1 = pc(), pt()
@@ -171,7 +175,7 @@ def group_async(urls: List[str]) -> None:
                     v["pottery AIORedlock default"] = pottery_async_default(nodes)
                 return v
             try:
-                rounds = [run_async(make) for _ in range(REPS)]
+                rounds = [run_async(make, old is not None) for _ in range(REPS)]
             finally:
                 if old is not None:
                     old.close()
