@@ -59,14 +59,19 @@ _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
 # Requests that may read their replies at once (Host._read_now) between two loop turns.
 _EAGER_RUN = 16
-# How many times such a request reads the epoll set (one epoll_wait(0) each) while it is
-# still pending and the read before found replies: nodes on this machine answer one after
-# another while the first read's steps run, and a request settled here is awaited
+# At most how many times such a request reads the epoll set (one epoll_wait(0) each,
+# about 1.5 µs) while it is still pending: a spin, then the loop's blocking select. Nodes
+# on this machine answer within microseconds, and a request settled here is awaited
 # without a turn of the loop (its select going to sleep, the wake-up, the reader's and
-# the continuation's turns). A read that finds nothing ends it (remote nodes, or one
-# node whose answer is not there yet: no empty syscalls). 3 measured best of 1, 2, 3, 5
-# (bench_host.py's polls1..polls5).
-_EAGER_POLLS = 3
+# the continuation's turns), which costs more CPU than the spin. Against remote nodes the
+# spin would only burn CPU: a host spins only while spinning pays (_SPIN_CREDIT).
+_EAGER_POLLS = 16
+# A spin that settled its request gives the host this many spins that may fail; one that
+# did not settle it takes one. With none left the host spins only on every _SPIN_PROBE-th
+# request (to notice nodes that have become fast): remote nodes cost one wasted spin per
+# _SPIN_PROBE requests, a fraction of a microsecond per request.
+_SPIN_CREDIT = 32
+_SPIN_PROBE = 64
 
 # WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
 # _write_head checks it against the generated codec at import.
@@ -242,9 +247,11 @@ class Host:
     eager = True
     _eager_left = 0
     _eager_reset_due = False
-    # reads of the epoll set per such request while it is pending (_EAGER_POLLS; the A/B
-    # benchmark's "before" sets 1)
+    # reads of the epoll set per such request while it is pending, at most (_EAGER_POLLS;
+    # 1: no spin, the A/B benchmark's "before"), and the spin's credit and probe count
     eager_polls = _EAGER_POLLS
+    _spin_credit = _SPIN_CREDIT
+    _spin_skipped = 0
     # completions run so far (_step); _epoll.Mux stops reading at one it sees run, so that
     # the continuation of the operation it settled (a future's callback, queued by
     # call_soon) runs before the late replies of the other nodes are read and stepped
@@ -411,11 +418,10 @@ class Host:
     def _read_now(self, op: int = 0) -> None:
         """Right after a request's writes, read what its nodes (and any other) sent already
         (one ``epoll_wait(0)``; _epoll.Mux.poll), and again while the request ``op`` is
-        pending and the read before found something, up to ``eager_polls`` reads in all:
-        a node on this CPU has often answered while the host was still writing to the
-        others, so the operation may be DONE before the caller awaits it, and ``await``
-        goes on without a turn of the loop (its select, the read callbacks, the
-        continuation's turn).
+        pending (``_spin``): a node on this CPU has often answered while the host was still
+        writing to the others, so the operation may be DONE before the caller awaits it,
+        and ``await`` goes on without a turn of the loop (its select, the read callbacks,
+        the continuation's turn).
 
         At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
         whose every operation completed at once would otherwise never yield to the others
@@ -425,16 +431,32 @@ class Host:
             self._eager_reset_due = True
             self.loop.call_soon(self._eager_reset)
         try:
-            got = self._mux.poll()
-            more = self.eager_polls - 1
-            # (a read that settled the request, or closed the host, ends it: _ops no longer has it)
-            while got and more > 0 and op and op in self._ops:
-                more -= 1
-                got = self._mux.poll()
+            self._mux.poll()
+            if op and op in self._ops and self.eager_polls > 1:
+                self._spin(op)
         except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
             # (the request was started: its own outcome comes through its completion)
             self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
                                               "exception": e})
+
+    def _spin(self, op: int) -> None:
+        """Read the epoll set again, up to ``eager_polls - 1`` times, until the request
+        ``op`` is settled (a read that settles it, or closes the host, takes it out of
+        _ops), while spinning has paid on this host (see _SPIN_CREDIT)."""
+        credit = self._spin_credit
+        if credit <= 0:
+            self._spin_skipped += 1
+            if self._spin_skipped < _SPIN_PROBE:
+                return
+            self._spin_skipped = 0
+        ops = self._ops
+        poll = self._mux.poll
+        for _ in range(self.eager_polls - 1):
+            poll()
+            if op not in ops:
+                self._spin_credit = _SPIN_CREDIT
+                return
+        self._spin_credit = credit - 1 if credit > 0 else 0
 
     def _eager_reset(self) -> None:
         self._eager_reset_due = False

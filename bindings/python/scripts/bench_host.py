@@ -13,8 +13,9 @@ they reach the nodes. Asserts nothing; prints per round the median µs and the C
   done-first  as eager, but a read stops at the reply that settled an operation,
               whose continuation then runs before the late replies are read; each
               request reads the set once: host.eager_polls = 1
-  pollsN      the default with N (the default 3): as done-first, and a request reads
-              the set up to N times while it is pending: host.eager_polls = N
+  pollsN      as done-first, and a request reads the set again while it is pending,
+              up to N times in all, while that pays on the host (the default: N = 16,
+              _host._EAGER_POLLS; Host._spin): host.eager_polls = N
 
 Run under build/redisnodes (5 URLs), with PYTHONPATH=bindings/python:
   build/redisnodes -n 5 -- build/venv-python/bin/python bindings/python/scripts/bench_host.py
@@ -41,7 +42,7 @@ NODES = int(os.environ.get("BENCH_NODES", "5"))
 BACKEND = os.environ.get("BENCH_BACKEND", "native")
 SYNC = os.environ.get("BENCH_SYNC") == "1"
 WARMUP = 100
-NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first,polls3").split(","))
+NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first,polls16").split(","))
 
 
 def _set_up(name: str, host: Any) -> None:
