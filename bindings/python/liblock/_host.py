@@ -60,16 +60,17 @@ _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_co
 # Requests that may read their replies at once (Host._read_now) between two loop turns.
 _EAGER_RUN = 16
 # At most how many times such a request reads the epoll set (one epoll_wait(0) each,
-# about 1.5 µs) while it is still pending: a spin, then the loop's blocking select. Nodes
-# on this machine answer within microseconds, and a request settled here is awaited
-# without a turn of the loop (its select going to sleep, the wake-up, the reader's and
-# the continuation's turns), which costs more CPU than the spin. Against remote nodes the
-# spin would only burn CPU: a host spins only while spinning pays (_SPIN_CREDIT).
-_EAGER_POLLS = 16
-# A spin that settled its request gives the host this many spins that may fail; one that
-# did not settle it takes one. With none left the host spins only on every _SPIN_PROBE-th
-# request (to notice nodes that have become fast): remote nodes cost one wasted spin per
-# _SPIN_PROBE requests, a fraction of a microsecond per request.
+# under 1 µs) while it is still pending: a spin of at most about 50 µs, then the loop's
+# blocking select. Nodes on this machine answer within tens of microseconds, and a
+# request settled in the spin is awaited without a turn of the loop (its select putting
+# the thread to sleep, the wake-up, the reader's and the continuation's turns), which
+# costs more than the spin, in latency and in CPU. Against remote nodes the spin would
+# only burn CPU: a host spins only while more than half of its spins pay (_SPIN_CREDIT).
+_EAGER_POLLS = 64
+# A spin that settled its request adds one to the host's credit (at most _SPIN_CREDIT,
+# where it starts); one that did not takes one. With none left the host spins only on
+# every _SPIN_PROBE-th request (to notice nodes that have become fast): nodes slower than
+# a spin cost one wasted spin per _SPIN_PROBE requests, under a microsecond a request.
 _SPIN_CREDIT = 32
 _SPIN_PROBE = 64
 
@@ -442,7 +443,7 @@ class Host:
     def _spin(self, op: int) -> None:
         """Read the epoll set again, up to ``eager_polls - 1`` times, until the request
         ``op`` is settled (a read that settles it, or closes the host, takes it out of
-        _ops), while spinning has paid on this host (see _SPIN_CREDIT)."""
+        _ops), while spinning pays on this host (see _SPIN_CREDIT)."""
         credit = self._spin_credit
         if credit <= 0:
             self._spin_skipped += 1
@@ -454,7 +455,7 @@ class Host:
         for _ in range(self.eager_polls - 1):
             poll()
             if op not in ops:
-                self._spin_credit = _SPIN_CREDIT
+                self._spin_credit = min(credit + 1, _SPIN_CREDIT) if credit > 0 else 1
                 return
         self._spin_credit = credit - 1 if credit > 0 else 0
 

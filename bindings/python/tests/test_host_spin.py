@@ -48,7 +48,22 @@ def test_a_spin_stops_at_the_read_that_settled_the_request() -> None:
     host._spin_credit = 1
     host._spin(7)
     assert host._mux.polls == 3  # not eager_polls - 1
-    assert host._spin_credit == _host._SPIN_CREDIT  # it paid: the credit is back
+    assert host._spin_credit == 2  # it paid: one more
+
+
+def test_spinning_goes_on_while_more_than_half_of_the_spins_pay() -> None:
+    for wins_per_3, on in ((2, True), (1, False)):
+        host = _host_with(settle_at=None)
+        spun = 0
+        for i in range(30 * _host._SPIN_PROBE):
+            host._ops[7] = None
+            host._mux.settle_at = host._mux.polls + 3 if i % 3 < wins_per_3 else None
+            before = host._mux.polls
+            host._spin(7)
+            spun += host._mux.polls > before
+        # 2 wins in 3: every request spins; 1 in 3: the credit runs out, then the probes
+        assert (spun == 30 * _host._SPIN_PROBE) is on
+        assert on or spun < 3 * _host._SPIN_CREDIT + 30 * 2
 
 
 def test_nodes_slower_than_a_spin_cost_one_spin_per_probe() -> None:
@@ -72,7 +87,7 @@ def test_spinning_resumes_once_a_probe_pays() -> None:
     assert host._spin_credit == 0
     host._mux.settle_at = 0  # the nodes have become fast
     _requests(host, _host._SPIN_PROBE)  # the probe among these settles its request
-    assert host._spin_credit == _host._SPIN_CREDIT
+    assert host._spin_credit == 1
     before = host._mux.polls
     _requests(host, 5)
     assert host._mux.polls == before + 5 * 3  # every request spins again
