@@ -119,6 +119,7 @@ class MuxConn:
         if not n:  # the node closed its side (CLIENT KILL, a restart)
             self._fail(None)
             return
+        host.reads += 1
         # the head in front of what was read, then one step (per reply: no call between)
         engine = host.engine
         if engine is None or host._conns.get(self.cid) is not self:

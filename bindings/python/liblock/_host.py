@@ -253,6 +253,10 @@ class Host:
     eager_polls = _EAGER_POLLS
     _spin_credit = _SPIN_CREDIT
     _spin_skipped = 0
+    # WRITE actions carried out, and reads of epoll connections (_epoll.MuxConn._read) that
+    # got bytes, so far: a spin ends once its request's nodes have all answered
+    writes = 0
+    reads = 0
     # completions run so far (_step); _epoll.Mux stops reading at one it sees run, so that
     # the continuation of the operation it settled (a future's callback, queued by
     # call_soon) runs before the late replies of the other nodes are read and stepped
@@ -356,6 +360,7 @@ class Host:
                     # an epoll connection sends it now and copies only what the socket
                     # did not take; a transport's write gets a copy (_Conn.write_view)
                     c.write_view(buf[at:at + n])
+                    self.writes += 1
                 at += n
                 continue
             a, at = decode_action(buf, at)
@@ -416,13 +421,13 @@ class Host:
                 raise InternalError(f"liblock: engine sent an unexpected action {kind}")
         return reply
 
-    def _read_now(self, op: int = 0) -> None:
+    def _read_now(self, op: int = 0, sent: int = 0) -> None:
         """Right after a request's writes, read what its nodes (and any other) sent already
-        (one ``epoll_wait(0)``; _epoll.Mux.poll), and again while the request ``op`` is
-        pending (``_spin``): a node on this CPU has often answered while the host was still
-        writing to the others, so the operation may be DONE before the caller awaits it,
-        and ``await`` goes on without a turn of the loop (its select, the read callbacks,
-        the continuation's turn).
+        (one ``epoll_wait(0)``; _epoll.Mux.poll), and again while the request ``op``,
+        which wrote to ``sent`` nodes, is pending (``_spin``): a node on this CPU has often
+        answered while the host was still writing to the others, so the operation may be
+        DONE before the caller awaits it, and ``await`` goes on without a turn of the loop
+        (its select, the read callbacks, the continuation's turn).
 
         At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
         whose every operation completed at once would otherwise never yield to the others
@@ -432,18 +437,21 @@ class Host:
             self._eager_reset_due = True
             self.loop.call_soon(self._eager_reset)
         try:
+            reads = self.reads
             self._mux.poll()
-            if op and op in self._ops and self.eager_polls > 1:
-                self._spin(op)
+            if op and op in self._ops and self.eager_polls > 1 and self.reads - reads < sent:
+                self._spin(op, sent - (self.reads - reads))
         except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
             # (the request was started: its own outcome comes through its completion)
             self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
                                               "exception": e})
 
-    def _spin(self, op: int) -> None:
+    def _spin(self, op: int, left: int) -> None:
         """Read the epoll set again, up to ``eager_polls - 1`` times, until the request
         ``op`` is settled (a read that settles it, or closes the host, takes it out of
-        _ops), while spinning pays on this host (see _SPIN_CREDIT)."""
+        _ops) or ``left`` more reads have got bytes (its nodes have all answered: an
+        acquire that found the lock taken waits for its retry, and a spin would wait for
+        nothing), while spinning pays on this host (see _SPIN_CREDIT)."""
         credit = self._spin_credit
         if credit <= 0:
             self._spin_skipped += 1
@@ -452,11 +460,14 @@ class Host:
             self._spin_skipped = 0
         ops = self._ops
         poll = self._mux.poll
+        end = self.reads + left
         for _ in range(self.eager_polls - 1):
             poll()
             if op not in ops:
                 self._spin_credit = min(credit + 1, _SPIN_CREDIT) if credit > 0 else 1
                 return
+            if self.reads >= end:
+                return  # every node answered, and the request goes on later: no verdict
         self._spin_credit = credit - 1 if credit > 0 else 0
 
     def _eager_reset(self) -> None:
@@ -565,6 +576,7 @@ class Host:
             else:
                 tel.begin(kind, resource, lock)
         self._starting = done
+        writes = self.writes
         try:
             reply = self._step(n)
         except BaseException as e:
@@ -580,7 +592,7 @@ class Host:
             elif tel is not None:
                 tel.started(op)
             if eager and self._mux and self._eager_left and self.eager:
-                self._read_now(op)
+                self._read_now(op, self.writes - writes)
             return op
         err: BaseException = InternalError(f"liblock: the engine answered a request with {reply!r}")
         if reply is not None and reply[0] == P.ACT_REJECTED and reply[1] is not None:

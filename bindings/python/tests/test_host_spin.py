@@ -16,13 +16,17 @@ pytestmark = pytest.mark.skipif(not hasattr(select, "epoll"), reason="epoll is L
 
 
 class _Mux:
-    """Counts reads; the request settles at read number ``settle_at`` (None: never)."""
+    """Counts reads; the request settles at read number ``settle_at`` (None: never);
+    ``answers``: each read gets a node's reply (else none does)."""
 
     def __init__(self, host: Any, op: int, settle_at: Optional[int]) -> None:
         self.host, self.op, self.settle_at, self.polls = host, op, settle_at, 0
+        self.answers = False
 
     def poll(self) -> int:
         self.polls += 1
+        if self.answers:
+            self.host.reads += 1
         if self.settle_at is not None and self.polls >= self.settle_at:
             self.host._ops.pop(self.op, None)
         return 0
@@ -39,16 +43,33 @@ def _requests(host: Any, n: int) -> None:
     for _ in range(n):  # what _read_now does after its first read, for a pending request 7
         host._ops[7] = None
         host._mux.settle_at = None if host._mux.settle_at is None else host._mux.polls + 3
-        host._spin(7)
+        host._spin(7, 5)
 
 
 def test_a_spin_stops_at_the_read_that_settled_the_request() -> None:
     host = _host_with(settle_at=3)
     host._ops[7] = None  # pending
     host._spin_credit = 1
-    host._spin(7)
+    host._spin(7, 5)
     assert host._mux.polls == 3  # not eager_polls - 1
     assert host._spin_credit == 2  # it paid: one more
+
+
+def test_a_spin_ends_once_every_node_has_answered() -> None:
+    """An acquire that found the lock taken stays pending until its retry: once its
+    nodes have all answered, the spin stops, and counts neither as paid nor as lost."""
+    host = _host_with(settle_at=None)
+    host._mux.answers = True
+    host._ops[7] = None
+    host._spin(7, 3)  # three nodes still to answer
+    assert host._mux.polls == 3
+    assert host._spin_credit == _host._SPIN_CREDIT
+    # control: nodes that do not answer keep it spinning to the end, and it counts as lost
+    host = _host_with(settle_at=None)
+    host._ops[7] = None
+    host._spin(7, 3)
+    assert host._mux.polls == host.eager_polls - 1
+    assert host._spin_credit == _host._SPIN_CREDIT - 1
 
 
 def test_spinning_goes_on_while_more_than_half_of_the_spins_pay() -> None:
@@ -59,7 +80,7 @@ def test_spinning_goes_on_while_more_than_half_of_the_spins_pay() -> None:
             host._ops[7] = None
             host._mux.settle_at = host._mux.polls + 3 if i % 3 < wins_per_3 else None
             before = host._mux.polls
-            host._spin(7)
+            host._spin(7, 5)
             spun += host._mux.polls > before
         # 2 wins in 3: every request spins; 1 in 3: the credit runs out, then the probes
         assert (spun == 30 * _host._SPIN_PROBE) is on
