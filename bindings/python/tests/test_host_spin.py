@@ -4,6 +4,7 @@ while spinning pays on that host (_host._SPIN_CREDIT, _SPIN_PROBE): nodes that a
 slower than a spin (remote ones) cost a wasted spin only once per _SPIN_PROBE requests.
 And a read of the set stops at the reply that settled an operation (_epoll.Mux)."""
 
+import asyncio
 import select
 import socket
 from typing import Any, List, Optional
@@ -166,3 +167,20 @@ def test_a_read_of_the_set_stops_at_the_reply_that_settled_an_operation() -> Non
     # control: with done_first off, one read takes both
     first, second = _read_two_ready(False)
     assert sorted(first) == [1, 2] and second == []
+
+
+def test_only_a_host_on_the_callers_loop_spins(c1: Any) -> None:
+    """The synchronous API's loop thread does not spin (its caller's thread would wait for
+    the GIL the spinning thread keeps taking back); an asyncio host does."""
+    import liblock
+
+    with liblock.Client(c1.urls, node_timeout=0.5, backend="wasm") as client:
+        client.acquire("spin:sync", ttl=5).release()  # the wasm synchronous API: a loop thread
+        assert client._driver.sync_host().eager_polls == 1
+
+        async def main() -> int:
+            lock = await client.acquire_async("spin:async", ttl=5)
+            await lock.release_async()
+            return int(client._driver.async_host().eager_polls)
+
+        assert asyncio.run(main()) == _host._EAGER_POLLS > 1
