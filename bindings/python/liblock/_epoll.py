@@ -7,7 +7,10 @@ buffer_updated), and every request a transport.write; on 5 nodes that is ten rep
 and ten writes per acquire+release pair, most of the host's interpreter time. Here one
 loop callback (:meth:`Mux._ready`) takes every connection ready in that loop turn
 (``epoll.poll(0)``), reads each straight into the engine's input buffer (``recv_into``)
-and steps it; a WRITE is one ``send``.
+and steps it, up to the reply that settles an operation (the rest wait for the next
+turn, after that operation's continuation); a WRITE is one ``send`` of a view of the
+engine's output buffer. A request reads the set right after its writes, and spins on it
+for a while when that pays (``_host.Host._read_now``).
 
 What stays with asyncio: TLS connections (the ssl module's state machine is asyncio's
 SSL transport), and loops that cannot watch a file descriptor (``add_reader``: the
