@@ -1,7 +1,8 @@
 """The asyncio host's socket paths beside each other (issue 18), in one process, pair by
-pair: the same acquire+release pair through three clients whose hosts differ only in how
-they reach the nodes. Asserts nothing; prints per round the median µs and the CPU per pair
-(time.process_time: every thread of the process) and the ratios to "transports".
+pair: the same acquire+release pair through one client per variant, whose hosts differ
+only in how they reach the nodes. Asserts nothing; prints per round the median µs and the
+CPU per pair (time.process_time: every thread of the process) and the ratios to the first
+variant ("transports" by default).
 
   transports  asyncio transports for every connection (as TLS connections, or loops
               without add_reader, still have them): host._mux = False
@@ -14,8 +15,9 @@ they reach the nodes. Asserts nothing; prints per round the median µs and the C
               whose continuation then runs before the late replies are read; each
               request reads the set once: host.eager_polls = 1
   pollsN      as done-first, and a request reads the set again while it is pending,
-              up to N times in all, while that pays on the host (the default: N = 16,
-              _host._EAGER_POLLS; Host._spin): host.eager_polls = N
+              up to N times in all, while that pays on the host (the default: N = 64,
+              _host._EAGER_POLLS; Host._spin; the synchronous API's loop thread: 1):
+              host.eager_polls = N
 
 Run under build/redisnodes (5 URLs), with PYTHONPATH=bindings/python:
   build/redisnodes -n 5 -- build/venv-python/bin/python bindings/python/scripts/bench_host.py
@@ -42,7 +44,7 @@ NODES = int(os.environ.get("BENCH_NODES", "5"))
 BACKEND = os.environ.get("BENCH_BACKEND", "native")
 SYNC = os.environ.get("BENCH_SYNC") == "1"
 WARMUP = 100
-NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first,polls16").split(","))
+NAMES = tuple(os.environ.get("BENCH_VARIANTS", "transports,epoll,eager,done-first,polls64").split(","))
 
 
 def _set_up(name: str, host: Any) -> None:
