@@ -439,7 +439,10 @@ class Host:
         try:
             reads = self.reads
             self._mux.poll()
-            if op and op in self._ops and self.eager_polls > 1 and self.reads - reads < sent:
+            # (no spin for a request started by a completion within a read: its polls would
+            # return at once, the set being read already)
+            if op and op in self._ops and self.eager_polls > 1 and self.reads - reads < sent \
+                    and not self._mux.reading:
                 self._spin(op, sent - (self.reads - reads))
         except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
             # (the request was started: its own outcome comes through its completion)

@@ -23,6 +23,7 @@ class _Mux:
     def __init__(self, host: Any, op: int, settle_at: Optional[int]) -> None:
         self.host, self.op, self.settle_at, self.polls = host, op, settle_at, 0
         self.answers = False
+        self.reading = False  # (a read in progress: _epoll.Mux's flag)
 
     def poll(self) -> int:
         self.polls += 1
@@ -71,6 +72,23 @@ def test_a_spin_ends_once_every_node_has_answered() -> None:
     host._spin(7, 3)
     assert host._mux.polls == host.eager_polls - 1
     assert host._spin_credit == _host._SPIN_CREDIT - 1
+
+
+def test_a_request_started_within_a_read_does_not_spin() -> None:
+    """A request started by a completion that a read ran (an abandoned acquire's release)
+    would only poll a set that is being read already (each poll returns at once)."""
+    for reading, polls in ((True, 1), (False, _host._EAGER_POLLS)):
+        host = _host_with(settle_at=None)
+        host.loop = asyncio.new_event_loop()
+        try:
+            host._eager_left = _host._EAGER_RUN
+            host._mux.reading = reading
+            host._ops[7] = None
+            host._read_now(7, 5)
+            assert host._mux.polls == polls  # control (not reading): the spin's reads
+            assert host._spin_credit == _host._SPIN_CREDIT - (0 if reading else 1)
+        finally:
+            host.loop.close()
 
 
 def test_spinning_goes_on_while_more_than_half_of_the_spins_pay() -> None:
