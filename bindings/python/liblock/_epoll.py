@@ -7,7 +7,10 @@ buffer_updated), and every request a transport.write; on 5 nodes that is ten rep
 and ten writes per acquire+release pair, most of the host's interpreter time. Here one
 loop callback (:meth:`Mux._ready`) takes every connection ready in that loop turn
 (``epoll.poll(0)``), reads each straight into the engine's input buffer (``recv_into``)
-and steps it; a WRITE is one ``send``.
+and steps it, up to the reply that settles an operation (the rest wait for the next
+turn, after that operation's continuation); a WRITE is one ``send`` of a view of the
+engine's output buffer. A request reads the set right after its writes, and spins on it
+for a while when that pays (``_host.Host._read_now``).
 
 What stays with asyncio: TLS connections (the ssl module's state machine is asyncio's
 SSL transport), and loops that cannot watch a file descriptor (``add_reader``: the
@@ -25,7 +28,10 @@ from __future__ import annotations
 
 import select
 import socket
+import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from ._proto import EV_RECEIVED
 
 if TYPE_CHECKING:
     from ._host import Host
@@ -35,6 +41,12 @@ _OUT = getattr(select, "EPOLLOUT", 4)
 _ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
 # a send that would block, or was interrupted: try again when writable
 _RETRY = (BlockingIOError, InterruptedError)
+# RECEIVED's head (u8 kind, u32 conn, u32 length of data), written in front of what a read
+# put in the engine's input buffer (the host's _recv_view starts after it); _host checks
+# this layout against the generated codec at import (_host._recv_head)
+RECV_HEAD = struct.Struct("<BII")
+_pack_head = RECV_HEAD.pack_into
+_RECV_AT = RECV_HEAD.size
 
 
 class MuxConn:
@@ -53,10 +65,11 @@ class MuxConn:
         self._pending: Optional[bytearray] = None  # what the kernel did not take yet
         self.closed = False
 
-    def write(self, data: bytes) -> None:
-        """Send ``data`` now; what the socket does not take is kept and sent when it
-        becomes writable (in order). An error ends the connection on the next loop turn
-        (as a transport's write does: never inside the caller's step)."""
+    def write(self, data: Any) -> None:
+        """Send ``data`` (bytes, or a view of the engine's output buffer) now; a copy of
+        what the socket does not take is kept and sent when it becomes writable (in
+        order). An error ends the connection on the next loop turn (as a transport's write
+        does: never inside the caller's step)."""
         if self.closed:
             return
         if self._pending is not None:
@@ -72,6 +85,10 @@ class MuxConn:
         if n < len(data):
             self._pending = bytearray(data[n:])
             self.mux.watch(self, _IN | _OUT)
+
+    # the host's WRITE path (_host.Host._apply) hands the view itself: nothing is copied
+    # unless the socket keeps some of it
+    write_view = write
 
     def _flush(self) -> None:
         pending = self._pending
@@ -105,7 +122,13 @@ class MuxConn:
         if not n:  # the node closed its side (CLIENT KILL, a restart)
             self._fail(None)
             return
-        host._received_into(self.cid, n)
+        host.reads += 1
+        # the head in front of what was read, then one step (per reply: no call between)
+        engine = host.engine
+        if engine is None or host._conns.get(self.cid) is not self:
+            return  # closed by the engine meanwhile: what the node still sent is dropped
+        _pack_head(engine.inbuf, 0, EV_RECEIVED, self.cid, n)
+        host._step(_RECV_AT + n)
 
     def _fail(self, exc: Optional[Exception]) -> None:
         """The connection ended (EOF, or ``exc``): close it, then tell the host."""
@@ -134,35 +157,44 @@ class Mux:
         self.loop = host.loop
         self.reading = False  # in _ready (a request stepped from a completion does not poll)
 
-    def poll(self) -> None:
-        """Read what is there already, right after a request's writes (not within a read)."""
-        if not self.reading:
-            self._ready()
-
-    def _ready(self) -> None:
-        """The loop saw the set readable: every connection ready now, each read once."""
+    def _ready(self) -> int:
+        """The loop saw the set readable (or a request, right after its writes, reads what
+        is there already: ``poll``): every connection ready now, each read once; nothing
+        when called within a read (a request stepped from a completion). How many were
+        ready."""
         if self.reading:
-            return
+            return 0
         self.reading = True
         try:
-            self._read_ready()
+            conns = self.conns
+            host = self.host
+            try:
+                events = self.ep.poll(0)
+            except (OSError, ValueError):  # closed under us (the host was freed from another thread)
+                return 0
+            settled = host.settled
+            for fd, mask in events:
+                c = conns.get(fd)
+                if c is None:  # closed by an earlier one of these events' steps
+                    continue
+                if mask & _OUT:
+                    c._flush()
+                if mask & (_IN | _ERRS) and not c.closed:
+                    c._read()
+                    if host.settled != settled and host.done_first:
+                        # An operation was settled (its quorum's reply): its continuation
+                        # (queued by call_soon) goes first, and the other ready connections
+                        # (the late replies of the nodes outside the quorum) wait for the
+                        # loop's next turn: the set is level-triggered, so the loop sees
+                        # them still readable then (after the continuation's handle, queued
+                        # before), or the next request's early read (Host._read_now) takes
+                        # them right after its own writes have gone out.
+                        break
+            return len(events)
         finally:
             self.reading = False
 
-    def _read_ready(self) -> None:
-        conns = self.conns
-        try:
-            events = self.ep.poll(0)
-        except OSError:  # closed under us (the host was freed from another thread)
-            return
-        for fd, mask in events:
-            c = conns.get(fd)
-            if c is None:  # closed by an earlier one of these events' steps
-                continue
-            if mask & _OUT:
-                c._flush()
-            if mask & (_IN | _ERRS) and not c.closed:
-                c._read()
+    poll = _ready
 
     async def connect(self, cid: int, network: str, addr: str) -> MuxConn:
         """Open a plain connection to ``addr`` (``host:port``, or a unix socket's path) as

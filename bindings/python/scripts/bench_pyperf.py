@@ -17,6 +17,9 @@ sem    (#20) a permit of a 3-permit semaphore beside the mutex, native, defaults
 Run under build/redisnodes (5 URLs):
   build/redisnodes -n 5 -- build/venv-python/bin/python bindings/python/scripts/bench_pyperf.py
 with PYTHONPATH=bindings/python (BENCH_N pairs per variant and round, default 1000).
+BENCH_BASELINE=<another checkout>/bindings/python/liblock adds, to the async group, that
+tree's package (imported as liblock_baseline, on the same liblock.so) beside this one:
+before/after in one run.
 """
 
 from __future__ import annotations
@@ -62,16 +65,20 @@ def run_sync(variants: Dict[str, SyncPair]) -> Dict[str, Tuple[float, float]]:
     return _stats(lat, cpu)
 
 
-def run_async(make: Callable[[], Dict[str, AsyncPair]]) -> Dict[str, Tuple[float, float]]:
-    """The same on one event loop (the pairs made inside it, with their connections)."""
+def run_async(make: Callable[[], Dict[str, AsyncPair]], swap: bool = False) -> Dict[str, Tuple[float, float]]:
+    """The same on one event loop (the pairs made inside it, with their connections).
+    ``swap``: the first two variants trade places every other turn (a variant's pair is
+    slower right after a peer's, whose late replies it reads: an A/A run of two liblock
+    packages measured the first one 1.05-1.15x the second)."""
     async def go() -> Dict[str, Tuple[float, float]]:
         variants = make()
         names = list(variants)
+        swapped = [names[1], names[0]] + names[2:] if swap and len(names) > 2 else names
         lat: Dict[str, List[int]] = {k: [] for k in names}
         cpu: Dict[str, List[int]] = {k: [] for k in names}
         pc, pt = time.perf_counter_ns, time.process_time_ns
         for i in range(WARMUP + N):
-            for k in names:
+            for k in (swapped if i % 2 else names):
                 c0, t0 = pt(), pc()
                 await variants[k]()
                 t1, c1 = pc(), pt()
@@ -136,21 +143,49 @@ def report(title: str, rounds: List[Round], ratios: List[Tuple[str, str, str]]) 
               + ", ".join(f"{x:.2f}" for x in cpu) + ")")
 
 
+def _baseline() -> Any:
+    """BENCH_BASELINE's package as liblock_baseline, or None."""
+    path = os.environ.get("BENCH_BASELINE")
+    if not path:
+        return None
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "liblock_baseline", os.path.join(path, "__init__.py"), submodule_search_locations=[path])
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["liblock_baseline"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def group_async(urls: List[str]) -> None:
+    base = _baseline()
     for n in (1, 5):
         nodes = urls[:n]
         with liblock.Client(nodes, node_timeout=0.5) as client:
+            old = base.Client(nodes, node_timeout=0.5) if base is not None else None
+
             def make() -> Dict[str, AsyncPair]:
                 v = {"liblock native asyncio default": ll_async(client, f"bench:pyperf:a{n}")}
+                if old is not None:
+                    v["baseline native asyncio default"] = ll_async(old, f"bench:pyperf:b{n}")
                 if n == 1:
                     v["redis-py asyncio Lock default"] = redis_py_async_default(nodes[0])
                 else:
                     v["pottery AIORedlock default"] = pottery_async_default(nodes)
                 return v
-            rounds = [run_async(make) for _ in range(REPS)]
+            try:
+                rounds = [run_async(make, old is not None) for _ in range(REPS)]
+            finally:
+                if old is not None:
+                    old.close()
         peer = "redis-py asyncio Lock default" if n == 1 else "pottery AIORedlock default"
-        report(f"#18 asyncio defaults, {n} node(s)", rounds,
-               [(f"liblock/{peer.split(' default')[0]}", "liblock native asyncio default", peer)])
+        short = peer.split(" default")[0]
+        ratios = [(f"liblock/{short}", "liblock native asyncio default", peer)]
+        if old is not None:
+            ratios += [(f"baseline/{short}", "baseline native asyncio default", peer),
+                       ("liblock/baseline", "liblock native asyncio default", "baseline native asyncio default")]
+        report(f"#18 asyncio defaults, {n} node(s)", rounds, ratios)
 
 
 def group_wasm(urls: List[str]) -> None:

@@ -73,6 +73,46 @@ def test_a_write_the_socket_cannot_take_at_once_is_sent_in_order() -> None:
     b.close()
 
 
+def test_a_view_the_socket_cannot_take_at_once_is_copied_before_the_buffer_is_reused() -> None:
+    """The host hands MuxConn.write a view of the engine's output buffer (Host._apply),
+    which the engine's next step overwrites: what the socket did not take must be a copy."""
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    a.setblocking(False)
+    b.setblocking(False)
+
+    class Mux:
+        host = None
+
+        def watch(self, c: Any, events: int) -> None:
+            pass
+
+        def forget(self, c: Any) -> None:
+            pass
+
+    data = bytes(range(256)) * 4000
+    out = bytearray(data)  # the engine's output buffer
+    view = memoryview(out)
+    c = _epoll.MuxConn(Mux(), 1, a)  # type: ignore[arg-type]
+    c.write_view(view)
+    assert c._pending is not None
+    taken = len(data) - len(c._pending)
+    out[:] = bytes(len(out))  # the next step reuses the buffer
+    # control: the kept part's bytes did change in the buffer, so a kept view would show
+    assert bytes(view[taken:]) != data[taken:]
+    got = bytearray()
+    while len(got) < len(data):
+        try:
+            got += b.recv(1 << 16)
+        except BlockingIOError:
+            pass
+        c._flush()
+    assert bytes(got) == data
+    view.release()
+    c.abort()
+    b.close()
+
+
 class _CountingMux:
     def __init__(self) -> None:
         self.polls = 0

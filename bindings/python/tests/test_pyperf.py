@@ -64,6 +64,8 @@ def test_write_fast_path_matches_the_generated_decoder() -> None:
         def write(self, b: bytes) -> None:
             self.got.append(b)
 
+        write_view = _host._Conn.write_view  # a transport connection's: it copies
+
     host = _host.Host.__new__(_host.Host)
     c = Conn()
     host._conns = {9: c}
