@@ -11,8 +11,9 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
 - asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
 - synchronous: one :class:`Host` on a private event loop in one daemon thread per
   client (:class:`LoopThread`, started by the first synchronous call), which also runs
-  auto-extension and loss while the caller's code runs; a synchronous call hands its
-  operation to that loop and waits (interruptibly) for the completion.
+  auto-extension and loss while the caller's code runs; a synchronous call runs its
+  operation on its own thread while that loop sleeps (``_syncdrive.py``), else hands it to
+  the loop and waits (interruptibly) for the completion.
 
 Sockets: plain TCP and unix connections are in one epoll set per host (``_epoll.Mux``,
 Linux), read by one loop callback and, right after a request's writes, by the request
@@ -263,6 +264,9 @@ class Host:
     # (False: every ready connection is read in the same turn; the A/B benchmark's "before")
     settled = 0
     done_first = True
+    # a LoopThread's host: its synchronous calls run on the caller's thread while the loop
+    # thread is idle (_syncdrive.CallerDrive); None: every call is handed to the loop
+    direct: Any = None
 
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
@@ -893,6 +897,8 @@ def run_op(host: Host, start: Callable[[Done], Any],
         fut: "asyncio.Future[Any]" = host.loop.create_future()
         start(partial(_settle, fut))
         return host.loop.run_until_complete(fut)
+    if host.direct is not None:  # on the caller's thread when the loop thread is idle (_syncdrive.py)
+        return host.direct.run_op(host, start, give_up)
     box: List[Tuple[Optional[BaseException], Any]] = []
     state: List[Any] = [None, False]  # the op handle, abandoned
     gate = threading.Lock()
@@ -990,11 +996,24 @@ def acquire_blocking(host: Host, req: Request) -> Tuple[int, Dict[str, Any]]:
 
 class LoopThread:
     """A private event loop in one daemon thread, running one host: the synchronous API
-    submits to it, and it runs auto-extension and loss while the caller's code runs."""
+    submits to it, and it runs auto-extension and loss while the caller's code runs.
+
+    The thread holds ``mu`` whenever it runs anything and lets go of it only while it
+    sleeps in its selector (``_syncdrive.DriveSelector``): a synchronous caller that takes
+    it then runs its operation on its own thread (``_syncdrive.CallerDrive``, the host's
+    ``direct``) instead of handing it over, unless LIBLOCK_SYNC_DRIVE=loop."""
 
     def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
+        from . import _syncdrive
+
         self._tls = tls
-        self.loop = asyncio.new_event_loop()
+        self.mu = threading.Lock()
+        self._selector: Optional[_syncdrive.DriveSelector] = None
+        if _syncdrive.enabled():
+            self._selector = _syncdrive.DriveSelector(self.mu)
+            self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(self._selector)
+        else:
+            self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self.host: Optional[Host] = None
         self._engine = engine
@@ -1004,17 +1023,30 @@ class LoopThread:
         assert self.host is not None
 
     def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.host = Host(self._engine, self.loop, tls=self._tls)
-        self._ready.set()
+        from . import _syncdrive
+
+        self.mu.acquire()  # released only while the loop sleeps (DriveSelector) and at the end
         try:
-            self.loop.run_forever()
+            asyncio.set_event_loop(self.loop)
+            self.host = Host(self._engine, self.loop, tls=self._tls)
+            if self._selector is not None:
+                try:
+                    self.host.direct = _syncdrive.CallerDrive(self, self._selector)
+                except AttributeError:  # a loop without CPython's internals: every call handed over
+                    self.host.direct = None
+            self._ready.set()
+            try:
+                self.loop.run_forever()
+            finally:
+                self.host.free()  # callbacks submitted meanwhile fail with InvalidHandle
+                for _ in range(3):
+                    self.loop.call_soon(lambda: None)
+                    self.loop.run_until_complete(asyncio.sleep(0))
+                if self.host.direct is not None:
+                    self.host.direct.close()
+                self.loop.close()
         finally:
-            self.host.free()  # callbacks submitted meanwhile fail with InvalidHandle
-            for _ in range(3):
-                self.loop.call_soon(lambda: None)
-                self.loop.run_until_complete(asyncio.sleep(0))
-            self.loop.close()
+            self.mu.release()
 
     def stop(self, timeout: float) -> None:
         """Close the host (releasing its locks), stop the loop, join the thread."""

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any, Tuple
 
 import pytest
 
@@ -161,3 +162,83 @@ def test_forked_child_cannot_use_the_parents_client(c1: Cluster, client1) -> Non
     assert _in_fork(fresh_client) == "ok child,fork-wasm"
     assert c1.all_keys() == ["fork-wasm"]  # the child's exit did not touch the parent's lock
     lock.release()
+
+
+def _grown(engine_cfg: "Any", module_bytes: bytes) -> "Tuple[int, int]":
+    """Instantiate liblock.wasm under ``engine_cfg``, then grow its memory by 4 x 64 MiB
+    (lock_buffer): the memory's address before and after."""
+    import ctypes
+
+    import wasmtime as wt
+    engine = wt.Engine(engine_cfg)
+    store = wt.Store(engine)
+    store.set_wasi(wt.WasiConfig())
+    linker = wt.Linker(engine)
+    linker.define_wasi()
+    inst = linker.instantiate(store, wt.Module(engine, module_bytes))
+    ex = inst.exports(store)
+    ex["_initialize"](store)
+    mem = ex["memory"]
+    before = ctypes.addressof(mem.data_ptr(store).contents)
+    for _ in range(4):
+        assert ex["lock_buffer"](store, 64 << 20)
+    return before, ctypes.addressof(mem.data_ptr(store).contents)
+
+
+def test_module_memory_never_moves_so_engine_buffers_stay_in_place(client1) -> None:
+    """WasmEngine's views of its buffers are made once: the module's memory must stay at
+    one address however it grows (memory_may_move off). Checked on the binding's own
+    instance (its engines' views still reach module memory after 256 MiB of growth), with
+    a negative control: the same growth under a config that lets memory move moves it."""
+    import ctypes
+
+    import wasmtime as wt
+
+    from liblock import _proto as P
+    from liblock import _wasm
+    client1.acquire("mem", ttl=2).release()
+    inst = client1._driver.sync_host().engine.inst
+    engine = client1._driver.sync_host().engine
+    base = inst.base()
+    with inst.mu:
+        for _ in range(4):
+            assert inst.call("lock_buffer", 64 << 20) & 0xFFFFFFFF
+    assert inst.base() == base
+    n = P.handle_event(engine.inbuf, P.EV_LOCK_INFO, 12345)
+    in_ptr = engine._bufs[0]
+    assert ctypes.string_at(inst.base() + in_ptr, n) == bytes(engine.inbuf[:n])
+    client1.acquire("mem2", ttl=2).release()  # still steps, in place
+
+    data = _wasm.compiled().path.read_bytes()
+    cfg = wt.Config()
+    cfg.memory_may_move = False
+    cfg.memory_reservation = 1 << 32
+    before, after = _grown(cfg, data)
+    assert before == after
+    moving = wt.Config()  # the negative control: a small reservation that memory may leave
+    moving.memory_reservation = 1 << 20
+    moving.memory_reservation_for_growth = 0
+    moving.memory_may_move = True
+    before, after = _grown(moving, data)
+    assert before != after
+
+
+def test_engines_of_a_client_have_their_own_buffers_reused_after_free(c1: Cluster) -> None:
+    """Each engine (one per event loop) steps in buffers of its own, so a step on another
+    thread's engine cannot overwrite actions a host is still decoding; a freed engine's
+    buffers go to the next one (module memory is never freed)."""
+    with liblock.Client(c1.urls, node_timeout=0.5, backend="wasm") as client:
+        client.acquire("bufs", ttl=2).release()
+        sync_engine = client._driver.sync_host().engine
+        seen = []
+
+        async def main() -> None:
+            lock = await client.acquire_async("bufs-a", ttl=2)
+            seen.append(client._driver.async_host().engine._bufs)
+            await lock.release_async()
+
+        asyncio.run(main())
+        asyncio.run(main())  # the first loop's engine was freed when its loop shut down
+        assert seen[0] != sync_engine._bufs
+        assert seen[1] == seen[0]
+        assert c1.all_keys() == []

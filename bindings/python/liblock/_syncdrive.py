@@ -1,0 +1,412 @@
+"""Synchronous calls driven on the caller's own thread (issue 19).
+
+The synchronous API runs a client's host on a private loop thread (``_host.LoopThread``),
+which also runs auto-extension and loss while the caller's code runs. Handing each call
+to that thread and back costs two thread wake-ups per call (the request through the
+loop's self-pipe, the outcome through a lock the caller sleeps on), plus the loop's own
+turns: on the wasm backend that was about half of a synchronous pair on one node.
+
+Here a synchronous call runs its operation itself, on the calling thread, whenever the
+loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of its own:
+
+- **One runner at a time.** The loop thread holds :attr:`_host.LoopThread.mu` whenever it
+  runs anything, and lets go of it only while it sleeps in its selector
+  (:class:`DriveSelector`). A caller that takes ``mu`` is then the only thread running the
+  host: it starts the operation, reads the connections (the host's ``_epoll.Mux``), steps
+  what arrives, and runs the engine's timer when it is due, until the operation is done.
+  Every other caller, and the loop thread, waits for ``mu`` or goes the old way.
+- **The loop thread stays asleep.** While a caller drives, the loop's selector stops
+  watching the connections' epoll set (``EPOLL_CTL_MOD`` to no events), so a reply wakes
+  the caller alone; when the caller lets go it watches them again (level-triggered: what
+  arrived meanwhile wakes the loop at once). The loop thread is woken (its self-pipe)
+  only when the caller left it work: callbacks queued (a loss's ``on_lost``, a failed
+  write's cleanup) or an engine timer earlier than the loop thread planned to wake.
+  (Without the pause, the loop thread woke at every reply to wait for ``mu``: a sync wasm
+  pair on one node at 1.62x native against 1.34-1.37x with it, alternating.)
+- **Handing over.** The caller gives the operation to the loop thread, exactly as the old
+  way does (it then waits on its lock), when the loop is needed: a connection being opened
+  (asyncio tasks), a TLS connection (asyncio transports), another thread's submitted
+  callback (the loop's self-pipe becomes readable with callbacks queued), any other timer
+  due, or the client observes a leader (``observe`` with a callback: the callback is the
+  user's, called from the step that reads a change, and runs on the loop thread). An
+  operation is only ever stepped under ``mu``, by one thread; which one does not matter
+  to the engine, which decides everything. The callbacks the host queues for later
+  (``on_lost``) go to the loop (``call_soon``), never run on the caller's thread.
+- **Ctrl-C.** On the main thread a ``KeyboardInterrupt`` in the middle of the host's code
+  would leave it half-way through a step. While the caller drives, SIGINT's Python-level
+  handler is one that records the signal, and raises only while the caller sleeps in
+  ``epoll_wait`` (where no host state is half-done); the caller then lets go of the host
+  and calls the previous handler: when it raises (``KeyboardInterrupt``), the operation
+  is abandoned exactly as an interrupted wait of the old way abandons it (an acquire is
+  cancelled, a lock granted meanwhile released), through the loop thread. Other threads
+  never get a signal handler's exception.
+
+``LIBLOCK_SYNC_DRIVE=loop`` turns it off (every call handed to the loop thread): the A/B
+benchmark's "before". A client with telemetry (its lane assumes the loop thread) and
+loops other than the one made here keep the old way.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import os
+import select
+import selectors
+import signal
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    from ._host import Done, Host, LoopThread
+
+# How long a caller waits for the loop thread to finish what it is running (a callback)
+# before it hands its operation over instead; and the longest single sleep of a driving
+# caller (it then looks for other timers due).
+_MU_WAIT = 0.01
+_SLICE = 0.05
+# An engine timer this much earlier than the loop thread's planned wake-up wakes it.
+_EARLY = 0.001
+_MAIN = threading.main_thread().ident
+# signal.signal's C function itself (module _signal): the signal module's wrapper converts
+# handlers and numbers to and from enums, 6 of the 8 µs a swap there cost (twice per call)
+try:
+    _sig: Any = importlib.import_module("_signal")
+except ImportError:  # not CPython
+    _sig = signal
+_SIGINT = int(_sig.SIGINT)
+
+
+def enabled() -> bool:
+    """Whether new loop threads let synchronous callers drive (LIBLOCK_SYNC_DRIVE): on by
+    default where there is epoll (Linux) and CPython's selector event loop, whose queues
+    (``_ready``, ``_scheduled``) and self-pipe (``_ssock``) the drive looks at."""
+    if os.environ.get("LIBLOCK_SYNC_DRIVE", "caller") == "loop" or not hasattr(selectors, "EpollSelector"):
+        return False
+    import asyncio
+    return all(hasattr(asyncio.BaseEventLoop, a) for a in ("_write_to_self", "_timer_handle_cancelled")) \
+        and hasattr(asyncio.SelectorEventLoop, "_read_from_self")
+
+
+# (EpollSelector exists only where epoll does; elsewhere enabled() is False and the class unused)
+_EpollBase: Any = getattr(selectors, "EpollSelector", selectors.DefaultSelector)
+
+
+class DriveSelector(_EpollBase):  # type: ignore[misc]
+    """The loop thread's selector: the thread holds ``mu`` except while it sleeps here.
+    It records until when it sleeps, so that a driving caller knows whether an engine
+    timer it set needs the thread woken; ``pause``/``resume`` stop and restart watching
+    one descriptor (the host's epoll set) while a caller reads it."""
+
+    def __init__(self, mu: "threading.Lock") -> None:
+        super().__init__()
+        self.mu = mu
+        self.sleeping = False
+        self.sleep_until = 0.0
+        self._keys: Dict[int, Any] = getattr(self, "_fd_to_key")  # the registrations (get_key's, unchecked)
+
+    def select(self, timeout: Optional[float] = None) -> List[Tuple[selectors.SelectorKey, int]]:
+        self.sleep_until = float("inf") if timeout is None else time.monotonic() + max(timeout, 0.0)
+        self.sleeping = True
+        self.mu.release()
+        try:
+            got: List[Tuple[selectors.SelectorKey, int]] = super().select(timeout)
+            return got
+        finally:
+            self.sleeping = False
+            self.mu.acquire()
+
+    def pause(self, fd: int) -> int:
+        """Stop watching ``fd``; the events it was watched for (0: not watched)."""
+        key = self._keys.get(fd)
+        if key is None:
+            return 0
+        try:
+            self._selector.modify(fd, 0)
+        except (OSError, ValueError):
+            return 0
+        return (select.EPOLLIN if key.events & selectors.EVENT_READ else 0) | \
+            (select.EPOLLOUT if key.events & selectors.EVENT_WRITE else 0)
+
+    def resume(self, fd: int, events: int) -> None:
+        """Watch ``fd`` again for ``events`` (what pause returned), unless it was
+        unregistered meanwhile (the host freed)."""
+        if self._keys.get(fd) is None:
+            return
+        try:
+            self._selector.modify(fd, events)
+        except (OSError, ValueError):
+            pass
+
+
+class _Interrupted(BaseException):
+    """SIGINT while a driving caller sleeps (raised by the deferring handler)."""
+
+
+class _Sigint:
+    """The deferring SIGINT handler of one drive on the main thread."""
+
+    __slots__ = ("prev", "pending", "waiting")
+
+    def __init__(self) -> None:
+        self.prev: Any = None
+        self.pending: Optional[Tuple[int, Any]] = None
+        self.waiting = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.pending = (signum, frame)
+        if self.waiting:
+            raise _Interrupted
+
+
+def _closed_gate() -> "threading.Lock":
+    g = threading.Lock()
+    g.acquire()
+    return g
+
+
+_MAIN_SIG = _Sigint()
+
+
+# what a drive ended with
+_DONE, _HANDOFF, _NOT_STARTED = 0, 1, 2
+
+
+class CallerDrive:
+    """One LoopThread's caller-side driver: :meth:`run_op` is ``_host.run_op`` for it."""
+
+    def __init__(self, lt: "LoopThread", selector: DriveSelector) -> None:
+        self.lt = lt
+        self.mu = lt.mu
+        self.sel = selector
+        self.loop: Any = lt.loop
+        self.driver: Optional[int] = None  # the thread driving now (under mu), if a caller
+        self._wait_ep: Any = None  # the caller's epoll: the host's epoll set and the loop's self-pipe
+        self._wait_mux: Any = None
+        self._mux_fd = -1
+        self._ssock_fd = self.loop._ssock.fileno()
+        # (descriptor, events) the loop's selector does not watch now
+        self._paused: Optional[Tuple[int, int]] = None
+
+    # ------------------------------------------------------------ the operation
+
+    def run_op(self, host: "Host", start: Callable[["Done"], Any],
+               give_up: Optional[Callable[[Any, Any], None]]) -> Any:
+        """``_host.run_op``'s contract: start the operation, block until its outcome,
+        interruptible (an interrupted acquire is cancelled, a lock granted meanwhile released)."""
+        from ._host import _in_context, submit
+
+        box: List[Tuple[Optional[BaseException], Any]] = []
+        state: List[Any] = [None, False]  # the op handle, abandoned
+        # the lock the caller sleeps on once the operation is not its own to run; made only
+        # then, and while nothing else can run the host (no done() in between)
+        gate: List[Any] = [None]
+
+        def done(err: Optional[BaseException], result: Any) -> None:
+            if state[1]:
+                if give_up is not None:
+                    give_up(None, result)
+                return
+            box.append((err, result))
+            if gate[0] is not None:
+                gate[0].release()
+
+        def begin() -> None:
+            try:
+                state[0] = start(done)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                done(e, None)
+
+        def abandon() -> None:
+            state[1] = True
+            if give_up is not None:
+                give_up(None if box else state[0], box[0][1] if box else None)
+
+        how = _NOT_STARTED
+        sig: Optional[_Sigint] = None
+        if host.tel is None and host._mux and self.driver is None and self.mu.acquire(True, _MU_WAIT):
+            # (else another caller drives: this operation goes the old way, and that caller
+            # hands over when it sees the loop's self-pipe)
+            me = threading.get_ident()
+            self.driver = me
+            if me == _MAIN:
+                sig = _MAIN_SIG  # (one drive at a time on the main thread)
+                sig.pending = None
+                try:
+                    sig.prev = _sig.signal(_SIGINT, sig)
+                except (ValueError, OSError):  # not the main interpreter's main thread after all
+                    sig = None
+                if sig is not None and not callable(sig.prev):
+                    # SIG_DFL or SIG_IGN: no Python-level interrupt can happen
+                    _sig.signal(_SIGINT, sig.prev)
+                    sig = None
+            try:
+                how = self._drive(host, begin, box, sig)
+                if not box:
+                    gate[0] = _closed_gate()  # under mu
+            finally:
+                self._leave(host)
+                if sig is not None:
+                    _sig.signal(_SIGINT, sig.prev)
+        if how == _NOT_STARTED:
+            if gate[0] is None:
+                gate[0] = _closed_gate()
+            if host.tel is not None and host.tel.wants_context():
+                submit(host, _in_context(begin))
+            else:
+                submit(host, begin)
+        try:
+            if sig is not None and sig.pending:
+                # the previous handler, now that no host code is half-way: a raise
+                # (KeyboardInterrupt) abandons the operation, even one done meanwhile
+                sig.prev(*sig.pending)
+            if not box:
+                gate[0].acquire()
+        except BaseException:
+            try:
+                submit(host, abandon)
+            except Exception:  # noqa: BLE001 - the host is gone: nothing left to abandon
+                pass
+            raise
+        err, result = box[0]
+        if err is not None:
+            raise err
+        return result
+
+    # ------------------------------------------------------------ driving (under mu)
+
+    def _drive(self, host: "Host", begin: Callable[[], None], box: List[Any],
+               sig: Optional[_Sigint]) -> int:
+        loop = self.loop
+        mux = host._mux
+        if not mux or loop._ready or host._connecting or host.watches or len(host._conns) != len(mux.conns):
+            # the loop has work first, or a connection is not the mux's, or an observe()
+            # callback (a user's, called from the step that reads its change) must run on
+            # the loop thread, never inside another caller's call
+            return _NOT_STARTED
+        if self._wait_mux is not mux and not self._waiter(mux):
+            return _NOT_STARTED
+        ep, fd = self._wait_ep, self._mux_fd
+        watched = self.sel.pause(fd)
+        if not watched:
+            return _NOT_STARTED
+        self._paused = (fd, watched)
+        saved_eager = host.eager
+        host.eager = False  # the caller reads right after the writes anyway (and _read_now queues a callback)
+        try:
+            # What arrived while nobody drove (an idle node's EOF, a late reply) and a due
+            # timer go before the request, as on the loop thread.
+            self._catch_up(host, mux)
+            if loop._ready or host._connecting or host.engine is None or (sig is not None and sig.pending):
+                return _NOT_STARTED
+            begin()
+            while not box:
+                if loop._ready or host._connecting or host.watches or host.engine is None or host._mux is not mux:
+                    return _HANDOFF
+                if sig is not None and sig.pending:
+                    return _HANDOFF
+                timeout = _SLICE
+                t = host._timer
+                if t is not None:
+                    timeout = min(timeout, max(t.when() - loop.time(), 0.0))
+                try:
+                    if sig is not None:
+                        sig.waiting = True
+                        if sig.pending:  # arrived just before: no sleep
+                            raise _Interrupted
+                    events = ep.poll(timeout)
+                except _Interrupted:
+                    return _HANDOFF
+                finally:
+                    if sig is not None:
+                        sig.waiting = False
+                for fd, _ in events:
+                    if fd == self._ssock_fd:
+                        if loop._ready:
+                            return _HANDOFF  # another thread's callback: the loop's turn
+                        self._drain()  # only a wake-up (ours), meant for the loop thread's timer
+                self._catch_up(host, mux)
+                if self._other_due(host):
+                    return _HANDOFF
+            return _DONE
+        finally:
+            host.eager = saved_eager
+
+    def _catch_up(self, host: "Host", mux: Any) -> None:
+        """Read what the connections have and run the engine's timer if due, as the loop
+        thread's callbacks would (an error is reported the way the loop reports one)."""
+        try:
+            mux._ready()
+            t = host._timer
+            if t is not None and t.when() <= self.loop.time():
+                t.cancel()
+                host._tick()
+        except Exception as e:  # noqa: BLE001
+            self.loop.call_exception_handler({"message": "liblock: a synchronous call's read failed",
+                                              "exception": e})
+
+    def _other_due(self, host: "Host") -> bool:
+        """A loop timer other than the engine's is due: the loop thread must run it."""
+        sched = self._clean()
+        return bool(sched) and sched[0] is not host._timer and sched[0].when() <= self.loop.time()
+
+    def _clean(self) -> Any:
+        """The loop's timers without the cancelled ones at the head, as the loop's own turn
+        drops them (under ``mu``, so the loop thread is not looking): the head is then the
+        earliest live timer. Each request of the engine replaces its timer, and the loop
+        thread, asleep, would not drop the old ones: they would pile up."""
+        loop = self.loop
+        sched = loop._scheduled
+        while sched and sched[0].cancelled():
+            loop._timer_cancelled_count -= 1
+            h = heapq.heappop(sched)
+            h._scheduled = False
+        return sched
+
+    def _leave(self, host: "Host") -> None:
+        """Watch the connections again and let go of ``mu``; wake the loop thread when
+        it has callbacks queued or must wake earlier than it planned."""
+        paused, self._paused = self._paused, None
+        if paused is not None:
+            self.sel.resume(*paused)
+        loop = self.loop
+        wake = bool(loop._ready)
+        if not wake and self.sel.sleeping:
+            sched = self._clean()
+            wake = bool(sched) and sched[0].when() < self.sel.sleep_until - _EARLY
+        self.driver = None
+        self.mu.release()
+        if wake:
+            try:
+                loop._write_to_self()
+            except Exception:  # noqa: BLE001 - the loop is closed
+                pass
+
+    def _waiter(self, mux: Any) -> bool:
+        """The caller's epoll for ``mux`` (made once per epoll set): False when the set is
+        closed."""
+        try:
+            fd = mux.ep.fileno()
+        except ValueError:  # closed
+            return False
+        if self._wait_ep is not None:
+            self._wait_ep.close()
+        ep = select.epoll()
+        ep.register(fd, select.EPOLLIN)
+        ep.register(self._ssock_fd, select.EPOLLIN)
+        self._wait_ep, self._wait_mux, self._mux_fd = ep, mux, fd
+        return True
+
+    def _drain(self) -> None:
+        try:
+            while self.loop._ssock.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError, OSError):
+            pass
+
+    def close(self) -> None:
+        """The loop thread ended (under mu): drop the caller's epoll."""
+        if self._wait_ep is not None:
+            self._wait_ep.close()
+            self._wait_ep = self._wait_mux = None

@@ -1,0 +1,240 @@
+"""Synchronous calls on the loop-thread host run on the caller's thread while the loop
+thread sleeps (_syncdrive.py): they do, the loop thread still runs auto-extension between
+them, Ctrl-C in the middle of the host's code is deferred to a safe point, and other
+threads' calls are not held up behind a driving caller's wait. Both backends: native runs
+its synchronous calls on the loop-thread host with LIBLOCK_NATIVE_SYNC=host."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator, List
+
+import pytest
+
+import liblock
+from conftest import BACKEND, Cluster, eventually
+from liblock import _syncdrive
+
+BINDING = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def host_client(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A client whose synchronous calls run on the loop-thread host (on either backend)."""
+    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
+    monkeypatch.delenv("LIBLOCK_SYNC_DRIVE", raising=False)
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
+        yield client
+
+
+def _count_drives(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    ends: List[int] = []
+    orig = _syncdrive.CallerDrive._drive
+
+    def drive(self: Any, *a: Any) -> int:
+        how: int = orig(self, *a)
+        ends.append(how)
+        return how
+    monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
+    return ends
+
+
+def test_sync_calls_run_on_the_caller_thread_and_the_loop_thread_sleeps(
+        c1: Cluster, host_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    host_client.acquire("drive", ttl=5).release()  # opens the connection on the loop thread
+    ends = _count_drives(monkeypatch)
+    sel = host_client._driver._thread._selector
+    wakes = [0]
+    orig = sel.select
+
+    def select(timeout: Any = None) -> Any:
+        got = orig(timeout)
+        wakes[0] += 1
+        return got
+    monkeypatch.setattr(sel, "select", select)
+    for _ in range(50):
+        lock = host_client.acquire("drive", ttl=5, wait=0)
+        assert lock.info()["resource"] == "drive"
+        lock.release()
+    assert ends.count(_syncdrive._DONE) == 150, ends  # acquire, info, release: every one driven
+    # no reply woke the loop thread (its selector does not watch the connections meanwhile)
+    assert wakes[0] < 10, wakes
+    assert c1.all_keys() == []
+
+
+def test_the_old_way_when_turned_off(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
+    monkeypatch.setenv("LIBLOCK_SYNC_DRIVE", "loop")
+    ends = _count_drives(monkeypatch)
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
+        for _ in range(5):
+            client.acquire("loop", ttl=5).release()
+        assert client._driver.sync_host().direct is None
+    assert ends == [] and c1.all_keys() == []
+
+
+def _outlives(c1: Cluster, client: Any, ttl: float) -> bool:
+    """Acquire with auto-extension through a driven call, then make no call at all: True
+    when the key is still there after 4 ttls (the loop thread extended it), False when it
+    expired."""
+    client.acquire("warm", ttl=5).release()  # the next calls are driven
+    sel = client._driver._thread._selector
+    # the loop thread asleep with no timer to wake for: only a wake-up from the caller can
+    # make it run the timer the next acquire sets
+    eventually(lambda: sel.sleeping and sel.sleep_until == float("inf"), what="the loop thread idle")
+    lock = client.acquire("ext", ttl=ttl, auto_extend=True)
+    start = time.monotonic()
+    while time.monotonic() < start + 4 * ttl:
+        if c1.do(0, "EXISTS", "ext") != 1:
+            with pytest.raises(liblock.LockLost):
+                lock.release()
+            return False
+        time.sleep(0.01)  # polling Redis between looks: the condition is the key's presence
+    lock.release()
+    return True
+
+
+def test_auto_extension_runs_between_driven_calls(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
+    with liblock.Client(c1.urls, node_timeout=0.25, backend=BACKEND) as client:
+        assert _outlives(c1, client, 0.8)
+    assert c1.all_keys() == []
+
+
+def test_negative_control_an_unwoken_loop_thread_lets_the_lock_expire(
+        c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above catches a caller that leaves the engine's timer to a loop thread
+    asleep until later: with the wake-up broken, the key expires."""
+    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
+    monkeypatch.setattr(_syncdrive, "_EARLY", float("inf"))  # no timer is ever "earlier"
+    with liblock.Client(c1.urls, node_timeout=0.25, backend=BACKEND) as client:
+        assert not _outlives(c1, client, 0.8)
+
+
+def test_other_threads_are_not_held_up_behind_a_waiting_caller(c1: Cluster, host_client: Any) -> None:
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as holder:
+        held = holder.acquire("busy", ttl=30)
+        host_client.acquire("warm", ttl=5).release()
+        got: List[Any] = []
+        waiter = threading.Thread(target=lambda: got.append(host_client.acquire("busy", ttl=5, wait=30)))
+        waiter.start()
+        eventually(lambda: c1.waiting("busy"), what="the waiting acquire waits")
+        done = threading.Event()
+
+        def pairs() -> None:
+            for _ in range(20):
+                host_client.acquire("free", ttl=5, wait=0).release()
+            done.set()
+        other = threading.Thread(target=pairs)
+        other.start()
+        other.join(20)
+        assert done.is_set(), "a thread's calls waited behind another's waiting acquire"
+        assert waiter.is_alive() and not got
+        held.release()
+        waiter.join(20)
+        assert len(got) == 1 and not got[0].lost
+        got[0].release()
+    assert c1.all_keys() == []
+
+
+_CTRL_C = """
+import os, signal, sys
+import liblock
+from liblock import _host, _syncdrive
+from liblock import _proto as P
+if {negative!r}:
+    _syncdrive._MAIN = -1  # the negative control: no deferral on the main thread
+client = liblock.Client({urls!r}, node_timeout=0.5, backend={backend!r})
+client.acquire("warm", ttl=5).release()  # the connection is open: the next calls are driven
+armed = [False]
+orig = _host.Host._apply
+
+def apply(self, buf):
+    if armed[0] and len(buf) and buf[0] == P.ACT_DONE:
+        armed[0] = False
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the acquire's DONE is being applied
+    return orig(self, buf)
+
+_host.Host._apply = apply
+armed[0] = True
+try:
+    client.acquire("cc", ttl=30, wait=0)
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("interrupted")
+try:
+    client.acquire("cc", ttl=5, wait=0).release()
+    print("reacquired")
+except liblock.NotAcquired:
+    print("still_held")
+sys.stdout.flush()
+os._exit(0)  # no close: a lock left behind stays for the parent to see
+"""
+
+
+def _ctrl_c(c1: Cluster, negative: bool) -> List[str]:
+    env = dict(os.environ, PYTHONPATH=str(BINDING), LIBLOCK_NATIVE_SYNC="host")
+    env.pop("LIBLOCK_SYNC_DRIVE", None)
+    code = _CTRL_C.format(urls=c1.urls, backend=BACKEND, negative=negative)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    return out.stdout.split()
+
+
+def test_ctrl_c_inside_the_host_code_of_a_driven_acquire(c1: Cluster) -> None:
+    """Ctrl-C while a driven acquire's DONE is being applied: KeyboardInterrupt once the
+    host's code is through, and the lock granted meanwhile is released (no key left)."""
+    assert _ctrl_c(c1, negative=False) == ["interrupted", "reacquired"]
+    eventually(lambda: "cc" not in c1.all_keys(), what="no lock left behind")
+
+
+def test_negative_control_ctrl_c_not_deferred_leaves_the_lock_behind(c1: Cluster) -> None:
+    """Without the deferral the interrupt lands before the DONE is applied: nobody learns
+    of the lock, and its key stays (the check above catches that)."""
+    assert _ctrl_c(c1, negative=True) == ["interrupted", "still_held"]
+    assert "cc" in c1.all_keys()
+
+
+def test_an_observe_callback_runs_on_the_loop_thread_while_the_caller_waits(
+        c1: Cluster, host_client: Any) -> None:
+    """While a client observes a leader with a callback, that user code runs on liblock's
+    loop thread (as documented), never inside one of the caller's own calls: here the
+    leader changes while the caller's acquire waits for a busy lock (a driving caller
+    would read the change itself; with an observation its calls go to the loop thread)."""
+    threads: List[str] = []
+    seen: List[Any] = []
+
+    def changed(leader: Any) -> None:
+        threads.append(threading.current_thread().name)
+        seen.append(leader)
+
+    host_client.acquire("warm", ttl=5).release()
+    obs = host_client.observe("svc", changed, poll=0.1)
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as other:
+        held = other.acquire("busy", ttl=30)
+        errors: List[BaseException] = []
+
+        def leaders() -> None:
+            try:
+                eventually(lambda: c1.waiting("busy"), what="the caller waits")
+                for i in range(3):
+                    with other.campaign("svc", f"v{i}", ttl=2.0):
+                        eventually(lambda: any(x is not None and x.value == f"v{i}" for x in seen),
+                                   what=f"leader v{i} observed")
+                held.release()
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                errors.append(e)
+                held.release()
+        t = threading.Thread(target=leaders)
+        t.start()
+        try:
+            host_client.acquire("busy", ttl=5, wait=30).release()
+        finally:
+            t.join(30)
+            obs.close()
+    assert not errors, errors
+    assert threads and all(t.endswith("-driver") for t in threads), threads
