@@ -45,6 +45,7 @@ const cfg = {
   probe: 64, // with no credit, every probe-th request spins
   eagerRun: 16, // settled spins in a row between two turns of the loop
   creditRule: true, // false: every request spins (tests' control)
+  onSpin: null, // tests: called (host, op) as a spin starts
 };
 
 /** Counters (cheap; read by tests and benches). */
@@ -113,6 +114,7 @@ function spin(h, op, socks, n) {
   }
   if (list.length === 0) return false;
   stats.spins++;
+  if (cfg.onSpin !== null) cfg.onSpin(h, op);
   const t0 = measure ? process.hrtime.bigint() : 0n;
   const buf = ad.rxBuf;
   const cap = buf.length;
