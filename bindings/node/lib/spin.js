@@ -56,6 +56,8 @@ const stats = { spins: 0, settled: 0, skipped: 0, reads: 0, bytes: 0, answered: 
 const measure = process.env.LIBLOCK_SPIN_STATS === '1';
 const hist = measure ? new Array(cfg.polls + 1).fill(0) : null;
 let maxHoldNs = 0;
+let sumHoldNs = 0;
+const holds = []; // every spin's hold (ns), for percentiles
 
 let recv = null; // koffi-bound recv(2), or false: unavailable
 let koffi = null;
@@ -149,6 +151,8 @@ function spin(h, op, socks, n) {
   if (measure) {
     const held = Number(process.hrtime.bigint() - t0);
     if (held > maxHoldNs) maxHoldNs = held;
+    sumHoldNs += held;
+    if (holds.length < 1e6) holds.push(held);
     if (settled) hist[Math.min(polls, cfg.polls)]++;
   }
   if (settled) {
@@ -168,10 +172,12 @@ function config(c) {
   return prev;
 }
 
-/** What LIBLOCK_SPIN_STATS=1 gathered: { hist (recv calls per settled spin), maxHoldNs }. */
+/** What LIBLOCK_SPIN_STATS=1 gathered: { hist (recv calls per settled spin), max, mean, p50, p99 hold of the loop by a spin (ns) }; reset: start again. */
 function measured(reset = false) {
-  const m = { hist: hist ? hist.slice() : null, maxHoldNs };
-  if (reset) { if (hist) hist.fill(0); maxHoldNs = 0; }
+  const sorted = holds.slice().sort((x, y) => x - y);
+  const pct = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : 0);
+  const m = { hist: hist ? hist.slice() : null, maxHoldNs, meanHoldNs: holds.length ? sumHoldNs / holds.length : 0, p50HoldNs: pct(0.5), p99HoldNs: pct(0.99) };
+  if (reset) { if (hist) hist.fill(0); maxHoldNs = 0; sumHoldNs = 0; holds.length = 0; }
   return m;
 }
 
