@@ -22,8 +22,8 @@
 // usual close/error path runs.
 //
 // Only plain TCP sockets (TLS ones: the bytes must go through OpenSSL),
-// only where koffi and glibc's recv load (Linux; the wasm backend uses it
-// when koffi is installed, reading into onread's buffer as onread does),
+// only where koffi and glibc's recv load (Linux; the wasm backend only
+// with LIBLOCK_SPIN_WASM=1, reading into onread's buffer as onread does),
 // and never while the write is still queued (a corked socket, a connect in
 // progress).
 //
@@ -47,11 +47,12 @@ const cfg = {
   eagerRun: 16, // settled spins in a row between two turns of the loop
   creditRule: true, // false: every request spins (tests' control)
   onSpin: null, // tests: called (host, op) as a spin starts
-  // The wasm backend too, when koffi loads (an optional dependency; the
-  // spin reads into onread's shared buffer, copied into wasm memory as
-  // onread's reads are): pair.js, same run, 1 node 0.77x latency, 1.03x
-  // CPU; 5 nodes 0.87x, 0.91x. LIBLOCK_SPIN_WASM=0 turns it off.
-  wasm: process.env.LIBLOCK_SPIN_WASM !== '0',
+  // The wasm backend too: opt-in (LIBLOCK_SPIN_WASM=1), since the wasm
+  // backend never requires koffi by itself (test/portability.test.js). It
+  // reads into onread's shared buffer, copied into wasm memory as onread's
+  // reads are; pair.js, same run: 1 node 0.77x latency, 1.03x CPU; 5 nodes
+  // 0.87x, 0.91x.
+  wasm: process.env.LIBLOCK_SPIN_WASM === '1',
 };
 
 /** Counters (cheap; read by tests and benches). */

@@ -2,7 +2,8 @@
 // lib/spin.js: a request's replies read at once (non-blocking recv on the
 // plain TCP sockets it wrote to, stepped as onread would), against real
 // redis-servers, on the backend under test (scripts/test.sh: native;
-// scripts/test-wasm.sh: wasm, which spins too when koffi loads).
+// scripts/test-wasm.sh: wasm, whose spin is opt-in, LIBLOCK_SPIN_WASM=1, and
+// turned on here).
 const nodeTest = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
@@ -16,6 +17,7 @@ const { startNodes, assertNoUnhandled, BACKEND, ROOT } = require('./helpers');
 const { startServer } = require('./servers');
 
 const test = nodeTest.test;
+S.config({ wasm: true }); // (this file only: the wasm backend's spin is opt-in)
 const nativeOnly = S.available() ? {} : { skip: 'no spin here (it needs koffi and glibc\'s recv: Linux)' };
 
 const delta = (s0) => Object.fromEntries(Object.keys(S.stats).map((k) => [k, S.stats[k] - s0[k]]));
