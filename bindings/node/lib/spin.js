@@ -112,14 +112,12 @@ function spin(h, op, socks, n) {
   }
   if (eager >= cfg.eagerRun) return false;
   // The distinct sockets, each once (a request writes once per node).
-  const fds = [];
   const list = [];
   for (let i = 0; i < n; i++) {
     const s = socks[i];
     if (list.includes(s)) continue;
     if (!ready(s)) return false; // a write still queued: nothing to wait for yet
     list.push(s);
-    fds.push(s._handle.fd);
   }
   if (list.length === 0) return false;
   stats.spins++;
@@ -136,8 +134,18 @@ function spin(h, op, socks, n) {
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
       if (s === null) continue;
+      // A step of this spin may have closed a socket (the engine's CLOSE, a
+      // failure): its fd is closed at once and its number may already be
+      // another socket's (an OPEN in the same step). Only a socket that is
+      // still this host's connection, open, is read, through its handle's fd now.
+      const hd = s._handle;
+      if (s.destroyed || hd == null || hd.fd <= 0 || h.conns.get(s.llConn) !== s) {
+        list[i] = null;
+        if (--left === 0) { verdict = false; break out; }
+        continue;
+      }
       polls++;
-      const got = Number(recv(fds[i], buf, cap, MSG_DONTWAIT));
+      const got = Number(recv(hd.fd, buf, cap, MSG_DONTWAIT));
       if (got > 0) {
         stats.reads++;
         stats.bytes += got;
