@@ -35,6 +35,7 @@ let tls = null;
 const P = require('./protocol');
 const E = require('./errors');
 const F = require('./fastpath');
+const S = require('./spin'); // reading a request's replies at once (lib/spin.js)
 const { R: { HOLD } } = require('./otel'); // the report kind whose lock a quiet host still forgets
 
 const { EV, ACT } = P;
@@ -217,6 +218,24 @@ function send(s, buf) {
   s.write(buf);
 }
 
+/**
+ * A request's replies were read and stepped at once (lib/spin.js), inside
+ * the tick that made it: what its continuation writes must leave at once
+ * too, not be corked behind the tick's first write to the same socket.
+ */
+function newTick() {
+  tickNo++;
+  if (corked.length === 0) return;
+  for (let i = 0; i < corked.length; i++) corked[i].uncork();
+  corked.length = 0;
+}
+
+// The sockets the request being stepped wrote to (Host#write, while
+// nWrote >= 0), for the spin after it (Host#pend); spinN: how many.
+const wrote = [];
+let nWrote = -1;
+let spinN = 0;
+
 // ---------------------------------------------------------------- Host
 
 /** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT) of kind. */
@@ -276,6 +295,7 @@ class Host {
     this.rOp = 0;
     this.rErr = null;
     this.rInfo = null;
+    this.spin = S.state(); // its spin credit (lib/spin.js)
     stats.engines++;
     open.add(this);
     if (!exitHooked) {
@@ -394,6 +414,7 @@ class Host {
     const b = Buffer.allocUnsafe(to - from);
     src.copy(b, 0, from, to);
     send(s, b);
+    if (nWrote >= 0) wrote[nWrote++] = s;
   }
 
   open(conn, node, flags, network, addr, serverName) {
@@ -428,6 +449,7 @@ class Host {
     } else {
       opts.onread = this.rx();
       s = net.connect(opts);
+      s.llFd = true; // plain TCP: lib/spin.js may read it
       s.once('connect', () => this.opened(conn, s));
     }
     s.llTick = 0; // the tick of its last write (see send)
@@ -509,7 +531,14 @@ class Host {
 
   /** Steps a request event; returns after its STARTED, or throws its REJECTED error. */
   request(len) {
-    this.run(len, false);
+    nWrote = 0;
+    spinN = 0;
+    try {
+      this.run(len, false);
+    } finally {
+      spinN = nWrote;
+      nWrote = -1;
+    }
     if (this.rKind === ACT.REJECTED) {
       drain();
       throw E.errorOf(this.rErr);
@@ -528,6 +557,16 @@ class Host {
       fields.reject = reject;
       this.ops.set(op, fields);
       hold(1);
+      const n = spinN;
+      spinN = 0;
+      if (n > 0 && !draining) {
+        try {
+          if (S.spin(this, op, wrote, n)) newTick();
+        } catch (e) {
+          queueMicrotask(() => { throw e; }); // as from onread
+        }
+        wrote.fill(null, 0, n); // (keeps no closed socket alive)
+      }
       drain();
     });
   }
