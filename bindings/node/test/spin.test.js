@@ -29,7 +29,7 @@ nodeTest.after(async () => {
   if (nodes) await nodes.stop();
   assertNoUnhandled(assert);
 });
-nodeTest.afterEach(() => { S.config({ polls: 64, creditRule: true, onSpin: null }); });
+nodeTest.afterEach(() => { S.config({ polls: 64, creditRule: true, aloneRule: true, onSpin: null }); });
 
 test('a spin settles its request before acquire() returns, and stops at the DONE (2 of 5 nodes frozen, a budget never reached)', nativeOnly, async () => {
   const c = new Client({ nodes: nodes.urls, backend: BACKEND, nodeTimeout: 200 });
@@ -183,5 +183,37 @@ test('TLS connections never spin', nativeOnly, async () => {
   } finally {
     if (server) await server.kill();
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a request spins only when it is alone in flight on its host (a waiter pending: no spin; control: without the rule it spins)', nativeOnly, async () => {
+  const c = new Client({ nodes: nodes.urls, backend: BACKEND });
+  const other = new Client({ nodes: nodes.urls, backend: BACKEND });
+  try {
+    for (let i = 0; i < 3; i++) await (await c.acquire(`spin:alone:warm:${i}`, { ttl: 10000 })).release();
+    S.config({ creditRule: false });
+    const held = await other.acquire('spin:alone:held', { ttl: 30000 });
+    const waiting = c.acquire('spin:alone:held', { ttl: 10000, wait: 20000 }); // stays in flight
+    for (const alone of [true, false]) {
+      S.config({ aloneRule: alone });
+      const s0 = { ...S.stats };
+      for (let i = 0; i < 5; i++) {
+        const p = c.acquire(`spin:alone:${alone}:${i}`, { ttl: 10000, wait: 0 });
+        await (await p).release();
+        await turn();
+      }
+      const d = delta(s0);
+      if (alone) {
+        assert.equal(d.spins, 0, `no spin beside a pending waiter (${JSON.stringify(d)})`);
+        assert.ok(d.crowded >= 10, `each request was turned away (${JSON.stringify(d)})`);
+      } else {
+        assert.ok(d.spins >= 10, `the control spins (${JSON.stringify(d)})`);
+      }
+    }
+    await held.release();
+    await (await waiting).release();
+  } finally {
+    await c.close();
+    await other.close();
   }
 });
