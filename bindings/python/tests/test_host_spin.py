@@ -91,6 +91,33 @@ def test_a_request_started_within_a_read_does_not_spin() -> None:
             host.loop.close()
 
 
+def test_a_request_beside_other_operations_in_flight_does_not_spin() -> None:
+    """Waiters of a contended lock (or other tasks' requests) pending on the host: the loop
+    has work a spin would hold up, so only a request alone in flight spins."""
+    for alone, polls in ((True, 1), (False, _host._EAGER_POLLS)):
+        host = _host_with(settle_at=None)
+        host.spin_alone = alone
+        host.loop = asyncio.new_event_loop()
+        try:
+            host._eager_left = _host._EAGER_RUN
+            host._ops[7] = None
+            host._ops[8] = None  # a waiter, pending
+            host._read_now(7, 5)
+            assert host._mux.polls == polls  # control (the rule off): the spin's reads
+        finally:
+            host.loop.close()
+    # alone in flight, it spins
+    host = _host_with(settle_at=None)
+    host.loop = asyncio.new_event_loop()
+    try:
+        host._eager_left = _host._EAGER_RUN
+        host._ops[7] = None
+        host._read_now(7, 5)
+        assert host._mux.polls == _host._EAGER_POLLS
+    finally:
+        host.loop.close()
+
+
 def test_spinning_goes_on_while_more_than_half_of_the_spins_pay() -> None:
     for wins_per_3, on in ((2, True), (1, False)):
         host = _host_with(settle_at=None)
