@@ -890,6 +890,39 @@ def _in_context(fn: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
+class OpRun:
+    """One blocking call's operation, shared by run_op and _syncdrive.Drive.run_op: its
+    outcome (``box``), its op handle and whether the caller abandoned it (``state``), and
+    the lock the caller sleeps on (``gate[0]``, set by the caller; None: nobody sleeps)."""
+
+    def __init__(self, start: Callable[[Done], Any], give_up: Optional[Callable[[Any, Any], None]]) -> None:
+        self.start, self.give_up = start, give_up
+        self.box: List[Tuple[Optional[BaseException], Any]] = []
+        self.state: List[Any] = [None, False]  # the op handle, abandoned
+        self.gate: List[Any] = [None]
+
+    def done(self, err: Optional[BaseException], result: Any) -> None:
+        if self.state[1]:  # abandoned: a lock granted meanwhile is given up
+            if self.give_up is not None:
+                self.give_up(None, result)
+            return
+        self.box.append((err, result))
+        if self.gate[0] is not None:
+            self.gate[0].release()
+
+    def begin(self) -> None:
+        try:
+            self.state[0] = self.start(self.done)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            self.done(e, None)
+
+    def abandon(self) -> None:
+        self.state[1] = True
+        if self.give_up is not None:
+            box = self.box
+            self.give_up(None if box else self.state[0], box[0][1] if box else None)
+
+
 def run_op(host: Host, start: Callable[[Done], Any],
            give_up: Optional[Callable[[Any, Any], None]] = None) -> Any:
     """Start an operation on the host's loop (``start(done)``, which returns its op handle)
@@ -904,29 +937,11 @@ def run_op(host: Host, start: Callable[[Done], Any],
         return host.loop.run_until_complete(fut)
     if host.direct is not None:  # on the caller's thread when the loop thread is idle (_syncdrive.py)
         return host.direct.run_op(host, start, give_up)
-    box: List[Tuple[Optional[BaseException], Any]] = []
-    state: List[Any] = [None, False]  # the op handle, abandoned
+    op = OpRun(start, give_up)
+    box, state, begin, abandon = op.box, op.state, op.begin, op.abandon
     gate = threading.Lock()
     gate.acquire()
-
-    def done(err: Optional[BaseException], result: Any) -> None:
-        if state[1]:
-            if give_up is not None:
-                give_up(None, result)
-            return
-        box.append((err, result))
-        gate.release()
-
-    def begin() -> None:
-        try:
-            state[0] = start(done)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            done(e, None)
-
-    def abandon() -> None:
-        state[1] = True
-        if give_up is not None:
-            give_up(None if box else state[0], box[0][1] if box else None)
+    op.gate[0] = gate
 
     # the caller's context (its span) goes with the operation, when a span may be made
     if host.tel is not None and host.tel.wants_context():

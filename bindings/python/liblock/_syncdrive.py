@@ -195,33 +195,12 @@ class CallerDrive:
                give_up: Optional[Callable[[Any, Any], None]]) -> Any:
         """``_host.run_op``'s contract: start the operation, block until its outcome,
         interruptible (an interrupted acquire is cancelled, a lock granted meanwhile released)."""
-        from ._host import _in_context, submit
+        from ._host import OpRun, _in_context, submit
 
-        box: List[Tuple[Optional[BaseException], Any]] = []
-        state: List[Any] = [None, False]  # the op handle, abandoned
-        # the lock the caller sleeps on once the operation is not its own to run; made only
-        # then, and while nothing else can run the host (no done() in between)
-        gate: List[Any] = [None]
-
-        def done(err: Optional[BaseException], result: Any) -> None:
-            if state[1]:
-                if give_up is not None:
-                    give_up(None, result)
-                return
-            box.append((err, result))
-            if gate[0] is not None:
-                gate[0].release()
-
-        def begin() -> None:
-            try:
-                state[0] = start(done)
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                done(e, None)
-
-        def abandon() -> None:
-            state[1] = True
-            if give_up is not None:
-                give_up(None if box else state[0], box[0][1] if box else None)
+        op = OpRun(start, give_up)
+        # gate[0]: the lock the caller sleeps on once the operation is not its own to run;
+        # made only then, and while nothing else can run the host (no done() in between)
+        box, state, gate, done, begin, abandon = op.box, op.state, op.gate, op.done, op.begin, op.abandon
 
         how = _NOT_STARTED
         sig: Optional[_Sigint] = None
