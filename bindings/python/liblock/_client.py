@@ -821,7 +821,6 @@ class Client:
         if tel is not None:
             config["report"] = True  # the engine's REPORT actions (_otel.py)
         cfg = json.dumps(config).encode("utf-8")
-        new_blocking: Optional[Callable[[], Any]] = None
         if backend == "wasm":
             from . import _wasm
             inst = _wasm.Instance()  # one module instance per client: its engines share it
@@ -829,18 +828,9 @@ class Client:
         else:
             from . import _lib
             new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
-            # With telemetry, only while nothing records (Driver.sync_host): the fast
-            # path's Go driver cannot hand its engine's reports to Python.
-            if not (tls is not None and tls.user_context) and os.environ.get("LIBLOCK_NATIVE_SYNC") != "host":
-                from ._blocking import BlockingHost  # the synchronous fast path (see there)
-                plain = {k: v for k, v in config.items() if k != "report"}  # its Go driver's: unused
-                capi = json.dumps(plain if tls is None else tls.capi_config(plain)).encode("utf-8")
-                warn = tel is not None
-                new_blocking = lambda: BlockingHost(capi, warn)  # noqa: E731
         from ._driver import Driver
 
-        self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000,
-                              new_blocking, tel)
+        self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000, tel)
         _opened()
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)

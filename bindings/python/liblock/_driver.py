@@ -1,5 +1,5 @@
-"""A Client's engines (``Driver``), kept apart from the host so that a synchronous
-program on the native fast path never imports asyncio."""
+"""A Client's engines and hosts (``Driver``), kept apart from the host so that
+``import liblock`` and making a client import no asyncio."""
 
 from __future__ import annotations
 
@@ -27,8 +27,7 @@ def _forked_child() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked_child)
 
-# asyncio.get_running_loop, looked up at the first asyncio call (a synchronous program on
-# the native fast path never imports asyncio)
+# asyncio.get_running_loop, looked up at the first asyncio call
 _running_loop: Optional[Callable[[], Any]] = None
 
 
@@ -47,17 +46,13 @@ class Driver:
     """A Client's engines and hosts: the engine factory (``new_engine``: an adapter's
     constructor with the client's config), the synchronous API's :class:`LoopThread`
     (started by the first synchronous call) and one :class:`Host` per event loop of the
-    asyncio API (closed when its loop shuts down or the client closes). With the
-    synchronous native fast path (``new_blocking``: a ``_blocking.BlockingHost``), a
-    synchronous program never imports asyncio."""
+    asyncio API (closed when its loop shuts down or the client closes). Every mode, sync
+    and asyncio, native and wasm, runs on these hosts: one engine driver."""
 
     def __init__(self, new_engine: Callable[[], Any], name: str, tls: Any,
-                 close_timeout: float, new_blocking: Optional[Callable[[], Any]] = None,
-                 tel: Any = None) -> None:
+                 close_timeout: float, tel: Any = None) -> None:
         self._new = new_engine
         self.tel = tel  # _otel.Telemetry: every host of the client maps its engine's reports
-        self._new_blocking = new_blocking  # the synchronous native fast path (_blocking)
-        self._blocking: Any = None
         self.name = name
         self.tls = tls
         self.pid = os.getpid()
@@ -76,24 +71,9 @@ class Driver:
         return engine or self._new()
 
     def sync_host(self) -> Any:
-        """The synchronous API's host: the fast path's, or the one on the loop thread
-        (started on first use)."""
+        """The synchronous API's host, the one on the loop thread (started on first use),
+        whose calls run on the caller's thread while that loop is idle (_syncdrive)."""
         check_fork(self.pid)
-        # With telemetry, the fast path's Go driver cannot hand its engine's reports to
-        # Python: an operation takes it only while they would be skipped anyway (the
-        # lane is quiet: no SDK records now, no DEBUG lines), so that the API with no SDK
-        # costs nothing; its locks are kept by it to their end (an SDK set meanwhile
-        # records from the next acquire on).
-        if self._new_blocking is not None and (self.tel is None or self.tel.quiet()):
-            b = self._blocking
-            if b is None:
-                with self._mu:
-                    if self.closed:
-                        raise InvalidHandle(_CLOSED_MESSAGE)
-                    if self._blocking is None:
-                        self._blocking = self._new_blocking()
-                    b = self._blocking
-            return b
         t = self._thread
         if t is None:
             with self._mu:
@@ -167,9 +147,6 @@ class Driver:
             thread, self._thread = self._thread, None
             spare, self._spare = self._spare, None
             hosts = list(self._hosts.values())
-            blocking, self._blocking = self._blocking, None
-        if blocking is not None:
-            blocking.close()
         for host in hosts:
             if host.engine is None:
                 continue

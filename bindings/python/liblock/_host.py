@@ -458,8 +458,8 @@ class Host:
             self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
                                               "exception": e})
 
-    def _spin(self, op: int, left: int) -> None:
-        """Read the epoll set again, up to ``eager_polls - 1`` times, until the request
+    def _spin(self, op: int, left: int, polls: int = 0) -> None:
+        """Read the epoll set again, up to ``eager_polls - 1`` times (``polls``, if given), until the request
         ``op`` is settled (a read that settles it, or closes the host, takes it out of
         _ops) or ``left`` more reads have got bytes (its nodes have all answered: an
         acquire that found the lock taken waits for its retry, and a spin would wait for
@@ -473,7 +473,7 @@ class Host:
         ops = self._ops
         poll = self._mux.poll
         end = self.reads + left
-        for _ in range(self.eager_polls - 1):
+        for _ in range(polls or self.eager_polls - 1):
             poll()
             if op not in ops:
                 self._spin_credit = min(credit + 1, _SPIN_CREDIT) if credit > 0 else 1
@@ -1090,6 +1090,5 @@ class LoopThread:
 
 
 def pending_count() -> int:
-    """on_lost registrations of live hosts and of the fast path (a debugging aid for the tests)."""
-    blocking = sys.modules.get(__name__.rpartition(".")[0] + "._blocking")
-    return sum(len(h.lost_keys) for h in list(_all)) + (blocking.pending_count() if blocking else 0)
+    """on_lost registrations of live hosts (a debugging aid for the tests)."""
+    return sum(len(h.lost_keys) for h in list(_all))

@@ -1,9 +1,7 @@
 """A client's TLS settings for its rediss:// nodes: an ``ssl.SSLContext`` of the
 caller's, or one built from redis-py-style file shortcuts (``ssl_ca_certs``,
 ``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The engine host
-connects with them; the native synchronous fast path (``_blocking``, liblock.so's Go
-driver) gets the file shortcuts as lock_client_new's ``tls_*`` keys, and is not used
-with an ``SSLContext``, which cannot cross to Go."""
+connects with them."""
 
 from __future__ import annotations
 
@@ -16,12 +14,10 @@ class TLS:
     """What a host needs to open a rediss:// connection."""
 
     def __init__(self, verify: ssl.SSLContext, no_verify: ssl.SSLContext,
-                 server_name: Optional[str], files: Dict[str, str], user_context: bool) -> None:
+                 server_name: Optional[str]) -> None:
         self._verify = verify
         self._no_verify = no_verify
         self.server_name = server_name
-        self.files = files  # lock_client_new's tls_* keys ({} with ssl_context=)
-        self.user_context = user_context
 
     def context(self, verify: bool) -> ssl.SSLContext:
         """The context of a connection: ``verify`` False for a URL's skip_verify=true."""
@@ -76,9 +72,6 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
         if not ssl_server_name or "\0" in ssl_server_name:
             raise InvalidArgument(f"{prefix}ssl_server_name: must be a non-empty host name")
         server_name = ssl_server_name
-    files: Dict[str, str] = {}
-    if server_name is not None:
-        files["tls_server_name"] = server_name
     if ssl_context is not None:
         if not isinstance(ssl_context, ssl.SSLContext):
             raise ArgumentTypeError(f"{prefix}ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
@@ -87,7 +80,7 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
                                   "(ssl_ca_certs, ssl_certfile, ssl_keyfile), not both")
         # skip_verify=true in a URL: a context of liblock's without verification (a
         # caller's context is never changed; its client certificate is not in it)
-        return TLS(ssl_context, _context(False, None), server_name, {}, True)
+        return TLS(ssl_context, _context(False, None), server_name)
     cafile = None if ssl_ca_certs is None else _path(prefix + "ssl_ca_certs", ssl_ca_certs)
     certfile = None if ssl_certfile is None else _path(prefix + "ssl_certfile", ssl_certfile)
     keyfile = None if ssl_keyfile is None else _path(prefix + "ssl_keyfile", ssl_keyfile)
@@ -98,8 +91,6 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
     except ssl.SSLError as e:
         raise InvalidArgument(f"{prefix}ssl_ca_certs: no PEM certificate in {cafile!r} ({_reason(e)})") from None
     no_verify = _context(False, None)
-    if cafile is not None:
-        files["tls_ca_file"] = cafile
     if certfile is not None:
         try:  # the certificate alone first, to name the file that is wrong
             ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=certfile)
@@ -115,9 +106,7 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
                 what = prefix + ("ssl_keyfile" if keyfile else "ssl_certfile")
                 raise InvalidArgument(f"{what}: no usable PEM private key in {keyfile or certfile!r} "
                                       f"({_reason(e)})") from None
-        files["tls_cert_file"] = certfile
-        files["tls_key_file"] = keyfile or certfile  # redis-py's: the key may be in the certfile
-    return TLS(verify, no_verify, server_name, files, False)
+    return TLS(verify, no_verify, server_name)
 
 
 class ClientTLS:
@@ -128,20 +117,7 @@ class ClientTLS:
     def __init__(self, base: Optional[TLS], nodes: Dict[int, TLS]) -> None:
         self.base = base
         self.nodes = nodes
-        self.user_context = (base is not None and base.user_context) or any(
-            t.user_context for t in nodes.values())
 
     def for_node(self, node: int) -> Optional[TLS]:
         """The settings of node ``node``'s connections."""
         return self.nodes.get(node, self.base)
-
-    def capi_config(self, config: Dict[str, Any]) -> Dict[str, Any]:
-        """lock_client_new's config: the tls_* keys of base, and each node with its own
-        settings as an object {"url", tls_* keys}."""
-        out = dict(config)
-        if self.base is not None:
-            out.update(self.base.files)
-        if self.nodes:
-            out["nodes"] = [dict(url=u, **self.nodes[i].files) if i in self.nodes else u
-                            for i, u in enumerate(config["nodes"])]
-        return out

@@ -310,17 +310,13 @@ def pairs(urls: List[str]) -> None:
         sha = conns[0].script_load(RELEASE)
         for r in conns[1:]:
             r.script_load(RELEASE)
-        os.environ["LIBLOCK_NATIVE_SYNC"] = "host"  # a native client whose sync calls run on the one driver
-        hclient = liblock.Client(nodes, node_timeout=0.5)
-        del os.environ["LIBLOCK_NATIVE_SYNC"]
-        with liblock.Client(nodes, node_timeout=0.5) as client, hclient, \
+        with liblock.Client(nodes, node_timeout=0.5) as client, \
                 liblock.Client(nodes, node_timeout=0.5, backend="wasm") as wclient:
             base_pair = redis_py_pair(conns, sha)
             raw = raw_pair(nodes)
             variants: Dict[str, Callable[[int], List[int]]] = {
                 "sync": lambda n: timed(lambda i: client.acquire("bench:liblock", ttl=10.0, **ONE).release(), n),
                 "wasm sync": lambda n: timed(lambda i: wclient.acquire("bench:wasm", ttl=10.0, **ONE).release(), n),
-                "host sync": lambda n: timed(lambda i: hclient.acquire("bench:host", ttl=10.0, **ONE).release(), n),
                 "async": lambda n: timed_async(client, n),
                 "wasm async": lambda n: timed_async(wclient, n),
                 "redis-py": lambda n: timed(base_pair, n),
@@ -351,7 +347,7 @@ def pairs(urls: List[str]) -> None:
             drows.append(dict(res, n=n))
         rows.append((n, res["sync"], res["async"], res["raw"], res["redis-py"]))
         arows.append((n, res["async"], res["wasm async"], res.get("redis-py async"), res["pottery async"]))
-        wrows.append((n, res["sync"], res["wasm sync"], res["async"], res["wasm async"], res["host sync"]))
+        wrows.append((n, res["sync"], res["wasm sync"], res["async"], res["wasm async"], res["raw"]))
         for r in conns:
             r.close()
     print(f"{'nodes':>5}  {'liblock sync':>12}  {'liblock asyncio':>15}  {'blocking C ABI':>14}  {'sync/C ABI':>10}"
@@ -360,16 +356,17 @@ def pairs(urls: List[str]) -> None:
         print(f"{n:>5}  {b:>12.1f}  {a:>15.1f}  {raw:>14.1f}  {b / raw:>9.2f}x  {r:>8.1f}  {b / r:>12.2f}x")
     print("redis-py on 5 nodes talks to the nodes one after another (its sync API has no fan-out);"
           " liblock asks all nodes at once.\n'blocking C ABI' is the same pair as three bare ctypes calls of"
-          " liblock.so's blocking functions; 'liblock sync' is the binding's synchronous native path, the same"
-          " calls through _blocking.py with a Lock object.")
+          " liblock.so's blocking functions (its Go driver); 'liblock sync' is the binding's synchronous native"
+          " path: the engine host's one driver, run on the caller's thread (_syncdrive.py).")
     print(f"\n{'nodes':>5}  {'native sync':>11}  {'wasm sync':>9}  {'wasm/native':>11}  {'native async':>12}"
-          f"  {'wasm async':>10}  {'wasm/native':>11}  {'native sync, one driver':>23}  {'one driver/C ABI':>16}"
-          f"  {'wasm sync/one driver':>20}   (medians, µs per pair)")
-    for n, ns, ws, na, wa, hs in wrows:
+          f"  {'wasm async':>10}  {'wasm/native':>11}  {'blocking C ABI':>14}  {'native sync/C ABI':>17}"
+          f"   (medians, µs per pair)")
+    for n, ns, ws, na, wa, raw in wrows:
         print(f"{n:>5}  {ns:>11.1f}  {ws:>9.1f}  {ws / ns:>10.2f}x  {na:>12.1f}  {wa:>10.1f}  {wa / na:>10.2f}x"
-              f"  {hs:>23.1f}  {hs / ns:>15.2f}x  {ws / hs:>19.2f}x")
-    print("native sync: liblock.so's blocking C ABI (_blocking.py); 'one driver': the same calls on the engine"
-          " host's loop thread (LIBLOCK_NATIVE_SYNC=host), as wasm sync runs.")
+              f"  {raw:>14.1f}  {ns / raw:>16.2f}x")
+    print("native and wasm sync: the same one engine driver (_syncdrive.py), either engine; 'blocking C ABI':"
+          " the pair through liblock.so's blocking functions (three bare ctypes calls), which the binding"
+          " no longer uses (issue 19: kept only if the one driver cost more than 1.1x it).")
     print(f"\n{'nodes':>5}  {'native async':>12}  {'wasm async':>10}  {'redis-py async Lock':>19}  {'native/redis-py':>15}"
           f"  {'pottery AIORedlock':>18}  {'native/pottery':>14}   (medians, µs per pair)")
     for n, na, wa, ra, pa in arows:

@@ -1,11 +1,8 @@
 """The cost of metrics and traces (README "Metrics, traces and logs"): clients on the
 same nodes take turns pair by pair (acquire + release), so that all see the same
-machine, the order of the sides turning round by round. Synchronous: off (the default:
-the blocking C ABI fast path), off-host (LIBLOCK_NATIVE_SYNC=host's path, the one a
-client takes while an SDK records), api (telemetry=True, no SDK: the API's no-op; the fast
-path again, as long as nothing records: _driver.Driver.sync_host) and sdk (the
-SDK with an InMemoryMetricReader and a TracerProvider recording every span into no
-processor); asyncio: off, api, sdk.
+machine, the order of the sides turning round by round. Synchronous and asyncio: off (the
+default), api (telemetry=True, no SDK: the API's no-op) and sdk (the SDK with an
+InMemoryMetricReader and a TracerProvider recording every span into no processor).
 
 Per pair: the caller's latency (from the acquire call until the release returned) and
 the process's CPU time (time.process_time: every thread, the loop thread's too).
@@ -52,8 +49,6 @@ def report(kind: str, n: int, lat: Dict[str, List[float]], cpu: Dict[str, List[f
     c = {k: statistics.fmean(v) * 1e6 for k, v in cpu.items()}
     line = f"{kind} nodes={n} " + " ".join(f"{k}-p50-µs={v:.1f}" for k, v in p50.items())
     line += f" api-x={p50['api'] / p50[base]:.3f} sdk-x={p50['sdk'] / p50[base]:.3f}"
-    if kind == "sync":
-        line += f" (the engine host's path, which a client takes while an SDK records: off-host-x={p50['off-host'] / p50['off']:.3f})"
     line += " | cpu-µs/pair (mean) " + " ".join(f"{k}={v:.1f}" for k, v in c.items())
     line += f" api-cpu-x={c['api'] / c[base]:.3f} sdk-cpu-x={c['sdk'] / c[base]:.3f}"
     print(line, flush=True)
@@ -68,10 +63,7 @@ def main() -> None:
         # node_timeout well above a loaded machine's stalls: a timed-out release would
         # leave its key and fail the next pair with NotAcquired.
         nt = 2.0
-        os.environ["LIBLOCK_NATIVE_SYNC"] = "host"
-        off_host = liblock.Client(nodes, node_timeout=nt)
-        del os.environ["LIBLOCK_NATIVE_SYNC"]
-        sync: Dict[str, Any] = {"off": liblock.Client(nodes, node_timeout=nt), "off-host": off_host,
+        sync: Dict[str, Any] = {"off": liblock.Client(nodes, node_timeout=nt),
                                 "api": liblock.Client(nodes, node_timeout=nt, telemetry=True),
                                 "sdk": liblock.Client(nodes, node_timeout=nt, telemetry=sdk)}
         lat: Dict[str, List[float]] = {k: [] for k in sync}
@@ -90,7 +82,7 @@ def main() -> None:
         report("sync ", n, lat, cpu, "off")
 
         async def run_async() -> None:
-            clients = {k.replace("-host", ""): sync[k] for k in ("off-host", "api", "sdk")}
+            clients = {k: sync[k] for k in ("off", "api", "sdk")}
             alat: Dict[str, List[float]] = {k: [] for k in clients}
             acpu: Dict[str, List[float]] = {k: [] for k in clients}
             ks = list(clients)

@@ -17,9 +17,9 @@ sem    (#20) a permit of a 3-permit semaphore beside the mutex, native, defaults
 Run under build/redisnodes (5 URLs):
   build/redisnodes -n 5 -- build/venv-python/bin/python bindings/python/scripts/bench_pyperf.py
 with PYTHONPATH=bindings/python (BENCH_N pairs per variant and round, default 1000).
-BENCH_BASELINE=<another checkout>/bindings/python/liblock adds, to the async group, that
-tree's package (imported as liblock_baseline, on the same liblock.so) beside this one:
-before/after in one run.
+BENCH_BASELINE=<another checkout>/bindings/python/liblock adds, to the async group (asyncio)
+and the wasm group (native sync), that tree's package (imported as liblock_baseline, on the
+same liblock.so) beside this one: before/after in one run.
 """
 
 from __future__ import annotations
@@ -189,28 +189,37 @@ def group_async(urls: List[str]) -> None:
 
 
 def group_wasm(urls: List[str]) -> None:
+    base = _baseline()
     for n in (1, 5):
         nodes = urls[:n]
+        old = base.Client(nodes, node_timeout=0.5) if base is not None else None
         with liblock.Client(nodes, node_timeout=0.5) as native, \
                 liblock.Client(nodes, node_timeout=0.5, backend="wasm") as wasm:
             sync_rounds: List[Round] = []
             async_rounds: List[Round] = []
             for _ in range(REPS):
-                sync_rounds.append(run_sync({
+                v = {
                     "native sync wait=0": ll_sync(native, f"bench:pyperf:ns{n}", **ONE),
                     "wasm sync wait=0": ll_sync(wasm, f"bench:pyperf:ws{n}", **ONE),
                     "native sync default": ll_sync(native, f"bench:pyperf:nsd{n}"),
                     "wasm sync default": ll_sync(wasm, f"bench:pyperf:wsd{n}"),
-                }))
+                }
+                if old is not None:
+                    v["baseline native sync default"] = ll_sync(old, f"bench:pyperf:bsd{n}")
+                sync_rounds.append(run_sync(v))
                 async_rounds.append(run_async(lambda: {
                     "native async wait=0": ll_async(native, f"bench:pyperf:na{n}", **ONE),
                     "wasm async wait=0": ll_async(wasm, f"bench:pyperf:wa{n}", **ONE),
                     "native async default": ll_async(native, f"bench:pyperf:nad{n}"),
                     "wasm async default": ll_async(wasm, f"bench:pyperf:wad{n}"),
                 }))
+        if old is not None:
+            old.close()
         report(f"#19 wasm/native sync, {n} node(s)", sync_rounds,
                [("wasm/native sync wait=0", "wasm sync wait=0", "native sync wait=0"),
-                ("wasm/native sync default", "wasm sync default", "native sync default")])
+                ("wasm/native sync default", "wasm sync default", "native sync default")]
+               + ([("native/baseline native sync default", "native sync default",
+                    "baseline native sync default")] if old is not None else []))
         report(f"#19 wasm/native asyncio, {n} node(s)", async_rounds,
                [("wasm/native async wait=0", "wasm async wait=0", "native async wait=0"),
                 ("wasm/native async default", "wasm async default", "native async default")])

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 from opentelemetry import trace
@@ -179,19 +179,35 @@ def test_without_an_sdk_a_loss_is_still_logged_with_its_resource(c1: Cluster, ca
         client.close()
 
 
-@pytest.mark.skipif(BACKEND != "native", reason="the synchronous fast path is liblock.so's")
-def test_the_api_with_no_sdk_takes_the_synchronous_fast_path(c1: Cluster, caplog: Any) -> None:
-    """telemetry=True with nothing recording costs what telemetry off costs: synchronous
-    operations run on the blocking C ABI (no loop thread is started), and a lock lost
-    there (its validity ran out, nobody extending it) is still logged with its resource.
-    Control: with an SDK the same calls go through the engine host, which records."""
+def test_the_api_with_no_sdk_runs_synchronous_calls_on_the_callers_thread(
+        c1: Cluster, caplog: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """telemetry=True with nothing recording takes the path telemetry off takes: the
+    synchronous calls run on the caller's thread (_syncdrive), not handed to the loop
+    thread, and a lock lost meanwhile (its validity ran out, nobody extending it) is still
+    logged with its resource. With an SDK too, recording in the step (the synchronous
+    lane's): the control shows the calls recorded, so the drive did not skip the lane."""
+    from liblock import _syncdrive
+
+    monkeypatch.delenv("LIBLOCK_SYNC_DRIVE", raising=False)
+    if not _syncdrive.enabled():
+        pytest.skip("no caller drive here (epoll, CPython's selector loop)")
+    ends: List[int] = []
+    orig = _syncdrive.CallerDrive._drive
+
+    def drive(self: Any, *a: Any) -> int:
+        how: int = orig(self, *a)
+        ends.append(how)
+        return how
+    monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
     caplog.set_level(logging.WARNING, logger="liblock")
     client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND, telemetry=True)
     try:
+        client.acquire("otel:fast", ttl=10).release()  # (opens the connection on the loop thread)
+        ends.clear()
         for _ in range(3):
             client.acquire("otel:fast", ttl=10).release()
+        assert ends == [_syncdrive._DONE] * 6
         lock = client.acquire("otel:fast:expires", ttl=0.6)
-        assert client._driver._thread is None and client._driver._blocking is not None
         eventually(lambda: any(r.getMessage() == "liblock: lock lost: otel:fast:expires"
                                for r in caplog.records if r.name == "liblock"), what="the loss's log line")
         assert lock.lost
@@ -203,8 +219,11 @@ def test_the_api_with_no_sdk_takes_the_synchronous_fast_path(c1: Cluster, caplog
                             telemetry={"meter_provider": mp, "tracer_provider": tp})
     try:
         client.acquire("otel:fast", ttl=10).release()
-        assert client._driver._thread is not None
-        assert total(reader, "liblock.acquires") == 1
+        ends.clear()
+        client.acquire("otel:fast", ttl=10).release()
+        assert ends == [_syncdrive._DONE] * 2
+        assert total(reader, "liblock.acquires") == 2
+        assert sorted(s.name for s in exporter.get_finished_spans()).count("liblock.acquire") == 2
     finally:
         client.close()
 

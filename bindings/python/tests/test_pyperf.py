@@ -4,38 +4,7 @@ import itertools
 import json
 import struct
 
-from liblock import _blocking, _host, _proto as P
-
-
-class _Res(bytes):
-    more = ()
-
-
-def test_options_fast_form_means_what_json_dumps_said() -> None:
-    """_blocking._options formats integer-only options by hand, leaving out default keys;
-    read back, each is json.dumps' object of before minus its defaults (hostabi.ParseOptions
-    takes a missing key as its default)."""
-    defaults = {"wait_ms": 0, "auto_extend": False, "fence": False}
-    for wait_ms, auto, fence, permits, mode in itertools.product(
-            (0, 1, 10000, 86400000), (False, True), (False, True), (0, 1, 3, 1024), (0, 1, 2)):
-        got = _blocking._options(_Res(b"r"), wait_ms, auto, fence, b"", permits, mode)
-        if not (wait_ms or auto or fence or permits or mode):
-            assert got is None
-            continue
-        assert got is not None
-        want = {"wait_ms": wait_ms, "auto_extend": auto, "fence": fence}
-        if mode:
-            want["mode"] = "read" if mode == 1 else "write"
-        if permits:
-            want["permits"] = permits
-        read = dict(defaults, **json.loads(got))
-        assert read == dict(defaults, **want), got
-
-
-def test_options_with_strings_still_go_through_json() -> None:
-    got = _blocking._options(_Res(b"r"), 5, False, False, b'tok"en\\0123456789abcdef', 0, 0)
-    assert got is not None
-    assert json.loads(got)["token"] == 'tok"en\\0123456789abcdef'
+from liblock import _host, _proto as P
 
 
 def test_write_fast_path_matches_the_generated_decoder() -> None:

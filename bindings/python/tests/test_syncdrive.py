@@ -1,8 +1,7 @@
 """Synchronous calls on the loop-thread host run on the caller's thread while the loop
 thread sleeps (_syncdrive.py): they do, the loop thread still runs auto-extension between
 them, Ctrl-C in the middle of the host's code is deferred to a safe point, and other
-threads' calls are not held up behind a driving caller's wait. Both backends: native runs
-its synchronous calls on the loop-thread host with LIBLOCK_NATIVE_SYNC=host."""
+threads' calls are not held up behind a driving caller's wait. Both backends."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import pytest
 
 import liblock
 from conftest import BACKEND, Cluster, eventually
-from liblock import _syncdrive
+from liblock import _host, _syncdrive
 
 BINDING = Path(__file__).resolve().parents[1]
 
@@ -26,7 +25,6 @@ BINDING = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def host_client(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A client whose synchronous calls run on the loop-thread host (on either backend)."""
-    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
     monkeypatch.delenv("LIBLOCK_SYNC_DRIVE", raising=False)
     with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
         yield client
@@ -68,7 +66,6 @@ def test_sync_calls_run_on_the_caller_thread_and_the_loop_thread_sleeps(
 
 
 def test_the_old_way_when_turned_off(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
     monkeypatch.setenv("LIBLOCK_SYNC_DRIVE", "loop")
     ends = _count_drives(monkeypatch)
     with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
@@ -100,7 +97,6 @@ def _outlives(c1: Cluster, client: Any, ttl: float) -> bool:
 
 
 def test_auto_extension_runs_between_driven_calls(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
     with liblock.Client(c1.urls, node_timeout=0.25, backend=BACKEND) as client:
         assert _outlives(c1, client, 0.8)
     assert c1.all_keys() == []
@@ -110,7 +106,6 @@ def test_negative_control_an_unwoken_loop_thread_lets_the_lock_expire(
         c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check above catches a caller that leaves the engine's timer to a loop thread
     asleep until later: with the wake-up broken, the key expires."""
-    monkeypatch.setenv("LIBLOCK_NATIVE_SYNC", "host")
     monkeypatch.setattr(_syncdrive, "_EARLY", float("inf"))  # no timer is ever "earlier"
     with liblock.Client(c1.urls, node_timeout=0.25, backend=BACKEND) as client:
         assert not _outlives(c1, client, 0.8)
@@ -178,7 +173,7 @@ os._exit(0)  # no close: a lock left behind stays for the parent to see
 
 
 def _ctrl_c(c1: Cluster, negative: bool) -> List[str]:
-    env = dict(os.environ, PYTHONPATH=str(BINDING), LIBLOCK_NATIVE_SYNC="host")
+    env = dict(os.environ, PYTHONPATH=str(BINDING))
     env.pop("LIBLOCK_SYNC_DRIVE", None)
     code = _CTRL_C.format(urls=c1.urls, backend=BACKEND, negative=negative)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
@@ -238,3 +233,72 @@ def test_an_observe_callback_runs_on_the_loop_thread_while_the_caller_waits(
             obs.close()
     assert not errors, errors
     assert threads and all(t.endswith("-driver") for t in threads), threads
+
+
+def _count_spins(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """The ops each Host._spin call spun for."""
+    spun: List[int] = []
+    orig = _host.Host._spin
+
+    def spin(self: Any, op: int, left: int, polls: int = 0) -> None:
+        spun.append(op)
+        orig(self, op, left, polls)
+    monkeypatch.setattr(_host.Host, "_spin", spin)
+    return spun
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_driven_request_reads_its_replies_at_once(
+        c1: Cluster, host_client: Any, monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    """Right after its writes a driven request spins on the connections (the asyncio host's
+    _spin, its credit): on loopback the reply comes within it and the credit stays up.
+    Control (on=False, LIBLOCK_SYNC_SPIN=0's switch): no spin at all."""
+    host_client.acquire("warm", ttl=5).release()
+    host = host_client._driver.sync_host()
+    host.direct.spin = on
+    spun = _count_spins(monkeypatch)
+    ends = _count_drives(monkeypatch)
+    for _ in range(20):
+        host_client.acquire("spin", ttl=5).release()
+    assert ends.count(_syncdrive._DONE) == 40, ends
+    if on:
+        assert len(spun) >= 32, spun  # the credit starts at 32: at least 32 requests spin
+        assert host._spin_credit > 0
+    else:
+        assert spun == []
+    assert c1.all_keys() == []
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_no_spin_beside_another_operation_in_flight(
+        c1: Cluster, host_client: Any, monkeypatch: pytest.MonkeyPatch, alone: bool) -> None:
+    """A driven request with another operation of its host in flight (a waiting acquire,
+    handed to the loop thread) does not spin (_host.Host.spin_alone, as on the asyncio
+    host). Control (alone=False): the same requests spin."""
+    host = host_client._driver.sync_host()
+    host.spin_alone = alone
+    with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as holder:
+        held = holder.acquire("busy", ttl=30)
+        host_client.acquire("warm", ttl=5).release()
+        got: List[Any] = []
+        waiter = threading.Thread(target=lambda: got.append(host_client.acquire("busy", ttl=5, wait=30)))
+        waiter.start()
+        eventually(lambda: c1.waiting("busy"), what="the waiting acquire waits")
+        # another thread's call takes the waiting op over to the loop thread
+        host_client.acquire("free", ttl=5, wait=0).release()
+        ends = _count_drives(monkeypatch)
+        spun = _count_spins(monkeypatch)
+        for _ in range(10):
+            host_client.acquire("free", ttl=5, wait=0).release()
+        assert len(host._ops) == 1  # the waiter's, still in flight
+        beside = list(spun)
+        held.release()
+        waiter.join(10)
+        assert got and not waiter.is_alive()
+        got[0].release()
+    assert ends.count(_syncdrive._DONE) >= 10, ends  # driven, beside the waiter
+    if alone:
+        assert beside == []
+    else:
+        assert len(beside) >= 10, beside
+    assert c1.all_keys() == []

@@ -221,7 +221,7 @@ def test_release_twice_is_lost_in_every_form(c1: Cluster, client1) -> None:
 # ------------------------------------------------------------ import cost
 
 def _fresh(code: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("LIBLOCK_BACKEND", "LIBLOCK_NATIVE_SYNC")}
+    env = {k: v for k, v in os.environ.items() if k != "LIBLOCK_BACKEND"}
     env["PYTHONPATH"] = str(BINDING)
     # -S: no site-packages .pth hooks, which import typing themselves on some systems
     p = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True,
@@ -233,17 +233,21 @@ def _fresh(code: str) -> str:
 def test_import_loads_nothing_heavy() -> None:
     out = _fresh("import sys, liblock\n"
                  "print(sorted(m for m in ('asyncio', 'typing', 'json', 'ctypes', 'pathlib', 'datetime',"
-                 " 'liblock._lib', 'liblock._wasm', 'liblock._host', 'liblock._driver', 'liblock._blocking')"
+                 " 'liblock._lib', 'liblock._wasm', 'liblock._host', 'liblock._driver')"
                  " if m in sys.modules))")
     assert out.strip() == "[]", out
 
 
 @pytest.mark.native_only
-def test_sync_program_never_imports_asyncio(c1: Cluster) -> None:
+def test_making_a_client_imports_no_asyncio(c1: Cluster) -> None:
+    """A client's engine is made at once (a bad config fails in Client()), its driver
+    thread's event loop with its first synchronous call."""
     out = _fresh(f"import sys, liblock\n"
-                 f"with liblock.Client([{c1.urls[0]!r}], node_timeout=0.5) as c:\n"
-                 f"    with c.lock('sync-only', ttl=5):\n"
-                 f"        pass\n"
-                 f"print('asyncio' in sys.modules, liblock.ABI_VERSION == sys.modules['liblock._lib'].ABI_VERSION)")
-    assert out.split() == ["False", "True"], out
+                 f"c = liblock.Client([{c1.urls[0]!r}], node_timeout=0.5)\n"
+                 f"print('asyncio' in sys.modules)\n"
+                 f"with c.lock('sync-only', ttl=5):\n"
+                 f"    pass\n"
+                 f"c.close()\n"
+                 f"print('asyncio' in sys.modules, liblock.ABI_VERSION == liblock.abi_version())")
+    assert out.split() == ["False", "True", "True"], out
     assert c1.all_keys() == []
