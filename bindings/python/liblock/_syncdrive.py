@@ -291,7 +291,7 @@ class CallerDrive:
             writes, reads = host.writes, host.reads
             begin()
             if not box and self.spin and (len(host._ops) == 1 or not host.spin_alone) \
-                    and state[0] in host._ops:
+                    and state[0] in host._ops and not host.watches:
                 # The nodes' replies read at once, as the asyncio host's requests read them
                 # (_host.Host._spin, its credit and alone rules): on this machine they often
                 # come within the spin, and the epoll_wait below would put the caller to
@@ -325,7 +325,7 @@ class CallerDrive:
                 self._catch_up(host, mux)
                 if self._other_due(host):
                     return _HANDOFF
-            if self.spin:
+            if self.spin and not host.watches:  # (no read of an observe()'s change here)
                 self._late(host, mux, reads + host.writes - writes)
             return _DONE
         finally:
