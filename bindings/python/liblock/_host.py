@@ -459,9 +459,10 @@ class Host:
                                               "exception": e})
 
     def _spin(self, op: int, left: int, polls: int = 0) -> None:
-        """Read the epoll set again, up to ``eager_polls - 1`` times (``polls``, if given), until the request
-        ``op`` is settled (a read that settles it, or closes the host, takes it out of
-        _ops) or ``left`` more reads have got bytes (its nodes have all answered: an
+        """Read the epoll set again, up to ``eager_polls - 1`` times (or ``polls``: a
+        driven synchronous call's, _syncdrive.py), until the request ``op`` is settled
+        (a read that settles it, or closes the host, takes it out of _ops) or ``left``
+        more reads have got bytes (its nodes have all answered: an
         acquire that found the lock taken waits for its retry, and a spin would wait for
         nothing), while spinning pays on this host (see _SPIN_CREDIT)."""
         credit = self._spin_credit
