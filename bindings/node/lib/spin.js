@@ -48,6 +48,7 @@ const cfg = {
   eagerRun: 16, // settled spins in a row between two turns of the loop
   creditRule: true, // false: every request spins (tests' control)
   aloneRule: true, // false: a request spins with other operations in flight too (tests' control)
+  connGuard: true, // false: a socket no longer the host's connection is read too (tests' control)
   onSpin: null, // tests: called (host, op) as a spin starts
   // The wasm backend too: opt-in (LIBLOCK_SPIN_WASM=1), since the wasm
   // backend never requires koffi by itself (test/portability.test.js). It
@@ -147,7 +148,7 @@ function spin(h, op, socks, n) {
       // another socket's (an OPEN in the same step). Only a socket that is
       // still this host's connection, open, is read, through its handle's fd now.
       const hd = s._handle;
-      if (s.destroyed || hd == null || hd.fd <= 0 || h.conns.get(s.llConn) !== s) {
+      if (s.destroyed || hd == null || hd.fd <= 0 || (cfg.connGuard && h.conns.get(s.llConn) !== s)) {
         list[i] = null;
         if (--left === 0) { verdict = false; break out; }
         continue;

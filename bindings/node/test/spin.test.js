@@ -29,7 +29,7 @@ nodeTest.after(async () => {
   if (nodes) await nodes.stop();
   assertNoUnhandled(assert);
 });
-nodeTest.afterEach(() => { S.config({ polls: 64, creditRule: true, aloneRule: true, onSpin: null }); });
+nodeTest.afterEach(() => { S.config({ polls: 64, creditRule: true, aloneRule: true, connGuard: true, onSpin: null }); });
 
 test('a spin settles its request before acquire() returns, and stops at the DONE (2 of 5 nodes frozen, a budget never reached)', nativeOnly, async () => {
   const c = new Client({ nodes: nodes.urls, backend: BACKEND, nodeTimeout: 200 });
@@ -216,4 +216,60 @@ test('a request spins only when it is alone in flight on its host (a waiter pend
     await c.close();
     await other.close();
   }
+});
+
+// Two real loopback connections, each with a reply waiting, behind a stand-in
+// host: the first one's step (receivedRx) drops the second from the host's
+// connections, as an engine CLOSE does (whose fd number an OPEN in the same
+// step may then reuse for another node's socket). The spin must not read the
+// dropped socket: its bytes stay for whoever owns that fd now.
+async function guardRun(connGuard) {
+  const server = net.createServer();
+  const peers = [];
+  server.on('connection', (p) => peers.push(p));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  const connect = () => new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.on('error', reject);
+  });
+  const a = await connect();
+  const b = await connect();
+  try {
+    a.pause(); // (libuv must not read them itself meanwhile)
+    b.pause();
+    a.llFd = true; a.llConn = 1;
+    b.llFd = true; b.llConn = 2;
+    const conns = new Map([[1, a], [2, b]]);
+    const op = 7;
+    const read = []; // the connections the spin handed bytes from
+    const h = {
+      ad: { backend: 'native' },
+      ops: new Map([[op, {}]]),
+      spin: S.state(),
+      conns,
+      dead: false,
+      rx: () => ({ buffer: Buffer.alloc(4096) }),
+      receivedRx(conn) {
+        read.push(conn);
+        if (conn === 1) conns.delete(2); // the engine closed connection 2 in this step
+      },
+    };
+    await new Promise((resolve) => { if (peers.length === 2) resolve(); else server.on('connection', () => { if (peers.length === 2) resolve(); }); });
+    // both replies handed to the kernel (loopback: in the sockets' buffers) before the spin
+    await Promise.all(peers.map((p) => new Promise((resolve) => p.write('+OK\r\n', resolve))));
+    S.config({ connGuard, creditRule: false, polls: 1000 });
+    S.spin(h, op, [a, b], 2);
+    return read;
+  } finally {
+    a.destroy();
+    b.destroy();
+    for (const p of peers) p.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+test('a socket the step dropped from the host is not read by the spin (its fd may be another socket\'s now); control: without the guard it is', nativeOnly, async () => {
+  assert.deepEqual(await guardRun(true), [1]);
+  assert.deepEqual(await guardRun(false), [1, 2], 'the control reads the dropped socket: the check can fail');
 });
