@@ -130,7 +130,7 @@ def _fmt_s(ms: int) -> str:
 
 
 def _ms(name: str, value: Any, lo: int, hi: int) -> int:
-    """Seconds (int, float or timedelta) -> integer milliseconds for the C ABI,
+    """Seconds (int, float or timedelta) -> integer milliseconds for the engine,
     checked against [lo, hi] ms; errors name ``name`` and speak seconds."""
     if type(value) is float and -1e15 < value < 1e15:  # fast path; excludes NaN/inf
         ms = round(value * 1000)

@@ -110,9 +110,8 @@ class Unavailable(LockError):
 def _node_causes(message: str) -> List[Tuple[int, str, str]]:
     """The per-node causes in an unavailable error's message, as the engine writes it:
     ``liblock: acquire: unavailable: REASON; node 0 (ADDR): CAUSE; node 1 (ADDR): CAUSE``
-    (an address holds no "): "). Only the synchronous native path needs this: the blocking
-    C ABI returns the message alone, where the engine host gets the causes as fields; it
-    goes once sync native runs on the engine host."""
+    (an address holds no "): "). For an ``Unavailable`` made from a message alone (the
+    engine host passes the causes as fields)."""
     import re
 
     marks = list(re.finditer(r"; node (\d+) \((.*?)\): ", message))

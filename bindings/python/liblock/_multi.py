@@ -7,15 +7,15 @@ count, duplicates — errors name ``resources[i]``, the element's index in the l
 engine's do) and carries the set through the code paths of a one-resource acquire: the
 first resource travels as ``res`` (a :class:`ResourceSet`, a ``bytes`` of the first
 resource that also knows the others), which the host protocol's ACQUIRE gets as its
-``resources`` field and the C ABI's options JSON as its ``"resources"`` key.
+``resources`` field.
 """
 
 from __future__ import annotations
 
-# Nothing heavy at import time (as _client.py): typing and json only when used.
+# Nothing heavy at import time (as _client.py): typing only when type-checking.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+    from typing import Any, Callable, Dict, Tuple, TypeVar
 
     _L = TypeVar("_L")
 
@@ -62,19 +62,6 @@ def check_token(res: bytes, token: bytes) -> None:
     if token and isinstance(res, ResourceSet):
         raise InvalidArgument("token=... is not supported with a list of resources: a "
                               "multi-resource lock cannot be re-entered or handed over by token")
-
-
-def with_resources(opts: Optional[bytes], res: bytes) -> Optional[bytes]:
-    """The C ABI's options JSON with ``"resources"`` added for a set."""
-    more = getattr(res, "more", ())
-    if not more:
-        return opts
-    import json
-
-    key = b'"resources":' + json.dumps([m.decode("utf-8") for m in more]).encode("ascii")
-    if opts is None:
-        return b"{" + key + b"}"
-    return opts[:-1] + b"," + key + b"}"
 
 
 def set_resources(lock: _L, res: bytes) -> _L:

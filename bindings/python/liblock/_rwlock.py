@@ -1,8 +1,7 @@
 """Read-write locks: the ``mode`` argument of ``acquire``, ``acquire_async`` and ``lock``.
 
 The engine does the work (core/engine/rwlock.go); the binding checks the argument and
-passes it on: as the C ABI's options_json key ``"mode"`` (native, blocking), or as the
-engine protocol's READ and WRITE flags (asyncio, and the wasm backend).
+passes it on as the engine protocol's READ and WRITE flags.
 """
 
 from __future__ import annotations
