@@ -1,4 +1,4 @@
-"""The asyncio host's fast socket path (Linux): a host's plain TCP and unix connections
+"""The asyncio host's fast socket path (Linux): a host's TCP (plain or TLS) and unix connections
 in one epoll set of its own, which the event loop watches as a single reader.
 
 Why: with asyncio transports every reply costs the loop a callback of its own (a
@@ -12,10 +12,14 @@ turn, after that operation's continuation); a WRITE is one ``send`` of a view of
 engine's output buffer. A request reads the set right after its writes, and spins on it
 for a while when that pays (``_host.Host._read_now``).
 
-What stays with asyncio: TLS connections (the ssl module's state machine is asyncio's
-SSL transport), and loops that cannot watch a file descriptor (``add_reader``: the
-Windows proactor) or platforms without epoll; :func:`make` returns None there and the
-host uses transports for everything.
+TLS connections are in the set too, as non-blocking ``ssl.SSLSocket`` objects: the handshake
+runs on the loop (``do_handshake`` until done, waiting for the socket as OpenSSL asks),
+then a read is ``recv_into`` on the SSL socket (OpenSSL reads whole records off the socket
+and decrypts in place; what it decrypted beyond the buffer, ``pending()``, is read at
+once, since epoll cannot see it), a write ``send``. What stays with asyncio: loops that
+cannot watch a file descriptor (``add_reader``: the Windows proactor) and platforms
+without epoll; :func:`make` returns None there and the host uses transports for
+everything.
 
 The connection's contract with the host is the transport-backed ``_host._Conn``'s:
 ``cid``, ``transport`` (``write``, ``abort``), and the host's ``_opened``,
@@ -28,19 +32,23 @@ from __future__ import annotations
 
 import select
 import socket
+import ssl
 import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ._proto import EV_RECEIVED
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._host import Host
 
 _IN = getattr(select, "EPOLLIN", 1)
 _OUT = getattr(select, "EPOLLOUT", 4)
 _ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
-# a send that would block, or was interrupted: try again when writable
-_RETRY = (BlockingIOError, InterruptedError)
+# a read or send that would block (OpenSSL's too: it needs more of a record, or room), or
+# was interrupted: try again when the socket is ready
+_RETRY = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 # RECEIVED's head (u8 kind, u32 conn, u32 length of data), written in front of what a read
 # put in the engine's input buffer (the host's _recv_view starts after it); _host checks
 # this layout against the generated codec at import (_host._recv_head)
@@ -53,9 +61,10 @@ class MuxConn:
     """One plain connection of a :class:`Mux`; it is also its own ``transport``
     (``write``, ``abort``), as the host's code expects of a connection."""
 
-    __slots__ = ("mux", "host", "cid", "sock", "fd", "transport", "_pending", "closed")
+    __slots__ = ("mux", "host", "cid", "sock", "fd", "transport", "_pending", "closed", "tls")
 
     def __init__(self, mux: "Mux", cid: int, sock: socket.socket) -> None:
+        self.tls = isinstance(sock, ssl.SSLSocket)
         self.mux = mux
         self.host = mux.host
         self.cid = cid
@@ -80,7 +89,7 @@ class MuxConn:
         except _RETRY:
             n = 0
         except OSError as e:
-            self.host.loop.call_soon(self._fail, e)
+            self.host.loop.call_soon(self._fail, self._why(e))
             return
         if n < len(data):
             self._pending = bytearray(data[n:])
@@ -99,7 +108,7 @@ class MuxConn:
         except _RETRY:
             return
         except OSError as e:
-            self._fail(e)
+            self._fail(self._why(e))
             return
         del pending[:n]
         if not pending:
@@ -129,6 +138,24 @@ class MuxConn:
             return  # closed by the engine meanwhile: what the node still sent is dropped
         _pack_head(engine.inbuf, 0, EV_RECEIVED, self.cid, n)
         host._step(_RECV_AT + n)
+        if self.tls and not self.closed and self.sock.pending():  # type: ignore[attr-defined]
+            self._read()  # decrypted already, beyond the buffer: epoll would not tell of it
+
+    def _why(self, exc: OSError) -> OSError:
+        """Why a write failed: on TLS, the peer's alert when one is waiting (TLS 1.3 refuses a
+        client certificate after the client's side of the handshake is done: the first
+        write then meets the closed connection, with the alert that says why still unread);
+        else ``exc``."""
+        if self.tls:
+            try:
+                self.sock.recv_into(bytearray(4096))
+            except _RETRY:
+                pass
+            except ssl.SSLError as alert:
+                return alert
+            except OSError:
+                pass
+        return exc
 
     def _fail(self, exc: Optional[Exception]) -> None:
         """The connection ended (EOF, or ``exc``): close it, then tell the host."""
@@ -196,14 +223,17 @@ class Mux:
 
     poll = _ready
 
-    async def connect(self, cid: int, network: str, addr: str) -> MuxConn:
-        """Open a plain connection to ``addr`` (``host:port``, or a unix socket's path) as
-        asyncio's create_connection would (each resolved address in turn; TCP_NODELAY);
-        the connection is in the set when this returns."""
+    async def connect(self, cid: int, network: str, addr: str, ctx: Optional[ssl.SSLContext] = None,
+                      server_name: str = "") -> MuxConn:
+        """Open a connection to ``addr`` (``host:port``, or a unix socket's path) as
+        asyncio's create_connection would (each resolved address in turn; TCP_NODELAY),
+        with TLS when ``ctx`` is given (SNI and the name checked: ``server_name``, or the
+        address's host, or "localhost" for a unix socket, as asyncio's); the connection is
+        in the set when this returns."""
         loop = self.loop
         if network == "unix":
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            return await self._connect_sock(sock, addr, cid)
+            return await self._connect_sock(sock, addr, cid, ctx, server_name or "localhost")
         host, _, port_s = addr.rpartition(":")
         host = host[1:-1] if host.startswith("[") else host
         port = int(port_s)
@@ -222,17 +252,21 @@ class Mux:
             sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                return await self._connect_sock(sock, sockaddr, cid)
+                return await self._connect_sock(sock, sockaddr, cid, ctx, server_name or host)
             except OSError as e:
                 errors.append(e)
         if len(errors) == 1:
             raise errors[0]
         raise OSError("Multiple exceptions: {}".format(", ".join(str(e) for e in errors)))
 
-    async def _connect_sock(self, sock: socket.socket, address: Any, cid: int) -> MuxConn:
+    async def _connect_sock(self, sock: socket.socket, address: Any, cid: int,
+                            ctx: Optional[ssl.SSLContext], server_name: str) -> MuxConn:
         try:
             sock.setblocking(False)
             await self.loop.sock_connect(sock, address)
+            if ctx is not None:
+                sock = ctx.wrap_socket(sock, server_hostname=server_name, do_handshake_on_connect=False)
+                await self._handshake(sock)
             c = MuxConn(self, cid, sock)
             self.ep.register(c.fd, _IN)
             self.conns[c.fd] = c
@@ -240,6 +274,30 @@ class Mux:
         except BaseException:
             sock.close()
             raise
+
+    async def _handshake(self, sock: ssl.SSLSocket) -> None:
+        """TLS's handshake on the non-blocking ``sock``, each wait on the loop (the socket
+        is not in the set yet); its errors (a certificate that does not verify) raise."""
+        loop = self.loop
+        fd = sock.fileno()
+        while True:
+            try:
+                sock.do_handshake()
+                return
+            except ssl.SSLWantReadError:
+                add, remove = loop.add_reader, loop.remove_reader
+            except ssl.SSLWantWriteError:
+                add, remove = loop.add_writer, loop.remove_writer
+            ready: "asyncio.Future[None]" = loop.create_future()
+
+            def wake(ready: "asyncio.Future[None]" = ready) -> None:
+                if not ready.done():
+                    ready.set_result(None)
+            add(fd, wake)
+            try:
+                await ready
+            finally:
+                remove(fd)
 
     def watch(self, c: MuxConn, events: int) -> None:
         try:

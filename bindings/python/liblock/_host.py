@@ -15,10 +15,10 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
   operation on its own thread while that loop sleeps (``_syncdrive.py``), else hands it to
   the loop and waits (interruptibly) for the completion.
 
-Sockets: plain TCP and unix connections are in one epoll set per host (``_epoll.Mux``,
-Linux), read by one loop callback and, right after a request's writes, by the request
-itself (``Host._read_now``); TLS connections (and every connection where the loop or
-platform cannot do that) are asyncio transports with a :class:`_Conn` BufferedProtocol.
+Sockets: TCP (plain or TLS) and unix connections are in one epoll set per host
+(``_epoll.Mux``, Linux), read by one loop callback and, right after a request's writes, by
+the request itself (``Host._read_now``); where the loop or platform cannot do that they are
+asyncio transports with a :class:`_Conn` BufferedProtocol.
 Either way a read lands in the engine's input buffer and is stepped as one RECEIVED.
 
 ``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
@@ -505,11 +505,11 @@ class Host:
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins
         try:
-            if ctx is None and self._mux is not False:
+            if self._mux is not False:
                 if self._mux is None:
                     self._mux = _epoll.make(self) or False
                 if self._mux:
-                    c = await self._mux.connect(cid, network, addr)
+                    c = await self._mux.connect(cid, network, addr, ctx, server_name)
                     self._opened(c)
                     return
             if network == "unix":

@@ -25,7 +25,8 @@ loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of it
   pair on one node at 1.62x native against 1.34-1.37x with it, alternating.)
 - **Handing over.** The caller gives the operation to the loop thread, exactly as the old
   way does (it then waits on its lock), when the loop is needed: a connection being opened
-  (asyncio tasks), a TLS connection (asyncio transports), another thread's submitted
+  (asyncio tasks), a connection that is not in the epoll set (an asyncio transport),
+  another thread's submitted
   callback (the loop's self-pipe becomes readable with callbacks queued), any other timer
   due, or the client observes a leader (``observe`` with a callback: the callback is the
   user's, called from the step that reads a change, and runs on the loop thread). An

@@ -1,8 +1,8 @@
 """The client's TLS settings (ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name,
 ssl_context) on the backend under test (both passes run it), through the synchronous
-API (native: liblock.so's Go driver, given the files as lock_client_new's tls_* keys;
-wasm: the asyncio host on the backend's loop thread) and the asyncio API (the
-asyncio host on both). Certificates are made here by core/testkit/tlstest/mkcerts.sh
+and the asyncio API (the engine host on both: its TLS connections are non-blocking
+ssl.SSLSockets in its epoll set, _epoll.py, or asyncio's SSL transports where there
+is no epoll). Certificates are made here by core/testkit/tlstest/mkcerts.sh
 (a private CA, an unrelated CA, server certificates for 127.0.0.1 and for
 redis.internal, a client certificate); TLS-only redis-servers run on them."""
 
@@ -105,7 +105,8 @@ def refused(c: liblock.Client, api: str, cause: str) -> None:
     assert re.search(cause, msg), msg
 
 
-# The reasons: OpenSSL's (asyncio host), Go's crypto/tls (native synchronous API).
+# The reasons, as OpenSSL words them (Go's crypto/tls words, from the native synchronous
+# API's days on liblock.so's Go driver, still accepted).
 UNTRUSTED = r"CERTIFICATE_VERIFY_FAILED|certificate signed by unknown authority"
 NO_CLIENT_CERT = r"certificate required|CERTIFICATE_REQUIRED"
 WRONG_NAME = r"IP address mismatch|doesn't contain any IP SANs"
@@ -357,3 +358,31 @@ def test_tls_cluster(tls_cluster: Deployment, certs: Path, api: str) -> None:
         import re
         assert re.search(UNTRUSTED, str(e.value)), str(e.value)
     assert all(not k for k in tls_cluster.keys())
+
+
+@pytest.mark.parametrize("drain", [True, False])
+def test_a_record_larger_than_the_read_is_read_whole(
+        servers: Dict[str, TLSServer], certs: Path, monkeypatch: pytest.MonkeyPatch, drain: bool) -> None:
+    """What OpenSSL decrypted beyond one read's buffer (``SSLSocket.pending()``) is read at
+    once: epoll cannot tell of it, the socket itself being empty. Here every read takes 2
+    bytes (the host's read buffer cut short), so each reply is several reads of one record.
+    Control (drain=False, the pending() read off): the rest of a reply is never read and
+    the call fails for want of an answer."""
+    from liblock import _epoll
+
+    if not drain:
+        monkeypatch.setattr(ssl.SSLSocket, "pending", lambda self: 0)
+    with client(url(servers["plain"]), ssl_ca_certs=str(certs / "ca.pem")) as c:
+        c.acquire("tls:warm", ttl=10, wait=0).release()  # the connection is open
+        host = c._driver.sync_host()
+        if not host._mux or not all(isinstance(m, _epoll.MuxConn) and m.tls for m in host._conns.values()):
+            pytest.skip("no epoll set here: TLS goes through asyncio's transports")
+        host._recv_view = host._recv_view[:2]
+        if drain:
+            for _ in range(5):
+                lock = c.acquire("tls:small", ttl=10, wait=0)
+                assert lock.info()["resource"] == "tls:small"
+                lock.release()
+        else:
+            with pytest.raises((liblock.Unavailable, liblock.NotAcquired, liblock.LockLost)):
+                c.acquire("tls:small", ttl=10, wait=0).release()
