@@ -233,7 +233,8 @@ class Mux:
         loop = self.loop
         if network == "unix":
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            return await self._connect_sock(sock, addr, cid, ctx, server_name or "localhost")
+            await self._connect_sock(sock, addr)
+            return await self._add(sock, cid, ctx, server_name or "localhost")
         host, _, port_s = addr.rpartition(":")
         host = host[1:-1] if host.startswith("[") else host
         port = int(port_s)
@@ -252,18 +253,31 @@ class Mux:
             sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                return await self._connect_sock(sock, sockaddr, cid, ctx, server_name or host)
+                await self._connect_sock(sock, sockaddr)
             except OSError as e:
                 errors.append(e)
+                continue
+            # (TLS on the first address that connects, as asyncio's: a handshake that fails
+            # does not try the next address)
+            return await self._add(sock, cid, ctx, server_name or host)
         if len(errors) == 1:
             raise errors[0]
         raise OSError("Multiple exceptions: {}".format(", ".join(str(e) for e in errors)))
 
-    async def _connect_sock(self, sock: socket.socket, address: Any, cid: int,
-                            ctx: Optional[ssl.SSLContext], server_name: str) -> MuxConn:
+    async def _connect_sock(self, sock: socket.socket, address: Any) -> None:
+        """Connect ``sock`` (closed when that fails)."""
         try:
             sock.setblocking(False)
             await self.loop.sock_connect(sock, address)
+        except BaseException:
+            sock.close()
+            raise
+
+    async def _add(self, sock: socket.socket, cid: int, ctx: Optional[ssl.SSLContext],
+                   server_name: str) -> MuxConn:
+        """The connected ``sock`` (after TLS's handshake when ``ctx``) as connection ``cid``
+        of the set (closed when that fails)."""
+        try:
             if ctx is not None:
                 sock = ctx.wrap_socket(sock, server_hostname=server_name, do_handshake_on_connect=False)
                 await self._handshake(sock)
