@@ -20,6 +20,18 @@ func cmdCalls(t *testing.T, n *redistest.Node, cmd string) int {
 	return v
 }
 
+// countingClient is newClient with a node timeout far above a loaded
+// machine's stalls (under -race, beside other jobs): the tests that count the
+// commands an acquire sends need its first attempt to succeed, and a node
+// that timed out would make the engine try again, sending its SET twice.
+func countingClient(t *testing.T, c *redistest.Cluster) *core.Client {
+	t.Helper()
+	cl, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
 // TestSemaphoreFirstRoundIsSetNX: an uncontended permit's first round is
 // the mutex's SET NX PX on the preferred slot's key, with no script (the
 // acquire script costs a node several times a SET); the release is one
@@ -27,7 +39,7 @@ func cmdCalls(t *testing.T, n *redistest.Node, cmd string) int {
 // the quorum may run its command after Acquire returned.
 func TestSemaphoreFirstRoundIsSetNX(t *testing.T) {
 	c := redistest.Start(t, 3)
-	cl := newClient(t, c)
+	cl := countingClient(t, c)
 	ctx := context.Background()
 	for _, n := range c.Nodes {
 		_, err := n.Do("CONFIG", "RESETSTAT")
@@ -135,7 +147,7 @@ func onlyForeign(c *redistest.Cluster, takenOn []int) bool {
 // NX per node again, with no script.
 func TestSemaphoreSlotHint(t *testing.T) {
 	c := redistest.Start(t, 3)
-	cl := newClient(t, c)
+	cl := countingClient(t, c)
 	ctx := context.Background()
 	held := engine.SlotKey(engine.SemKey("hint", 3), 0)
 	for _, n := range c.Nodes {
