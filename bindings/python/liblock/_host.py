@@ -75,6 +75,35 @@ _EAGER_POLLS = 64
 _SPIN_CREDIT = 32
 _SPIN_PROBE = 64
 
+
+class SpinCredit:
+    """Whether spinning pays where it is kept (a host's request spins, a driven call's read
+    of the late replies, _syncdrive.py): the rule above."""
+
+    __slots__ = ("left", "skipped")
+
+    def __init__(self) -> None:
+        self.left = _SPIN_CREDIT
+        self.skipped = 0
+
+    def allows(self) -> bool:
+        """Whether to spin now: while there is credit, else every _SPIN_PROBE-th time."""
+        if self.left > 0:
+            return True
+        self.skipped += 1
+        if self.skipped < _SPIN_PROBE:
+            return False
+        self.skipped = 0
+        return True
+
+    def paid(self, yes: bool) -> None:
+        """A spin's verdict: it got what it waited for (one more), or not (one less)."""
+        left = self.left
+        if yes:
+            self.left = min(left + 1, _SPIN_CREDIT) if left > 0 else 1
+        else:
+            self.left = left - 1 if left > 0 else 0
+
 # WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
 # _write_head checks it against the generated codec at import.
 _ACT_WRITE = P.ACT_WRITE
@@ -254,8 +283,6 @@ class Host:
     eager_polls = _EAGER_POLLS
     # True: only a request alone in flight on its host spins (False: the tests' control)
     spin_alone = True
-    _spin_credit = _SPIN_CREDIT
-    _spin_skipped = 0
     # WRITE actions carried out, and reads of epoll connections (_epoll.MuxConn._read) that
     # got bytes, so far: a spin ends once its request's nodes have all answered
     writes = 0
@@ -277,6 +304,7 @@ class Host:
         # the engine is dropped)
         self._recv_view: Optional[memoryview] = memoryview(engine.inbuf)[_RECV_AT:engine.in_cap]
         self.tls = tls  # the client's _tls.ClientTLS (ssl_context, ssl_ca_certs, ..., per node), or None
+        self._spin_credit = SpinCredit()
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
         self._guard: Any = None
@@ -466,22 +494,19 @@ class Host:
         acquire that found the lock taken waits for its retry, and a spin would wait for
         nothing), while spinning pays on this host (see _SPIN_CREDIT)."""
         credit = self._spin_credit
-        if credit <= 0:
-            self._spin_skipped += 1
-            if self._spin_skipped < _SPIN_PROBE:
-                return
-            self._spin_skipped = 0
+        if not credit.allows():
+            return
         ops = self._ops
         poll = self._mux.poll
         end = self.reads + left
         for _ in range(polls or self.eager_polls - 1):
             poll()
             if op not in ops:
-                self._spin_credit = min(credit + 1, _SPIN_CREDIT) if credit > 0 else 1
+                credit.paid(True)
                 return
             if self.reads >= end:
                 return  # every node answered, and the request goes on later: no verdict
-        self._spin_credit = credit - 1 if credit > 0 else 0
+        credit.paid(False)
 
     def _eager_reset(self) -> None:
         self._eager_reset_due = False
@@ -892,7 +917,7 @@ def _in_context(fn: Callable[[], None]) -> Callable[[], None]:
 
 
 class OpRun:
-    """One blocking call's operation, shared by run_op and _syncdrive.Drive.run_op: its
+    """One blocking call's operation, shared by run_op and _syncdrive.CallerDrive.run_op: its
     outcome (``box``), its op handle and whether the caller abandoned it (``state``), and
     the lock the caller sleeps on (``gate[0]``, set by the caller; None: nobody sleeps)."""
 

@@ -69,10 +69,10 @@ _SLICE = 0.05
 # An engine timer this much earlier than the loop thread's planned wake-up wakes it.
 _EARLY = 0.001
 # A driven request's spin after its writes, and the read of the late replies, take the
-# asyncio host's bounds: at most _EAGER_POLLS reads of the epoll set, and a credit of at
-# most _SPIN_CREDIT spins that paid (else one try per _SPIN_PROBE requests).
+# asyncio host's bounds: at most _EAGER_POLLS reads of the epoll set, while a
+# _host.SpinCredit says spinning pays.
 # LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before").
-from ._host import _EAGER_POLLS as _SPIN_POLLS, _SPIN_CREDIT, _SPIN_PROBE  # noqa: E402
+from ._host import _EAGER_POLLS as _SPIN_POLLS, SpinCredit  # noqa: E402
 _MAIN = threading.main_thread().ident
 # signal.signal's C function itself (module _signal): the signal module's wrapper converts
 # handlers and numbers to and from enums, 6 of the 8 µs a swap there cost (twice per call)
@@ -188,8 +188,7 @@ class CallerDrive:
         self.loop: Any = lt.loop
         self.driver: Optional[int] = None  # the thread driving now (under mu), if a caller
         self.spin = os.environ.get("LIBLOCK_SYNC_SPIN", "1") != "0"  # (tests: the control)
-        self.late_credit = _SPIN_CREDIT  # _late's
-        self._late_skipped = 0
+        self.late_credit = SpinCredit()  # _late's
         self._wait_ep: Any = None  # the caller's epoll: the host's epoll set and the loop's self-pipe
         self._wait_mux: Any = None
         self._mux_fd = -1
@@ -337,24 +336,17 @@ class CallerDrive:
     def _late(self, host: "Host", mux: Any, end: int) -> None:
         """The operation is done on its quorum's replies: read the other nodes' too (until
         ``end`` reads, one per node written to), for at most _SPIN_POLLS polls, while
-        that pays (a credit as _host.Host._spin's). Left for later, they would wake the
+        that pays (a _host.SpinCredit of its own). Left for later, they would wake the
         loop thread as soon as the caller lets go, and the caller's next call would wait for
         it to read them (5 nodes, sync pair: 40 µs of a ~440 µs pair spent waiting for mu)."""
-        if host.reads >= end:
+        if host.reads >= end or not self.late_credit.allows():
             return
-        credit = self.late_credit
-        if credit <= 0:
-            self._late_skipped += 1
-            if self._late_skipped < _SPIN_PROBE:
-                return
-            self._late_skipped = 0
         ready = mux._ready
         for _ in range(_SPIN_POLLS):
             ready()
             if host.reads >= end:
-                self.late_credit = min(credit + 1, _SPIN_CREDIT) if credit > 0 else 1
-                return
-        self.late_credit = credit - 1 if credit > 0 else 0
+                break
+        self.late_credit.paid(host.reads >= end)
 
     def _catch_up(self, host: "Host", mux: Any) -> None:
         """Read what the connections have and run the engine's timer if due, as the loop

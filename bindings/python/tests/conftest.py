@@ -61,6 +61,22 @@ def eventually(cond: Callable[[], Any], timeout: float = 10.0, what: str = "cond
         time.sleep(interval)
 
 
+def count_drives(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """How each synchronous call's caller drive ended (_syncdrive._DONE, _HANDOFF,
+    _NOT_STARTED), one entry per call from now on (the test's monkeypatch undoes it)."""
+    from liblock import _syncdrive
+
+    ends: List[int] = []
+    orig = _syncdrive.CallerDrive._drive
+
+    def drive(self: Any, *a: Any) -> int:
+        how: int = orig(self, *a)
+        ends.append(how)
+        return how
+    monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
+    return ends
+
+
 async def eventually_async(cond: Callable[[], Any], timeout: float = 10.0, what: str = "condition",
                            interval: float = 0.01) -> Any:
     """eventually inside a coroutine: between polls it yields to the event loop, whose

@@ -37,6 +37,7 @@ class _Mux:
 def _host_with(settle_at: Optional[int]) -> Any:
     host = _host.Host.__new__(_host.Host)
     host._ops = {}
+    host._spin_credit = _host.SpinCredit()
     host._mux = _Mux(host, 7, settle_at)
     return host
 
@@ -51,10 +52,10 @@ def _requests(host: Any, n: int) -> None:
 def test_a_spin_stops_at_the_read_that_settled_the_request() -> None:
     host = _host_with(settle_at=3)
     host._ops[7] = None  # pending
-    host._spin_credit = 1
+    host._spin_credit.left = 1
     host._spin(7, 5)
     assert host._mux.polls == 3  # not eager_polls - 1
-    assert host._spin_credit == 2  # it paid: one more
+    assert host._spin_credit.left == 2  # it paid: one more
 
 
 def test_a_spin_ends_once_every_node_has_answered() -> None:
@@ -65,13 +66,13 @@ def test_a_spin_ends_once_every_node_has_answered() -> None:
     host._ops[7] = None
     host._spin(7, 3)  # three nodes still to answer
     assert host._mux.polls == 3
-    assert host._spin_credit == _host._SPIN_CREDIT
+    assert host._spin_credit.left == _host._SPIN_CREDIT
     # control: nodes that do not answer keep it spinning to the end, and it counts as lost
     host = _host_with(settle_at=None)
     host._ops[7] = None
     host._spin(7, 3)
     assert host._mux.polls == host.eager_polls - 1
-    assert host._spin_credit == _host._SPIN_CREDIT - 1
+    assert host._spin_credit.left == _host._SPIN_CREDIT - 1
 
 
 def test_a_request_started_within_a_read_does_not_spin() -> None:
@@ -86,7 +87,7 @@ def test_a_request_started_within_a_read_does_not_spin() -> None:
             host._ops[7] = None
             host._read_now(7, 5)
             assert host._mux.polls == polls  # control (not reading): the spin's reads
-            assert host._spin_credit == _host._SPIN_CREDIT - (0 if reading else 1)
+            assert host._spin_credit.left == _host._SPIN_CREDIT - (0 if reading else 1)
         finally:
             host.loop.close()
 
@@ -140,10 +141,10 @@ def test_nodes_slower_than_a_spin_cost_one_spin_per_probe() -> None:
     _requests(host, n)
     # the credit's spins, then one probe per _SPIN_PROBE requests
     assert host._mux.polls == (_host._SPIN_CREDIT + 10) * per_spin
-    assert host._spin_credit == 0
+    assert host._spin_credit.left == 0
     # control: without the credit rule (credit never used up) every request spins
     host = _host_with(settle_at=None)
-    host._spin_credit = 10 ** 9
+    host._spin_credit.left = 10 ** 9
     _requests(host, n)
     assert host._mux.polls == n * per_spin
 
@@ -151,10 +152,10 @@ def test_nodes_slower_than_a_spin_cost_one_spin_per_probe() -> None:
 def test_spinning_resumes_once_a_probe_pays() -> None:
     host = _host_with(settle_at=None)
     _requests(host, _host._SPIN_CREDIT)
-    assert host._spin_credit == 0
+    assert host._spin_credit.left == 0
     host._mux.settle_at = 0  # the nodes have become fast
     _requests(host, _host._SPIN_PROBE)  # the probe among these settles its request
-    assert host._spin_credit == 1
+    assert host._spin_credit.left == 1
     before = host._mux.polls
     _requests(host, 5)
     assert host._mux.polls == before + 5 * 3  # every request spins again

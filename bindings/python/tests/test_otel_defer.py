@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import pytest
 from opentelemetry import trace
@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import liblock
-from conftest import BACKEND, Cluster, eventually, eventually_async
+from conftest import BACKEND, Cluster, count_drives, eventually, eventually_async
 
 
 def providers() -> Any:
@@ -191,14 +191,7 @@ def test_the_api_with_no_sdk_runs_synchronous_calls_on_the_callers_thread(
     monkeypatch.delenv("LIBLOCK_SYNC_DRIVE", raising=False)
     if not _syncdrive.enabled():
         pytest.skip("no caller drive here (epoll, CPython's selector loop)")
-    ends: List[int] = []
-    orig = _syncdrive.CallerDrive._drive
-
-    def drive(self: Any, *a: Any) -> int:
-        how: int = orig(self, *a)
-        ends.append(how)
-        return how
-    monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
+    ends = count_drives(monkeypatch)
     caplog.set_level(logging.WARNING, logger="liblock")
     client = liblock.Client(c1.urls, node_timeout=0.2, backend=BACKEND, telemetry=True)
     try:

@@ -11,12 +11,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Iterator, List, Tuple
 
 import pytest
 
 import liblock
-from conftest import BACKEND, Cluster, eventually
+from conftest import BACKEND, Cluster, count_drives, eventually
 from liblock import _host, _syncdrive
 
 BINDING = Path(__file__).resolve().parents[1]
@@ -30,22 +30,10 @@ def host_client(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield client
 
 
-def _count_drives(monkeypatch: pytest.MonkeyPatch) -> List[int]:
-    ends: List[int] = []
-    orig = _syncdrive.CallerDrive._drive
-
-    def drive(self: Any, *a: Any) -> int:
-        how: int = orig(self, *a)
-        ends.append(how)
-        return how
-    monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
-    return ends
-
-
 def test_sync_calls_run_on_the_caller_thread_and_the_loop_thread_sleeps(
         c1: Cluster, host_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     host_client.acquire("drive", ttl=5).release()  # opens the connection on the loop thread
-    ends = _count_drives(monkeypatch)
+    ends = count_drives(monkeypatch)
     sel = host_client._driver._thread._selector
     wakes = [0]
     orig = sel.select
@@ -67,7 +55,7 @@ def test_sync_calls_run_on_the_caller_thread_and_the_loop_thread_sleeps(
 
 def test_the_old_way_when_turned_off(c1: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LIBLOCK_SYNC_DRIVE", "loop")
-    ends = _count_drives(monkeypatch)
+    ends = count_drives(monkeypatch)
     with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as client:
         for _ in range(5):
             client.acquire("loop", ttl=5).release()
@@ -111,14 +99,21 @@ def test_negative_control_an_unwoken_loop_thread_lets_the_lock_expire(
         assert not _outlives(c1, client, 0.8)
 
 
+def _wait_for_busy(c1: Cluster, holder: Any, client: Any) -> Tuple[Any, List[Any], threading.Thread]:
+    """"busy" held by ``holder``, and ``client``'s acquire of it waiting in a thread of its
+    own (its lock lands in ``got``): (the holder's lock, got, that thread)."""
+    held = holder.acquire("busy", ttl=30)
+    client.acquire("warm", ttl=5).release()
+    got: List[Any] = []
+    waiter = threading.Thread(target=lambda: got.append(client.acquire("busy", ttl=5, wait=30)))
+    waiter.start()
+    eventually(lambda: c1.waiting("busy"), what="the waiting acquire waits")
+    return held, got, waiter
+
+
 def test_other_threads_are_not_held_up_behind_a_waiting_caller(c1: Cluster, host_client: Any) -> None:
     with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as holder:
-        held = holder.acquire("busy", ttl=30)
-        host_client.acquire("warm", ttl=5).release()
-        got: List[Any] = []
-        waiter = threading.Thread(target=lambda: got.append(host_client.acquire("busy", ttl=5, wait=30)))
-        waiter.start()
-        eventually(lambda: c1.waiting("busy"), what="the waiting acquire waits")
+        held, got, waiter = _wait_for_busy(c1, holder, host_client)
         done = threading.Event()
 
         def pairs() -> None:
@@ -257,7 +252,7 @@ def test_a_driven_request_reads_its_replies_at_once(
     host = host_client._driver.sync_host()
     host.direct.spin = on
     spun = _count_spins(monkeypatch)
-    ends = _count_drives(monkeypatch)
+    ends = count_drives(monkeypatch)
     for _ in range(20):
         host_client.acquire("spin", ttl=5).release()
     assert ends.count(_syncdrive._DONE) == 40, ends
@@ -278,15 +273,10 @@ def test_no_spin_beside_another_operation_in_flight(
     host = host_client._driver.sync_host()
     host.spin_alone = alone
     with liblock.Client(c1.urls, node_timeout=0.5, backend=BACKEND) as holder:
-        held = holder.acquire("busy", ttl=30)
-        host_client.acquire("warm", ttl=5).release()
-        got: List[Any] = []
-        waiter = threading.Thread(target=lambda: got.append(host_client.acquire("busy", ttl=5, wait=30)))
-        waiter.start()
-        eventually(lambda: c1.waiting("busy"), what="the waiting acquire waits")
+        held, got, waiter = _wait_for_busy(c1, holder, host_client)
         # another thread's call takes the waiting op over to the loop thread
         host_client.acquire("free", ttl=5, wait=0).release()
-        ends = _count_drives(monkeypatch)
+        ends = count_drives(monkeypatch)
         spun = _count_spins(monkeypatch)
         for _ in range(10):
             host_client.acquire("free", ttl=5, wait=0).release()
