@@ -1,4 +1,4 @@
-"""Runs every program snippet of the READMEs against real redis-servers.
+"""Runs every program snippet of the READMEs and docs/*.md against real redis-servers.
 
 Run by .ci/snippets.sh (`make test-snippets`) under build/redisnodes, which puts
 the three nodes' URLs in LIBLOCK_NODES. A fenced block is a program when the line
@@ -25,7 +25,7 @@ redis://127.0.0.1:7001 .. 7003 in a snippet are rewritten to the nodes started
 for the run, which are flushed before each snippet. One line per snippet
 (file:line, kind, ok/FAILED), then "N passed, M failed"; exit 1 on any failure.
 
-Usage: snippets.py [README ...]   (default: the READMEs below, relative to the root)
+Usage: snippets.py [FILE.md ...]   (default: the READMEs below and docs/*.md, relative to the root)
 """
 
 import os
@@ -39,6 +39,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READMES = ["README.md", "bindings/node/README.md", "bindings/python/README.md",
            "capi/README.md", "wasm/README.md"]
+
+
+def default_files():
+    """The READMEs above, then every page of docs/ (sorted)."""
+    docs = os.path.join(ROOT, "docs")
+    pages = sorted(f"docs/{f}" for f in os.listdir(docs) if f.endswith(".md")) if os.path.isdir(docs) else []
+    return READMES + pages
 WORK = os.path.join(ROOT, "build", "_snippets")   # "_": go's ./... patterns skip it
 BUILD = os.path.join(ROOT, "build")
 NODE_DIR = os.path.join(ROOT, "bindings", "node")
@@ -211,7 +218,7 @@ def main(argv):
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.setdefault("LIBLOCK_PATH", os.path.join(BUILD, "liblock.so"))
 
-    files = argv or READMES
+    files = argv or default_files()
     passed = failed = 0
     for path in files:
         full = path if os.path.isabs(path) else os.path.join(ROOT, path)

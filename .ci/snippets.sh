@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# make test-snippets: every program snippet of the READMEs (marked with
+# make test-snippets: every program snippet of the READMEs and docs/*.md (marked with
 # <!-- snippet: KIND --> before its fence) extracted and run as written against
 # 3 real redis-servers that build/redisnodes starts on free loopback ports; see
-# .ci/snippets.py. Arguments: README files to check instead of the default set.
+# .ci/snippets.py. Arguments: markdown files to check instead of the default set.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
