@@ -2,7 +2,9 @@
 
 1. No tracked file is larger than 1 MB unless .ci/large-files.txt lists it (a fixture).
 2. Every relative link in README.md, docs/*.md and the package READMEs resolves: the file
-   (or directory) exists, and an anchor (#section) names a heading of the target page.
+   (or directory) exists, and an anchor (#section) names a heading of the target page. The
+   package READMEs (what npm and PyPI show) link into the repository by absolute URL
+   (https://github.com/liblock/liblock/blob/main/PATH): those are checked as PATH.
 3. No dated line (20YY-MM-DD) and no reference to this project's issues (#NN) in those
    files. A peer's issue is cited fully qualified (owner/repo#NN), which is allowed. One
    line is exempt: the benchmarks page's measurement date, the line that starts with
@@ -23,6 +25,7 @@ DATE = re.compile(r"20[0-9]{2}-[01][0-9]-[0-3][0-9]")
 ISSUE = re.compile(r"(?<![\w/.-])#[0-9]{1,4}\b|\b[Ii]ssues? [0-9]+\b")   # #12, issue 12; not owner/repo#12
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\(([^)\s]+)\)")
 EXEMPT = {("docs/benchmarks.md", "**Measured:**")}
+REPO_BLOB = "https://github.com/liblock/liblock/blob/main/"   # checked as the path after it
 LICENSE_COPIES = ["bindings/node/LICENSE", "bindings/python/LICENSE"]
 
 
@@ -89,7 +92,9 @@ def check_doc(rel, problems):
             continue
         for m in LINK.finditer(line):
             target = m.group(1) or m.group(2)
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target):   # http:, https:, mailto:
+            if target.startswith(REPO_BLOB):   # a package README's link into this repository
+                target = os.path.relpath(os.path.join(ROOT, target[len(REPO_BLOB):]), os.path.dirname(path))
+            elif re.match(r"^[a-z][a-z0-9+.-]*:", target):   # http:, https:, mailto:
                 continue
             file_part, _, anchor = target.partition("#")
             dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
