@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim demo bench bench-go clean
+.PHONY: all build deps dist docs test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets test-docs sim demo bench bench-go clean
 
 all: build
 
@@ -47,7 +47,7 @@ dist: deps build
 	@ls -l $(BUILD)/dist
 
 ## test: every suite
-test: deps test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets
+test: deps test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets test-docs
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
@@ -89,10 +89,23 @@ test-dist: deps dist
 	bash bindings/python/scripts/test-dist.sh $(BUILD)/dist
 	bash bindings/node/scripts/test-dist.sh $(BUILD)/dist
 
-## test-snippets: every program snippet of the READMEs (a `<!-- snippet: KIND -->` line before
+## test-snippets: every program snippet of the READMEs and docs/*.md (a `<!-- snippet: KIND -->` line before
 ## its fence) extracted and run as written against 3 redis-servers started for the run
 test-snippets: deps build
 	GO=$(GO) bash .ci/snippets.sh
+
+## docs: the API reference: Python's rendered from its docstrings by pdoc into build/docs/python
+## (a broken reference fails it), Go's `go doc -all ./core` into build/docs/go.txt (and
+## pkg.go.dev; runnable examples in core/*_example_test.go); Node's is bindings/node/index.d.ts
+docs:
+	bash bindings/python/scripts/docs.sh $(BUILD)/docs/python
+	@mkdir -p $(BUILD)/docs && $(GO) doc -all ./core > $(BUILD)/docs/go.txt && echo "docs: $(BUILD)/docs/go.txt"
+
+## test-docs: no tracked file over 1 MB unless listed in .ci/large-files.txt, every relative link
+## of README.md, docs/ and the package READMEs resolves, no dated line or issue reference in them
+## (.ci/check-docs.sh), and the API reference builds
+test-docs: docs
+	bash .ci/check-docs.sh
 
 ## demo: a local 3-node Redis set under build/demo, the examples, then the nodes are stopped
 demo: deps build
