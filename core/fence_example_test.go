@@ -36,23 +36,49 @@ func (s *fencedStore) Write(fence int64, value string) error {
 
 // A lock acquired with core.Fence carries a fencing token that increases
 // with every acquisition of the resource; the protected resource checks it.
+// Here the first holder is paused past its lease (its ttl is short), a second
+// client acquires and writes, and the first holder's late write is refused.
 func ExampleFence() {
-	client, err := core.New(core.Config{Nodes: []string{"redis://127.0.0.1:7001", "redis://127.0.0.1:7002", "redis://127.0.0.1:7003"}})
+	nodes, err := redistest.StartCluster(3, "")
 	if err != nil {
-		panic(err)
+		fmt.Println(err)
+		return
 	}
-	defer client.Close()
+	defer nodes.Close()
+	a, err := core.New(core.Config{Nodes: nodes.URLs()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+	b, err := core.New(core.Config{Nodes: nodes.URLs()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
 	store := &fencedStore{}
 	ctx := context.Background()
-	lock, err := client.Acquire(ctx, "report:2026-11", 10*time.Second, core.Fence(), core.Wait(5*time.Second))
+
+	first, err := a.Acquire(ctx, "report", 300*time.Millisecond, core.Fence())
 	if err != nil {
-		panic(err)
+		fmt.Println(err)
+		return
 	}
-	defer lock.Release(ctx)
-	// ... a long GC pause here could outlive the lease ...
-	if err := store.Write(lock.Fence(), "totals"); errors.Is(err, errStaleFence) {
-		fmt.Println("someone else holds the lock now; our write was refused")
+	fmt.Println("first write:", store.Write(first.Fence(), "draft"))
+	// ... a long GC pause here outlives the lease; b waits for it to expire ...
+	second, err := b.Acquire(ctx, "report", 10*time.Second, core.Fence(), core.Wait(10*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
+	defer second.Release(ctx)
+	fmt.Println("second write:", store.Write(second.Fence(), "totals"))
+	fmt.Println("late write refused:", errors.Is(store.Write(first.Fence(), "draft, late"), errStaleFence))
+	// Output:
+	// first write: <nil>
+	// second write: <nil>
+	// late write refused: true
 }
 
 // TestFencedStoreRejectsStaleHolder plays the GC-pause story against real
