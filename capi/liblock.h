@@ -625,7 +625,7 @@ int32_t lock_inspect_async(uint64_t client, const char *resource, lock_inspect_c
                            uint64_t *out_op, char **err);
 
 /*
- * LEADER ELECTION (addition to the version-1 contract; issue 20 part 4)
+ * LEADER ELECTION (addition to the version-1 contract)
  *
  * An election is named like a resource (1..1024 bytes of UTF-8) but never
  * collides with a lock of the same name: its key is the name's key + a

@@ -10,7 +10,7 @@ import (
 	"github.com/liblock/liblock/core/engine"
 )
 
-// Leader election (issue 20, part 4), the shape of etcd's
+// Leader election, the shape of etcd's
 // concurrency.Election and client-go's leader election, built in the
 // engine: Campaign waits until this client leads the election and returns
 // its Leadership (a term that is its fencing token, kept by auto-extension,

@@ -17,7 +17,7 @@ import (
 // BenchmarkElectionFailover: from the leader's process being killed
 // (SIGKILL) to a waiting campaigner's Campaign returning, with a 1 s lease
 // on 3 nodes. Printed (ms per failover and its excess over the lease), not
-// asserted: issue 20's target is ttl + 100 ms.
+// asserted: the aim is ttl + 100 ms.
 //
 //	go test -run '^$' -bench ElectionFailover -benchtime 5x ./core/
 func BenchmarkElectionFailover(b *testing.B) {

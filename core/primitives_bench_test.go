@@ -10,7 +10,7 @@ import (
 	"github.com/liblock/liblock/core/testkit/redistest"
 )
 
-// benchPrimitives adds BenchmarkPair's rows for the primitives of issue 20
+// benchPrimitives adds BenchmarkPair's rows for the primitives beyond the mutex
 // beside the group's mutex pair (…/liblock, core.New, one attempt):
 // liblock-read and liblock-write (a reader, then the writer, of a
 // read-write lock: core.Read, core.Write) and liblock-multi2 and

@@ -16,7 +16,7 @@ import (
 // be) on 3 nodes run 1 ms critical sections on one name, through the
 // mutex and through a 3-permit semaphore, for b.N sections in all. It
 // reports sections/s and the least share of sections a contender got,
-// relative to a fair share (1.0: perfectly even; issue 20 asks ≥ 0.08).
+// relative to a fair share (1.0: perfectly even; the aim is ≥ 0.08).
 func BenchmarkContention(b *testing.B) {
 	c := redistest.Start(b, 3)
 	for _, tc := range []struct {
@@ -105,7 +105,7 @@ func releaseRetrying(ctx context.Context, l *core.Lock, retries *atomic.Int64) e
 }
 
 // BenchmarkSemaphorePairAB measures a 3-permit semaphore's acquire+release
-// pair against the mutex pair (issue 20: at most 1.2x), alternating pair by
+// pair against the mutex pair (the aim: at most 1.2x), alternating pair by
 // pair on one Client, so that both see the same machine (on a shared VM,
 // BenchmarkPair's sequential rows move by more than the difference
 // sought). It reports the semaphore's median latency and median process

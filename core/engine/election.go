@@ -1,6 +1,6 @@
 package engine
 
-// Leader election (issue 20, part 4), with the shape of etcd's
+// Leader election, with the shape of etcd's
 // concurrency.Election and client-go's leader election.
 //
 // A campaign is a fenced, auto-extended acquire of the election key

@@ -1,6 +1,6 @@
 package engine
 
-// Multi-resource locks (issue 20, part 3): all of k resources or none.
+// Multi-resource locks: all of k resources or none.
 //
 // Each resource keeps the key its mutex has (the prefix + the resource), so
 // a multi-lock on {a, b} excludes a mutex on a and every other multi-lock

@@ -1,6 +1,6 @@
 package engine
 
-// Leader election in the simulation (issue 20, part 4). Campaigns are
+// Leader election in the simulation. Campaigns are
 // acquires of an election key (fenced, auto-extended, the value stored
 // beside the token and the term written in by the fence round); the
 // checker files each leadership under its election key, so its overlap

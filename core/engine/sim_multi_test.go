@@ -1,6 +1,6 @@
 package engine
 
-// Multi-resource locks in the simulation (issue 20, part 3). Tasks take
+// Multi-resource locks in the simulation. Tasks take
 // sets of 2 to 4 resources, in random orders, beside tasks taking one
 // resource (mutexes, with fences, caller tokens and inspections as in the
 // default workload), under the default faults. A multi-lock holds each of

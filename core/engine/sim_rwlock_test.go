@@ -58,7 +58,7 @@ func (r *rwStats) add(o rwStats) {
 func (c *simConfig) rwProfile(profile string, rng *mrand.Rand) bool {
 	switch profile {
 	case "rw":
-		// The default profile's faults, with issue 13's workload (mutex
+		// The default profile's faults, with features13's workload (mutex
 		// acquires, fences, tokens, inspections) on the same names as the
 		// read-write locks: their keys must not meet.
 		c.faultEvery = c.pick(rng, c.maxTTL/2, 3*c.maxTTL)

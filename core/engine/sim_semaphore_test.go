@@ -1,6 +1,6 @@
 package engine
 
-// The simulation of counting semaphores (issue 20): the model node's
+// The simulation of counting semaphores: the model node's
 // semaphore scripts, the workload's profiles, the invariant "never more
 // than N valid permits at one instant", the permits' fences, and the
 // negative controls that must break the invariant: the capped-set design

@@ -1,6 +1,6 @@
 package engine
 
-// Deterministic simulation of the engine (issue 11, part 3): several
+// Deterministic simulation of the engine: several
 // engines, each with its own drifting clock and random source, run a random
 // workload against model Redis nodes over a simulated network, with node
 // freezes, crashes and restarts, partitions, connection resets and client
@@ -74,7 +74,7 @@ type simConfig struct {
 	restartNow                                  bool    // control: restart without data at once
 	ops                                         int
 	strict                                      bool // no faults: no key may be left behind at all
-	// issue 13: shares of acquires with Fence, with a caller's token (of
+	// features13: shares of acquires with Fence, with a caller's token (of
 	// which shareP re-enter a held lock's token), and of inspections
 	// instead of acquires; owners: each client labels its tokens "cN".
 	fenceP, tokenP, shareP, inspectP float64
@@ -89,7 +89,7 @@ type simConfig struct {
 	// noscriptStrict: a key set after its token's release is left behind
 	// like any other (simbugs_test.go).
 	noscriptStrict bool
-	// Issue 20 (sim_semaphore_test.go): a share of acquires and
+	// Semaphores (sim_semaphore_test.go): a share of acquires and
 	// inspections take a semaphore of permits permits; the negative
 	// controls admit on any slot (the capped-set design) or let nodes
 	// admit one holder too many.
@@ -100,17 +100,17 @@ type simConfig struct {
 	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
 	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
 	rw rwConfig
-	// issue 20 (sim_multi_test.go): the share of acquires that take
+	// Multi-resource locks (sim_multi_test.go): the share of acquires that take
 	// several resources at once, and the control's broken acquire script.
 	multiP     float64
 	multiFault string
-	// issue 20 part 4 (sim_election_test.go): the share of acquires that
+	// Elections (sim_election_test.go): the share of acquires that
 	// are campaigns, and the control's broken fence script.
 	electP     float64
 	electFault string
 }
 
-// features13 turns on the workload of issue 13: fences, caller tokens and
+// features13 turns on the workload of fences, caller tokens and
 // hand-overs, inspections.
 func (c *simConfig) features13(rng *mrand.Rand) {
 	c.owners = true
@@ -1000,7 +1000,7 @@ func TestSimReplay(t *testing.T) {
 	assert.Zero(t, r.violations, r.report)
 }
 
-// TestSimCheckerSelfTest13 (f): the checks of issue 13 on data given
+// TestSimCheckerSelfTest13 (f): the checks of features13 on data given
 // directly: fences in lock order, one logical holder per token, and
 // inspections against the locks known to be held.
 func TestSimCheckerSelfTest13(t *testing.T) {
@@ -1087,7 +1087,7 @@ func TestSimCheckerSelfTest13(t *testing.T) {
 	assert.Zero(t, inspect(&Inspection{Held: true, Validity: 50 * ms, Owner: "c2", Nodes: nodes()}, nil))
 }
 
-// TestSimModelScriptSemantics: the model node runs the scripts of issue 13
+// TestSimModelScriptSemantics: the model node runs the fence and token scripts
 // as their Lua does (acquire_token.lua, acquire_fence.lua, fence.lua,
 // inspect.lua), by source and then by sum.
 func TestSimModelScriptSemantics(t *testing.T) {

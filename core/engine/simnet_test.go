@@ -176,9 +176,9 @@ type simStats struct {
 	leftoverNoscript                                                                  int
 	rw                                                                                rwStats
 
-	// issue 20: multi-resource acquires (and fenced ones) and successes
+	// multi-resource acquires (and fenced ones) and successes
 	multiAcquires, multiAcquired, multiFenced int
-	// issue 20 part 4: campaigns, and those that led
+	// campaigns, and those that led
 	campaigns, leaders                    int
 	watches, leaderReports, leaderChecked int
 }

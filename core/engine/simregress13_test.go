@@ -1,6 +1,6 @@
 package engine
 
-// Engine bugs the simulation of issue 13 found, kept as regression tests
+// Engine bugs the simulation of fences and caller tokens found, kept as regression tests
 // (each failed before the engine was fixed):
 //
 //	go test -run TestSimBug -v ./core/engine/
@@ -86,7 +86,7 @@ func TestSimBugSharedTokenExtendSweep(t *testing.T) {
 // NOSCRIPT retry. By the same mechanism (not reproduced separately), a
 // release written while a fenced or caller-token acquire's EVAL fallback
 // is pending would let the released lock's key come back until its ttl:
-// with the scripts that create keys (issue 13), a NOSCRIPT retry is no
+// with the scripts that create keys (fence and token acquires), a NOSCRIPT retry is no
 // longer harmless. No safety loss (no holder believes it holds such a
 // key), but the resource stays blocked for up to a ttl. Seed 138 of the default profile
 // (profile noscriptleft reports what the default only counts):

@@ -487,7 +487,7 @@ async function main() {
   }
   }
 
-  // 7. The new primitives (issue 20), beside their peers.
+  // 7. The primitives beyond the mutex, beside their peers.
   if (ONLY.includes(7)) {
     const keep = (lib) => !ONLY_LIBS.length || ONLY_LIBS.includes(lib);
     await require('./primitives').primitives({ urls, pairs: PAIRS, rounds: ROUNDS, keep, median, row });

@@ -1,5 +1,5 @@
 'use strict';
-// A focused acquire+release pair bench (issue #18's Node target): every
+// A focused acquire+release pair bench: every
 // library called with its own DEFAULTS, liblock's two backends beside the
 // JS peers, on 1 node and on 5, alternating pair by pair (one pair of each
 // library in turn, in a random order every cycle) so that every library
@@ -23,7 +23,7 @@
 // holding another copy of bindings/node> adds its two backends as
 // "liblock native (base)" and "liblock wasm (base)": a change measured
 // against the code before it, pair by pair in one process.
-// BENCH_KIND=semaphore (issue #20's Node target) measures a permit of a
+// BENCH_KIND=semaphore measures a permit of a
 // 3-permit semaphore instead: liblock `client.acquire(r, { ttl, permits: 3 })`
 // beside redis-semaphore's `new Semaphore(client, r, 3)` (1 node) and
 // `new RedlockSemaphore(clients, r, 3)` (5 nodes), each with its defaults,

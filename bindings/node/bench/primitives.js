@@ -1,5 +1,5 @@
 'use strict';
-// make bench (Node part) 7: issue 20's primitives, acquire+release pairs on
+// make bench (Node part) 7: the primitives beyond the mutex, acquire+release pairs on
 // 1 and 5 nodes beside their peers and liblock's own mutex pair, in the same
 // rounds (the variants alternate within each round; each row is the median
 // of the round medians, µs per pair):
@@ -16,7 +16,7 @@
 //     retryCount: 0;
 //   - a reader of a read-write lock ({ ttl, mode: 'read' }), defaults;
 //   - liblock's mutex pair ({ ttl }, defaults), the reference for the
-//     primitives' own ratios (issue 20: at most 1.2× it in Go and Python).
+//     primitives' own ratios (the aim: at most 1.2× it in Go and Python).
 // Every variant runs on its own resource names, uncontended; liblock's
 // clients use nodeTimeout 1000, as part 1's do.
 const Redis = require('ioredis');

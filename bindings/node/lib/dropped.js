@@ -1,5 +1,5 @@
 'use strict';
-// Dropped locks (issue #18's hot path): index.js releases a Lock that is
+// Dropped locks (on the hot path): index.js releases a Lock that is
 // garbage-collected unreleased, through a FinalizationRegistry. Registering
 // every Lock at once and unregistering it at its release costs a V8 runtime
 // call each (0.3 to 0.8 µs a pair, more GC work for the weak cells), for

@@ -1,5 +1,5 @@
 'use strict';
-// Leader election (issue 20, part 4) in Node: Client#campaign, #leader and
+// Leader election in Node: Client#campaign, #leader and
 // #observe (index.js calls these with the client's host). The engine does
 // the work: a campaign is an ACQUIRE with the ELECTION flag (fenced and
 // auto-extended; the term is the fence), leader() an INSPECT with it, and

@@ -1,5 +1,5 @@
 'use strict';
-// The Node host's hot path (issue #18): what an acquire+release pair does
+// The Node host's hot path: what an acquire+release pair does
 // on every step, done without the generic codec's allocations.
 //
 // - readHot decodes the four actions a pair is made of (WRITE, STARTED,

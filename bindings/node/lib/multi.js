@@ -1,6 +1,6 @@
 'use strict';
 
-// Multi-resource locks (issue 20, part 3): client.acquire(['a', 'b'], opts)
+// Multi-resource locks: client.acquire(['a', 'b'], opts)
 // takes all of the resources together or none. The engine does the work
 // (one script per node over the set's keys); this checks what it can only
 // see here — the list's type, each element's JavaScript string (no NUL, no

@@ -1,5 +1,5 @@
 'use strict';
-// Reading a request's replies at once (issues #18, #21), as the Python
+// Reading a request's replies at once, as the Python
 // asyncio host does (bindings/python/liblock/_host.py Host._spin): right
 // after a request's writes have left, the native host reads the sockets it
 // wrote to again, with non-blocking recv(2) calls straight into the

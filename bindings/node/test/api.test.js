@@ -162,7 +162,7 @@ test('CLOSED after close; close cancels pending acquires (CANCELED) and releases
 // Native only: liblock.wasm has no debug export to provoke a panic (the
 // module turns panics into status 7 the same way; wasm/host tests it).
 (BACKEND === 'native' ? test : () => {})('INTERNAL: a panic inside the library becomes InternalError, the process survives', () => {
-  // Not on the package's surface (issue 23.7): reached through the internal module.
+  // Not on the package's surface: reached through the internal module.
   assert.equal('_debugPanic' in liblock, false);
   const e = require('../lib/native').load().debugPanic();
   assert.notEqual(e, null, 'liblock.so has lock_debug_panic');

@@ -1,5 +1,5 @@
 'use strict';
-// The default wait costs nothing when the lock is free (issue 18): N
+// The default wait costs nothing when the lock is free: N
 // uncontended acquire+release pairs with the default wait send exactly the
 // commands N pairs with `wait: 0` send (INFO commandstats on a real 1-node
 // server, CONFIG RESETSTAT between): no SUBSCRIBE, no extra PING.

@@ -1,5 +1,5 @@
 'use strict';
-// Leader election from Node (issue 20, part 4): client.campaign(name,
+// Leader election from Node: client.campaign(name,
 // { value }), client.leader(name), client.observe(name) (an async
 // iterator). Run on the native backend (scripts/test.sh) and on
 // liblock.wasm (scripts/test-wasm.sh): the engine does the work, the host

@@ -1,6 +1,6 @@
 'use strict';
 // A process that ends normally while holding locks (with and without
-// autoExtend) releases them on its way out (issue 23.4): the keys are gone
+// autoExtend) releases them on its way out: the keys are gone
 // from every node long before their 60 s ttl; with the nodes down by then,
 // the releases fail and the process still exits (each lock is tried once).
 // The child (fixtures/exit-holder.js) runs with the backend under test.

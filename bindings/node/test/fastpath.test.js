@@ -1,5 +1,5 @@
 'use strict';
-// The host's hot path (lib/fastpath.js, issue #18): its in-place decoding of
+// The host's hot path (lib/fastpath.js): its in-place decoding of
 // WRITE, STARTED, TIMER and error-free DONE against the generated codec on
 // the protocol's golden vectors (and a deliberately broken decoder, which
 // the same check must catch), never a byte past the step's output, and the

@@ -1,5 +1,5 @@
 'use strict';
-// Multi-resource locks from Node (issue 20, part 3): client.acquire([...])
+// Multi-resource locks from Node: client.acquire([...])
 // takes every resource of the list or none. Run on the native backend
 // (scripts/test.sh) and on liblock.wasm (scripts/test-wasm.sh): the engine
 // does the work, the host passes the list.

@@ -123,7 +123,7 @@ test('package.json: installable on every OS; koffi optional; package-lock.json a
   assert.equal(p.optionalDependencies.koffi, '3.3.4');
   // No code at runtime: the host does its own I/O with node:net and node:tls.
   // Not even Node's type declarations (2.8 MB): index.d.ts needs none, and
-  // @types/node is an optional peer dependency (issue 23.7).
+  // @types/node is an optional peer dependency.
   assert.equal(p.dependencies, undefined, 'no runtime dependency');
   // @opentelemetry/api too: an optional peer, loaded only when installed (README, "Metrics, traces and logs").
   assert.deepEqual(p.peerDependencies, { '@types/node': '>=18', '@opentelemetry/api': '>=1.4.0 <2' });

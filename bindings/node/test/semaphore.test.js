@@ -1,5 +1,5 @@
 'use strict';
-// Counting semaphores (issue 20) from Node, on the backend under test
+// Counting semaphores from Node, on the backend under test
 // (LIBLOCK_BACKEND: native by default, wasm in scripts/test-wasm.sh): N
 // permits acquired, the N+1th refused, a release wakes a waiter of another
 // client, inspect with permits, bad permits, nothing left behind.

@@ -1,5 +1,5 @@
 'use strict';
-// Units, defaults and the names in error messages (issue 12): every duration
+// Units, defaults and the names in error messages: every duration
 // is milliseconds; a ttl shorter than 3 × the client's nodeTimeout (ttl: 60
 // meaning sixty seconds) is refused naming both and the unit; every message
 // names the caller's option (ttl, wait, nodeTimeout, ...), never the C ABI's

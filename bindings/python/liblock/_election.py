@@ -1,4 +1,4 @@
-"""Leader election (issue 20, part 4): ``Client.campaign`` / ``campaign_async``,
+"""Leader election: ``Client.campaign`` / ``campaign_async``,
 ``leader`` / ``leader_async`` and ``observe`` (an async iterator, or a callback for
 synchronous code).
 

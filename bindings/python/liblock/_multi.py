@@ -1,4 +1,4 @@
-"""Multi-resource locks (issue 20, part 3): ``client.acquire(["a", "b"], ttl)`` takes
+"""Multi-resource locks: ``client.acquire(["a", "b"], ttl)`` takes
 every resource of the list or none.
 
 The engine does the work (one script per node over the set's keys); this module checks

@@ -1,4 +1,4 @@
-"""Synchronous calls driven on the caller's own thread (issue 19).
+"""Synchronous calls driven on the caller's own thread.
 
 The synchronous API runs a client's host on a private loop thread (``_host.LoopThread``),
 which also runs auto-extension and loss while the caller's code runs. Handing each call

@@ -27,7 +27,7 @@ contention  10 contenders on one resource, 1 ms critical sections (asyncio.sleep
             liblock native on 1 node, redis-py's asyncio Lock (1 node, blocking, its default
             sleep of 0.1 s), pottery's AIORedlock (blocking) and python-redis-lock (1 node, sync
             only: threads; woken through BLPOP on its signal list).
-primitives  issue 20's primitives (semaphore, read-write lock, multi-resource lock) beside liblock's
+primitives  the primitives beyond the mutex (semaphore, read-write lock, multi-resource lock) beside liblock's
             own mutex pair, native, sync and asyncio, 1 and 5 nodes, with ratios
             (scripts/bench_primitives.py; BENCH_N pairs per variant).
 wake        release->acquire across processes: process A holds, process B starts a blocking

@@ -4,7 +4,7 @@ Starts (and stops) its own clusters through build/redisnodes -cluster, and measu
 uncontended acquire+release pair: BENCH_N (2000) pairs per variant after 200 of warm-up, the
 variants of one API taking turns pair by pair in a random order each cycle (the synchronous ones
 in this thread, the asyncio ones on one event loop), so that the drift of a shared machine hits
-them alike (blocks of consecutive pairs, as before 2026-11-26, let it favour whoever ran in a
+them alike (blocks of consecutive pairs would let it favour whoever ran in a
 fast stretch); each row is the median of all its pairs:
 
 replicas=0  one cluster of 3 primaries without replicas; liblock's WAIT off (wait_replicas=0),

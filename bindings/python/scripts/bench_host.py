@@ -1,4 +1,4 @@
-"""The asyncio host's socket paths beside each other (issue 18), in one process, pair by
+"""The asyncio host's socket paths beside each other, in one process, pair by
 pair: the same acquire+release pair through one client per variant, whose hosts differ
 only in how they reach the nodes. Asserts nothing; prints per round the median µs and the
 CPU per pair (time.process_time: every thread of the process) and the ratios to the first

@@ -1,4 +1,4 @@
-"""make bench, Python part "primitives" (BENCH_ONLY=primitives): issue 20's primitives beside
+"""make bench, Python part "primitives" (BENCH_ONLY=primitives): the primitives beyond the mutex beside
 liblock's own mutex pair, native backend, sync and asyncio, on 1 and 5 nodes, in the same run.
 
 Each variant is one uncontended acquire+release pair on its own resource, called as users write
@@ -6,7 +6,7 @@ it (no wait argument: the 10 s default wait, unused here): the mutex (``acquire(
 permit of a 3-permit semaphore (``permits=3``), a reader and the writer of a read-write lock
 (``mode="read"`` / ``"write"``) and a two-resource lock (``acquire([a, b], ttl=10)``). The
 variants alternate in blocks (bench.py's ``compare``); each row is the median µs per pair, with
-its ratio to the mutex pair of the same API and run (issue 20's target: at most 1.2x). Python has
+its ratio to the mutex pair of the same API and run (the aim: at most 1.2x). Python has
 no peer offering these over a quorum; pottery's and redis-py's locks are mutexes (bench.py's
 pairs part).
 """

@@ -1,4 +1,4 @@
-"""The Python drivers' speed targets (issues 18, 19, 20) in one focused run: the pairs that
+"""The Python drivers' speed targets in one focused run: the pairs that
 make bench's tables compare, each beside what it is measured against, alternating pair by
 pair in one process (so that the load of other jobs hits all of them alike), BENCH_REPS
 (3) rounds; per round the median µs per pair and the CPU per pair (time.process_time over
@@ -7,11 +7,11 @@ and the ratios; the summary line takes the median ratio over the rounds. Asserts
 
 Groups (BENCH_GROUPS=async,wasm,sem selects some):
 
-async  (#18) liblock native asyncio with its defaults (no wait argument) beside redis-py's
+async  liblock native asyncio with its defaults (no wait argument) beside redis-py's
        asyncio Lock on 1 node (target <= 1.0x) and pottery's AIORedlock on 5 (target <= 0.5x).
-wasm   (#19) liblock wasm beside liblock native, sync and asyncio, one attempt (wait=0, make
+wasm   liblock wasm beside liblock native, sync and asyncio, one attempt (wait=0, make
        bench's wasm/native table) and defaults, on 1 and 5 nodes (target <= 1.3x).
-sem    (#20) a permit of a 3-permit semaphore beside the mutex, native, defaults, sync and
+sem    a permit of a 3-permit semaphore beside the mutex, native, defaults, sync and
        asyncio, 1 node (target <= 1.2x).
 
 Run under build/redisnodes (5 URLs):

@@ -1,4 +1,4 @@
-"""Leader election (issue 20, part 4) from Python, on the backend under test
+"""Leader election from Python, on the backend under test
 (LIBLOCK_BACKEND): campaign / campaign_async, leader / leader_async, observe as an async
 iterator and with a callback; resign hands over with a higher term; the leader's process
 killed (SIGKILL) and another taking over; a node killed under a leader; bad input naming

@@ -1,4 +1,4 @@
-"""What users of other lock libraries reach for (issue 23, item 7): ``lock.info()`` in
+"""What users of other lock libraries reach for: ``lock.info()`` in
 seconds; ``client.lock(...)`` with ``acquire()``/``release()``/``locked()``/``owned()`` as
 redis-py's ``Lock`` has them; unknown keyword arguments (``blocking=``, ``timeout=``)
 named with liblock's equivalent; ``dir(liblock)`` without module internals; Ctrl-C in a

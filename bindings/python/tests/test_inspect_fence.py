@@ -1,4 +1,4 @@
-"""What of inspect, re-entry by token and fencing tokens is Python's own (issue 13): the
+"""What of inspect, re-entry by token and fencing tokens is Python's own: the
 types inspect returns, a token left on a minority, re-entry from a spawned process,
 argument checks in Python's names and types, fence and token through the main thread's
 interruptible wait. The behaviour itself (inspect's answers, with nodes down; re-entry;

@@ -1,4 +1,4 @@
-"""Multi-resource locks from Python (issue 20, part 3): ``client.acquire(["a", "b"], ttl)``
+"""Multi-resource locks from Python: ``client.acquire(["a", "b"], ttl)``
 and ``acquire_async`` take every resource of the list or none. Runs on the native backend
 (scripts/test.sh: the blocking form through the C ABI's options "resources", asyncio
 through the host protocol) and on liblock.wasm (scripts/test-wasm.sh)."""

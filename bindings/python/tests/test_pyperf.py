@@ -1,4 +1,4 @@
-"""The drivers' hot-path shortcuts (issue 18/20 work) say what the general code says."""
+"""The drivers' hot-path shortcuts say what the general code says."""
 
 import itertools
 import json

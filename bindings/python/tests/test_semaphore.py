@@ -1,4 +1,4 @@
-"""Counting semaphores (issue 20) from Python, on the backend under test (LIBLOCK_BACKEND):
+"""Counting semaphores from Python, on the backend under test (LIBLOCK_BACKEND):
 N permits acquired, the N+1th refused, a release wakes a waiter of another client,
 inspect with permits, bad permits naming ``permits``, nothing left behind — through the
 blocking API and asyncio."""

@@ -1,6 +1,6 @@
 """``Unavailable`` names every node that failed: ``e.nodes``, a list of
 ``liblock.NodeFailure(node, addr, cause)``, in every mode (sync, asyncio) and on both
-backends (issue 23, item 2). Every node named when all are down is the shared suite's
+backends. Every node named when all are down is the shared suite's
 AllNodesDown (make test-interop)."""
 
 from __future__ import annotations

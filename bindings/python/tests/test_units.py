@@ -1,4 +1,4 @@
-"""Units, defaults and the names in error messages (issue 12).
+"""Units, defaults and the names in error messages.
 
 Every duration is seconds (int, float or datetime.timedelta); a value that is almost
 certainly milliseconds written as seconds is refused with a message naming the unit;

@@ -1,4 +1,4 @@
-"""A wait budget costs nothing until a wait happens (issue 18): uncontended
+"""A wait budget costs nothing until a wait happens: uncontended
 acquire+release pairs with the default wait send the node exactly the commands the same
 pairs with ``wait=0`` send — no SUBSCRIBE, no extra PING — counted by the server itself
 (``INFO commandstats``), sync (main thread and another thread) and asyncio, both backends."""

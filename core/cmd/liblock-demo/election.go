@@ -14,7 +14,7 @@ import (
 	"github.com/liblock/liblock/core"
 )
 
-// Leader election (issue 20, part 4): three replicas — this program run
+// Leader election: three replicas — this program run
 // again as child processes — campaign for "scheduler"; one leads; it is
 // killed (SIGKILL: no resignation), and once its lease runs out another
 // takes over with a higher term. An observer prints every change.

@@ -8,7 +8,7 @@
 // attempt), and a …-frozen1 group (one node frozen) with the healthy
 // group's pair. A benchmark that also reports single-p50-µs and
 // single-cpu-µs (an alternating A/B loop) is compared with those.
-// The primitives of issue 20 (…/liblock-semaphore*, -read, -write,
+// The primitives beyond the mutex (…/liblock-semaphore*, -read, -write,
 // -multi*) are also printed beside their group's mutex pair (…/liblock)
 // with that ratio, and BenchmarkContention's sections/s and least-share
 // (10 contenders) beside its …/mutex row. With -json FILE it also writes
@@ -124,7 +124,7 @@ func pairs(samples map[string]metrics, order []string) {
 	}
 }
 
-// primitive reports whether a BenchmarkPair leaf is one of issue 20's
+// primitive reports whether a BenchmarkPair leaf is one of the
 // primitives (semaphore, read-write lock, multi-resource lock), which is
 // also compared with the mutex pair of its group.
 func primitive(leaf string) bool {
@@ -167,7 +167,7 @@ func primitives(samples map[string]metrics, order []string) {
 // over the runs with its ratio to the mutex's, and the least contender's
 // share of a fair share (the median over the runs, and the lowest run),
 // and the releases retried after ErrUnavailable (all runs).
-// Issue 20's targets for the 3-permit semaphore: ≥ 2.5× the mutex's
+// The aims for the 3-permit semaphore: ≥ 2.5× the mutex's
 // sections/s, least share ≥ 0.08.
 func contention(samples map[string]metrics, order []string) {
 	header := false
