@@ -46,18 +46,23 @@ dist: deps build
 	cd bindings/node && npm pack --silent --pack-destination ../../$(BUILD)/dist
 	@ls -l $(BUILD)/dist
 
-## test: every suite
-test: deps test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets test-docs
+## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
+## use is heaviest, beside everything else; a table of each suite's time at the end
+TEST_LANE_GO    := test-go
+TEST_LANE_OTHER := test-docs test-c test-node test-python test-wasm test-interop test-dist test-snippets
+test: deps build
+	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_OTHER)"
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/wasm')
-	$(GO) test -count=1 -run 'TestSim' ./core/engine/   # the simulation at full size (≥ 1M operations); the -race run above uses a small one
 
-## sim: the engine's deterministic simulation, much longer than in test-go (random seeds; a failure prints its replay command)
+## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go's race run
+## keeps a small one and every TestSimBug* regression); SIM_LONG=1 for the long run (random
+## seeds, up to an hour; a failure prints its replay command)
 sim:
-	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ -args -sim.long
+	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ $(if $(SIM_LONG),-args -sim.long)
 
 test-c: deps build
 	bash capi/test/run.sh

