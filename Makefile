@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets sim demo bench bench-go clean
 
 all: build
 
@@ -47,7 +47,7 @@ dist: deps build
 	@ls -l $(BUILD)/dist
 
 ## test: every suite
-test: deps test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets
+test: deps test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets
 
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
@@ -67,6 +67,11 @@ test-python: deps build
 
 test-node: deps build
 	bash bindings/node/scripts/test.sh
+
+## test-java: the Java binding (bindings/java, JUnit 5 against redis-servers the tests start;
+## Maven's downloads cached in build/m2)
+test-java: deps build
+	bash bindings/java/scripts/test.sh
 
 ## test-wasm: the Go host's suite, then the Node and Python suites with backend=wasm
 test-wasm: deps build
