@@ -17,8 +17,8 @@ GO="${GO:-go}"
 "$GO" build -o build/interop-child-go ./bindings/interop/children/go
 # The Java child (children/Suite.java, run from source) needs the binding's jar and JNA's: build
 # them (Maven's downloads cached in build/m2) and write their classpath.
-(cd bindings/java && mvn -B -q -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests \
-  && mvn -B -q -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt")
+(cd bindings/java && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests \
+  && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt")
 echo "$root/bindings/java/target/liblock-0.1.0.jar:$(cat build/java-deps.txt)" > build/java-classpath.txt
 (cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
