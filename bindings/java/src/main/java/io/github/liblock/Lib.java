@@ -23,12 +23,19 @@ final class Lib {
         String path = System.getProperty("liblock.path", System.getenv("LIBLOCK_PATH"));
         NativeLibrary lib;
         try {
-            // Without a path: the jar's linux-x86-64/liblock.so (JNA's resource prefix), else the
-            // system's library path.
-            lib = NativeLibrary.getInstance(path != null && !path.isEmpty() ? path : "lock");
+            if (path == null || path.isEmpty()) {
+                // The jar's own linux-x86-64/liblock.so (JNA's resource prefix) first: "liblock.so"
+                // is a common name, and another library of that name may be on the system's path.
+                try {
+                    path = Native.extractFromResourcePath("lock", Lib.class.getClassLoader()).getAbsolutePath();
+                } catch (java.io.IOException e) {
+                    path = "lock"; // not in the jar for this platform: the system's library path
+                }
+            }
+            lib = NativeLibrary.getInstance(path);
         } catch (UnsatisfiedLinkError e) {
-            throw new UnsatisfiedLinkError("liblock: cannot load liblock.so (" + (path != null ? "LIBLOCK_PATH=" + path
-                    : "this jar carries linux-x86-64 only; set LIBLOCK_PATH") + "): " + e.getMessage());
+            throw new UnsatisfiedLinkError("liblock: cannot load " + path + " (this jar carries liblock.so for linux-x86-64 "
+                    + "with glibc; elsewhere build it and set LIBLOCK_PATH): " + e.getMessage());
         }
         Native.register(Lib.class, lib);
         if (lock_abi_version() != Spec.ABI_VERSION) {

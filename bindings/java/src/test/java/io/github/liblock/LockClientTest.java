@@ -327,4 +327,38 @@ class LockClientTest {
         assertEquals(1, max.get());
         assertEquals(handles, Lib.lock_debug_handles(), "lock handles left behind");
     }
+
+    @Test
+    void asyncCyclesLeaveNoHandleGoroutineOrThread() throws Exception {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int i = 0; i < 20; i++) a.acquireAsync("warm", Duration.ofSeconds(5), AcquireOptions.defaults()).get().close();
+        long handles = Lib.lock_debug_handles(), goroutines = Lib.lock_debug_goroutines();
+        int threads = mx.getThreadCount();
+        for (int round = 0; round < 10; round++) {
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                all.add(a.acquireAsync("leak-" + i, Duration.ofSeconds(5), AcquireOptions.defaults())
+                        .thenCompose(l -> l.releaseAsync().whenComplete((v, e) -> {
+                            try {
+                                l.close();
+                            } catch (LockException x) {
+                                throw new AssertionError(x);
+                            }
+                        })));
+            }
+            for (CompletableFuture<Void> f : all) f.get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(handles, Lib.lock_debug_handles(), "handles left behind");
+        // The library's idle workers exit after about a second: poll for the baseline.
+        RedisNodes.poll(20_000, () -> Lib.lock_debug_goroutines() <= goroutines);
+        // Library (Go) threads that ran a callback stay attached to the JVM as daemon threads named
+        // liblock-callback: as many as ran callbacks at once (50 acquires here), not one per operation
+        // (500 here); every other thread is back to the baseline.
+        java.util.Map<String, Long> names = new java.util.TreeMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) names.merge(t.getName().replaceAll("[0-9]+", "N"), 1L, Long::sum);
+        long callbackThreads = names.getOrDefault("liblock-callback", 0L);
+        assertTrue(callbackThreads <= 50 + 8, "callback threads: " + names);
+        assertTrue(mx.getThreadCount() - callbackThreads <= threads + 2, "threads " + threads + " -> " + mx.getThreadCount() + ": " + names);
+        assertTrue(Lib.PENDING.isEmpty() || Lib.PENDING.size() < 5, "callbacks left registered: " + Lib.PENDING.size());
+    }
 }
