@@ -42,8 +42,15 @@ final class Errors {
         Matcher m = ARG.matcher(msg);
         if (!m.find()) return new InvalidArgumentException("", msg);
         String c = m.group(1);
-        String java = Spec.JAVA_NAMES.getOrDefault(c, c.equals("auto_extend") ? "autoExtend" : c);
+        String java = Spec.JAVA_NAMES.getOrDefault(c, c);
+        if (c.startsWith("tls_") || c.equals("auto_extend")) java = camel(c); // not limits: not in the spec's table
         return new InvalidArgumentException(java, msg.substring(0, m.start(1)) + java + msg.substring(m.end(1)));
+    }
+
+    private static String camel(String c) {
+        StringBuilder b = new StringBuilder();
+        for (String part : c.split("_")) b.append(b.length() == 0 ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
+        return b.toString();
     }
 
     /** A Duration as the ABI's milliseconds (sub-millisecond parts dropped: 1 µs is 0, which the library refuses naming the parameter). */

@@ -341,9 +341,14 @@ public final class LockClient implements AutoCloseable {
             return this;
         }
 
-        /** A client certificate and its key, for mutual TLS. */
-        public Builder tlsClientCertificate(Path cert, Path key) {
+        /** A PEM client certificate (chain) for mutual TLS; needs {@link #tlsKeyFile}. */
+        public Builder tlsCertFile(Path cert) {
             tlsCertFile = cert;
+            return this;
+        }
+
+        /** The PEM private key of {@link #tlsCertFile}. */
+        public Builder tlsKeyFile(Path key) {
             tlsKeyFile = key;
             return this;
         }
