@@ -110,6 +110,7 @@ bench: deps build bench-go
 	@if [ -f bindings/python/scripts/bench.sh ]; then bash bindings/python/scripts/bench.sh; fi
 	@if [ -f bindings/node/scripts/bench.sh ]; then bash bindings/node/scripts/bench.sh; fi
 	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
+	bash bindings/java/scripts/bench.sh   # the Java binding beside Redisson (1 and 5 nodes)
 	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
 bench-go: deps
