@@ -30,7 +30,12 @@ public final class Pair {
     static final int N = Integer.getInteger("bench.n", 10000);
 
     static void measure(String name, Op op) throws Exception {
-        for (int i = 0; i < WARM; i++) op.run(i);
+        measure(name, WARM, N, op);
+    }
+
+    static void measure(String name, int warm, int n, Op op) throws Exception {
+        final int N = n;
+        for (int i = 0; i < warm; i++) op.run(i);
         long[] ns = new long[N];
         com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpu0 = os.getProcessCpuTime();
@@ -48,17 +53,17 @@ public final class Pair {
         List<String> urls = List.of(System.getenv("LIBLOCK_NODES").split(","));
         System.out.println("== " + urls.size() + " node(s), " + N + " pairs after " + WARM + " warm-up, one thread");
         long[] unavailable = {0};
-        try (LockClient client = LockClient.builder().nodes(urls).build()) {
-            measure("liblock acquire(wait 0) + close", i -> {
-                while (true) {
-                    try (Lock l = client.tryAcquire("bench-liblock", Duration.ofSeconds(10)).orElseThrow()) {
-                        return; // the critical section
-                    } catch (io.github.liblock.UnavailableException e) {
-                        unavailable[0]++; // a stall beyond the 50 ms node timeout (a loaded machine): counted, retried
-                    }
+        LockClient client = LockClient.builder().nodes(urls).build();
+        Op pair = i -> {
+            while (true) {
+                try (Lock l = client.tryAcquire("bench-liblock", Duration.ofSeconds(10)).orElseThrow()) {
+                    return; // the critical section
+                } catch (io.github.liblock.UnavailableException e) {
+                    unavailable[0]++; // a stall beyond the 50 ms node timeout (a loaded machine): counted, retried
                 }
-            });
-        }
+            }
+        };
+        measure("liblock acquire(wait 0) + close", pair);
         if (unavailable[0] > 0) System.out.println("  (liblock: " + unavailable[0] + " attempts UNAVAILABLE under the default 50 ms node timeout, retried)");
         List<RedissonClient> rs = new ArrayList<>();
         for (String u : urls) {
@@ -77,6 +82,20 @@ public final class Pair {
                     if (!l.tryLock(0, 10, TimeUnit.SECONDS)) throw new IllegalStateException("not acquired");
                     l.unlock();
                 });
+                // The semaphore pair: one permit of 3, 10 s lease.
+                io.github.liblock.AcquireOptions sem = io.github.liblock.AcquireOptions.defaults().permits(3).waitFor(Duration.ZERO);
+                measure("liblock semaphore(3) acquire + close", i -> {
+                    try (Lock p = client.acquire("bench-sem", Duration.ofSeconds(10), sem)) {
+                        // the critical section
+                    }
+                });
+                org.redisson.api.RPermitExpirableSemaphore rsem = rs.get(0).getPermitExpirableSemaphore("bench-rsem");
+                rsem.trySetPermits(3);
+                measure("Redisson RPermitExpirableSemaphore(3) pair", i -> {
+                    String id = rsem.tryAcquire(0, 10, TimeUnit.SECONDS);
+                    if (id == null) throw new IllegalStateException("no permit");
+                    rsem.release(id);
+                });
             } else {
                 RLock[] locks = rs.stream().map(r -> r.getLock("bench-redlock")).toArray(RLock[]::new);
                 @SuppressWarnings("deprecation")
@@ -89,9 +108,22 @@ public final class Pair {
                     if (!red.tryLock(0, 10, TimeUnit.SECONDS)) throw new IllegalStateException("not acquired");
                     red.unlock();
                 });
+                // One node of five frozen (SIGSTOP): a quorum still answers.
+                String pid = System.getenv("LIBLOCK_NODE_PIDS").split(",")[0];
+                new ProcessBuilder("kill", "-STOP", pid).inheritIO().start().waitFor();
+                try {
+                    measure("liblock, 1 of 5 frozen", 100, 1000, pair);
+                    measure("Redisson RedissonRedLock lock+unlock, 1 of 5 frozen", 0, 10, i -> {
+                        red.lock();
+                        red.unlock();
+                    });
+                } finally {
+                    new ProcessBuilder("kill", "-CONT", pid).inheritIO().start().waitFor();
+                }
             }
         } finally {
             for (RedissonClient r : rs) r.shutdown();
+            client.close();
         }
     }
 }
