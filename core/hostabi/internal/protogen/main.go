@@ -82,11 +82,11 @@ func GenerateFrom(root string) (map[string][]byte, error) {
 func Generate(s *Spec) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for name, gen := range map[string]func(*Spec) ([]byte, error){
-		"core/hostabi/protocol_gen.go":          genHostabi,
-		"core/engine/limits_gen.go":             genEngine,
-		"capi/status_gen.go":                    genCapi,
-		"bindings/node/lib/protocol.gen.js":     genJS,
-		"bindings/python/liblock/_proto_gen.py": genPython,
+		"core/hostabi/protocol_gen.go":                            genHostabi,
+		"core/engine/limits_gen.go":                               genEngine,
+		"capi/status_gen.go":                                      genCapi,
+		"bindings/node/lib/protocol.gen.js":                       genJS,
+		"bindings/python/liblock/_proto_gen.py":                   genPython,
 		"bindings/java/src/main/java/io/github/liblock/Spec.java": genJava,
 	} {
 		b, err := gen(s)
