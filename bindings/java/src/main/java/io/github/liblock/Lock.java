@@ -54,6 +54,7 @@ public final class Lock implements AutoCloseable {
 
     private void open() {
         if (client.isClosed()) throw Errors.closed();
+        if (closed.get()) throw new IllegalStateException("liblock: the lock is closed (its handle is freed)");
     }
 
     private Map<String, Object> info() {

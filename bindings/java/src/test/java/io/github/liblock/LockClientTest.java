@@ -69,6 +69,8 @@ class LockClientTest {
         assertThrows(LockLostException.class, l::release);
         assertThrows(LockLostException.class, () -> l.extend(Duration.ofSeconds(1)));
         l.close(); // already released: nothing to say
+        IllegalStateException closed = assertThrows(IllegalStateException.class, l::release);
+        assertTrue(closed.getMessage().contains("the lock is closed"), closed.getMessage());
         Lock m = a.acquire("r2", Duration.ofSeconds(10));
         for (int i = 0; i < 3; i++) nodes.cli(i, "SET", "r2", "someone-else");
         assertThrows(LockLostException.class, m::close);
