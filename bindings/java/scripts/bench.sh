@@ -12,3 +12,13 @@ cp="$root/bindings/java/bench/target/classes:$(cat "$root/build/java-bench-deps.
 for n in 1 5; do
   "$root/build/redisnodes" -n "$n" -- java -cp "$cp" bench.Pair
 done
+# Contention across two JVMs: 2 x 300 critical sections of 1 ms on one resource, 1 node; the
+# time per section is the slower JVM's wall time / 600 (1 ms is the floor).
+for impl in liblock redisson; do
+  "$root/build/redisnodes" -n 1 -- bash -c '
+    java -cp "$1" bench.Contend "$2" 300 > "$3/contend-a.txt" & a=$!
+    java -cp "$1" bench.Contend "$2" 300 > "$3/contend-b.txt" & b=$!
+    wait $a; wait $b
+    awk -v impl="$2" "{ if (\$3 > m) m = \$3 } END { printf \"contention, 2 JVMs, 1 node: %-9s %.2f ms per 1 ms section\\n\", impl, m / 600 }" "$3/contend-a.txt" "$3/contend-b.txt"
+  ' _ "$cp" "$impl" "$root/build"
+done
