@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist docs test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets test-docs sim demo bench bench-go clean
+.PHONY: all build deps dist docs test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets test-docs sim demo bench bench-go clean
 
 all: build
 
@@ -47,9 +47,9 @@ dist: deps build
 	@ls -l $(BUILD)/dist
 
 ## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
-## use is heaviest, beside everything else; a table of each suite's time at the end
-TEST_LANE_GO    := test-go
-TEST_LANE_OTHER := test-docs test-c test-node test-python test-wasm test-interop test-dist test-snippets
+## use is heaviest, then C and Java, beside everything else; a table of each suite's time at the end
+TEST_LANE_GO    := test-go test-c test-java
+TEST_LANE_OTHER := test-docs test-node test-python test-wasm test-interop test-dist test-snippets
 test: deps build
 	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_OTHER)"
 
@@ -72,6 +72,11 @@ test-python: deps build
 
 test-node: deps build
 	bash bindings/node/scripts/test.sh
+
+## test-java: the Java binding (bindings/java, JUnit 5 against redis-servers the tests start;
+## Maven's downloads cached in build/m2)
+test-java: deps build
+	bash bindings/java/scripts/test.sh
 
 ## test-wasm: the Go host's suite, then the Node and Python suites with backend=wasm
 test-wasm: deps build
@@ -123,6 +128,7 @@ bench: deps build bench-go
 	@if [ -f bindings/python/scripts/bench.sh ]; then bash bindings/python/scripts/bench.sh; fi
 	@if [ -f bindings/node/scripts/bench.sh ]; then bash bindings/node/scripts/bench.sh; fi
 	@if [ -f wasm/scripts/bench.sh ]; then bash wasm/scripts/bench.sh; fi
+	bash bindings/java/scripts/bench.sh   # the Java binding beside Redisson (1 and 5 nodes)
 	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
 bench-go: deps

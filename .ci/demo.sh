@@ -42,6 +42,8 @@ build/redisnodes -cluster -n 3 -dir build/demo/cluster -- bash -c '
 '
 echo "  cluster stopped: exit $?"
 set -e
+echo; echo "== Java (bindings/java/examples/QuickStart.java, the jar with its bundled liblock.so)"
+bash bindings/java/scripts/example.sh
 for demo in node-example/demo.sh python-example/demo.sh; do   # python kills a node: last
   if [ -f "$demo" ]; then
     echo; echo "== $demo"; bash "$demo"

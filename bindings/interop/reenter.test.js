@@ -31,6 +31,9 @@ const { Client } = require(NODE_PKG);
 
 const PY = path.join(ROOT, 'build', 'venv-python', 'bin', 'python');
 const GO_CHILD = path.join(ROOT, 'build', 'interop-child-go');
+// The Java child runs from source (java's single-file mode) on the binding's jar and JNA's,
+// whose classpath run.sh writes here.
+const JAVA_CP = path.join(ROOT, 'build', 'java-classpath.txt');
 const IOREDIS = path.join(NODE_PKG, 'node_modules', 'ioredis');
 
 // What the children need; make test-interop (bindings/interop/run.sh) provides all of
@@ -39,6 +42,7 @@ const IOREDIS = path.join(NODE_PKG, 'node_modules', 'ioredis');
 const missing = [];
 if (!fs.existsSync(PY)) missing.push(`${PY} (the Python test venv: make test-python or make test-interop creates it)`);
 if (!fs.existsSync(GO_CHILD)) missing.push(`${GO_CHILD} (make test-interop builds it from bindings/interop/children/go)`);
+if (!fs.existsSync(JAVA_CP)) missing.push(`${JAVA_CP} (make test-interop builds the Java binding's jar and writes it)`);
 if (!fs.existsSync(IOREDIS)) missing.push(`${IOREDIS} (npm ci in bindings/node)`);
 for (const f of ['liblock.so', 'liblock.wasm', 'redisnodes']) {
   if (!fs.existsSync(path.join(ROOT, 'build', f))) missing.push(`build/${f} (make build)`);
@@ -68,13 +72,14 @@ const valuesOf = (key) => all((r) => r.get(key));
 const heldEverywhere = (key, value) => settlesTo(() => valuesOf(key), [value, value, value], `${key}=${value} on every node`);
 const goneEverywhere = (key) => settlesTo(() => valuesOf(key), [null, null, null], `${key} deleted on every node`);
 
-/** The command line of one child: runtime 'node' | 'python' | 'go'. */
+/** The command line of one child: runtime 'node' | 'python' | 'go' | 'java'. */
 function argv(runtime, cfg) {
   const json = JSON.stringify(cfg);
   switch (runtime) {
     case 'node': return [process.execPath, [path.join(__dirname, 'children', 'node.js'), json]];
     case 'python': return [PY, [path.join(__dirname, 'children', 'python.py'), json]];
     case 'go': return [GO_CHILD, [json]];
+    case 'java': return ['java', ['-cp', fs.readFileSync(JAVA_CP, 'utf8').trim(), path.join(__dirname, 'children', 'Suite.java'), 'reenter', json]];
     default: throw new Error(`unknown runtime ${runtime}`);
   }
 }
@@ -137,7 +142,8 @@ const NODE_WASM = { runtime: 'node', backend: 'wasm' };
 const PYTHON = { runtime: 'python', backend: 'native' };
 const PYTHON_WASM = { runtime: 'python', backend: 'wasm' };
 const GO = { runtime: 'go', backend: 'go' };
-const label = (s) => (s.runtime === 'go' ? 'go' : `${s.runtime}-${s.backend}`);
+const JAVA = { runtime: 'java', backend: 'native' };
+const label = (s) => (s.runtime === 'go' || s.runtime === 'java' ? s.runtime : `${s.runtime}-${s.backend}`);
 
 // [acquirer, re-enterer, who releases]. Each runtime re-enters another's
 // lock, on each backend, and both sides' release is exercised.
@@ -150,6 +156,10 @@ const PAIRS = [
   [GO, NODE_WASM, 'acquirer'],
   [PYTHON, GO, 'acquirer'],
   [GO, PYTHON_WASM, 're-enterer'],
+  [JAVA, GO, 're-enterer'],
+  [PYTHON, JAVA, 'acquirer'],
+  [JAVA, NODE_WASM, 'acquirer'],
+  [NODE, JAVA, 're-enterer'],
 ];
 
 for (const [acq, ree, releaser] of PAIRS) {
@@ -215,7 +225,7 @@ test('someone else\'s token, from another runtime, is NOT_ACQUIRED and leaves th
   try {
     assert.equal(holder.first.ok, true, JSON.stringify(holder.first));
     await heldEverywhere(res, holder.first.token);
-    for (const side of [PYTHON, GO, PYTHON_WASM]) {
+    for (const side of [PYTHON, GO, PYTHON_WASM, JAVA]) {
       const c = await child(side, { resource: res, ttl: 2000, token: 'someone-elses-token-0123' });
       others.push(c);
       assert.equal(c.first.ok, false, `${c.name}: ${JSON.stringify(c.first)}`);
@@ -241,5 +251,31 @@ test('someone else\'s token, from another runtime, is NOT_ACQUIRED and leaves th
     await own.close();
   } finally {
     for (const c of [holder, ...others]) if (c.proc.exitCode === null) c.proc.kill();
+  }
+});
+
+test('a holder in one runtime excludes the others: Java holds, Node, Python and Go are refused; Go holds, Java is refused', { skip: SKIP }, async () => {
+  const res = 'xexclude:java';
+  const started = [];
+  try {
+    for (const [holderSide, refused] of [[JAVA, [NODE, PYTHON, GO, NODE_WASM]], [GO, [JAVA]]]) {
+      const holder = await child(holderSide, { resource: res, ttl: 60000 });
+      started.push(holder);
+      assert.equal(holder.first.ok, true, JSON.stringify(holder.first));
+      await heldEverywhere(res, holder.first.token);
+      for (const side of refused) {
+        const c = await child(side, { resource: res, ttl: 5000 });
+        started.push(c);
+        assert.equal(c.first.ok, false, `${c.name}: ${JSON.stringify(c.first)}`);
+        assert.equal(c.first.code, 'NOT_ACQUIRED', `${c.name}: ${JSON.stringify(c.first)}`);
+        await c.close();
+      }
+      assert.deepEqual(await valuesOf(res), [holder.first.token, holder.first.token, holder.first.token], 'the refused left the holder alone');
+      assert.deepEqual(await holder.send('release'), { released: true });
+      await goneEverywhere(res);
+      await holder.close();
+    }
+  } finally {
+    for (const c of started) if (c.proc.exitCode === null) c.proc.kill();
   }
 });

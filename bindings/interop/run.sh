@@ -15,6 +15,11 @@ done
 command -v redis-server >/dev/null 2>&1 || { echo "test-interop: redis-server is missing: apt-get install -y redis-server" >&2; exit 1; }
 GO="${GO:-go}"
 "$GO" build -o build/interop-child-go ./bindings/interop/children/go
+# The Java child (children/Suite.java, run from source) needs the binding's jar and JNA's: build
+# them (Maven's downloads cached in build/m2) and write their classpath.
+(cd bindings/java && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests \
+  && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt")
+echo "$root/bindings/java/target/liblock-0.1.0.jar:$(cat build/java-deps.txt)" > build/java-classpath.txt
 (cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
 cd "$root"
@@ -26,6 +31,6 @@ export LIBLOCK_INTEROP_REQUIRED=1
 PYTHONPATH="$root/bindings/python" "$PY" -c 'import liblock._wasm as w; w.compiled()'
 node --test --test-concurrency=1 --test-timeout=300000 bindings/interop/*.test.js
 # The shared behaviour suite (core/testkit/locktest) on every binding and backend: Node
-# native and wasm, Python asyncio and blocking, native and wasm, each through its child
-# (children/suite.js, suite.py): about 25 s each, 2.5 min in all.
-exec "$GO" test -count=1 -timeout 20m -run 'TestNode|TestPython' ./bindings/interop/
+# native and wasm, Python asyncio and blocking, native and wasm, and Java, each through its
+# child (children/suite.js, suite.py, Suite.java): about 25-35 s each, 3 min in all.
+exec "$GO" test -count=1 -timeout 25m -run 'TestNode|TestPython|TestJava' ./bindings/interop/

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/liblock/liblock/core/testkit/locktest"
@@ -72,3 +73,21 @@ func TestPythonAsyncNative(t *testing.T) { runPython(t, "async", "native") }
 func TestPythonAsyncWasm(t *testing.T)   { runPython(t, "async", "wasm") }
 func TestPythonSyncNative(t *testing.T)  { runPython(t, "sync", "native", syncSkips) }
 func TestPythonSyncWasm(t *testing.T)    { runPython(t, "sync", "wasm", syncSkips) }
+
+// TestJava runs the suite through children/Suite.java (the Java binding, bindings/java, by its
+// jar and JNA's, whose classpath run.sh writes to build/java-classpath.txt).
+func TestJava(t *testing.T) {
+	r := root(t)
+	child := filepath.Join(r, "bindings", "interop", "children", "Suite.java")
+	cpFile := filepath.Join(r, "build", "java-classpath.txt")
+	need(t, child, cpFile)
+	cp, err := os.ReadFile(cpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// C1 only and the serial collector: the child's own CPU (C2 compiler and parallel GC threads)
+	// would compete with the redis-servers under test on a small machine; behaviour is the same.
+	c := remote.Start(t, "java", []string{"LIBLOCK_PATH=" + filepath.Join(r, "build", "liblock.so")},
+		"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", strings.TrimSpace(string(cp)), child)
+	locktest.Run(t, c.Factory, remoteSkips)
+}

@@ -1,7 +1,8 @@
 // Command protogen writes, from the host protocol's spec
 // (core/hostabi/spec/protocol.json), the tables and codecs every host uses:
-// Go constants for core/hostabi, core/engine and capi, and the JavaScript
-// and Python codecs of the Node and Python hosts. Run it with
+// Go constants for core/hostabi, core/engine and capi, the JavaScript
+// and Python codecs of the Node and Python hosts, and the Java binding's
+// status codes and limits. Run it with
 // `go generate ./core/hostabi`; TestGeneratedUpToDate fails when a
 // committed file differs from what it would write.
 package main
@@ -81,11 +82,12 @@ func GenerateFrom(root string) (map[string][]byte, error) {
 func Generate(s *Spec) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for name, gen := range map[string]func(*Spec) ([]byte, error){
-		"core/hostabi/protocol_gen.go":          genHostabi,
-		"core/engine/limits_gen.go":             genEngine,
-		"capi/status_gen.go":                    genCapi,
-		"bindings/node/lib/protocol.gen.js":     genJS,
-		"bindings/python/liblock/_proto_gen.py": genPython,
+		"core/hostabi/protocol_gen.go":                            genHostabi,
+		"core/engine/limits_gen.go":                               genEngine,
+		"capi/status_gen.go":                                      genCapi,
+		"bindings/node/lib/protocol.gen.js":                       genJS,
+		"bindings/python/liblock/_proto_gen.py":                   genPython,
+		"bindings/java/src/main/java/io/github/liblock/Spec.java": genJava,
 	} {
 		b, err := gen(s)
 		if err != nil {
