@@ -8,6 +8,8 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 command -v wasm-opt >/dev/null 2>&1 || need+=(binaryen)   # wasm-opt, for build/liblock.wasm
 command -v openssl >/dev/null 2>&1 || need+=(openssl)     # self-signed certificates for the TLS tests
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)  # bindings/java
+command -v mvn >/dev/null 2>&1 || need+=(maven)                      # bindings/java's build
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 cmd="apt-get update && apt-get install -y ${need[*]}"
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -23,3 +25,5 @@ command -v redis-server >/dev/null
 command -v redis-sentinel >/dev/null
 command -v wasm-opt >/dev/null
 command -v openssl >/dev/null
+command -v javac >/dev/null
+command -v mvn >/dev/null
