@@ -408,7 +408,7 @@ class Host {
   /** Sends src[from, to) (a WRITE's data) on conn, if it is still open. */
   write(conn, src, from, to) {
     const s = this.conns.get(conn);
-    if (!s) return;
+    if (!s || s.llThrew) return;
     // A copy (the output buffer is reused by the next step), from Buffer's
     // pool for small writes.
     const b = Buffer.allocUnsafe(to - from);
@@ -444,11 +444,13 @@ class Host {
       if (t && t.servername !== undefined) opts.servername = t.servername;
       else if (serverName && !net.isIP(serverName)) opts.servername = serverName;
       tls ||= require('node:tls');
-      s = tls.connect(opts);
+      s = this.connect(conn, tls, opts);
+      if (s === null) return;
       s.once('secureConnect', () => this.opened(conn, s));
     } else {
       opts.onread = this.rx();
-      s = net.connect(opts);
+      s = this.connect(conn, net, opts);
+      if (s === null) return;
       s.llFd = true; // plain TCP: lib/spin.js may read it
       s.once('connect', () => this.opened(conn, s));
     }
@@ -464,6 +466,25 @@ class Host {
     // 'close'; a write between them would fail, so the connection goes at once.
     s.on('end', () => this.failed(conn, s, 'connection closed by the node'));
     s.on('close', () => this.failed(conn, s, 'connection closed by the node'));
+  }
+
+  /**
+   * mod.connect(opts), or null when it throws (Node's socket layer throws
+   * for some addresses instead of emitting 'error'): the engine then hears
+   * of the failure on the next tick, as of any connect failure, so that the
+   * operations waiting on the connection, and close(), still end. (The
+   * engine is being stepped now: it cannot take the event inside this step.)
+   */
+  connect(conn, mod, opts) {
+    try {
+      return mod.connect(opts);
+    } catch (e) {
+      const message = `connect: ${(e && e.message) || String(e)}`;
+      const failed = { llThrew: true, destroy() {} }; // no socket: nothing to write to or destroy
+      this.conns.set(conn, failed);
+      process.nextTick(() => { if (!this.dead) this.failed(conn, failed, message); });
+      return null;
+    }
   }
 
   opened(conn, s) {
