@@ -36,7 +36,7 @@ const P = require('./protocol');
 const E = require('./errors');
 const F = require('./fastpath');
 const S = require('./spin'); // reading a request's replies at once (lib/spin.js)
-const { R: { HOLD } } = require('./otel'); // the report kind whose lock a quiet host still forgets
+const { R: { HOLD }, logChannel } = require('./otel'); // the report kind whose lock a quiet host still forgets
 
 const { EV, ACT } = P;
 
@@ -882,13 +882,36 @@ class Host {
   }
 }
 
-/** Records the loss once; aborts the lock's signal if it was made. */
+/**
+ * A loss is never silent: its record goes to the 'liblock:log' diagnostics
+ * channel when something listens there (the application's logging), else
+ * to process.emitWarning (printed on stderr unless the application handles
+ * 'warning' events or runs with --no-warnings), with a stable code. The
+ * text is the engine's, the same in every language: the resource, the
+ * reason and the count ("held on at most 1 of 3 nodes (2 answered it is
+ * gone), quorum is 2").
+ */
+function warnLost(st) {
+  const message = st.lostReason.message;
+  if (logChannel.hasSubscribers) {
+    logChannel.publish({ level: 'warn', msg: 'liblock: lock lost', resource: st.resource, error: message });
+    return;
+  }
+  process.emitWarning(message, { type: 'LiblockWarning', code: LOST_WARNING });
+}
+
+/** The code of the loss warning (process.emitWarning). */
+const LOST_WARNING = 'LIBLOCK_LOCK_LOST';
+
+/** Records the loss once; aborts the lock's signal if it was made; warns (warnLost). */
 function markLost(st, reason) {
-  if (st.lost || st.released) return;
+  if (st.lost || st.released) return false;
   st.lost = true;
   if (!(reason instanceof E.LockLostError)) reason = new E.LockLostError(reason.message);
   st.lostReason = reason;
   if (st.controller && !st.controller.signal.aborted) st.controller.abort(reason);
+  warnLost(st);
+  return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain };
+module.exports = { Host, stats, markLost, hooks, hold, drain, LOST_WARNING };

@@ -312,6 +312,7 @@ class Lock:
         self.auto_extend = bool(info.get("auto_extend", False))
         self.fence = int(info.get("fence", 0) or 0)
         self.reentered = bool(info.get("reentered", False))
+        host.lock_names[handle] = self.resource  # for the loss's log record (_host.warn_lost)
         if on_lost is not None or self.auto_extend:
             self.on_lost(on_lost)
 
