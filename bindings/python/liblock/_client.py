@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
+    from ._election import Leader, Leadership, Observation
     from ._host import Request
     from ._inspection import Inspection
     from ._node import Node
@@ -1085,7 +1086,7 @@ class Client:
 
     @_keywords
     def campaign(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL, wait: Optional[Seconds] = None,
-                 on_lost: Optional[OnLost] = None) -> Any:
+                 on_lost: Optional[OnLost] = None) -> Leadership:
         """Campaign in the election ``name``, publishing ``value`` to observers, until this
         client leads: a :class:`liblock.Leadership` (``term``, ``value``, ``validity``,
         ``resign()``; ``with`` resigns on exit). ``ttl``: the leadership's lease in seconds
@@ -1098,20 +1099,20 @@ class Client:
 
     @_keywords
     async def campaign_async(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL,
-                             wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Any:
+                             wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Leadership:
         """Like :meth:`campaign`, on the event loop; cancelling the task ends the wait (no key left)."""
         from . import _election
 
         return await _election.campaign_async(self, name, value, ttl, wait, on_lost)
 
-    def leader(self, name: str) -> Any:
+    def leader(self, name: str) -> Optional[Leader]:
         """The leader of the election ``name`` (a :class:`liblock.Leader`: ``value``,
         ``term``, ``owner``, ``validity``), or None when none is valid on a quorum."""
         from . import _election
 
         return _election.leader(self, name)
 
-    async def leader_async(self, name: str) -> Any:
+    async def leader_async(self, name: str) -> Optional[Leader]:
         """Like :meth:`leader`, on the event loop."""
         from . import _election
 
