@@ -833,6 +833,10 @@ class Client:
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000, tel)
+        # The host's modules (asyncio among them: 20 ms on an idle machine, 300 ms on a
+        # loaded one) are imported here rather than inside the first call, so that the first
+        # call, like every other, returns within its node deadlines (README "Connect budget").
+        from . import _host, _syncdrive  # noqa: F401
         _opened()
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)
