@@ -48,10 +48,11 @@ for (const [bad, url, cause] of [
 ]) {
   test(`[${BACKEND}] every primitive's wait budget with a node ${bad}`, { timeout: 60000 }, async () => {
     const c = new Client(withBackend({ nodes: [nodes.urls[0], nodes.urls[1], await url()], nodeTimeout: NODE_TIMEOUT }));
+    const kept = []; // a dropped Lock is released (FinalizationRegistry): the holder keeps its own
     try {
       for (const [name, hold, attempt] of PRIMS) {
         const r = `budget:${name}:${bad}`;
-        await hold(holder, r);
+        kept.push(await hold(holder, r));
         await assert.rejects(attempt(c, r), (e) => {
           assert.ok(['NOT_ACQUIRED', 'UNAVAILABLE'].includes(e.code), `${name}: ${e.code} ${e.message}`);
           assert.match(e.message, /node 2 /, `${name}: the bad node is named: ${e.message}`);
