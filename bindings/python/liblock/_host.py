@@ -674,13 +674,21 @@ class Host:
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check(True)
         return self._request(P.extend(engine.inbuf, lock, ttl_ms), done, "extend",
-                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
+                             self._resource_of(lock), lock)
 
     def start_release(self, lock: int, done: Done) -> int:
         engine = self._check(True)
         self.fences.pop(lock, None)  # the Lock object read it when it was made
         return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done, "release",
-                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
+                             self._resource_of(lock), lock)
+
+    def _resource_of(self, lock: int) -> Optional[str]:
+        """A lock's resource for its extend's and release's telemetry: the lane's record,
+        else the Lock object's (a lock whose acquire the lane did not see)."""
+        tel = self.tel
+        if tel is None:
+            return None
+        return tel.locks.get(lock) or self.lock_names.get(lock)
 
     def cancel(self, op: int) -> None:
         """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;

@@ -84,3 +84,26 @@ def test_the_record_names_the_resource(c3: Cluster, caplog: Any) -> None:
     assert r.name == "liblock" and r.levelno == logging.WARNING
     assert r.liblock_resource == "loss:record"
     assert LOSS in r.getMessage()
+
+
+def test_the_release_of_a_lost_lock_names_its_resource(c1: Cluster, caplog: Any) -> None:
+    """The loss's report ends the lane's record of the lock; the release that follows still
+    names the resource in its DEBUG line (it said ``release None: lost``)."""
+    caplog.set_level(logging.DEBUG, logger="liblock")
+    with liblock.Client(c1.urls, node_timeout=1, backend=BACKEND, telemetry=True) as client:
+        lock = client.acquire("loss:release", 10)
+        assert c1.do(0, "DEL", "loss:release") == 1
+        try:
+            lock.extend(10)
+            raise AssertionError("extended a deleted lock")
+        except liblock.LockLost:
+            pass
+        try:
+            lock.release()
+        except liblock.LockLost:
+            pass
+        eventually(lambda: any(r.getMessage().startswith("liblock: release ") for r in caplog.records),
+                   what="the release's line")
+    lines = [r.getMessage() for r in caplog.records if r.name == "liblock"]
+    assert any(m.startswith("liblock: release loss:release: ") for m in lines), lines
+    assert not any("None" in m for m in lines), lines
