@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -29,6 +30,8 @@ type Client struct {
 	// (otel.go); nil without them. Set before the first operation, used
 	// under mu.
 	tel *telemetry
+	// logger gets the losses at Warn (warnLost); nil: slog.Default().
+	logger *slog.Logger
 
 	mu           sync.Mutex
 	conns        map[engine.ConnID]*driverConn
@@ -74,6 +77,7 @@ func NewWithEngine(eng Engine, cfg Config) (*Client, error) {
 	// then those are not recorded).
 	nodes, _ := engine.ParseNodes(cfg.Nodes)
 	c.tel = newTelemetry(cfg, nodes)
+	c.logger = cfg.Logger
 	return c, nil
 }
 

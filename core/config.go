@@ -85,7 +85,8 @@ type Config struct {
 	// a child of the caller's ctx. Nil means otel's global one.
 	TracerProvider trace.TracerProvider
 	// Logger gets the Client's log lines: operations at Debug, losses and
-	// failed auto-extensions at Warn. Nil: none. Never a token or a
+	// failed auto-extensions at Warn. Nil: slog.Default() gets the losses
+	// (a lost lock is never silent), and nothing else. Never a token or a
 	// password.
 	Logger *slog.Logger
 	// ResourceLabel, when set, maps a resource to the value of the

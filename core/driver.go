@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -204,7 +205,7 @@ func (c *Client) carryOut() {
 			}
 		case engine.ActReport:
 			if c.tel != nil {
-				c.tel.report(a)
+				c.tel.report(a, c.lockResource)
 			}
 		case engine.ActLeader:
 			c.observed(a) // election.go
@@ -226,8 +227,8 @@ func (c *Client) carryOut() {
 				c.eng.Forget(a.Lock)
 			}
 		case engine.ActLost:
-			if l := c.locks[a.Lock]; l != nil {
-				l.lostBy(a.Err)
+			if l := c.locks[a.Lock]; l != nil && l.lostBy(a.Err) {
+				c.warnLost(l, a.Err)
 			}
 		case engine.ActTimer:
 			c.timer.Reset(a.Delay)
@@ -415,4 +416,28 @@ func (c *Client) guard(fn func()) {
 	fn()
 	c.drain()
 	c.mu.Unlock()
+}
+
+// warnLost logs a lock's loss at Warn: to Config.Logger, else to
+// slog.Default(), so that a loss is never silent by default (a process
+// that set up no logging gets it on stderr, as it gets any slog warning).
+// The error's text is the engine's, the same in every language: the
+// resource and the reason ("held on at most 1 of 3 nodes (2 answered it is
+// gone), quorum is 2"). c.mu is held: the handler runs on the driver's
+// goroutine, as every log line of the Client does.
+func (c *Client) warnLost(l *Lock, err error) {
+	log := c.logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("liblock: lock lost", "resource", l.resource, "error", err.Error())
+}
+
+// lockResource is the resource of a lock the Client holds ("" for one it
+// does not know); c.mu is held.
+func (c *Client) lockResource(id engine.LockID) string {
+	if l := c.locks[id]; l != nil {
+		return l.resource
+	}
+	return ""
 }

@@ -115,10 +115,11 @@ func (l *Lock) OnLost(fn func(error)) {
 	}
 }
 
-// lostBy records the engine's report of a loss; c.mu is held.
-func (l *Lock) lostBy(err error) {
+// lostBy records the engine's report of a loss; c.mu is held. It reports
+// whether it recorded it (false: the lock was lost or released already).
+func (l *Lock) lostBy(err error) bool {
 	if l.lostErr != nil || l.released {
-		return
+		return false
 	}
 	l.lostErr = err
 	close(l.lost)
@@ -126,6 +127,7 @@ func (l *Lock) lostBy(err error) {
 		l.onLost = nil
 		go fn(err)
 	}
+	return true
 }
 
 // Extend makes the lock's keys live at least ttl from now on every node

@@ -256,7 +256,10 @@ func (t *telemetry) measure(outcome uint8, resource string, auto bool) metric.Me
 
 // report maps one engine report onto the instruments, the span of its
 // operation and the log.
-func (t *telemetry) report(a engine.Action) {
+// lockResource is the Client's own record of a held lock's resource, for
+// a lock acquired by a call the telemetry did not see start (then t.locks
+// has no entry).
+func (t *telemetry) report(a engine.Action, lockResource func(engine.LockID) string) {
 	ctx := context.Background()
 	r := a.Rep
 	op := t.ops[a.Op]
@@ -265,6 +268,9 @@ func (t *telemetry) report(a engine.Action) {
 		resource = op.resource
 	} else if a.Lock != 0 {
 		resource = t.locks[a.Lock]
+		if resource == "" {
+			resource = lockResource(a.Lock)
+		}
 	}
 	switch r.What {
 	case engine.RepAcquireEnd:
@@ -284,7 +290,10 @@ func (t *telemetry) report(a engine.Action) {
 		t.handOffs.Add(ctx, 1, t.noAttrs)
 	case engine.RepExtendEnd:
 		t.extends.Add(ctx, 1, t.measure(r.Outcome, resource, a.Op == 0))
-		if a.Op == 0 && r.Outcome != engine.StatusOK && t.log != nil {
+		// A failed auto-extension that lost the lock is told by the loss's
+		// own warning (Client.warnLost); one that could not tell (nodes
+		// failing) is told here: the lock stays valid until its validity ends.
+		if a.Op == 0 && r.Outcome != engine.StatusOK && r.Outcome != engine.StatusLost && t.log != nil {
 			t.log.Warn("liblock: auto-extension failed", "resource", resource, attrOutcome, outcomeName(r.Outcome))
 		}
 		if op != nil {
@@ -296,10 +305,8 @@ func (t *telemetry) report(a engine.Action) {
 			op.outcome, op.dur = r.Outcome, r.Duration
 		}
 	case engine.RepLost:
+		// (Its log line is the Client's, from the engine's LOST: warnLost.)
 		t.losses.Add(ctx, 1, t.measure(engine.StatusLost, resource, false))
-		if t.log != nil {
-			t.log.Warn("liblock: lock lost", "resource", resource)
-		}
 	case engine.RepHold:
 		t.holdDur.Record(ctx, r.Duration.Seconds(), t.measure(r.Outcome, resource, false))
 		delete(t.locks, a.Lock)

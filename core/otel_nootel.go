@@ -23,7 +23,7 @@ func (t *telemetry) start(_ context.Context, _, _ string, _ engine.LockID, begin
 	return begin, nil
 }
 
-func (t *telemetry) report(engine.Action) {}
+func (t *telemetry) report(engine.Action, func(engine.LockID) string) {}
 
 func (t *telemetry) done(engine.Action) {}
 

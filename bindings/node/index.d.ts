@@ -272,8 +272,9 @@ export interface Leader {
 /** One item of Client#observe: the leader, or `leader: null` when there is none. */
 export interface LeaderChange {
   name: string;
-  /** The leader's value, or null: no leader now. */
-  leader: string | null;
+  /** The leader (as Client#leader gives it), or null: no leader now. */
+  leader: Leader | null;
+  /** The leader's fields again (absent when there is none); read them from `leader`. */
   value?: string;
   term?: number;
   owner?: string;
@@ -414,6 +415,8 @@ export class Client {
   readonly nodeTimeout: number;
   /** The owner label of ClientOptions ('' when none). */
   readonly owner: string;
+  /** The engine running this client's locks: 'native' (liblock.so) or 'wasm' (liblock.wasm). */
+  readonly backend: 'native' | 'wasm';
   /**
    * Takes the lock on `resource`, or — given a list — on all of its
    * resources together or none (a multi-resource lock: 1..MAX_RESOURCES

@@ -496,6 +496,9 @@ class Client {
   /** Whether close() was called. */
   get closed() { return this.#host.closed; }
 
+  /** The engine running this client's locks: 'native' (liblock.so) or 'wasm' (liblock.wasm). */
+  get backend() { return this.#host.ad.backend; }
+
   /**
    * Takes the lock on `resource`. Waits (with randomized backoff, woken early
    * by releases through this client) for at most `wait` ms: 10000 by default

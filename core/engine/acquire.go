@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"strings"
 
 	sort "github.com/liblock/liblock/core/internal/xsort"
 	time "github.com/liblock/liblock/core/internal/xtime"
@@ -237,13 +238,25 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 			e.attemptFailed(a, e.unavailable("acquire", a.state, a.causes, ""))
 			return
 		}
-		detail := "granted by " + strconv.Itoa(a.granted) + " of " + strconv.Itoa(n) + " nodes, " + e.quorumText()
+		detail := "granted by " + strconv.Itoa(a.granted) + " of " + strconv.Itoa(n) + " nodes, " + e.quorumText() + causesText(a.causes)
 		if o.keys != nil {
 			e.attemptFailed(a, e.multiNotAcquired(a, detail))
 			return
 		}
 		e.attemptFailed(a, errNotAcquired(o.resource, detail))
 	}
+}
+
+// causesText is the failed nodes' causes for a refusal's message, in node
+// order ("; node 2 (127.0.0.1:7003): connection refused"): a refusal that
+// counted a node as failed says which and why, as an unavailable one does.
+func causesText(causes []*NodeError) string {
+	var b strings.Builder
+	for _, c := range sortCauses(append([]*NodeError(nil), causes...)) {
+		b.WriteString("; ")
+		b.WriteString(c.Error())
+	}
+	return b.String()
 }
 
 func sortCauses(c []*NodeError) []*NodeError {

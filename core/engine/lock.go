@@ -278,7 +278,7 @@ func (e *Engine) extendReply(op *lockOp) {
 		}
 	case op.zero > n-e.quorum:
 		e.dropKeys(l)
-		err = e.markLost(l, errLost("extend", l.resource, "held on only "+strconv.Itoa(op.ok)+" of "+strconv.Itoa(n)+" nodes, "+e.quorumText()))
+		err = e.markLost(l, errLost("extend", l.resource, e.goneText(op.zero)))
 	case op.ok+left < e.quorum:
 		err = e.unavailable("extend", op.state, op.causes, "; the lock stays held until its current validity ends")
 		if op.internal && l.lostErr == nil && !l.released {
@@ -306,8 +306,12 @@ func (e *Engine) releaseReply(op *lockOp) {
 	case op.ok >= e.quorum && l.lostErr == nil && op.start < op.until:
 	case op.ok >= e.quorum || op.zero > n-e.quorum:
 		err = l.lostErr
-		if err == nil {
-			err = errLost("release", l.resource, "held on only "+strconv.Itoa(op.ok)+" of "+strconv.Itoa(n)+" nodes when released")
+		switch {
+		case err != nil:
+		case op.zero > n-e.quorum:
+			err = errLost("release", l.resource, e.goneText(op.zero)+" when released")
+		default: // a quorum still had the keys, but the validity had run out
+			err = errLost("release", l.resource, "its validity had run out when released")
 		}
 	case op.ok+left < e.quorum:
 		op.decided = true
@@ -323,6 +327,20 @@ func (e *Engine) releaseReply(op *lockOp) {
 	l.released = true
 	l.stopTimer()
 	e.lockOpDone(op, err)
+}
+
+// goneText is the reason of a loss decided because gone nodes answered
+// that the lock's keys are gone (or another owner's): "held on at most k of
+// n nodes (gone answered it is gone), quorum is q". The engine decides as
+// soon as the loss is certain, which is when exactly n-quorum+1 nodes
+// answered "gone" whatever order the replies came in; the nodes that had
+// not answered yet are counted as holding it, so that the count is the same
+// in every host and on every run (a count of the "held" answers so far
+// would depend on which replies came first).
+func (e *Engine) goneText(gone int) string {
+	n := len(e.nodes)
+	return "held on at most " + strconv.Itoa(n-gone) + " of " + strconv.Itoa(n) + " nodes (" +
+		strconv.Itoa(gone) + " answered it is gone), " + e.quorumText()
 }
 
 // lockOpDone reports a round and starts the lock's next one.

@@ -268,7 +268,7 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 		} else {
 			why += "the nodes granted different slots (most on one slot: " + strconv.Itoa(count) + " of " + strconv.Itoa(nodes) + "), " + e.quorumText()
 		}
-		e.attemptFailed(a, errNotAcquired(o.resource, why))
+		e.attemptFailed(a, errNotAcquired(o.resource, why+causesText(a.causes)))
 	}
 }
 

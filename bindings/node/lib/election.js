@@ -131,7 +131,9 @@ function observe(host, h, name, options) {
     }
   };
   const op = host.watch(name, poll || 0, {
-    changed: (l) => push({ name, ...(l || {}), leader: l ? l.value : null }),
+    // leader: the Leader (as Client#leader gives it) or null, as Go's and
+    // Python's observe give theirs; its fields stay on the item too.
+    changed: (l) => push({ name, ...(l || {}), leader: l ? { name, ...l } : null }),
     ended: (err) => finish(err && err.code !== 'CANCELED' ? err : null),
   });
   const stop = () => {

@@ -36,7 +36,7 @@ const P = require('./protocol');
 const E = require('./errors');
 const F = require('./fastpath');
 const S = require('./spin'); // reading a request's replies at once (lib/spin.js)
-const { R: { HOLD } } = require('./otel'); // the report kind whose lock a quiet host still forgets
+const { R: { HOLD }, logChannel } = require('./otel'); // the report kind whose lock a quiet host still forgets
 
 const { EV, ACT } = P;
 
@@ -408,7 +408,7 @@ class Host {
   /** Sends src[from, to) (a WRITE's data) on conn, if it is still open. */
   write(conn, src, from, to) {
     const s = this.conns.get(conn);
-    if (!s) return;
+    if (!s || s.llThrew) return;
     // A copy (the output buffer is reused by the next step), from Buffer's
     // pool for small writes.
     const b = Buffer.allocUnsafe(to - from);
@@ -444,11 +444,13 @@ class Host {
       if (t && t.servername !== undefined) opts.servername = t.servername;
       else if (serverName && !net.isIP(serverName)) opts.servername = serverName;
       tls ||= require('node:tls');
-      s = tls.connect(opts);
+      s = this.connect(conn, tls, opts);
+      if (s === null) return;
       s.once('secureConnect', () => this.opened(conn, s));
     } else {
       opts.onread = this.rx();
-      s = net.connect(opts);
+      s = this.connect(conn, net, opts);
+      if (s === null) return;
       s.llFd = true; // plain TCP: lib/spin.js may read it
       s.once('connect', () => this.opened(conn, s));
     }
@@ -464,6 +466,25 @@ class Host {
     // 'close'; a write between them would fail, so the connection goes at once.
     s.on('end', () => this.failed(conn, s, 'connection closed by the node'));
     s.on('close', () => this.failed(conn, s, 'connection closed by the node'));
+  }
+
+  /**
+   * mod.connect(opts), or null when it throws (Node's socket layer throws
+   * for some addresses instead of emitting 'error'): the engine then hears
+   * of the failure on the next tick, as of any connect failure, so that the
+   * operations waiting on the connection, and close(), still end. (The
+   * engine is being stepped now: it cannot take the event inside this step.)
+   */
+  connect(conn, mod, opts) {
+    try {
+      return mod.connect(opts);
+    } catch (e) {
+      const message = `connect: ${(e && e.message) || String(e)}`;
+      const failed = { llThrew: true, destroy() {} }; // no socket: nothing to write to or destroy
+      this.conns.set(conn, failed);
+      process.nextTick(() => { if (!this.dead) this.failed(conn, failed, message); });
+      return null;
+    }
   }
 
   opened(conn, s) {
@@ -861,13 +882,36 @@ class Host {
   }
 }
 
-/** Records the loss once; aborts the lock's signal if it was made. */
+/**
+ * A loss is never silent: its record goes to the 'liblock:log' diagnostics
+ * channel when something listens there (the application's logging), else
+ * to process.emitWarning (printed on stderr unless the application handles
+ * 'warning' events or runs with --no-warnings), with a stable code. The
+ * text is the engine's, the same in every language: the resource, the
+ * reason and the count ("held on at most 1 of 3 nodes (2 answered it is
+ * gone), quorum is 2").
+ */
+function warnLost(st) {
+  const message = st.lostReason.message;
+  if (logChannel.hasSubscribers) {
+    logChannel.publish({ level: 'warn', msg: 'liblock: lock lost', resource: st.resource, error: message });
+    return;
+  }
+  process.emitWarning(message, { type: 'LiblockWarning', code: LOST_WARNING });
+}
+
+/** The code of the loss warning (process.emitWarning). */
+const LOST_WARNING = 'LIBLOCK_LOCK_LOST';
+
+/** Records the loss once; aborts the lock's signal if it was made; warns (warnLost). */
 function markLost(st, reason) {
-  if (st.lost || st.released) return;
+  if (st.lost || st.released) return false;
   st.lost = true;
   if (!(reason instanceof E.LockLostError)) reason = new E.LockLostError(reason.message);
   st.lostReason = reason;
   if (st.controller && !st.controller.signal.aborted) st.controller.abort(reason);
+  warnLost(st);
+  return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain };
+module.exports = { Host, stats, markLost, hooks, hold, drain, LOST_WARNING };

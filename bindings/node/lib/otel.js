@@ -288,7 +288,10 @@ class Telemetry {
         break;
       case R.EXTEND_END:
         if (m) this.metric(Q_ADD, this.extends, 1, a.outcome, resource, a.op === 0);
-        if (a.op === 0 && a.outcome !== 0) this.log('warn', 'liblock: auto-extension failed', { resource, outcome: outcomeName(a.outcome) });
+        // A failed auto-extension that lost the lock is told by the loss's
+        // own warning (host.js warnLost); one that could not tell (nodes
+        // failing) here: the lock stays valid until its validity ends.
+        if (a.op === 0 && a.outcome !== 0 && a.outcome !== 2) this.log('warn', 'liblock: auto-extension failed', { resource, outcome: outcomeName(a.outcome) });
         if (op) { op.outcome = a.outcome; op.dur = secs; }
         break;
       case R.RELEASE_END:
@@ -296,8 +299,8 @@ class Telemetry {
         if (op) { op.outcome = a.outcome; op.dur = secs; }
         break;
       case R.LOST:
+        // (Its log record is the host's, from the engine's LOST: host.js warnLost.)
         if (m) this.metric(Q_ADD, this.losses, 1, 2, resource, false);
-        this.log('warn', 'liblock: lock lost', { resource });
         break;
       case R.HOLD:
         if (m) this.metric(Q_RECORD, this.holdDur, secs, a.outcome, resource, false);

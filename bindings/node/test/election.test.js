@@ -86,7 +86,12 @@ test('campaign, leader, observe: resign hands over with a higher term, every cha
       assert.ok(c.term > last, `in order: ${JSON.stringify(obs.seen)}`);
       last = c.term;
     }
-    assert.deepEqual(obs.seen.filter((c) => c.leader !== null).map((c) => c.leader), ['replica-a', 'replica-b']);
+    assert.deepEqual(obs.seen.filter((c) => c.leader !== null).map((c) => c.leader.value), ['replica-a', 'replica-b']);
+    // Each item's leader is a Leader, as Client#leader gives it (and as Go's and Python's observe give theirs).
+    for (const c of obs.seen.filter((x) => x.leader !== null)) {
+      assert.deepEqual(Object.keys(c.leader).sort(), ['name', 'owner', 'term', 'validity', 'value']);
+      assert.equal(c.leader.term, c.term);
+    }
   } finally {
     await Promise.all([a.close(), b.close(), o.close()]);
   }
@@ -174,7 +179,8 @@ test('close ends an observer and resigns', async () => {
   await c.campaign('el:close', { value: 'v', ttl: 2000 });
   const it = o.observe('el:close');
   const first = await it.next();
-  assert.equal(first.value.leader, 'v');
+  assert.equal(first.value.leader.value, 'v');
+  assert.equal(first.value.leader.name, 'el:close');
   await c.close();
   const next = await it.next();
   assert.equal(next.value.leader, null, 'the resignation is observed');

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
+    from ._election import Leader, Leadership, Observation
     from ._host import Request
     from ._inspection import Inspection
     from ._node import Node
@@ -312,6 +313,7 @@ class Lock:
         self.auto_extend = bool(info.get("auto_extend", False))
         self.fence = int(info.get("fence", 0) or 0)
         self.reentered = bool(info.get("reentered", False))
+        host.lock_names[handle] = self.resource  # for the loss's log record (_host.warn_lost)
         if on_lost is not None or self.auto_extend:
             self.on_lost(on_lost)
 
@@ -831,6 +833,10 @@ class Client:
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000, tel)
+        # The host's modules (asyncio among them: 20 ms on an idle machine, 300 ms on a
+        # loaded one) are imported here rather than inside the first call, so that the first
+        # call, like every other, returns within its node deadlines (README "Connect budget").
+        from . import _host, _syncdrive  # noqa: F401
         _opened()
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)
@@ -1084,7 +1090,7 @@ class Client:
 
     @_keywords
     def campaign(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL, wait: Optional[Seconds] = None,
-                 on_lost: Optional[OnLost] = None) -> Any:
+                 on_lost: Optional[OnLost] = None) -> Leadership:
         """Campaign in the election ``name``, publishing ``value`` to observers, until this
         client leads: a :class:`liblock.Leadership` (``term``, ``value``, ``validity``,
         ``resign()``; ``with`` resigns on exit). ``ttl``: the leadership's lease in seconds
@@ -1097,20 +1103,20 @@ class Client:
 
     @_keywords
     async def campaign_async(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL,
-                             wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Any:
+                             wait: Optional[Seconds] = None, on_lost: Optional[OnLost] = None) -> Leadership:
         """Like :meth:`campaign`, on the event loop; cancelling the task ends the wait (no key left)."""
         from . import _election
 
         return await _election.campaign_async(self, name, value, ttl, wait, on_lost)
 
-    def leader(self, name: str) -> Any:
+    def leader(self, name: str) -> Optional[Leader]:
         """The leader of the election ``name`` (a :class:`liblock.Leader`: ``value``,
         ``term``, ``owner``, ``validity``), or None when none is valid on a quorum."""
         from . import _election
 
         return _election.leader(self, name)
 
-    async def leader_async(self, name: str) -> Any:
+    async def leader_async(self, name: str) -> Optional[Leader]:
         """Like :meth:`leader`, on the event loop."""
         from . import _election
 

@@ -38,8 +38,9 @@ def check_fork(pid: int) -> None:
             f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
             "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
             "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
-            "child (on the native backend only if liblock.so was not loaded before the fork), or "
-            "use multiprocessing's 'spawn' or 'forkserver' start method.")
+            "child: with backend=\"wasm\" always (liblock.wasm has no Go runtime to lose), on the "
+            "native backend only if liblock.so was not loaded before the fork; or use "
+            "multiprocessing's 'spawn' or 'forkserver' start method.")
 
 
 class Driver:

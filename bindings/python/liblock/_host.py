@@ -186,6 +186,19 @@ def bound_reason(b: str, bound: str, limit: int, unit: str, got: int) -> str:
     return f"must be {word} {_amount(limit, unit)}{utf8}, got {_amount(got, unit)}"
 
 
+def warn_lost(lost: Optional[LockError], resource: str) -> None:
+    """A lock's loss, at WARNING on the ``liblock`` logger: never silent (with no logging
+    set up, Python's last-resort handler prints it on stderr; the application's handlers
+    replace that). The text is the engine's, the same in every language: the resource,
+    the reason and the count ("held on at most 1 of 3 nodes (2 answered it is gone),
+    quorum is 2"). Run by the loop after the step, not inside it."""
+    import logging
+
+    logging.getLogger("liblock").warning(
+        "%s", lost if lost is not None else "liblock: lock lost",
+        extra={"liblock_resource": resource, "liblock_outcome": "lost"})
+
+
 def exception(err: P.Error) -> LockError:
     """The binding's exception for an engine ``error``: an InvalidArgument names the Python
     parameter and words a bound in Python's units."""
@@ -319,6 +332,9 @@ class Host:
         self._connecting: Dict[int, "asyncio.Task[Any]"] = {}
         self._ops: Dict[int, Done] = {}
         self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
+        # the resource of each lock a Lock object holds (set by Lock, any thread), for the
+        # loss's log record (warn_lost)
+        self.lock_names: Dict[int, str] = {}
         self._timer: Optional[asyncio.TimerHandle] = None
         self._starting: Optional[Done] = None  # the completion of the request being stepped
         self._done: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
@@ -401,7 +417,7 @@ class Host:
             kind = a[0]
             if kind == P.ACT_REPORT:
                 if self.tel is not None:
-                    self.tel.report(a)
+                    self.tel.report(a, self.lock_names)
             elif kind == P.ACT_DONE:
                 _, op, lock, fence, reentered, err = a
                 if self.tel is not None:
@@ -437,8 +453,10 @@ class Host:
             elif kind == P.ACT_LOST:
                 _, lock, err = a
                 fire = self.lost_keys.pop(lock, None)
+                lost = exception(err) if err else None
+                self.loop.call_soon(warn_lost, lost, self.lock_names.get(lock, ""))
                 if fire is not None:
-                    self.loop.call_soon(fire, exception(err) if err else None)
+                    self.loop.call_soon(fire, lost)
             elif kind in (P.ACT_REJECTED, P.ACT_CANCELED, P.ACT_INFO):
                 reply = a
             elif kind == P.ACT_INSPECTED:
@@ -656,13 +674,21 @@ class Host:
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check(True)
         return self._request(P.extend(engine.inbuf, lock, ttl_ms), done, "extend",
-                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
+                             self._resource_of(lock), lock)
 
     def start_release(self, lock: int, done: Done) -> int:
         engine = self._check(True)
         self.fences.pop(lock, None)  # the Lock object read it when it was made
         return self._request(P.handle_event(engine.inbuf, P.EV_RELEASE, lock), done, "release",
-                             self.tel.locks.get(lock) if self.tel is not None else None, lock)
+                             self._resource_of(lock), lock)
+
+    def _resource_of(self, lock: int) -> Optional[str]:
+        """A lock's resource for its extend's and release's telemetry: the lane's record,
+        else the Lock object's (a lock whose acquire the lane did not see)."""
+        tel = self.tel
+        if tel is None:
+            return None
+        return tel.locks.get(lock) or self.lock_names.get(lock)
 
     def cancel(self, op: int) -> None:
         """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;
@@ -696,6 +722,7 @@ class Host:
     def drop(self, lock: int, release: bool) -> None:
         """A Lock object was freed: release it if still held, else forget it. Loop thread."""
         self.lost_keys.pop(lock, None)
+        self.lock_names.pop(lock, None)
         self.fences.pop(lock, None)
         if self.engine is None or self.closing:
             return
@@ -768,6 +795,7 @@ class Host:
         """Finalizer of a Lock: release it (unless ``released``) without waiting. Never
         raises; touches nothing in a forked child."""
         self.lost_keys.pop(lock, None)
+        self.lock_names.pop(lock, None)
         if released or self.engine is None or os.getpid() != self.pid:
             return
         try:
@@ -815,6 +843,7 @@ class Host:
             self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
         self._ops.clear()
         self.lost_keys.clear()
+        self.lock_names.clear()
         self.fences.clear()
         while self._won or self._done:
             fn, err, lock = (self._won or self._done).popleft()

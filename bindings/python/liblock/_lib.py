@@ -76,8 +76,10 @@ def _fork_error() -> ForkedProcessError:
     return ForkedProcessError(
         f"liblock cannot be used in this process (pid {os.getpid()}): it was forked from "
         f"pid {_loaded_in_pid} after liblock.so had been loaded there, and a Go runtime does "
-        "not survive fork(). Use multiprocessing's 'spawn' or 'forkserver' start method "
-        "(multiprocessing.get_context('spawn')), or create liblock clients only after forking."
+        "not survive fork(). Create the child's clients with backend=\"wasm\" (liblock.wasm "
+        "has no Go runtime: it works in a forked child), use multiprocessing's 'spawn' or "
+        "'forkserver' start method (multiprocessing.get_context('spawn')), or load liblock.so "
+        "only after forking (create native clients only in the children)."
     )
 
 

@@ -476,8 +476,10 @@ class Lane:
             if self.deferred:
                 self._later()
 
-    def report(self, a: Any) -> None:
-        """One REPORT action: (kind, what, outcome, op, lock, node, attempts, duration_us)."""
+    def report(self, a: Any, names: Dict[int, str]) -> None:
+        """One REPORT action: (kind, what, outcome, op, lock, node, attempts, duration_us);
+        ``names``: the host's resource of each lock a Lock object holds, for a lock whose
+        acquire this lane did not see."""
         _, what, outcome, opid, lock, node, attempts, dur_us = a
         if what == ACQUIRE_START or what == EXTEND_START or what == RELEASE_START:
             if self.pending is not None and opid:
@@ -485,6 +487,8 @@ class Lane:
             return
         op = self.ops.get(opid) if opid else None
         resource = op.resource if op is not None else self.locks.get(lock)
+        if resource is None and lock:
+            resource = names.get(lock)
         secs = dur_us / 1e6
         m = self.metered
         q = self.q
@@ -536,7 +540,10 @@ class Lane:
         elif what == EXTEND_END:
             if m:
                 self._metric(self._ext_add, 1, outcome, resource, opid == 0)
-            if opid == 0 and outcome != 0:
+            # a failed auto-extension that lost the lock is told by the loss's own record
+            # (_host.warn_lost); one that could not tell (nodes failing) here: the lock
+            # stays valid until its validity ends
+            if opid == 0 and outcome != 0 and outcome != 2:
                 log.warning("liblock: auto-extension failed: %s", resource,
                             extra={"liblock_resource": resource, "liblock_outcome": outcome_name(outcome)})
             if op is not None:
@@ -544,7 +551,7 @@ class Lane:
         elif what == LOST:
             if m:
                 self._metric(self._loss_add, 1, 2, resource)
-            log.warning("liblock: lock lost: %s", resource, extra={"liblock_resource": resource})
+            # (its log record is the host's, from the engine's LOST: _host.warn_lost)
         elif what == FENCE:
             if m:
                 self._metric(self._fence_add, 1, outcome, resource)

@@ -45,8 +45,10 @@ def test_forked_child_gets_clear_error(c3: Cluster, client3) -> None:
     lock = client3.acquire("fork", ttl=10)
     out = _in_fork(lambda: repr(client3.acquire("fork2", ttl=2)))
     assert out.startswith("ForkedProcessError:") and "spawn" in out
+    assert 'backend="wasm"' in out, out  # the way that works in a forked child
     out = _in_fork(lambda: repr(liblock.Client(c3.urls, node_timeout=0.5, backend=BACKEND)))
     assert out.startswith("ForkedProcessError:")
+    assert 'backend="wasm"' in out, out
     out = _in_fork(lambda: repr(lock.release()))
     assert out.startswith("ForkedProcessError:")
     out = _in_fork(lambda: str(isinstance(liblock.ForkedProcessError("x"), liblock.LockError)))

@@ -149,7 +149,9 @@ def test_metrics_spans_and_logs_match_what_was_done(c3: Cluster, caplog: Any) ->
     assert all(sum(1 for e in s.events if e.name == "liblock.node.reply") >= 2 for s in acq)
 
     text = "\n".join(r.getMessage() for r in caplog.records if r.name == "liblock")
-    assert any(r.levelno == logging.WARNING and "lock lost: otel:0" in r.getMessage() for r in caplog.records)
+    assert any(r.levelno == logging.WARNING and r.getMessage().startswith("liblock: lock lost: ")
+               and '"otel:0")' in r.getMessage() and getattr(r, "liblock_resource", None) == "otel:0"
+               for r in caplog.records)
     for t in tokens:
         assert t not in text
 

@@ -43,6 +43,11 @@ func sameAsGoRedisFailover(t *testing.T, raw string) {
 		assert.Equalf(t, scrub(wantErr.Error(), raw), err.Error(), "%q", raw)
 		return
 	}
+	if badPortIn(want) {
+		require.Errorf(t, err, "%q: a port outside 1-65535, Parse accepts it: %+v", raw, got)
+		assert.Containsf(t, err.Error(), "redis: invalid port ", "%q", raw)
+		return
+	}
 	if err != nil {
 		for _, p := range liblockRefusals {
 			if strings.HasPrefix(err.Error(), p) {

@@ -14,6 +14,12 @@
 // cluster=yes is a Redis Cluster node, read as go-redis's ParseClusterURL
 // reads it (cluster.go).
 //
+// A TCP port (of the server, of every cluster seed and of every sentinel)
+// must be a number from 1 to 65535: go-redis accepts any digits there and
+// fails at dial, but every host would then meet the bad port in its own
+// socket layer, with its own error (Node throws ERR_SOCKET_BAD_PORT), so
+// liblock refuses it here, once, for every language (ports.go).
+//
 // Options: db, client_name and skip_verify (rediss only) are read; the
 // other options go-redis knows (protocol, max_retries, the timeouts, the
 // pool sizes, ...) are checked as go-redis checks them and ignored;
@@ -84,8 +90,22 @@ func Redact(raw string) string {
 	return raw
 }
 
-// parse is redis.ParseURL, its error message unscrubbed.
+// parse is redis.ParseURL, its error message unscrubbed, plus liblock's
+// port range (ports.go).
 func parse(raw string) (Spec, error) {
+	s, err := parseGoRedis(raw)
+	if err != nil {
+		return Spec{}, err
+	}
+	if err := checkPorts(s); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// parseGoRedis is redis.ParseURL (or ParseFailoverURL, ParseClusterURL for
+// those nodes) with liblock's refusals of options, before the port check.
+func parseGoRedis(raw string) (Spec, error) {
 	u, err := parseURL(raw)
 	if err != nil {
 		return Spec{}, err

@@ -2,6 +2,7 @@ package nodeurl
 
 import (
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,6 +41,13 @@ func sameAsGoRedis(t *testing.T, raw string) {
 	want, wantErr := goRedis(raw)
 	got, err := parse(raw)
 	pub, pubErr := Parse(raw)
+	if wantErr == nil && badPortIn(want) {
+		// liblock's own refusal of what go-redis accepts (ports.go).
+		require.Errorf(t, err, "%q: a port outside 1-65535, parse accepts it: %+v", raw, got)
+		require.Errorf(t, pubErr, "%q: a port outside 1-65535, Parse accepts it: %+v", raw, pub)
+		assert.Containsf(t, pubErr.Error(), "redis: invalid port ", "%q", raw)
+		return
+	}
 	if wantErr != nil {
 		require.Errorf(t, err, "%q: go-redis refuses it (%v), parse accepts it: %+v", raw, wantErr, got)
 		require.Errorf(t, pubErr, "%q: go-redis refuses it (%v), Parse accepts it: %+v", raw, wantErr, pub)
@@ -98,6 +106,48 @@ func sameAsNetURL(t *testing.T, raw string) {
 }
 
 func pair(a, b string) []string { return []string{a, b} }
+
+// badPortIn is the reference for liblock's port rule, written with net and
+// strconv: a TCP address of s whose port is not a number from 1 to 65535.
+func badPortIn(s Spec) bool {
+	if s.Network != "tcp" {
+		return false
+	}
+	for _, addr := range append(append([]string{s.Addr}, s.Seeds...), s.Sentinels...) {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 || strings.ContainsAny(p, "+-") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPortRange: a TCP port outside 1-65535 (go-redis accepts it and fails
+// at dial; Node's socket layer throws) is refused by Parse, for a server,
+// a cluster seed and a sentinel; 1 and 65535 are accepted.
+func TestPortRange(t *testing.T) {
+	for _, raw := range []string{
+		"redis://127.0.0.1:99999", "redis://h:0", "redis://h:65536", "rediss://[::1]:70000", "redis://:secret@h:100000/2",
+		"redis://h:000000", "redis://h:99999999999999999999999",
+		"redis://a:7000?cluster=yes&addr=b:70000", "redis://a:0?cluster=yes",
+		"redis://s1:26379?master_name=m&addr=s2:65536", "redis://s1:99999?master_name=m", "redis://s1:1?master_name=m&addr=s2:x",
+	} {
+		_, err := Parse(raw)
+		require.Errorf(t, err, "%q", raw)
+		assert.Containsf(t, err.Error(), "redis: invalid port ", "%q", raw)
+		assert.Containsf(t, err.Error(), "a TCP port is a number from 1 to 65535", "%q", raw)
+		assert.NotContainsf(t, err.Error(), "secret", "%q", raw)
+	}
+	for _, raw := range []string{"redis://h:1", "redis://h:65535", "redis://h:00001", "redis://h", "redis://h:",
+		"redis://a:7000?cluster=yes&addr=b:65535", "redis://s1?master_name=m&addr=s2:1", "unix:///tmp/s:99999"} {
+		_, err := Parse(raw)
+		require.NoErrorf(t, err, "%q", raw)
+	}
+}
 
 // urls is the corpus and a few URLs too long to list there.
 func urls() []string {

@@ -798,6 +798,11 @@ func (s *suite) badInput(t *testing.T) {
 		{"same server, another db", core.Config{Nodes: []string{urls[0] + "/1", urls[0] + "/2"}}, "nodes[1]"},
 		{"same host in capitals", core.Config{Nodes: []string{"redis://localhost:1", "redis://LOCALHOST:1"}}, "nodes[1]"},
 		{"no scheme", core.Config{Nodes: []string{"127.0.0.1:6379"}}, "nodes[0]"},
+		// A port outside 1-65535: go-redis accepts it and fails at dial,
+		// Node's socket layer throws; the engine refuses it for every host.
+		{"port above 65535", core.Config{Nodes: []string{urls[0], "redis://127.0.0.1:99999"}}, "nodes[1]"},
+		{"port 0", core.Config{Nodes: []string{"redis://127.0.0.1:0", urls[0]}}, "nodes[0]"},
+		{"cluster seed port above 65535", core.Config{Nodes: []string{"redis://127.0.0.1:1?cluster=yes&addr=127.0.0.1:70000"}}, "nodes[0]"},
 	} {
 		if s.skipped(t, "BadInput/"+tc.name) {
 			continue
