@@ -64,7 +64,8 @@ Exit codes:
   70   run: the lock was lost while the command ran (the command was
        sent SIGTERM, then SIGKILL after --grace); elect: the leadership
        was lost likewise
-  71   internal error
+  71   internal error (run, elect: also when liblock's supervisor of the
+       command was killed; every process of the command was killed too)
   126  run: the command could not be executed
   127  run: the command was not found
 Whenever the code is liblock's own (not the command's), liblock says why on stderr.
@@ -98,6 +99,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return releaseCmd(rest, stdout, stderr)
 	case "doctor":
 		return doctorCmd(rest, stdout, stderr)
+	case supervisorArg:
+		return superviseMain(rest, stderr)
 	}
 	fmt.Fprintf(stderr, "liblock: unknown command %q (run, elect, inspect, release, doctor, version; see liblock --help)\n", cmd)
 	return exitUsage
