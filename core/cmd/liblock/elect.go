@@ -127,11 +127,11 @@ func electUsage(err error) error {
 	if errors.As(err, &ae) {
 		switch ae.Arg {
 		case "name":
-			return usagef("NAME: %v", err)
+			return usagef("NAME: %s", errText(err))
 		case "value":
-			return usagef("--value: %v", err)
+			return usagef("--value: %s", errText(err))
 		case "poll":
-			return usagef("--poll: %v", err)
+			return usagef("--poll: %s", errText(err))
 		}
 	}
 	return argUsage(err)

@@ -140,9 +140,9 @@ func argUsage(err error) error {
 		flagName = "--nodes"
 	}
 	if flagName == "" {
-		return usagef("%v", err)
+		return usagef("%s", errText(err))
 	}
-	return usagef("%s: %v", flagName, err)
+	return usagef("%s: %s", flagName, errText(err))
 }
 
 // parseInterleaved parses flags wherever they stand among the positional
@@ -191,7 +191,10 @@ func exitFor(err error) int {
 // fail prints err (never a password: the library redacts node URLs) and
 // returns its exit code.
 func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "liblock %s: %v\n", cmd, err)
+	fmt.Fprintf(stderr, "liblock %s: %s\n", cmd, errText(err))
+	if h := hint(err); h != "" {
+		fmt.Fprintf(stderr, "fix: %s\n", h)
+	}
 	if errors.As(err, new(*usageError)) {
 		fmt.Fprintf(stderr, "see liblock %s --help\n", cmd)
 	}

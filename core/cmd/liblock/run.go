@@ -264,7 +264,7 @@ loop:
 			child.send(opGroup, s.(syscall.Signal))
 		case <-lost:
 			lost, wasLost = nil, true
-			fmt.Fprintf(stderr, "liblock %s: lost %q: %v; sending SIGTERM to the command (SIGKILL in %v)\n", o.verb(), o.name, lock.Err(), o.grace)
+			fmt.Fprintf(stderr, "liblock %s: lost %q: %s; sending SIGTERM to the command (SIGKILL in %v)\n", o.verb(), o.name, errText(lock.Err()), o.grace)
 			child.send(opTree, syscall.SIGTERM)
 			grace = time.After(o.grace)
 		case <-grace:
@@ -315,7 +315,7 @@ func (o *runOpts) release(lock *core.Lock, stderr io.Writer) int {
 	case errors.Is(err, core.ErrLost):
 		return exitLost
 	}
-	fmt.Fprintf(stderr, "liblock %s: release %q: %v (its keys expire within --ttl %v)\n", o.verb(), o.name, err, o.ttl)
+	fmt.Fprintf(stderr, "liblock %s: release %q: %s (its keys expire within --ttl %v)\n", o.verb(), o.name, errText(err), o.ttl)
 	return exitFor(err)
 }
 
