@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -55,6 +56,9 @@ func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 		return f
 	}
 	f.addr = opt.Addr
+	if opt.TLSConfig != nil { // rediss://: the --tls-* settings, as the library applies them
+		opt.TLSConfig = forNode(o.tlsBase, opt.TLSConfig.ServerName, opt.TLSConfig.InsecureSkipVerify)
+	}
 	opt.Protocol = 2
 	opt.DisableIdentity = true
 	opt.MaxRetries = -1
@@ -97,6 +101,11 @@ func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redi
 		start := time.Now()
 		if err := rdb.Ping(ctx).Err(); err != nil {
 			fix := hint(err)
+			if fix == "" && strings.HasPrefix(f.name, "rediss://") && (o.tlsBase == nil || len(o.tlsBase.Certificates) == 0) && closedByPeer(err) {
+				// Over TLS 1.3 a server that wants a client certificate
+				// says so after the handshake: the client sees a reset.
+				fix = "the node closed the TLS connection: if it requires client certificates (tls-auth-clients yes), " + fixClientCert[strings.Index(fixClientCert, "pass"):]
+			}
 			if fix == "" {
 				fix = "start the node, or fix the address or firewall; a frozen or overloaded node looks the same"
 			}
@@ -118,6 +127,12 @@ func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redi
 		f.add("reachable", statusOK, detail, "")
 	}
 	return true
+}
+
+// closedByPeer reports a connection the server closed or reset.
+func closedByPeer(err error) bool {
+	s := err.Error()
+	return errors.Is(err, io.EOF) || strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe") || strings.Contains(s, "EOF")
 }
 
 func describeErr(err error, timeout time.Duration) string {

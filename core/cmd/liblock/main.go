@@ -47,6 +47,10 @@ Usage:
 Nodes come from --nodes URL,URL,... or $LIBLOCK_NODES (comma-separated):
 redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path;
 a Sentinel node: redis://sentinel:port?master_name=NAME&addr=sentinel2:port...
+TLS of rediss:// nodes: --tls-ca-file (a private CA), --tls-cert-file and
+--tls-key-file (mutual TLS), --tls-server-name, or $LIBLOCK_TLS_CA_FILE,
+$LIBLOCK_TLS_CERT_FILE, $LIBLOCK_TLS_KEY_FILE, $LIBLOCK_TLS_SERVER_NAME;
+a URL's ?skip_verify=true turns verification off for its node.
 Use independent primaries, an odd number of them (3 or 5).
 Every duration takes a unit: 10s, 500ms, 1m30s.
 

@@ -29,7 +29,10 @@ const (
 		"and keep maxmemory-policy noeviction so that no held lock is ever evicted"
 	fixNoPerm = "the node's ACL forbids a command liblock sends: ACL SETUSER USER +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire " +
 		"on the lock keys and &liblock:released:* (liblock doctor checks each command)"
-	fixReadOnly = "the node is a replica, which refuses writes: list primaries only"
+	fixReadOnly   = "the node is a replica, which refuses writes: list primaries only"
+	fixClientCert = "the node requires a client certificate (tls-auth-clients yes): pass --tls-cert-file and --tls-key-file (LIBLOCK_TLS_CERT_FILE, LIBLOCK_TLS_KEY_FILE)"
+	fixUnknownCA  = "the node's certificate is not from a CA this host trusts: pass the CA's certificate with --tls-ca-file (LIBLOCK_TLS_CA_FILE)"
+	fixTLSName    = "the node's certificate is issued for another name: pass that name with --tls-server-name (LIBLOCK_TLS_SERVER_NAME), or use it as the URL's host"
 )
 
 // hint is the fix for an error whose cause the node named, or "".
@@ -51,6 +54,13 @@ func hint(err error) string {
 		return fixNoPerm
 	case strings.Contains(s, "READONLY"):
 		return fixReadOnly
+	case strings.Contains(s, "certificate required"):
+		return fixClientCert
+	case strings.Contains(s, "unknown authority"):
+		return fixUnknownCA
+	case strings.Contains(s, "certificate is valid for"), strings.Contains(s, "certificate is not valid for any names"),
+		strings.Contains(s, "doesn't contain any IP SANs"):
+		return fixTLSName
 	}
 	return ""
 }
