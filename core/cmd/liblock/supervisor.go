@@ -115,8 +115,11 @@ func superviseMain(args []string, stderr io.Writer) int {
 			_ = syscall.Kill(-pid, s.(syscall.Signal))
 		case m, ok := <-msgs:
 			if !ok {
-				// liblock is gone: nothing must run on.
+				// liblock is gone: nothing must run on. The group first,
+				// in one call (most of the tree, at once), then every
+				// process left below, wherever it went.
 				if !supervisorNoKill() {
+					_ = syscall.Kill(-pid, syscall.SIGKILL)
 					killTree(pid)
 				}
 				return 0
