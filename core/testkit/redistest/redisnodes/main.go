@@ -111,6 +111,11 @@ func main() {
 		fatal(errors.New("-hold takes no command"))
 	}
 
+	// A signal to us must still stop the nodes: caught from before they
+	// start (one that comes while they start stops them once started).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			fatal(err)
@@ -170,9 +175,6 @@ func main() {
 	}
 	defer cluster.Close()
 
-	// A signal to us must still stop the nodes.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	if *hold {
 		fmt.Printf("%d Redis nodes: LIBLOCK_NODES=%s\nCtrl-C stops them.\n", len(cluster.Nodes), strings.Join(cluster.URLs(), ","))
 		<-sigs
