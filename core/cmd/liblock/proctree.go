@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -85,27 +86,28 @@ func descendants() []proc {
 
 // signalProc sends sig to p unless its pid now names another process: the
 // pidfd pins the process, the start time read after opening it proves it
-// is the one listed.
-func signalProc(p proc, sig syscall.Signal) {
+// is the one listed. It returns the error of the signal (EPERM: a process
+// of another user, e.g. a command run through sudo).
+func signalProc(p proc, sig syscall.Signal) error {
 	fd, err := unix.PidfdOpen(p.pid, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) {
-			_ = syscall.Kill(p.pid, sig) // kernels before 5.3
+			return syscall.Kill(p.pid, sig) // kernels before 5.3
 		}
-		return
+		return nil // gone already
 	}
 	defer unix.Close(fd)
 	if now, ok := readProc(p.pid); !ok || now.start != p.start {
-		return
+		return nil
 	}
-	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+	return unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
 // signalTree sends sig to every living descendant.
 func signalTree(sig syscall.Signal) {
 	for _, p := range descendants() {
 		if !p.zombie {
-			signalProc(p, sig)
+			_ = signalProc(p, sig)
 		}
 	}
 }
@@ -132,7 +134,14 @@ func reapAll(pid int) (ws syscall.WaitStatus, reaped bool) {
 // process forking while it is killed leaves a child, which is re-parented
 // here and killed on the next pass. It returns the wait status of the
 // child pid if killTree reaped it.
+//
+// A descendant it may not signal (another user's: a command run through
+// sudo) cannot be killed from here: killTree says so on stderr once and
+// waits for it to end, backing off, since nothing of the command may run
+// on once liblock reports its end (and releases the lock).
 func killTree(pid int) (ws syscall.WaitStatus, reaped bool) {
+	pause := time.Millisecond
+	warned := map[proc]bool{}
 	for {
 		if st, ok := reapAll(pid); ok {
 			ws, reaped = st, true
@@ -141,14 +150,30 @@ func killTree(pid int) (ws syscall.WaitStatus, reaped bool) {
 		if len(left) == 0 {
 			return ws, reaped
 		}
+		stuck := true
 		for _, p := range left {
-			if !p.zombie {
-				signalProc(p, syscall.SIGKILL)
+			if p.zombie {
+				stuck = false // its parent is being killed: it comes here
+				continue
 			}
+			if err := signalProc(p, syscall.SIGKILL); errors.Is(err, syscall.EPERM) {
+				if !warned[p] {
+					warned[p] = true
+					fmt.Fprintf(os.Stderr, "liblock: process %d of the command may not be killed by this user (%v): waiting for it to end\n", p.pid, err)
+				}
+				continue
+			}
+			stuck = false
 		}
 		// A killed process takes a moment to exit; a zombie whose parent
-		// is killed comes here to be reaped.
-		time.Sleep(time.Millisecond)
+		// is killed comes here to be reaped. Only unkillable processes
+		// left: wait for them without spinning.
+		if stuck {
+			pause = min(2*pause, 100*time.Millisecond)
+		} else {
+			pause = time.Millisecond
+		}
+		time.Sleep(pause)
 	}
 }
 
