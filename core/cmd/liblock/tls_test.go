@@ -20,7 +20,9 @@ func TestTLSFlags(t *testing.T) {
 	certs := tlstest.Make(t)
 	port := certs.Start(t, certs.Server, certs.ServerKey, true)
 	url := "rediss://127.0.0.1:" + strconv.Itoa(port)
-	flags := []string{"--tls-ca-file", certs.CA, "--tls-cert-file", certs.Client, "--tls-key-file", certs.ClientKey}
+	// A node timeout above a loaded machine's TLS handshakes (the default
+	// 50 ms is not what is tested here).
+	flags := []string{"--node-timeout", "2s", "--tls-ca-file", certs.CA, "--tls-cert-file", certs.Client, "--tls-key-file", certs.ClientKey}
 	env := []string{"LIBLOCK_TLS_CA_FILE=" + certs.CA, "LIBLOCK_TLS_CERT_FILE=" + certs.Client, "LIBLOCK_TLS_KEY_FILE=" + certs.ClientKey}
 
 	// No settings: the system's roots do not know the private CA.
@@ -43,7 +45,7 @@ func TestTLSFlags(t *testing.T) {
 
 	// run with the environment variables, inspect and elect with the flags.
 	dir := t.TempDir()
-	cmd, out, errb := command(url, "run", "job", "--", "sh", "-c", `echo "$LIBLOCK_TOKEN" > token`)
+	cmd, out, errb := command(url, "run", "--node-timeout", "2s", "job", "--", "sh", "-c", `echo "$LIBLOCK_TOKEN" > token`)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = dir
 	require.NoError(t, cmd.Start())
@@ -75,7 +77,7 @@ func TestTLSServerName(t *testing.T) {
 	require.Contains(t, r.Fix, "--tls-server-name")
 	code, rows, _ := doctor(t, []string{url}, "--tls-ca-file", certs.CA, "--tls-server-name", "redis.internal")
 	require.Zero(t, code, "%+v", rows)
-	cmd, out, errb := command(url, "run", "job", "--", "true")
+	cmd, out, errb := command(url, "run", "--node-timeout", "2s", "job", "--", "true")
 	cmd.Env = append(cmd.Env, "LIBLOCK_TLS_CA_FILE="+certs.CA, "LIBLOCK_TLS_SERVER_NAME=redis.internal")
 	require.NoError(t, cmd.Start())
 	require.Zero(t, wait(t, cmd, out, errb).code)

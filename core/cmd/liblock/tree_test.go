@@ -124,7 +124,7 @@ func runTreeOnKill(t *testing.T, env ...string) bool {
 	c := redistest.Start(t, 3)
 	nodes := nodesOf(c)
 	first := t.TempDir()
-	cmd, out, errb := command(nodes, "run", "--ttl", "1s", "job", "--", "sh", "-c", treeScript)
+	cmd, out, errb := command(nodes, "run", "--ttl", "2s", "--node-timeout", "500ms", "job", "--", "sh", "-c", treeScript)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = first
 	require.NoError(t, cmd.Start())
@@ -134,7 +134,7 @@ func runTreeOnKill(t *testing.T, env ...string) bool {
 	require.Equal(t, -1, r.code, "liblock killed by SIGKILL")
 
 	next := t.TempDir()
-	cmd2, out2, errb2 := command(nodes, "run", "--wait", "30s", "job", "--", "sh", "-c", watcherScript)
+	cmd2, out2, errb2 := command(nodes, "run", "--wait", "30s", "--node-timeout", "500ms", "job", "--", "sh", "-c", watcherScript)
 	cmd2.Env = append(cmd2.Env, "OLD="+first)
 	cmd2.Dir = next
 	require.NoError(t, cmd2.Start())
@@ -165,13 +165,13 @@ func electTreeOnKill(t *testing.T, env ...string) bool {
 	c := redistest.Start(t, 3)
 	nodes := nodesOf(c)
 	first, next := t.TempDir(), t.TempDir()
-	cmd, out, errb := command(nodes, "elect", "--ttl", "1s", "svc", "--value", "old", "--", "sh", "-c",
+	cmd, out, errb := command(nodes, "elect", "--ttl", "2s", "--node-timeout", "500ms", "svc", "--value", "old", "--", "sh", "-c",
 		`echo "$LIBLOCK_TERM" > term; `+treeScript)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = first
 	require.NoError(t, cmd.Start())
 	tr := startedTree(t, first)
-	cmd2, out2, errb2 := command(nodes, "elect", "--ttl", "1s", "svc", "--value", "next", "--", "sh", "-c",
+	cmd2, out2, errb2 := command(nodes, "elect", "--ttl", "2s", "--node-timeout", "500ms", "svc", "--value", "next", "--", "sh", "-c",
 		`echo "$LIBLOCK_TERM" > term; `+watcherScript)
 	cmd2.Env = append(cmd2.Env, "OLD="+first)
 	cmd2.Dir = next
@@ -211,7 +211,7 @@ func TestElectTreeNegativeControl(t *testing.T) {
 func TestRunLeftOutOfGroupKilled(t *testing.T) {
 	c := redistest.Start(t, 3)
 	dir := t.TempDir()
-	cmd, out, errb := command(nodesOf(c), "run", "job", "--", "sh", "-c",
+	cmd, out, errb := command(nodesOf(c), "run", "--node-timeout", "500ms", "job", "--", "sh", "-c",
 		`( setsid sh -c 'echo $$ > gc.tmp && mv gc.tmp gc; exec sleep 1000' & )
 while [ ! -e gc ]; do sleep 0.01; done; exit 5`)
 	cmd.Dir = dir
@@ -230,7 +230,7 @@ while [ ! -e gc ]; do sleep 0.01; done; exit 5`)
 func TestRunSupervisorKilled(t *testing.T) {
 	c := redistest.Start(t, 3)
 	dir := t.TempDir()
-	cmd, out, errb := command(nodesOf(c), "run", "job", "--", "sh", "-c",
+	cmd, out, errb := command(nodesOf(c), "run", "--node-timeout", "500ms", "job", "--", "sh", "-c",
 		`echo $PPID > sup.tmp && mv sup.tmp sup; `+treeScript)
 	cmd.Dir = dir
 	require.NoError(t, cmd.Start())
