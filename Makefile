@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist docs test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets test-docs sim demo bench bench-go clean
+.PHONY: all build deps dist docs test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets test-docs nodes sim demo bench bench-go clean
 
 all: build
 
@@ -37,6 +37,10 @@ $(BUILD)/redisnodes: $(CORE_GO)
 $(BUILD)/faultproxy: $(CORE_GO)
 	@mkdir -p $(BUILD)
 	$(GO) build -o $@ ./core/testkit/redistest/faultproxy/cmd/faultproxy
+
+## nodes: three Redis nodes on 127.0.0.1:7001-7003 (the ones every README snippet uses), in the foreground; Ctrl-C stops them
+nodes: deps $(BUILD)/redisnodes
+	@$(BUILD)/redisnodes -n 3 -port 7001 -hold
 
 ## dist: build/dist/: the Python wheel (py3-none-manylinux_2_XX_<arch>, carrying liblock.so,
 ## liblock.wasm and py.typed) and sdist (with the Go sources), and the npm tarball (both files)

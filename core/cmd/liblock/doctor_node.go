@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -31,6 +32,8 @@ type nodeFacts struct {
 	sentinel   bool   // a Sentinel node: its primary's role is checked through its sentinels (doctor_sentinel.go)
 	cluster    bool   // a Redis Cluster node, or one of its shard primaries (doctor_cluster.go)
 	keyTag     string // a shard primary's: a hash tag in its slots, for the commands check's key
+	usedMemory string // INFO's used_memory and maxmemory (bytes), for the lock row's words on OOM
+	maxMemory  string
 }
 
 func (f *nodeFacts) add(check, status, detail, fix string) {
@@ -53,6 +56,9 @@ func (o *doctorOpts) probe(i int, url string, cfg core.Config) *nodeFacts {
 		return f
 	}
 	f.addr = opt.Addr
+	if opt.TLSConfig != nil { // rediss://: the --tls-* settings, as the library applies them
+		opt.TLSConfig = forNode(o.tlsBase, opt.TLSConfig.ServerName, opt.TLSConfig.InsecureSkipVerify)
+	}
 	opt.Protocol = 2
 	opt.DisableIdentity = true
 	opt.MaxRetries = -1
@@ -94,8 +100,16 @@ func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redi
 	for k := 0; k < 3; k++ {
 		start := time.Now()
 		if err := rdb.Ping(ctx).Err(); err != nil {
-			f.add("reachable", statusFail, "PING: "+describeErr(err, o.timeout),
-				"start the node, or fix the address, credentials or firewall; a frozen or overloaded node looks the same")
+			fix := hint(err)
+			if fix == "" && strings.HasPrefix(f.name, "rediss://") && (o.tlsBase == nil || len(o.tlsBase.Certificates) == 0) && closedByPeer(err) {
+				// Over TLS 1.3 a server that wants a client certificate
+				// says so after the handshake: the client sees a reset.
+				fix = "the node closed the TLS connection: if it requires client certificates (tls-auth-clients yes), " + fixClientCert[strings.Index(fixClientCert, "pass"):]
+			}
+			if fix == "" {
+				fix = "start the node, or fix the address or firewall; a frozen or overloaded node looks the same"
+			}
+			f.add("reachable", statusFail, "PING: "+describeErr(err, o.timeout), fix)
 			return false
 		}
 		if rtt := time.Since(start); best < 0 || rtt < best {
@@ -113,6 +127,12 @@ func (o *doctorOpts) checkReachable(ctx context.Context, f *nodeFacts, rdb *redi
 		f.add("reachable", statusOK, detail, "")
 	}
 	return true
+}
+
+// closedByPeer reports a connection the server closed or reset.
+func closedByPeer(err error) bool {
+	s := err.Error()
+	return errors.Is(err, io.EOF) || strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe") || strings.Contains(s, "EOF")
 }
 
 func describeErr(err error, timeout time.Duration) string {
@@ -260,6 +280,7 @@ func checkEviction(f *nodeFacts, info map[string]string) {
 		return
 	}
 	maxmem, policy := info["maxmemory"], info["maxmemory_policy"]
+	f.usedMemory, f.maxMemory = info["used_memory"], maxmem
 	switch {
 	case maxmem == "" || policy == "":
 		f.add("eviction", statusWarn, "INFO names no maxmemory / maxmemory_policy", "make sure maxmemory-policy is noeviction")
@@ -306,7 +327,11 @@ func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis
 	key := o.keyPrefix + "liblock-doctor:" + randomHex() + f.keyTag
 	channel := "liblock:released:" + key
 	var failed, degraded, fine []string
+	cause := "" // a fix the node's own words name (out of memory, a replica), beyond the ACL's
 	try := func(name string, err error, essential bool) {
+		if h := hint(err); h != "" && h != fixNoPerm && cause == "" {
+			cause = h
+		}
 		switch {
 		case err != nil && strings.HasPrefix(err.Error(), "NOPERM"):
 			if essential {
@@ -333,6 +358,8 @@ func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis
 	try("PUBLISH", rdb.Publish(ctx, channel, "").Err(), false)
 	try("SUBSCRIBE", subscribe(ctx, rdb, channel, o.timeout), false)
 	switch {
+	case len(failed) > 0 && cause != "":
+		f.add("commands", statusFail, "user "+user+" could not run "+strings.Join(failed, "; "), cause)
 	case len(failed) > 0:
 		f.add("commands", statusFail, "user "+user+" may not run "+strings.Join(failed, "; "),
 			"ACL SETUSER "+user+" +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire on the lock keys (~"+o.keyPrefix+"*) and channels (&liblock:released:*)")
@@ -371,7 +398,7 @@ func (o *doctorOpts) checkLockCycle(f *nodeFacts, url string, cfg core.Config) {
 	}
 	client, err := core.New(cfg)
 	if err != nil {
-		f.add("lock", statusFail, err.Error(), "")
+		f.add("lock", statusFail, errText(err), "")
 		return
 	}
 	defer client.Close()
@@ -390,7 +417,17 @@ func (o *doctorOpts) checkLockCycle(f *nodeFacts, url string, cfg core.Config) {
 		}
 	}
 	if err != nil {
-		f.add("lock", statusFail, "acquire, extend (EVAL, then EVALSHA), release of "+cfg.KeyPrefix+resource+": "+err.Error(), "see the commands row; allow the commands liblock's scripts run (GET, SET, PTTL, PEXPIRE, DEL, PUBSUB)")
+		detail := "acquire, extend (EVAL, then EVALSHA), release of " + cfg.KeyPrefix + resource + ": " + errText(err)
+		fix := hint(err)
+		switch {
+		case strings.Contains(err.Error(), "OOM ") && f.maxMemory != "":
+			detail += fmt.Sprintf(" (used_memory %s, maxmemory %s)", f.usedMemory, f.maxMemory)
+		case strings.Contains(err.Error(), "NOPERM"):
+			fix = "see the commands row; allow the commands liblock's scripts run (GET, SET, PTTL, PEXPIRE, DEL, PUBLISH, PUBSUB)"
+		case fix == "":
+			fix = "see the rows above for this node's cause"
+		}
+		f.add("lock", statusFail, detail, fix)
 		return
 	}
 	f.add("lock", statusOK, fmt.Sprintf("acquire, extend twice (EVAL, then EVALSHA), release of a lock of its own: %v", roundDur(time.Since(start))), "")

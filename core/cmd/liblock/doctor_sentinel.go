@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"sort"
@@ -124,7 +123,7 @@ func (o *doctorOpts) options(spec nodeurl.Spec, addr, user, password string, db 
 		Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1,
 		DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout}
 	if spec.TLS {
-		opt.TLSConfig = &tls.Config{ServerName: serverName, InsecureSkipVerify: spec.SkipVerify} //nolint:gosec // the URL asked for it
+		opt.TLSConfig = forNode(o.tlsBase, serverName, spec.SkipVerify)
 	}
 	return opt
 }

@@ -22,9 +22,10 @@ const electAbout = `Campaigns in the election NAME, publishing V, and runs CMD o
 leading: once elected, CMD runs with LIBLOCK_ELECTION (NAME), LIBLOCK_VALUE
 (V), LIBLOCK_TERM and LIBLOCK_FENCE (the term: greater than every earlier
 leader's) in its environment; the leadership is extended in the background.
-As with run: CMD runs in its own process group, SIGINT, SIGTERM and SIGHUP
-go to it, and if the leadership is lost the group gets SIGTERM, then
-SIGKILL after --grace, and liblock exits 70. When CMD exits, liblock
+As with run: CMD runs in its own process group under a supervisor,
+SIGINT, SIGTERM and SIGHUP go to it, if the leadership is lost every
+process of CMD gets SIGTERM, then SIGKILL after --grace, and liblock exits
+70; if liblock dies, even by SIGKILL, every process of CMD is killed. When CMD exits, liblock
 resigns (observers learn it at once) and exits with CMD's code.
 By default it waits to lead for as long as it takes (a standby replica);
 --wait bounds that (65 when another still leads).
@@ -60,7 +61,7 @@ func parseElect(args []string) (*electOpts, error) {
 	o.register(fs, true)
 	fs.Var(durationFlag{&o.ttl}, "ttl", "the leadership's lease, extended in the background while CMD runs; a dead leader is replaced about this long after (a `duration` with a unit)")
 	fs.Var(optionalDuration{durationFlag{&o.wait}, &o.hasWait}, "wait", "how long to wait to lead; default: as long as it takes; 0: one attempt (a `duration` with a unit)")
-	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to every process of CMD (a `duration` with a unit)")
 	fs.StringVar(&o.value, "value", "", "the value observers see while this process leads (e.g. its address)")
 	fs.BoolVar(&o.observe, "observe", false, "print each leader change of NAME instead of campaigning")
 	fs.Var(durationFlag{&o.poll}, "poll", "--observe: how often to read the election when pub/sub says nothing (default 1s) (a `duration` with a unit)")
@@ -126,11 +127,11 @@ func electUsage(err error) error {
 	if errors.As(err, &ae) {
 		switch ae.Arg {
 		case "name":
-			return usagef("NAME: %v", err)
+			return usagef("NAME: %s", errText(err))
 		case "value":
-			return usagef("--value: %v", err)
+			return usagef("--value: %s", errText(err))
 		case "poll":
-			return usagef("--poll: %v", err)
+			return usagef("--poll: %s", errText(err))
 		}
 	}
 	return argUsage(err)
@@ -165,17 +166,7 @@ func (o *electOpts) lead(client *core.Client, stderr io.Writer) int {
 	o.fence = true // LIBLOCK_FENCE: the term
 	o.env = []string{"LIBLOCK_ELECTION=" + o.name, "LIBLOCK_VALUE=" + o.value, "LIBLOCK_TERM=" + term}
 	fmt.Fprintf(stderr, "liblock elect: leading %q with term %s\n", o.name, term)
-	child, code := o.start(lock, stderr)
-	if child == nil {
-		o.release(lock, stderr)
-		return code
-	}
-	code = o.supervise(child, lock, sigs, stderr)
-	if relCode := o.release(lock, stderr); relCode == exitLost && code != exitLost {
-		fmt.Fprintf(stderr, "liblock elect: the leadership of %q was lost when the command ended (it exited with %d): exit %d\n", o.name, code, exitLost)
-		code = exitLost
-	}
-	return code
+	return o.runHolding(lock, sigs, stderr, "the leadership of "+strconv.Quote(o.name)+" was lost")
 }
 
 // leaderLine is one --observe --json line.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,6 +63,10 @@ type common struct {
 	// waitReplicas is --wait-replicas (Config.WaitReplicas); nil: the
 	// library's default (1 on Sentinel nodes, off on the others).
 	waitReplicas *int
+	// tls: --tls-* (tlsflags.go); tlsBase what config loaded from them,
+	// for doctor's own connections.
+	tls     tlsOpts
+	tlsBase *tls.Config
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -85,6 +90,7 @@ func (c *common) register(fs *flag.FlagSet, withJSON bool) {
 		c.waitReplicas = &n
 		return nil
 	})
+	c.tls.register(fs)
 	if withJSON {
 		fs.BoolVar(&c.json, "json", false, "print JSON lines")
 	}
@@ -116,7 +122,10 @@ func (c *common) config() (core.Config, error) {
 	if err != nil {
 		return core.Config{}, err
 	}
-	cfg := core.Config{Nodes: nodes, NodeTimeout: c.nodeTimeout, KeyPrefix: c.keyPrefix, Owner: c.owner, WaitReplicas: c.waitReplicas}
+	if c.tlsBase, err = c.tls.load(); err != nil {
+		return core.Config{}, err
+	}
+	cfg := core.Config{Nodes: nodes, NodeTimeout: c.nodeTimeout, KeyPrefix: c.keyPrefix, Owner: c.owner, WaitReplicas: c.waitReplicas, TLS: c.tlsBase}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, argUsage(err)
 	}
@@ -140,9 +149,9 @@ func argUsage(err error) error {
 		flagName = "--nodes"
 	}
 	if flagName == "" {
-		return usagef("%v", err)
+		return usagef("%s", errText(err))
 	}
-	return usagef("%s: %v", flagName, err)
+	return usagef("%s: %s", flagName, errText(err))
 }
 
 // parseInterleaved parses flags wherever they stand among the positional
@@ -191,7 +200,10 @@ func exitFor(err error) int {
 // fail prints err (never a password: the library redacts node URLs) and
 // returns its exit code.
 func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "liblock %s: %v\n", cmd, err)
+	fmt.Fprintf(stderr, "liblock %s: %s\n", cmd, errText(err))
+	if h := hint(err); h != "" {
+		fmt.Fprintf(stderr, "fix: %s\n", h)
+	}
 	if errors.As(err, new(*usageError)) {
 		fmt.Fprintf(stderr, "see liblock %s --help\n", cmd)
 	}

@@ -83,7 +83,10 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 			if c.json {
 				writeJSON(stdout, inspectJSON{Resource: name, Error: err.Error()})
 			} else {
-				fmt.Fprintf(stderr, "liblock inspect: %v\n", err)
+				fmt.Fprintf(stderr, "liblock inspect: %s\n", errText(err))
+				if h := hint(err); h != "" {
+					fmt.Fprintf(stderr, "fix: %s\n", h)
+				}
 			}
 			continue
 		}

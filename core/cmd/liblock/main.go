@@ -47,6 +47,10 @@ Usage:
 Nodes come from --nodes URL,URL,... or $LIBLOCK_NODES (comma-separated):
 redis://[user:password@]host:port[/db], rediss:// for TLS, unix:///path;
 a Sentinel node: redis://sentinel:port?master_name=NAME&addr=sentinel2:port...
+TLS of rediss:// nodes: --tls-ca-file (a private CA), --tls-cert-file and
+--tls-key-file (mutual TLS), --tls-server-name, or $LIBLOCK_TLS_CA_FILE,
+$LIBLOCK_TLS_CERT_FILE, $LIBLOCK_TLS_KEY_FILE, $LIBLOCK_TLS_SERVER_NAME;
+a URL's ?skip_verify=true turns verification off for its node.
 Use independent primaries, an odd number of them (3 or 5).
 Every duration takes a unit: 10s, 500ms, 1m30s.
 
@@ -64,7 +68,8 @@ Exit codes:
   70   run: the lock was lost while the command ran (the command was
        sent SIGTERM, then SIGKILL after --grace); elect: the leadership
        was lost likewise
-  71   internal error
+  71   internal error (run, elect: also when liblock's supervisor of the
+       command was killed; every process of the command was killed too)
   126  run: the command could not be executed
   127  run: the command was not found
 Whenever the code is liblock's own (not the command's), liblock says why on stderr.
@@ -98,6 +103,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return releaseCmd(rest, stdout, stderr)
 	case "doctor":
 		return doctorCmd(rest, stdout, stderr)
+	case supervisorArg:
+		return superviseMain(rest, stderr)
 	}
 	fmt.Fprintf(stderr, "liblock: unknown command %q (run, elect, inspect, release, doctor, version; see liblock --help)\n", cmd)
 	return exitUsage

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "liblock")
-	args := []string{"build", "-o", bin}
+	args := []string{"build", "-tags", "liblocktest", "-o", bin}
 	if raceEnabled {
 		args = append(args, "-race")
 	}
@@ -64,6 +64,9 @@ func command(nodes string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buf
 		env = append(env, "LIBLOCK_NODES="+nodes)
 	}
 	cmd.Env = env
+	// A process liblock left behind (a bug) must not keep Wait reading its
+	// copy of the output pipes forever.
+	cmd.WaitDelay = 10 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	return cmd, &out, &errb

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,12 +23,14 @@ LIBLOCK_RESOURCE, LIBLOCK_TOKEN (and LIBLOCK_FENCE with --fence) in its
 environment, and releases NAME however it ends. With --permits N it takes one
 of N permits of the semaphore NAME instead (LIBLOCK_PERMITS and LIBLOCK_SLOT
 added), with --read / --write a side of NAME's read-write lock
-(LIBLOCK_MODE added). CMD runs in its own process
-group: SIGINT, SIGTERM and SIGHUP sent to liblock go to the whole group. If
-the lock is lost, the group gets SIGTERM, then SIGKILL after --grace, and
-liblock exits 70 (loss wins over CMD's own code). When CMD exits, what it
-left in its group is killed before the lock is released. Exit: CMD's code,
-128+signal, or liblock's own (see liblock --help).
+(LIBLOCK_MODE added). CMD runs in its own process group under a small
+supervisor: SIGINT, SIGTERM and SIGHUP sent to liblock go to CMD's group. If
+the lock is lost, every process of CMD gets SIGTERM, then SIGKILL after
+--grace, and liblock exits 70 (loss wins over CMD's own code). When CMD
+exits, every process it left (in its group or not: setsid and double forks
+included) is killed before the lock is released. If liblock dies, even by
+SIGKILL, the supervisor kills every process of CMD at once. Exit: CMD's
+code, 128+signal, or liblock's own (see liblock --help).
 The grace is short on purpose: the lock is already gone, so each second of
 grace is a second CMD may run unprotected; 5s allows a clean shutdown and is
 short beside typical ttls.
@@ -73,7 +73,7 @@ func parseRun(args []string) (*runOpts, error) {
 	o.register(fs, false)
 	fs.Var(durationFlag{&o.ttl}, "ttl", "the lock's lease, extended in the background while CMD runs (a `duration` with a unit)")
 	fs.Var(durationFlag{&o.wait}, "wait", "how long to wait for the lock if it is held; 0: one attempt (like flock -n) (a `duration` with a unit)")
-	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to CMD's process group (a `duration` with a unit)")
+	fs.Var(durationFlag{&o.grace}, "grace", "on loss, time between SIGTERM and SIGKILL to every process of CMD (a `duration` with a unit)")
 	fs.BoolVar(&o.fence, "fence", false, "take a fencing token and pass it in LIBLOCK_FENCE")
 	o.kind.register(fs, true)
 	pre, cmd, dashes := splitDashes(args)
@@ -146,17 +146,7 @@ func (o *runOpts) run(client *core.Client, stderr io.Writer) int {
 	if lock == nil {
 		return code
 	}
-	child, code := o.start(lock, stderr)
-	if child == nil {
-		o.release(lock, stderr)
-		return code
-	}
-	code = o.supervise(child, lock, sigs, stderr)
-	if relCode := o.release(lock, stderr); relCode == exitLost && code != exitLost {
-		fmt.Fprintf(stderr, "liblock run: %q was no longer held when the command ended (it exited with %d): exit %d\n", o.name, code, exitLost)
-		code = exitLost
-	}
-	return code
+	return o.runHolding(lock, sigs, stderr, strconv.Quote(o.name)+" was no longer held")
 }
 
 // acquire takes the lock; a forwarded signal during the wait gives up
@@ -221,99 +211,99 @@ func untilSignal[T any](sigs <-chan os.Signal, take func(context.Context) (T, er
 	}
 }
 
-// start starts the command in its own process group, with the lock's
-// resource, token and fence in its environment.
-func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*exec.Cmd, int) {
-	cmd := exec.Command(o.argv[0], o.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "LIBLOCK_RESOURCE="+lock.Resource(), "LIBLOCK_TOKEN="+lock.Token())
-	if o.fence {
-		cmd.Env = append(cmd.Env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
+// runHolding runs the command while lock is held (run's lock, elect's
+// leadership) and releases it when the command's whole tree is gone. It
+// returns the command's code, 128+signal, or 70 after a loss (loss wins
+// over the command's own code). lostWhat says what was lost, for the
+// message.
+func (o *runOpts) runHolding(lock *core.Lock, sigs chan os.Signal, stderr io.Writer, lostWhat string) int {
+	child, code := o.start(lock, stderr)
+	if child == nil {
+		o.release(lock, stderr)
+		return code
 	}
-	cmd.Env = append(cmd.Env, o.kind.env(lock)...)
-	cmd.Env = append(cmd.Env, o.env...)
-	// Setpgid: the command and what it starts form one group, so a
-	// forwarded signal and the kill on loss reach its children too.
-	// Pdeathsig: if liblock itself dies (SIGKILL), so does the command.
-	// Pdeathsig follows the thread that forked: keep this goroutine on it.
-	runtime.LockOSThread()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		code := exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = exitNotFound
-		}
-		fmt.Fprintf(stderr, "liblock %s: %v (exit %d)\n", o.verb(), err, code)
-		return nil, code
+	code = o.supervise(child, lock, sigs, stderr)
+	if relCode := o.release(lock, stderr); relCode == exitLost && code != exitLost {
+		fmt.Fprintf(stderr, "liblock %s: %s when the command ended (it exited with %d): exit %d\n", o.verb(), lostWhat, code, exitLost)
+		code = exitLost
 	}
-	return cmd, 0
+	return code
 }
 
-// supervise waits for the command to end, forwarding signals to its
-// process group; on loss it sends the group SIGTERM, then SIGKILL after
-// the grace. It returns the exit code: the command's, 128+signal, or 70
-// after a loss (loss wins over the command's own code).
-func (o *runOpts) supervise(cmd *exec.Cmd, lock *core.Lock, sigs chan os.Signal, stderr io.Writer) int {
-	pgid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { waitExited(pgid); close(exited) }()
+// start starts the command under the supervisor (supervisor.go), in its
+// own process group, with the lock's resource, token and fence in its
+// environment.
+func (o *runOpts) start(lock *core.Lock, stderr io.Writer) (*supervised, int) {
+	env := append(os.Environ(), "LIBLOCK_RESOURCE="+lock.Resource(), "LIBLOCK_TOKEN="+lock.Token())
+	if o.fence {
+		env = append(env, "LIBLOCK_FENCE="+strconv.FormatInt(lock.Fence(), 10))
+	}
+	env = append(env, o.kind.env(lock)...)
+	env = append(env, o.env...)
+	child, code, msg := startSupervised(o.argv, env)
+	if child == nil {
+		fmt.Fprintf(stderr, "liblock %s: %s (exit %d)\n", o.verb(), msg, code)
+		return nil, code
+	}
+	return child, 0
+}
+
+// supervise waits for the command's tree to end, forwarding signals to its
+// process group; on loss it sends every process of the command SIGTERM,
+// then SIGKILL after the grace. It returns the exit code: the command's,
+// 128+signal, or 70 after a loss (loss wins over the command's own code).
+func (o *runOpts) supervise(child *supervised, lock *core.Lock, sigs chan os.Signal, stderr io.Writer) int {
 	lost := lock.Lost()
 	var grace <-chan time.Time
 	wasLost := false
+	var end supervisedEnd
 loop:
 	for {
 		select {
 		case s := <-sigs:
-			_ = syscall.Kill(-pgid, s.(syscall.Signal))
+			child.send(opGroup, s.(syscall.Signal))
 		case <-lost:
 			lost, wasLost = nil, true
-			fmt.Fprintf(stderr, "liblock %s: lost %q: %v; sending SIGTERM to the command (SIGKILL in %v)\n", o.verb(), o.name, lock.Err(), o.grace)
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			fmt.Fprintf(stderr, "liblock %s: lost %q: %s; sending SIGTERM to the command (SIGKILL in %v)\n", o.verb(), o.name, errText(lock.Err()), o.grace)
+			child.send(opTree, syscall.SIGTERM)
 			grace = time.After(o.grace)
 		case <-grace:
 			grace = nil
 			fmt.Fprintf(stderr, "liblock %s: the command outlived the %v grace: SIGKILL\n", o.verb(), o.grace)
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		case <-exited:
+			child.send(opTree, syscall.SIGKILL)
+		case end = <-child.done:
 			break loop
 		}
 	}
-	// The command is a zombie (not yet reaped), so its pid, the group's id,
-	// cannot be reused: kill whatever it left in its group, which must not
-	// run on once the lock is released.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	_ = cmd.Wait()
-	code := exitStatus(cmd.ProcessState)
+	// The supervisor reports only once the command and everything it left
+	// are gone: nothing of it runs on once the lock is released.
+	if end.supErr != nil {
+		fmt.Fprintf(stderr, "liblock %s: %v (exit %d)\n", o.verb(), end.supErr, exitInternal)
+		if wasLost || lock.IsLost() {
+			return exitLost
+		}
+		return exitInternal
+	}
+	code := exitStatus(end.ws)
 	if wasLost || lock.IsLost() {
-		fmt.Fprintf(stderr, "liblock %s: the command ended (%s) after %q was lost: exit %d\n", o.verb(), describe(cmd.ProcessState), o.name, exitLost)
+		fmt.Fprintf(stderr, "liblock %s: the command ended (%s) after %q was lost: exit %d\n", o.verb(), describe(end.ws), o.name, exitLost)
 		return exitLost
 	}
 	return code
 }
 
-// waitExited blocks until the process has exited, without reaping it.
-func waitExited(pid int) {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
-}
-
-func exitStatus(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func exitStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
-	return ps.ExitCode()
+	return ws.ExitStatus()
 }
 
-func describe(ps *os.ProcessState) string {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func describe(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
 		return "killed by " + unix.SignalName(ws.Signal())
 	}
-	return fmt.Sprintf("exit %d", ps.ExitCode())
+	return fmt.Sprintf("exit %d", ws.ExitStatus())
 }
 
 // release releases the lock: 0, or exitLost when it was no longer held.
@@ -325,7 +315,7 @@ func (o *runOpts) release(lock *core.Lock, stderr io.Writer) int {
 	case errors.Is(err, core.ErrLost):
 		return exitLost
 	}
-	fmt.Fprintf(stderr, "liblock %s: release %q: %v (its keys expire within --ttl %v)\n", o.verb(), o.name, err, o.ttl)
+	fmt.Fprintf(stderr, "liblock %s: release %q: %s (its keys expire within --ttl %v)\n", o.verb(), o.name, errText(err), o.ttl)
 	return exitFor(err)
 }
 

@@ -134,7 +134,11 @@ func TestRunPermits(t *testing.T) {
 func TestRunPermitLost(t *testing.T) {
 	c := redistest.Start(t, 3)
 	parent := t.TempDir()
-	s := startRun(t, c, parent, "--permits", "3", "--ttl", "600ms", "sem")
+	// A node timeout well above a loaded machine's stalls: with the
+	// default 50 ms, a node whose SET answered late counted as refusing
+	// (the acquire returned at a quorum) and never held the slot, which
+	// the wait below needs on every node.
+	s := startRun(t, c, parent, "--permits", "3", "--ttl", "3s", "--node-timeout", "1s", "sem")
 	env := s.env(t)
 	slot, err := strconv.Atoi(env[2])
 	require.NoError(t, err, "LIBLOCK_SLOT %q", env[2])

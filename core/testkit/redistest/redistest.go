@@ -70,6 +70,10 @@ type Options struct {
 	// URLs then carry it (redis://:password@host:port), and Do and the
 	// readiness check authenticate with it.
 	Password string
+	// BasePort, when set, puts node i on port BasePort+i instead of a
+	// free port (a developer's fixed nodes); a port in use is an error
+	// naming it.
+	BasePort int
 }
 
 // Node is one redis-server process on a fixed loopback port. Its methods are
@@ -145,7 +149,13 @@ func StartClusterWith(n int, dir string, opts Options) (*Cluster, error) {
 			c.Close()
 			return nil, err
 		}
-		if err := node.startOnFreePort(); err != nil {
+		if opts.BasePort > 0 {
+			node.Port = opts.BasePort + i
+			err = node.start()
+		} else {
+			err = node.startOnFreePort()
+		}
+		if err != nil {
 			c.Close()
 			return nil, err
 		}

@@ -32,6 +32,13 @@
 // End of input stops every node too, so a test runner that dies takes its
 // nodes with it.
 //
+//	redisnodes -n 3 -port 7001 -hold
+//
+// starts the nodes on fixed ports, 7001, 7002, 7003 (-port P: node i on
+// P+i; a port in use is an error naming it), says where they listen and
+// keeps them until SIGINT (Ctrl-C) or SIGTERM, then stops them and exits
+// 0: what `make nodes` runs. -port works with the two modes above too.
+//
 // With -sentinel, the nodes are a Sentinel deployment instead
 // (redistest.StartSentinel): node 0 the primary as started, nodes 1..n-1
 // its replicas, and 3 sentinels. Its node URL is LIBLOCK_SENTINEL_URL in
@@ -57,6 +64,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -87,7 +95,26 @@ func main() {
 	clusterMode := flag.Bool("cluster", false, "start a Redis Cluster: n primaries, -replicas replicas each")
 	replicas := flag.Int("replicas", 1, "with -cluster: replicas per primary")
 	tlsDir := flag.String("tls", "", "with -cluster: a directory of mkcerts.sh's files; the nodes listen with TLS too")
+	basePort := flag.Int("port", 0, "node i listens on this port + i (default: free ports)")
+	hold := flag.Bool("hold", false, "keep the nodes until SIGINT or SIGTERM (no commands on standard input), then exit 0")
 	flag.Parse()
+
+	if *basePort != 0 {
+		if *sentinel || *clusterMode {
+			fatal(errors.New("-port is for plain nodes, not -sentinel or -cluster"))
+		}
+		if err := checkPorts(*basePort, *n); err != nil {
+			fatal(err)
+		}
+	}
+	if *hold && len(flag.Args()) > 0 {
+		fatal(errors.New("-hold takes no command"))
+	}
+
+	// A signal to us must still stop the nodes: caught from before they
+	// start (one that comes while they start stops them once started).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
@@ -142,15 +169,19 @@ func main() {
 		cluster = &redistest.Cluster{Nodes: s.Data}
 	} else {
 		var err error
-		if cluster, err = redistest.StartCluster(*n, *dir); err != nil {
+		if cluster, err = redistest.StartClusterWith(*n, *dir, redistest.Options{BasePort: *basePort}); err != nil {
 			fatal(err)
 		}
 	}
 	defer cluster.Close()
 
-	// A signal to us must still stop the nodes.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	if *hold {
+		fmt.Printf("%d Redis nodes: LIBLOCK_NODES=%s\nCtrl-C stops them.\n", len(cluster.Nodes), strings.Join(cluster.URLs(), ","))
+		<-sigs
+		cluster.Close()
+		fmt.Println("redisnodes: the nodes are stopped.")
+		return
+	}
 	go func() {
 		<-sigs
 		cluster.Close()
@@ -279,6 +310,23 @@ func infos(c *redistest.Cluster) []nodeInfo {
 		out[i] = nodeInfo{Index: i, Port: node.Port, PID: node.PID(), URL: node.URL()}
 	}
 	return out
+}
+
+// checkPorts refuses ports outside 1-65535 and ports in use, naming them,
+// before any node starts (a redis-server already on the port would answer
+// for the new node).
+func checkPorts(base, n int) error {
+	if base < 1 || base+n-1 > 65535 {
+		return fmt.Errorf("-port %d: the ports %d-%d must lie within 1-65535", base, base, base+n-1)
+	}
+	for p := base; p < base+n; p++ {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return fmt.Errorf("port %d is in use (%v): stop what listens there, or pick other ports with -port", p, err)
+		}
+		l.Close()
+	}
+	return nil
 }
 
 func fatal(err error) {

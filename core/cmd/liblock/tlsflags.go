@@ -1,0 +1,143 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// TLS of the rediss:// nodes, as the library takes it (core.Config.TLS):
+// the flags and variables are named after the C ABI's configuration keys
+// (tls_ca_file, tls_cert_file, tls_key_file, tls_server_name), which are
+// Python's ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name and
+// Node's tls.ca, tls.cert, tls.key, tls.servername. Verification is turned
+// off only by a node URL's ?skip_verify=true, as in the libraries.
+type tlsOpts struct {
+	caFile, certFile, keyFile, serverName string
+}
+
+// tlsSetting is one of them: its flag, its environment variable, where it
+// is kept.
+type tlsSetting struct {
+	flag, env, usage string
+	v                *string
+}
+
+func (t *tlsOpts) settings() []tlsSetting {
+	return []tlsSetting{
+		{"tls-ca-file", "LIBLOCK_TLS_CA_FILE", "PEM file of the CA certificates that verify rediss:// nodes instead of the system's roots (a private CA)", &t.caFile},
+		{"tls-cert-file", "LIBLOCK_TLS_CERT_FILE", "PEM client certificate (chain) for mutual TLS (tls-auth-clients yes); needs --tls-key-file", &t.certFile},
+		{"tls-key-file", "LIBLOCK_TLS_KEY_FILE", "PEM private key of --tls-cert-file", &t.keyFile},
+		{"tls-server-name", "LIBLOCK_TLS_SERVER_NAME", "the name rediss:// nodes' certificates must be issued for (and the SNI), instead of each URL's host", &t.serverName},
+	}
+}
+
+func (t *tlsOpts) register(fs *flag.FlagSet) {
+	for _, s := range t.settings() {
+		fs.StringVar(s.v, s.flag, "", s.usage+" (default $"+s.env+")")
+	}
+}
+
+// load reads the files (the flags first, else the environment) and returns
+// the library's TLS base, or nil when nothing is set. An error names the
+// flag or variable it came from, never a file's contents.
+func (t *tlsOpts) load() (*tls.Config, error) {
+	from := map[string]string{}
+	for _, s := range t.settings() {
+		from[s.flag] = "--" + s.flag
+		if *s.v == "" {
+			*s.v, from[s.flag] = os.Getenv(s.env), s.env
+		}
+	}
+	if *t == (tlsOpts{}) {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: t.serverName, MinVersion: tls.VersionTLS12}
+	if t.caFile != "" {
+		b, err := os.ReadFile(t.caFile)
+		if err != nil {
+			return nil, usagef("%s: cannot read %s", from["tls-ca-file"], readReason(t.caFile, err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, usagef("%s: no PEM certificate in %q", from["tls-ca-file"], t.caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case t.certFile != "" && t.keyFile == "":
+		return nil, usagef("%s: needs --tls-key-file (or LIBLOCK_TLS_KEY_FILE): the certificate's private key", from["tls-cert-file"])
+	case t.keyFile != "" && t.certFile == "":
+		return nil, usagef("%s: needs --tls-cert-file (or LIBLOCK_TLS_CERT_FILE): the key's certificate", from["tls-key-file"])
+	case t.certFile != "":
+		certPEM, err := os.ReadFile(t.certFile)
+		if err != nil {
+			return nil, usagef("%s: cannot read %s", from["tls-cert-file"], readReason(t.certFile, err))
+		}
+		keyPEM, err := os.ReadFile(t.keyFile)
+		if err != nil {
+			return nil, usagef("%s: cannot read %s", from["tls-key-file"], readReason(t.keyFile, err))
+		}
+		if !hasCertificate(certPEM) {
+			return nil, usagef("%s: no PEM certificate in %q", from["tls-cert-file"], t.certFile)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		switch {
+		case err == nil:
+		case strings.Contains(err.Error(), "does not match"):
+			return nil, usagef("%s: does not match %s", from["tls-key-file"], from["tls-cert-file"])
+		default:
+			return nil, usagef("%s: no usable PEM private key in %q (%s)", from["tls-key-file"], t.keyFile, strings.TrimPrefix(err.Error(), "tls: "))
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// forNode is the TLS of one rediss:// connection doctor makes itself, as
+// the library makes it from base: a clone, the URL's host as the name to
+// verify unless base names one, and the URL's skip_verify.
+func forNode(base *tls.Config, urlServerName string, skipVerify bool) *tls.Config {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if base != nil {
+		c = base.Clone()
+	}
+	if c.ServerName == "" {
+		c.ServerName = urlServerName
+	}
+	if skipVerify {
+		c.InsecureSkipVerify = true //nolint:gosec // the URL asked for it
+	}
+	return c
+}
+
+// readReason is os.ReadFile's error without repeating the path.
+func readReason(path string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return `"` + path + `": ` + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// hasCertificate tells whether b holds a PEM block of a parsable
+// certificate.
+func hasCertificate(b []byte) bool {
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return false
+		}
+		if blk.Type == "CERTIFICATE" {
+			if _, err := x509.ParseCertificate(blk.Bytes); err == nil {
+				return true
+			}
+		}
+	}
+}
