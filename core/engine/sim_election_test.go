@@ -49,7 +49,7 @@ func electProfile(cfg *simConfig, profile string, rng *mrand.Rand) bool {
 		cfg.features13(rng)
 		cfg.electP = []float64{0.3, 0.6, 0.9}[rng.IntN(3)]
 		if rng.IntN(2) == 0 {
-			cfg.persistP = 1 // no node loses its data: the watches' order is checked throughout
+			cfg.persistP = 1 // no node loses its data
 		}
 	case "electcalm":
 		// No faults: no key may be left behind at all.
@@ -254,10 +254,10 @@ func (c *simClient) actLeader(a Action) {
 		s.stats.leaderChecked++
 	}
 	if len(s.chk.losses) > 0 {
-		// A node restarted without its data (its term counter too): terms
-		// may start over and repeat, as fences do — the stated exception.
-		// Half the "elect" seeds keep their data, and the order is checked
-		// there (and in electcalm).
+		// A node restarted at once without its data, or the counters
+		// without the clock floor (the losses the checker records, see
+		// simNode.crash): terms may start over and repeat, as fences do.
+		// After a delayed restart the order is checked like anywhere else.
 		w.last = in
 		return
 	}
