@@ -69,9 +69,10 @@ func (ld *Leadership) Name() string { return ld.name }
 func (ld *Leadership) Value() string { return ld.value }
 
 // Term returns the leadership's term: its fencing token, strictly greater
-// than the term of every earlier leader of the election (as long as no node
-// loses its data). Pass it to what the leader writes to, which refuses a
-// smaller term than it has seen.
+// than the term of every earlier leader of the election, with the
+// guarantee and the size of a fence (see Fence: about 1.8e15, increasing
+// across nodes that restart empty after the longest ttl). Pass it to what
+// the leader writes to, which refuses a smaller term than it has seen.
 func (ld *Leadership) Term() int64 { return ld.l.Fence() }
 
 // Validity returns how long this client certainly still leads, by the

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -411,16 +412,23 @@ func TestAcquireAllFence(t *testing.T) {
 			last[r] = f
 		}
 	}
-	for range 5 {
-		take("b") // b's counter runs ahead of a's and c's
+	// b's counter runs ahead of the servers' clocks (many grants within
+	// one microsecond, or a node whose clock ran ahead, would do it): a set
+	// with b must still exceed it.
+	ahead := time.Now().UnixMicro() + 1e12
+	for _, n := range c.Nodes {
+		_, err := n.Do("SET", "b\xfffence", strconv.FormatInt(ahead, 10))
+		require.NoError(t, err)
 	}
+	last["b"] = ahead
 	take("a", "b")
 	take("a")
 	take("c", "a")
 	take("b")
 	take("b", "c", "a")
+	set := f
 	take("c")
-	assert.Equal(t, map[string]int64{"a": 9, "b": 9, "c": 10}, last)
+	assert.Equal(t, map[string]int64{"a": set, "b": set, "c": f}, last)
 	// Every counter of a set is raised to its fence on a quorum (a node
 	// that answered late may have missed the fence round: the argument
 	// needs only the quorum).
@@ -429,7 +437,7 @@ func TestAcquireAllFence(t *testing.T) {
 		for _, n := range c.Nodes {
 			v, err := n.Do("GET", k+"\xfffence")
 			require.NoError(t, err)
-			if v == "9" {
+			if v == strconv.FormatInt(set, 10) {
 				at++
 			}
 		}

@@ -48,13 +48,17 @@ func WithToken(token string) AcquireOption {
 }
 
 // Fence asks for a fencing token (Lock.Fence): an integer strictly greater
-// than the fence of every lock on the resource acquired before, as long as
-// no node loses its data. Pass it to the resource you protect and have it
-// refuse a request whose fence is lower than one it has seen: a holder
-// paused past its validity (a GC pause) is then refused instead of
-// overwriting its successor's work. It costs a second round trip; each
-// node keeps a counter per resource (a key that does not expire). Not with
-// WithToken.
+// than the fence of every lock on the resource acquired before. Pass it to
+// the resource you protect and have it refuse a request whose fence is
+// lower than one it has seen: a holder paused past its validity (a GC
+// pause) is then refused instead of overwriting its successor's work. It
+// costs a second round trip; each node keeps a counter per resource (a key
+// that does not expire), which never falls below the Redis server's clock
+// in microseconds: fences are large numbers (about 1.8e15, exact in an
+// int64 and in a JavaScript number) and keep increasing across nodes that
+// restart without their data, provided such a node stays down longer than
+// the longest ttl (as exclusion already asks) and the servers' clocks
+// differ by less than that. Not with WithToken.
 func Fence() AcquireOption {
 	return func(o *acquireOptions) { o.fence = true }
 }

@@ -140,8 +140,11 @@ export interface AcquireOptions {
   token?: string;
   /**
    * Ask for a fencing token (Lock#fence): an integer strictly greater than
-   * the fence of every lock on this resource acquired before this one, as
-   * long as no node loses its data. One more round trip. Not with `token`.
+   * the fence of every lock on this resource acquired before this one, also
+   * after nodes restart empty when they stayed down longer than the largest
+   * ttl and the servers' clocks agree within that time. A large number (at
+   * least the servers' clock in microseconds, ~1.8e15: exact, below 2^53).
+   * One more round trip. Not with `token`.
    */
   fence?: boolean;
   /**

@@ -186,8 +186,11 @@ class Lock {
   }
   /**
    * The fencing token (acquire's `fence: true`): strictly greater than the
-   * fence of every lock on this resource acquired before this one, as long as
-   * no node loses its data. 0 when no fence was asked for.
+   * fence of every lock on this resource acquired before this one, also after
+   * nodes restart empty when they stayed down longer than the largest ttl and
+   * the servers' clocks agree within that time. A large number (at least the
+   * servers' clock in microseconds, ~1.8e15: exact, below 2^53). 0 when no
+   * fence was asked for.
    */
   get fence() { return this.#st.fence; }
   /**

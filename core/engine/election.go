@@ -7,7 +7,9 @@ package engine
 // (ElectionKey: the name's key + 0xFF + "elect", which no mutex, semaphore
 // or read-write lock key can be, as their names are UTF-8). Its term is its
 // fence: strictly greater than the term of every earlier leader of the
-// election (fence.go's argument). The value it stores on each node is the
+// election (fence.go's argument, the clock floor included: a term is
+// what a leader passes to what it writes to, so it gets the same
+// guarantee as a fence, and is as large). The value it stores on each node is the
 // attempt's token, 0xFF, the campaign's value; once the fence round accepts
 // the term on a node, the fence script (elect_fence.lua) rewrites the
 // value there to token 0xFF value 0xFF term (same expiry) and publishes the

@@ -301,8 +301,10 @@ type AcquireRequest struct {
 	// ordinary acquire with that token. MinToken to MaxToken bytes.
 	Token string
 	// Fence asks for a fencing token: an integer strictly greater than the
-	// fence of every lock on the resource acquired before this one (as long
-	// as no node loses its data). Not with Token.
+	// fence of every lock on the resource acquired before this one, also
+	// across nodes that restart without their data after staying down
+	// longer than the longest ttl, as long as the servers' clocks agree
+	// within that time (the clock floor, fence.go). Not with Token.
 	Fence bool
 	// Permits, when not 0, asks for one of that many permits of the
 	// semaphore Resource instead of the mutex (1 to MaxPermits; see

@@ -20,8 +20,28 @@ import (
 // in both, the next holder's SET could only succeed once this lock's key
 // was gone there, and this lock's second round ran on that node while its
 // key was there — so the counter the next holder reads there is at least
-// this fence. A node that restarts without its data breaks this (as it
-// breaks Redlock's exclusion itself).
+// this fence.
+//
+// A node that restarts without its data forgets its counters, which never
+// expire: waiting out the longest ttl before it rejoins (the delayed
+// restart) restores exclusion, not the counters. So the first round's
+// scripts answer, for each counter, max(counter, floor), where floor is
+// the node's own clock: TIME in microseconds since the epoch. The fence is
+// then at least one more than some node's clock at the first round. Why it
+// still exceeds every earlier fence F when the later quorum holds no
+// counter of F: F is at most one more than the highest clock any node
+// showed at F's first round (by induction: each fence is the largest of
+// counters and clocks read then, plus one, and two fences of one counter
+// are at least a round trip, so more than a microsecond, apart). The later
+// quorum shares a node with the quorum that accepted F; that node lost F
+// only by restarting empty, after F was written and more than the longest
+// ttl before the later first round. Its clock then reads higher than
+// every node's clock at F's first round unless the servers' clocks differ
+// by more than that time, or one was stepped back. Values are about
+// 1.8e15: exact in int64 and in a double (below 2^53, which it passes in
+// the year 2255), the scripts keep them in strings and in Lua doubles
+// (never tostring). An existing counter above the floor wins, so fences
+// only grow on upgrade.
 
 // fenceRound is the second round of a fenced acquire.
 type fenceRound struct {

@@ -56,7 +56,7 @@ import (
 const (
 	// MultiAcquireSHA: all the set's keys or none; -i names the first key
 	// held, else the highest fence counter of the set (0 unless fenced).
-	MultiAcquireSHA = "753716c018996ae949bb410ef1ae1c3abc2f2a1a"
+	MultiAcquireSHA = "8e72be78cba2d9c2aa8ae10d6634798a38936dc3"
 	// MultiReleaseSHA: delete every key holding the token, publish each
 	// one's release; 1 when all of them held it.
 	MultiReleaseSHA = "f4ce32b5c1123a201de22f7585d1fe7633aecef7"

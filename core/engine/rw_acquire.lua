@@ -2,7 +2,8 @@
 -- (":i") and fence counter (0xFF "fence") keys derive from it.
 -- ARGV[1]: the attempt's token; ARGV[2]: "r <ttl ms>" or
 -- "w <ttl ms> <intent ttl ms> <intent id>" (no intent: "w <ttl ms> 0 -").
--- Answers the fence counter when granted; -1: a writer holds it; -2:
+-- Answers the fence counter when granted (or the clock floor, TIME in
+-- microseconds, when that is higher: fence.go); -1: a writer holds it; -2:
 -- readers (or, for a reader, a waiting writer's intent) hold it; -3: as
 -- -2, and the writer's intent is left.
 -- Writes after TIME need effects replication on Redis < 5 (a no-op since).
@@ -45,4 +46,4 @@ else
 		fit(ik)
 	end
 end
-return tonumber(redis.call("GET", fk) or "0")
+return math.max(tonumber(redis.call("GET", fk) or "0"), tonumber(t[1]) * 1000000 + tonumber(t[2]))

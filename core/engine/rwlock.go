@@ -63,7 +63,7 @@ const rwSuffix = "\xffrw:w"
 // The read-write scripts' sums (TestScriptHashes).
 const (
 	// RWAcquireSHA: admit a reader or a writer (rw_acquire.lua).
-	RWAcquireSHA = "e63f2e1e39d1c34fa8cada83fb59d5bf1e16d374"
+	RWAcquireSHA = "83c0aa0c008553905a8ed63c4137f38b600cbc3e"
 	// RWExtendSHA: extend a writer or an unexpired reader.
 	RWExtendSHA = "d7e33fd3ca47230af43841f6ff13c4d7d36514b9"
 	// RWReleaseSHA: remove a writer, a reader or an intent, and publish.

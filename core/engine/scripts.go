@@ -24,7 +24,7 @@ const (
 	// already holds it (2), its expiry raised to at least the ttl.
 	AcquireTokenSHA = "f6fa04265dfc1a8ebcd586500e4ab78f82a5bc4e"
 	// AcquireFenceSHA: SET NX PX, answering the node's fence counter.
-	AcquireFenceSHA = "09a6be2479f1ba5269d7136b81115768a5c7a0ba"
+	AcquireFenceSHA = "69b2d8c83f0021a123297ce123569bf6b457a83e"
 	// FenceSHA: raise the fence counter to the lock's fence while the key
 	// holds its token (-1: the counter is already higher).
 	FenceSHA = "43ec98bc2553b904ba4ff625d51c36073d402a7c"

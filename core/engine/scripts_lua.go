@@ -5,8 +5,18 @@ package engine
 // The Lua scripts' sources (see scripts.go).
 const (
 	// acquire_fence.lua
-	acquireFenceSrc = `if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-	return tonumber(redis.call("GET", KEYS[2]) or "0")
+	acquireFenceSrc = `-- KEYS[1]: the lock key; KEYS[2]: its fence counter; ARGV[1]: the token;
+-- ARGV[2]: the ttl in ms. SET NX PX; once set, answer the counter, or the
+-- server's clock in microseconds (TIME) when that is higher: the floor that
+-- keeps fences increasing across nodes that restarted without their
+-- counters (fence.go). -1: the key is held.
+-- Writes before TIME need effects replication on Redis < 5 (a no-op since).
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+	local t = redis.call("TIME")
+	return math.max(tonumber(redis.call("GET", KEYS[2]) or "0"), tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end
 return -1
 `
@@ -111,6 +121,16 @@ for i = 1, n do
 	end
 end
 local fence = 0
+if KEYS[n + 1] then
+	-- Fenced: the highest counter, at least the clock floor (TIME in
+	-- microseconds, fence.go). Writes after TIME need effects replication
+	-- on Redis < 5 (a no-op since).
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call("TIME")
+	fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 for i = 1, n do
 	redis.call("SET", KEYS[i], ARGV[1], "PX", ARGV[2])
 	if KEYS[n + i] then
@@ -187,7 +207,8 @@ return 0
 -- (":i") and fence counter (0xFF "fence") keys derive from it.
 -- ARGV[1]: the attempt's token; ARGV[2]: "r <ttl ms>" or
 -- "w <ttl ms> <intent ttl ms> <intent id>" (no intent: "w <ttl ms> 0 -").
--- Answers the fence counter when granted; -1: a writer holds it; -2:
+-- Answers the fence counter when granted (or the clock floor, TIME in
+-- microseconds, when that is higher: fence.go); -1: a writer holds it; -2:
 -- readers (or, for a reader, a waiting writer's intent) hold it; -3: as
 -- -2, and the writer's intent is left.
 -- Writes after TIME need effects replication on Redis < 5 (a no-op since).
@@ -230,7 +251,7 @@ else
 		fit(ik)
 	end
 end
-return tonumber(redis.call("GET", fk) or "0")
+return math.max(tonumber(redis.call("GET", fk) or "0"), tonumber(t[1]) * 1000000 + tonumber(t[2]))
 `
 	// rw_extend.lua
 	rwExtendSrc = `-- KEYS[1]: the writer key; ARGV[1]: the token; ARGV[2]: the ttl (ms).
@@ -358,7 +379,14 @@ return 1
 local want = tonumber(ARGV[4])
 local fence = 0
 if KEYS[2] then
-	fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+	-- Fenced: the counter, at least the clock floor (TIME in microseconds,
+	-- fence.go). Writes after TIME need effects replication on Redis < 5
+	-- (a no-op since).
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call("TIME")
+	fence = math.max(tonumber(redis.call("GET", KEYS[2]) or "0"), tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end
 if ARGV[5] == "1" then
 	for i = 0, n - 1 do

@@ -2,7 +2,14 @@ local n = tonumber(ARGV[3])
 local want = tonumber(ARGV[4])
 local fence = 0
 if KEYS[2] then
-	fence = tonumber(redis.call("GET", KEYS[2]) or "0")
+	-- Fenced: the counter, at least the clock floor (TIME in microseconds,
+	-- fence.go). Writes after TIME need effects replication on Redis < 5
+	-- (a no-op since).
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call("TIME")
+	fence = math.max(tonumber(redis.call("GET", KEYS[2]) or "0"), tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end
 if ARGV[5] == "1" then
 	for i = 0, n - 1 do

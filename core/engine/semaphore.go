@@ -51,7 +51,7 @@ const (
 	// SemAcquireSHA: take the preferred slot, else the first free one
 	// (answering up to 16 free slots), or re-enter the slot a caller's
 	// token holds; with the fence key, answer the fence counter too.
-	SemAcquireSHA = "47e6a352e9822717da2c55c97db0d80bf3aeebba"
+	SemAcquireSHA = "5b289332488dffe3c5071c434c26eb76c47751c3"
 	// SemReleaseSHA: delete the token from one slot, or from every slot
 	// but one, and publish on the semaphore's channel. One slot (a
 	// permit's release, a stray's deletion) is a GET and DEL of the key

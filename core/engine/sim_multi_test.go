@@ -105,7 +105,7 @@ func (h *heldLock) allKeys() []string {
 
 // simMultiAcquire: when any of the set's keys exists, -i (the first); else
 // SET them all with the token and PX, and answer the highest fence counter
-// of the set (0 without counters). The controls break it.
+// of the set, at least the clock floor (0 without counters). The controls break it.
 func simMultiAcquire(n *simNode, c *simConn, keys, args [][]byte, out []byte) []byte {
 	ms, err := strconv.ParseInt(string(args[1]), 10, 64)
 	cnt, err2 := strconv.Atoi(string(args[2]))
@@ -129,6 +129,9 @@ func simMultiAcquire(n *simNode, c *simConn, keys, args [][]byte, out []byte) []
 		}
 	}
 	var fence int64
+	if len(counters) > 0 {
+		fence = n.fenceFloor()
+	}
 	for i, key := range lockKeys {
 		if fault == "partial" && n.lookup(db, key) != nil {
 			continue
@@ -299,13 +302,20 @@ func TestSimMultiModelScripts(t *testing.T) {
 	assert.Equal(t, ":0\r\n", run("EVAL", multiReleaseSrc, "2", "a", "c", "t1", "id1")) // a deleted, c not ours
 	assert.Equal(t, "$-1\r\n", run("GET", "a"))
 	assert.Equal(t, ":1\r\n", run("EVALSHA", MultiReleaseSHA, "1", "b", "t1", "id2"))
-	// Fenced: the highest counter of the set, then raised on every counter.
+	// Fenced: the highest counter of the set, at least the clock floor
+	// (TIME in µs), then raised on every counter.
 	run("SET", fa, "7")
-	assert.Equal(t, ":7\r\n", run("EVALSHA", MultiAcquireSHA, "4", "a", "b", fa, fb, "t3", "100", "2"))
+	// 7 is below the floor.
+	assert.Equal(t, string(appendInt(nil, n.timeUs())), run("EVALSHA", MultiAcquireSHA, "4", "a", "b", fa, fb, "t3", "100", "2"))
 	assert.Equal(t, ":0\r\n", run("EVAL", multiFenceSrc, "4", "a", "b", fa, fb, "t9", "8")) // not its token
 	assert.Equal(t, ":-1\r\n", run("EVALSHA", MultiFenceSHA, "4", "a", "b", fa, fb, "t3", "6"))
 	assert.Equal(t, ":1\r\n", run("EVALSHA", MultiFenceSHA, "4", "a", "b", fa, fb, "t3", "8"))
 	assert.Equal(t, "$1\r\n8\r\n", run("GET", fb))
 	assert.Equal(t, "$1\r\n8\r\n", run("GET", fa))
+	assert.Equal(t, ":1\r\n", run("EVALSHA", MultiReleaseSHA, "2", "a", "b", "t3", "id3"))
+	above := strconv.FormatInt(n.timeUs()+7, 10)
+	run("SET", fa, above)
+	// A counter above the floor.
+	assert.Equal(t, ":"+above+"\r\n", run("EVALSHA", MultiAcquireSHA, "4", "a", "b", fa, fb, "t4", "100", "2"))
 	assert.Zero(t, s.chk.total(), s.chk.report())
 }

@@ -415,7 +415,7 @@ func simRWAcquire(n *simNode, c *simConn, db map[string]*simKey, rest [][]byte, 
 	if !ok {
 		return append(out, "$-1\r\n"...)
 	}
-	return appendInt(out, cur)
+	return appendInt(out, max(cur, n.fenceFloor()))
 }
 
 func simRWExtend(n *simNode, c *simConn, db map[string]*simKey, rest [][]byte, out []byte) []byte {

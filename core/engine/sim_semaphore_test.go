@@ -134,7 +134,7 @@ func (n *simNode) semAcquire(c *simConn, args [][]byte, out []byte) []byte {
 		if !ok {
 			return append(out, "-ERR Error running script: bad counter\r\n"...)
 		}
-		fence = cur
+		fence = max(cur, n.fenceFloor())
 	}
 	reply := func(vals ...int64) []byte {
 		out = append(out, '*')
@@ -562,7 +562,8 @@ func TestSimModelSemScripts(t *testing.T) {
 		return string(n.exec(c, b, nil))
 	}
 	base, fk := SemKey("k", 2), FenceKey("k")
-	assert.Equal(t, "*3\r\n:0\r\n:1\r\n:0\r\n", run("EVAL", semAcquireSrc, "2", base, fk, "tokA", "100", "2", "0", "0"))
+	floor := string(appendInt(nil, n.timeUs())) // fenced: at least the clock floor, TIME in µs
+	assert.Equal(t, "*3\r\n:0\r\n:1\r\n"+floor, run("EVAL", semAcquireSrc, "2", base, fk, "tokA", "100", "2", "0", "0"))
 	assert.Equal(t, "*4\r\n:1\r\n:1\r\n:0\r\n:1\r\n", run("EVALSHA", SemAcquireSHA, "1", base, "tokB", "100", "2", "0", "0")) // took 1, listed free 1
 	assert.Equal(t, "*3\r\n:-1\r\n:0\r\n:0\r\n", run("EVALSHA", SemAcquireSHA, "1", base, "tokC", "100", "2", "1", "0"))
 	assert.Equal(t, "*3\r\n:1\r\n:2\r\n:0\r\n", run("EVALSHA", SemAcquireSHA, "1", base, "tokB", "300", "2", "0", "1")) // re-entry raises

@@ -108,6 +108,12 @@ type simConfig struct {
 	// are campaigns, and the control's broken fence script.
 	electP     float64
 	electFault string
+	// noFloor: control: the model's acquire scripts answer the fence
+	// counters alone, without the clock floor (TIME) under them.
+	noFloor bool
+	// wallSkew: the nodes' wall clocks (TIME) are ahead of true time by
+	// up to this much each; 0: maxTTL/2, less than any delayed restart.
+	wallSkew time.Duration
 }
 
 // features13 turns on the workload of fences, caller tokens and
@@ -232,7 +238,11 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 	case "fencerestart", "fencepersist":
 		// Control (e): the restart control with most acquires fenced, and
 		// inspections: a node restarted at once without its data forgets
-		// its fence counters. Its twin fencepersist keeps the data.
+		// its fence counters. Its twin fencepersist keeps the data. The
+		// model's scripts answer the counters alone (noFloor): with the
+		// clock floor, a restart at once still breaks exclusion (the
+		// restartnow control) but fences go wrong only where locks
+		// overlap, not in every seed.
 		cfg.nodes, cfg.clients, cfg.tasks = 3, 3, 2
 		cfg.resources = []string{"r0"}
 		cfg.waitP, cfg.holdMin = 0.9, 0.5
@@ -245,6 +255,30 @@ func makeConfig(profile string, rng *mrand.Rand, ops int) (simConfig, error) {
 		}
 		cfg.features13(rng)
 		cfg.fenceP, cfg.tokenP, cfg.inspectP = 0.8, 0.1, 0.1
+		cfg.noFloor = true
+	case "fencenofloor", "fencefloor", "fenceskew":
+		// Control (g): fenced acquires, nodes that crash and lose their
+		// data but stay down longer than the longest ttl (the delayed
+		// restart), and acquire scripts that answer the counters alone
+		// (no clock floor): a quorum of restarted nodes gives a fence
+		// again, or a smaller one, and the checker, which excuses no loss
+		// here, catches it. Its twin fencefloor has the floor: fences
+		// strictly increase across every such restart. fenceskew has the
+		// floor with wall clocks skewed by more than the restart's delay:
+		// the floor's assumption broken, caught too.
+		cfg.nodes, cfg.clients, cfg.tasks = 3, 3, 2
+		cfg.resources = []string{"r0"}
+		cfg.waitP, cfg.holdMin = 0.9, 0.3
+		cfg.maxWait = 2 * cfg.maxTTL
+		cfg.faultEvery = cfg.maxTTL / 4
+		cfg.wFreeze, cfg.wCrash, cfg.wPartition, cfg.wReset, cfg.wPause = 0, 1, 0, 0, 0
+		cfg.persistP = 0
+		cfg.features13(rng)
+		cfg.fenceP, cfg.tokenP, cfg.inspectP = 0.9, 0, 0.05
+		cfg.noFloor = profile == "fencenofloor"
+		if profile == "fenceskew" {
+			cfg.wallSkew = 20 * cfg.maxTTL
+		}
 	case "restartnow", "restartpersist":
 		// Control (b): nodes crash and come back at once without their data.
 		// Its twin restartpersist keeps the data.
@@ -288,7 +322,10 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 	// them only across stretches without a loss (a crash without
 	// persistence), except the negative control, which shows the loss
 	// breaks them.
-	s.chk.excuseLoss, s.chk.lossSpan = profile != "fencerestart", cfg.maxTTL
+	// Fences hold across a loss only after a delayed restart (the clock
+	// floor): a node's crash records a loss only when it restarts at once
+	// or the control runs without the floor (simNode.crash).
+	s.chk.excuseLoss, s.chk.lossSpan = profile != "fencerestart" && profile != "fencenofloor" && profile != "fenceskew", cfg.maxTTL
 	rate := func(r [2]float64) float64 { return r[0] + (r[1]-r[0])*rng.Float64() }
 	var specs []Node
 	for i := range cfg.nodes {
@@ -312,6 +349,16 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 			s: s, idx: i, spec: spec, up: true, dbs: map[int]map[string]*simKey{},
 			clock: simClock{base: time.Duration(rng.Int64N(int64(time.Hour))), rate: rate(cfg.nodeRate)},
 		})
+	}
+	// The nodes' wall clocks (TIME) from their own source, so that every
+	// other draw of a seed stays what it was.
+	wrng := mrand.New(mrand.NewPCG(uint64(seed), 0x7a11c10c4))
+	skew := cfg.wallSkew
+	if skew == 0 {
+		skew = cfg.maxTTL / 2
+	}
+	for _, n := range s.nodes {
+		n.wallOff = time.Duration(wrng.Int64N(int64(skew) + 1))
 	}
 	s.partUntil = make([][]time.Duration, cfg.clients)
 	s.linkLat = make([][]time.Duration, cfg.clients)
@@ -879,6 +926,47 @@ func TestSimControlFenceRestart(t *testing.T) {
 	t.Logf("fencepersist (its twin, with persistence): no violation; %d consecutive fenced acquisitions compared", pairs)
 }
 
+// TestSimControlFenceNoFloor (g): fences across crashes that lose the data
+// and restart after the longest ttl (the delayed restart). With the
+// acquire scripts answering the counters alone (fencenofloor), a quorum of
+// restarted nodes issues a fence that is not above the last one, while
+// exclusion holds: the checker, which excuses no such loss, catches it.
+// With the clock floor (fencefloor, the scripts as they are) fences
+// strictly increase across every restart. With the floor but wall clocks
+// skewed by more than the restart's delay (fenceskew), the floor's
+// assumption is broken and the drop comes back.
+func TestSimControlFenceNoFloor(t *testing.T) {
+	seeds, ops := 6, 1500
+	if simRace {
+		seeds, ops = 2, 1000
+	}
+	caught := func(profile string) (drops, seedsCaught int) {
+		for _, r := range runSeeds(t, 1, seeds, ops, func(int) string { return profile }) {
+			drops += r.counts["fence"]
+			if r.counts["fence"] > 0 {
+				seedsCaught++
+			}
+			assert.Zero(t, r.counts["overlap"], "seed %d (%s): a delayed restart keeps exclusion\nreplay: %s", r.seed, profile, replayCmd(r, ops))
+		}
+		return drops, seedsCaught
+	}
+	drops, n := caught("fencenofloor")
+	t.Logf("fencenofloor: %d fences not above the one before, in %d of %d seeds", drops, n, seeds)
+	assert.Equal(t, seeds, n, "the checker must catch the fences that the delayed empty restarts bring down in every seed")
+	pairs := 0
+	for _, r := range runSeeds(t, 1, seeds, ops, func(int) string { return "fencefloor" }) {
+		pairs += r.fencePairs
+		assert.Zero(t, r.violations, "seed %d (fencefloor): %s\nreplay: %s", r.seed, r.report, replayCmd(r, ops))
+		assert.Zero(t, r.fenceSkips, "seed %d: a loss was excused", r.seed)
+		assert.Positive(t, r.stats.crashes, "seed %d: no crash", r.seed)
+	}
+	assert.Positive(t, pairs)
+	t.Logf("fencefloor (its twin, with the clock floor): no violation; %d consecutive fenced acquisitions compared across the restarts", pairs)
+	drops, n = caught("fenceskew")
+	t.Logf("fenceskew: %d fences not above the one before, in %d of %d seeds", drops, n, seeds)
+	assert.Positive(t, n, "wall clocks skewed past the restart's delay must bring fences down")
+}
+
 // TestSimControlHalfQuorum (c): a quorum of N/2.
 func TestSimControlHalfQuorum(t *testing.T) { controlRun(t, "halfquorum", "fullquorum", 3000) }
 
@@ -1104,8 +1192,13 @@ func TestSimModelScriptSemantics(t *testing.T) {
 		return string(n.exec(c, b, nil))
 	}
 	fk := FenceKey("k")
+	// The first round answers the counter or the node's TIME in µs
+	// (the clock floor), whichever is higher.
+	floor := n.timeUs()
+	assert.Greater(t, floor, int64(1_700_000_000_000_000), "TIME is microseconds since the epoch")
 	assert.Equal(t, "-NOSCRIPT No matching script. Please use EVAL.\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokA", "100"))
-	assert.Equal(t, ":0\r\n", run("EVAL", acquireFenceSrc, "2", "k", fk, "tokA", "100"))     // set; no counter yet
+	// Set; no counter yet: the floor.
+	assert.Equal(t, string(appendInt(nil, floor)), run("EVAL", acquireFenceSrc, "2", "k", fk, "tokA", "100"))
 	assert.Equal(t, ":-1\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokB", "100")) // held
 	assert.Equal(t, ":0\r\n", run("EVAL", fenceSrc, "2", "k", fk, "tokB", "5"))              // not its token
 	assert.Equal(t, ":1\r\n", run("EVALSHA", FenceSHA, "2", "k", fk, "tokA", "5"))           // raised to 5
@@ -1123,7 +1216,18 @@ func TestSimModelScriptSemantics(t *testing.T) {
 	assert.Equal(t, ":1\r\n", run("EVALSHA", AcquireTokenSHA, "1", "k", "tokC", "70")) // fresh SET PX
 	assert.Equal(t, "*2\r\n$4\r\ntokC\r\n:70\r\n", run("EVALSHA", InspectSHA, "1", "k"))
 	assert.Equal(t, ":1\r\n", run("EVALSHA", ReleaseSHA, "1", "k", "tokC", "id2"))
-	assert.Equal(t, ":5\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokD", "100")) // answers the counter
+	// The counter (5) is below the floor.
+	assert.Equal(t, string(appendInt(nil, floor)), run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokD", "100"))
+	assert.Equal(t, ":1\r\n", run("EVALSHA", ReleaseSHA, "1", "k", "tokD", "id3"))
+	above := strconv.FormatInt(floor+1000, 10)
+	run("SET", fk, above)
+	assert.Equal(t, ":"+above+"\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokE", "100")) // above the floor: the counter
+	// The control's scripts: the counter alone.
+	s.cfg.noFloor = true
+	run("SET", fk, "5")
+	assert.Equal(t, ":1\r\n", run("EVALSHA", ReleaseSHA, "1", "k", "tokE", "id4"))
+	assert.Equal(t, ":5\r\n", run("EVALSHA", AcquireFenceSHA, "2", "k", fk, "tokF", "100"))
+	s.cfg.noFloor = false
 	assert.Zero(t, s.chk.total(), s.chk.report())
 	// Wrong key counts are the engine's error: reported.
 	run("EVALSHA", FenceSHA, "1", "k", "tokD", "6")

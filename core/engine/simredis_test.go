@@ -66,6 +66,11 @@ type simNode struct {
 	// LOADING to data commands until then (true time), as Redis does while
 	// it reads its dataset back.
 	loadingUntil time.Duration
+	// wallOff: how far the node's wall clock (TIME) is ahead of true time.
+	// Expiry runs on clock, whose rate drifts (the worst case over one
+	// ttl); TIME is the server's wall clock as NTP keeps it: within a
+	// bounded offset of true time, never stepped back.
+	wallOff time.Duration
 }
 
 // nodeItem is something that arrived at a frozen node: bytes, or the
@@ -76,6 +81,24 @@ type nodeItem struct {
 }
 
 func (n *simNode) ms() int64 { return int64(n.clock.at(n.s.now) / time.Millisecond) }
+
+// simEpochUs is the wall clock's reading at the simulation's start, in
+// microseconds since the Unix epoch (late 2026), as TIME would give it.
+const simEpochUs = 1_795_000_000_000_000
+
+// timeUs is TIME in microseconds: the node's wall clock.
+func (n *simNode) timeUs() int64 { return simEpochUs + int64((n.s.now+n.wallOff)/time.Microsecond) }
+
+// fenceFloor is what a first-round script answers at least for a fence
+// counter: the node's TIME in microseconds (acquire_fence.lua and the
+// other acquire scripts; fence.go); 0 in the control that models the
+// scripts without it.
+func (n *simNode) fenceFloor() int64 {
+	if n.s.cfg.noFloor {
+		return 0
+	}
+	return n.timeUs()
+}
 
 func (n *simNode) db(i int) map[string]*simKey {
 	d := n.dbs[i]
@@ -194,8 +217,14 @@ func (n *simNode) crash(persistent bool) {
 	}
 	n.scripts = 0 // the script cache is never persisted
 	if !persistent {
-		n.dbs = map[int]map[string]*simKey{}
-		n.s.chk.losses = append(n.s.chk.losses, n.s.now) // fence counters too
+		n.dbs = map[int]map[string]*simKey{} // fence counters too
+		if n.s.cfg.restartNow || n.s.cfg.noFloor {
+			// A loss fences may not survive: a restart at once, or the
+			// counters alone without the clock floor. After a delayed
+			// restart the floor keeps them increasing (fence.go): no
+			// excuse then.
+			n.s.chk.losses = append(n.s.chk.losses, n.s.now)
+		}
 	}
 }
 
@@ -502,7 +531,8 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		db[string(rest[0])] = k
 		return appendInt(out, 1)
 	case scriptAcquireFence:
-		// SET NX PX; then the counter (0 when there is none), else -1.
+		// SET NX PX; then the counter (0 when there is none) or the clock
+		// floor, whichever is higher; else -1.
 		ms, err := strconv.ParseInt(string(rest[3]), 10, 64)
 		if err != nil || ms <= 0 {
 			return append(out, "-ERR Error running script: bad ms\r\n"...)
@@ -518,7 +548,7 @@ func (n *simNode) eval(c *simConn, name string, args [][]byte, out []byte) []byt
 		if !ok {
 			return append(out, "$-1\r\n"...) // tonumber of a non-number: nil
 		}
-		return appendInt(out, cur)
+		return appendInt(out, max(cur, n.fenceFloor()))
 	case scriptFence:
 		// While the key holds the token: raise the counter to the fence
 		// (1), or -1 when it is already higher; 0 without the token.

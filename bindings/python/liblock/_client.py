@@ -287,8 +287,10 @@ class Lock:
     auto_extend: bool
     fence: int
     """The fencing token (``acquire(..., fence=True)``): strictly greater than the fence of
-    every lock on the resource acquired before, as long as no node loses its data; 0 when
-    no fence was asked for."""
+    every lock on the resource acquired before, also after nodes restart empty when they
+    stayed down longer than the largest ttl and the servers' clocks agree within that time.
+    A large number (at least the servers' clock in microseconds, ~1.8e15); 0 when no fence
+    was asked for."""
     reentered: bool
     """True when the acquire (``acquire(..., token=...)``) re-entered a lock already held
     with that token."""

@@ -59,7 +59,7 @@ class Leadership:
 
     @property
     def term(self) -> int:
-        """Strictly greater than every earlier leader's term (as long as no node loses its data)."""
+        """Strictly greater than every earlier leader's term: a fence, as large (see ``Lock.fence``)."""
         return int(self.lock.fence)
 
     @property
