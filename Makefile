@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim fuzz demo bench bench-go clean
 
 all: build
 
@@ -58,6 +58,12 @@ test-go: deps
 ## sim: the engine's deterministic simulation, much longer than in test-go (random seeds; a failure prints its replay command)
 sim:
 	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ -args -sim.long
+
+## fuzz: every Go fuzz target (RESP decoder and encoder, the engine fed any node reply, the host
+## protocol's decoders, the C configuration parsers, node URLs) for FUZZ_TIME each (default 60s),
+## one after the other; crashers stay in the package's testdata/fuzz/, which `go test` runs as seeds
+fuzz:
+	GO=$(GO) bash .ci/fuzz.sh
 
 test-c: deps build
 	bash capi/test/run.sh
