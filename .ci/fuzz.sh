@@ -10,6 +10,9 @@ GO=${GO:-go}
 FUZZ_TIME=${FUZZ_TIME:-60s}
 FUZZ_PARALLEL=${FUZZ_PARALLEL:-1}
 FUZZ_ONLY=${FUZZ_ONLY:-.}
+# go test's -timeout covers the fuzzing too: FUZZ_TIME plus room, so that a
+# hang in a target still ends the run.
+FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-3h}
 cd "$(dirname "$0")/.."
 failed=()
 for pkg in $($GO list ./... | grep -v '/wasm'); do
@@ -17,7 +20,7 @@ for pkg in $($GO list ./... | grep -v '/wasm'); do
   grep -lq '^func Fuzz' "$dir"/*_test.go 2>/dev/null || continue
   for target in $($GO test -list '^Fuzz' "$pkg" | grep '^Fuzz' | grep -E "$FUZZ_ONLY"); do
     echo "== $pkg $target ($FUZZ_TIME)"
-    if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZ_TIME" -parallel "$FUZZ_PARALLEL" "$pkg"; then
+    if ! $GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZ_TIME" -timeout "$FUZZ_TIMEOUT" -parallel "$FUZZ_PARALLEL" "$pkg"; then
       failed+=("$pkg $target")
     fi
   done

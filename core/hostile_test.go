@@ -24,6 +24,7 @@ import (
 // handshake within it: the causes that do not come from the timeout are
 // then the misbehaviour's own.
 const hostileTimeout = 2 * time.Second
+
 var hostileCause = map[hostile.Behavior]string{
 	hostile.Garbage:       `redis protocol error: malformed reply line|redis protocol error: unexpected reply type`,
 	hostile.WrongType:     `redis protocol error: SET answered an array of 2, not OK`,

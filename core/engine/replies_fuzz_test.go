@@ -16,13 +16,13 @@ import (
 
 // Which command a run's fuzzed bytes answer (the input's first byte).
 const (
-	fzAcquire  = iota // SET NX, or the acquire script of the primitive
-	fzSentinel        // SENTINEL get-master-addr-by-name
-	fzRole            // ROLE on a primary a sentinel named
-	fzCluster         // CLUSTER SHARDS (and SLOTS after an unknown-command error)
-	fzShard           // a cluster shard's answer to the acquire: MOVED, ASK...
-	fzHandshake       // PING
-	fzAny             // every command
+	fzAcquire   = iota // SET NX, or the acquire script of the primitive
+	fzSentinel         // SENTINEL get-master-addr-by-name
+	fzRole             // ROLE on a primary a sentinel named
+	fzCluster          // CLUSTER SHARDS (and SLOTS after an unknown-command error)
+	fzShard            // a cluster shard's answer to the acquire: MOVED, ASK...
+	fzHandshake        // PING
+	fzAny              // every command
 	fzModes
 )
 
