@@ -107,6 +107,9 @@ func (s *replyScan) scan(b []byte) (int, error) {
 				if s.off+size > len(b) {
 					return 0, nil
 				}
+				if end := s.off + size; b[end-2] != '\r' || b[end-1] != '\n' {
+					return 0, protocolError("bulk string not followed by CRLF")
+				}
 			case line[0] == '*' && v >= 0 && len(s.left) >= maxDepth:
 				return 0, protocolError("arrays nested too deep")
 			case line[0] == '*' && v > 0:
