@@ -31,7 +31,7 @@ var hostileCause = map[hostile.Behavior]string{
 	hostile.EndlessBulk:   `redis protocol error: bulk string of 2147483647 bytes`,
 	hostile.MaxBulk:       `within the node timeout|redis protocol error: bulk string not followed by CRLF`,
 	hostile.DeepNesting:   `redis protocol error: arrays nested too deep`,
-	hostile.EndlessArray:  `within the node timeout|redis protocol error: a reply longer than`,
+	hostile.EndlessArray:  `within the node timeout|redis protocol error: a reply longer than|redis protocol error: a reply of more than \d+ values`,
 	hostile.Silent:        `within the node timeout`,
 	hostile.CloseMidReply: `EOF|connection reset|closed`,
 }
