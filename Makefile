@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim fuzz demo bench bench-go clean
+.PHONY: all build deps dist test test-go test-c test-node test-python test-wasm test-interop test-dist test-snippets sim fuzz soak demo bench bench-go clean
 
 all: build
 
@@ -64,6 +64,15 @@ sim:
 ## one after the other; crashers stay in the package's testdata/fuzz/, which `go test` runs as seeds
 fuzz:
 	GO=$(GO) bash .ci/fuzz.sh
+
+## soak: every primitive of the Go client against 5 real redis-servers for SOAK_TIME (default 30m),
+## one node of five frozen or killed and restarted every few seconds; samples RSS, fds,
+## goroutines, threads, heap and Redis keys every SOAK_SAMPLE (default 10s); fails on growth over
+## the second half or a key left behind (core/soak_test.go); not part of make test
+SOAK_TIME   ?= 30m
+SOAK_SAMPLE ?= 10s
+soak: deps
+	LIBLOCK_SOAK=$(SOAK_TIME) LIBLOCK_SOAK_SAMPLE=$(SOAK_SAMPLE) $(GO) test -count=1 -run '^TestSoak$$' -timeout 0 -v ./core/
 
 test-c: deps build
 	bash capi/test/run.sh
