@@ -5,7 +5,7 @@ GO      ?= go
 BUILD   := build
 CORE_GO := $(shell find core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build deps dist docs test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets test-docs nodes sim demo bench bench-go clean
+.PHONY: all build deps dist docs test test-go test-c test-node test-python test-java test-wasm test-interop test-dist test-snippets test-docs nodes sim fuzz soak demo bench bench-go clean
 
 all: build
 
@@ -67,6 +67,21 @@ test-go: deps
 ## seeds, up to an hour; a failure prints its replay command)
 sim:
 	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ $(if $(SIM_LONG),-args -sim.long)
+
+## fuzz: every Go fuzz target (RESP decoder and encoder, the engine fed any node reply, the host
+## protocol's decoders, the C configuration parsers, node URLs) for FUZZ_TIME each (default 60s),
+## one after the other; crashers stay in the package's testdata/fuzz/, which `go test` runs as seeds
+fuzz:
+	GO=$(GO) bash .ci/fuzz.sh
+
+## soak: every primitive of the Go client against 5 real redis-servers for SOAK_TIME (default 30m),
+## one node of five frozen or killed and restarted every few seconds; samples RSS, fds,
+## goroutines, threads, heap and Redis keys every SOAK_SAMPLE (default 10s); fails on growth over
+## the second half or a key left behind (core/soak_test.go); not part of make test
+SOAK_TIME   ?= 30m
+SOAK_SAMPLE ?= 10s
+soak: deps
+	LIBLOCK_SOAK=$(SOAK_TIME) LIBLOCK_SOAK_SAMPLE=$(SOAK_SAMPLE) $(GO) test -count=1 -run '^TestSoak$$' -timeout 0 -v ./core/
 
 test-c: deps build
 	bash capi/test/run.sh

@@ -166,6 +166,9 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 		return
 	}
 	o := a.op
+	if why := acquireShape(o, r, false); why != "" {
+		r = misshapen(why) // shape.go
+	}
 	switch {
 	case r.Err != nil:
 		a.state[i] = failed

@@ -109,8 +109,9 @@ type node struct {
 	hsLeft   int        // handshake replies still expected
 	out      []byte     // bytes to write at the end of this input
 	spare    []byte
-	rbuf     []byte // received, not yet a whole reply
-	loaded   uint32 // scripts the node has run on this connection (script.bit)
+	rbuf     []byte    // received, not yet a whole reply
+	scan     replyScan // how far the reply at rbuf's front was scanned (resp.go)
+	loaded   uint32    // scripts the node has run on this connection (script.bit)
 	// sub marks a node's pub/sub connection (Engine.subNodes), and chans
 	// the channels it subscribed to or is subscribing to.
 	sub   bool
@@ -337,14 +338,30 @@ func (n *node) received(e *Engine, p []byte) {
 	}
 	off := 0
 	conn := n.conn
+	if n.scan.conn != conn {
+		n.scan.reset(conn) // a new connection: nothing scanned
+	}
 	for off < len(buf) && n.conn == conn {
-		r, k, err := parseReply(buf[off:])
+		// Scanned first: a reply in pieces is decoded once, when whole.
+		k, err := n.scan.scan(buf[off:])
 		if err != nil {
 			n.fail(e, err)
 			return
 		}
 		if k == 0 {
+			if len(buf)-off > maxReply {
+				n.fail(e, protocolError("a reply longer than "+strconv.Itoa(maxReply)+" bytes"))
+				return
+			}
 			break
+		}
+		r, k2, err := parseReply(buf[off : off+k])
+		if err == nil && k2 != k {
+			err = protocolError("a reply of " + strconv.Itoa(k) + " bytes decoded as " + strconv.Itoa(k2))
+		}
+		if err != nil {
+			n.fail(e, err)
+			return
 		}
 		off += k
 		if n.sub && e.push(n, r) {

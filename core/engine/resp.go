@@ -20,6 +20,11 @@ type Reply struct {
 	Int   int64   // an integer reply
 	Str   string  // a status or bulk-string reply
 	Elems []Reply // an array reply's elements (a script's table, a pub/sub message)
+	// Kind is the reply's RESP type byte as it came ('+', '-', ':', '$',
+	// '*'); 0 for a failure made by the engine. Whether a reply has the
+	// shape its command answers with (shape.go) depends on it: "+OK",
+	// ":0" and "$0" all leave Int 0.
+	Kind byte
 }
 
 // RedisError is an error reply. Its text is the reply's, so it starts with
@@ -39,7 +44,93 @@ const (
 	maxBulk = 64 << 20
 	// maxDepth bounds nested arrays in a reply nobody asked for.
 	maxDepth = 8
+	// maxReply bounds the bytes a node's connection holds of a reply still
+	// arriving: the largest bulk string with its header. A node that sends
+	// more without completing a reply (an endless array) is failed.
+	maxReply = maxBulk + maxReplyLine
+	// maxElems bounds the values in one reply, all arrays' elements
+	// together: the largest topology reply (CLUSTER SLOTS of a cluster with
+	// every slot its own range) has about 16384 × 10. Decoded, each value
+	// costs about 80 bytes.
+	maxElems = 1 << 20
 )
+
+// replyScan finds where the reply at the front of a node's buffer ends
+// before it is decoded, remembering how far it got: a reply that arrives in
+// many pieces is scanned once, not once per piece as decoding it from the
+// start each time would (quadratic in its size), and nothing is allocated
+// for it until it is whole. It checks the bounds (maxBulk, maxDepth,
+// maxElems, maxReplyLine) as it goes.
+type replyScan struct {
+	conn  ConnID  // the connection whose buffer it scans
+	off   int     // bytes of the reply's whole values scanned so far
+	left  []int64 // elements still due in each array open at off, outermost first
+	elems int64   // values counted so far
+}
+
+func (s *replyScan) reset(c ConnID) {
+	s.conn, s.off, s.left, s.elems = c, 0, s.left[:0], 0
+}
+
+// scan returns the length of the whole reply at the front of b, 0 when b
+// holds only part of it (s then remembers how far it got in b, which must
+// keep those bytes at its front), or an error when b cannot be a reply.
+// Once it returned a length, s starts again at the next reply.
+func (s *replyScan) scan(b []byte) (int, error) {
+	for {
+		if s.off > 0 && len(s.left) == 0 {
+			n := s.off
+			s.reset(s.conn)
+			return n, nil
+		}
+		line, n, err := replyLine(b[s.off:])
+		if n == 0 || err != nil {
+			return 0, err
+		}
+		s.elems++
+		if s.elems > maxElems {
+			return 0, protocolError("a reply of more than " + strconv.Itoa(maxElems) + " values")
+		}
+		size := n
+		switch line[0] {
+		case '+', '-':
+		case ':', '$', '*':
+			v, err := parseInt(line[1:])
+			if err != nil {
+				return 0, err
+			}
+			switch {
+			case line[0] == '$' && v > maxBulk:
+				return 0, protocolError("bulk string of " + strconv.FormatInt(v, 10) + " bytes")
+			case line[0] == '$' && v >= 0:
+				size += int(v) + 2
+				if s.off+size > len(b) {
+					return 0, nil
+				}
+				if end := s.off + size; b[end-2] != '\r' || b[end-1] != '\n' {
+					return 0, protocolError("bulk string not followed by CRLF")
+				}
+			case line[0] == '*' && v >= 0 && len(s.left) >= maxDepth:
+				return 0, protocolError("arrays nested too deep")
+			case line[0] == '*' && v > 0:
+				s.off += n
+				s.left = append(s.left, v)
+				continue
+			}
+		default:
+			return 0, protocolError("unexpected reply type " + strconv.QuoteRune(rune(line[0])))
+		}
+		s.off += size
+		// A whole value: it may complete the arrays around it.
+		for k := len(s.left) - 1; k >= 0; k-- {
+			s.left[k]--
+			if s.left[k] > 0 {
+				break
+			}
+			s.left = s.left[:k]
+		}
+	}
+}
 
 // AppendCommand appends args as one RESP2 command (an array of bulk
 // strings) to buf.
@@ -85,22 +176,22 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 	}
 	switch line[0] {
 	case '+':
-		return Reply{Str: statusText(line[1:])}, n, nil
+		return Reply{Str: statusText(line[1:]), Kind: '+'}, n, nil
 	case '-':
-		return Reply{Err: RedisError(line[1:])}, n, nil
+		return Reply{Err: RedisError(line[1:]), Kind: '-'}, n, nil
 	case ':':
 		v, err := parseInt(line[1:])
 		if err != nil {
 			return Reply{}, 0, err
 		}
-		return Reply{Int: v}, n, nil
+		return Reply{Int: v, Kind: ':'}, n, nil
 	case '$':
 		size, err := parseInt(line[1:])
 		switch {
 		case err != nil:
 			return Reply{}, 0, err
 		case size < 0:
-			return Reply{Nil: true}, n, nil
+			return Reply{Nil: true, Kind: '$'}, n, nil
 		case size > maxBulk:
 			return Reply{}, 0, protocolError("bulk string of " + strconv.FormatInt(size, 10) + " bytes")
 		}
@@ -111,14 +202,14 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 		if b[end-2] != '\r' || b[end-1] != '\n' {
 			return Reply{}, 0, protocolError("bulk string not followed by CRLF")
 		}
-		return Reply{Str: string(b[n : end-2])}, end, nil
+		return Reply{Str: string(b[n : end-2]), Kind: '$'}, end, nil
 	case '*':
 		count, err := parseInt(line[1:])
 		if err != nil {
 			return Reply{}, 0, err
 		}
 		if count < 0 {
-			return Reply{Nil: true}, n, nil
+			return Reply{Nil: true, Kind: '*'}, n, nil
 		}
 		if depth >= maxDepth {
 			return Reply{}, 0, protocolError("arrays nested too deep")
@@ -133,7 +224,7 @@ func parseValue(b []byte, depth int) (Reply, int, error) {
 			elems = append(elems, r)
 			off += k
 		}
-		return Reply{Elems: elems}, off, nil
+		return Reply{Elems: elems, Kind: '*'}, off, nil
 	}
 	return Reply{}, 0, protocolError("unexpected reply type " + strconv.QuoteRune(rune(line[0])))
 }

@@ -27,8 +27,8 @@ func TestScriptHashes(t *testing.T) {
 // parses to the same replies, and an incomplete reply is never taken.
 func TestParseReplySplitAnywhere(t *testing.T) {
 	stream := "+OK\r\n-NOSCRIPT No matching script\r\n:1\r\n:-42\r\n$-1\r\n$5\r\nhello\r\n$0\r\n\r\n*2\r\n$1\r\na\r\n:3\r\n*-1\r\n"
-	want := []Reply{{Str: "OK"}, {Err: RedisError("NOSCRIPT No matching script")}, {Int: 1}, {Int: -42}, {Nil: true},
-		{Str: "hello"}, {Str: ""}, {Elems: []Reply{{Str: "a"}, {Int: 3}}}, {Nil: true}}
+	want := []Reply{{Str: "OK", Kind: '+'}, {Err: RedisError("NOSCRIPT No matching script"), Kind: '-'}, {Int: 1, Kind: ':'}, {Int: -42, Kind: ':'}, {Nil: true, Kind: '$'},
+		{Str: "hello", Kind: '$'}, {Str: "", Kind: '$'}, {Elems: []Reply{{Str: "a", Kind: '$'}, {Int: 3, Kind: ':'}}, Kind: '*'}, {Nil: true, Kind: '*'}}
 	for split := 0; split <= len(stream); split++ {
 		var got []Reply
 		var buf []byte

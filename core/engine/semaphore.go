@@ -165,6 +165,9 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 	bit := uint64(1) << uint(i)
 	set := a.semSET&bit != 0
 	a.semSET &^= bit
+	if why := acquireShape(o, r, set); why != "" {
+		r = misshapen(why) // shape.go
+	}
 	grant := func(slot int) {
 		a.state[i] = granted
 		a.granted++
