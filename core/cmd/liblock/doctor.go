@@ -189,7 +189,7 @@ func clockSpreadRow(facts []*nodeFacts) (row, bool) {
 }
 
 const (
-	clockWhy = "clocks this far apart are not synchronised; Redis expires keys by its wall clock, and when such a clock is stepped to the right time, locks on it expire early (the drift factor covers clock rate, not offsets or steps)"
+	clockWhy = "clocks this far apart are not synchronised; Redis expires keys by its wall clock, and when such a clock is stepped to the right time, locks on it expire early (the drift factor covers clock rate, not offsets or steps); fences and election terms issued after a node's empty restart rely on the clocks agreeing within the largest ttl"
 	clockFix = "run NTP (chrony) on every node, slewing rather than stepping"
 )
 

@@ -254,7 +254,7 @@ func (o *doctorOpts) checkPersistence(ctx context.Context, f *nodeFacts, rdb *re
 		}
 		cfg[k] = m[k]
 	}
-	restart := "keep a restarted node out (not started, or firewalled) for longer than your largest ttl"
+	restart := "keep a restarted node out (not started, or firewalled) for longer than your largest ttl, which also keeps fences and election terms increasing while the nodes' clocks agree within that time (the clock row)"
 	switch {
 	case cfg["appendonly"] == "yes" && cfg["appendfsync"] == "always":
 		f.add("persistence", statusOK, "appendonly yes, appendfsync always: a restart keeps every granted lock", "")
@@ -355,6 +355,9 @@ func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis
 	}
 	try("EVALSHA", err, true)
 	try("EVAL", rdb.Eval(ctx, "return 1", []string{key}).Err(), true)
+	// Fenced locks, read-write locks and elections call TIME in their
+	// acquire scripts (the fence's clock floor).
+	try("TIME in a script", rdb.Eval(ctx, "return redis.call('TIME')", []string{key}).Err(), true)
 	try("PUBLISH", rdb.Publish(ctx, channel, "").Err(), false)
 	try("SUBSCRIBE", subscribe(ctx, rdb, channel, o.timeout), false)
 	switch {
@@ -362,7 +365,7 @@ func (o *doctorOpts) checkCommands(ctx context.Context, f *nodeFacts, rdb *redis
 		f.add("commands", statusFail, "user "+user+" could not run "+strings.Join(failed, "; "), cause)
 	case len(failed) > 0:
 		f.add("commands", statusFail, "user "+user+" may not run "+strings.Join(failed, "; "),
-			"ACL SETUSER "+user+" +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire on the lock keys (~"+o.keyPrefix+"*) and channels (&liblock:released:*)")
+			"ACL SETUSER "+user+" +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire +time on the lock keys (~"+o.keyPrefix+"*) and channels (&liblock:released:*)")
 	case len(degraded) > 0:
 		f.add("commands", statusWarn, "user "+user+" may not run "+strings.Join(degraded, "; ")+": a release wakes no waiter in another process; waiters find the lock free by polling (2–50 ms later)",
 			"ACL SETUSER "+user+" +publish +subscribe &liblock:released:*")

@@ -176,6 +176,32 @@ func TestDoctorACL(t *testing.T) {
 	c.AssertNoKeys(t)
 }
 
+// TestDoctorACLNoTime: a user that may not call TIME fails the commands
+// row naming it, and the fix asks for +time: fenced locks, read-write
+// locks and elections call it in their acquire scripts (the fence's clock
+// floor). The plain lock cycle still passes.
+func TestDoctorACLNoTime(t *testing.T) {
+	c := redistest.Start(t, 3)
+	const pw = "pw"
+	urls := make([]string, 3)
+	for i, n := range c.Nodes {
+		do(t, n, "ACL", "SETUSER", "notime", "on", ">"+pw, "~*", "&*", "+@all", "-time")
+		urls[i] = (&url.URL{Scheme: "redis", User: url.UserPassword("notime", pw), Host: n.Addr()}).String()
+	}
+	code, rows, _ := doctor(t, urls)
+	require.Equal(t, exitDoctorFail, code, "exit")
+	for _, n := range c.Nodes {
+		want(t, rows, n.Addr(), "commands", statusFail, "TIME in a script")
+		want(t, rows, n.Addr(), "lock", statusOK, "")
+	}
+	for _, r := range rows {
+		if r.Check == "commands" {
+			require.Contains(t, r.Fix, "+time", "the fix names +time: %+v", r)
+		}
+	}
+	c.AssertNoKeys(t)
+}
+
 // TestDoctorFrozen: a frozen node fails "reachable" within --timeout and
 // is checked no further; the others are unaffected.
 func TestDoctorFrozen(t *testing.T) {

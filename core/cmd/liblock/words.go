@@ -27,7 +27,7 @@ const (
 	fixOOM = "the node is out of memory (used memory above its maxmemory, with nothing left to evict) and refuses the lock's scripts: " +
 		"raise maxmemory (CONFIG SET maxmemory 256mb, and in redis.conf) or free memory on the node, " +
 		"and keep maxmemory-policy noeviction so that no held lock is ever evicted"
-	fixNoPerm = "the node's ACL forbids a command liblock sends: ACL SETUSER USER +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire " +
+	fixNoPerm = "the node's ACL forbids a command liblock sends: ACL SETUSER USER +set +del +eval +evalsha +publish +subscribe +pubsub|numsub +get +pttl +pexpire +time " +
 		"on the lock keys and &liblock:released:* (liblock doctor checks each command)"
 	fixReadOnly   = "the node is a replica, which refuses writes: list primaries only"
 	fixClientCert = "the node requires a client certificate (tls-auth-clients yes): pass --tls-cert-file and --tls-key-file (LIBLOCK_TLS_CERT_FILE, LIBLOCK_TLS_KEY_FILE)"
