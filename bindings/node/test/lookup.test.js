@@ -23,7 +23,7 @@ function run(code, env) {
     return { ok: false, out: String(e.stdout) + String(e.stderr) };
   }
 }
-const probe = `const l = require(${JSON.stringify(pkg)}); console.log(JSON.stringify(l.library()));`;
+const probe = `const l = require(${JSON.stringify(pkg)}); console.log(JSON.stringify(l.library('native')));`;
 
 test('LIBLOCK_PATH is used when set', () => {
   const r = run(probe, { LIBLOCK_PATH: path.join(ROOT, 'build', 'liblock.so') });
@@ -57,14 +57,14 @@ test('a packaged copy is used outside the repository', () => {
   fs.symlinkSync(path.join(pkg, 'node_modules'), path.join(dir, 'node_modules', 'liblock', 'node_modules'));
   const env = { ...process.env };
   delete env.LIBLOCK_PATH;
-  const out = execFileSync(process.execPath, ['-e', `console.log(JSON.stringify(require('liblock').library()))`], { env, cwd: dir, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['-e', `console.log(JSON.stringify(require('liblock').library('native')))`], { env, cwd: dir, encoding: 'utf8' });
   const info = JSON.parse(out);
   assert.equal(info.from, 'packaged copy');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test('a LIBLOCK_PATH that does not exist fails clearly', () => {
-  const r = run(`const { Client } = require(${JSON.stringify(pkg)}); new Client({ nodes: ['redis://127.0.0.1:1'] });`, { LIBLOCK_PATH: '/nonexistent/liblock.so' });
+  const r = run(`const { Client } = require(${JSON.stringify(pkg)}); new Client({ nodes: ['redis://127.0.0.1:1'], backend: 'native' });`, { LIBLOCK_PATH: '/nonexistent/liblock.so' });
   assert.equal(r.ok, false);
   assert.match(r.out, /LIBLOCK_PATH=\/nonexistent\/liblock\.so does not exist/);
 });
