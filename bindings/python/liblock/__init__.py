@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ._node import Node
 del TYPE_CHECKING
 
-__version__ = "0.1.0"
 from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
 from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
@@ -56,6 +55,10 @@ def __getattr__(name: str) -> "Any":
         from . import _election
 
         return getattr(_election, name)
+    if name == "__version__":  # the release's VERSION file (setup.py writes it into _version.py)
+        from ._files import version
+
+        return version()
     if name == "Node":  # liblock.Node (a dataclass) too
         from . import _node
 
