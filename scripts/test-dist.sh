@@ -25,7 +25,7 @@ bash scripts/dist-tools.sh
 QEMU="$(command -v qemu-aarch64-static || command -v qemu-aarch64)"
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 passed=0
-ok() { echo "ok: $*"; passed=$((passed + 1)); }
+ok() { echo "ok: $* (${SECONDS}s in)"; passed=$((passed + 1)); }
 die() { echo "test-dist: $*" >&2; exit 1; }
 tmp="$(mktemp -d /tmp/liblock-dist-platforms.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
