@@ -42,13 +42,13 @@ $(BUILD)/faultproxy: $(CORE_GO)
 nodes: deps $(BUILD)/redisnodes
 	@$(BUILD)/redisnodes -n 3 -port 7001 -hold
 
-## dist: build/dist/: the Python wheel (py3-none-manylinux_2_XX_<arch>, carrying liblock.so,
-## liblock.wasm and py.typed) and sdist (with the Go sources), and the npm tarball (both files)
+## dist: build/dist/: every release artifact (scripts/build-dist.sh): the Python wheels
+## (py3-none-any with liblock.wasm; manylinux2014 x86_64 and aarch64 with liblock.so too),
+## the sdist, the liblock-cli wheels, the npm tarballs (liblock: liblock.wasm and
+## prebuilt/linux-{x64,arm64}/liblock.so; liblock-cli: the command), the static commands.
+## Native files are cross-built with zig against glibc 2.17 (zig and qemu: scripts/dist-tools.sh)
 dist: deps build
-	@rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist
-	bash bindings/python/scripts/build-dist.sh $(BUILD)/dist
-	cd bindings/node && npm pack --silent --pack-destination ../../$(BUILD)/dist
-	@ls -l $(BUILD)/dist
+	GO=$(GO) bash scripts/build-dist.sh $(BUILD)/dist
 
 ## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
 ## use is heaviest, then C and Java, beside everything else; a table of each suite's time at the end
@@ -111,10 +111,13 @@ test-wasm: deps build
 test-interop: deps build
 	GO=$(GO) bash bindings/interop/run.sh
 
-## test-dist: `make dist`'s wheel and npm tarball installed outside the repository (fresh venv,
-## fresh directory, no LIBLOCK_PATH), locking with both backends; tsc --strict and mypy --strict
-## against them; a wheel built from the sdist with Go
+## test-dist: `make dist`'s artifacts installed outside the repository (fresh venvs, fresh
+## npm projects, no LIBLOCK_PATH), locking with both backends and with the native library
+## absent (the wasm fallback); tsc --strict and mypy --strict against them; a wheel built
+## from the sdist with Go; the aarch64 library and command under qemu; ELF and wheel tags;
+## `go install ...@latest` from an empty module cache
 test-dist: deps dist
+	bash scripts/test-dist.sh $(BUILD)/dist
 	bash bindings/python/scripts/test-dist.sh $(BUILD)/dist
 	bash bindings/node/scripts/test-dist.sh $(BUILD)/dist
 

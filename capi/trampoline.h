@@ -4,7 +4,13 @@
 #define LIBLOCK_TRAMPOLINE_H
 #include <stdint.h>
 
-#define LIBLOCK_VERSION_STRING "0.1.0"
+#ifdef LIBLOCK_VERSION /* -DLIBLOCK_VERSION=$(cat VERSION): the release builds (scripts/build-dist.sh) */
+#define LIBLOCK_STR_(x) #x
+#define LIBLOCK_STR(x) LIBLOCK_STR_(x)
+#define LIBLOCK_VERSION_STRING LIBLOCK_STR(LIBLOCK_VERSION)
+#else
+#define LIBLOCK_VERSION_STRING "0.1.0" /* equal to VERSION: make test-dist checks it */
+#endif
 
 typedef void (*lock_callback)(void *user_data, int32_t status, uint64_t handle, const char *err);
 

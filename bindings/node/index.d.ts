@@ -67,10 +67,12 @@ export interface ClientOptions {
    */
   owner?: string;
   /**
-   * 'native' (default): liblock.so through koffi (Linux glibc; koffi is an
-   * optional dependency, loaded with the first native client). 'wasm':
-   * liblock.wasm under V8, on the main thread. Both run the same engine behind
-   * the same event-loop host: the same API, errors and behaviour.
+   * 'native': liblock.so through koffi (Linux glibc; koffi is an optional
+   * dependency, loaded with the first native client). 'wasm': liblock.wasm
+   * under V8, on the main thread. Both run the same engine behind the same
+   * event-loop host: the same API, errors and behaviour. Default: native where
+   * it loads, else wasm, with one process warning (code
+   * LIBLOCK_NATIVE_UNAVAILABLE); library() says which.
    */
   backend?: 'native' | 'wasm';
   /**
@@ -471,12 +473,14 @@ export const DEFAULT_WAIT: 10000;
 export const MAX_RESOURCES: 16;
 
 export interface LibraryInfo {
+  backend: 'native';
   path: string;
   from: 'LIBLOCK_PATH' | 'repository build' | 'packaged copy';
   abiVersion: number;
   version: string | null;
 }
 export interface WasmLibraryInfo {
+  backend: 'wasm';
   path: string;
   from: 'LIBLOCK_WASM_PATH' | 'repository build' | 'packaged copy';
   abiVersion: number;
@@ -488,8 +492,14 @@ export interface WasmLibraryInfo {
   /** Instantiating it on the main thread, _initialize included (ms). */
   instantiateMs: number;
 }
+/**
+ * With no argument: the library a client naming no backend runs (loads it if
+ * needed): liblock.so where it loads, else liblock.wasm; `fallbackReason` is
+ * why liblock.so was passed over (null when it was not).
+ */
+export function library(): (LibraryInfo | WasmLibraryInfo) & { fallbackReason: string | null };
 /** Loads liblock.so if needed and tells which file was loaded. */
-export function library(backend?: 'native'): LibraryInfo;
+export function library(backend: 'native'): LibraryInfo;
 /** Loads and compiles liblock.wasm if needed and tells which file, and what loading cost. */
 export function library(backend: 'wasm'): WasmLibraryInfo;
 

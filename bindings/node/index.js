@@ -24,7 +24,9 @@ const { LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledEr
 
 // The adapters are loaded with the first client that needs one: loading
 // the package never requires koffi nor reads liblock.so or liblock.wasm.
+// With no backend named: native where it loads, else wasm (lib/backend.js).
 function adapterFor(backend) {
+  if (backend === undefined) return require('./lib/backend').auto();
   return backend === 'wasm' ? require('./lib/wasm').load() : require('./lib/native').load();
 }
 
@@ -711,12 +713,19 @@ class Client {
 }
 
 /**
- * Information about the loaded library (loads it if needed): liblock.so, or
- * with 'wasm' liblock.wasm (with its compile and instantiate times).
+ * Information about the loaded library (loads it if needed): with no
+ * argument the one a client naming no backend runs (liblock.so where it
+ * loads, else liblock.wasm, and then `fallbackReason` says why), or the
+ * backend named ('native' or 'wasm'; liblock.wasm with its compile and
+ * instantiate times).
  */
 function library(backend) {
+  if (backend !== undefined && !BACKENDS.includes(backend)) {
+    throw badArg('backend', `must be ${BACKENDS.map((b) => JSON.stringify(b)).join(' or ')}, got ${typeof backend === 'string' ? JSON.stringify(backend) : kind(backend)}`);
+  }
   const ad = adapterFor(backend);
-  const info = { path: ad.path, from: ad.from, abiVersion: ad.abi, version: ad.version() };
+  const info = { backend: ad.backend, path: ad.path, from: ad.from, abiVersion: ad.abi, version: ad.version() };
+  if (backend === undefined) info.fallbackReason = require('./lib/backend').fallback();
   if (ad.backend === 'wasm') Object.assign(info, { size: ad.size, compileMs: ad.compileMs, instantiateMs: ad.instantiateMs });
   return info;
 }

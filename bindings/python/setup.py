@@ -12,9 +12,16 @@ next to the modules; they come from, in order:
 3. LIBLOCK_NO_BUNDLE=1 builds a package without them (found at run time through
    LIBLOCK_PATH / LIBLOCK_WASM_PATH).
 
+Two variables choose what a wheel carries instead (scripts/build-dist.sh uses them):
+LIBLOCK_WASM_ONLY=1 bundles liblock.wasm alone: a py3-none-any wheel for every
+platform (clients run the wasm backend); LIBLOCK_SO=PATH bundles that liblock.so (a
+cross build for another architecture) beside liblock.wasm.
+
 A wheel carrying liblock.so is tagged py3-none-manylinux_2_XX_<arch>, XX being the
 newest glibc symbol version liblock.so needs (read from its ELF version-needs
-section, as `objdump -T` shows it): it installs only where that library loads.
+section, as `objdump -T` shows it), and at least 17 (manylinux2014: the oldest glibc
+the cross builds target and the first with aarch64): it installs only where that
+library loads.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ MANYLINUX_LIBS = {
     "ld-linux-aarch64.so.1",
 }
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
+GLIBC_FLOOR = (2, 17)
 
 
 def _elf_sections(data: bytes) -> Tuple[int, List[Tuple[int, int, int, int]]]:
@@ -117,8 +125,11 @@ def platform_tag(path: Path) -> str:
              if v.startswith("GLIBC_") and v[len("GLIBC_"):].replace(".", "").isdigit()]
     if not glibc:
         raise ValueError(f"{path} needs no versioned glibc symbol: not a glibc library (musl?)")
-    major, minor = max(glibc)[:2]
-    return f"manylinux_{major}_{minor}_{arch}"
+    major, minor = max(max(glibc)[:2], GLIBC_FLOOR)
+    tag = f"manylinux_{major}_{minor}_{arch}"
+    if (major, minor) == (2, 17):  # the legacy alias, for pip < 20.3
+        tag += f".manylinux2014_{arch}"
+    return tag
 
 
 # ---------------------------------------------------------------- where the files come from
@@ -193,6 +204,7 @@ def _build_with_go(root: Path, name: str, out: Path) -> None:
     env = dict(os.environ)
     if name == "liblock.so":
         env["CGO_ENABLED"] = "1"
+        env["CGO_CFLAGS"] = (env.get("CGO_CFLAGS", "-O2 -g") + f" -DLIBLOCK_VERSION={version()}").strip()
         _run([go, "build", "-trimpath", "-tags", "liblock_nootel", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out), "./capi"],
              root, env)
         header = out.with_suffix(".h")  # cgo's generated header: not shipped
@@ -210,11 +222,24 @@ def _build_with_go(root: Path, name: str, out: Path) -> None:
           "./wasm"], root, env)
 
 
+def _wasm_only() -> bool:
+    return os.environ.get("LIBLOCK_WASM_ONLY", "") not in ("", "0")
+
+
+def _bundled_files() -> Tuple[str, ...]:
+    return ("liblock.wasm",) if _wasm_only() else FILES
+
+
 def bundle(dest: Path, scratch: Path) -> None:
     """Put liblock.so and liblock.wasm into the package directory ``dest``."""
     root = _go_root()
     checkout = _checkout_root()
-    for name in FILES:
+    for name in _bundled_files():
+        given = os.environ.get("LIBLOCK_SO") if name == "liblock.so" else None
+        if given:
+            print(f"liblock: bundling {given} (LIBLOCK_SO)", flush=True)
+            shutil.copyfile(given, dest / name)
+            continue
         if checkout is not None:
             built = checkout / "build" / name
             if _fresh(built, _inputs(checkout, name)):
@@ -244,10 +269,11 @@ class BuildPy(build_py):
 
     def run(self) -> None:
         super().run()
-        if _no_bundle():
-            return
         dest = Path(self.build_lib) / PACKAGE
         dest.mkdir(parents=True, exist_ok=True)
+        (dest / "_version.py").write_text(f'VERSION = "{version()}"  # written by setup.py from VERSION\n')
+        if _no_bundle():
+            return
         with tempfile.TemporaryDirectory(prefix="liblock-go-") as scratch:
             bundle(dest, Path(scratch))
 
@@ -257,12 +283,12 @@ class BdistWheel(bdist_wheel):
 
     def finalize_options(self) -> None:
         super().finalize_options()
-        if not _no_bundle():
+        if not _no_bundle() and not _wasm_only():
             self.root_is_pure = False
 
     def get_tag(self) -> Tuple[str, str, str]:
-        if _no_bundle():
-            return super().get_tag()
+        if _no_bundle() or _wasm_only():
+            return "py3", "none", "any"
         so = Path(self.get_finalized_command("build_py").build_lib) / PACKAGE / "liblock.so"
         return "py3", "none", platform_tag(so)
 
@@ -281,7 +307,7 @@ class Sdist(sdist):
             shutil.copytree(src, Path(base_dir) / SDIST_GO)
             return
         out = Path(base_dir) / SDIST_GO
-        picked = {root / "go.mod", root / "go.sum", root / "wasm" / "scripts" / "build.sh",
+        picked = {root / "go.mod", root / "go.sum", root / "VERSION", root / "wasm" / "scripts" / "build.sh",
                   *_sources(root, ["core", "capi", "wasm"], GO_EXTS + (".c", ".h"))}
         for p in sorted(picked):
             target = out / p.relative_to(root)
@@ -294,7 +320,7 @@ class BundlingDistribution(Distribution):
     at the wheel's root (not under .data/purelib)."""
 
     def has_ext_modules(self) -> bool:
-        return not _no_bundle()
+        return not _no_bundle() and not _wasm_only()
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--platform-tag":
@@ -302,5 +328,18 @@ if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--platform-
     print(platform_tag(Path(sys.argv[2])))
     raise SystemExit(0)
 
-setup(distclass=BundlingDistribution,
+def version() -> str:
+    """The release's version: the VERSION file of the checkout, or of the sdist's go-src/."""
+    for path in (HERE.parent.parent / "VERSION", HERE / SDIST_GO / "VERSION"):
+        if path.is_file():
+            return path.read_text().strip()
+    raise SystemExit("liblock: no VERSION file (neither a liblock checkout nor an sdist of one)")
+
+
+setup(distclass=BundlingDistribution, version=version(),
+      extras_require={
+          "wasm": ["wasmtime==50.0.1"],
+          "otel": ["opentelemetry-api>=1.20"],
+          "cli": [f"liblock-cli=={version()}"],
+      },
       cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel, "sdist": Sdist})

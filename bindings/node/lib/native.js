@@ -21,8 +21,25 @@ function candidatePaths() {
   const out = [];
   if (process.env.LIBLOCK_PATH) out.push({ from: 'LIBLOCK_PATH', file: process.env.LIBLOCK_PATH, required: true });
   out.push({ from: 'repository build', file: path.resolve(__dirname, '..', '..', '..', 'build', 'liblock.so') });
-  out.push({ from: 'packaged copy', file: path.join(__dirname, '..', 'prebuilt', 'liblock.so') });
+  out.push({ from: 'packaged copy', file: path.join(__dirname, '..', 'prebuilt', platformDir(), 'liblock.so') });
   return out;
+}
+
+// The package's native libraries, one directory per platform: prebuilt/linux-x64,
+// prebuilt/linux-arm64 (glibc 2.17 or newer). A platform without one runs the
+// wasm backend (prebuilt/liblock.wasm).
+function platformDir() {
+  return `${process.platform}-${process.arch}`;
+}
+
+// The packaged liblock.so files are glibc builds: on musl (Alpine) loading one
+// would fail at best, so it is not tried (Node's report names the glibc it runs on).
+function glibcMissing() {
+  if (process.platform !== 'linux') return false;
+  try {
+    const report = process.report && process.report.getReport();
+    return !!report && !report.header.glibcVersionRuntime;
+  } catch { return false; }
 }
 
 // koffi is an optional dependency: its install may fail (or be skipped) on
@@ -52,6 +69,9 @@ function load() {
   const tried = [];
   for (const c of candidatePaths()) {
     tried.push(`${c.file} (${c.from})`);
+    if (c.from === 'packaged copy' && fs.existsSync(c.file) && glibcMissing()) {
+      throw new LoadError(`liblock: the packaged ${c.file} is built for glibc, and this Linux has none (musl?); ${WASM_HINT}`);
+    }
     if (fs.existsSync(c.file)) { chosen = c; break; }
     if (c.required) {
       throw new LoadError(`liblock: LIBLOCK_PATH=${c.file} does not exist; set it to liblock.so, or ${WASM_HINT}`);

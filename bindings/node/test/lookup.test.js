@@ -23,7 +23,7 @@ function run(code, env) {
     return { ok: false, out: String(e.stdout) + String(e.stderr) };
   }
 }
-const probe = `const l = require(${JSON.stringify(pkg)}); console.log(JSON.stringify(l.library()));`;
+const probe = `const l = require(${JSON.stringify(pkg)}); console.log(JSON.stringify(l.library('native')));`;
 
 test('LIBLOCK_PATH is used when set', () => {
   const r = run(probe, { LIBLOCK_PATH: path.join(ROOT, 'build', 'liblock.so') });
@@ -50,21 +50,23 @@ test('without LIBLOCK_PATH, the repository build is found', () => {
 test('a packaged copy is used outside the repository', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'liblock-pkg-'));
   const copy = path.join(dir, 'node_modules', 'liblock');
-  fs.mkdirSync(path.join(copy, 'prebuilt'), { recursive: true });
+  const platformDir = path.join(copy, 'prebuilt', `${process.platform}-${process.arch}`);
+  fs.mkdirSync(platformDir, { recursive: true });
   for (const f of ['index.js', 'package.json']) fs.copyFileSync(path.join(pkg, f), path.join(copy, f));
   fs.cpSync(path.join(pkg, 'lib'), path.join(copy, 'lib'), { recursive: true }); // shipped ("files")
-  fs.copyFileSync(path.join(ROOT, 'build', 'liblock.so'), path.join(copy, 'prebuilt', 'liblock.so'));
+  fs.copyFileSync(path.join(ROOT, 'build', 'liblock.so'), path.join(platformDir, 'liblock.so'));
   fs.symlinkSync(path.join(pkg, 'node_modules'), path.join(dir, 'node_modules', 'liblock', 'node_modules'));
   const env = { ...process.env };
   delete env.LIBLOCK_PATH;
-  const out = execFileSync(process.execPath, ['-e', `console.log(JSON.stringify(require('liblock').library()))`], { env, cwd: dir, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['-e', `console.log(JSON.stringify(require('liblock').library('native')))`], { env, cwd: dir, encoding: 'utf8' });
   const info = JSON.parse(out);
   assert.equal(info.from, 'packaged copy');
+  assert.equal(info.path, path.join(fs.realpathSync(platformDir), 'liblock.so'));
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test('a LIBLOCK_PATH that does not exist fails clearly', () => {
-  const r = run(`const { Client } = require(${JSON.stringify(pkg)}); new Client({ nodes: ['redis://127.0.0.1:1'] });`, { LIBLOCK_PATH: '/nonexistent/liblock.so' });
+  const r = run(`const { Client } = require(${JSON.stringify(pkg)}); new Client({ nodes: ['redis://127.0.0.1:1'], backend: 'native' });`, { LIBLOCK_PATH: '/nonexistent/liblock.so' });
   assert.equal(r.ok, false);
   assert.match(r.out, /LIBLOCK_PATH=\/nonexistent\/liblock\.so does not exist/);
 });

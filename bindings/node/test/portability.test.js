@@ -48,11 +48,50 @@ process.on('unhandledRejection', (e) => { out.unhandled = String(e); });
 }
 
 const nativeAttempt = `
-  try { new liblock.Client({ nodes: [url] }); out.native = 'created'; } catch (e) {
+  try { new liblock.Client({ nodes: [url], backend: 'native' }); out.native = 'created'; } catch (e) {
     out.native = { name: e.name, code: e.code, message: e.message, lockError: e instanceof liblock.LockError, loadError: e instanceof liblock.LoadError };
   }
-  try { liblock.library(); out.library = 'loaded'; } catch (e) { out.library = e.code; }
+  try { liblock.library('native'); out.library = 'loaded'; } catch (e) { out.library = e.code; }
 `;
+
+// A client naming no backend where the native library does not load: the
+// wasm backend runs and locks (a second client cannot take the key), the
+// warning comes once for the process, library() says which and why, and
+// backend: 'native' still throws.
+const fallsBack = `
+  out.warnings = [];
+  process.on('warning', (w) => { out.warnings.push({ name: w.name, code: w.code, message: w.message }); });
+  out.held = [];
+  for (let i = 0; i < 2; i++) {
+    const c = new liblock.Client({ nodes: [url], nodeTimeout: 500 });
+    const lock = await c.acquire('port:fallback', { ttl: 10000, wait: 5000 });
+    const other = new liblock.Client({ nodes: [url], nodeTimeout: 500, backend: 'wasm' });
+    try { await other.acquire('port:fallback', { ttl: 10000, wait: 0 }); out.held.push(false); } catch (e) { out.held.push(e.code); }
+    await other.close();
+    await lock.release();
+    await c.close();
+  }
+  const info = liblock.library();
+  out.library = { backend: info.backend, path: info.path, abiVersion: info.abiVersion, fallbackReason: info.fallbackReason };
+  await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+  try { new liblock.Client({ nodes: [url], backend: 'native' }); out.native = 'created'; } catch (e) { out.native = e.code; }
+`;
+
+function assertFellBack(r) {
+  assert.equal(r.threw, undefined, r.threw);
+  assert.equal(r.unhandled, undefined);
+  assert.deepEqual(r.held, ['NOT_ACQUIRED', 'NOT_ACQUIRED'], 'the fallback client took the lock in Redis');
+  assert.equal(r.warnings.length, 1, JSON.stringify(r.warnings)); // once, though two clients were made
+  assert.equal(r.warnings[0].code, 'LIBLOCK_NATIVE_UNAVAILABLE');
+  assert.equal(r.warnings[0].name, 'LiblockWarning');
+  assert.match(r.warnings[0].message, /running the wasm backend/);
+  assert.match(r.warnings[0].message, /backend: 'wasm'.*backend: 'native'/);
+  assert.equal(r.library.backend, 'wasm');
+  assert.equal(r.library.path, WASM);
+  assert.equal(r.library.abiVersion, 1);
+  assert.equal(r.native, 'LOAD_FAILED');
+}
+
 
 test('without koffi (require throws) and without liblock.so: the wasm backend works; the native one fails with LoadError', async () => {
   const r = await child(`
@@ -111,6 +150,63 @@ test('a liblock.so that cannot be loaded (wrong platform, corrupt): LoadError na
     assert.match(r.native.message, /backend: 'wasm'/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('no backend named, no koffi, no liblock.so: the wasm backend runs, warned once', async () => {
+  const r = await child(fallsBack, { preload: NO_KOFFI, env: { LIBLOCK_PATH: '/nonexistent/liblock.so' } });
+  assertFellBack(r);
+  assert.match(r.library.fallbackReason, /needs the koffi package/);
+  assert.deepEqual(await nodes.keys(), [[]]);
+});
+
+test('no backend named, a liblock.so that does not load: the wasm backend runs, warned once', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'liblock-badso-'));
+  const bad = path.join(dir, 'liblock.so');
+  fs.writeFileSync(bad, 'not an ELF file\n');
+  try {
+    const r = await child(fallsBack, { env: { LIBLOCK_PATH: bad } });
+    assertFellBack(r);
+    assert.match(r.library.fallbackReason, /cannot load .*liblock\.so \(LIBLOCK_PATH\)/);
+    assert.match(r.warnings[0].message, /cannot load /);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(await nodes.keys(), [[]]);
+});
+
+test('no backend named where the native library loads: native, no warning', async () => {
+  const r = await child(`
+    out.warnings = [];
+    process.on('warning', (w) => { out.warnings.push(w.code); });
+    const c = new liblock.Client({ nodes: [url], nodeTimeout: 500 });
+    await (await c.acquire('port:native-default', { ttl: 10000 })).release();
+    await c.close();
+    const info = liblock.library();
+    out.backend = info.backend;
+    out.same = info.path === liblock.library('native').path;
+    out.fallbackReason = info.fallbackReason;
+    await new Promise((r) => setImmediate(r));
+  `);
+  assert.equal(r.threw, undefined, r.threw);
+  assert.deepEqual(r.warnings, []);
+  assert.equal(r.backend, 'native');
+  assert.equal(r.same, true);
+  assert.equal(r.fallbackReason, null);
+});
+
+test('no backend named and neither backend runs: one LoadError naming both reasons', async () => {
+  const r = await child(`
+    for (const f of [() => new liblock.Client({ nodes: [url] }), () => liblock.library()]) {
+      try { f(); out.created = true; } catch (e) { (out.errors = out.errors || []).push({ code: e.code, message: e.message }); }
+    }
+  `, { preload: NO_KOFFI, env: { LIBLOCK_PATH: '/nonexistent/liblock.so', LIBLOCK_WASM_PATH: '/nonexistent/liblock.wasm' } });
+  assert.equal(r.created, undefined);
+  assert.equal(r.errors.length, 2);
+  for (const e of r.errors) {
+    assert.equal(e.code, 'LOAD_FAILED');
+    assert.match(e.message, /no backend runs here: the native library does not load \(.*koffi/);
+    assert.match(e.message, /LIBLOCK_WASM_PATH=\/nonexistent\/liblock\.wasm does not exist/);
   }
 });
 

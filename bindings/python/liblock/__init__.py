@@ -6,8 +6,8 @@
             ...
 
 A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
-all live in liblock's engine, run either natively (liblock.so through ctypes, the
-default) or as liblock.wasm under wasmtime (``Client(..., backend="wasm")``), and
+all live in liblock's engine, run either natively (liblock.so through ctypes, where
+it loads) or as liblock.wasm under wasmtime (elsewhere, or ``backend="wasm"``), and
 driven by one asyncio host in every mode.
 Every duration is in seconds (int, float or datetime.timedelta).
 Nothing is loaded before the first client needs it, and importing the package
@@ -17,20 +17,20 @@ imports neither asyncio nor typing, ctypes or a backend.
 # No `from __future__ import annotations` and no plain imports here: every public name
 # of the module is in __all__ (dir(liblock) shows no `annotations`, `sys` or `TYPE_CHECKING`).
 from ._client import DEFAULT_WAIT, Client, Lock, LockContext
+from ._backend import NativeUnavailableWarning
 from ._errors import (ArgumentTypeError, Canceled, ClientClosed, ForkedProcessError, InternalError,
                       InvalidArgument, InvalidHandle, LibraryError, LockError, LockLost, NotAcquired,
                       Unavailable)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Optional
+    from typing import Any, Dict, Optional
 
     from ._election import Leader, Leadership, Observation
     from ._inspection import Holder, Inspection, NodeFailure, NodeState, Reader
     from ._node import Node
 del TYPE_CHECKING
 
-__version__ = "0.1.0"
 from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
 from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
@@ -38,7 +38,8 @@ __all__ = [
     "ABI_VERSION", "ArgumentTypeError", "DEFAULT_WAIT", "Canceled", "Client", "ClientClosed",
     "ForkedProcessError", "Holder", "InternalError", "InvalidArgument", "Inspection", "InvalidHandle",
     "Leader", "Leadership", "LibraryError", "Lock", "LockContext", "LockError", "LockLost", "MAX_RESOURCES", "Node", "NodeFailure",
-    "NodeState", "NotAcquired", "Observation", "Reader", "Unavailable", "abi_version", "library_path", "live_handles",
+    "NativeUnavailableWarning", "NodeState", "NotAcquired", "Observation", "Reader", "Unavailable", "abi_version",
+    "library", "library_path", "live_handles",
     "wasm_path",
 ]
 
@@ -54,6 +55,10 @@ def __getattr__(name: str) -> "Any":
         from . import _election
 
         return getattr(_election, name)
+    if name == "__version__":  # the release's VERSION file (setup.py writes it into _version.py)
+        from ._files import version
+
+        return version()
     if name == "Node":  # liblock.Node (a dataclass) too
         from . import _node
 
@@ -66,6 +71,16 @@ def abi_version() -> int:
     from . import _lib
 
     return int(_lib.lib().lock_abi_version())
+
+
+def library() -> "Dict[str, Any]":
+    """The engine a client that names no backend runs here, as a dict: ``backend``
+    (``"native"`` or ``"wasm"``), ``path`` (the file it runs from), ``abi_version`` and
+    ``fallback_reason`` (why liblock.so was passed over, or None). Loads that engine's
+    library (and decides, if no such client was made yet)."""
+    from . import _backend
+
+    return _backend.library()
 
 
 def library_path() -> "Optional[str]":

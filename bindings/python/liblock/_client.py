@@ -645,8 +645,10 @@ class LockContext:
             await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _check_backend_name(value: Any) -> str:
-    """Validate ``Client(..., backend=...)``."""
+def _check_backend_name(value: Any) -> Optional[str]:
+    """Validate ``Client(..., backend=...)`` (None: chosen by _backend)."""
+    if value is None:
+        return value
     if not isinstance(value, str):
         raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
     if value not in _BACKENDS:
@@ -706,8 +708,9 @@ class Client:
     ``key_prefix``: prepended to every resource to form the Redis key (at most 256 bytes).
     ``owner``: a label carried in the value of every lock this client takes (the value is
     then ``owner/uuid``), which :meth:`inspect` reports to anyone; at most 128 bytes, no ``/``.
-    ``backend``: ``"native"`` (liblock.so through ctypes, the default) or ``"wasm"``
-    (liblock.wasm under wasmtime; see the README).
+    ``backend``: ``"native"`` (liblock.so through ctypes) or ``"wasm"`` (liblock.wasm
+    under wasmtime; see the README). Default: native where liblock.so loads, else wasm
+    with a :class:`liblock.NativeUnavailableWarning` (once per process).
     ``wait_replicas``: follow each grant and extension with ``WAIT``: a node's grant
     counts only once that many of its replicas acknowledged it within the node timeout
     (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``)
@@ -746,7 +749,7 @@ class Client:
         drift_factor: Optional[float] = None,
         key_prefix: Optional[str] = None,
         owner: Optional[str] = None,
-        backend: str = "native",
+        backend: Optional[str] = None,
         ssl_context: Optional[Any] = None,
         ssl_ca_certs: Optional[Any] = None,
         ssl_certfile: Optional[Any] = None,
@@ -825,6 +828,8 @@ class Client:
         if tel is not None:
             config["report"] = True  # the engine's REPORT actions (_otel.py)
         cfg = json.dumps(config).encode("utf-8")
+        from ._backend import choose
+        backend = choose(backend)
         if backend == "wasm":
             from . import _wasm
             inst = _wasm.Instance()  # one module instance per client: its engines share it

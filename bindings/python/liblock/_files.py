@@ -20,3 +20,18 @@ def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
         out.append(("repository build", here.parents[2] / "build" / name))
     out.append(("packaged copy", here / name))
     return out
+
+
+def version() -> str:
+    """``liblock.__version__``: _version.py in a built package, else the VERSION file of
+    the liblock checkout this copy runs from."""
+    try:
+        from ._version import VERSION  # type: ignore[import-not-found,unused-ignore]
+        return str(VERSION)
+    except ImportError:
+        pass
+    here = Path(__file__).resolve().parent
+    repo = here.parents[2] / "VERSION" if len(here.parents) > 2 else None
+    if repo is not None and repo.is_file():
+        return repo.read_text().strip()
+    return "0+unknown"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The Python package's distributions (`make dist` runs this with build/dist):
-#   liblock-VERSION-py3-none-manylinux_2_XX_ARCH.whl  carrying liblock.so, liblock.wasm and
-#       py.typed; XX is the newest glibc symbol version liblock.so needs (setup.py reads it
-#       from the ELF file, as `objdump -T` shows it)
+# This machine's Python distributions, from the repository's own build (tests/test_portability.py
+# builds and installs them; `make dist` makes the release set with scripts/build-dist.sh):
+#   liblock-VERSION-py3-none-manylinux_2_XX_ARCH.whl  carrying build/liblock.so, liblock.wasm
+#       and py.typed; XX is the newest glibc symbol version liblock.so needs (setup.py reads
+#       it from the ELF file, as `objdump -T` shows it)
 #   liblock-VERSION.tar.gz  the sdist: the Python sources plus the Go sources (go-src/), so
 #       that building a wheel from it builds both libraries with Go
 #   bash bindings/python/scripts/build-dist.sh [OUT_DIR]     (default: build/dist)

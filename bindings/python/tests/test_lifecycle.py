@@ -101,7 +101,7 @@ def test_lazy_loading_and_default_lookup() -> None:
 
 @pytest.mark.native_only
 def test_liblock_path_missing_file() -> None:
-    p = _run("import liblock\ntry:\n liblock.Client(['redis://127.0.0.1:1'])\n"
+    p = _run("import liblock\ntry:\n liblock.Client(['redis://127.0.0.1:1'], backend='native')\n"
              "except liblock.LibraryError as e: print('ERR', e)", LIBLOCK_PATH="/nonexistent/liblock.so")
     assert p.returncode == 0, p.stderr
     assert "ERR" in p.stdout and "/nonexistent/liblock.so" in p.stdout

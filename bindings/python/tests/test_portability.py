@@ -71,8 +71,7 @@ WASM_HOLDS_THEN_NATIVE_FAILS = """
         lock.release()
     print("WASM", liblock.wasm_path())
     assert L._lib is None and liblock.library_path() is None, "the wasm backend loaded liblock.so"
-    for attempt in (lambda: liblock.Client([URL]), lambda: liblock.Client([URL], backend="native"),
-                    liblock.abi_version):
+    for attempt in (lambda: liblock.Client([URL], backend="native"), liblock.abi_version):
         try:
             attempt()
         except liblock.LibraryError as e:
@@ -112,7 +111,7 @@ def test_wasm_backend_with_liblock_path_naming_nothing(c1: Cluster, tmp_path: Pa
                LIBLOCK_WASM_PATH=str(ROOT / "build" / "liblock.wasm"))
     out = _hold_and_check(c1, WASM_HOLDS_THEN_NATIVE_FAILS, tmp_path, env)
     natives = [line for line in out.splitlines() if line.startswith("NATIVE ")]
-    assert len(natives) == 3
+    assert len(natives) == 2
     for line in natives:
         assert "LIBLOCK_PATH=/nonexistent/liblock.so does not name a file" in line
         assert 'backend="wasm"' in line and "LIBLOCK_PATH" in line, line
@@ -127,7 +126,7 @@ def test_wasm_backend_from_a_package_with_only_its_wasm(c1: Cluster, tmp_path: P
     out = _hold_and_check(c1, WASM_HOLDS_THEN_NATIVE_FAILS, tmp_path, _env(site))
     assert f"WASM {site / 'liblock' / 'liblock.wasm'}" in out
     natives = [line for line in out.splitlines() if line.startswith("NATIVE ")]
-    assert len(natives) == 3
+    assert len(natives) == 2
     for line in natives:
         assert "liblock.so not found; tried packaged copy: " + str(site / "liblock" / "liblock.so") in line
         assert 'backend="wasm"' in line and "LIBLOCK_PATH" in line, line
@@ -143,12 +142,108 @@ def test_native_error_when_the_library_does_not_load(tmp_path: Path) -> None:
     p = _python("""
         import liblock
         try:
-            liblock.Client(["redis://127.0.0.1:1"])
+            liblock.Client(["redis://127.0.0.1:1"], backend="native")
         except liblock.LibraryError as e:
             print("ERR", e)
         """, tmp_path, _env(_copy_package(tmp_path), LIBLOCK_PATH=str(bogus)), allow_native=True)
     assert "ERR cannot load " + str(bogus) in p.stdout
     assert 'backend="wasm"' in p.stdout and "LIBLOCK_PATH" in p.stdout
+
+
+# A client naming no backend where liblock.so does not load: the wasm backend runs, the
+# warning comes once for the process, library() says which and why; backend="native"
+# still raises.
+FALLS_BACK = """
+    import warnings
+    warnings.simplefilter("always")   # every warning issued is recorded, none deduplicated
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(2):
+            with liblock.Client([URL], node_timeout=0.5) as client:
+                assert client.backend == "wasm", client.backend
+                with client.lock("fallback", ttl=10):
+                    with liblock.Client([URL], node_timeout=0.5, backend="wasm") as other:
+                        try:
+                            other.acquire("fallback", ttl=10, wait=0)
+                            print("HELD False")
+                        except liblock.NotAcquired:
+                            print("HELD True")  # taken in Redis by the fallback client
+        info = liblock.library()
+    fallbacks = [w for w in caught if issubclass(w.category, liblock.NativeUnavailableWarning)]
+    print("WARNINGS", len(fallbacks))
+    print("TEXT", str(fallbacks[0].message).replace(chr(10), " "))
+    print("WHERE", fallbacks[0].filename)
+    print("LIBRARY", info["backend"], info["path"], info["abi_version"] == liblock.ABI_VERSION)
+    print("REASON", info["fallback_reason"])
+    try:
+        liblock.Client([URL], backend="native")
+    except liblock.LibraryError as e:
+        print("NATIVE raises")
+"""
+
+
+def _falls_back(c1: Cluster, tmp_path: Path, env: Dict[str, str], allow_native: bool = False) -> str:
+    p = _python(f"URL = {c1.urls[0]!r}\nimport liblock\n" + textwrap.dedent(FALLS_BACK), tmp_path, env, allow_native)
+    assert c1.all_keys() == []
+    return p.stdout
+
+
+def test_no_backend_named_falls_back_to_wasm_without_liblock_so(c1: Cluster, tmp_path: Path) -> None:
+    """An installed copy whose liblock.so was removed (the packaged wasm only)."""
+    site = _copy_package(tmp_path, with_wasm=True)
+    out = _falls_back(c1, tmp_path, _env(site))
+    assert out.count("HELD True") == 2, out
+    assert "WARNINGS 1" in out, out   # once for the process, though two clients were made
+    assert "liblock.so not found" in out.split("TEXT ")[1].split("\n")[0], out
+    assert 'backend="wasm"' in out and 'backend="native"' in out
+    assert "WHERE <string>" in out, out  # attributed to the caller's line, not liblock's
+    assert f"LIBRARY wasm {site / 'liblock' / 'liblock.wasm'} True" in out, out
+    assert "REASON liblock.so not found" in out
+    assert "NATIVE raises" in out
+
+
+def test_no_backend_named_falls_back_when_liblock_so_does_not_load(c1: Cluster, tmp_path: Path) -> None:
+    """LIBLOCK_PATH names a file that is not a loadable library (another platform's)."""
+    (tmp_path / "other").mkdir()
+    bogus = tmp_path / "other" / "liblock.so"
+    bogus.write_bytes(b"\x7fELF but not really")
+    site = _copy_package(tmp_path, with_wasm=True)
+    out = _falls_back(c1, tmp_path, _env(site, LIBLOCK_PATH=str(bogus)), allow_native=True)
+    assert out.count("HELD True") == 2 and "WARNINGS 1" in out, out
+    assert f"REASON cannot load {bogus}" in out, out
+    assert "NATIVE raises" in out
+
+
+def test_no_backend_named_runs_native_where_it_loads_and_warns_nothing(c1: Cluster, tmp_path: Path) -> None:
+    p = _python(f"""
+        import warnings
+        warnings.simplefilter("error")
+        import liblock
+        with liblock.Client([{c1.urls[0]!r}], node_timeout=0.5) as client:
+            with client.lock("native-default", ttl=10):
+                print("BACKEND", client.backend)
+        info = liblock.library()
+        print("LIBRARY", info["backend"], info["path"] == liblock.library_path(), info["fallback_reason"])
+        """, tmp_path, _env(BINDING), allow_native=True)
+    assert "BACKEND native" in p.stdout and "LIBRARY native True None" in p.stdout, p.stdout
+    assert c1.all_keys() == []
+
+
+def test_no_backend_runs_anywhere_names_both_reasons(tmp_path: Path) -> None:
+    p = _python("""
+        sys.modules["wasmtime"] = None
+        import liblock
+        for attempt in (lambda: liblock.Client(["redis://127.0.0.1:1"]), liblock.library):
+            try:
+                attempt()
+            except liblock.LibraryError as e:
+                print("ERR", e)
+        """, tmp_path, _env(_copy_package(tmp_path, with_wasm=True)))
+    errs = [line for line in p.stdout.splitlines() if line.startswith("ERR ")]
+    assert len(errs) == 2, p.stdout
+    for line in errs:
+        assert "no backend that runs here" in line and "liblock.so not found" in line, line
+        assert "pip install wasmtime==50.0.1" in line, line
 
 
 def test_native_backend_needs_neither_wasmtime_nor_redis(c1: Cluster, tmp_path: Path) -> None:
@@ -209,7 +304,9 @@ def test_wheel_carries_both_libraries_and_finds_them(c1: Cluster, tmp_path: Path
         metadata = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for name in ("liblock/liblock.so", "liblock/liblock.wasm", "liblock/py.typed", "liblock/_host.py"):
         assert name in names, sorted(names)
-    assert "Provides-Extra: wasm" in metadata and 'wasmtime==50.0.1; extra == "wasm"' in metadata
+    # wasmtime: a dependency of every wheel (the fallback's engine; one metadata for all wheels)
+    assert "Requires-Dist: wasmtime==50.0.1\n" in metadata and "Provides-Extra: wasm" in metadata, metadata
+    assert 'Requires-Dist: liblock-cli==0.1.0; extra == "cli"' in metadata, metadata
     assert "Requires-Dist: redis" not in metadata, metadata  # the wasm backend needs no Redis client
     site = tmp_path / "site"
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",

@@ -86,7 +86,7 @@ def test_backend_argument_checked() -> None:
     with pytest.raises(liblock.InvalidArgument):
         liblock.Client(["redis://127.0.0.1:1"], backend="jvm")
     with pytest.raises(liblock.ArgumentTypeError):
-        liblock.Client(["redis://127.0.0.1:1"], backend=None)  # type: ignore[arg-type]
+        liblock.Client(["redis://127.0.0.1:1"], backend=3)  # type: ignore[arg-type]  (None: the default)
 
 
 def test_driver_thread_starts_on_need_and_stops_on_close(c1: Cluster) -> None:

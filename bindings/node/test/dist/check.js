@@ -42,10 +42,26 @@ async function eventually(cond, what) {
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 (async () => {
-  const backends = process.argv.slice(2);
-  for (const backend of backends) {
+  // "auto:EXPECTED": clients naming no backend, which must run EXPECTED (native
+  // where the packaged liblock.so loads, else wasm, warning once).
+  const warnings = [];
+  process.on('warning', (w) => { if (w.code === 'LIBLOCK_NATIVE_UNAVAILABLE') warnings.push(w.message); });
+  for (const spec of process.argv.slice(2)) {
+    let [backend, expected] = spec.split(':');
     const key = `dist:${backend}`;
-    const client = new liblock.Client({ nodes, nodeTimeout: 500, backend });
+    let client;
+    if (backend === 'auto') {
+      await new liblock.Client({ nodes, nodeTimeout: 500 }).close();
+      client = new liblock.Client({ nodes, nodeTimeout: 500 }); // a second one: no second warning
+      await new Promise((r) => setImmediate(r));
+      assert.equal(warnings.length, expected === 'wasm' ? 1 : 0, warnings.join('\n'));
+      const info = liblock.library();
+      assert.equal(info.backend, expected);
+      assert.equal(info.fallbackReason === null, expected === 'native');
+      backend = expected;
+    } else {
+      client = new liblock.Client({ nodes, nodeTimeout: 500, backend });
+    }
     const lock = await client.acquire(key, { ttl: 10000, wait: 0 });
     await eventually(async () => same(await Promise.all(nodes.map((u) => get(u, key))), nodes.map(() => lock.token)), 'the token on every node');
     await assert.rejects(client.acquire(key, { ttl: 10000, wait: 0 }), { code: 'NOT_ACQUIRED' });
@@ -54,8 +70,8 @@ const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
     await client.close();
     const info = liblock.library(backend);
     assert.equal(info.from, 'packaged copy');
-    assert.equal(info.path, path.join(pkgDir, 'prebuilt', backend === 'wasm' ? 'liblock.wasm' : 'liblock.so'));
-    console.log(`${backend}: acquired and released ${key} with ${info.path}`);
+    assert.equal(info.path, path.join(pkgDir, 'prebuilt', backend === 'wasm' ? 'liblock.wasm' : path.join(`${process.platform}-${process.arch}`, 'liblock.so')));
+    console.log(`${spec}: acquired and released ${key} with ${info.path}${warnings.length ? ` (warned: ${warnings[0]})` : ''}`);
   }
   const esm = await import('liblock');
   assert.equal(esm.default, liblock);

@@ -46,9 +46,28 @@ def eventually(cond, what: str, timeout: float = 5.0) -> None:
         time.sleep(0.005)
 
 
-for backend in backends:
+# "auto:EXPECTED": a client naming no backend, which must run EXPECTED (native where the
+# wheel's liblock.so loads; wasm from the py3-none-any wheel), warning once when it is wasm.
+import warnings  # noqa: E402
+
+caught = []
+for spec in backends:
+    backend, _, expected = spec.partition(":")
     key = f"dist:{backend}"
-    with liblock.Client(nodes, node_timeout=0.5, backend=backend) as client:
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        client = liblock.Client(nodes, node_timeout=0.5, backend=None if backend == "auto" else backend)
+        if backend == "auto":
+            client.close()
+            client = liblock.Client(nodes, node_timeout=0.5)  # a second one: no second warning
+    caught += [x for x in w if issubclass(x.category, liblock.NativeUnavailableWarning)]
+    if backend == "auto":
+        assert client.backend == expected, (client.backend, expected)
+        assert len(caught) == (1 if expected == "wasm" else 0), [str(x.message) for x in caught]
+        info = liblock.library()
+        assert info["backend"] == expected and (info["fallback_reason"] is None) == (expected == "native"), info
+        backend = expected
+    with client:
         lock = client.acquire(key, ttl=10.0, wait=0)
         eventually(lambda: all(get(u, key) == lock.token for u in nodes), "the key is not ours on every node")
         try:
@@ -61,5 +80,5 @@ for backend in backends:
         eventually(lambda: all(get(u, key) == "" for u in nodes), "the key stayed after release")
     where = liblock.library_path() if backend == "native" else liblock.wasm_path()
     assert where is not None and where.startswith(os.path.join(site, "liblock")), where
-    print(f"{backend}: acquired and released {key} with {where}")
+    print(f"{spec}: acquired and released {key} with {where}" + (f" (warned: {caught[0].message})" if caught else ""))
 assert liblock.live_handles() == 0

@@ -1,0 +1,99 @@
+"""Which engine a client runs when it names none: liblock.so where it loads, else
+liblock.wasm under wasmtime, said once through a warning of its own category.
+
+The choice is made once per process, by the first client that names no backend,
+and kept: every later such client runs the same engine. An explicit
+``backend="native"`` never falls back (its load error is raised as before).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ._errors import ForkedProcessError, LibraryError
+
+TYPE_CHECKING = False  # `import liblock` imports this module: no typing at run time
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
+
+
+class NativeUnavailableWarning(RuntimeWarning):
+    """Issued once per process when a client that names no backend runs the wasm
+    backend because liblock.so does not load here. Silence it with
+    ``warnings.filterwarnings("ignore", category=liblock.NativeUnavailableWarning)``,
+    or pass ``backend="wasm"``."""
+
+
+_lock = threading.Lock()
+_chosen: Optional[str] = None
+_fallback: Optional[str] = None  # why the native library did not load, when wasm was chosen
+
+
+def _native_error() -> Optional[LibraryError]:
+    """None when liblock.so loads and speaks this binding's ABI and engine protocol."""
+    from . import _lib
+    try:
+        _lib.lib()
+        _lib._engine_functions()
+    except ForkedProcessError:
+        raise  # the library did load, in the parent: not a platform without it
+    except LibraryError as e:
+        return e
+    return None
+
+
+def _wasm_error() -> Optional[LibraryError]:
+    """None when liblock.wasm is found and wasmtime imports (compiling waits for the client)."""
+    from . import _wasm
+    try:
+        _wasm.find_module()
+        _wasm._import_wasmtime()
+    except LibraryError as e:
+        return e
+    return None
+
+
+def choose(backend: Optional[str]) -> str:
+    """The backend a client runs: ``backend`` itself when given, else the process's
+    choice (made here the first time)."""
+    global _chosen, _fallback
+    if backend is not None:
+        return backend
+    if _chosen is not None:
+        return _chosen
+    with _lock:
+        if _chosen is not None:
+            return _chosen
+        native = _native_error()
+        if native is None:
+            _chosen = "native"
+            return _chosen
+        wasm = _wasm_error()
+        if wasm is not None:
+            raise LibraryError(
+                f"liblock has no backend that runs here: the native library does not load ({native}); "
+                f"and the wasm backend cannot run either ({wasm})") from native
+        _fallback = str(native)
+        _chosen = "wasm"
+    import warnings
+    warnings.warn(
+        f"liblock: running the wasm backend (liblock.wasm under wasmtime): the native library does "
+        f"not load here ({_fallback}). Pass backend=\"wasm\" to choose it without this warning, or "
+        f"backend=\"native\" to make this an error.", NativeUnavailableWarning, stacklevel=4)
+    return _chosen
+
+
+def library() -> Dict[str, Any]:
+    """``liblock.library()``: the engine that clients naming no backend run (chosen now
+    if no such client was made yet), the file it runs from, and why the native library
+    was passed over (``fallback_reason``, None when it was not)."""
+    from ._proto_gen import ABI_VERSION
+    backend = choose(None)
+    if backend == "native":
+        from . import _lib
+        path = _lib.loaded_path()
+    else:
+        from . import _wasm
+        path = _wasm.loaded_path() or str(_wasm.find_module())
+    # ABI_VERSION: the library's (a file of another version is refused when loaded).
+    return {"backend": backend, "path": path, "abi_version": ABI_VERSION, "fallback_reason": _fallback}
