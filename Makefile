@@ -42,13 +42,13 @@ $(BUILD)/faultproxy: $(CORE_GO)
 nodes: deps $(BUILD)/redisnodes
 	@$(BUILD)/redisnodes -n 3 -port 7001 -hold
 
-## dist: build/dist/: every release artifact (scripts/build-dist.sh): the Python wheels
+## dist: build/dist/: every release artifact (.ci/dist/build.sh): the Python wheels
 ## (py3-none-any with liblock.wasm; manylinux2014 x86_64 and aarch64 with liblock.so too),
 ## the sdist, the liblock-cli wheels, the npm tarballs (liblock: liblock.wasm and
 ## prebuilt/linux-{x64,arm64}/liblock.so; liblock-cli: the command), the static commands.
-## Native files are cross-built with zig against glibc 2.17 (zig and qemu: scripts/dist-tools.sh)
+## Native files are cross-built with zig against glibc 2.17 (zig and qemu: .ci/dist/tools.sh)
 dist: deps build
-	GO=$(GO) bash scripts/build-dist.sh $(BUILD)/dist
+	GO=$(GO) bash .ci/dist/build.sh $(BUILD)/dist
 
 ## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
 ## use is heaviest, then C and Java, beside everything else; a table of each suite's time at the end
@@ -117,7 +117,7 @@ test-interop: deps build
 ## from the sdist with Go; the aarch64 library and command under qemu; ELF and wheel tags;
 ## `go install ...@latest` from an empty module cache
 test-dist: deps dist
-	bash scripts/test-dist.sh $(BUILD)/dist
+	bash .ci/dist/test.sh $(BUILD)/dist
 	bash bindings/python/scripts/test-dist.sh $(BUILD)/dist
 	bash bindings/node/scripts/test-dist.sh $(BUILD)/dist
 

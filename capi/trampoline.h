@@ -4,7 +4,7 @@
 #define LIBLOCK_TRAMPOLINE_H
 #include <stdint.h>
 
-#ifdef LIBLOCK_VERSION /* -DLIBLOCK_VERSION=$(cat VERSION): the release builds (scripts/build-dist.sh) */
+#ifdef LIBLOCK_VERSION /* -DLIBLOCK_VERSION=$(cat VERSION): the release builds (.ci/dist/build.sh) */
 #define LIBLOCK_STR_(x) #x
 #define LIBLOCK_STR(x) LIBLOCK_STR_(x)
 #define LIBLOCK_VERSION_STRING LIBLOCK_STR(LIBLOCK_VERSION)

@@ -13,15 +13,15 @@
 # The native files are cross-built with zig as the C compiler (cgo) against glibc 2.17,
 # into build/cross/linux-{x64,arm64}/ (rebuilt only when a Go, C or Lua source, go.mod or
 # VERSION is newer). V is the VERSION file's.
-#   bash scripts/build-dist.sh [OUT_DIR]
+#   bash .ci/dist/build.sh [OUT_DIR]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 OUT="$(realpath -m "${1:-build/dist}")"
 GO="${GO:-go}"
 VERSION="$(tr -d '[:space:]' < VERSION)"
 [ -f build/liblock.wasm ] || { echo "build-dist: build/liblock.wasm is missing: run \`make build\`" >&2; exit 1; }
-bash scripts/dist-tools.sh
+bash .ci/dist/tools.sh
 
 # stale OUT DIR...: OUT is missing, or a source under DIR... (or VERSION, go.mod) is newer.
 stale() {
@@ -37,7 +37,7 @@ for spec in "linux-x64 amd64 x86_64-linux-gnu.2.17" "linux-arm64 arm64 aarch64-l
   mkdir -p "$d"
   if stale "$d/liblock.so" core capi; then
     echo "build-dist: $d/liblock.so (cgo, zig cc -target $target)"
-    ZIG_TARGET="$target" CC="$ROOT/scripts/dist/zig-cc" CGO_ENABLED=1 GOOS=linux GOARCH="$goarch" \
+    ZIG_TARGET="$target" CC="$ROOT/.ci/dist/zig-cc" CGO_ENABLED=1 GOOS=linux GOARCH="$goarch" \
       CGO_CFLAGS="-O2 -DLIBLOCK_VERSION=$VERSION" CGO_LDFLAGS="-s" \
       "$GO" build -trimpath -tags liblock_nootel -buildmode=c-shared -ldflags='-s -w' -o "$d/liblock.so.tmp" ./capi
     rm -f "$d/liblock.so.h" "$d/liblock.so.tmp.h"
@@ -69,8 +69,8 @@ pybuild --sdist
 pybuild --wheel LIBLOCK_WASM_ONLY=1
 pybuild --wheel LIBLOCK_SO="$ROOT/build/cross/linux-x64/liblock.so"
 pybuild --wheel LIBLOCK_SO="$ROOT/build/cross/linux-arm64/liblock.so"
-"$PY" scripts/dist/cli_wheel.py build/cross/linux-x64/liblock x86_64 "$VERSION" "$OUT" >/dev/null
-"$PY" scripts/dist/cli_wheel.py build/cross/linux-arm64/liblock aarch64 "$VERSION" "$OUT" >/dev/null
+"$PY" .ci/dist/cli_wheel.py build/cross/linux-x64/liblock x86_64 "$VERSION" "$OUT" >/dev/null
+"$PY" .ci/dist/cli_wheel.py build/cross/linux-arm64/liblock aarch64 "$VERSION" "$OUT" >/dev/null
 
 echo "== npm"
 stage="$(mktemp -d /tmp/liblock-dist-npm.XXXXXX)"

@@ -3,7 +3,7 @@ its binary: the file goes to the wheel's .data/scripts/, which pip installs into
 environment's bin/ with its exec bit. A static binary needs no libc of the system, so one
 wheel is tagged for glibc and musl machines of its architecture alike.
 
-    python scripts/dist/cli_wheel.py BINARY ARCH VERSION OUT_DIR   (ARCH: x86_64 | aarch64)
+    python .ci/dist/cli_wheel.py BINARY ARCH VERSION OUT_DIR   (ARCH: x86_64 | aarch64)
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def main() -> None:
             "Requires-Python: >=3.8\n").encode(), 0o644),
         f"{info}/WHEEL": ((
             "Wheel-Version: 1.0\n"
-            "Generator: liblock scripts/dist/cli_wheel.py\n"
+            "Generator: liblock .ci/dist/cli_wheel.py\n"
             "Root-Is-Purelib: false\n"
             + "".join(f"Tag: py3-none-{t}\n" for t in tag.split("-")[2].split("."))).encode(), 0o644),
     }

@@ -3,7 +3,7 @@
 runs it (module zip from the committed files, nested modules left out as the go command
 leaves them out).
 
-    python scripts/dist/goproxy_module.py ROOT VERSION PROXY_DIR
+    python .ci/dist/goproxy_module.py ROOT VERSION PROXY_DIR
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 #      GLIBC_ symbol version it needs (<= 2.17), the libraries it needs, the wheel's tag
 #      computed from it (setup.py --platform-tag); the npm copies are the wheels' bytes;
 #   3. the x86_64 liblock.so and the aarch64 one (under qemu-aarch64, with Debian's aarch64
-#      glibc) each run a C program (scripts/dist/smoke.c) that takes, is refused, releases
+#      glibc) each run a C program (.ci/dist/smoke.c) that takes, is refused, releases
 #      and retakes a lock against 3 local redis-servers;
 #   4. the commands: static, stripped, for the right machine; `liblock run` holds a lock
 #      while a second `liblock run` of the same name is refused (exit 65), natively for
@@ -15,13 +15,13 @@
 #   5. `go install github.com/liblock/liblock/core/cmd/liblock@latest` from an empty module
 #      cache, the module served by a file GOPROXY made from the committed files (go.mod
 #      has no replace directive), its dependencies from the local Go download cache.
-#   bash scripts/test-dist.sh [DIST_DIR]
+#   bash .ci/dist/test.sh [DIST_DIR]
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DIST="$(realpath -m "${1:-$ROOT/build/dist}")"
 cd "$ROOT"
 VERSION="$(tr -d '[:space:]' < VERSION)"
-bash scripts/dist-tools.sh
+bash .ci/dist/tools.sh
 QEMU="$(command -v qemu-aarch64-static || command -v qemu-aarch64)"
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 passed=0
@@ -77,8 +77,8 @@ for spec in "x64 x86_64 X86-64 $x64_whl" "arm64 aarch64 AArch64 $arm_whl"; do
 done
 
 echo "== 3. liblock.so runs: x86_64 natively, aarch64 under qemu-aarch64"
-cc -O1 -Wall -Werror -Icapi -o "$tmp/smoke-x64" scripts/dist/smoke.c -L"$tmp/x64/liblock" -llock
-ZIG_TARGET=aarch64-linux-gnu.2.17 scripts/dist/zig-cc -O1 -Wall -Werror -Icapi -o "$tmp/smoke-arm64" scripts/dist/smoke.c -L"$tmp/arm64/liblock" -llock
+cc -O1 -Wall -Werror -Icapi -o "$tmp/smoke-x64" .ci/dist/smoke.c -L"$tmp/x64/liblock" -llock
+ZIG_TARGET=aarch64-linux-gnu.2.17 .ci/dist/zig-cc -O1 -Wall -Werror -Icapi -o "$tmp/smoke-arm64" .ci/dist/smoke.c -L"$tmp/arm64/liblock" -llock
 out="$(build/redisnodes -n 3 -- env LD_LIBRARY_PATH="$tmp/x64/liblock" "$tmp/smoke-x64")"
 grep -qx "smoke: ok" <<<"$out" && grep -q "version $VERSION\$" <<<"$out" || die "x86_64 smoke: $out"
 ok "x86_64 liblock.so (the wheel's): $(tr '\n' ';' <<<"$out")"
@@ -106,7 +106,7 @@ done
 
 echo "== 5. go install github.com/liblock/liblock/core/cmd/liblock@latest, empty module cache"
 [ -z "$(grep -E '^[[:space:]]*replace' go.mod || true)" ] || die "go.mod has a replace directive: go install ...@latest refuses it"
-"$PY" scripts/dist/goproxy_module.py "$ROOT" "$VERSION" "$tmp/proxy"
+"$PY" .ci/dist/goproxy_module.py "$ROOT" "$VERSION" "$tmp/proxy"
 (cd "$tmp" && env -u GOFLAGS GOMODCACHE="$tmp/modcache" GOBIN="$tmp/gobin" GOFLAGS="-modcacherw -trimpath" \
   GOPROXY="file://$tmp/proxy,file://$(go env GOMODCACHE)/cache/download,https://proxy.golang.org" \
   GONOSUMDB=github.com/liblock/liblock GONOSUMCHECK=1 GOTOOLCHAIN=local CGO_ENABLED=0 \

@@ -5,9 +5,9 @@
 #       linker of the cross builds of liblock.so (cgo) against an old glibc floor;
 #   qemu-user-static and libc6-arm64-cross (Debian): run the aarch64 artifacts here.
 # Prints nothing when everything is there.
-#   bash scripts/dist-tools.sh            then: build/zig-venv/bin/python -m ziglang
+#   bash .ci/dist/tools.sh            then: build/zig-venv/bin/python -m ziglang
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ZIG_PIN="ziglang==0.17.0"   # the one zig this build is checked with
 VENV="$ROOT/build/zig-venv"
 

@@ -12,7 +12,7 @@ next to the modules; they come from, in order:
 3. LIBLOCK_NO_BUNDLE=1 builds a package without them (found at run time through
    LIBLOCK_PATH / LIBLOCK_WASM_PATH).
 
-Two variables choose what a wheel carries instead (scripts/build-dist.sh uses them):
+Two variables choose what a wheel carries instead (.ci/dist/build.sh uses them):
 LIBLOCK_WASM_ONLY=1 bundles liblock.wasm alone: a py3-none-any wheel for every
 platform (clients run the wasm backend); LIBLOCK_SO=PATH bundles that liblock.so (a
 cross build for another architecture) beside liblock.wasm.
