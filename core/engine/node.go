@@ -406,6 +406,15 @@ func (e *Engine) deliver(req *request, r Reply) {
 	if e.report && !n.sub {
 		e.repNode(req, r.Err)
 	}
+	if n.isSentinel() && waitShort(req.h, r) && n.state == stReady {
+		// Its replicas did not acknowledge: after a failover the old
+		// primary may answer as one for seconds, its replicas gone to the
+		// promoted one. The connection is dropped before the reply is
+		// handed over, so that what the handler sends next (a failed
+		// grant's cleanup, a retry) asks the sentinels again; what is in
+		// flight behind this reply fails now.
+		n.fail(e, errorString("too few replicas acknowledged (WAIT): asking the sentinels again"))
+	}
 	req.h.reply(e, n.idx, r)
 	e.recycle(req)
 	if n.isSentinel() && demoted(r) && n.state == stReady {
