@@ -31,6 +31,7 @@ type fakeServer struct {
 	seq    [][]string // a sentinel: answers before master, one per question
 	setNil bool       // a data node: SET NX refuses
 	eval   string     // a data node: a script's answer (":1" when empty)
+	info   string     // a data node: INFO's answer (an error when empty)
 }
 
 type fakeDeployment struct {
@@ -44,7 +45,11 @@ type fakeDeployment struct {
 }
 
 func newFake(t *testing.T, url string, wait *int, servers map[string]*fakeServer) *fakeDeployment {
-	nodes, err := ParseNodes([]string{url})
+	return newFakeNodes(t, []string{url}, wait, servers)
+}
+
+func newFakeNodes(t *testing.T, urls []string, wait *int, servers map[string]*fakeServer) *fakeDeployment {
+	nodes, err := ParseNodes(urls)
 	require.NoError(t, err)
 	env := &manualEnv{r: mrand.New(mrand.NewPCG(1, 2))}
 	e, err := New(Config{Nodes: nodes, NodeTimeout: 100 * time.Millisecond, WaitReplicas: wait}, env)
@@ -120,6 +125,11 @@ func (s *fakeServer) answer(cmd []string) []byte {
 		return []byte("+OK\r\n")
 	case "WAIT":
 		return []byte(":" + strconv.Itoa(s.acks) + "\r\n")
+	case "INFO":
+		if s.info == "" {
+			break
+		}
+		return []byte("$" + strconv.Itoa(len(s.info)) + "\r\n" + s.info + "\r\n")
 	case "EVAL", "EVALSHA":
 		if s.eval != "" {
 			return []byte(s.eval + "\r\n")
@@ -204,7 +214,7 @@ func TestSentinelNeverWritesToAReplica(t *testing.T) {
 		"p:1":  {role: "master", acks: 1},
 	})
 	require.NoError(t, f.acquire("r").Err)
-	assert.Equal(t, []string{"r:1 ROLE"}, onlyAddr(f.log, "r:1"), "nothing but ROLE reaches the replica")
+	assert.Equal(t, []string{"r:1 ROLE", "r:1 INFO"}, onlyAddr(f.log, "r:1"), "nothing but the handshake's reads reaches the replica")
 	assert.Len(t, f.sent("p:1", "SET"), 1)
 	assert.Len(t, f.sent("s1:1", "SENTINEL"), 2)
 }

@@ -53,6 +53,8 @@ func Run(t *testing.T, nc NewClient) {
 		{"FrozenShard", frozenShard},
 		{"Password", password},
 		{"ListedTwice", listedTwice},
+		{"PlainURLToClusterNode", plainURLToClusterNode},
+		{"NoReplicas", noReplicas},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, nc) })
 	}
@@ -638,4 +640,60 @@ func listedTwice(t *testing.T, nc NewClient) {
 	}
 	assertNoLockKeys(t, rc)
 	solo.AssertNoKeys(t)
+}
+
+// plainURLToClusterNode: a URL without cluster=yes naming a node of a
+// Redis Cluster would lock the resources of that node's slots and fail the
+// others with MOVED. It is refused at connect (cluster_enabled:1) on every
+// acquire, naming the node and cluster=yes, and no key is left.
+func plainURLToClusterNode(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 0)
+	c := clusterClient(t, nc, []string{"redis://" + rc.Nodes[0].Addr()}, intPtr(0))
+	ctx := context.Background()
+	for i := 0; i < 12; i++ {
+		l, err := c.Acquire(ctx, "plain"+strconv.Itoa(i), 10*time.Second)
+		if l != nil {
+			_ = l.Release(ctx)
+		}
+		require.Error(t, err, "resource %d locked through a plain URL at a cluster node", i)
+		assert.ErrorIs(t, err, core.ErrInvalidArgument)
+		assert.ErrorContains(t, err, "nodes[0]")
+		assert.ErrorContains(t, err, "cluster=yes")
+		assert.NotRegexp(t, `MOVED \d`, err.Error(), "refused at connect, not by a redirect")
+	}
+	assertNoLockKeys(t, rc)
+}
+
+// noReplicas: a cluster without replicas (redis-cli --cluster create
+// --cluster-replicas 0) cannot acknowledge the WAIT 1 a Cluster node asks
+// by default. Every acquire is refused at connect, before a lock command
+// is sent, with the fix named (wait_replicas=0), instead of each grant
+// failing after the WAIT's timeout; with wait_replicas=0 it locks. (The
+// with-replica default, WAIT 1, is Primitives' and FailoverKeepsGrant's.)
+func noReplicas(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 0)
+	c := clusterClient(t, nc, []string{rc.URL()}, nil)
+	ctx := context.Background()
+	for i := 0; i < 6; i++ {
+		_, err := c.Acquire(ctx, "norep"+strconv.Itoa(i), 10*time.Second)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, core.ErrUnavailable)
+		assert.ErrorContains(t, err, "no replica")
+		assert.ErrorContains(t, err, "wait_replicas=0")
+	}
+	for _, n := range rc.Nodes {
+		stats, err := n.Do("INFO", "commandstats")
+		require.NoError(t, err)
+		require.NotContains(t, stats, "cmdstat_set:", "no lock command sent (node %s)", n.Addr())
+		require.NotContains(t, stats, "cmdstat_wait:", "no WAIT sent (node %s)", n.Addr())
+	}
+	off := clusterClient(t, nc, []string{rc.URL()}, intPtr(0))
+	for i := 0; i < 6; i++ {
+		l, err := off.Acquire(ctx, "norep"+strconv.Itoa(i), 10*time.Second)
+		require.NoError(t, err, "wait_replicas=0")
+		require.NoError(t, l.Release(ctx))
+	}
+	assertNoLockKeys(t, rc)
 }
