@@ -128,8 +128,18 @@ func survivesKill(t *testing.T, backend locktest.Factory) {
 	assert.ErrorIs(t, err, core.ErrNotAcquired, "the lock is still held after the failover")
 
 	// The holder's release goes to the new primary (its connection to the
-	// dead one failed; the next one asks the sentinels).
-	require.NoError(t, l.Release(ctx))
+	// dead one failed; the next one asks the sentinels), which has one
+	// replica left: WAIT 2 cannot be met, and the release is not reported
+	// done (its grants would fail the same way).
+	err = l.Release(ctx)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, core.ErrUnavailable)
+	assert.Contains(t, err.Error(), "acknowledged the release")
+	// A client that asks no WAIT re-enters the lock by its token and
+	// releases it.
+	lb, err := b.Acquire(ctx, "sent:kill", time.Second, core.WithToken(l.Token()))
+	require.NoError(t, err)
+	require.NoError(t, lb.Release(ctx))
 	assert.Equal(t, "(nil)", get(t, p, "sent:kill"))
 	s.AssertNoKeys(t)
 }
