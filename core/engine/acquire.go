@@ -118,6 +118,11 @@ func (o *acquireOp) fire(e *Engine, gen uint64) {
 }
 
 func (e *Engine) startAttempt(o *acquireOp) {
+	if e.misconfig != nil && o.attempts > 0 {
+		// Found at connect during an earlier attempt (identity.go).
+		e.finishAcquire(o, 0, e.misconfig)
+		return
+	}
 	o.timerGen++
 	o.woken = false
 	o.attempts++
@@ -402,6 +407,7 @@ func (e *Engine) finishAcquire(o *acquireOp, lock LockID, err error) {
 		return
 	}
 	o.finished = true
+	err = e.misconfigured(err) // identity.go
 	o.timerGen++
 	delete(e.ops, o.id)
 	if a := o.att; a != nil && (!a.decided || a.fencing != nil && !a.fencing.decided) {

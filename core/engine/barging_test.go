@@ -189,6 +189,8 @@ func (m *modelNode) pump() {
 				switch name := strings.ToUpper(cmd[0]); name {
 				case "PING":
 					reply.WriteString("+PONG\r\n")
+				case "INFO": // the handshake
+					reply.WriteString("$13\r\nrun_id:abcdef\r\n")
 				case "SUBSCRIBE":
 					ch := cmd[1]
 					reply.WriteString("*3\r\n$9\r\nsubscribe\r\n$" + strconv.Itoa(len(ch)) + "\r\n" + ch + "\r\n:1\r\n")

@@ -255,7 +255,7 @@ func (cl *clusterState) shard(e *Engine, addr string) *node {
 	if s == nil {
 		sp := cl.n.spec
 		sp.Addr = addr
-		s = &node{idx: cl.n.idx, spec: sp, name: cl.n.name + " (" + addr + ")", wait: cl.n.wait, parent: cl.n}
+		s = &node{idx: cl.n.idx, spec: sp, name: cl.n.name + " (" + addr + ")", wait: cl.n.wait, waitDefault: cl.n.waitDefault, parent: cl.n}
 		cl.shards[addr] = s
 		cl.order = append(cl.order, s)
 	}

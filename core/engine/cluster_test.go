@@ -163,6 +163,12 @@ func (f *fakeCluster) run() {
 					out = append(out, s.shards...)
 				case "WAIT":
 					out = append(out, ":1\r\n"...)
+				case "INFO":
+					info := "cluster_enabled:0\r\nconnected_slaves:1\r\n"
+					if len(s.shards) > 0 {
+						info = "cluster_enabled:1\r\nconnected_slaves:1\r\n"
+					}
+					out = append(out, "$"+strconv.Itoa(len(info))+"\r\n"+info+"\r\n"...)
 				default:
 					if name == "SSUBSCRIBE" || name == "SUBSCRIBE" {
 						if f.subs == nil {

@@ -80,11 +80,11 @@ var (
 
 // The election's scripts for WAIT (wait.go): the fence round and the
 // extension grant as fence.lua and extend.lua do (1 on success); the
-// release grants nothing.
+// release deletes as release.lua does.
 func init() {
 	grantPositive[electFenceScript] = true
 	grantPositive[electExtendScript] = true
-	noWait[electReleaseScript] = true
+	deletes[electReleaseScript] = true
 }
 
 // releaseScriptFor and extendScriptFor: a lock's release and extend

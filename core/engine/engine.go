@@ -149,6 +149,10 @@ type Engine struct {
 	// watchRepeats: a test's negative control (election.go).
 	watches      map[OpID]*watchOp
 	watchRepeats bool
+
+	// misconfig: a configuration error found at connect (identity.go):
+	// every acquire fails with it.
+	misconfig error
 }
 
 // New returns an Engine for cfg, with env as its clock and randomness.
@@ -178,7 +182,7 @@ func New(cfg Config, env Env) (*Engine, error) {
 		reportable: cfg.Report,
 	}
 	for i, n := range cfg.Nodes {
-		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n)}
+		nd := &node{idx: i, spec: n, name: n.Addr, wait: cfg.waitFor(n), waitDefault: cfg.WaitReplicas == nil}
 		if n.MasterName != "" {
 			nd.name = sentinelName(n)
 		}
@@ -436,6 +440,9 @@ func (e *Engine) Acquire(r AcquireRequest) (OpID, error) {
 	}
 	if e.closing {
 		return 0, ErrClosed
+	}
+	if e.misconfig != nil {
+		return 0, e.misconfig
 	}
 	e.begin()
 	op := &acquireOp{

@@ -40,6 +40,9 @@ type lockState struct {
 	holdReported bool
 	// elect: a campaign's leadership (election.go).
 	elect bool
+	// unsure: the nodes (bit i: node i) where a release round failed
+	// after its command was written: it may have deleted the key there.
+	unsure uint64
 }
 
 // newOp returns a new lockOp set to op, in the lock's own memory for its
@@ -228,11 +231,22 @@ func (op *lockOp) reply(e *Engine, i int, r Reply) {
 	if op.state[i] != pending {
 		return
 	}
+	released := !op.extend && r.Err == nil && r.Int == 0 && op.lock.unsure&(1<<i) != 0 && op.start < op.until
 	switch {
 	case r.Err != nil:
 		op.state[i] = failed
 		op.failed++
 		op.causes = append(op.causes, &NodeError{Node: i, Addr: e.nodes[i].name, Err: r.Err})
+		if !op.extend {
+			op.lock.unsure |= 1 << i
+		}
+	case released:
+		// Not held, within the lock's validity, where an earlier release
+		// of it failed after its deletion was written (a WAIT that too few
+		// replicas answered, a reply lost with its connection): the key is
+		// not on the node, most likely by that deletion. Not a loss.
+		op.state[i] = granted
+		op.ok++
 	case r.Int >= 1:
 		op.state[i] = granted
 		op.ok++

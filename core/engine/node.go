@@ -124,6 +124,12 @@ type node struct {
 	// parent the cluster node of a shard connection (cluster.go).
 	cl     *clusterState
 	parent *node
+	// waitDefault: wait is the default, not the caller's wait_replicas.
+	// runID is the server the node's last connection reached, refused a
+	// configuration error found at connect (identity.go).
+	waitDefault bool
+	runID       string
+	refused     error
 }
 
 // fifo is a queue of requests that keeps its array: a node's in-flight
@@ -230,6 +236,14 @@ func (e *Engine) sendScript2(n *node, h handler, sc *script, key, key2 string, a
 }
 
 func (n *node) open(e *Engine) {
+	if n.refused != nil {
+		// Refused for the engine's life (identity.go): failed by the
+		// timer, never inside the call that sent the request.
+		n.state = stConnecting
+		n.connGen++
+		e.timers.push(e.now, n, n.connGen)
+		return
+	}
 	e.nextConn++
 	n.conn, n.state = e.nextConn, stConnecting
 	n.connGen++
@@ -254,6 +268,10 @@ func (n *node) live(gen uint64) bool {
 // the node timeout.
 func (n *node) fire(e *Engine, gen uint64) {
 	if gen == n.connGen && (n.state == stConnecting || n.state == stHandshake || n.state == stResolving) {
+		if n.refused != nil {
+			n.fail(e, n.refused)
+			return
+		}
 		n.fail(e, timeoutError("connect: no answer within the node timeout ("+e.timeout.String()+")"))
 	}
 }
@@ -266,7 +284,11 @@ type handshakeStep struct {
 
 func (h handshakeStep) reply(e *Engine, _ int, r Reply) {
 	n := h.n
-	if r.Err != nil {
+	if h.name == "INFO" {
+		if !n.identify(e, r) {
+			return // refused (identity.go)
+		}
+	} else if r.Err != nil {
 		n.fail(e, errors.New(h.name+" refused: "+scrub(r.Err.Error(), n.spec.Password)))
 		return
 	}
@@ -308,6 +330,10 @@ func (n *node) opened(e *Engine) {
 		// Only a primary's connection becomes ready (sentinel.go); ROLE
 		// also does PING's work.
 		steps = append(steps, []string{"ROLE"})
+	}
+	if n.wantsInfo() {
+		// Which server this is (identity.go); INFO also does PING's work.
+		steps = append(steps, []string{"INFO"})
 	}
 	if len(steps) == 0 {
 		steps = append(steps, []string{"PING"})
@@ -422,6 +448,15 @@ func (e *Engine) deliver(req *request, r Reply) {
 	n := req.node
 	if e.report && !n.sub {
 		e.repNode(req, r.Err)
+	}
+	if n.isSentinel() && waitShort(req.h, r) && n.state == stReady {
+		// Its replicas did not acknowledge: after a failover the old
+		// primary may answer as one for seconds, its replicas gone to the
+		// promoted one. The connection is dropped before the reply is
+		// handed over, so that what the handler sends next (a failed
+		// grant's cleanup, a retry) asks the sentinels again; what is in
+		// flight behind this reply fails now.
+		n.fail(e, errorString("too few replicas acknowledged (WAIT): asking the sentinels again"))
 	}
 	req.h.reply(e, n.idx, r)
 	e.recycle(req)

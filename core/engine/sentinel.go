@@ -28,7 +28,13 @@ import (
 // (the primary was demoted, restarted empty, or lost its quorum) is closed
 // after that reply is delivered as the node's failure: the next request
 // opens a new connection, which resolves again. A connection failure does
-// the same. The engine starts no goroutine and sleeps nowhere: the host
+// the same, and so does a WAIT that too few replicas answered (wait.go),
+// closed before its reply is delivered: after a failover the old primary
+// answers ROLE master for seconds (until Sentinel converts it), with its
+// replicas gone to the promoted one, so what is written there reaches no
+// replica. Grants, extensions and releases are all waited for, so none
+// written there counts; the sentinels' own view lags the promotion, which
+// is why a replica's acknowledgement, not a sentinel's answer, decides. The engine starts no goroutine and sleeps nowhere: the host
 // opens the connections the engine asks for (ActOpen), as for any node.
 type sentinelState struct {
 	next    int      // the sentinel to ask first: the one that answered last

@@ -30,6 +30,8 @@ type fakeServer struct {
 	errs   map[string]string
 	seq    [][]string // a sentinel: answers before master, one per question
 	setNil bool       // a data node: SET NX refuses
+	eval   string     // a data node: a script's answer (":1" when empty)
+	info   string     // a data node: INFO's answer (an error when empty)
 }
 
 type fakeDeployment struct {
@@ -43,7 +45,11 @@ type fakeDeployment struct {
 }
 
 func newFake(t *testing.T, url string, wait *int, servers map[string]*fakeServer) *fakeDeployment {
-	nodes, err := ParseNodes([]string{url})
+	return newFakeNodes(t, []string{url}, wait, servers)
+}
+
+func newFakeNodes(t *testing.T, urls []string, wait *int, servers map[string]*fakeServer) *fakeDeployment {
+	nodes, err := ParseNodes(urls)
 	require.NoError(t, err)
 	env := &manualEnv{r: mrand.New(mrand.NewPCG(1, 2))}
 	e, err := New(Config{Nodes: nodes, NodeTimeout: 100 * time.Millisecond, WaitReplicas: wait}, env)
@@ -119,7 +125,15 @@ func (s *fakeServer) answer(cmd []string) []byte {
 		return []byte("+OK\r\n")
 	case "WAIT":
 		return []byte(":" + strconv.Itoa(s.acks) + "\r\n")
+	case "INFO":
+		if s.info == "" {
+			break
+		}
+		return []byte("$" + strconv.Itoa(len(s.info)) + "\r\n" + s.info + "\r\n")
 	case "EVAL", "EVALSHA":
+		if s.eval != "" {
+			return []byte(s.eval + "\r\n")
+		}
 		return []byte(":1\r\n")
 	}
 	return []byte("-ERR unknown command\r\n")
@@ -200,7 +214,7 @@ func TestSentinelNeverWritesToAReplica(t *testing.T) {
 		"p:1":  {role: "master", acks: 1},
 	})
 	require.NoError(t, f.acquire("r").Err)
-	assert.Equal(t, []string{"r:1 ROLE"}, onlyAddr(f.log, "r:1"), "nothing but ROLE reaches the replica")
+	assert.Equal(t, []string{"r:1 ROLE", "r:1 INFO"}, onlyAddr(f.log, "r:1"), "nothing but the handshake's reads reaches the replica")
 	assert.Len(t, f.sent("p:1", "SET"), 1)
 	assert.Len(t, f.sent("s1:1", "SENTINEL"), 2)
 }
@@ -332,7 +346,82 @@ func TestWaitEnoughReplicasAndExtend(t *testing.T) {
 	require.NoError(t, err)
 	f.run()
 	require.NoError(t, f.done[op].Err)
-	assert.Len(t, f.sent("p:1", "WAIT"), 2, "no WAIT behind a release")
+	assert.Len(t, f.sent("p:1", "WAIT"), 3, "the release's deletion is waited for too")
+}
+
+// A primary left behind by a failover still answers as one (ROLE master)
+// and takes the release's deletion, but its replicas follow the promoted
+// one: the deletion's WAIT fails, and so does the release, whose next call
+// asks the sentinels again and deletes on the new primary. Its control:
+// with WAIT off the release reports done on the old primary.
+func TestSentinelReleaseOnALeftBehindPrimary(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run("wait off "+strconv.FormatBool(off), func(t *testing.T) {
+			var wait *int
+			if off {
+				wait = new(int)
+			}
+			p := &fakeServer{role: "master", acks: 1}
+			s1 := &fakeServer{master: []string{"p", "1"}}
+			q := &fakeServer{role: "master", acks: 1}
+			f := newFake(t, "redis://s1:1?master_name=m", wait, map[string]*fakeServer{"s1:1": s1, "p:1": p, "q:1": q})
+			d := f.acquire("r")
+			require.NoError(t, d.Err)
+			// The failover: q promoted, p keeps answering with no replica.
+			p.acks, s1.master = 0, []string{"q", "1"}
+			op, err := f.e.Release(d.Lock)
+			require.NoError(t, err)
+			f.run()
+			if off {
+				require.NoError(t, f.done[op].Err, "the control: done on the old primary")
+				assert.Empty(t, f.sent("q:1", "EVAL"))
+				return
+			}
+			err = f.done[op].Err
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrUnavailable)
+			assert.Contains(t, err.Error(), "WAIT: 0 of the 1 replicas wait_replicas asks for acknowledged the release")
+			op, err = f.e.Release(d.Lock)
+			require.NoError(t, err)
+			f.run()
+			require.NoError(t, f.done[op].Err, "the next release asks the sentinels again")
+			assert.Len(t, f.sent("q:1", "EVAL"), 1, "deleted on the new primary")
+		})
+	}
+}
+
+// A release that failed after its deletion was written (WAIT too short),
+// called again, finds the key gone: within the lock's validity that is its
+// own deletion, reported done (not lost). The not-held answer is waited for
+// too: from a primary no replica follows it fails.
+func TestReleaseAgainAfterAnUnsureRelease(t *testing.T) {
+	one := 1
+	p := &fakeServer{role: "master", acks: 1}
+	f := newFake(t, "redis://p:1", &one, map[string]*fakeServer{"p:1": p})
+	d := f.acquire("r")
+	require.NoError(t, d.Err)
+	p.acks = 0
+	op, _ := f.e.Release(d.Lock)
+	f.run()
+	require.ErrorIs(t, f.done[op].Err, ErrUnavailable)
+	p.eval = ":0" // deleted by the release that failed
+	op, _ = f.e.Release(d.Lock)
+	f.run()
+	require.ErrorIs(t, f.done[op].Err, ErrUnavailable, "not held, from a primary no replica follows: unknown")
+	p.acks = 1
+	op, _ = f.e.Release(d.Lock)
+	f.run()
+	require.NoError(t, f.done[op].Err, "its own deletion: released")
+
+	// The control: a lock whose release never failed and that is found
+	// gone was lost.
+	p.eval = ""
+	d = f.acquire("r2")
+	require.NoError(t, d.Err)
+	p.eval = ":0"
+	op, _ = f.e.Release(d.Lock)
+	f.run()
+	require.ErrorIs(t, f.done[op].Err, ErrLost)
 }
 
 // The negative control of the replica check: off, a grant no replica has
@@ -398,7 +487,7 @@ func TestEveryScriptClassified(t *testing.T) {
 			assert.Contains(t, classifiedScripts(), name, "%s (%s) is in none of wait.go's sets", name, f)
 		}
 	}
-	assert.Equal(t, len(noWait)+len(grantNonNegative)+len(grantPositive)+len(grantSlot), n, "scripts declared vs classified")
+	assert.Equal(t, len(noWait)+len(deletes)+len(grantNonNegative)+len(grantPositive)+len(grantSlot), n, "scripts declared vs classified")
 }
 
 func classifiedScripts() []string {
@@ -420,7 +509,7 @@ func classifiedScripts() []string {
 		names[sc] = name
 	}
 	var out []string
-	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive, grantSlot} {
+	for _, set := range []map[*script]bool{noWait, deletes, grantNonNegative, grantPositive, grantSlot} {
 		for sc := range set {
 			out = append(out, names[sc])
 		}
@@ -432,7 +521,7 @@ func classifiedScripts() []string {
 // node that ran one skip the other's EVAL fallback (NOSCRIPT forever).
 func TestScriptBitsDistinct(t *testing.T) {
 	seen := map[uint32]*script{}
-	for _, set := range []map[*script]bool{noWait, grantNonNegative, grantPositive, grantSlot} {
+	for _, set := range []map[*script]bool{noWait, deletes, grantNonNegative, grantPositive, grantSlot} {
 		for sc := range set {
 			require.NotZero(t, sc.bit, sc.sha)
 			require.Equal(t, 1, bitsSet(sc.bit), "%s: one bit", sc.sha)

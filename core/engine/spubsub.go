@@ -301,11 +301,11 @@ func (e *Engine) shardSubscribed(i int, key string) bool {
 }
 
 // The cluster variants grant what their originals grant, for the replica
-// check (wait.go): the releases nothing, an election's fence as fence.lua.
+// check (wait.go): the releases delete, an election's fence as fence.lua.
 func init() {
 	for _, v := range []*script{releaseShardScript, multiReleaseShardScript, rwReleaseShardScript,
 		semReleaseShardScript, electReleaseShardScript} {
-		noWait[v] = true
+		deletes[v] = true
 	}
 	grantPositive[electFenceShardScript] = true
 }

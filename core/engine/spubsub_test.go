@@ -28,6 +28,7 @@ func TestShardedScripts(t *testing.T) {
 		assert.NotContains(t, v.src, `"NUMSUB"`)
 		assert.Equal(t, orig.src, strings.NewReplacer(`"SPUBLISH"`, `"PUBLISH"`, `"SHARDNUMSUB"`, `"NUMSUB"`).Replace(v.src))
 		assert.Equal(t, noWait[orig], noWait[v], v.sha)
+		assert.Equal(t, deletes[orig], deletes[v], v.sha)
 		assert.Equal(t, grantPositive[orig], grantPositive[v], v.sha)
 	}
 	// Every script that announces has a cluster variant.

@@ -59,9 +59,20 @@ func (cfg Config) waitFor(n Node) int {
 // counts unreplicated; at worst a refusal counts as a failure while the
 // replicas lag). TestEveryScriptClassified lists them all.
 var (
-	// noWait: scripts that grant nothing (releases, inspection).
-	noWait = map[*script]bool{releaseScript: true, inspectScript: true, multiReleaseScript: true,
-		semReleaseScript: true, semInspectScript: true, rwReleaseScript: true, rwInspectScript: true}
+	// noWait: scripts that change nothing (inspection).
+	noWait = map[*script]bool{inspectScript: true, semInspectScript: true, rwInspectScript: true}
+	// deletes: the releases, answering ≥ 1 when they deleted the key, 0
+	// when it was not held. Both answers are waited for as a grant is: a
+	// release counts as done only once the replicas have its deletion, so
+	// that the replica a failover promotes holds the key no longer; and an
+	// answer from a primary that a failover left behind (its replicas gone
+	// to the promoted one, while it still answers as a primary) reaches no
+	// replica and fails, instead of reporting done while the new primary
+	// keeps the key. A WAIT behind a command that wrote nothing counts the
+	// replicas that follow the primary: the "not held" answer counts only
+	// from a primary that many replicas follow.
+	deletes = map[*script]bool{releaseScript: true, multiReleaseScript: true,
+		semReleaseScript: true, rwReleaseScript: true}
 	// grantNonNegative: scripts answering a fence counter (≥ 0) on a
 	// grant, a negative number on a refusal.
 	grantNonNegative = map[*script]bool{acquireFenceScript: true, multiAcquireScript: true, rwAcquireScript: true}
@@ -94,6 +105,11 @@ func isGrant(c command, r Reply) bool {
 		return true
 	case grantNonNegative[c.sc]:
 		return r.Int >= 0
+	case deletes[c.sc]:
+		// Deleted or not held: either answer tells where the key is not,
+		// which is worth something only from a primary that its replicas
+		// follow (an old primary left by a failover has none).
+		return true
 	case grantPositive[c.sc]:
 		return r.Int > 0
 	case grantSlot[c.sc]:
@@ -138,7 +154,7 @@ func (w waitAck) reply(e *Engine, i int, r Reply) {
 	case r.Err != nil:
 		g.h.reply(e, i, Reply{Err: errorString("WAIT " + strconv.Itoa(g.need) + ": " + r.Err.Error())})
 	case r.Int < int64(g.need):
-		g.h.reply(e, i, Reply{Err: &WaitError{Need: g.need, Acked: int(r.Int), Timeout: g.ms}})
+		g.h.reply(e, i, Reply{Err: &WaitError{Need: g.need, Acked: int(r.Int), Timeout: g.ms, Release: deletes[g.cmd.sc]}})
 	default:
 		g.h.reply(e, i, g.r)
 	}
@@ -149,10 +165,16 @@ func (w waitAck) reply(e *Engine, i int, r Reply) {
 type WaitError struct {
 	Need, Acked int
 	Timeout     int64 // ms
+	// Release: the write was a release's deletion, not a grant.
+	Release bool
 }
 
 func (w *WaitError) Error() string {
-	return "WAIT: " + strconv.Itoa(w.Acked) + " of the " + strconv.Itoa(w.Need) + " replicas wait_replicas asks for acknowledged the grant within " +
+	what := "the grant"
+	if w.Release {
+		what = "the release"
+	}
+	return "WAIT: " + strconv.Itoa(w.Acked) + " of the " + strconv.Itoa(w.Need) + " replicas wait_replicas asks for acknowledged " + what + " within " +
 		strconv.FormatInt(w.Timeout, 10) + "ms"
 }
 
@@ -184,6 +206,13 @@ func (e *Engine) writeWait(n *node, r *request) {
 	w.deadline = e.now + e.timeout
 	e.timers.push(w.deadline, w, w.gen)
 	n.inflight.push(w)
+}
+
+// waitShort reports whether r answers a WAIT (handler h) with fewer
+// replicas than it asked for, or with an error.
+func waitShort(h handler, r Reply) bool {
+	w, ok := h.(waitAck)
+	return ok && (r.Err != nil || r.Int < int64(w.g.need))
 }
 
 // unwrapWait returns the handler behind a waitGate, or h.

@@ -396,13 +396,13 @@ func writes(t *testing.T, outSize int, tickBetween bool) ([]byte, int) {
 		}
 	}
 	require.NotZero(t, conn)
-	// The handshake (PING) first; the commands follow its reply.
+	// The handshake (INFO) first; the commands follow its reply.
 	acts := step(t, h, &Event{Kind: EvOpened, Conn: uint32(conn)}, out)
 	require.Len(t, acts, 1)
-	require.Equal(t, "*1\r\n$4\r\nPING\r\n", string(acts[0].Data))
+	require.Equal(t, "*1\r\n$4\r\nINFO\r\n", string(acts[0].Data))
 	var data []byte
 	calls := 0
-	ev := &Event{Kind: EvReceived, Conn: uint32(conn), Data: []byte("+PONG\r\n")}
+	ev := &Event{Kind: EvReceived, Conn: uint32(conn), Data: []byte("$13\r\nrun_id:abcdef\r\n")}
 	for {
 		acts := step(t, h, ev, out)
 		calls++

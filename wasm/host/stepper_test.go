@@ -38,8 +38,8 @@ func TestLargeWriteWhole(t *testing.T) {
 			ping = append(ping, a.Data...)
 		}
 	}
-	require.Equal(t, "*1\r\n$4\r\nPING\r\n", string(ping))
-	e.Received(conn, []byte("+PONG\r\n"))
+	require.Equal(t, "*1\r\n$4\r\nINFO\r\n", string(ping), "the handshake")
+	e.Received(conn, []byte("$13\r\nrun_id:abcdef\r\n"))
 	var data []byte
 	writes := 0
 	for a, ok := e.Next(); ok; a, ok = e.Next() {

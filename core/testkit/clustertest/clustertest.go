@@ -53,6 +53,8 @@ func Run(t *testing.T, nc NewClient) {
 		{"FrozenShard", frozenShard},
 		{"Password", password},
 		{"ListedTwice", listedTwice},
+		{"PlainURLToClusterNode", plainURLToClusterNode},
+		{"NoReplicas", noReplicas},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, nc) })
 	}
@@ -431,7 +433,15 @@ func failoverKeepsGrant(t *testing.T, nc NewClient) {
 	in, err := rival.Inspect(ctx, "fo")
 	require.NoError(t, err)
 	assert.True(t, in.Held, "still held after the primary's SIGKILL")
-	require.NoError(t, l.Release(ctx))
+	// Its release is refused as its extensions are: no replica could
+	// acknowledge the deletion. The rival (no WAIT) re-enters the lock by
+	// its token and releases it.
+	err = l.Release(ctx)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, core.ErrUnavailable)
+	lr, err := rival.Acquire(ctx, "fo", time.Second, core.WithToken(l.Token()))
+	require.NoError(t, err)
+	require.NoError(t, lr.Release(ctx))
 	assertNoLockKeys(t, rc)
 }
 
@@ -458,7 +468,9 @@ func grantLostWithoutWait(t *testing.T, nc NewClient) {
 	_, err := checked.Acquire(ctx, "lost", 10*time.Second)
 	require.Error(t, err, "WAIT 1 with no replica linked: the grant must not count")
 	assert.ErrorIs(t, err, core.ErrUnavailable)
-	assert.Contains(t, err.Error(), "WAIT")
+	// Refused by the WAIT, or at connect when the shard's connection is
+	// made once the replica's link is gone (connected_slaves:0).
+	assert.Regexp(t, `WAIT|the primary has no replica`, err.Error())
 	locktest.Eventually(t, 2*time.Second, "the refused grant's key deleted", func() bool {
 		v, err := p.Do("EXISTS", key)
 		return err == nil && v == "0"
@@ -638,4 +650,60 @@ func listedTwice(t *testing.T, nc NewClient) {
 	}
 	assertNoLockKeys(t, rc)
 	solo.AssertNoKeys(t)
+}
+
+// plainURLToClusterNode: a URL without cluster=yes naming a node of a
+// Redis Cluster would lock the resources of that node's slots and fail the
+// others with MOVED. It is refused at connect (cluster_enabled:1) on every
+// acquire, naming the node and cluster=yes, and no key is left.
+func plainURLToClusterNode(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 0)
+	c := clusterClient(t, nc, []string{"redis://" + rc.Nodes[0].Addr()}, intPtr(0))
+	ctx := context.Background()
+	for i := 0; i < 12; i++ {
+		l, err := c.Acquire(ctx, "plain"+strconv.Itoa(i), 10*time.Second)
+		if l != nil {
+			_ = l.Release(ctx)
+		}
+		require.Error(t, err, "resource %d locked through a plain URL at a cluster node", i)
+		assert.ErrorIs(t, err, core.ErrInvalidArgument)
+		assert.ErrorContains(t, err, "nodes[0]")
+		assert.ErrorContains(t, err, "cluster=yes")
+		assert.NotRegexp(t, `MOVED \d`, err.Error(), "refused at connect, not by a redirect")
+	}
+	assertNoLockKeys(t, rc)
+}
+
+// noReplicas: a cluster without replicas (redis-cli --cluster create
+// --cluster-replicas 0) cannot acknowledge the WAIT 1 a Cluster node asks
+// by default. Every acquire is refused at connect, before a lock command
+// is sent, with the fix named (wait_replicas=0), instead of each grant
+// failing after the WAIT's timeout; with wait_replicas=0 it locks. (The
+// with-replica default, WAIT 1, is Primitives' and FailoverKeepsGrant's.)
+func noReplicas(t *testing.T, nc NewClient) {
+	noClusterLeak(t)
+	rc := redistest.StartRedisCluster(t, 3, 0)
+	c := clusterClient(t, nc, []string{rc.URL()}, nil)
+	ctx := context.Background()
+	for i := 0; i < 6; i++ {
+		_, err := c.Acquire(ctx, "norep"+strconv.Itoa(i), 10*time.Second)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, core.ErrUnavailable)
+		assert.ErrorContains(t, err, "no replica")
+		assert.ErrorContains(t, err, "wait_replicas=0")
+	}
+	for _, n := range rc.Nodes {
+		stats, err := n.Do("INFO", "commandstats")
+		require.NoError(t, err)
+		require.NotContains(t, stats, "cmdstat_set:", "no lock command sent (node %s)", n.Addr())
+		require.NotContains(t, stats, "cmdstat_wait:", "no WAIT sent (node %s)", n.Addr())
+	}
+	off := clusterClient(t, nc, []string{rc.URL()}, intPtr(0))
+	for i := 0; i < 6; i++ {
+		l, err := off.Acquire(ctx, "norep"+strconv.Itoa(i), 10*time.Second)
+		require.NoError(t, err, "wait_replicas=0")
+		require.NoError(t, l.Release(ctx))
+	}
+	assertNoLockKeys(t, rc)
 }

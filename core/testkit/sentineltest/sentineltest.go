@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,9 @@ func Run(t *testing.T, backend locktest.Factory) {
 		{"FailoverWhileContended", failoverContended},
 		{"MultiResourceWaited", multiWaited},
 		{"Passwords", passwords},
+		{"ReleaseAfterForcedFailover", releaseAfterForcedFailover},
+		{"ExtendAfterForcedFailover", extendAfterForcedFailover},
+		{"ReleaseAfterPrimaryKilled", releaseAfterKill},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			// Registered first, checked last: after the clients closed
@@ -124,8 +128,18 @@ func survivesKill(t *testing.T, backend locktest.Factory) {
 	assert.ErrorIs(t, err, core.ErrNotAcquired, "the lock is still held after the failover")
 
 	// The holder's release goes to the new primary (its connection to the
-	// dead one failed; the next one asks the sentinels).
-	require.NoError(t, l.Release(ctx))
+	// dead one failed; the next one asks the sentinels), which has one
+	// replica left: WAIT 2 cannot be met, and the release is not reported
+	// done (its grants would fail the same way).
+	err = l.Release(ctx)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, core.ErrUnavailable)
+	assert.Contains(t, err.Error(), "acknowledged the release")
+	// A client that asks no WAIT re-enters the lock by its token and
+	// releases it.
+	lb, err := b.Acquire(ctx, "sent:kill", time.Second, core.WithToken(l.Token()))
+	require.NoError(t, err)
+	require.NoError(t, lb.Release(ctx))
 	assert.Equal(t, "(nil)", get(t, p, "sent:kill"))
 	s.AssertNoKeys(t)
 }
@@ -343,4 +357,134 @@ func passwords(t *testing.T, backend locktest.Factory) {
 		assert.NotContains(t, err.Error(), "secret", what)
 	}
 	s.AssertNoKeys(t)
+}
+
+// forceFailover runs SENTINEL FAILOVER and returns once every sentinel
+// names the new primary while the old one still answers ROLE master with
+// no replica left (Sentinel converts it to a replica only seconds later):
+// the window in which a client connected to the old primary writes to a
+// server that is no longer the one the deployment reads.
+func forceFailover(t *testing.T, s *redistest.Sentinel) (old, p *redistest.Node) {
+	t.Helper()
+	old = s.Primary()
+	require.NotNil(t, old)
+	out, err := s.Sentinels[0].Do("SENTINEL", "FAILOVER", redistest.SentinelMaster)
+	require.NoError(t, err)
+	require.Equal(t, "OK", out)
+	p = s.WaitFailover(t, old, failoverWithin)
+	locktest.Eventually(t, failoverWithin, "the old primary has no replica left", func() bool {
+		info, err := old.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "connected_slaves:0")
+	})
+	require.Equal(t, "master", old.Role(), "the old primary still says it is the primary (the window under test)")
+	return old, p
+}
+
+// releaseAfterForcedFailover: a release written to the old primary after
+// the promotion deletes nothing the deployment reads. It must not report
+// success while the key is on the new primary: the first release fails
+// (its deletion reached no replica), the next ones ask the sentinels and
+// delete the key on the new primary, and another client acquires at once.
+func releaseAfterForcedFailover(t *testing.T, backend locktest.Factory) {
+	s := redistest.StartSentinel(t, 2, 3)
+	a := client(t, backend, s.URL(), intp(2))
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "sent:rel", 60*time.Second)
+	require.NoError(t, err)
+	_, p := forceFailover(t, s)
+	require.Equal(t, l.Token(), get(t, p, "sent:rel"), "the promoted replica has the grant")
+
+	err = l.Release(ctx)
+	if err == nil {
+		assert.Equal(t, "(nil)", get(t, p, "sent:rel"), "a release reported done left the key on the new primary")
+	} else {
+		t.Logf("release on the old primary: %v", err)
+		assert.ErrorIs(t, err, core.ErrUnavailable)
+		assert.Equal(t, l.Token(), get(t, p, "sent:rel"))
+		// The failed release dropped the connection: the next ones ask
+		// the sentinels and reach the new primary, whose deletion counts
+		// once two replicas acknowledge it (the old primary among them,
+		// once Sentinel has turned it into one).
+		locktest.Eventually(t, failoverWithin, "a release that succeeds", func() bool {
+			err := l.Release(ctx)
+			if err != nil && !errors.Is(err, core.ErrUnavailable) {
+				t.Errorf("release after the failover: %v, want unavailable", err)
+			}
+			return err == nil
+		})
+		assert.Equal(t, "(nil)", get(t, p, "sent:rel"))
+	}
+	b := client(t, backend, s.URL(), intp(1))
+	lb, err := b.Acquire(ctx, "sent:rel", 10*time.Second)
+	require.NoError(t, err, "released: another client acquires at once")
+	require.NoError(t, lb.Release(ctx))
+}
+
+// extendAfterForcedFailover: an extension written to the old primary after
+// the promotion must not count: the key on the new primary keeps its old
+// ttl. It fails, and the next one reaches the new primary.
+func extendAfterForcedFailover(t *testing.T, backend locktest.Factory) {
+	s := redistest.StartSentinel(t, 2, 3)
+	a := client(t, backend, s.URL(), nil)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "sent:ext", 20*time.Second)
+	require.NoError(t, err)
+	_, p := forceFailover(t, s)
+	pttl := func() int64 {
+		v, err := p.Do("PTTL", "sent:ext")
+		require.NoError(t, err)
+		n, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err)
+		return n
+	}
+	err = l.Extend(ctx, 120*time.Second)
+	if err == nil {
+		assert.Greater(t, pttl(), int64(60_000), "an extension reported done did not reach the new primary")
+	} else {
+		t.Logf("extend on the old primary: %v", err)
+		assert.ErrorIs(t, err, core.ErrUnavailable)
+		assert.LessOrEqual(t, pttl(), int64(20_000))
+		// The failed extension dropped the connection: the next ones ask
+		// the sentinels and reach the new primary (each may still fall
+		// short of its replica's acknowledgement on a loaded machine).
+		locktest.Eventually(t, failoverWithin, "an extension that reaches the new primary", func() bool {
+			err := l.Extend(ctx, 120*time.Second)
+			if err != nil && !errors.Is(err, core.ErrUnavailable) {
+				t.Errorf("extend after the failover: %v, want unavailable", err)
+			}
+			return err == nil
+		})
+		assert.Greater(t, pttl(), int64(60_000))
+	}
+	require.NoError(t, l.Release(ctx))
+	assert.Equal(t, "(nil)", get(t, p, "sent:ext"))
+}
+
+// releaseAfterKill: the primary SIGKILLed under a held lock, the release is
+// called at once and again until it succeeds (each call bounded by the
+// node timeout); when it reports success the key is gone from the
+// primary the sentinels promoted.
+func releaseAfterKill(t *testing.T, backend locktest.Factory) {
+	s := redistest.StartSentinel(t, 2, 3)
+	a := client(t, backend, s.URL(), nil)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "sent:killrel", 60*time.Second)
+	require.NoError(t, err)
+	old := s.Primary()
+	require.NotNil(t, old)
+	require.NoError(t, old.Kill())
+	failures := 0
+	locktest.Eventually(t, failoverWithin, "a release that succeeds", func() bool {
+		err := l.Release(ctx)
+		if err != nil {
+			failures++
+			if !errors.Is(err, core.ErrUnavailable) {
+				t.Errorf("release while failing over: %v, want unavailable", err)
+			}
+		}
+		return err == nil
+	})
+	t.Logf("releases refused as unavailable before the failover: %d", failures)
+	p := s.WaitFailover(t, old, failoverWithin)
+	assert.Equal(t, "(nil)", get(t, p, "sent:killrel"), "a release reported done left the key on the new primary")
 }
