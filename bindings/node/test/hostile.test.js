@@ -1,5 +1,5 @@
 'use strict';
-// A hostile node beside real redis-servers: it passes the handshake (PING,
+// A hostile node beside real redis-servers: it passes the handshake (INFO, PING,
 // AUTH, SELECT, CLIENT, ROLE) and then answers every command with garbage,
 // a reply of another type, an endless or a maximal bulk string, an array
 // nested 1000 deep, an endless array, nothing, or half a reply. With two
@@ -48,6 +48,7 @@ async function startHostile(behaviour) {
         buf = buf.subarray(cmd.used);
         const name = cmd.args[0].toUpperCase();
         if (name === 'PING') sock.write('+PONG\r\n');
+        else if (name === 'INFO') sock.write('$10\r\n# Server\r\n\r\n'); // no run_id: nothing to compare
         else if (['AUTH', 'SELECT', 'CLIENT'].includes(name)) sock.write('+OK\r\n');
         else if (name === 'ROLE') sock.write('*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n');
         else {

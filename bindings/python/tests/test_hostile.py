@@ -1,4 +1,4 @@
-"""A hostile node beside real redis-servers: it passes the handshake (PING, AUTH, SELECT,
+"""A hostile node beside real redis-servers: it passes the handshake (INFO, PING, AUTH, SELECT,
 CLIENT, ROLE) and then answers every command with garbage, a reply of another type, an
 endless or a maximal bulk string, an array nested 1000 deep, an endless array, nothing, or
 half a reply. With two honest nodes of three the lock is granted and released; with two
@@ -102,6 +102,8 @@ class Hostile:
                 name = args[0].upper()
                 if name == b"PING":
                     c.sendall(b"+PONG\r\n")
+                elif name == b"INFO":  # no run_id: the engine's identity check has nothing to compare
+                    c.sendall(b"$10\r\n# Server\r\n\r\n")
                 elif name in (b"AUTH", b"SELECT", b"CLIENT"):
                     c.sendall(b"+OK\r\n")
                 elif name == b"ROLE":

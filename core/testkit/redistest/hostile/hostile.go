@@ -1,5 +1,5 @@
 // Package hostile is a TCP server that passes for a Redis node through the
-// connection handshake (PING, AUTH, SELECT, CLIENT SETNAME, ROLE) and then
+// connection handshake (INFO, PING, AUTH, SELECT, CLIENT SETNAME, ROLE) and then
 // answers every other command with one misbehaviour: garbage, a reply of
 // another type, an endless bulk string, an array nested too deep, an
 // endless array, nothing at all, or half a reply and a closed connection.
@@ -152,6 +152,8 @@ func (s *Server) serve(c net.Conn) {
 		switch strings.ToUpper(args[0]) {
 		case "PING":
 			reply = "+PONG\r\n"
+		case "INFO": // no run_id: the engine's identity check has nothing to compare
+			reply = "$10\r\n# Server\r\n\r\n"
 		case "AUTH", "SELECT", "CLIENT":
 			reply = "+OK\r\n"
 		case "ROLE":
