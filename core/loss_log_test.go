@@ -30,9 +30,20 @@ func loseAutoExtended(t *testing.T, c *redistest.Cluster, cfg core.Config, resou
 	defer func() { _ = cl.Close() }()
 	l, err := cl.Acquire(context.Background(), resource, 3*time.Second, core.AutoExtend())
 	require.NoError(t, err)
+	// Acquire returns at a quorum: the third grant may still be on its way,
+	// and a DEL that overtook it would leave the lock held on 2 of 3.
+	poll.Eventually(t, 10*time.Second, "the key on every node", func() bool {
+		for _, n := range c.Nodes {
+			if v, err := n.Do("EXISTS", resource); err != nil || v != "1" {
+				return false
+			}
+		}
+		return true
+	})
 	for _, n := range c.Nodes[:2] {
-		_, err := n.Do("DEL", resource)
+		v, err := n.Do("DEL", resource)
 		require.NoError(t, err)
+		require.Equal(t, "1", v, "DEL %s", resource)
 	}
 	poll.Eventually(t, 20*time.Second, "the lock is lost", l.IsLost)
 	return l.Err()

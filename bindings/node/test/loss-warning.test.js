@@ -22,6 +22,14 @@ async function loseAutoExtended(resource) {
   const client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 1000 }));
   try {
     const lock = await client.acquire(resource, { ttl: 3000, autoExtend: true });
+    // acquire() returns at a quorum: the third grant may still be on its way, and a DEL
+    // that overtook it would leave the lock held on 2 of 3.
+    for (const url of nodes.urls) {
+      const r = new Redis(url, { maxRetriesPerRequest: 1 });
+      try {
+        await eventually(async () => (await r.exists(resource)) === 1, { what: `the key on ${url}`, timeout: 10000 });
+      } finally { r.disconnect(); }
+    }
     for (const url of nodes.urls.slice(0, 2)) {
       const r = new Redis(url, { maxRetriesPerRequest: 1 });
       try { assert.equal(await r.del(resource), 1); } finally { r.disconnect(); }
