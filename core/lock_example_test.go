@@ -100,13 +100,16 @@ func ExampleWithToken() {
 		return
 	}
 	defer nodes.Close()
-	scheduler, err := core.New(core.Config{Nodes: nodes.URLs()})
+	// A node timeout of a second: the example's output must not depend on
+	// a busy machine answering within the default 50 ms.
+	cfg := core.Config{Nodes: nodes.URLs(), NodeTimeout: time.Second}
+	scheduler, err := core.New(cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer scheduler.Close()
-	worker, err := core.New(core.Config{Nodes: nodes.URLs()}) // another process, in real life
+	worker, err := core.New(cfg) // another process, in real life
 	if err != nil {
 		fmt.Println(err)
 		return
