@@ -76,11 +76,12 @@ echo "== npm"
 stage="$(mktemp -d /tmp/liblock-dist-npm.XXXXXX)"
 trap 'clean; rm -rf "$stage"' EXIT
 mkdir -p "$stage/liblock/prebuilt/linux-x64" "$stage/liblock/prebuilt/linux-arm64"
-(cd bindings/node && cp -r index.js index.mjs index.d.ts lib README.md package.json "$stage/liblock/")
+(cd bindings/node && cp -r index.js index.mjs index.d.ts lib README.md LICENSE package.json "$stage/liblock/")
 cp build/liblock.wasm "$stage/liblock/prebuilt/"
 cp build/cross/linux-x64/liblock.so "$stage/liblock/prebuilt/linux-x64/"
 cp build/cross/linux-arm64/liblock.so "$stage/liblock/prebuilt/linux-arm64/"
 cp -r bindings/node/cli "$stage/liblock-cli"
+cp LICENSE "$stage/liblock-cli/"
 mkdir -p "$stage/liblock-cli/prebuilt/linux-x64" "$stage/liblock-cli/prebuilt/linux-arm64"
 cp build/cross/linux-x64/liblock "$stage/liblock-cli/prebuilt/linux-x64/"
 cp build/cross/linux-arm64/liblock "$stage/liblock-cli/prebuilt/linux-arm64/"

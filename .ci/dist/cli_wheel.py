@@ -17,6 +17,7 @@ from pathlib import Path
 
 def main() -> None:
     binary, arch, version, out = Path(sys.argv[1]), sys.argv[2], sys.argv[3], Path(sys.argv[4])
+    licence = (Path(__file__).resolve().parents[2] / "LICENSE").read_bytes()
     tag = f"py3-none-manylinux_2_17_{arch}.manylinux2014_{arch}.musllinux_1_1_{arch}"
     name = "liblock_cli"
     info = f"{name}-{version}.dist-info"
@@ -29,7 +30,9 @@ def main() -> None:
             "Summary: The liblock command (run, elect, inspect, release, doctor): a Redlock lock "
             "for shell scripts, cron lines and services, as one static binary\n"
             "License: MIT\n"
+            "License-File: LICENSE\n"
             "Requires-Python: >=3.8\n").encode(), 0o644),
+        f"{info}/LICENSE": (licence, 0o644),
         f"{info}/WHEEL": ((
             "Wheel-Version: 1.0\n"
             "Generator: liblock .ci/dist/cli_wheel.py\n"

@@ -51,6 +51,19 @@ for t in "$npm_tgz" "$cli_tgz"; do
 done
 ok "VERSION, trampoline.h, package.json, both npm tarballs, the wheels' names: $VERSION"
 
+echo "== 1b. the licence in every artifact"
+lic() { python3 - "$@" <<'PY'
+import sys, tarfile, zipfile
+path = sys.argv[1]
+names = zipfile.ZipFile(path).namelist() if path.endswith(".whl") else tarfile.open(path).getnames()
+sys.exit(not any(n.rsplit("/", 1)[-1] in ("LICENSE", "LICENSE.txt") for n in names))
+PY
+}
+for a in "$DIST"/*.whl "$DIST"/*.tgz "$DIST"/*.tar.gz; do
+  lic "$a" || die "$(basename "$a") carries no LICENSE"
+done
+ok "LICENSE in every wheel, the sdist and both npm tarballs"
+
 echo "== 2. the native libraries"
 mkdir -p "$tmp/x64" "$tmp/arm64" "$tmp/npm"
 unzip -q -o "$x64_whl" liblock/liblock.so -d "$tmp/x64"
