@@ -60,7 +60,7 @@ test: deps build
 # The wasm host's tests run in test-wasm, not twice.
 test-go: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/wasm')
+	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/wasm')
 
 ## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go's race run
 ## keeps a small one and every TestSimBug* regression); SIM_LONG=1 for the long run (random
