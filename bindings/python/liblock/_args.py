@@ -1,5 +1,6 @@
 """Argument checks shared by the client and the locks above the host: a duration in
-seconds to the engine's milliseconds, a str to UTF-8, a callback. Errors name the caller's
+seconds to the engine's milliseconds, a str to UTF-8, a callback; and what they make of an
+acquire's arguments, the :class:`Request` the host sends. Errors name the caller's
 parameter in the caller's unit (seconds)."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from operator import itemgetter
 
 from . import _proto_gen as P
 from ._errors import ArgumentTypeError, InvalidArgument
@@ -98,3 +100,21 @@ def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
         raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
     fn: Optional[Callable[..., Any]] = value
     return fn
+
+
+class Request(tuple):  # type: ignore[type-arg]
+    """An acquire's checked arguments as the engine's ACQUIRE takes them: made by
+    ``Client._acquire_args``, sent by ``Host.start_acquire`` as ``_proto.acquire(buf, *req)``
+    (the fields are in that function's parameter order). A tuple underneath: made and
+    unpacked at a tuple's cost on every acquire, read by name elsewhere."""
+
+    __slots__ = ()
+    resource = property(itemgetter(0))  # bytes; a list's first (_multi: .more has the rest)
+    ttl_ms = property(itemgetter(1))
+    wait_ms = property(itemgetter(2))
+    auto_extend = property(itemgetter(3))
+    fence = property(itemgetter(4))
+    token = property(itemgetter(5))  # b"" for a random one
+    permits = property(itemgetter(6))  # 0 for the mutex
+    mode = property(itemgetter(7))  # 0, or a read-write lock's 1 (read) / 2 (write)
+    resources = property(itemgetter(8))  # a multi-resource lock's further resources

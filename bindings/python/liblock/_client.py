@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
     from ._election import Leader, Leadership, Observation
-    from ._host import Request
     from ._inspection import Inspection
     from ._node import Node
 
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
 from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
-from ._args import _callable, _check_ttl_fits, _ms, _text  # noqa: E402
+from ._args import Request, _callable, _check_ttl_fits, _ms, _text  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -851,7 +850,7 @@ class Client:
                                   "semaphore are two different locks")
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
-        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ()))
+        return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 
     @_keywords
     def acquire(
@@ -911,7 +910,7 @@ class Client:
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
     async def acquire_async(
@@ -941,7 +940,7 @@ class Client:
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
     def lock(

@@ -43,15 +43,13 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _epoll
 from . import _proto as P
-from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
+from ._args import Request
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
+from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
 # INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
-# An acquire request: _proto.acquire's arguments after the buffer (resource, ttl_ms,
-# wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
-Request = Tuple[Any, ...]
 
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
@@ -661,7 +659,7 @@ class Host:
         """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
         ``_acquire_args``); its op handle. Raises when refused at once."""
         engine = self._check(True)
-        res = req[0]
+        res = req.resource
         return self._request(P.acquire(engine.inbuf, *req), done, "acquire",
                              res.decode("utf-8", "replace") if isinstance(res, bytes) else res)
 
