@@ -138,6 +138,7 @@ docs:
 ## (.ci/check-docs.sh), and the API reference builds
 test-docs: docs
 	bash .ci/check-docs.sh
+	python3 .ci/check-cycles.py --self-test && python3 .ci/check-cycles.py
 
 ## demo: a local 3-node Redis set under build/demo, the examples, then the nodes are stopped
 demo: deps build

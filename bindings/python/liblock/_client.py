@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
 
     from ._election import Leader, Leadership, Observation
-    from ._host import Request
     from ._inspection import Inspection
     from ._node import Node
 
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
 from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
+from ._args import Request, _callable, _check_ttl_fits, _ms, _text  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -115,48 +115,6 @@ def _keywords(fn: _F) -> _F:
     return checked  # type: ignore[return-value]
 
 
-def _timedelta_seconds(value: Any) -> Optional[float]:
-    """value.total_seconds() if value is a datetime.timedelta, else None. Without
-    importing datetime: nothing can be a timedelta unless datetime was imported."""
-    for name in ("datetime", "_datetime"):
-        mod = sys.modules.get(name)
-        if mod is not None and isinstance(value, mod.timedelta):
-            return float(value.total_seconds())
-    return None
-
-
-def _fmt_s(ms: int) -> str:
-    """Milliseconds as seconds for messages: 50 -> '0.05 s'."""
-    return f"{ms / 1000:g} s"
-
-
-def _ms(name: str, value: Any, lo: int, hi: int) -> int:
-    """Seconds (int, float or timedelta) -> integer milliseconds for the engine,
-    checked against [lo, hi] ms; errors name ``name`` and speak seconds."""
-    if type(value) is float and -1e15 < value < 1e15:  # fast path; excludes NaN/inf
-        ms = round(value * 1000)
-    else:
-        td = _timedelta_seconds(value)
-        if td is not None:
-            value = td
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ArgumentTypeError(
-                f"{name} must be a number of seconds (int, float or datetime.timedelta), "
-                f"not {type(value).__name__}")
-        f = float(value)
-        if not math.isfinite(f):
-            raise InvalidArgument(f"{name} must be a finite number of seconds, got {value!r}")
-        if isinstance(value, numbers.Integral):
-            ms = int(value) * 1000
-        else:
-            ms = round(f * 1000)
-    if not lo <= ms <= hi:
-        raise InvalidArgument(
-            f"{name} must be between {_fmt_s(lo)} and {_fmt_s(hi)} (durations are seconds), "
-            f"got {value!r} s")
-    return ms
-
-
 def _node_timeout_ms(value: Any) -> int:
     if (isinstance(value, (int, float)) and not isinstance(value, bool)
             and _SUSPICIOUS_NODE_TIMEOUT_S <= value < math.inf):
@@ -166,41 +124,6 @@ def _node_timeout_ms(value: Any) -> int:
             f"for {value!r} ms write node_timeout={value / 1000!r}, or pass "
             f"datetime.timedelta(seconds={value!r}) if you mean {value!r} s")
     return _ms("node_timeout", value, P.LIMIT_NODE_TIMEOUT_MIN, P.LIMIT_NODE_TIMEOUT_MAX)
-
-
-# The shortest ttl, in node timeouts (the spec's factor, shared with the Node binding):
-# a lock must outlast an acquire round (bounded by one node timeout) and, auto-extended,
-# leave room for an extension round (another node timeout) every ttl/3.
-_MIN_TTL_NODE_TIMEOUTS = P.LIMIT_TTL_MIN_NODE_TIMEOUTS
-
-
-def _check_ttl_fits(name: str, ttl_ms: int, node_timeout_ms: int) -> None:
-    """A ttl shorter than 3 node timeouts is a unit mistake (``ttl=0.06`` meant as 60 s)
-    or a lock that a slow node makes invalid before it is granted or extended."""
-    least = _MIN_TTL_NODE_TIMEOUTS * node_timeout_ms
-    if ttl_ms < least:
-        raise InvalidArgument(
-            f"{name}={ttl_ms / 1000:g} is shorter than {_fmt_s(least)}, "
-            f"{_MIN_TTL_NODE_TIMEOUTS} × node_timeout ({_fmt_s(node_timeout_ms)}): a lock must "
-            f"outlast an acquire round and, auto-extended, an extension round every {name}/3; "
-            f"durations are seconds ({name}=10 is ten seconds)")
-
-
-def _text(name: str, value: Any, max_bytes: Optional[int] = None, min_bytes: int = 0) -> bytes:
-    """A str argument as NUL-terminated UTF-8 (the library checks length and emptiness)."""
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"{name} must be a str, not {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidArgument(f"{name} must not contain NUL characters")
-    try:
-        b = value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise InvalidArgument(f"{name} is not valid Unicode text: {e}") from None
-    if len(b) < min_bytes:
-        raise InvalidArgument(f"{name} must not be empty")
-    if max_bytes is not None and len(b) > max_bytes:
-        raise InvalidArgument(f"{name} must be at most {max_bytes} bytes of UTF-8, got {len(b)}")
-    return b
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -247,13 +170,6 @@ def _permits(value: Any) -> int:
     if not P.LIMIT_PERMITS_MIN <= value <= P.LIMIT_PERMITS_MAX:
         raise InvalidArgument(f"permits must be {P.LIMIT_PERMITS_MIN} to {P.LIMIT_PERMITS_MAX}, got {value}")
     return int(value)
-
-
-def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
-    if value is not None and not callable(value):
-        raise ArgumentTypeError(f"{name} must be callable or None, not {type(value).__name__}")
-    fn: Optional[Callable[..., Any]] = value
-    return fn
 
 
 _live = [0, 0]  # Client and Lock objects not freed yet (liblock.live_handles); clients made
@@ -934,7 +850,7 @@ class Client:
                                   "semaphore are two different locks")
         _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
-        return (res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ()))
+        return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 
     @_keywords
     def acquire(
@@ -994,7 +910,7 @@ class Client:
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
     async def acquire_async(
@@ -1024,7 +940,7 @@ class Client:
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req[0]), req[7])
+        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
     def lock(
@@ -1094,6 +1010,10 @@ class Client:
 
 
     # ------------------------------------------------------------ leader election (_election.py)
+
+    def _new_lock(self, host: Any, handle: int, info: Dict[str, Any], on_lost: Optional[OnLost]) -> Lock:
+        """A Lock of this client (a leadership's): _election makes one without importing this module."""
+        return Lock(self, host, handle, info, on_lost)
 
     @_keywords
     def campaign(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL, wait: Optional[Seconds] = None,

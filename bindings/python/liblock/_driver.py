@@ -7,45 +7,16 @@ import os
 import threading
 from typing import Any, Callable, Dict, Optional
 
-from ._errors import ForkedProcessError, InvalidHandle, LockError
-
-_CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
-
-# This process's id, renewed in a forked child by an at-fork hook: check_fork runs a few
-# times per operation, and os.getpid() is a system call each time (glibc caches no pid).
-# A fork that skips Python's at-fork hooks (a C library's raw fork()) leaves an interpreter
-# that is not safe to use anyway; liblock.so's own fork guard (_lib.forked) relies on the
-# same hook.
-_pid = os.getpid()
-
-
-def _forked_child() -> None:
-    global _pid
-    _pid = os.getpid()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forked_child)
+from ._errors import InvalidHandle, LockError
+from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
 
 # asyncio.get_running_loop, looked up at the first asyncio call
 _running_loop: Optional[Callable[[], Any]] = None
 
 
-def check_fork(pid: int) -> None:
-    """Raise ForkedProcessError in a process forked from the one (``pid``) a client was made in."""
-    if _pid != pid:
-        raise ForkedProcessError(
-            f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
-            "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
-            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
-            "child: with backend=\"wasm\" always (liblock.wasm has no Go runtime to lose), on the "
-            "native backend only if liblock.so was not loaded before the fork; or use "
-            "multiprocessing's 'spawn' or 'forkserver' start method.")
-
-
 class Driver:
     """A Client's engines and hosts: the engine factory (``new_engine``: an adapter's
-    constructor with the client's config), the synchronous API's :class:`LoopThread`
+    constructor with the client's config), the synchronous API's ``_syncdrive.LoopThread``
     (started by the first synchronous call) and one :class:`Host` per event loop of the
     asyncio API (closed when its loop shuts down or the client closes). Every mode, sync
     and asyncio, native and wasm, runs on these hosts: one engine driver."""
@@ -59,7 +30,7 @@ class Driver:
         self.pid = os.getpid()
         self.close_timeout = close_timeout
         self._spare: Any = new_engine()  # made now: a bad config fails in Client()
-        self._thread: Any = None  # _host.LoopThread
+        self._thread: Any = None  # _syncdrive.LoopThread
         self._hosts: Dict[Any, Any] = {}  # event loop -> _host.Host
         self._last: Any = None  # the host async_host returned last (its one-loop fast path)
         self._mu = threading.Lock()
@@ -81,7 +52,7 @@ class Driver:
                 if self.closed:
                     raise InvalidHandle(_CLOSED_MESSAGE)
                 if self._thread is None:
-                    from ._host import LoopThread
+                    from ._syncdrive import LoopThread
 
                     thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
                     assert thread.host is not None

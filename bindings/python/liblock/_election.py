@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Deque, List, Optional
 
 from . import _proto as P
+from ._args import _callable, _check_ttl_fits, _ms, _text
 from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
 
 # The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
@@ -104,27 +105,19 @@ class Leadership:
 
 
 def _args(client: Any, name: Any, value: Any, ttl: Any, wait: Any) -> Any:
-    from ._client import _ms, _text
-
     n = _text("name", name, P.LIMIT_RESOURCE_MAX, 1)
     v = _text("value", value, MAX_VALUE_BYTES, 1)
     ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
     wait_ms = None if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
-    from ._client import _check_ttl_fits
-
     _check_ttl_fits("ttl", ttl_ms, client._node_timeout_ms)
     return n, v, ttl_ms, wait_ms
 
 
 def _name(name: Any) -> bytes:
-    from ._client import _text
-
     return _text("name", name, P.LIMIT_RESOURCE_MAX, 1)
 
 
 def _poll(poll: Any) -> int:
-    from ._client import _ms
-
     return 0 if poll is None else _ms("poll", poll, P.LIMIT_POLL_MIN, P.LIMIT_POLL_MAX)
 
 
@@ -151,7 +144,7 @@ def _loop_host(client: Any) -> Any:
     if t is None:
         with d._mu:
             if d._thread is None:
-                from ._host import LoopThread
+                from ._syncdrive import LoopThread
 
                 d._thread = LoopThread(d._engine(), f"liblock-{d.name}-driver", d.tls)
             t = d._thread
@@ -159,7 +152,6 @@ def _loop_host(client: Any) -> Any:
 
 
 def campaign(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
-    from ._client import Lock, _callable
     from ._host import run_op
 
     client._open("client.campaign()")
@@ -190,12 +182,10 @@ def campaign(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: A
                     raise
     except InvalidHandle as e:
         raise client._gone(e, "client.campaign()") from None
-    return Leadership(name, value, Lock(client, host, lock, info, on_lost))
+    return Leadership(name, value, client._new_lock(host, lock, info, on_lost))
 
 
 async def campaign_async(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
-    from ._client import Lock, _callable
-
     client._open("client.campaign_async()")
     n, v, ttl_ms, wait_ms = _args(client, name, value, ttl, wait)
     _callable("on_lost", on_lost)
@@ -225,7 +215,7 @@ async def campaign_async(client: Any, name: Any, value: Any, ttl: Any, wait: Any
         info = host.info(lock)
     except InvalidHandle as e:
         raise client._gone(e, "client.campaign_async()") from None
-    return Leadership(name, value, Lock(client, host, lock, info, on_lost))
+    return Leadership(name, value, client._new_lock(host, lock, info, on_lost))
 
 
 def leader(client: Any, name: Any) -> Optional[Leader]:

@@ -41,8 +41,6 @@ from ._proto import EV_RECEIVED
 if TYPE_CHECKING:
     import asyncio
 
-    from ._host import Host
-
 _IN = getattr(select, "EPOLLIN", 1)
 _OUT = getattr(select, "EPOLLOUT", 4)
 _ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
@@ -177,7 +175,7 @@ class MuxConn:
 class Mux:
     """One host's plain connections in one epoll set, watched by the loop as one reader."""
 
-    def __init__(self, host: "Host", ep: Any) -> None:
+    def __init__(self, host: Any, ep: Any) -> None:
         self.host = host
         self.ep = ep
         self.conns: Dict[int, MuxConn] = {}  # fd -> connection
@@ -339,7 +337,7 @@ class Mux:
         self.ep.close()
 
 
-def make(host: "Host") -> Optional[Mux]:
+def make(host: Any) -> Optional[Mux]:
     """A Mux for ``host`` when its loop and platform allow one, else None (transports)."""
     epoll = getattr(select, "epoll", None)
     if epoll is None:

@@ -10,7 +10,7 @@ ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs h
 
 - asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
 - synchronous: one :class:`Host` on a private event loop in one daemon thread per
-  client (:class:`LoopThread`, started by the first synchronous call), which also runs
+  client (``_syncdrive.LoopThread``, started by the first synchronous call), which also runs
   auto-extension and loss while the caller's code runs; a synchronous call runs its
   operation on its own thread while that loop sleeps (``_syncdrive.py``), else hands it to
   the loop and waits (interruptibly) for the completion.
@@ -43,15 +43,13 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _epoll
 from . import _proto as P
-from ._driver import _CLOSED_MESSAGE, check_fork
+from ._args import Request
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
+from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
 # INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
-# An acquire request: _proto.acquire's arguments after the buffer (resource, ttl_ms,
-# wait_ms, auto_extend, fence, token, permits, mode, resources), made by Client._acquire_args.
-Request = Tuple[Any, ...]
 
 # Repeat a step with empty input when less than this was left free in its output:
 # the engine keeps what does not fit for the next call, and its largest action
@@ -661,7 +659,7 @@ class Host:
         """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
         ``_acquire_args``); its op handle. Raises when refused at once."""
         engine = self._check(True)
-        res = req[0]
+        res = req.resource
         return self._request(P.acquire(engine.inbuf, *req), done, "acquire",
                              res.decode("utf-8", "replace") if isinstance(res, bytes) else res)
 
@@ -1067,81 +1065,6 @@ def acquire_blocking(host: Host, req: Request) -> Tuple[int, Dict[str, Any]]:
             host.cancel(op)
     lock, info = run_op(host, start, give_up)
     return lock, info
-
-
-class LoopThread:
-    """A private event loop in one daemon thread, running one host: the synchronous API
-    submits to it, and it runs auto-extension and loss while the caller's code runs.
-
-    The thread holds ``mu`` whenever it runs anything and lets go of it only while it
-    sleeps in its selector (``_syncdrive.DriveSelector``): a synchronous caller that takes
-    it then runs its operation on its own thread (``_syncdrive.CallerDrive``, the host's
-    ``direct``) instead of handing it over, unless LIBLOCK_SYNC_DRIVE=loop."""
-
-    def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
-        from . import _syncdrive
-
-        self._tls = tls
-        self.mu = threading.Lock()
-        self._selector: Optional[_syncdrive.DriveSelector] = None
-        if _syncdrive.enabled():
-            self._selector = _syncdrive.DriveSelector(self.mu)
-            self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(self._selector)
-        else:
-            self.loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self.host: Optional[Host] = None
-        self._engine = engine
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-        self._ready.wait()
-        assert self.host is not None
-
-    def _run(self) -> None:
-        from . import _syncdrive
-
-        self.mu.acquire()  # released only while the loop sleeps (DriveSelector) and at the end
-        try:
-            asyncio.set_event_loop(self.loop)
-            self.host = Host(self._engine, self.loop, tls=self._tls)
-            if self._selector is not None:
-                try:
-                    self.host.direct = _syncdrive.CallerDrive(self, self._selector)
-                except AttributeError:  # a loop without CPython's internals: every call handed over
-                    self.host.direct = None
-            self._ready.set()
-            try:
-                self.loop.run_forever()
-            finally:
-                self.host.free()  # callbacks submitted meanwhile fail with InvalidHandle
-                for _ in range(3):
-                    self.loop.call_soon(lambda: None)
-                    self.loop.run_until_complete(asyncio.sleep(0))
-                if self.host.direct is not None:
-                    self.host.direct.close()
-                self.loop.close()
-        finally:
-            self.mu.release()
-
-    def stop(self, timeout: float) -> None:
-        """Close the host (releasing its locks), stop the loop, join the thread."""
-        host = self.host
-        assert host is not None
-        if threading.get_ident() == host.thread_id:  # from a callback on this loop
-            self.loop.create_task(self._stop_later(timeout))
-            return
-        try:
-            submit(host, host.close)
-            host.closed.wait(timeout)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        except (LockError, RuntimeError):
-            pass
-        self.thread.join()
-
-    async def _stop_later(self, timeout: float) -> None:
-        assert self.host is not None
-        await self.host.aclose(timeout)
-        self.loop.stop()
 
 
 def pending_count() -> int:

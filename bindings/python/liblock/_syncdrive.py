@@ -1,6 +1,6 @@
 """Synchronous calls driven on the caller's own thread.
 
-The synchronous API runs a client's host on a private loop thread (``_host.LoopThread``),
+The synchronous API runs a client's host on a private loop thread (:class:`LoopThread`),
 which also runs auto-extension and loss while the caller's code runs. Handing each call
 to that thread and back costs two thread wake-ups per call (the request through the
 loop's self-pipe, the outcome through a lock the caller sleeps on), plus the loop's own
@@ -9,7 +9,7 @@ turns: on the wasm backend that was about half of a synchronous pair on one node
 Here a synchronous call runs its operation itself, on the calling thread, whenever the
 loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of its own:
 
-- **One runner at a time.** The loop thread holds :attr:`_host.LoopThread.mu` whenever it
+- **One runner at a time.** The loop thread holds :attr:`LoopThread.mu` whenever it
   runs anything, and lets go of it only while it sleeps in its selector
   (:class:`DriveSelector`). A caller that takes ``mu`` is then the only thread running the
   host: it starts the operation, reads the connections (the host's ``_epoll.Mux``), steps
@@ -48,6 +48,7 @@ benchmark's "before". Loops other than the one made here keep the old way.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import importlib
 import os
@@ -56,10 +57,10 @@ import selectors
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-if TYPE_CHECKING:
-    from ._host import Done, Host, LoopThread
+from ._errors import LockError
+from ._host import _EAGER_POLLS as _SPIN_POLLS, Done, Engine, Host, OpRun, SpinCredit, _in_context, submit
 
 # How long a caller waits for the loop thread to finish what it is running (a callback)
 # before it hands its operation over instead; and the longest single sleep of a driving
@@ -71,8 +72,7 @@ _EARLY = 0.001
 # A driven request's spin after its writes, and the read of the late replies, take the
 # asyncio host's bounds: at most _EAGER_POLLS reads of the epoll set, while a
 # _host.SpinCredit says spinning pays.
-# LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before").
-from ._host import _EAGER_POLLS as _SPIN_POLLS, SpinCredit  # noqa: E402
+# LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before"). (_SPIN_POLLS: _host._EAGER_POLLS, imported above)
 _MAIN = threading.main_thread().ident
 # signal.signal's C function itself (module _signal): the signal module's wrapper converts
 # handlers and numbers to and from enums, 6 of the 8 µs a swap there cost (twice per call)
@@ -202,8 +202,6 @@ class CallerDrive:
                give_up: Optional[Callable[[Any, Any], None]]) -> Any:
         """``_host.run_op``'s contract: start the operation, block until its outcome,
         interruptible (an interrupted acquire is cancelled, a lock granted meanwhile released)."""
-        from ._host import OpRun, _in_context, submit
-
         op = OpRun(start, give_up)
         # gate[0]: the lock the caller sleeps on once the operation is not its own to run;
         # made only then, and while nothing else can run the host (no done() in between)
@@ -425,3 +423,74 @@ class CallerDrive:
         if self._wait_ep is not None:
             self._wait_ep.close()
             self._wait_ep = self._wait_mux = None
+
+
+class LoopThread:
+    """A private event loop in one daemon thread, running one host: the synchronous API
+    submits to it, and it runs auto-extension and loss while the caller's code runs.
+
+    The thread holds ``mu`` whenever it runs anything and lets go of it only while it
+    sleeps in its selector (``DriveSelector``): a synchronous caller that takes
+    it then runs its operation on its own thread (``CallerDrive``, the host's
+    ``direct``) instead of handing it over, unless LIBLOCK_SYNC_DRIVE=loop."""
+
+    def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
+        self._tls = tls
+        self.mu = threading.Lock()
+        self._selector: Optional[DriveSelector] = None
+        if enabled():
+            self._selector = DriveSelector(self.mu)
+            self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(self._selector)
+        else:
+            self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self.host: Optional[Host] = None
+        self._engine = engine
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
+        self._ready.wait()
+        assert self.host is not None
+
+    def _run(self) -> None:
+        self.mu.acquire()  # released only while the loop sleeps (DriveSelector) and at the end
+        try:
+            asyncio.set_event_loop(self.loop)
+            self.host = Host(self._engine, self.loop, tls=self._tls)
+            if self._selector is not None:
+                try:
+                    self.host.direct = CallerDrive(self, self._selector)
+                except AttributeError:  # a loop without CPython's internals: every call handed over
+                    self.host.direct = None
+            self._ready.set()
+            try:
+                self.loop.run_forever()
+            finally:
+                self.host.free()  # callbacks submitted meanwhile fail with InvalidHandle
+                for _ in range(3):
+                    self.loop.call_soon(lambda: None)
+                    self.loop.run_until_complete(asyncio.sleep(0))
+                if self.host.direct is not None:
+                    self.host.direct.close()
+                self.loop.close()
+        finally:
+            self.mu.release()
+
+    def stop(self, timeout: float) -> None:
+        """Close the host (releasing its locks), stop the loop, join the thread."""
+        host = self.host
+        assert host is not None
+        if threading.get_ident() == host.thread_id:  # from a callback on this loop
+            self.loop.create_task(self._stop_later(timeout))
+            return
+        try:
+            submit(host, host.close)
+            host.closed.wait(timeout)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        except (LockError, RuntimeError):
+            pass
+        self.thread.join()
+
+    async def _stop_later(self, timeout: float) -> None:
+        assert self.host is not None
+        await self.host.aclose(timeout)
+        self.loop.stop()
