@@ -224,12 +224,27 @@ func (s *soakSeries) last() string {
 // beyond its allowance over the second half.
 func (s *soakSeries) check(t *testing.T) {
 	t.Helper()
+	rows, problems := s.verdict()
+	for _, r := range rows {
+		t.Log(r)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// verdict is the runtime's rows of the table (start, end, slope per
+// minute and growth over the second half, operations per second) and what
+// is wrong: a series growing beyond its allowance over the second half (a
+// least-squares fit, so that a garbage collector's sawtooth averages out
+// and a warm-up in the first half does not count), a series without an
+// allowance, too few samples, or no operation done.
+func (s *soakSeries) verdict() (rows, problems []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.at)
 	if n < 2 {
-		t.Errorf("%s: %d samples, too few to tell", s.name, n)
-		return
+		return nil, []string{fmt.Sprintf("%s: %d samples, too few to tell", s.name, n)}
 	}
 	rate := (s.ops[n-1] - s.ops[0]) / ((s.at[n-1] - s.at[0]) * 60)
 	half := n / 2
@@ -237,18 +252,60 @@ func (s *soakSeries) check(t *testing.T) {
 		v := s.series[k]
 		slope := fitSlope(s.at[half:], v[half:])
 		growth := slope * (s.at[n-1] - s.at[half])
-		t.Logf("%-16s %-11s %10.1f %10.1f %12.3f %12.1f %8.0f", s.name, k, v[0], v[n-1], slope, growth, rate)
+		rows = append(rows, fmt.Sprintf("%-16s %-11s %10.1f %10.1f %12.3f %12.1f %8.0f", s.name, k, v[0], v[n-1], slope, growth, rate))
 		allow, ok := soakAllow[k]
 		if !ok {
-			t.Errorf("%s: series %s has no allowance", s.name, k)
+			problems = append(problems, fmt.Sprintf("%s: series %s has no allowance", s.name, k))
 		}
 		if n-half >= 3 && growth > allow {
-			t.Errorf("%s: %s grows over the second half: %.1f (slope %.3f/min), more than %.0f", s.name, k, growth, slope, allow)
+			problems = append(problems, fmt.Sprintf("%s: %s grows over the second half: %.1f (slope %.3f/min), more than %.0f", s.name, k, growth, slope, allow))
 		}
 	}
 	if s.ops[n-1] <= s.ops[0] {
-		t.Errorf("%s: no operation succeeded over the run", s.name)
+		problems = append(problems, fmt.Sprintf("%s: no operation succeeded over the run", s.name))
 	}
+	return rows, problems
+}
+
+// TestSoakVerdict is the growth check's negative control: a series
+// growing steadily (a leak of one fd a minute, of a megabyte a minute, of
+// a handle per sample) fails it; the same series flat with noise, or
+// growing only in the first half (a warm-up), passes; a run without
+// operations fails.
+func TestSoakVerdict(t *testing.T) {
+	run := func(f func(i int, at float64) map[string]float64, ops func(i int) float64) []string {
+		s := &soakSeries{name: "x", series: map[string][]float64{}}
+		for i := range 180 { // 30 minutes at 10 s
+			at := float64(i) / 6
+			s.add(at, ops(i), f(i, at))
+		}
+		_, problems := s.verdict()
+		return problems
+	}
+	busy := func(i int) float64 { return float64(1000 * i) }
+	noise := func(i int) float64 { return float64((i*7919)%13) - 6 } // deterministic, ±6
+	flat := run(func(i int, at float64) map[string]float64 {
+		return map[string]float64{"rss_mb": 80 + noise(i), "fds": 30 + noise(i)/3, "handles": 5 + noise(i)/2, "keys": 300 + 20*noise(i)}
+	}, busy)
+	require.Empty(t, flat, "flat series with noise")
+	warm := run(func(i int, at float64) map[string]float64 {
+		return map[string]float64{"rss_mb": 40 + 60*min(at/15, 1) + noise(i)}
+	}, busy)
+	require.Empty(t, warm, "a warm-up in the first half")
+	for name, leak := range map[string]func(i int, at float64) map[string]float64{
+		"fds":     func(i int, at float64) map[string]float64 { return map[string]float64{"fds": 30 + at + noise(i)/3} },
+		"rss_mb":  func(i int, at float64) map[string]float64 { return map[string]float64{"rss_mb": 80 + 3*at + noise(i)} },
+		"handles": func(i int, at float64) map[string]float64 { return map[string]float64{"handles": 5 + float64(i)} },
+		"keys":    func(i int, at float64) map[string]float64 { return map[string]float64{"keys": 300 + float64(4*i)} },
+	} {
+		problems := run(leak, busy)
+		require.Len(t, problems, 1, name)
+		require.Contains(t, problems[0], name+" grows over the second half", name)
+	}
+	idle := run(func(i int, at float64) map[string]float64 { return map[string]float64{"fds": 30} }, func(int) float64 { return 5 })
+	require.Equal(t, []string{"x: no operation succeeded over the run"}, idle)
+	unknown := run(func(i int, at float64) map[string]float64 { return map[string]float64{"bogus": 1} }, busy)
+	require.Equal(t, []string{"x: series bogus has no allowance"}, unknown)
 }
 
 // soakTally counts the operations of a Go client and its errors by kind.
