@@ -50,6 +50,10 @@ import (
 // It prints a table per runtime: start, end, slope per minute, and the
 // operations per second. LIBLOCK_SOAK_WORKERS (comma-separated names, or
 // "none") narrows the workers; make soak runs them all.
+// LIBLOCK_SOAK_LEAK names a worker that leaks on purpose (a goroutine, a
+// timer or a file descriptor every 100 operations): the negative control
+// of the whole chain, from a worker's samples to the verdict; that run
+// must fail.
 func TestSoak(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("LIBLOCK_SOAK"))
 	if err != nil || d <= 0 {
@@ -477,6 +481,9 @@ func startSoakWorkers(t *testing.T, urls []string, every time.Duration, start ti
 		// (its two loops per primitive contend with each other) and a key
 		// left behind names its runtime.
 		cfg := map[string]any{"urls": urls, "every": every.Milliseconds(), "prefix": "soak:" + strings.ReplaceAll(sp.name, " ", "-") + ":"}
+		if os.Getenv("LIBLOCK_SOAK_LEAK") == sp.name {
+			cfg["leak"] = true
+		}
 		argv := sp.argv(cfg)
 		w := &soakWorker{soakSeries: soakSeries{name: sp.name, series: map[string][]float64{}}, done: make(chan struct{})}
 		w.cmd = exec.Command(argv[0], argv[1:]...)
@@ -614,6 +621,7 @@ func TestSoakWorker(t *testing.T) {
 		URLs   []string `json:"urls"`
 		Every  int64    `json:"every"`
 		Prefix string   `json:"prefix"`
+		Leak   bool     `json:"leak"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(os.Args[len(os.Args)-1]), &cfg))
 	path := cmpOr(os.Getenv("LIBLOCK_WASM_PATH"), filepath.Join("build", "liblock.wasm")) // run from the repository root
@@ -630,7 +638,17 @@ func TestSoakWorker(t *testing.T) {
 	tally := newSoakTally()
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	soakLoad(ctx, cl, tally.note, &wg)
+	note := tally.note
+	leaked := make(chan struct{})
+	if cfg.Leak {
+		note = func(err error) {
+			tally.note(err)
+			if err == nil && tally.ops.Load()%100 == 0 {
+				go func() { <-leaked }()
+			}
+		}
+	}
+	soakLoad(ctx, cl, note, &wg)
 	sample := func(done bool) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -656,6 +674,7 @@ func TestSoakWorker(t *testing.T) {
 	}
 	tick.Stop()
 	wg.Wait()
+	close(leaked)
 	require.NoError(t, cl.Close())
 	sample(true)
 }

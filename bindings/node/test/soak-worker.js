@@ -5,7 +5,8 @@
 // after it closed its client, it prints one JSON line of its own samples:
 //   {"t" (seconds since it started),"rss_mb","heap_mb","fds","threads","handles" (process.getActiveResourcesInfo()),
 //    "ops","errors":{kind:n},"done"?}
-// argv[2]: JSON {urls, backend ('native'|'wasm'), every (ms), prefix}.
+// argv[2]: JSON {urls, backend ('native'|'wasm'), every (ms), prefix, leak?}; leak
+// (the soak's negative control) keeps a timer alive every 100 operations.
 const fs = require('node:fs');
 const path = require('node:path');
 const { Client } = require(path.join(__dirname, '..'));
@@ -20,8 +21,13 @@ let running = true;
 process.stdin.on('end', () => { running = false; });
 process.stdin.resume();
 
+const leaked = [];
 function note(e) {
-  if (!e) { ops++; return; }
+  if (!e) {
+    ops++;
+    if (cfg.leak && ops % 100 === 0) leaked.push(setInterval(() => {}, 1e9));
+    return;
+  }
   const kind = e.code || e.name || 'other';
   errors[kind] = (errors[kind] || 0) + 1;
 }
@@ -76,6 +82,7 @@ function sample(done) {
     }
   })));
   clearInterval(timer);
+  leaked.forEach(clearInterval);
   await client.close();
   sample(true);
 })().catch((e) => { console.error(e); process.exit(1); });

@@ -5,7 +5,8 @@ per primitive). Every `every` ms, and once more after it closed its client, it
 prints one JSON line of its own samples:
   {"t" (seconds since it started),"rss_mb","fds","threads","live" (liblock.live_handles()),"tasks" (asyncio),
    "ops","errors":{kind:n},"done"?}
-argv[1]: JSON {urls, backend ('native'|'wasm'), mode ('sync'|'async'), every (ms), prefix}.
+argv[1]: JSON {urls, backend ('native'|'wasm'), mode ('sync'|'async'), every (ms), prefix,
+leak?}; leak (the soak's negative control) keeps a file descriptor open every 100 operations.
 Run with the test venv's interpreter (build/venv-python) and PYTHONPATH=bindings/python."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ stop = threading.Event()
 mu = threading.Lock()
 counts: Dict[str, Any] = {"ops": 0, "errors": {}}
 WAIT = 0.5
+leaked: List[int] = []
 T0 = time.monotonic()
 
 
@@ -33,6 +35,8 @@ def note(e: "BaseException | None") -> None:
     with mu:
         if e is None:
             counts["ops"] += 1
+            if cfg.get("leak") and counts["ops"] % 100 == 0:
+                leaked.append(os.open("/dev/null", os.O_RDONLY))
             return
         kind = type(e).__name__
         counts["errors"][kind] = counts["errors"].get(kind, 0) + 1
