@@ -74,14 +74,16 @@ sim:
 fuzz:
 	GO=$(GO) bash .ci/fuzz.sh
 
-## soak: every primitive of the Go client against 5 real redis-servers for SOAK_TIME (default 30m),
-## one node of five frozen or killed and restarted every few seconds; samples RSS, fds,
-## goroutines, threads, heap and Redis keys every SOAK_SAMPLE (default 10s); fails on growth over
-## the second half or a key left behind (core/soak_test.go); not part of make test
+## soak: every primitive in every runtime and backend (Go native and over liblock.wasm, Node
+## native and wasm, Python blocking and asyncio, native and wasm) against 5 real redis-servers
+## for SOAK_TIME (default 30m), one node of five frozen or killed and restarted every few
+## seconds; samples RSS, fds, goroutines, threads, heap, Node's handles, Python's live handles
+## and Redis keys every SOAK_SAMPLE (default 10s); fails on growth over the second half or a
+## key left behind (core/soak_test.go, .ci/soak.sh); not part of make test
 SOAK_TIME   ?= 30m
 SOAK_SAMPLE ?= 10s
-soak: deps
-	LIBLOCK_SOAK=$(SOAK_TIME) LIBLOCK_SOAK_SAMPLE=$(SOAK_SAMPLE) $(GO) test -count=1 -run '^TestSoak$$' -timeout 0 -v ./core/
+soak: deps build
+	SOAK_TIME=$(SOAK_TIME) SOAK_SAMPLE=$(SOAK_SAMPLE) GO=$(GO) bash .ci/soak.sh
 
 test-c: deps build
 	bash capi/test/run.sh

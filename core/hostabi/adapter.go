@@ -1,6 +1,8 @@
 package hostabi
 
 import (
+	"errors"
+
 	"github.com/liblock/liblock/core/engine"
 	time "github.com/liblock/liblock/core/internal/xtime"
 )
@@ -44,6 +46,9 @@ type Adapter struct {
 	// fences holds the FENCE answers (fence, re-entered) by lock; INFO
 	// does not carry them.
 	fences map[engine.LockID]engine.LockInfo
+	// ending: the releases in flight of locks with an entry in fences, so
+	// that the entry goes once the release has ended the lock.
+	ending map[engine.OpID]engine.LockID
 	// modes: the acquires of a read-write lock in flight, by op (rwlock.go);
 	// their locks' modes go into fences, as INFO does not carry them.
 	modes map[engine.OpID]engine.LockMode
@@ -117,6 +122,12 @@ func (a *Adapter) input(ev Event) Action {
 			a.setAwaited(act.Conn, false)
 		case engine.ActDone:
 			a.noteMode(act)
+			if l, ok := a.ending[act.Op]; ok {
+				delete(a.ending, act.Op)
+				if act.Err == nil || errors.Is(act.Err, engine.ErrLost) {
+					delete(a.fences, l)
+				}
+			}
 			if a.sets != nil {
 				a.setDone(act)
 			}
@@ -229,6 +240,12 @@ func (a *Adapter) Release(l engine.LockID) (engine.OpID, error) {
 	if err == nil && a.sets != nil {
 		a.noteRelease(op, l)
 	}
+	if _, ok := a.fences[l]; ok && err == nil {
+		if a.ending == nil {
+			a.ending = map[engine.OpID]engine.LockID{}
+		}
+		a.ending[op] = l
+	}
 	return op, err
 }
 
@@ -241,6 +258,7 @@ func (a *Adapter) Cancel(op engine.OpID) bool {
 func (a *Adapter) Forget(l engine.LockID) {
 	a.input(Event{Kind: EvForget, Lock: uint64(l)})
 	a.forgetSet(l)
+	delete(a.fences, l)
 }
 
 // Lock describes a lock (engine.Engine.Lock); durations in whole

@@ -3,6 +3,7 @@ package hostabi
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -566,4 +567,44 @@ func TestReportAwaiting(t *testing.T) {
 
 	quiet := newFixed(t, "redis://127.0.0.1:1")
 	assert.Empty(t, awaitings(pair(quiet, false)), "not asked: no ActAwaiting")
+}
+
+// The Adapter's extras of a lock (its fence, its read-write mode, a multi
+// lock's set) are dropped once the lock ends — released, or forgotten —
+// so that a client acquiring and releasing for ever does not grow them.
+func TestAdapterDropsEndedLocksExtras(t *testing.T) {
+	cl := redistest.Start(t, 3)
+	js := `{"nodes":["` + strings.Join(cl.URLs(), `","`) + `"],"node_timeout_ms":200,"key_prefix":"extras:"}`
+	h, err := New(js)
+	require.NoError(t, err)
+	ad := NewAdapter(Handle(h), 3)
+	a := hostabitest.New(t, ad)
+	reqs := []engine.AcquireRequest{
+		{Resource: "fenced", TTL: 10 * time.Second, Fence: true},
+		{Resource: "rw", TTL: 10 * time.Second, Mode: engine.ModeRead},
+		{Resource: "rw", TTL: 10 * time.Second, Mode: engine.ModeWrite, Fence: true},
+		{Resource: "x", Resources: []string{"y"}, TTL: 10 * time.Second},
+		{Resource: "x", Resources: []string{"y"}, TTL: 10 * time.Second, Fence: true},
+	}
+	for i := range 3 {
+		for _, r := range reqs {
+			d := a.Acquire(r)
+			require.NoError(t, d.Err, "%+v", r)
+			require.NoError(t, a.Release(d.Lock).Err, "%+v", r)
+		}
+		// Forgotten locks keep their keys (until their ttl): other names.
+		for j, r := range reqs {
+			name := "-forgotten-" + strconv.Itoa(i) + "-" + strconv.Itoa(j)
+			r.Resource += name
+			if len(r.Resources) > 0 {
+				r.Resources = []string{"y" + name}
+			}
+			d := a.Acquire(r)
+			require.NoError(t, d.Err, "%+v", r)
+			ad.Forget(d.Lock)
+		}
+	}
+	assert.Empty(t, ad.fences, "fences")
+	assert.Empty(t, ad.modes, "modes")
+	assert.Empty(t, ad.sets, "sets")
 }

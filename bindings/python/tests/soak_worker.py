@@ -1,0 +1,169 @@
+"""A worker of the soak (core/soak_test.go, make soak): every primitive of the Python
+binding in a loop against the nodes it is given while the Go test injects faults,
+until its stdin closes; blocking (two threads per primitive) or asyncio (two tasks
+per primitive). Every `every` ms, and once more after it closed its client, it
+prints one JSON line of its own samples:
+  {"t" (seconds since it started),"rss_mb","fds","threads","live" (liblock.live_handles()),"tasks" (asyncio),
+   "ops","errors":{kind:n},"done"?}
+argv[1]: JSON {urls, backend ('native'|'wasm'), mode ('sync'|'async'), every (ms), prefix,
+leak?}; leak (the soak's negative control) keeps a file descriptor open every 100 operations.
+Run with the test venv's interpreter (build/venv-python) and PYTHONPATH=bindings/python."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List
+
+import liblock
+
+cfg = json.loads(sys.argv[1])
+stop = threading.Event()
+mu = threading.Lock()
+counts: Dict[str, Any] = {"ops": 0, "errors": {}}
+WAIT = 0.5
+leaked: List[int] = []
+T0 = time.monotonic()
+
+
+def note(e: "BaseException | None") -> None:
+    with mu:
+        if e is None:
+            counts["ops"] += 1
+            if cfg.get("leak") and counts["ops"] % 100 == 0:
+                leaked.append(os.open("/dev/null", os.O_RDONLY))
+            return
+        kind = type(e).__name__
+        counts["errors"][kind] = counts["errors"].get(kind, 0) + 1
+
+
+def status() -> Dict[str, float]:
+    m: Dict[str, float] = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            parts = v.split()
+            if parts:
+                try:
+                    m[k] = float(parts[0])
+                except ValueError:
+                    pass
+    return m
+
+
+def sample(done: bool = False, tasks: int = 0) -> None:
+    st = status()
+    with mu:
+        line = {"t": time.monotonic() - T0, "rss_mb": st.get("VmRSS", 0) / 1024, "fds": len(os.listdir("/proc/self/fd")),
+                "threads": st.get("Threads", 0), "live": liblock.live_handles(), "tasks": tasks,
+                "ops": counts["ops"], "errors": dict(counts["errors"])}
+    if done:
+        line["done"] = True
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+def watch_stdin() -> None:
+    sys.stdin.read()
+    stop.set()
+
+
+def acquires(i: int) -> List[Any]:
+    """The primitives' acquire arguments (resource, ttl, keywords); the election apart."""
+    return [
+        (f"m{i % 4}", 2.0, {}),
+        (f"a{i % 2}", 1.0, {"auto_extend": True}),
+        (f"f{i % 2}", 2.0, {"fence": True}),
+        ("s", 2.0, {"permits": 3}),
+        ("rw", 2.0, {"mode": "read"}),
+        ("rw", 2.0, {"mode": "write"}),
+        ([f"x{i % 3}", f"y{i % 3}"], 2.0, {}),
+    ]
+
+
+def run_sync(client: liblock.Client) -> None:
+    def loop(p: int, w: int) -> None:
+        i = w
+        while not stop.is_set():
+            try:
+                if p == 7:
+                    ld = client.campaign("e", f"py-{os.getpid()}-{i}", ttl=2.0, wait=WAIT)
+                    ld.resign()
+                else:
+                    res, ttl, kw = acquires(i)[p]
+                    lock = client.acquire(res, ttl, wait=WAIT, **kw)
+                    if random.random() < 0.25:
+                        try:
+                            lock.extend(2.0)
+                        except liblock.LockError as e:
+                            note(e)
+                    lock.release()
+                note(None)
+            except liblock.LockError as e:
+                note(e)
+            i += 2
+
+    threads = [threading.Thread(target=loop, args=(p, w)) for p in range(8) for w in range(2)]
+    for t in threads:
+        t.start()
+    every = cfg["every"] / 1000.0
+    sample()
+    while not stop.wait(every):
+        sample()
+    for t in threads:
+        t.join()
+    client.close()
+    sample(done=True)
+
+
+async def run_async(client: liblock.Client) -> None:
+    async def loop(p: int, w: int) -> None:
+        i = w
+        while not stop.is_set():
+            try:
+                if p == 7:
+                    ld = await client.campaign_async("e", f"py-{os.getpid()}-{i}", ttl=2.0, wait=WAIT)
+                    await ld.resign_async()
+                else:
+                    res, ttl, kw = acquires(i)[p]
+                    lock = await client.acquire_async(res, ttl, wait=WAIT, **kw)
+                    if random.random() < 0.25:
+                        try:
+                            await lock.extend_async(2.0)
+                        except liblock.LockError as e:
+                            note(e)
+                    await lock.release_async()
+                note(None)
+            except liblock.LockError as e:
+                note(e)
+            i += 2
+
+    tasks = [asyncio.ensure_future(loop(p, w)) for p in range(8) for w in range(2)]
+    every = cfg["every"] / 1000.0
+    sample(tasks=len(asyncio.all_tasks()))
+    while True:
+        await asyncio.sleep(every)  # the sampling period, not a wait for a condition
+        if stop.is_set():
+            break
+        sample(tasks=len(asyncio.all_tasks()))
+    await asyncio.gather(*tasks)
+    client.close()
+    sample(done=True, tasks=len(asyncio.all_tasks()) - 1)
+
+
+def main() -> None:
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    client = liblock.Client(cfg["urls"], node_timeout=0.2, backend=cfg["backend"], key_prefix=cfg["prefix"])
+    if cfg["mode"] == "async":
+        asyncio.run(run_async(client))
+    else:
+        run_sync(client)
+
+
+if __name__ == "__main__":
+    main()
