@@ -51,9 +51,9 @@ dist: deps build
 	GO=$(GO) bash .ci/dist/build.sh $(BUILD)/dist
 
 ## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
-## use is heaviest, then C and Java, beside everything else; a table of each suite's time at the end
-TEST_LANE_GO    := test-go test-c test-java
-TEST_LANE_OTHER := test-docs test-node test-python test-wasm test-interop test-dist test-snippets
+## use is heaviest, then C, Java and wasm, beside everything else; a table of each suite's time at the end
+TEST_LANE_GO    := test-go test-c test-java test-wasm
+TEST_LANE_OTHER := test-docs test-node test-python test-interop test-dist test-snippets
 test: deps build
 	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_OTHER)"
 
