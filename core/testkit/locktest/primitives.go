@@ -804,8 +804,13 @@ func (s *suite) multiBadInput(t *testing.T) {
 	}
 	_, err := cl.AcquireAll(ctx, []string{"a", "b"}, 0)
 	argErr(t, err, "ttl", "ttl 0")
-	_, err = cl.AcquireAll(ctx, []string{"a", "b"}, time.Second, core.Permits(2))
-	argErr(t, err, "permits", "a set with permits")
+	if !s.skipped(t, "MultiBadInput/permits") {
+		l, err := cl.AcquireAll(ctx, []string{"a", "b"}, time.Second, core.Permits(2))
+		argErr(t, err, "permits", "a set with permits")
+		if err == nil {
+			must(t, l.Release(ctx))
+		}
+	}
 	c.AssertNoKeys(t)
 }
 
@@ -991,19 +996,19 @@ func (s *suite) electionBadInput(t *testing.T) {
 // or frozen), an acquire of each primitive waiting behind a holder returns
 // not-acquired (or unavailable) once its wait is spent, within the bound.
 func (s *suite) waitBudgetNodeDown(t *testing.T) {
-	const wait = 500 * time.Millisecond
+	const wait = 300 * time.Millisecond
+	// The holders auto-extend a short ttl: they hold as long as the
+	// attempts take, and a release that fails on a loaded machine leaves
+	// keys that expire within the final check's deadline.
+	const hold = 3 * time.Second
 	type attempt func(ctx context.Context) error
 	restarted := make(chan error, 1)
 	for _, f := range []struct {
 		name       string
 		fail, back func(*redistest.Node) error
-		// named: the error names the node down (a refused connection is
-		// an answer; a frozen node's silence is not waited for once a
-		// quorum decided).
-		named bool
 	}{
-		{"refusing", func(n *redistest.Node) error { return n.Kill() }, func(n *redistest.Node) error { return n.Restart() }, true},
-		{"frozen", func(n *redistest.Node) error { return n.Freeze() }, func(n *redistest.Node) error { return n.Thaw() }, false},
+		{"refusing", func(n *redistest.Node) error { return n.Kill() }, func(n *redistest.Node) error { return n.Restart() }},
+		{"frozen", func(n *redistest.Node) error { return n.Freeze() }, func(n *redistest.Node) error { return n.Thaw() }},
 		// Killed, and restarting (empty) while the acquires wait.
 		{"restarting", func(n *redistest.Node) error {
 			if err := n.Kill(); err != nil {
@@ -1011,7 +1016,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			}
 			go func() { restarted <- n.Restart() }()
 			return nil
-		}, func(*redistest.Node) error { return <-restarted }, false},
+		}, func(*redistest.Node) error { return <-restarted }},
 	} {
 		t.Run(f.name, func(t *testing.T) {
 			c := redistest.Start(t, 3)
@@ -1025,7 +1030,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			}{{
 				"mutex",
 				func() func() {
-					l, err := holder.Acquire(ctx, "m", 20*time.Second)
+					l, err := holder.Acquire(ctx, "m", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				},
@@ -1041,7 +1046,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					hold func() (release func())
 					try  attempt
 				}{"semaphore", func() func() {
-					l, err := h.AcquirePermit(ctx, "s", 1, 20*time.Second)
+					l, err := h.AcquirePermit(ctx, "s", 1, hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				}, func(ctx context.Context) error {
@@ -1058,7 +1063,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					hold func() (release func())
 					try  attempt
 				}{"read", func() func() {
-					l, err := h.AcquireWrite(ctx, "rw1", 20*time.Second)
+					l, err := h.AcquireWrite(ctx, "rw1", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				}, func(ctx context.Context) error {
@@ -1069,7 +1074,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					hold func() (release func())
 					try  attempt
 				}{"write", func() func() {
-					l, err := h.AcquireRead(ctx, "rw2", 20*time.Second)
+					l, err := h.AcquireRead(ctx, "rw2", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				}, func(ctx context.Context) error {
@@ -1085,7 +1090,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					hold func() (release func())
 					try  attempt
 				}{"multi", func() func() {
-					l, err := holder.Acquire(ctx, "m2", 20*time.Second)
+					l, err := holder.Acquire(ctx, "m2", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				}, func(ctx context.Context) error {
@@ -1102,7 +1107,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					hold func() (release func())
 					try  attempt
 				}{"campaign", func() func() {
-					ld, err := h.Campaign(ctx, "e", "h", 20*time.Second, 0)
+					ld, err := h.Campaign(ctx, "e", "h", hold, 0)
 					must(t, err)
 					return func() { _ = ld.Resign(ctx) }
 				}, func(ctx context.Context) error {
@@ -1112,6 +1117,13 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			} else {
 				t.Logf("campaign: skipped: the host's Client does not implement locktest.ElectionClient")
 			}
+			kept := cases[:0]
+			for _, cs := range cases {
+				if !s.skipped(t, "WaitBudgetNodeDown/"+cs.name) {
+					kept = append(kept, cs)
+				}
+			}
+			cases = kept
 			var releases []func()
 			for _, cs := range cases {
 				releases = append(releases, cs.hold())
@@ -1124,10 +1136,13 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 					t.Errorf("%s: want not-acquired or unavailable once the wait is spent, got %v", cs.name, err)
 					continue
 				}
+				// Unavailable names its failed nodes. A not-acquired names the
+				// node down only when its answer came before the outcome.
 				var ue *core.UnavailableError
-				if f.named || errors.As(err, &ue) {
+				if errors.As(err, &ue) {
 					assert.Contains(t, err.Error(), c.Nodes[0].Addr(), "%s: the error names the node down", cs.name)
 				}
+				t.Logf("%s: %v", cs.name, err)
 			}
 			must(t, f.back(c.Nodes[0]))
 			for _, r := range releases {
