@@ -799,6 +799,9 @@ func (s *suite) multiBadInput(t *testing.T) {
 		{"duplicate", []string{"a", "b", "c", "b"}, "resources[3]"},
 		{"long member", []string{strings.Repeat("x", 1025)}, "resources[0]"},
 	} {
+		if s.skipped(t, "MultiBadInput/"+tc.name) {
+			continue
+		}
 		_, err := cl.AcquireAll(ctx, tc.resources, time.Second)
 		argErr(t, err, tc.arg, tc.name)
 	}
@@ -808,7 +811,7 @@ func (s *suite) multiBadInput(t *testing.T) {
 		l, err := cl.AcquireAll(ctx, []string{"a", "b"}, time.Second, core.Permits(2))
 		argErr(t, err, "permits", "a set with permits")
 		if err == nil {
-			must(t, l.Release(ctx))
+			_ = l.Release(ctx) // what the failed check acquired
 		}
 	}
 	c.AssertNoKeys(t)
