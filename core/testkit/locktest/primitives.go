@@ -995,6 +995,14 @@ func (s *suite) electionBadInput(t *testing.T) {
 	noKeysButCounters(t, c)
 }
 
+// budgetCase is one primitive in waitBudgetNodeDown: hold takes it (and
+// returns its release), try waits for it behind the holder.
+type budgetCase struct {
+	name string
+	hold func() (release func())
+	try  func(ctx context.Context) error
+}
+
 // waitBudgetNodeDown: with one node of three down (refusing connections,
 // or frozen), an acquire of each primitive waiting behind a holder returns
 // not-acquired (or unavailable) once its wait is spent, within the bound.
@@ -1004,7 +1012,6 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 	// attempts take, and a release that fails on a loaded machine leaves
 	// keys that expire within the final check's deadline.
 	const hold = 3 * time.Second
-	type attempt func(ctx context.Context) error
 	restarted := make(chan error, 1)
 	for _, f := range []struct {
 		name       string
@@ -1026,11 +1033,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			holder, waiter := s.client(t, c), s.client(t, c)
 			ctx := context.Background()
 			// Each primitive: take it with holder, then try it with waiter.
-			cases := []struct {
-				name string
-				hold func() (release func())
-				try  attempt
-			}{{
+			cases := []budgetCase{{
 				"mutex",
 				func() func() {
 					l, err := holder.Acquire(ctx, "m", hold, core.AutoExtend())
@@ -1044,11 +1047,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			}}
 			if h, ok := holder.(SemaphoreClient); ok {
 				w := waiter.(SemaphoreClient)
-				cases = append(cases, struct {
-					name string
-					hold func() (release func())
-					try  attempt
-				}{"semaphore", func() func() {
+				cases = append(cases, budgetCase{"semaphore", func() func() {
 					l, err := h.AcquirePermit(ctx, "s", 1, hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
@@ -1061,22 +1060,14 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			}
 			if h, ok := holder.(ReadWriteClient); ok {
 				w := waiter.(ReadWriteClient)
-				cases = append(cases, struct {
-					name string
-					hold func() (release func())
-					try  attempt
-				}{"read", func() func() {
+				cases = append(cases, budgetCase{"read", func() func() {
 					l, err := h.AcquireWrite(ctx, "rw1", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
 				}, func(ctx context.Context) error {
 					_, err := w.AcquireRead(ctx, "rw1", 10*time.Second, core.Wait(wait))
 					return err
-				}}, struct {
-					name string
-					hold func() (release func())
-					try  attempt
-				}{"write", func() func() {
+				}}, budgetCase{"write", func() func() {
 					l, err := h.AcquireRead(ctx, "rw2", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
@@ -1088,11 +1079,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 				t.Logf("read, write: skipped: the host's Client does not implement locktest.ReadWriteClient")
 			}
 			if w, ok := waiter.(MultiClient); ok {
-				cases = append(cases, struct {
-					name string
-					hold func() (release func())
-					try  attempt
-				}{"multi", func() func() {
+				cases = append(cases, budgetCase{"multi", func() func() {
 					l, err := holder.Acquire(ctx, "m2", hold, core.AutoExtend())
 					must(t, err)
 					return func() { _ = l.Release(ctx) }
@@ -1105,11 +1092,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			}
 			if h, ok := holder.(ElectionClient); ok {
 				w := waiter.(ElectionClient)
-				cases = append(cases, struct {
-					name string
-					hold func() (release func())
-					try  attempt
-				}{"campaign", func() func() {
+				cases = append(cases, budgetCase{"campaign", func() func() {
 					ld, err := h.Campaign(ctx, "e", "h", hold, 0)
 					must(t, err)
 					return func() { _ = ld.Resign(ctx) }
