@@ -72,9 +72,7 @@ func (cl *client) Campaign(ctx context.Context, name, value string, ttl, wait ti
 	_ = json.Unmarshal(m["term"], &ld.term)
 	_ = json.Unmarshal(m["value"], &ld.value)
 	ld.fence = ld.term
-	cl.c.mu.Lock()
-	cl.c.locks[ld.id] = ld.lock
-	cl.c.mu.Unlock()
+	cl.c.register(ld.lock)
 	return ld, nil
 }
 

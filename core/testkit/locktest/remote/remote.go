@@ -77,6 +77,7 @@ type Child struct {
 	pending   map[int64]chan reply
 	locks     map[int64]*lock     // by the child's lock id, for lost events
 	observers map[int64]*observer // by the child's observer id
+	lostEarly map[int64]bool      // locks reported lost before they were registered
 	dead      error               // set once stdout ended
 }
 
@@ -94,7 +95,7 @@ func Start(tb testing.TB, name string, env []string, argv ...string) *Child {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(tb, err)
 	require.NoError(tb, cmd.Start(), name)
-	c := &Child{name: name, cmd: cmd, stdin: stdin, pending: map[int64]chan reply{}, locks: map[int64]*lock{}, observers: map[int64]*observer{}}
+	c := &Child{name: name, cmd: cmd, stdin: stdin, pending: map[int64]chan reply{}, locks: map[int64]*lock{}, observers: map[int64]*observer{}, lostEarly: map[int64]bool{}}
 	done := make(chan struct{})
 	go c.read(stdout, done)
 	tb.Cleanup(func() {
@@ -135,6 +136,11 @@ func (c *Child) read(stdout io.Reader, done chan struct{}) {
 			if string(ev) == `"lost"` {
 				c.mu.Lock()
 				l := c.locks[id]
+				if l == nil {
+					// Its acquire's answer is read, but the lock not yet
+					// registered: register marks it.
+					c.lostEarly[id] = true
+				}
 				c.mu.Unlock()
 				if l != nil {
 					l.markLost()
@@ -331,6 +337,18 @@ func (cl *client) Acquire(ctx context.Context, resource string, ttl time.Duratio
 	return asLock(cl.acquire(ctx, map[string]any{"resource": resource}, ttl, opts))
 }
 
+// register keeps l for its lost events, marking it lost if one came first.
+func (c *Child) register(l *lock) {
+	c.mu.Lock()
+	c.locks[l.id] = l
+	early := c.lostEarly[l.id]
+	delete(c.lostEarly, l.id)
+	c.mu.Unlock()
+	if early {
+		l.markLost()
+	}
+}
+
 // asLock keeps a failed acquire's nil a nil interface.
 func asLock(l *lock, err error) (locktest.Lock, error) {
 	if err != nil {
@@ -372,9 +390,7 @@ func (cl *client) acquire(ctx context.Context, what map[string]any, ttl time.Dur
 	_ = json.Unmarshal(m["reentered"], &l.reentered)
 	_ = json.Unmarshal(m["slot"], &l.slot)
 	l.ttl = dur(m["ttl"])
-	cl.c.mu.Lock()
-	cl.c.locks[l.id] = l
-	cl.c.mu.Unlock()
+	cl.c.register(l)
 	if ctx.Err() != nil { // acquired as ctx ended: as core, report ctx's error and leave nothing held
 		_ = l.Release(context.Background())
 		return nil, ctx.Err()
