@@ -51,12 +51,33 @@ public class Suite {
                 continue;
             }
             Thread t = new Thread(() -> serve(id, req));
-            if ("acquire".equals(req.get("op"))) acquiring.put(id, t);
+            if ("acquire".equals(req.get("op")) || "campaign".equals(req.get("op"))) acquiring.put(id, t);
             threads.add(t);
             t.start();
         }
         for (Thread t : threads) t.join();
         for (LockClient c : clients.values()) c.close();
+    }
+
+    // The Go side's observer id -> {client id, the observation}.
+    static final Map<Long, Object[]> observers = new ConcurrentHashMap<>();
+
+    static void unobserve(long oid) throws Exception {
+        Object[] o = observers.remove(oid);
+        if (o == null) return;
+        ((AutoCloseable) o[1]).close();
+        Map<String, Object> ev = new LinkedHashMap<>();
+        ev.put("event", "observed");
+        ev.put("observer", oid);
+        say(ev);
+    }
+
+    /** Keeps a lock under a fresh id and reports its loss. */
+    static long track(Lock l) {
+        long lid = ids.incrementAndGet();
+        locks.put(lid, l);
+        l.lost().thenRun(() -> noteLost(lid, true));
+        return lid;
     }
 
     static void say(Map<String, Object> m) {
@@ -114,10 +135,18 @@ public class Suite {
                 if (Boolean.TRUE.equals(req.get("autoExtend"))) o = o.autoExtend();
                 if (Boolean.TRUE.equals(req.get("fence"))) o = o.fence();
                 if (!"".equals(req.getOrDefault("token", ""))) o = o.token((String) req.get("token"));
-                Lock l = clients.get(((Number) req.get("client")).longValue()).acquire((String) req.get("resource"), dur(req.get("ttl")), o);
-                long lid = ids.incrementAndGet();
-                locks.put(lid, l);
-                l.lost().thenRun(() -> noteLost(lid, true));
+                if (req.containsKey("permits")) o = o.permits(((Number) req.get("permits")).intValue());
+                if ("read".equals(req.get("mode"))) o = o.mode(AcquireOptions.Mode.READ);
+                if ("write".equals(req.get("mode"))) o = o.mode(AcquireOptions.Mode.WRITE);
+                String resource = (String) req.get("resource");
+                if (req.containsKey("resources")) {
+                    // The binding's set: a first resource and the others (an empty set cannot be said).
+                    List<String> all = (List<String>) (List<?>) req.get("resources");
+                    resource = all.isEmpty() ? "" : all.get(0);
+                    if (all.size() > 1) o = o.resources(all.subList(1, all.size()).toArray(new String[0]));
+                }
+                Lock l = clients.get(((Number) req.get("client")).longValue()).acquire(resource, dur(req.get("ttl")), o);
+                long lid = track(l);
                 r.put("lock", lid);
                 r.put("key", l.key());
                 r.put("token", l.token());
@@ -146,8 +175,54 @@ public class Suite {
                 r.put("validity", ms(locks.get(lid).validity()));
                 return r;
             }
+            case "campaign": {
+                Object w = req.get("wait");
+                Lock l = clients.get(((Number) req.get("client")).longValue()).campaign((String) req.get("name"), (String) req.get("value"),
+                        dur(req.get("ttl")), w == null ? null : dur(w));
+                r.put("lock", track(l));
+                r.put("term", l.fence());
+                r.put("value", req.get("value"));
+                return r;
+            }
+            case "observe": {
+                long oid = ((Number) req.get("observer")).longValue();
+                String name = (String) req.get("name");
+                observers.put(oid, new Object[] {((Number) req.get("client")).longValue(),
+                    clients.get(((Number) req.get("client")).longValue()).observe(name, Duration.ofMillis(500), ld -> {
+                        Map<String, Object> ev = new LinkedHashMap<>();
+                        ev.put("event", "leader");
+                        ev.put("observer", oid);
+                        ev.put("name", name);
+                        ev.put("term", ld.leader() ? ld.term() : 0);
+                        ev.put("value", ld.leader() ? ld.value() : "");
+                        ev.put("owner", ld.leader() ? ld.owner() : "");
+                        ev.put("validity", ld.leader() ? ms(ld.validity()) : null);
+                        say(ev);
+                    })});
+                return r;
+            }
+            case "unobserve":
+                unobserve(((Number) req.get("observer")).longValue());
+                return r;
             case "inspect": {
-                Inspection got = clients.get(((Number) req.get("client")).longValue()).inspect((String) req.get("resource"));
+                LockClient ic = clients.get(((Number) req.get("client")).longValue());
+                Inspection got = req.containsKey("permits")
+                    ? ic.inspect((String) req.get("resource"), AcquireOptions.defaults().permits(((Number) req.get("permits")).intValue()))
+                    : ic.inspect((String) req.get("resource"));
+                Object holders = got.json() == null ? null : got.json().get("holders");
+                if (holders instanceof List) {
+                    List<Object> hs = new ArrayList<>();
+                    for (Object h : (List<?>) holders) {
+                        Map<String, Object> hm = (Map<String, Object>) h;
+                        Number v = (Number) hm.get("validity_ms");
+                        Map<String, Object> m = new LinkedHashMap<>();
+                        m.put("slot", hm.get("slot"));
+                        m.put("owner", hm.get("owner"));
+                        m.put("validity", v == null || v.longValue() < 0 ? null : v);
+                        hs.add(m);
+                    }
+                    r.put("holders", hs);
+                }
                 r.put("held", got.held());
                 r.put("validity", ms(got.validity()));
                 r.put("owner", got.owner());
@@ -166,9 +241,14 @@ public class Suite {
                 r.put("nodes", nodes);
                 return r;
             }
-            case "close":
-                clients.get(((Number) req.get("client")).longValue()).close();
+            case "close": {
+                long cid = ((Number) req.get("client")).longValue();
+                for (Map.Entry<Long, Object[]> e : new ArrayList<>(observers.entrySet())) {
+                    if (((Long) e.getValue()[0]) == cid) unobserve(e.getKey());
+                }
+                clients.get(cid).close();
                 return r;
+            }
             default:
                 r.put("error", Map.of("code", "PROTOCOL", "message", "unknown op " + req.get("op")));
                 return r;

@@ -46,6 +46,16 @@ function noteLost(id) {
   }
 }
 
+// track keeps a lock under a fresh id and reports its loss.
+function track(lock, ttl) {
+  const id = ++nextId;
+  locks.set(id, { lock, ttl, reported: false });
+  lock.signal.addEventListener('abort', () => noteLost(id), { once: true });
+  return id;
+}
+
+const observers = new Map(); // observer id (the Go side's) -> AbortController
+
 function lockOf(req) {
   const l = locks.get(req.lock);
   if (!l) throw new Error(`unknown lock ${req.lock}`);
@@ -72,11 +82,11 @@ const ops = {
       if (req.autoExtend) opts.autoExtend = true;
       if (req.fence) opts.fence = true;
       if (req.token) opts.token = req.token;
-      const lock = await client.acquire(req.resource, opts);
-      const id = ++nextId;
-      const l = { lock, ttl: req.ttl, reported: false };
-      locks.set(id, l);
-      lock.signal.addEventListener('abort', () => noteLost(id), { once: true });
+      if (req.permits !== undefined) opts.permits = req.permits;
+      if (req.mode !== undefined) opts.mode = req.mode;
+      const lock = await client.acquire(req.resources !== undefined ? req.resources : req.resource, opts);
+      const id = track(lock, req.ttl);
+      // No slot: the binding's Lock does not expose a permit's slot.
       return { lock: id, key: lock.key, token: lock.token, ttl: req.ttl, validity: lock.validity, fence: lock.fence, reentered: lock.reentered };
     } finally {
       aborts.delete(req.id);
@@ -105,8 +115,44 @@ const ops = {
     return { validity: lockOf(req).lock.validity };
   },
   async inspect(req) {
-    const got = await clients.get(req.client).inspect(req.resource);
-    return { held: got.held, validity: got.validity, owner: got.owner, nodes: got.nodes };
+    const got = await clients.get(req.client).inspect(req.resource, req.permits !== undefined ? { permits: req.permits } : undefined);
+    const out = { held: got.held, validity: got.validity, owner: got.owner, nodes: got.nodes || [] };
+    if (got.holders) out.holders = got.holders.map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity }));
+    return out;
+  },
+  async campaign(req) {
+    const client = clients.get(req.client);
+    const ac = new AbortController();
+    aborts.set(req.id, ac);
+    try {
+      const opts = { value: req.value, ttl: req.ttl, signal: ac.signal };
+      if (req.wait !== undefined) opts.wait = req.wait;
+      const ld = await client.campaign(req.name, opts);
+      return { lock: track(ld.lock, req.ttl), term: ld.term, value: ld.value };
+    } finally {
+      aborts.delete(req.id);
+    }
+  },
+  async observe(req) {
+    const ac = new AbortController();
+    const it = clients.get(req.client).observe(req.name, { signal: ac.signal, poll: 500 });
+    observers.set(req.observer, ac);
+    (async () => {
+      try {
+        for await (const l of it) {
+          say({ event: 'leader', observer: req.observer, name: req.name, term: l.term || 0, value: l.value || '', owner: l.owner || '', validity: l.leader ? l.validity : null });
+        }
+      } catch (e) {
+        // ended by the client's close
+      }
+      observers.delete(req.observer);
+      say({ event: 'observed', observer: req.observer });
+    })();
+    return {};
+  },
+  async unobserve(req) {
+    observers.get(req.observer)?.abort();
+    return {};
   },
   async close(req) {
     await clients.get(req.client).close();

@@ -108,7 +108,65 @@ def acquire_kw(req: Dict[str, Any], lid: int) -> Dict[str, Any]:
                           "on_lost": lambda _lock: note_lost(lid, told=True)}
     if req["token"]:
         kw["token"] = req["token"]
+    if "permits" in req:
+        kw["permits"] = req["permits"]
+    if "mode" in req:
+        kw["mode"] = req["mode"]
     return kw
+
+
+def what(req: Dict[str, Any]) -> Any:
+    """An acquire's resource, or its list of resources (a multi-resource lock)."""
+    return req["resources"] if "resources" in req else req["resource"]
+
+
+def inspect_kw(req: Dict[str, Any]) -> Dict[str, Any]:
+    return {"permits": req["permits"]} if "permits" in req else {}
+
+
+def campaign_kw(req: Dict[str, Any], lid: int) -> Dict[str, Any]:
+    kw: Dict[str, Any] = {"ttl": req["ttl"] / 1000.0, "on_lost": lambda _lock: note_lost(lid, told=True)}
+    if "wait" in req:
+        kw["wait"] = req["wait"] / 1000.0
+    return kw
+
+
+def campaigned(lid: int, ld: Any) -> Dict[str, Any]:
+    locks[lid] = {"lock": ld.lock, "reported": False, "releasing": 0}
+    note_lost(lid)
+    return {"lock": lid, "term": ld.term, "value": ld.value}
+
+
+observers: Dict[int, Any] = {}  # the Go side's observer id -> (client id, Observation)
+
+
+def observe(req: Dict[str, Any]) -> Dict[str, Any]:
+    """Observes with a callback (liblock's thread; say is thread-safe) in both modes."""
+    oid, name = req["observer"], req["name"]
+
+    def changed(leader: Any) -> None:
+        if leader is None:
+            say({"event": "leader", "observer": oid, "name": name, "term": 0, "value": "", "owner": "", "validity": None})
+        else:
+            say({"event": "leader", "observer": oid, "name": name, "term": leader.term, "value": leader.value,
+                 "owner": leader.owner, "validity": ms(leader.validity)})
+
+    observers[oid] = (req["client"], clients[req["client"]].observe(name, changed, poll=0.5))
+    return {}
+
+
+def unobserve(oid: int) -> None:
+    entry = observers.pop(oid, None)
+    if entry is not None:
+        entry[1].close()
+        say({"event": "observed", "observer": oid})
+
+
+def close_client(cid: int) -> None:
+    for oid, (c, _obs) in list(observers.items()):
+        if c == cid:
+            unobserve(oid)
+    clients[cid].close()
 
 
 def acquired(lid: int, lock: liblock.Lock, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -119,9 +177,12 @@ def acquired(lid: int, lock: liblock.Lock, req: Dict[str, Any]) -> Dict[str, Any
 
 
 def inspection(got: Any) -> Dict[str, Any]:
-    return {"held": got.held, "validity": ms(got.validity), "owner": got.owner,
-            "nodes": [{"node": n.node, "addr": n.addr, "locked": n.locked, "holder": n.holder, "owner": n.owner,
-                       "ttl": ms(n.ttl), "error": n.error} for n in got.nodes]}
+    out = {"held": got.held, "validity": ms(got.validity), "owner": got.owner,
+           "nodes": [{"node": n.node, "addr": n.addr, "locked": n.locked, "holder": n.holder, "owner": n.owner,
+                      "ttl": ms(n.ttl), "error": n.error} for n in (got.nodes or ())]}
+    if getattr(got, "holders", None):
+        out["holders"] = [{"slot": h.slot, "owner": h.owner, "validity": ms(h.validity)} for h in got.holders]
+    return out
 
 
 # ---------------------------------------------------------------- sync: a thread a request
@@ -133,8 +194,16 @@ def serve_sync(req: Dict[str, Any]) -> None:
             out = new_client(req)
         elif op == "acquire":
             lid = next(_ids)
-            lock = clients[req["client"]].acquire(req["resource"], req["ttl"] / 1000.0, **acquire_kw(req, lid))
+            lock = clients[req["client"]].acquire(what(req), req["ttl"] / 1000.0, **acquire_kw(req, lid))
             out = acquired(lid, lock, req)
+        elif op == "campaign":
+            lid = next(_ids)
+            out = campaigned(lid, clients[req["client"]].campaign(req["name"], req["value"], **campaign_kw(req, lid)))
+        elif op == "observe":
+            out = observe(req)
+        elif op == "unobserve":
+            unobserve(req["observer"])
+            out = {}
         elif op in ("extend", "release"):
             entry = locks[req["lock"]]
             lock = entry["lock"]
@@ -156,9 +225,9 @@ def serve_sync(req: Dict[str, Any]) -> None:
             note_lost(req["lock"])
             out = {"validity": ms(locks[req["lock"]]["lock"].validity)}
         elif op == "inspect":
-            out = inspection(clients[req["client"]].inspect(req["resource"]))
+            out = inspection(clients[req["client"]].inspect(req["resource"], **inspect_kw(req)))
         elif op == "close":
-            clients[req["client"]].close()
+            close_client(req["client"])
             out = {}
         else:
             out = {"error": {"code": "PROTOCOL", "message": f"unknown op {op!r}"}}
@@ -191,9 +260,18 @@ async def serve_async(req: Dict[str, Any]) -> None:
             out = new_client(req)
         elif op == "acquire":
             lid = next(_ids)
-            lock = await clients[req["client"]].acquire_async(req["resource"], req["ttl"] / 1000.0,
+            lock = await clients[req["client"]].acquire_async(what(req), req["ttl"] / 1000.0,
                                                               **acquire_kw(req, lid))
             out = acquired(lid, lock, req)
+        elif op == "campaign":
+            lid = next(_ids)
+            ld = await clients[req["client"]].campaign_async(req["name"], req["value"], **campaign_kw(req, lid))
+            out = campaigned(lid, ld)
+        elif op == "observe":
+            out = observe(req)
+        elif op == "unobserve":
+            unobserve(req["observer"])
+            out = {}
         elif op in ("extend", "release"):
             entry = locks[req["lock"]]
             lock = entry["lock"]
@@ -213,9 +291,9 @@ async def serve_async(req: Dict[str, Any]) -> None:
             note_lost(req["lock"])
             out = {"validity": ms(locks[req["lock"]]["lock"].validity)}
         elif op == "inspect":
-            out = inspection(await clients[req["client"]].inspect_async(req["resource"]))
+            out = inspection(await clients[req["client"]].inspect_async(req["resource"], **inspect_kw(req)))
         elif op == "close":
-            clients[req["client"]].close()
+            close_client(req["client"])
             out = {}
         else:
             out = {"error": {"code": "PROTOCOL", "message": f"unknown op {op!r}"}}

@@ -109,10 +109,7 @@ func Run(t *testing.T, backend Factory, skip ...Skip) {
 			s.skip[name] = why
 		}
 	}
-	for _, sc := range []struct {
-		name string
-		fn   func(*testing.T)
-	}{
+	for _, sc := range append([]scenario{
 		{"SeedContention", s.seedContention},
 		{"NodeCounts", s.nodeCounts},
 		{"MinorityFrozen", s.minorityFrozen},
@@ -150,7 +147,7 @@ func Run(t *testing.T, backend Factory, skip ...Skip) {
 		{"OneNodeIdleConnectionClosed", s.oneNodeConnClosed},
 		{"OneNodeFrozen", s.oneNodeFrozen},
 		{"OneNodeConcurrent", s.oneNodeConcurrent},
-	} {
+	}, s.primitiveScenarios()...) {
 		t.Run(sc.name, func(t *testing.T) {
 			if why, ok := s.skip[sc.name]; ok {
 				t.Skip(why)

@@ -19,6 +19,23 @@
 //	{"id":7,"op":"close","client":C}             → {"id":7}
 //	{"op":"cancel","id":2}                       (no answer: the acquire 2 answers CANCELED)
 //
+// The primitives beyond the mutex (locktest's optional capabilities):
+//
+//	acquire with "permits":N (a semaphore's permit; the answer may carry
+//	  "slot"), "mode":"read"|"write", or "resources":[...] instead of
+//	  "resource" (a multi-resource lock)
+//	inspect with "permits":N → adds "holders":[{"slot","owner","validity"}]
+//	{"id":8,"op":"campaign","client":C,"name":"e","value":"v","ttl":1000,"wait":0}
+//	  ("wait" left out: until it leads) → {"id":8,"lock":L,"term":n,"value":"v"};
+//	  L is a lock: "release" resigns it
+//	{"id":9,"op":"observe","client":C,"name":"e","observer":O} → {"id":9}, then
+//	  {"event":"leader","observer":O,"term":n,"value":...,"owner":...} per
+//	  change (term 0: no leader) and {"event":"observed","observer":O} at its end
+//	{"id":10,"op":"unobserve","observer":O} → {"id":10}
+//
+// A child that does not know an op answers PROTOCOL; the host's Skip names
+// the scenarios it cannot run.
+//
 // A request that fails answers {"id":N,"error":{"code":CODE,"message":...}}
 // with CODE one of NOT_ACQUIRED, UNAVAILABLE (with "nodes":[{"node","addr",
 // "cause"}]), LOST, INVALID_ARGUMENT (with "arg": the argument's name as
@@ -55,11 +72,13 @@ type Child struct {
 
 	wmu sync.Mutex // one line at a time on stdin
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]chan reply
-	locks   map[int64]*lock // by the child's lock id, for lost events
-	dead    error           // set once stdout ended
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[int64]chan reply
+	locks     map[int64]*lock     // by the child's lock id, for lost events
+	observers map[int64]*observer // by the child's observer id
+	lostEarly map[int64]bool      // locks reported lost before they were registered
+	dead      error               // set once stdout ended
 }
 
 // Start starts argv as a child (its stderr goes to the test's stderr) and
@@ -76,7 +95,7 @@ func Start(tb testing.TB, name string, env []string, argv ...string) *Child {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(tb, err)
 	require.NoError(tb, cmd.Start(), name)
-	c := &Child{name: name, cmd: cmd, stdin: stdin, pending: map[int64]chan reply{}, locks: map[int64]*lock{}}
+	c := &Child{name: name, cmd: cmd, stdin: stdin, pending: map[int64]chan reply{}, locks: map[int64]*lock{}, observers: map[int64]*observer{}, lostEarly: map[int64]bool{}}
 	done := make(chan struct{})
 	go c.read(stdout, done)
 	tb.Cleanup(func() {
@@ -110,9 +129,18 @@ func (c *Child) read(stdout io.Reader, done chan struct{}) {
 		if ev, ok := m["event"]; ok {
 			var id int64
 			_ = json.Unmarshal(m["lock"], &id)
+			if string(ev) == `"leader"` || string(ev) == `"observed"` {
+				c.observed(string(ev) == `"observed"`, m)
+				continue
+			}
 			if string(ev) == `"lost"` {
 				c.mu.Lock()
 				l := c.locks[id]
+				if l == nil {
+					// Its acquire's answer is read, but the lock not yet
+					// registered: register marks it.
+					c.lostEarly[id] = true
+				}
 				c.mu.Unlock()
 				if l != nil {
 					l.markLost()
@@ -306,6 +334,32 @@ type client struct {
 }
 
 func (cl *client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...core.AcquireOption) (locktest.Lock, error) {
+	return asLock(cl.acquire(ctx, map[string]any{"resource": resource}, ttl, opts))
+}
+
+// register keeps l for its lost events, marking it lost if one came first.
+func (c *Child) register(l *lock) {
+	c.mu.Lock()
+	c.locks[l.id] = l
+	early := c.lostEarly[l.id]
+	delete(c.lostEarly, l.id)
+	c.mu.Unlock()
+	if early {
+		l.markLost()
+	}
+}
+
+// asLock keeps a failed acquire's nil a nil interface.
+func asLock(l *lock, err error) (locktest.Lock, error) {
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// acquire sends an acquire of what (a resource, with its permits or mode,
+// or resources) with opts.
+func (cl *client) acquire(ctx context.Context, what map[string]any, ttl time.Duration, opts []core.AcquireOption) (*lock, error) {
 	if ctx == nil {
 		return nil, errors.New("remote: a nil context cannot be sent to a child")
 	}
@@ -316,8 +370,12 @@ func (cl *client) Acquire(ctx context.Context, resource string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	m, err := cl.c.call(ctx, map[string]any{"op": "acquire", "client": cl.id, "resource": resource, "ttl": ms(ttl),
-		"wait": ms(o.Wait), "autoExtend": o.AutoExtend, "fence": o.Fence, "token": o.Token})
+	req := map[string]any{"op": "acquire", "client": cl.id, "ttl": ms(ttl),
+		"wait": ms(o.Wait), "autoExtend": o.AutoExtend, "fence": o.Fence, "token": o.Token}
+	for k, v := range what {
+		req[k] = v
+	}
+	m, err := cl.c.call(ctx, req)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return nil, ctx.Err() // the child canceled it for ctx: Canceled or DeadlineExceeded
@@ -330,10 +388,9 @@ func (cl *client) Acquire(ctx context.Context, resource string, ttl time.Duratio
 	_ = json.Unmarshal(m["token"], &l.token)
 	_ = json.Unmarshal(m["fence"], &l.fence)
 	_ = json.Unmarshal(m["reentered"], &l.reentered)
+	_ = json.Unmarshal(m["slot"], &l.slot)
 	l.ttl = dur(m["ttl"])
-	cl.c.mu.Lock()
-	cl.c.locks[l.id] = l
-	cl.c.mu.Unlock()
+	cl.c.register(l)
 	if ctx.Err() != nil { // acquired as ctx ended: as core, report ctx's error and leave nothing held
 		_ = l.Release(context.Background())
 		return nil, ctx.Err()
@@ -345,7 +402,11 @@ func (cl *client) Inspect(ctx context.Context, resource string) (*core.Inspectio
 	if ctx == nil {
 		return nil, errors.New("remote: a nil context cannot be sent to a child")
 	}
-	m, err := cl.c.call(ctx, map[string]any{"op": "inspect", "client": cl.id, "resource": resource})
+	return cl.inspect(ctx, map[string]any{"op": "inspect", "client": cl.id, "resource": resource})
+}
+
+func (cl *client) inspect(ctx context.Context, req map[string]any) (*core.Inspection, error) {
+	m, err := cl.c.call(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -369,6 +430,15 @@ func (cl *client) Inspect(ctx context.Context, resource string) (*core.Inspectio
 		}
 		in.Nodes = append(in.Nodes, st)
 	}
+	var holders []struct {
+		Slot     int             `json:"slot"`
+		Owner    string          `json:"owner"`
+		Validity json.RawMessage `json:"validity"`
+	}
+	_ = json.Unmarshal(m["holders"], &holders)
+	for _, h := range holders {
+		in.Holders = append(in.Holders, core.Holder{Slot: h.Slot, Owner: h.Owner, Validity: dur(h.Validity)})
+	}
 	return in, nil
 }
 
@@ -383,6 +453,7 @@ type lock struct {
 	key, token string
 	fence      int64
 	reentered  bool
+	slot       int
 	mu         sync.Mutex
 	ttl        time.Duration
 	lost       chan struct{}
@@ -430,4 +501,5 @@ func (l *lock) Key() string           { return l.key }
 func (l *lock) Token() string         { return l.token }
 func (l *lock) Fence() int64          { return l.fence }
 func (l *lock) Reentered() bool       { return l.reentered }
+func (l *lock) Slot() int             { return l.slot }
 func (l *lock) Lost() <-chan struct{} { return l.lost }
