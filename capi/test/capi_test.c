@@ -2597,7 +2597,9 @@ static int eh_run(ehost *h, volatile int32_t *flag, int ms) {
 		for (int k = 0; k < np; k++) {
 			if (!pfd[k].revents || h->fd[ids[k]] < 0)
 				continue;
-			uint8_t buf[4096];
+			/* At most what one event holds beside its kind, id and length
+			 * (an INFO reply in the handshake is larger: it comes in pieces). */
+			uint8_t buf[sizeof(((ev_t *)0)->b) - 16];
 			ssize_t got = read(pfd[k].fd, buf, sizeof buf);
 			ev_t e = {.n = 0};
 			if (got > 0) {

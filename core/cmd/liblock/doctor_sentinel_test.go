@@ -66,7 +66,8 @@ func TestDoctorSentinelDown(t *testing.T) {
 
 // TestDoctorSentinelNoReplicas: a deployment without replicas warns that
 // a failover has nothing to promote, and WAIT 1 (the default) can never be
-// acknowledged: fail, and the lock cycle fails the same way. With
+// acknowledged: fail, and the lock cycle fails the same way (the engine
+// refuses such a primary at connect, naming the fix). With
 // --wait-replicas 0 the lock works and only warnings remain. A URL naming
 // a sentinel of another deployment makes the sentinels disagree: fail.
 func TestDoctorSentinelNoReplicas(t *testing.T) {
@@ -76,7 +77,7 @@ func TestDoctorSentinelNoReplicas(t *testing.T) {
 	require.Equal(t, exitDoctorFail, code, "exit: %+v", rows)
 	want(t, rows, id, "replicas", statusWarn, "know no replica")
 	want(t, rows, id, "wait_replicas", statusFail, "0 replica(s) connected")
-	want(t, rows, id, "lock", statusFail, "WAIT")
+	want(t, rows, id, "lock", statusFail, "the primary has no replica")
 
 	code, rows, _ = doctor(t, []string{s.URL()}, "--wait-replicas", "0")
 	require.Zero(t, code, "--wait-replicas 0: exit: %+v", rows)
