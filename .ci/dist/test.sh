@@ -9,9 +9,10 @@
 #   3. the x86_64 liblock.so and the aarch64 one (under qemu-aarch64, with Debian's aarch64
 #      glibc) each run a C program (.ci/dist/smoke.c) that takes, is refused, releases
 #      and retakes a lock against 3 local redis-servers;
-#   4. the commands: static, stripped, for the right machine; `liblock run` holds a lock
-#      while a second `liblock run` of the same name is refused (exit 65), natively for
-#      x86_64 and under qemu for aarch64;
+#   4. the commands: static, stripped, for the right machine; natively for x86_64,
+#      `liblock run` holds a lock while a second `liblock run` of the same name is refused
+#      (exit 65); under qemu for aarch64 (no PR_SET_CHILD_SUBREAPER there, which run's
+#      supervisor needs), doctor's lock cycle passes on each node;
 #   5. `go install github.com/liblock/liblock/core/cmd/liblock@latest` from an empty module
 #      cache, the module served by a file GOPROXY made from the committed files (go.mod
 #      has no replace directive), its dependencies from the local Go download cache.
