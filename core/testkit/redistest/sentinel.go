@@ -315,8 +315,28 @@ func (s *Sentinel) WaitFailover(tb testing.TB, old *Node, within time.Duration) 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	tb.Fatalf("redistest: no failover from %s within %v: sentinels name %v", old.Addr(), within, s.Named())
+	tb.Fatalf("redistest: no failover from %s within %v: sentinels name %v\n%s", old.Addr(), within, s.Named(), s.sentinelLogs(40))
 	return nil
+}
+
+// sentinelLogs returns the last lines of each sentinel's log: why a
+// failover did not happen (a sentinel in TILT mode, an election lost, no
+// replica good enough) is written there and nowhere else.
+func (s *Sentinel) sentinelLogs(lines int) string {
+	var b strings.Builder
+	for _, n := range s.Sentinels {
+		text, err := os.ReadFile(filepath.Join(n.dir, "redis.log"))
+		if err != nil {
+			fmt.Fprintf(&b, "sentinel %s: %v\n", n.Addr(), err)
+			continue
+		}
+		all := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+		if len(all) > lines {
+			all = all[len(all)-lines:]
+		}
+		fmt.Fprintf(&b, "--- sentinel %s, its log's last %d lines:\n%s\n", n.Addr(), len(all), strings.Join(all, "\n"))
+	}
+	return b.String()
 }
 
 // WaitReplicaDropped waits until primary no longer counts replica among
