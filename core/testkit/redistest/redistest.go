@@ -252,6 +252,13 @@ func (n *Node) start() error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: start %s: %w", n.bin, err)
 	}
+	if n.sentinel != nil {
+		// A sentinel not scheduled for 2 s enters TILT mode and acts on
+		// nothing for 30 s; on a busy machine (two test lanes on two
+		// cores) a raised priority keeps it scheduled. Refused without
+		// privilege: then it runs at the default priority.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, -10)
+	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	if err := waitReady(n.Addr(), n.password, exited); err != nil {
