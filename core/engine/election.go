@@ -18,12 +18,13 @@ package engine
 // the release publishes "0" on LeaderChannel when it deletes a leader's key.
 //
 // leader() is an inspection of the election key: the holder is the token
-// and value held on a quorum; its term is the term shown on any holder
-// node. Every node that shows a term for that token shows the leader's own
-// term (only its fence round writes it there), and one does: the quorum
-// that accepted the term and the quorum that holds the key meet. A holder
-// with no term anywhere has not led yet: leader() names it only once the
-// term shows.
+// and value held on a quorum; its term is the term its holder nodes show.
+// Every node that shows a term for that token shows the leader's own term
+// (only its fence round writes it there). A holder becomes leader when its
+// fence round is accepted by a quorum, so leader() names it only once a
+// quorum of nodes shows the term: a term shown on fewer may belong to a
+// campaign whose fence round fails, and the next leader's term, read from
+// a quorum that missed it, can be lower.
 //
 // Watching an election (Watch) subscribes to its LeaderChannel on every
 // node and inspects the election on every message, and by polling as the
@@ -212,6 +213,19 @@ func (e *Engine) electInspection(op *inspectOp) (*Inspection, error) {
 			in.Term = max(in.Term, terms[i])
 			holder = op.values[i]
 		}
+	}
+	// The term counts once a quorum shows it: the fence round succeeds
+	// only then, and a term on fewer nodes may belong to a campaign whose
+	// fence round then fails — the next leader's term, read from another
+	// quorum, can be lower.
+	shown := 0
+	for i := range in.Nodes {
+		if in.Nodes[i].Holder && in.Term != 0 && terms[i] == in.Term {
+			shown++
+		}
+	}
+	if shown < e.quorum {
+		in.Term = 0
 	}
 	if !in.Held || in.Term == 0 {
 		in.Held, in.Validity, in.Owner, in.Term = false, 0, "", 0

@@ -105,3 +105,24 @@ func TestSimBugNoscriptOvertakesCleanup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, r.counts["leftover"], r.report)
 }
+
+// TestSimBugWatchTermOnMinority: an election's inspection took a term shown
+// on one holder node for the leader's. Campaign c2 held the key on a
+// quorum (n1, n2) and sent its term to both; n2 accepted it and n1 never
+// answered, so the fence round failed — but watchers, reading n2, reported
+// c2 as leader with term 1795000018421209. The next leader, c1, read its
+// term from n0 and n1, which never saw that term, and got 1795000018410755:
+// the watchers reported a term going down. Seed 4 of the profile electctl
+// (the election profile without a fault):
+//
+//	go test ./core/engine/ -run 'TestSimReplay$' -count=1 -v -args -sim.seed=4 -sim.profile=electctl -sim.ops=3000 -sim.trace
+//
+// (t = 18.354 s: c2's term on n2 only; t = 18.371 s: "watch reports term
+// 1795000018410755 after term 1795000018421209".) The fix: a term counts
+// once a quorum of the holder's nodes shows it, as the fence round
+// requires.
+func TestSimBugWatchTermOnMinority(t *testing.T) {
+	r, err := runSim(4, "electctl", 3000, nil)
+	require.NoError(t, err)
+	assert.Zero(t, r.counts["watch"], r.report)
+}
