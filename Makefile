@@ -57,10 +57,15 @@ TEST_LANE_OTHER := test-docs test-node test-python test-interop test-dist test-s
 test: deps build
 	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_OTHER)"
 
-# The wasm host's tests run in test-wasm, not twice.
+# The wasm host's tests run in test-wasm, not twice. The engine's simulation runs twice: once
+# under the race detector at a small size (the seeds run on goroutines side by side, so state
+# shared between engines would show), then without it at a quarter of make sim's size (each
+# engine is single-threaded: the detector finds nothing more there and slows it thirtyfold).
 test-go: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/wasm')
+	$(GO) test -race -count=1 -timeout 40m -skip '^TestSim' $$($(GO) list ./... | grep -v '/wasm')
+	$(GO) test -race -count=1 -timeout 20m -run '^TestSimSafety$$' ./core/engine/
+	$(GO) test -count=1 -timeout 20m -run '^TestSim' ./core/engine/ -args -sim.quick
 
 ## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go's race run
 ## keeps a small one and every TestSimBug* regression); SIM_LONG=1 for the long run (random
