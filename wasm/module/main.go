@@ -1,7 +1,7 @@
 // Command wasm is liblock's engine as a WASI (wasip1) reactor module,
 // build/liblock.wasm:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -tags liblockwasm -buildmode=c-shared -o build/liblock.wasm ./wasm
+//	GOOS=wasip1 GOARCH=wasm go build -tags liblockwasm -buildmode=c-shared -o build/liblock.wasm ./wasm/module
 //
 // followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both. The
 // liblockwasm tag swaps in the engine's small stand-ins for package time,
