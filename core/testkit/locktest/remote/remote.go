@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/internal/acquireopt"
 	"github.com/liblock/liblock/core/testkit/locktest"
 	"github.com/stretchr/testify/require"
 )
@@ -366,7 +367,7 @@ func (cl *client) acquire(ctx context.Context, what map[string]any, ttl time.Dur
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o, err := core.ReadAcquireOptions(opts...)
+	o, err := acquireopt.Apply(opts)
 	if err != nil {
 		return nil, err
 	}
