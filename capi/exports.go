@@ -1,8 +1,3 @@
-// Command capi is liblock's C ABI, built with -buildmode=c-shared into
-// liblock.so. The contract is liblock.h and README.md. The
-// exports here only convert C values, call the Go logic in api.go, turn
-// panics into LOCK_INTERNAL and report errors through the err out-parameter
-// as C-heap strings. Objects live behind handles (handles.go).
 package main
 
 /*

@@ -1,21 +1,5 @@
-// Command wasm is liblock's engine as a WASI (wasip1) reactor module,
-// build/liblock.wasm:
-//
-//	GOOS=wasip1 GOARCH=wasm go build -tags liblockwasm -buildmode=c-shared -o build/liblock.wasm ./wasm/module
-//
-// followed by wasm-opt -Oz: wasm/scripts/build.sh (make build) does both. The
-// liblockwasm tag swaps in the engine's small stand-ins for package time,
-// sort.Slice and errors.As (core/internal/xtime, xsort, xerrors);
-// without it the module builds too, larger.
-//
-// It exports the engine interface of core/hostabi/PROTOCOL.md
-// (lock_engine_new, lock_engine_step, lock_engine_free, lock_buffer,
-// lock_abi_version) and imports nothing but WASI: the host owns the
-// sockets and one timer, and the engine tells it what to do. Package host
-// (wasm/host) is the Go host, on wazero.
-//
-// Only the exports need GOOS=wasip1; this file lets the package build (and
-// go vet ./... run) on other systems too.
 package main
 
+// Only the exports need GOOS=wasip1; this file lets the package build (and
+// go vet ./... run) on other systems too.
 func main() {}
