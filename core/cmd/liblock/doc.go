@@ -4,6 +4,7 @@
 // "The liblock command".
 //
 // Layer: a command, at the top, over the Go driver. It imports core,
-// core/engine, core/engine/nodeurl, go-redis and golang.org/x/sys/unix;
+// core/engine, core/engine/nodeurl, core/hostabi (the TLS files' reader),
+// go-redis and golang.org/x/sys/unix;
 // nothing imports it.
 package main
