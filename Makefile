@@ -13,7 +13,7 @@ deps:
 	@bash .ci/deps.sh
 
 ## build: liblock.so + liblock.h, liblock.wasm, the liblock command, and the test harness (redisnodes, faultproxy)
-build: $(BUILD)/liblock $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
+build: $(BUILD)/liblock $(BUILD)/redisnodes $(BUILD)/faultproxy $(if $(wildcard capi/*.go),$(BUILD)/liblock.so $(BUILD)/liblock.h) $(if $(wildcard wasm/module/*.go),$(BUILD)/liblock.wasm)
 
 $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*.c capi/*.h)
 	@mkdir -p $(BUILD)
@@ -21,7 +21,7 @@ $(BUILD)/liblock.so $(BUILD)/liblock.h &: $(CORE_GO) $(wildcard capi/*.go capi/*
 	cp capi/liblock.h $(BUILD)/liblock.h   # the hand-written header replaces cgo's generated one
 
 # go build for wasip1, then wasm-opt -Oz (binaryen, installed by deps): see the script.
-$(BUILD)/liblock.wasm: $(CORE_GO) $(shell find wasm -name '*.go' -not -name '*_test.go' -not -path 'wasm/host/*' 2>/dev/null) wasm/scripts/build.sh | deps
+$(BUILD)/liblock.wasm: $(CORE_GO) $(filter-out %_test.go,$(wildcard wasm/module/*.go)) wasm/scripts/build.sh | deps
 	@mkdir -p $(BUILD)
 	GO=$(GO) bash wasm/scripts/build.sh $@
 

@@ -10,6 +10,9 @@
    line is exempt: the benchmarks page's measurement date, the line that starts with
    "**Measured:**" in docs/benchmarks.md (the date of the run its tables come from).
 4. The LICENSE copies shipped in the packages are the root LICENSE.
+5. Every folder says its layer and what it may import, in a paragraph that starts with
+   "Layer:": every Go package in its doc.go, every folder of LAYER_READMES in its README.md
+   (whose links and dates are checked as in 2 and 3).
 
 Exit 1 with one line per problem (file:line: what).
 """
@@ -27,6 +30,11 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\
 EXEMPT = {("docs/benchmarks.md", "**Measured:**")}
 REPO_BLOB = "https://github.com/liblock/liblock/blob/main/"   # checked as the path after it
 LICENSE_COPIES = ["bindings/node/LICENSE", "bindings/python/LICENSE"]
+# The folders without Go whose README.md says their layer (a Go package's doc.go does).
+LAYER_READMES = [".ci", ".ci/dist", "bindings/interop/children", "bindings/java", "bindings/node/bench",
+                 "bindings/node/cli", "bindings/node/lib", "bindings/node/scripts", "bindings/node/test",
+                 "bindings/python/liblock", "bindings/python/scripts", "bindings/python/tests", "capi/test",
+                 "core/hostabi/spec", "node-example", "python-example", "wasm", "wasm/scripts"]
 
 
 def doc_files():
@@ -34,6 +42,7 @@ def doc_files():
     docs = os.path.join(ROOT, "docs")
     if os.path.isdir(docs):
         files += sorted(f"docs/{f}" for f in os.listdir(docs) if f.endswith(".md"))
+    files += [f"{d}/README.md" for d in LAYER_READMES]
     return [f for f in files if os.path.isfile(os.path.join(ROOT, f))]
 
 
@@ -118,6 +127,26 @@ def check_licenses(problems):
                     problems.append(f"{copy}: differs from LICENSE")
 
 
+def check_layers(problems):
+    out = subprocess.run(["git", "ls-files", "-z", "--", "*.go"], cwd=ROOT, stdout=subprocess.PIPE, check=True).stdout
+    for d in sorted({os.path.dirname(n) for n in filter(None, out.decode().split("\0"))}):
+        doc = os.path.join(ROOT, d, "doc.go")
+        if not os.path.isfile(doc):
+            problems.append(f"{d}: a Go package without doc.go (its package comment, with a Layer: paragraph)")
+            continue
+        with open(doc, encoding="utf-8") as f:
+            if "\n// Layer: " not in "\n" + f.read():
+                problems.append(f"{d}/doc.go: no paragraph starting 'Layer:' (its layer and what it may import)")
+    for d in LAYER_READMES:
+        readme = os.path.join(ROOT, d, "README.md")
+        if not os.path.isfile(readme):
+            problems.append(f"{d}/README.md: missing (its layer and what it may import)")
+            continue
+        with open(readme, encoding="utf-8") as f:
+            if "Layer:" not in f.read():
+                problems.append(f"{d}/README.md: no 'Layer:' (its layer and what it may import)")
+
+
 def main(argv):
     problems = []
     check_sizes(problems)
@@ -125,6 +154,8 @@ def main(argv):
     for rel in files:
         check_doc(rel, problems)
     check_licenses(problems)
+    if not argv:
+        check_layers(problems)
     for p in problems:
         print(p)
     print(f"check-docs: {len(files)} files, {len(problems)} problem(s)")

@@ -132,8 +132,7 @@ func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, 
 			h, e = fn(ctx)
 		}()
 		canceled := op.finish()
-		op.cancel()
-		co.removeOp(op)
+		co.endOp(op)
 		if op.id != 0 {
 			take[*opObj](handles, op.id)
 		}
@@ -151,17 +150,14 @@ func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, 
 // newHandleOp makes a pending operation with a handle (for lock_cancel),
 // registered with its client.
 func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &opObj{cancel: cancel}
+	ctx, op, r := co.newOp()
+	if r != nil {
+		return nil, nil, 0, r
+	}
 	id, e := handles.add(op)
 	if e != nil {
-		cancel()
+		co.endOp(op)
 		return nil, nil, 0, &result{statusInternal, e.Error()}
-	}
-	if !co.addOp(op) {
-		take[*opObj](handles, id)
-		cancel()
-		return nil, nil, 0, badHandle // the client was freed meanwhile
 	}
 	return ctx, op, id, nil
 }
@@ -188,11 +184,9 @@ func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOpti
 
 // lockAsync starts fn (an extend or a release) on lo.
 func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) error) *result {
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &opObj{cancel: cancel}
-	if !lo.client.addOp(op) {
-		cancel()
-		return badHandle
+	ctx, op, r := lo.client.newOp()
+	if r != nil {
+		return r
 	}
 	runAsync(ctx, lo.client, op, notify, func(ctx context.Context) (uint64, error) {
 		return lo.id, fn(ctx)
@@ -359,15 +353,13 @@ func marshalInspection(in *core.Inspection, rw bool) (string, error) {
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
 func inspect(co *clientObj, res string, rw bool, iopts ...core.InspectOption) (string, *result) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	op := &opObj{cancel: cancel}
-	if !co.addOp(op) {
-		return "", badHandle // the client was freed meanwhile
+	ctx, op, r := co.newOp()
+	if r != nil {
+		return "", r
 	}
 	in, e := co.c.Inspect(ctx, res, iopts...)
 	canceled := op.finish()
-	co.removeOp(op)
+	co.endOp(op)
 	switch {
 	case canceled:
 		return "", &result{statusCanceled, msgCanceled}

@@ -125,14 +125,11 @@ func lock_campaign(client C.uint64_t, name, value *C.char, ttlMs C.int64_t, opti
 	if outLock == nil {
 		return retErr(err, argErr("out_lock", "must not be NULL"))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &opObj{cancel: cancel}
-	if !co.addOp(op) {
-		cancel()
-		return ret(err, badHandle)
+	ctx, op, r := co.newOp()
+	if r != nil {
+		return ret(err, r)
 	}
-	defer co.removeOp(op)
-	defer cancel()
+	defer co.endOp(op)
 	ld, e := co.c.Campaign(ctx, n, v, opts...)
 	if e != nil {
 		if ctx.Err() != nil {
@@ -163,28 +160,25 @@ func lock_campaign_async(client C.uint64_t, name, value *C.char, ttlMs C.int64_t
 	if cb == nil {
 		return retErr(err, argErr("cb", "must not be NULL"))
 	}
-	ready := make(chan struct{})
-	defer close(ready)
 	notify := cNotify(cb, ud)
-	ctx, op, id, r := newHandleOp(co)
-	if r != nil {
-		return ret(err, r)
-	}
-	runAsync(ctx, co, op, func(st int32, h uint64, msg string) { <-ready; notify(st, h, msg) }, func(ctx context.Context) (uint64, error) {
-		ld, e := co.c.Campaign(ctx, n, v, opts...)
-		if e != nil {
-			return 0, e
+	return ret(err, startAsync(outOp, func(hold func()) (uint64, *result) {
+		ctx, op, id, r := newHandleOp(co)
+		if r != nil {
+			return 0, r
 		}
-		if op.finish() { // canceled just as it succeeded: resign
-			_ = ld.Resign(context.Background())
-			return 0, nil
-		}
-		return addLeadership(co, ld)
-	})
-	if outOp != nil {
-		*outOp = C.uint64_t(id)
-	}
-	return statusOK
+		runAsync(ctx, co, op, func(st int32, h uint64, msg string) { hold(); notify(st, h, msg) }, func(ctx context.Context) (uint64, error) {
+			ld, e := co.c.Campaign(ctx, n, v, opts...)
+			if e != nil {
+				return 0, e
+			}
+			if op.finish() { // canceled just as it succeeded: resign
+				_ = ld.Resign(context.Background())
+				return 0, nil
+			}
+			return addLeadership(co, ld)
+		})
+		return id, nil
+	}))
 }
 
 // addLeadership gives a leadership a lock handle, which lock_info shows as
@@ -225,28 +219,15 @@ func marshalLeader(name string, l *core.Leader) string {
 func lock_leader(client C.uint64_t, name *C.char, leaderOut **C.char, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
-	if leaderOut != nil {
-		*leaderOut = nil
-	}
-	co, r := lookupClient(uint64(client))
+	co, n, r := stringAnswerCall(client, name, nameArg, leaderOut, "leader_json")
 	if r != nil {
 		return ret(err, r)
 	}
-	n, e := nameArg(name)
-	if e != nil {
-		return retErr(err, e)
+	ctx, op, r := co.newOp()
+	if r != nil {
+		return ret(err, r)
 	}
-	if leaderOut == nil {
-		return retErr(err, argErr("leader_json", "must not be NULL"))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &opObj{cancel: cancel}
-	if !co.addOp(op) {
-		cancel()
-		return ret(err, badHandle)
-	}
-	defer co.removeOp(op)
-	defer cancel()
+	defer co.endOp(op)
 	l, e := co.c.Leader(ctx, n)
 	switch {
 	case errors.Is(e, core.ErrNoLeader):

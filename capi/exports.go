@@ -1,8 +1,3 @@
-// Command capi is liblock's C ABI, built with -buildmode=c-shared into
-// liblock.so. The contract is liblock.h and README.md. The
-// exports here only convert C values, call the Go logic in api.go, turn
-// panics into LOCK_INTERNAL and report errors through the err out-parameter
-// as C-heap strings. Objects live behind handles (handles.go).
 package main
 
 /*
@@ -53,6 +48,29 @@ func ret(err **C.char, r *result) C.int32_t {
 
 func retErr(err **C.char, e error) C.int32_t { return ret(err, errResult(e)) }
 
+// stringAnswerCall checks the arguments of an export that takes a client
+// handle and a string and answers a C string through out (lock_inspect,
+// lock_leader): out is set to NULL first, so that a failed call leaves
+// nothing to free; then the handle, the string (read by arg) and out
+// itself are checked, in that order (outName names out in the error).
+func stringAnswerCall(client C.uint64_t, s *C.char, arg func(*C.char) (string, error), out **C.char, outName string) (*clientObj, string, *result) {
+	if out != nil {
+		*out = nil
+	}
+	co, r := lookupClient(uint64(client))
+	if r != nil {
+		return nil, "", r
+	}
+	v, e := arg(s)
+	if e != nil {
+		return nil, "", errResult(e)
+	}
+	if out == nil {
+		return nil, "", errResult(argErr(outName, "must not be NULL"))
+	}
+	return co, v, nil
+}
+
 // guard turns a panic into LOCK_INTERNAL. Use as: defer guard(err, &status).
 func guard(err **C.char, status *C.int32_t) {
 	if r := recover(); r != nil {
@@ -85,6 +103,29 @@ func cNotify(cb C.lock_callback, ud C.uintptr_t) notifyFunc {
 		}
 		C.liblock_invoke(cb, ud, C.int32_t(status), C.uint64_t(handle), cmsg)
 	}
+}
+
+// startAsync runs start, an _async export's start of its operation, and
+// writes the operation's handle to *outOp (when outOp is not NULL). start's
+// callback calls hold first: the operation may end, and call back, before
+// start returns, and the caller's callback must find *out_op written.
+func startAsync(outOp *C.uint64_t, start func(hold func()) (uint64, *result)) *result {
+	ready := make(chan struct{})
+	defer close(ready)
+	id, r := start(func() { <-ready })
+	if r == nil && outOp != nil {
+		*outOp = C.uint64_t(id)
+	}
+	return r
+}
+
+// cNotifyOrNil is cNotify, or nil for a NULL cb (no callback: lock_on_lost
+// and lock_client_on_lost remove the one set).
+func cNotifyOrNil(cb C.lock_callback, ud C.uintptr_t) notifyFunc {
+	if cb == nil {
+		return nil
+	}
+	return cNotify(cb, ud)
 }
 
 // cInspectNotify makes an inspectNotifyFunc that calls a C
@@ -262,20 +303,10 @@ func lock_acquire_async(client C.uint64_t, resource *C.char, ttlMs C.int64_t, op
 	if cb == nil {
 		return retErr(err, argErr("cb", "must not be NULL"))
 	}
-	// out_op is written before the operation starts: acquireAsync's
-	// goroutine may call cb before acquireAsync returns, so write through a
-	// notify wrapper that waits for the handle to be stored.
-	ready := make(chan struct{})
-	defer close(ready)
 	notify := cNotify(cb, ud)
-	id, r := acquireAsync(co, res, ttl, opts, func(st int32, h uint64, msg string) {
-		<-ready
-		notify(st, h, msg)
-	})
-	if r == nil && outOp != nil {
-		*outOp = C.uint64_t(id)
-	}
-	return ret(err, r)
+	return ret(err, startAsync(outOp, func(hold func()) (uint64, *result) {
+		return acquireAsync(co, res, ttl, opts, func(st int32, h uint64, msg string) { hold(); notify(st, h, msg) })
+	}))
 }
 
 //export lock_extend_async
@@ -324,11 +355,7 @@ func lock_on_lost(lock C.uint64_t, cb C.lock_callback, ud C.uintptr_t, err **C.c
 	if r != nil {
 		return ret(err, r)
 	}
-	if cb == nil {
-		onLost(lo, nil)
-	} else {
-		onLost(lo, cNotify(cb, ud))
-	}
+	onLost(lo, cNotifyOrNil(cb, ud))
 	return statusOK
 }
 
@@ -340,11 +367,7 @@ func lock_client_on_lost(client C.uint64_t, cb C.lock_callback, ud C.uintptr_t, 
 	if r != nil {
 		return ret(err, r)
 	}
-	if cb == nil {
-		clientOnLost(co, nil)
-	} else {
-		clientOnLost(co, cNotify(cb, ud))
-	}
+	clientOnLost(co, cNotifyOrNil(cb, ud))
 	return statusOK
 }
 
@@ -370,19 +393,9 @@ func lock_info(lock C.uint64_t, infoJSON **C.char, err **C.char) (status C.int32
 func lock_inspect(client C.uint64_t, resource *C.char, inspectionJSON **C.char, err **C.char) (status C.int32_t) {
 	defer guard(err, &status)
 	clearErr(err)
-	if inspectionJSON != nil {
-		*inspectionJSON = nil
-	}
-	co, r := lookupClient(uint64(client))
+	co, res, r := stringAnswerCall(client, resource, resourceArg, inspectionJSON, "inspection_json")
 	if r != nil {
 		return ret(err, r)
-	}
-	res, e := resourceArg(resource)
-	if e != nil {
-		return retErr(err, e)
-	}
-	if inspectionJSON == nil {
-		return retErr(err, argErr("inspection_json", "must not be NULL"))
 	}
 	js, r := inspect(co, res, false)
 	if r == nil {
@@ -447,18 +460,10 @@ func lock_inspect_async(client C.uint64_t, resource *C.char, cb C.lock_inspect_c
 	if cb == nil {
 		return retErr(err, argErr("cb", "must not be NULL"))
 	}
-	// As lock_acquire_async: the callback waits until out_op is written.
-	ready := make(chan struct{})
-	defer close(ready)
 	notify := cInspectNotify(cb, ud)
-	id, r := inspectAsync(co, res, func(st int32, js string, msg string) {
-		<-ready
-		notify(st, js, msg)
-	})
-	if r == nil && outOp != nil {
-		*outOp = C.uint64_t(id)
-	}
-	return ret(err, r)
+	return ret(err, startAsync(outOp, func(hold func()) (uint64, *result) {
+		return inspectAsync(co, res, func(st int32, js string, msg string) { hold(); notify(st, js, msg) })
+	}))
 }
 
 // Debug exports, for leak and panic tests; not part of the contract.

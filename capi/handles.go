@@ -147,6 +147,25 @@ func (c *clientObj) removeOp(op *opObj) {
 	c.mu.Unlock()
 }
 
+// newOp makes an operation registered with c: freeing the client cancels
+// its ctx (the call then reports LOCK_CANCELED). badHandle: the client was
+// freed meanwhile. endOp ends it.
+func (c *clientObj) newOp() (context.Context, *opObj, *result) {
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &opObj{cancel: cancel}
+	if !c.addOp(op) {
+		cancel()
+		return nil, nil, badHandle
+	}
+	return ctx, op, nil
+}
+
+// endOp unregisters op (newOp's) and releases its context.
+func (c *clientObj) endOp(op *opObj) {
+	c.removeOp(op)
+	op.cancel()
+}
+
 // addLock gives a freshly acquired lock a handle, unless the client has been
 // freed meanwhile: then the lock is released and ErrClosed returned.
 func (c *clientObj) addLock(l *core.Lock) (uint64, error) {

@@ -97,7 +97,7 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 	if err != nil {
 		return nil, err
 	}
-	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits, Mode: o.mode}
+	req := engine.AcquireRequest{Resource: resource, TTL: ttl, Wait: o.Wait, AutoExtend: o.AutoExtend, Token: o.Token, Fence: o.Fence, Permits: o.Permits, Mode: o.Mode}
 	return c.acquire(ctx, req, strconv.Quote(resource))
 }
 

@@ -75,4 +75,10 @@
 // keys: keep it out for longer than the largest ttl, or run it with
 // appendfsync always. Redis expires keys by wall clock, so a clock jump on a
 // node can free a lock early.
+//
+// Layer: the Go driver, over the engine and under the artifacts (capi,
+// wasm/host) and the commands (core/cmd/...). It imports core/engine,
+// core/engine/nodeurl, core/internal/acquireopt, go-redis, OpenTelemetry's
+// API and golang.org/x/sys/unix; never core/hostabi, wasm/... or a test
+// kit.
 package core

@@ -4,34 +4,29 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/internal/acquireopt"
 )
 
 // AcquireOption configures one Acquire call.
 type AcquireOption func(*acquireOptions)
 
-type acquireOptions struct {
-	wait       time.Duration
-	autoExtend bool
-	token      string
-	fence      bool
-	permits    int             // Permits (semaphore.go)
-	permitsSet bool            // Permits was given: 0 is then refused, not the mutex
-	mode       engine.LockMode // Read, Write (rwlock.go)
-}
+// acquireOptions live in core/internal/acquireopt so that core's test kits can
+// read a list of options (acquireopt.Apply) without an exported reader here.
+type acquireOptions = acquireopt.Settings
 
 // Wait keeps retrying, with randomized backoff, for at most d while another
 // owner holds the resource or too few nodes answer. Zero (the default) means
 // a single attempt. A release by another Lock of the same Client wakes the
 // waiters at once instead of at their next retry.
 func Wait(d time.Duration) AcquireOption {
-	return func(o *acquireOptions) { o.wait = d }
+	return func(o *acquireOptions) { o.Wait = d }
 }
 
 // AutoExtend extends the lock in the background, about every ttl/3, until it
 // is released. If it can no longer be kept on a quorum before its validity
 // ends, the lock is marked lost and Lock.Lost closes.
 func AutoExtend() AcquireOption {
-	return func(o *acquireOptions) { o.autoExtend = true }
+	return func(o *acquireOptions) { o.AutoExtend = true }
 }
 
 // WithToken acquires with the caller's token instead of a random one. If
@@ -44,7 +39,7 @@ func AutoExtend() AcquireOption {
 // not counted); an extension never shortens it for the others. A failed attempt with a caller's token deletes
 // nothing: what it set expires with its ttl. 16 to 512 bytes.
 func WithToken(token string) AcquireOption {
-	return func(o *acquireOptions) { o.token = token }
+	return func(o *acquireOptions) { o.Token = token }
 }
 
 // Fence asks for a fencing token (Lock.Fence): an integer strictly greater
@@ -60,55 +55,27 @@ func WithToken(token string) AcquireOption {
 // the longest ttl (as exclusion already asks) and the servers' clocks
 // differ by less than that. Not with WithToken.
 func Fence() AcquireOption {
-	return func(o *acquireOptions) { o.fence = true }
+	return func(o *acquireOptions) { o.Fence = true }
 }
 
-func (o acquireOptions) validate() error {
-	if o.wait < 0 || o.wait > MaxWait {
-		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+o.wait.String())
+// checkAcquireOptions checks the values o holds.
+func checkAcquireOptions(o acquireOptions) error {
+	if o.Wait < 0 || o.Wait > MaxWait {
+		return invalidArg("wait", "must be between 0 and "+MaxWait.String()+", got "+o.Wait.String())
 	}
-	if o.permitsSet {
-		return engine.CheckPermits(o.permits)
+	if o.PermitsSet {
+		return engine.CheckPermits(o.Permits)
 	}
 	return nil
 }
 
 func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
-	var o acquireOptions
-	for _, opt := range opts {
-		if opt == nil {
-			return acquireOptions{}, invalidArg("opts", "nil AcquireOption")
-		}
-		opt(&o)
+	o, err := acquireopt.Apply(opts)
+	if err != nil {
+		return acquireOptions{}, err
 	}
-	if err := o.validate(); err != nil {
+	if err := checkAcquireOptions(o); err != nil {
 		return acquireOptions{}, err
 	}
 	return o, nil
-}
-
-// AcquireSettings is what a list of AcquireOptions asks for: what a backend
-// that carries an Acquire to another runtime (locktest's remote hosts)
-// sends there, to be checked by that runtime's own binding.
-type AcquireSettings struct {
-	Wait       time.Duration
-	AutoExtend bool
-	Token      string
-	Fence      bool
-	// Permits: a semaphore's permit count (Permits), 0 for the mutex.
-	Permits int
-	Mode    engine.LockMode
-}
-
-// ReadAcquireOptions applies opts as Acquire does, without checking the
-// values: only a nil option is refused (ArgumentError for "opts").
-func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
-	var o acquireOptions
-	for _, opt := range opts {
-		if opt == nil {
-			return AcquireSettings{}, invalidArg("opts", "nil AcquireOption")
-		}
-		opt(&o)
-	}
-	return AcquireSettings{Wait: o.wait, AutoExtend: o.autoExtend, Token: o.token, Fence: o.fence, Permits: o.permits, Mode: o.mode}, nil
 }

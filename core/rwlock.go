@@ -23,7 +23,7 @@ const (
 // key (the name's key + 0xFF + "rw:w"), which names the lock's keys on the
 // nodes. Not with WithToken.
 func Read() AcquireOption {
-	return func(o *acquireOptions) { o.mode = engine.ModeRead }
+	return func(o *acquireOptions) { o.Mode = engine.ModeRead }
 }
 
 // Write acquires the writer of resource's read-write lock: held by no
@@ -31,7 +31,7 @@ func Read() AcquireOption {
 // of every reader and writer of the resource that held it before. Not
 // with WithToken.
 func Write() AcquireOption {
-	return func(o *acquireOptions) { o.mode = engine.ModeWrite }
+	return func(o *acquireOptions) { o.Mode = engine.ModeWrite }
 }
 
 // Mode returns what the lock holds: ModeExclusive (the mutex), ModeRead or

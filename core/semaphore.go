@@ -17,7 +17,7 @@ const MaxPermits = engine.MaxPermits
 // valid at any moment. n is 1 to MaxPermits; anything else (0 included)
 // is an ArgumentError naming "permits", and nothing is sent.
 func Permits(n int) AcquireOption {
-	return func(o *acquireOptions) { o.permits, o.permitsSet = n, true }
+	return func(o *acquireOptions) { o.Permits, o.PermitsSet = n, true }
 }
 
 // Permits returns the permit count of the semaphore the lock is a permit

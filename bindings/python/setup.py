@@ -219,7 +219,7 @@ def _build_with_go(root: Path, name: str, out: Path) -> None:
           "liblock.wasm is built without its -Oz pass (a little larger, same behaviour)", flush=True)
     env.update(GOOS="wasip1", GOARCH="wasm")
     _run([go, "build", "-trimpath", "-tags", "liblockwasm", "-buildmode=c-shared", "-ldflags=-s -w", "-o", str(out),
-          "./wasm"], root, env)
+          "./wasm/module"], root, env)
 
 
 def _wasm_only() -> bool:

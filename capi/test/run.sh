@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The C test of liblock.so (make test-c). Builds capi/test/capi_test.c with
+# The C test of liblock.so (make test-c). Builds capi/test/*.c (main.c,
+# helpers.c and one *_test.c file a topic) into one program with
 # cc -Wall -Werror against build/liblock.h, then runs it against real
 # redis-servers started by build/redisnodes:
 #   1. 5 nodes, everything, including the 20,000-cycle leak test and, last,
@@ -18,7 +19,7 @@ B=build
 CC=${CC:-cc}
 build_test() { # output, extra flags
 	local out=$1; shift
-	$CC -Wall -Werror -O1 -g "$@" -I$B -o "$out" capi/test/capi_test.c -L$B -llock -Wl,-rpath,"$PWD/$B" -lpthread
+	$CC -Wall -Werror -O1 -g "$@" -I$B -o "$out" capi/test/*.c -L$B -llock -Wl,-rpath,"$PWD/$B" -lpthread
 }
 build_test $B/capi_test
 asan=0

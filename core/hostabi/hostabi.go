@@ -1,11 +1,3 @@
-// Package hostabi is liblock's engine interface as bytes: the protocol of
-// PROTOCOL.md (in this directory), implemented once for liblock.so (capi)
-// and liblock.wasm. It keeps the engines in a handle table, decodes one
-// event per Step, calls the engine and encodes the actions it emits; Decode
-// reads actions back for Go hosts (the wazero adapter) and tests.
-//
-// It is linked into liblock.wasm, whose size budget forbids fmt, reflect,
-// encoding/json and os: use strconv, strings, errors and unicode/utf8.
 package hostabi
 
 import (

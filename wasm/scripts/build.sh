@@ -18,7 +18,7 @@ fi
 tmp=$(mktemp "${out}.go.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 # -tags liblockwasm: the engine's own small package time (core/internal/xtime).
-GOOS=wasip1 GOARCH=wasm "$GO" build -trimpath -tags liblockwasm -buildmode=c-shared -ldflags='-s -w' -o "$tmp" ./wasm
+GOOS=wasip1 GOARCH=wasm "$GO" build -trimpath -tags liblockwasm -buildmode=c-shared -ldflags='-s -w' -o "$tmp" ./wasm/module
 # Go's wasm output uses these post-MVP features; wasm-opt must be told.
 wasm-opt -Oz --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory --enable-mutable-globals \
   "$tmp" -o "$out"

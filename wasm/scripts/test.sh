@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GO=${GO:-go}
-GOOS=wasip1 GOARCH=wasm "$GO" vet ./wasm/
-GOOS=wasip1 GOARCH=wasm "$GO" vet -tags liblockwasm ./wasm/
+GOOS=wasip1 GOARCH=wasm "$GO" vet ./wasm/module/
+GOOS=wasip1 GOARCH=wasm "$GO" vet -tags liblockwasm ./wasm/module/
 "$GO" vet ./wasm/...
 "$GO" test -race -count=1 -timeout 15m ./wasm/...
 if [ -f build/liblock.wasm ]; then

@@ -4,32 +4,20 @@
 // iterator). Run on the native backend (scripts/test.sh) and on
 // liblock.wasm (scripts/test-wasm.sh): the engine does the work, the host
 // passes the ELECTION flag and the WATCH/LEADER messages.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const path = require('node:path');
-const Redis = require('ioredis');
-const { Client, Leadership, NotAcquiredError, InvalidArgumentError, CanceledError } = require('..');
-const { startNodes, eventually, assertNoUnhandled, withBackend, BACKEND } = require('./helpers');
+const { Leadership, NotAcquiredError, InvalidArgumentError, CanceledError } = require('..');
+const { eventually, BACKEND, nodesFixture } = require('./helpers');
 
-let nodes;
-let redis;
-before(async () => {
-  nodes = await startNodes(3);
-  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
-});
-after(async () => {
-  await Promise.all(redis.map((r) => r.quit()));
-  await nodes.stop();
-  assertNoUnhandled(assert);
-});
-
-const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 200, ...o }));
+const fx = nodesFixture({ nodeTimeout: 200 });
+const { client } = fx;
 
 /** No key on any node but fence counters (an election's term counter is permanent, as a fenced lock's). */
 async function onlyCounters() {
   await eventually(async () => {
-    const keys = (await Promise.all(redis.map((r) => r.keys('*')))).flat();
+    const keys = (await Promise.all(fx.redis.map((r) => r.keys('*')))).flat();
     return keys.every((k) => k.endsWith('fence'));
   }, { timeout: 10000, what: 'no election key left' });
 }
@@ -102,7 +90,7 @@ test('the leader\'s process killed: another campaigner takes over with a higher 
   const o = client();
   const script = `
     const { Client } = require(${JSON.stringify(path.join(__dirname, '..'))});
-    const c = new Client({ nodes: ${JSON.stringify(nodes.urls)}, nodeTimeout: 200, backend: ${JSON.stringify(BACKEND)} });
+    const c = new Client({ nodes: ${JSON.stringify(fx.nodes.urls)}, nodeTimeout: 200, backend: ${JSON.stringify(BACKEND)} });
     c.campaign('el:kill', { value: process.argv[1], ttl: 800 }).then((l) => console.log('LEADER ' + l.term));
     setInterval(() => {}, 1000);`;
   const procs = [0, 1, 2].map((i) => {
@@ -197,7 +185,7 @@ test('a node frozen under a leader: it keeps leading past its lease; a bounded c
     // a loaded machine can stall the event loop for a few hundred ms (the
     // test is about a frozen node, not about stalls).
     const la = await a.campaign('el:frozen', { value: 'A', ttl: 1500 });
-    await nodes.freeze(0);
+    await fx.nodes.freeze(0);
     try {
       const until = Date.now() + 3100; // past two leases: it was extended on the two nodes left
       await eventually(() => Date.now() > until, { what: 'two leases pass' });
@@ -206,7 +194,7 @@ test('a node frozen under a leader: it keeps leading past its lease; a bounded c
       const now = await b.leader('el:frozen');
       assert.equal(now.term, la.term);
     } finally {
-      await nodes.thaw(0);
+      await fx.nodes.thaw(0);
     }
     await la.resign();
   } finally {

@@ -193,5 +193,32 @@ async function settled() {
   return debug();
 }
 
+/**
+ * The set-up most test files share: before their tests, n real redis-servers
+ * (`fx.nodes`, startNodes's controller) and an ioredis connection to each
+ * (`fx.redis`); after them, both closed and the unhandled-rejection tripwire
+ * checked. `fx.client(o)` makes a Client of the backend under test over those
+ * nodes, with nodeTimeout (ms) unless o sets one.
+ */
+function nodesFixture({ n = 3, nodeTimeout = 500 } = {}) {
+  const { before, after } = require('node:test');
+  const Redis = require('ioredis');
+  const fx = {
+    nodes: null,
+    redis: [],
+    client: (o = {}) => new (require('..').Client)(withBackend({ nodes: fx.nodes.urls, nodeTimeout, ...o })),
+  };
+  before(async () => {
+    fx.nodes = await startNodes(n);
+    fx.redis = fx.nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
+  });
+  after(async () => {
+    await Promise.all(fx.redis.map((r) => r.quit()));
+    await fx.nodes.stop();
+    assertNoUnhandled(require('node:assert/strict'));
+  });
+  return fx;
+}
+
 // waitFor: the old name of eventually, kept for tests written against it.
-module.exports = { startNodes, startFaultProxy, eventually, waitFor: eventually, waiting, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, debug, settled };
+module.exports = { startNodes, startFaultProxy, eventually, waitFor: eventually, waiting, settlesTo, assertNoUnhandled, unhandled, ROOT, BACKEND, withBackend, nodesFixture, debug, settled };

@@ -5,27 +5,15 @@
 // answers, with nodes down; re-entry; fences increasing, with a node frozen;
 // wake on release across clients) is core/testkit/locktest's, run on both
 // backends through bindings/interop/children/suite.js (make test-interop).
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
 const { Client, UnavailableError, InvalidArgumentError, CanceledError } = require('..');
-const { startNodes, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+const { settlesTo, withBackend, nodesFixture } = require('./helpers');
 const { freePort } = require('./servers');
 
-let nodes;
-let redis;
-before(async () => {
-  nodes = await startNodes(3);
-  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
-});
-after(async () => {
-  await Promise.all(redis.map((r) => r.quit()));
-  await nodes.stop();
-  assertNoUnhandled(assert);
-});
-
-const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, ...o }));
-const all = (f) => Promise.all(redis.map(f));
+const fx = nodesFixture({ nodeTimeout: 500 });
+const { client } = fx;
+const all = (f) => Promise.all(fx.redis.map(f));
 const valuesOf = (key) => all((r) => r.get(key));
 /** Waits until no node has `key`. */
 const goneEverywhere = (key) => settlesTo(() => valuesOf(key), [null, null, null], `${key} deleted on every node`);

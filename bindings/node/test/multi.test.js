@@ -3,26 +3,14 @@
 // takes every resource of the list or none. Run on the native backend
 // (scripts/test.sh) and on liblock.wasm (scripts/test-wasm.sh): the engine
 // does the work, the host passes the list.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
-const { Client, NotAcquiredError, InvalidArgumentError, MAX_RESOURCES } = require('..');
-const { startNodes, eventually, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+const { NotAcquiredError, InvalidArgumentError, MAX_RESOURCES } = require('..');
+const { eventually, settlesTo, nodesFixture } = require('./helpers');
 
-let nodes;
-let redis;
-before(async () => {
-  nodes = await startNodes(3);
-  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
-});
-after(async () => {
-  await Promise.all(redis.map((r) => r.quit()));
-  await nodes.stop();
-  assertNoUnhandled(assert);
-});
-
-const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, ...o }));
-const valuesOf = (key) => Promise.all(redis.map((r) => r.get(key)));
+const fx = nodesFixture({ nodeTimeout: 500 });
+const { client } = fx;
+const valuesOf = (key) => Promise.all(fx.redis.map((r) => r.get(key)));
 const goneEverywhere = (...keys) => Promise.all(keys.map((k) => settlesTo(() => valuesOf(k), [null, null, null], `${k} deleted on every node`)));
 
 test('a list is taken whole: a member and an overlapping list are refused, nothing partial is left', async () => {
@@ -44,7 +32,7 @@ test('a list is taken whole: a member and an overlapping list are refused, nothi
     assert.deepEqual(await valuesOf('m:acct3'), [null, null, null]);
     await lock.extend(8000);
     // The extension returned at a quorum too: wait for the third node's.
-    await eventually(async () => (await Promise.all(redis.map((r) => r.pttl('m:acct2')))).every((p) => p > 5000),
+    await eventually(async () => (await Promise.all(fx.redis.map((r) => r.pttl('m:acct2')))).every((p) => p > 5000),
       { what: 'the extended ttl on every node' });
     await lock.release();
     await goneEverywhere('m:acct1', 'm:acct2');

@@ -4,27 +4,15 @@
 // these check that the option reaches it, the Lock's `mode`, inspect's
 // `mode`, bad input naming `mode` with nothing left behind, and no key left
 // after release and close.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
-const { Client, InvalidArgumentError, NotAcquiredError } = require('..');
-const { startNodes, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+const { InvalidArgumentError, NotAcquiredError } = require('..');
+const { settlesTo, nodesFixture } = require('./helpers');
 
-let nodes;
-let redis;
-before(async () => {
-  nodes = await startNodes(3);
-  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
-});
-after(async () => {
-  await Promise.all(redis.map((r) => r.quit()));
-  await nodes.stop();
-  assertNoUnhandled(assert);
-});
-
-const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, ...o }));
+const fx = nodesFixture({ nodeTimeout: 500 });
+const { client } = fx;
 /** Every key on the nodes but fence counters (permanent by design). */
-const keysLeft = async () => (await Promise.all(redis.map((r) => r.keys('*')))).flat().filter((k) => !/\ufffdfence$/.test(k)).sort(); // ioredis decodes the 0xFF byte as U+FFFD
+const keysLeft = async () => (await Promise.all(fx.redis.map((r) => r.keys('*')))).flat().filter((k) => !/\ufffdfence$/.test(k)).sort(); // ioredis decodes the 0xFF byte as U+FFFD
 const noKeysLeft = () => settlesTo(keysLeft, [], 'no key left on any node');
 
 test('readers share, a writer excludes them, a waiting writer is woken', async () => {
@@ -76,10 +64,10 @@ test('inspect lists the readers (owner, validity); a reader lost on 2 of 3 nodes
     // bob's reader lost on two nodes (the readers' sorted set: name 0xFF "rw:r"). The
     // acquire returned at a quorum: wait until it is on every node before removing it.
     const rk = Buffer.concat([Buffer.from('rw:readers'), Buffer.from([0xff]), Buffer.from('rw:r')]);
-    const everywhere = async () => (await Promise.all(redis.map((r) => r.zscore(rk, r2.token)))).every((x) => x !== null);
+    const everywhere = async () => (await Promise.all(fx.redis.map((r) => r.zscore(rk, r2.token)))).every((x) => x !== null);
     await settlesTo(everywhere, true, "bob's reader on every node");
-    await redis[0].zrem(rk, r2.token);
-    await redis[1].zrem(rk, r2.token);
+    await fx.redis[0].zrem(rk, r2.token);
+    await fx.redis[1].zrem(rk, r2.token);
     const after = await a.inspect('rw:readers', { mode: 'write' });
     assert.deepEqual(after.readers.map((r) => r.owner), ['alice'], JSON.stringify(after.readers));
     await assert.rejects(r2.release(), (e) => e.code === 'LOST');

@@ -3,27 +3,15 @@
 // (LIBLOCK_BACKEND: native by default, wasm in scripts/test-wasm.sh): N
 // permits acquired, the N+1th refused, a release wakes a waiter of another
 // client, inspect with permits, bad permits, nothing left behind.
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const Redis = require('ioredis');
-const { Client, NotAcquiredError, InvalidArgumentError } = require('..');
-const { startNodes, settlesTo, assertNoUnhandled, withBackend } = require('./helpers');
+const { NotAcquiredError, InvalidArgumentError } = require('..');
+const { settlesTo, nodesFixture } = require('./helpers');
 
-let nodes;
-let redis;
-before(async () => {
-  nodes = await startNodes(3);
-  redis = nodes.urls.map((u) => new Redis(u, { maxRetriesPerRequest: 1 }));
-});
-after(async () => {
-  await Promise.all(redis.map((r) => r.quit()));
-  await nodes.stop();
-  assertNoUnhandled(assert);
-});
-
-const client = (o = {}) => new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 500, ...o }));
+const fx = nodesFixture({ nodeTimeout: 500 });
+const { client } = fx;
 /** Every key on every node (fence counters are permanent: left out). */
-const keys = () => Promise.all(redis.map((r) => r.keys('*'))).then((ks) => ks.flat().filter((k) => !k.endsWith('\ufffdfence') && !k.includes('fence')).sort());
+const keys = () => Promise.all(fx.redis.map((r) => r.keys('*'))).then((ks) => ks.flat().filter((k) => !k.endsWith('\ufffdfence') && !k.includes('fence')).sort());
 
 test('semaphore: N permits, the N+1th refused, release wakes a waiter, inspect, nothing left', async () => {
   const a = client({ owner: 'pool-a' });

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
-	"golang.org/x/sys/unix"
 )
 
 const electSynopsis = "liblock elect [--ttl 10s] [--wait D] [--grace 5s] [--nodes URL,...] [--node-timeout 50ms] [--key-prefix P] [--owner O] NAME --value V -- CMD [ARGS...]\n       liblock elect --observe [--json] [--poll 1s] [--count N] [--nodes URL,...] NAME"
@@ -106,13 +105,9 @@ func electCmd(args []string, stdout, stderr io.Writer) int {
 	if code, done := handleParse(err, stdout, stderr, "elect"); done {
 		return code
 	}
-	cfg, err := o.config()
-	if err != nil {
-		return fail(stderr, "elect", err)
-	}
-	client, err := core.New(cfg)
-	if err != nil {
-		return fail(stderr, "elect", argUsage(err))
+	client, code := o.client("elect", stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 	if o.observe {
@@ -139,8 +134,7 @@ func electUsage(err error) error {
 
 // lead campaigns, then runs the command as run does, resigning at the end.
 func (o *electOpts) lead(client *core.Client, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
+	sigs := forwardedSignals()
 	defer signal.Stop(sigs)
 
 	opts := []core.CampaignOption{core.CampaignTTL(o.ttl)}
@@ -151,8 +145,7 @@ func (o *electOpts) lead(client *core.Client, stderr io.Writer) int {
 		return client.Campaign(ctx, o.name, o.value, opts...)
 	}, func(ld *core.Leadership) { _ = ld.Resign(context.Background()) })
 	if s != nil {
-		fmt.Fprintf(stderr, "liblock elect: %s while waiting to lead %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
-		return 128 + int(s.(syscall.Signal))
+		return o.gaveUp(stderr, s, "to lead "+strconv.Quote(o.name))
 	}
 	switch {
 	case errors.Is(err, core.ErrNotAcquired):

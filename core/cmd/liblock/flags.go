@@ -199,6 +199,21 @@ func exitFor(err error) int {
 
 // fail prints err (never a password: the library redacts node URLs) and
 // returns its exit code.
+// client makes the Client of a command that talks to the nodes (run, elect,
+// inspect, release). On failure it says why on stderr and returns nil and
+// the command's exit code.
+func (c *common) client(cmd string, stderr io.Writer) (*core.Client, int) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, fail(stderr, cmd, err)
+	}
+	client, err := core.New(cfg)
+	if err != nil {
+		return nil, fail(stderr, cmd, argUsage(err))
+	}
+	return client, exitOK
+}
+
 func fail(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "liblock %s: %s\n", cmd, errText(err))
 	if h := hint(err); h != "" {

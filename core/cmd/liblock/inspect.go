@@ -60,16 +60,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	if code, done := handleParse(err, stdout, stderr, "inspect"); done {
 		return code
 	}
-	cfg, err := c.config()
-	if err != nil {
-		return fail(stderr, "inspect", err)
-	}
-	client, err := core.New(cfg)
-	if err != nil {
-		return fail(stderr, "inspect", argUsage(err))
+	client, code := c.client("inspect", stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
-	code := exitOK
+	code = exitOK
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	if h := kindHeader(&kind, *rw); h != "" && !c.json {
 		fmt.Fprintln(tw, h)

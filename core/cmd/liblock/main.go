@@ -1,7 +1,3 @@
-// Command liblock runs a command under a Redlock lock, inspects and
-// releases locks, and checks a set of Redis nodes against Redlock's
-// assumptions (doctor). See `liblock --help` and the README's
-// "The liblock command".
 package main
 
 import (

@@ -37,13 +37,9 @@ func releaseCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	name := names[0]
-	cfg, err := c.config()
-	if err != nil {
-		return fail(stderr, "release", err)
-	}
-	client, err := core.New(cfg)
-	if err != nil {
-		return fail(stderr, "release", argUsage(err))
+	client, code := c.client("release", stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 	ctx := context.Background()

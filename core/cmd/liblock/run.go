@@ -67,6 +67,23 @@ func (o *runOpts) verb() string {
 // forwarded are the signals liblock passes on to the command.
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
+// forwardedSignals starts catching the forwarded signals (signal.Stop ends
+// it): one that arrives while run or elect waits gives up the wait, one
+// that arrives while the command runs goes to the command.
+func forwardedSignals() chan os.Signal {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	return sigs
+}
+
+// gaveUp reports the forwarded signal s that ended the wait (for what) and
+// returns the code the command would have exited with: 128+signal.
+func (o *runOpts) gaveUp(stderr io.Writer, s os.Signal, what string) int {
+	sig := s.(syscall.Signal)
+	fmt.Fprintf(stderr, "liblock %s: %s while waiting %s: gave up\n", o.verb(), unix.SignalName(sig), what)
+	return 128 + int(sig)
+}
+
 func parseRun(args []string) (*runOpts, error) {
 	o := &runOpts{ttl: 30 * time.Second, wait: 10 * time.Second, grace: DefaultGrace}
 	fs := newFlagSet("run")
@@ -125,21 +142,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if code, done := handleParse(err, stdout, stderr, "run"); done {
 		return code
 	}
-	cfg, err := o.config()
-	if err != nil {
-		return fail(stderr, "run", err)
-	}
-	client, err := core.New(cfg)
-	if err != nil {
-		return fail(stderr, "run", argUsage(err))
+	client, code := o.client("run", stderr)
+	if client == nil {
+		return code
 	}
 	defer client.Close()
 	return o.run(client, stderr)
 }
 
 func (o *runOpts) run(client *core.Client, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
+	sigs := forwardedSignals()
 	defer signal.Stop(sigs)
 
 	lock, code := o.acquire(client, sigs, stderr)
@@ -164,8 +176,7 @@ func (o *runOpts) acquire(client *core.Client, sigs chan os.Signal, stderr io.Wr
 		return client.Acquire(ctx, o.name, o.ttl, opts...)
 	}, func(l *core.Lock) { _ = l.Release(context.Background()) })
 	if s != nil {
-		fmt.Fprintf(stderr, "liblock run: %s while waiting for %q: gave up\n", unix.SignalName(s.(syscall.Signal)), o.name)
-		return nil, 128 + int(s.(syscall.Signal))
+		return nil, o.gaveUp(stderr, s, "for "+strconv.Quote(o.name))
 	}
 	switch {
 	case err == nil:

@@ -2,13 +2,12 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"flag"
-	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/liblock/liblock/core/hostabi"
 )
 
 // TLS of the rediss:// nodes, as the library takes it (core.Config.TLS):
@@ -57,46 +56,20 @@ func (t *tlsOpts) load() (*tls.Config, error) {
 	if *t == (tlsOpts{}) {
 		return nil, nil
 	}
-	cfg := &tls.Config{ServerName: t.serverName, MinVersion: tls.VersionTLS12}
-	if t.caFile != "" {
-		b, err := os.ReadFile(t.caFile)
-		if err != nil {
-			return nil, usagef("%s: cannot read %s", from["tls-ca-file"], readReason(t.caFile, err))
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, usagef("%s: no PEM certificate in %q", from["tls-ca-file"], t.caFile)
-		}
-		cfg.RootCAs = pool
+	cfg, err := hostabi.TLSFiles{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFile, ServerName: t.serverName}.Load()
+	var fe *hostabi.TLSFileError
+	if !errors.As(err, &fe) {
+		return cfg, err
 	}
 	switch {
-	case t.certFile != "" && t.keyFile == "":
+	case fe.Key == "tls_cert_file" && fe.Needs != "":
 		return nil, usagef("%s: needs --tls-key-file (or LIBLOCK_TLS_KEY_FILE): the certificate's private key", from["tls-cert-file"])
-	case t.keyFile != "" && t.certFile == "":
+	case fe.Key == "tls_key_file" && fe.Needs != "":
 		return nil, usagef("%s: needs --tls-cert-file (or LIBLOCK_TLS_CERT_FILE): the key's certificate", from["tls-key-file"])
-	case t.certFile != "":
-		certPEM, err := os.ReadFile(t.certFile)
-		if err != nil {
-			return nil, usagef("%s: cannot read %s", from["tls-cert-file"], readReason(t.certFile, err))
-		}
-		keyPEM, err := os.ReadFile(t.keyFile)
-		if err != nil {
-			return nil, usagef("%s: cannot read %s", from["tls-key-file"], readReason(t.keyFile, err))
-		}
-		if !hasCertificate(certPEM) {
-			return nil, usagef("%s: no PEM certificate in %q", from["tls-cert-file"], t.certFile)
-		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
-		switch {
-		case err == nil:
-		case strings.Contains(err.Error(), "does not match"):
-			return nil, usagef("%s: does not match %s", from["tls-key-file"], from["tls-cert-file"])
-		default:
-			return nil, usagef("%s: no usable PEM private key in %q (%s)", from["tls-key-file"], t.keyFile, strings.TrimPrefix(err.Error(), "tls: "))
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	case fe.Mismatch:
+		return nil, usagef("%s: does not match %s", from["tls-key-file"], from["tls-cert-file"])
 	}
-	return cfg, nil
+	return nil, usagef("%s: %s", from[strings.ReplaceAll(fe.Key, "_", "-")], fe.Reason)
 }
 
 // forNode is the TLS of one rediss:// connection doctor makes itself, as
@@ -114,30 +87,4 @@ func forNode(base *tls.Config, urlServerName string, skipVerify bool) *tls.Confi
 		c.InsecureSkipVerify = true //nolint:gosec // the URL asked for it
 	}
 	return c
-}
-
-// readReason is os.ReadFile's error without repeating the path.
-func readReason(path string, err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return `"` + path + `": ` + pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// hasCertificate tells whether b holds a PEM block of a parsable
-// certificate.
-func hasCertificate(b []byte) bool {
-	for {
-		var blk *pem.Block
-		blk, b = pem.Decode(b)
-		if blk == nil {
-			return false
-		}
-		if blk.Type == "CERTIFICATE" {
-			if _, err := x509.ParseCertificate(blk.Bytes); err == nil {
-				return true
-			}
-		}
-	}
 }

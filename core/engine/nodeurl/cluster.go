@@ -78,41 +78,19 @@ func parseCluster(u parsedURL) (Spec, error) {
 	readOnly := q.bool("read_only")
 	byLatency := q.bool("route_by_latency")
 	randomly := q.bool("route_randomly")
-	q.int("max_retries")
-	q.duration("min_retry_backoff")
-	q.duration("max_retry_backoff")
-	q.duration("dial_timeout")
-	q.duration("read_timeout")
-	q.duration("write_timeout")
-	q.bool("pool_fifo")
-	q.int("pool_size")
-	q.duration("pool_timeout")
-	q.int("min_idle_conns")
-	q.int("max_idle_conns")
-	q.int("max_active_conns")
-	q.int("max_concurrent_dials")
+	q.poolOptions()
 	q.duration("conn_max_idle_time")
 	q.duration("conn_max_lifetime")
-	if s.TLS && q.has("skip_verify") {
-		s.SkipVerify = q.bool("skip_verify")
+	if err := q.skipVerify(&s); err != nil {
+		return Spec{}, err
 	}
-	if q.err != nil {
-		return Spec{}, q.err
+	addrs, err := q.addrs()
+	if err != nil {
+		return Spec{}, err
 	}
-	for _, addr := range q.strings("addr") {
-		h, p, err := splitHostPortStrict(addr)
-		if err != nil || h == "" || p == "" {
-			return Spec{}, errors.New("redis: unable to parse addr param: " + addr)
-		}
-		s.Seeds = append(s.Seeds, addr)
-	}
-	if len(q.q) > 0 {
-		keys := make([]string, 0, len(q.q))
-		for k := range q.q {
-			keys = append(keys, k)
-		}
-		sortStrings(keys, func(a, b string) bool { return a < b })
-		return Spec{}, errors.New("redis: unexpected option: " + strings.Join(keys, ", "))
+	s.Seeds = append(s.Seeds, addrs...)
+	if err := q.unexpected(); err != nil {
+		return Spec{}, err
 	}
 	switch {
 	case readOnly:

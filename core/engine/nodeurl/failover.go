@@ -54,18 +54,11 @@ func parseFailover(u parsedURL) (Spec, error) {
 		return Spec{}, errors.New("redis: invalid URL scheme: " + u.scheme)
 	}
 
-	f := strings.FieldsFunc(u.path, func(r rune) bool { return r == '/' })
-	switch len(f) {
-	case 0:
-	case 1:
-		db, err := strconv.Atoi(f[0])
-		if err != nil {
-			return Spec{}, errors.New("redis: invalid database number: " + strconv.Quote(f[0]))
-		}
-		s.DB = db
-	default:
-		return Spec{}, errors.New("redis: invalid URL path: " + u.path)
+	db, err := pathDB(u.path)
+	if err != nil {
+		return Spec{}, err
 	}
+	s.DB = db
 
 	q := queryOptions{q: parseQuery(u.rawQuery)}
 	s.MasterName = q.string("master_name")
@@ -117,27 +110,17 @@ func parseFailover(u parsedURL) (Spec, error) {
 		s.DB = db
 	}
 
-	for _, addr := range q.strings("addr") {
-		h, p, err := splitHostPortStrict(addr)
-		if err != nil || h == "" || p == "" {
-			return Spec{}, errors.New("redis: unable to parse addr param: " + addr)
-		}
-		s.Sentinels = append(s.Sentinels, addr)
+	addrs, err := q.addrs()
+	if err != nil {
+		return Spec{}, err
 	}
+	s.Sentinels = append(s.Sentinels, addrs...)
 
-	if s.TLS && q.has("skip_verify") {
-		s.SkipVerify = q.bool("skip_verify")
+	if err := q.skipVerify(&s); err != nil {
+		return Spec{}, err
 	}
-	if q.err != nil {
-		return Spec{}, q.err
-	}
-	if len(q.q) > 0 {
-		keys := make([]string, 0, len(q.q))
-		for k := range q.q {
-			keys = append(keys, k)
-		}
-		sortStrings(keys, func(a, b string) bool { return a < b })
-		return Spec{}, errors.New("redis: unexpected option: " + strings.Join(keys, ", "))
+	if err := q.unexpected(); err != nil {
+		return Spec{}, err
 	}
 
 	// liblock's own refusals, after everything go-redis checks.
@@ -163,6 +146,19 @@ func (o *queryOptions) strings(name string) []string {
 	vs := o.q[name]
 	delete(o.q, name)
 	return vs
+}
+
+// addrs reads the addr options (a Sentinel URL's further sentinels, a
+// cluster URL's further seeds), each a host:port, as go-redis does.
+func (o *queryOptions) addrs() ([]string, error) {
+	addrs := o.strings("addr")
+	for _, addr := range addrs {
+		h, p, err := splitHostPortStrict(addr)
+		if err != nil || h == "" || p == "" {
+			return nil, errors.New("redis: unable to parse addr param: " + addr)
+		}
+	}
+	return addrs, nil
 }
 
 // splitHostPortStrict is net.SplitHostPort.

@@ -1,32 +1,3 @@
-// Package nodeurl reads liblock's node URLs: the one parser every binding
-// uses. Parse accepts exactly the URLs go-redis v9.23.0's redis.ParseURL
-// accepts, reads the same fields from them and refuses the others with
-// go-redis's message (the password scrubbed from it).
-//
-// Accepted forms (go-redis's):
-//
-//	redis://[user[:password]@][host][:port][/db][?options]   (host localhost, port 6379 when empty)
-//	rediss://...                                             (the same over TLS)
-//	unix://[user[:password]@]/path/to/socket[?db=N][&options]
-//
-// A URL whose query has master_name is a Sentinel node instead, read as
-// go-redis's ParseFailoverURL reads it (failover.go); one whose query has
-// cluster=yes is a Redis Cluster node, read as go-redis's ParseClusterURL
-// reads it (cluster.go).
-//
-// A TCP port (of the server, of every cluster seed and of every sentinel)
-// must be a number from 1 to 65535: go-redis accepts any digits there and
-// fails at dial, but every host would then meet the bad port in its own
-// socket layer, with its own error (Node throws ERR_SOCKET_BAD_PORT), so
-// liblock refuses it here, once, for every language (ports.go).
-//
-// Options: db, client_name and skip_verify (rediss only) are read; the
-// other options go-redis knows (protocol, max_retries, the timeouts, the
-// pool sizes, ...) are checked as go-redis checks them and ignored;
-// anything else is refused.
-//
-// The package does no I/O and imports neither net/url nor fmt: it is linked
-// into liblock.wasm, whose size budget forbids them (nodeurl_deps_test.go).
 package nodeurl
 
 import (
@@ -127,24 +98,35 @@ func parseGoRedis(raw string) (Spec, error) {
 	}
 }
 
+// pathDB is the database number of a redis:// or rediss:// URL's path
+// ("/2"; none: 0), as go-redis reads it.
+func pathDB(path string) (int, error) {
+	f := strings.FieldsFunc(path, func(r rune) bool { return r == '/' })
+	switch len(f) {
+	case 0:
+		return 0, nil
+	case 1:
+		db, err := strconv.Atoi(f[0])
+		if err != nil {
+			return 0, errors.New("redis: invalid database number: " + strconv.Quote(f[0]))
+		}
+		return db, nil
+	default:
+		return 0, errors.New("redis: invalid URL path: " + path)
+	}
+}
+
 func setupTCPConn(u parsedURL) (Spec, error) {
 	s := Spec{Network: "tcp", Username: u.username, Password: u.password}
 
 	h, addr := hostPortWithDefaults(u.host)
 	s.Addr = addr
 
-	f := strings.FieldsFunc(u.path, func(r rune) bool { return r == '/' })
-	switch len(f) {
-	case 0:
-	case 1:
-		db, err := strconv.Atoi(f[0])
-		if err != nil {
-			return Spec{}, errors.New("redis: invalid database number: " + strconv.Quote(f[0]))
-		}
-		s.DB = db
-	default:
-		return Spec{}, errors.New("redis: invalid URL path: " + u.path)
+	db, err := pathDB(u.path)
+	if err != nil {
+		return Spec{}, err
 	}
+	s.DB = db
 
 	if u.scheme == "rediss" {
 		s.TLS = true
@@ -192,6 +174,48 @@ type queryOptions struct {
 }
 
 func (o *queryOptions) has(name string) bool { return len(o.q[name]) > 0 }
+
+// poolOptions reads the connection-pool options that the single-node and
+// the cluster URL both take, in go-redis's order (the first bad value is
+// the error); liblock checks their values and uses none.
+func (o *queryOptions) poolOptions() {
+	o.int("max_retries")
+	o.duration("min_retry_backoff")
+	o.duration("max_retry_backoff")
+	o.duration("dial_timeout")
+	o.duration("read_timeout")
+	o.duration("write_timeout")
+	o.bool("pool_fifo")
+	o.int("pool_size")
+	o.duration("pool_timeout")
+	o.int("min_idle_conns")
+	o.int("max_idle_conns")
+	o.int("max_active_conns")
+	o.int("max_concurrent_dials")
+}
+
+// skipVerify reads skip_verify, which only a rediss:// URL takes (another
+// keeps it, an unexpected option), and returns the first bad value's error.
+func (o *queryOptions) skipVerify(s *Spec) error {
+	if s.TLS && o.has("skip_verify") {
+		s.SkipVerify = o.bool("skip_verify")
+	}
+	return o.err
+}
+
+// unexpected is go-redis's error for the options nobody read, their names
+// sorted; nil when every option was read.
+func (o *queryOptions) unexpected() error {
+	if len(o.q) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(o.q))
+	for k := range o.q {
+		keys = append(keys, k)
+	}
+	sortStrings(keys, func(a, b string) bool { return a < b })
+	return errors.New("redis: unexpected option: " + strings.Join(keys, ", "))
+}
 
 // string returns the option's last value.
 func (o *queryOptions) string(name string) string {
@@ -255,19 +279,7 @@ func setupConnParams(u parsedURL, s Spec) (Spec, error) {
 
 	q.int("protocol")
 	s.ClientName = q.string("client_name")
-	q.int("max_retries")
-	q.duration("min_retry_backoff")
-	q.duration("max_retry_backoff")
-	q.duration("dial_timeout")
-	q.duration("read_timeout")
-	q.duration("write_timeout")
-	q.bool("pool_fifo")
-	q.int("pool_size")
-	q.duration("pool_timeout")
-	q.int("min_idle_conns")
-	q.int("max_idle_conns")
-	q.int("max_active_conns")
-	q.int("max_concurrent_dials")
+	q.poolOptions()
 	q.int("pipeline_pool_size")
 	q.int("pipeline_read_buffer_size")
 	q.int("pipeline_write_buffer_size")
@@ -284,20 +296,12 @@ func setupConnParams(u parsedURL, s Spec) (Spec, error) {
 	if q.has("conn_max_lifetime_jitter") {
 		q.duration("conn_max_lifetime_jitter")
 	}
-	if s.TLS && q.has("skip_verify") {
-		s.SkipVerify = q.bool("skip_verify")
-	}
-	if q.err != nil {
-		return Spec{}, q.err
+	if err := q.skipVerify(&s); err != nil {
+		return Spec{}, err
 	}
 
-	if len(q.q) > 0 {
-		keys := make([]string, 0, len(q.q))
-		for k := range q.q {
-			keys = append(keys, k)
-		}
-		sortStrings(keys, func(a, b string) bool { return a < b })
-		return Spec{}, errors.New("redis: unexpected option: " + strings.Join(keys, ", "))
+	if err := q.unexpected(); err != nil {
+		return Spec{}, err
 	}
 	return s, nil
 }

@@ -12,7 +12,7 @@ import (
 
 // allowedImports are the only packages the package's non-test code may
 // import: it is linked into liblock.wasm, which must stay ≤ 3 MiB
-// (wasm/README.md "What keeps the module small"; wasm/host/deps_test.go).
+// (wasm/README.md "What keeps the module small"; wasm/module/deps_test.go).
 // The module links all of them already.
 var allowedImports = map[string]bool{
 	"errors": true, "strconv": true, "strings": true, "unicode/utf8": true,

@@ -9,4 +9,8 @@
 // them (so alike, equal elements included), heapsort above, where sort.Slice
 // too is not stable (the engine sorts by unique keys: node indexes and ids;
 // TestSliceIsSorts).
+//
+// Layer: under the engine, one of its stand-ins for the standard library
+// (with xtime and xerrors). It imports only the standard library and is
+// imported by core/engine.
 package xsort

@@ -12,4 +12,8 @@
 // implementation and the module does not link package time, which with
 // internal/godebug, internal/bisect and the runtime's metrics it needs cost
 // ≈ 240 KB of liblock.wasm.
+//
+// Layer: under the engine, one of its stand-ins for the standard library
+// (with xsort and xerrors). It imports only the standard library and is
+// imported by core/engine, core/engine/nodeurl and core/hostabi.
 package xtime

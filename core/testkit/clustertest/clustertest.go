@@ -1,8 +1,3 @@
-// Package clustertest is the behaviour suite of Redis Cluster nodes,
-// against real clusters (redistest.StartRedisCluster) moved and failed for
-// real: slot migration (IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE),
-// CLUSTER FAILOVER, SIGKILL of a primary, SIGSTOP of a replica. Every
-// backend of the Go driver runs it (core, wasm/host).
 package clustertest
 
 import (

@@ -1,6 +1,3 @@
-// Package hostabitest is a minimal engine host for tests: it carries out an
-// engine's actions over net.Conn (no TLS) and one timer, the way every
-// host of PROTOCOL.md does, and waits for operations to end.
 package hostabitest
 
 import (

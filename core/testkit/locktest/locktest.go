@@ -1,8 +1,3 @@
-// Package locktest is liblock's behaviour suite: scenarios that any
-// implementation of the lock (the native core, the wasm module through a
-// host) must pass against real redis-server processes, including killed and
-// frozen ones. Run calls every scenario as a subtest; a backend supplies a
-// Factory.
 package locktest
 
 import (

@@ -1,8 +1,3 @@
-// Package sentineltest is the behaviour suite of Sentinel nodes and the
-// replica check (WAIT), against a real Sentinel deployment (a primary, two
-// replicas, three sentinels: redistest.StartSentinel) failed for real:
-// SIGKILL of the primary, SIGSTOP of the replicas, SENTINEL FAILOVER. Every
-// backend of the Go driver runs it (core, wasm/host).
 package sentineltest
 
 import (

@@ -1,7 +1,3 @@
-// Package tlstest makes the certificates of liblock's TLS tests (a private
-// CA, an unrelated CA, server certificates for 127.0.0.1 and for
-// redis.internal, a client certificate: mkcerts.sh, which the Node and
-// Python tests run too) and starts TLS-only redis-servers on them.
 package tlstest
 
 import (

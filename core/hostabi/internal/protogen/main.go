@@ -1,10 +1,3 @@
-// Command protogen writes, from the host protocol's spec
-// (core/hostabi/spec/protocol.json), the tables and codecs every host uses:
-// Go constants for core/hostabi, core/engine and capi, the JavaScript
-// and Python codecs of the Node and Python hosts, and the Java binding's
-// status codes and limits. Run it with
-// `go generate ./core/hostabi`; TestGeneratedUpToDate fails when a
-// committed file differs from what it would write.
 package main
 
 import (
