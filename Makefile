@@ -67,8 +67,8 @@ test-go: deps
 	$(GO) test -race -count=1 -timeout 20m -run '^TestSimSafety$$' ./core/engine/
 	$(GO) test -count=1 -timeout 20m -run '^TestSim' ./core/engine/ -args -sim.quick
 
-## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go's race run
-## keeps a small one and every TestSimBug* regression); SIM_LONG=1 for the long run (random
+## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go runs a quarter
+## of it and every TestSimBug* regression); SIM_LONG=1 for the long run (random
 ## seeds, up to an hour; a failure prints its replay command)
 sim:
 	$(GO) test -run 'TestSim' -count=1 -timeout 60m ./core/engine/ $(if $(SIM_LONG),-args -sim.long)
