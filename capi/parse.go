@@ -64,7 +64,7 @@ func parseConfig(s string) (core.Config, error) {
 	// inside liblock.so, so the engine's reports would only feed the
 	// no-op. A C program's metrics are its own (README "Metrics, traces
 	// and logs").
-	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, NoTelemetry: true}
+	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, NoTelemetry: true, Logger: quietLogger}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, err
 	}
