@@ -257,14 +257,30 @@ public final class LockClient implements AutoCloseable {
      * pub/sub says nothing (null: 1 s). Close the returned handle to stop; closing the client stops it too.
      */
     public AutoCloseable observe(String name, Duration poll, Consumer<Leader> listener) {
-        open();
         if (listener == null) throw new InvalidArgumentException("listener", "liblock: invalid argument: listener: null");
-        long[] out = new long[1], err = new long[1];
-        com.sun.jna.Pointer id = Lib.register(r -> {
+        return watch(name, poll, r -> {
             if (r.status() == Spec.OK) listener.accept(Leader.of(Json.parse(r.text())));
         });
-        long key = com.sun.jna.Pointer.nativeValue(id);
+    }
+
+    /**
+     * The election's leaders as a {@link java.util.concurrent.Flow.Publisher}: each subscription
+     * watches the election (as {@link #observe}) and gets the leader now, then the changes, never
+     * more than it requested. A subscriber without demand is not queued for: it gets the latest
+     * leader when it requests again (terms only grow), and no change in between. Cancel stops the
+     * watch; closing the client completes the subscription; a bad name or poll is its onError.
+     */
+    public java.util.concurrent.Flow.Publisher<Leader> leaders(String name, Duration poll) {
+        return s -> LeaderSubscription.start(this, name, poll, s);
+    }
+
+    /** lock_observe: every callback, the final LOCK_CANCELED included, to the consumer. */
+    AutoCloseable watch(String name, Duration poll, Consumer<Lib.Result> consumer) {
+        open();
+        long[] out = new long[1], err = new long[1];
         String opts = poll == null ? null : "{\"poll_ms\":" + Errors.ms(poll, "poll") + "}";
+        com.sun.jna.Pointer id = Lib.register(consumer);
+        long key = com.sun.jna.Pointer.nativeValue(id);
         int st = Lib.lock_observe(handle, Lib.c(name), Lib.c(opts), Lib.TEXT, id, out, err);
         if (st != Spec.OK) {
             Lib.PENDING.remove(key);
