@@ -75,7 +75,7 @@ func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) 
 }
 
 func extend(lo *lockObj, ttl time.Duration) *result {
-	if e := lo.l.Extend(context.Background(), ttl); e != nil {
+	if e := lo.l.Extend(tagLock(context.Background(), lo.id), ttl); e != nil {
 		return errResult(e)
 	}
 	return nil
@@ -91,7 +91,7 @@ func (lo *lockObj) noteReleased(e error) {
 }
 
 func release(lo *lockObj) *result {
-	e := lo.l.Release(context.Background())
+	e := lo.l.Release(tagLock(context.Background(), lo.id))
 	lo.noteReleased(e)
 	if e != nil {
 		return errResult(e)
@@ -163,7 +163,7 @@ func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
 		cancel()
 		return nil, nil, 0, badHandle // the client was freed meanwhile
 	}
-	return ctx, op, id, nil
+	return tagOp(ctx, id), op, id, nil
 }
 
 // acquireAsync starts an acquire and returns its op handle.
@@ -194,7 +194,7 @@ func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) erro
 		cancel()
 		return badHandle
 	}
-	runAsync(ctx, lo.client, op, notify, func(ctx context.Context) (uint64, error) {
+	runAsync(tagLock(ctx, lo.id), lo.client, op, notify, func(ctx context.Context) (uint64, error) {
 		return lo.id, fn(ctx)
 	})
 	return nil

@@ -165,6 +165,7 @@ func (c *clientObj) addLock(l *core.Lock) (uint64, error) {
 	}
 	c.locks[id] = lo
 	c.mu.Unlock()
+	lockHandles.Store(l, id) // report.go
 	// Every lock's loss goes through lostDispatch, so that the client's callback
 	// needs no per-lock registration (a host watching every lock for a log line
 	// would pay a call per acquire).
@@ -232,6 +233,7 @@ func (lo *lockObj) markFreed() {
 	lo.freed = true
 	lo.mu.Unlock()
 	lo.l.OnLost(nil)
+	lockHandles.Delete(lo.l)
 }
 
 // free releases the lock if still held and forgets it. The handle must
@@ -243,5 +245,5 @@ func (lo *lockObj) free() {
 	lo.markFreed()
 	// If the nodes cannot be reached, core keeps the lock in its client and
 	// the client's Close tries again; otherwise the keys expire by their ttl.
-	_ = lo.l.Release(context.Background())
+	_ = lo.l.Release(tagLock(context.Background(), lo.id))
 }

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -201,6 +202,164 @@ static void test_loss_is_quiet(void) {
 	CHECK(n == 0, "liblock.so wrote on stderr: %s", out);
 }
 
+
+/* ---------- the report stream ---------- */
+
+#define MAXREP 4096
+typedef struct {
+	pthread_mutex_t mu;
+	int n;
+	lock_report r[MAXREP];
+	pthread_t thread[MAXREP];
+} replog_t;
+
+static void on_report(void *ud, const lock_report *r) {
+	replog_t *l = ud;
+	pthread_mutex_lock(&l->mu);
+	if (l->n < MAXREP) {
+		l->thread[l->n] = pthread_self();
+		l->r[l->n++] = *r;
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* count_of counts the records of kind what (0: any) with that op and lock
+ * (-1: any); last, if not NULL, gets the last one. */
+static int count_of(replog_t *l, int what, int64_t op, int64_t lock, lock_report *last) {
+	int n = 0;
+	pthread_mutex_lock(&l->mu);
+	for (int i = 0; i < l->n; i++) {
+		lock_report *r = &l->r[i];
+		if ((what == 0 || r->what == what) && (op < 0 || r->op == (uint64_t)op) &&
+		    (lock < 0 || r->lock == (uint64_t)lock)) {
+			n++;
+			if (last)
+				*last = *r;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+static void clear(replog_t *l) {
+	pthread_mutex_lock(&l->mu);
+	l->n = 0;
+	pthread_mutex_unlock(&l->mu);
+}
+
+static int index_of(replog_t *l, int what, int64_t op, int64_t lock) {
+	int at = -1;
+	pthread_mutex_lock(&l->mu);
+	for (int i = 0; i < l->n && at < 0; i++)
+		if (l->r[i].what == what && (op < 0 || l->r[i].op == (uint64_t)op) && (lock < 0 || l->r[i].lock == (uint64_t)lock))
+			at = i;
+	pthread_mutex_unlock(&l->mu);
+	return at;
+}
+
+typedef struct {
+	pthread_mutex_t mu;
+	int calls;
+	int32_t status;
+	uint64_t handle;
+} done_t;
+
+static void on_done(void *ud, int32_t status, uint64_t handle, const char *err) {
+	(void)err;
+	done_t *d = ud;
+	pthread_mutex_lock(&d->mu);
+	d->calls++;
+	d->status = status;
+	d->handle = handle;
+	pthread_mutex_unlock(&d->mu);
+}
+
+static int done_calls(done_t *d) {
+	pthread_mutex_lock(&d->mu);
+	int c = d->calls;
+	pthread_mutex_unlock(&d->mu);
+	return c;
+}
+
+static void test_report_stream(void) {
+	static replog_t log = {PTHREAD_MUTEX_INITIALIZER, 0, {{0}}, {0}};
+	const int quorum = nnodes / 2 + 1, bound = 8 * node_timeout_ms + 3000;
+	uint64_t c = new_client("rep:"), c2 = new_client("rep:");
+	char *err = NULL;
+	uint64_t l = 0, op = 0;
+	lock_report last;
+
+	/* Before a callback: no report (and a bad handle is refused). */
+	CHECK_ST(lock_client_set_report(987654321, on_report, &log, &err), LOCK_INVALID_HANDLE, &err);
+	CHECK_ST(lock_client_set_report(c, on_report, &log, &err), LOCK_OK, &err);
+
+	/* An asynchronous acquire: its reports carry its op handle. */
+	done_t d = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+	CHECK_ST(lock_acquire_async(c, "job", 5000, NULL, on_done, &d, &op, &err), LOCK_OK, &err);
+	POLL_UNTIL(done_calls(&d) == 1, bound);
+	CHECK(done_calls(&d) == 1 && d.status == LOCK_OK, "acquire: %d calls, status %d", done_calls(&d), d.status);
+	l = d.handle;
+	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_START, (int64_t)op, 0, NULL) == 1, "one ACQUIRE_START of op %" PRIu64, op);
+	CHECK(count_of(&log, LOCK_REPORT_NODE, (int64_t)op, 0, &last) >= quorum, "a NODE per answer of the quorum: %d",
+	      count_of(&log, LOCK_REPORT_NODE, (int64_t)op, -1, NULL));
+	CHECK(last.outcome == LOCK_NODE_OK && last.node < nnodes && last.duration_us >= 0, "NODE: outcome %d node %d",
+	      last.outcome, last.node);
+	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, (int64_t)op, 0, &last) == 1 && last.outcome == LOCK_OK &&
+	          last.attempts == 1 && last.duration_us > 0,
+	      "ACQUIRE_END: outcome %d attempts %u duration %" PRId64, last.outcome, last.attempts, last.duration_us);
+	CHECK(index_of(&log, LOCK_REPORT_ACQUIRE_START, (int64_t)op, -1) < index_of(&log, LOCK_REPORT_ACQUIRE_END, (int64_t)op, -1),
+	      "the start before the end");
+
+	/* Another client's failed attempt is not this client's report. */
+	uint64_t l2 = 0;
+	CHECK_ST(lock_acquire(c2, "job", 5000, NULL, &l2, &err), LOCK_NOT_ACQUIRED, &err);
+	done_t d2 = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+	uint64_t op2 = 0;
+	CHECK_ST(lock_client_set_report(c2, on_report, &log, &err), LOCK_OK, &err);
+	CHECK_ST(lock_acquire_async(c2, "job", 5000, NULL, on_done, &d2, &op2, &err), LOCK_OK, &err);
+	POLL_UNTIL(done_calls(&d2) == 1, bound);
+	CHECK(d2.status == LOCK_NOT_ACQUIRED, "contended: %d", d2.status);
+	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, (int64_t)op2, 0, &last) == 1 && last.outcome == LOCK_NOT_ACQUIRED,
+	      "ACQUIRE_END of the refused one: %d", last.outcome);
+	CHECK_ST(lock_client_set_report(c2, NULL, NULL, &err), LOCK_OK, &err);
+
+	/* Synchronous extend and release: the lock's handle. */
+	clear(&log);
+	CHECK_ST(lock_extend(l, 5000, &err), LOCK_OK, &err);
+	CHECK(count_of(&log, LOCK_REPORT_EXTEND_START, 0, (int64_t)l, NULL) == 1, "EXTEND_START of lock %" PRIu64, l);
+	CHECK(count_of(&log, LOCK_REPORT_NODE, 0, (int64_t)l, NULL) >= quorum, "the extension's NODE reports");
+	CHECK(count_of(&log, LOCK_REPORT_EXTEND_END, 0, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK, "EXTEND_END");
+	clear(&log);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	CHECK(count_of(&log, LOCK_REPORT_RELEASE_END, 0, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK, "RELEASE_END");
+	CHECK(count_of(&log, LOCK_REPORT_HOLD, -1, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK && last.duration_us > 0,
+	      "HOLD: released after %" PRId64 " us", last.duration_us);
+	lock_free(l);
+
+	/* A loss: LOST and HOLD (lost) of the lock's handle. */
+	clear(&log);
+	CHECK_ST(lock_acquire(c, "expire", 100, NULL, &l, &err), LOCK_OK, &err);
+	POLL_UNTIL(count_of(&log, LOCK_REPORT_LOST, -1, (int64_t)l, NULL) == 1, bound);
+	CHECK(count_of(&log, LOCK_REPORT_LOST, -1, (int64_t)l, &last) == 1 && last.outcome == LOCK_LOST, "LOST of lock %" PRIu64, l);
+	POLL_UNTIL(count_of(&log, LOCK_REPORT_HOLD, -1, (int64_t)l, NULL) == 1, bound);
+	CHECK(count_of(&log, LOCK_REPORT_HOLD, -1, (int64_t)l, &last) == 1 && last.outcome == LOCK_LOST, "HOLD (lost): %d",
+	      last.outcome);
+	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, 0, 0, NULL) == 1, "a synchronous acquire's reports: op 0, lock 0");
+	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
+	lock_free(l);
+
+	/* Removed: when set_report returns no callback runs, and none comes. */
+	CHECK_ST(lock_client_set_report(c, NULL, NULL, &err), LOCK_OK, &err);
+	clear(&log);
+	CHECK_ST(lock_acquire(c, "after", 1000, NULL, &l, &err), LOCK_OK, &err);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
+	lock_free(l);
+	CHECK(count_of(&log, 0, -1, -1, NULL) == 0, "no report after the callback is removed: %d", count_of(&log, 0, -1, -1, NULL));
+	lock_free(c);
+	lock_free(c2);
+	CHECK(lock_debug_handles() == 0, "handles left: %" PRId64, lock_debug_handles());
+}
+
 int main(void) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse_env();
@@ -210,6 +369,7 @@ int main(void) {
 		void (*fn)(void);
 	} tests[] = {
 	    {"loss_is_quiet", test_loss_is_quiet},
+	    {"report_stream", test_report_stream},
 	};
 	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
 		int f0 = failed;
