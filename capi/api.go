@@ -63,7 +63,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := coreAcquire(context.Background(), co.c, res, ttl, opts)
+	l, e := coreAcquire(tagOp(context.Background(), 0), co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}

@@ -534,7 +534,7 @@ int32_t lock_client_on_lost(uint64_t client, lock_callback cb, void *user_data, 
  *   lock  the lock handle it is about: an extension's or a release's (with
  *         its NODE reports), a loss, a holding's end, a hand-off; 0 when
  *         none (an acquire's, whose handle comes with its completion) or
- *         the handle is freed. An auto-extension is lock's, op 0.
+ *         the handle is freed. An auto-extension is lock's, with call 0.
  * The outcome of an operation is the status its call returns or its
  * callback gets; the reports come before it.
  */
@@ -567,6 +567,11 @@ typedef struct lock_report {
 	int64_t duration_us; /* see above; by the library's monotonic clock */
 	uint64_t op;         /* see above, or 0 */
 	uint64_t lock;       /* see above, or 0 */
+	uint8_t call;        /* 1: about an operation the program called (an acquire,
+	                        an extension, a release, synchronous or not); 0: the
+	                        library's own (an auto-extension, a handshake, a node's
+	                        reply that came after its operation ended) */
+	uint8_t reserved[7]; /* 0 */
 } lock_report;
 
 typedef void (*lock_report_callback)(void *user_data, const lock_report *report);

@@ -21,8 +21,9 @@ import (
 // a call in progress.
 
 // opTag and lockTag are the report tags of the calls the ABI starts: an
-// acquire (or campaign) with an op handle is known by it, an extension or a
-// release by its lock's handle.
+// acquire (or campaign) with an op handle is known by it (a synchronous
+// one by opTag 0), an extension or a release by its lock's handle. A
+// report with a tag is a call's ("call" 1); without, the library's own.
 type (
 	opTag   uint64
 	lockTag uint64
@@ -44,6 +45,10 @@ func setReport(co *clientObj, fn func(r core.Report)) {
 func reportFunc(cb C.lock_report_callback, ud C.uintptr_t) func(core.Report) {
 	return func(r core.Report) {
 		var op, lock uint64
+		var call C.uint8_t
+		if r.Tag != nil {
+			call = 1
+		}
 		switch t := r.Tag.(type) {
 		case opTag:
 			op = uint64(t)
@@ -56,7 +61,7 @@ func reportFunc(cb C.lock_report_callback, ud C.uintptr_t) func(core.Report) {
 			}
 		}
 		C.liblock_invoke_report(cb, ud, C.uint8_t(r.What), C.uint8_t(r.Outcome), C.uint16_t(r.Node),
-			C.uint32_t(r.Attempts), C.int64_t(r.Duration.Microseconds()), C.uint64_t(op), C.uint64_t(lock))
+			C.uint32_t(r.Attempts), C.int64_t(r.Duration.Microseconds()), C.uint64_t(op), C.uint64_t(lock), call)
 	}
 }
 

@@ -11,10 +11,12 @@ typedef struct lock_report {
 	int64_t duration_us;
 	uint64_t op;
 	uint64_t lock;
+	uint8_t call;
+	uint8_t reserved[7];
 } lock_report;
 
 typedef void (*lock_report_callback)(void *user_data, const lock_report *report);
 
 void liblock_invoke_report(lock_report_callback cb, uintptr_t user_data, uint8_t what, uint8_t outcome,
-                           uint16_t node, uint32_t attempts, int64_t duration_us, uint64_t op, uint64_t lock);
+                           uint16_t node, uint32_t attempts, int64_t duration_us, uint64_t op, uint64_t lock, uint8_t call);
 #endif

@@ -307,6 +307,7 @@ static void test_report_stream(void) {
 	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, (int64_t)op, 0, &last) == 1 && last.outcome == LOCK_OK &&
 	          last.attempts == 1 && last.duration_us > 0,
 	      "ACQUIRE_END: outcome %d attempts %u duration %" PRId64, last.outcome, last.attempts, last.duration_us);
+	CHECK(last.call == 1 && last.reserved[0] == 0, "an acquire the program called: call %d", last.call);
 	CHECK(index_of(&log, LOCK_REPORT_ACQUIRE_START, (int64_t)op, -1) < index_of(&log, LOCK_REPORT_ACQUIRE_END, (int64_t)op, -1),
 	      "the start before the end");
 
@@ -328,7 +329,8 @@ static void test_report_stream(void) {
 	CHECK_ST(lock_extend(l, 5000, &err), LOCK_OK, &err);
 	CHECK(count_of(&log, LOCK_REPORT_EXTEND_START, 0, (int64_t)l, NULL) == 1, "EXTEND_START of lock %" PRIu64, l);
 	CHECK(count_of(&log, LOCK_REPORT_NODE, 0, (int64_t)l, NULL) >= quorum, "the extension's NODE reports");
-	CHECK(count_of(&log, LOCK_REPORT_EXTEND_END, 0, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK, "EXTEND_END");
+	CHECK(count_of(&log, LOCK_REPORT_EXTEND_END, 0, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK && last.call == 1,
+	      "EXTEND_END of a call: outcome %d call %d", last.outcome, last.call);
 	clear(&log);
 	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
 	CHECK(count_of(&log, LOCK_REPORT_RELEASE_END, 0, (int64_t)l, &last) == 1 && last.outcome == LOCK_OK, "RELEASE_END");
@@ -344,8 +346,18 @@ static void test_report_stream(void) {
 	POLL_UNTIL(count_of(&log, LOCK_REPORT_HOLD, -1, (int64_t)l, NULL) == 1, bound);
 	CHECK(count_of(&log, LOCK_REPORT_HOLD, -1, (int64_t)l, &last) == 1 && last.outcome == LOCK_LOST, "HOLD (lost): %d",
 	      last.outcome);
-	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, 0, 0, NULL) == 1, "a synchronous acquire's reports: op 0, lock 0");
+	CHECK(count_of(&log, LOCK_REPORT_ACQUIRE_END, 0, 0, &last) == 1 && last.call == 1,
+	      "a synchronous acquire's reports: op 0, lock 0, call 1");
 	CHECK_ST(lock_release(l, &err), LOCK_LOST, &err);
+	lock_free(l);
+
+	/* An auto-extension: the lock's, the library's own (call 0). */
+	clear(&log);
+	CHECK_ST(lock_acquire(c, "auto", 600, "{\"auto_extend\":true}", &l, &err), LOCK_OK, &err);
+	POLL_UNTIL(count_of(&log, LOCK_REPORT_EXTEND_END, 0, (int64_t)l, NULL) >= 1, 600 + bound);
+	CHECK(count_of(&log, LOCK_REPORT_EXTEND_END, 0, (int64_t)l, &last) >= 1 && last.call == 0 && last.outcome == LOCK_OK,
+	      "an auto-extension's EXTEND_END: call %d outcome %d", last.call, last.outcome);
+	CHECK_ST(lock_release(l, &err), LOCK_OK, &err);
 	lock_free(l);
 
 	/* Removed: when set_report returns no callback runs, and none comes. */
