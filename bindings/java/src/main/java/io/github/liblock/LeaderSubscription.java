@@ -30,7 +30,7 @@ final class LeaderSubscription implements Flow.Subscription {
             w = client.watch(name, poll, r -> {
                 if (r.status() == Spec.OK) sub.offer(Leader.of(Json.parse(r.text())));
                 else if (r.status() == Spec.CANCELED) sub.end(null); // the client was closed
-                else sub.end(failure(r, client));
+                else sub.end(Errors.failure(r.status(), r.err(), client.isClosed()));
             });
         } catch (RuntimeException e) {
             sub.end(e);
@@ -42,14 +42,6 @@ final class LeaderSubscription implements Flow.Subscription {
             stop = sub.cancelled;
         }
         if (stop) sub.stopWatch();
-    }
-
-    private static Throwable failure(Lib.Result r, LockClient client) {
-        try {
-            return Errors.of(r.status(), r.err(), client.isClosed());
-        } catch (RuntimeException e) { // the unchecked ones are thrown
-            return e;
-        }
     }
 
     @Override
