@@ -63,7 +63,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := coreAcquire(tagOp(context.Background(), 0), co.c, res, ttl, opts)
+	l, e := coreAcquire(tagOp(co, context.Background(), 0), co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -75,7 +75,7 @@ func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) 
 }
 
 func extend(lo *lockObj, ttl time.Duration) *result {
-	if e := lo.l.Extend(tagLock(context.Background(), lo.id), ttl); e != nil {
+	if e := lo.l.Extend(tagLock(lo.client, context.Background(), lo.id), ttl); e != nil {
 		return errResult(e)
 	}
 	return nil
@@ -91,7 +91,7 @@ func (lo *lockObj) noteReleased(e error) {
 }
 
 func release(lo *lockObj) *result {
-	e := lo.l.Release(tagLock(context.Background(), lo.id))
+	e := lo.l.Release(tagLock(lo.client, context.Background(), lo.id))
 	lo.noteReleased(e)
 	if e != nil {
 		return errResult(e)
@@ -163,7 +163,7 @@ func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
 		cancel()
 		return nil, nil, 0, badHandle // the client was freed meanwhile
 	}
-	return tagOp(ctx, id), op, id, nil
+	return tagOp(co, ctx, id), op, id, nil
 }
 
 // acquireAsync starts an acquire and returns its op handle.
@@ -194,7 +194,7 @@ func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) erro
 		cancel()
 		return badHandle
 	}
-	runAsync(tagLock(ctx, lo.id), lo.client, op, notify, func(ctx context.Context) (uint64, error) {
+	runAsync(tagLock(lo.client, ctx, lo.id), lo.client, op, notify, func(ctx context.Context) (uint64, error) {
 		return lo.id, fn(ctx)
 	})
 	return nil

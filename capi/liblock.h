@@ -584,8 +584,10 @@ typedef void (*lock_report_callback)(void *user_data, const lock_report *report)
  * while the client's I/O waits for it: it must return quickly, and must not
  * call liblock functions on this client, its locks or its operations (they
  * would wait for the callback: a deadlock). Copy the record and return.
- * When lock_client_set_report returns, the callback it replaced is not
- * running and will not start. One per client; it may run until
+ * An operation called before the callback was set may be reported as the
+ * library's own (call 0, op and lock 0), and a lock acquired then has lock
+ * 0 in its later reports. When lock_client_set_report
+ * returns, the callback it replaced is not running and will not start. One per client; it may run until
  * lock_free(client) returns (the releases of the client's last locks).
  *
  *   client     a client handle.

@@ -29,15 +29,31 @@ type (
 	lockTag uint64
 )
 
-func tagOp(ctx context.Context, id uint64) context.Context   { return core.ReportTag(ctx, opTag(id)) }
-func tagLock(ctx context.Context, id uint64) context.Context { return core.ReportTag(ctx, lockTag(id)) }
+// tagOp and tagLock tag a call of co's only while co has a report callback:
+// a tag costs two allocations.
+func tagOp(co *clientObj, ctx context.Context, id uint64) context.Context {
+	if !co.reporting.Load() {
+		return ctx
+	}
+	return core.ReportTag(ctx, opTag(id))
+}
+
+func tagLock(co *clientObj, ctx context.Context, id uint64) context.Context {
+	if !co.reporting.Load() {
+		return ctx
+	}
+	return core.ReportTag(ctx, lockTag(id))
+}
 
 // lockHandles maps the core locks that have a handle to it (addLock to
 // markFreed): the lock of a report that names one (a loss, a holding's end).
+// Only the locks acquired while their client had a report callback are in
+// it (a store costs allocations).
 var lockHandles sync.Map // *core.Lock -> uint64
 
 // setReport sets (cb non-nil) or clears the client's report callback.
 func setReport(co *clientObj, fn func(r core.Report)) {
+	co.reporting.Store(fn != nil)
 	co.c.SetReports(fn)
 }
 
