@@ -63,7 +63,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := coreAcquire(context.Background(), co.c, res, ttl, opts)
+	l, e := coreAcquire(tagOp(co, context.Background(), 0), co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -75,7 +75,7 @@ func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) 
 }
 
 func extend(lo *lockObj, ttl time.Duration) *result {
-	if e := lo.l.Extend(context.Background(), ttl); e != nil {
+	if e := lo.l.Extend(tagLock(lo.client, context.Background(), lo.id), ttl); e != nil {
 		return errResult(e)
 	}
 	return nil
@@ -91,7 +91,7 @@ func (lo *lockObj) noteReleased(e error) {
 }
 
 func release(lo *lockObj) *result {
-	e := lo.l.Release(context.Background())
+	e := lo.l.Release(tagLock(lo.client, context.Background(), lo.id))
 	lo.noteReleased(e)
 	if e != nil {
 		return errResult(e)
@@ -159,7 +159,7 @@ func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
 		co.endOp(op)
 		return nil, nil, 0, &result{statusInternal, e.Error()}
 	}
-	return ctx, op, id, nil
+	return tagOp(co, ctx, id), op, id, nil
 }
 
 // acquireAsync starts an acquire and returns its op handle.
@@ -188,7 +188,7 @@ func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) erro
 	if r != nil {
 		return r
 	}
-	runAsync(ctx, lo.client, op, notify, func(ctx context.Context) (uint64, error) {
+	runAsync(tagLock(lo.client, ctx, lo.id), lo.client, op, notify, func(ctx context.Context) (uint64, error) {
 		return lo.id, fn(ctx)
 	})
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/liblock/liblock/core"
 )
@@ -79,6 +80,9 @@ type clientObj struct {
 	// lostAll: lock_client_on_lost's callback, told of each of the client's
 	// locks that is lost (besides the lock's own lock_on_lost callback).
 	lostAll notifyFunc
+	// reporting: a report callback is set (report.go): the client's calls
+	// tag their operations.
+	reporting atomic.Bool
 }
 
 // lockObj is a lock handle's object.
@@ -184,6 +188,9 @@ func (c *clientObj) addLock(l *core.Lock) (uint64, error) {
 	}
 	c.locks[id] = lo
 	c.mu.Unlock()
+	if c.reporting.Load() {
+		lockHandles.Store(l, id) // report.go
+	}
 	// Every lock's loss goes through lostDispatch, so that the client's callback
 	// needs no per-lock registration (a host watching every lock for a log line
 	// would pay a call per acquire).
@@ -251,6 +258,7 @@ func (lo *lockObj) markFreed() {
 	lo.freed = true
 	lo.mu.Unlock()
 	lo.l.OnLost(nil)
+	lockHandles.Delete(lo.l)
 }
 
 // free releases the lock if still held and forgets it. The handle must
@@ -262,5 +270,5 @@ func (lo *lockObj) free() {
 	lo.markFreed()
 	// If the nodes cannot be reached, core keeps the lock in its client and
 	// the client's Close tries again; otherwise the keys expire by their ttl.
-	_ = lo.l.Release(context.Background())
+	_ = lo.l.Release(tagLock(lo.client, context.Background(), lo.id))
 }

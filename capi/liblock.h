@@ -491,6 +491,115 @@ int32_t lock_on_lost(uint64_t lock, lock_callback cb, void *user_data, char **er
 int32_t lock_client_on_lost(uint64_t client, lock_callback cb, void *user_data, char **err);
 
 /*
+ * REPORTS (extension: not in the version-1 contract; an addition)
+ *
+ * What the library does, as it does it, for the program's own metrics,
+ * traces and logs (OpenTelemetry in a JVM): the engine's reports, the same
+ * ones Node's and Python's hosts map (REPORT actions, core/hostabi/
+ * PROTOCOL.md), one callback call per report. They carry no token and no
+ * password. Without a callback the engine makes none (no cost).
+ *
+ * what (LOCK_REPORT_*), and which fields mean something:
+ *   ACQUIRE_START  an acquire (or campaign) started.
+ *   ACQUIRE_END    it ended: outcome, attempts (the rounds it sent),
+ *                  duration_us (from its start, waits included).
+ *   WAIT_START     the acquire starts waiting (refused or failed with wait
+ *                  left, or queued behind one of the same client).
+ *   WAIT_END       it stops waiting: duration_us (how long it waited).
+ *   HAND_OFF       the release of lock hands the key to a waiter of the
+ *                  same client.
+ *   EXTEND_START   an extension of lock started (the caller's, or an
+ *                  auto-extension: then op is 0 and no call waits for it).
+ *   EXTEND_END     it ended: outcome, duration_us.
+ *   RELEASE_START, RELEASE_END  the same for a release.
+ *   LOST           lock was lost (outcome LOCK_LOST).
+ *   HOLD           lock's holding ended: outcome LOCK_OK (released),
+ *                  LOCK_LOST or LOCK_CANCELED (forgotten unreleased);
+ *                  duration_us: how long it was held.
+ *   NODE           one request to node `node` (its index in the config's
+ *                  "nodes") ended: outcome a LOCK_NODE_*, duration_us from
+ *                  its sending.
+ *   FENCE          the fence round of an acquire ended: outcome,
+ *                  duration_us.
+ * An unknown `what` (a later library's) is to be skipped.
+ *
+ * Whose report it is:
+ *   op    the op handle (*out_op) of the lock_acquire_async or
+ *         lock_campaign_async whose operation it is about, until that
+ *         operation ended (its ACQUIRE_END; a node's reply after that is
+ *         nobody's); else 0 (a synchronous lock_acquire's, the library's
+ *         own). The handle is written to *out_op when the call returns,
+ *         possibly after the operation's first reports: a program that
+ *         matches them keeps its own lock around the call and the lookup.
+ *   lock  the lock handle it is about: an extension's or a release's (with
+ *         its NODE reports), a loss, a holding's end, a hand-off; 0 when
+ *         none (an acquire's, whose handle comes with its completion) or
+ *         the handle is freed. An auto-extension is lock's, with call 0.
+ * The outcome of an operation is the status its call returns or its
+ * callback gets; the reports come before it.
+ */
+#define LOCK_REPORT_ACQUIRE_START 1
+#define LOCK_REPORT_ACQUIRE_END 2
+#define LOCK_REPORT_WAIT_START 3
+#define LOCK_REPORT_WAIT_END 4
+#define LOCK_REPORT_HAND_OFF 5
+#define LOCK_REPORT_EXTEND_START 6
+#define LOCK_REPORT_EXTEND_END 7
+#define LOCK_REPORT_RELEASE_START 8
+#define LOCK_REPORT_RELEASE_END 9
+#define LOCK_REPORT_LOST 10
+#define LOCK_REPORT_HOLD 11
+#define LOCK_REPORT_NODE 12
+#define LOCK_REPORT_FENCE 13
+
+/* The outcomes of LOCK_REPORT_NODE. */
+#define LOCK_NODE_OK 0          /* the node answered (a refusal is an answer) */
+#define LOCK_NODE_TIMEOUT 1     /* no answer within node_timeout_ms */
+#define LOCK_NODE_CONNECTION 2  /* the connection failed, closed or was refused */
+#define LOCK_NODE_ERROR_REPLY 3 /* an error reply (READONLY, OOM, a WAIT shortfall...) */
+
+/* One report; valid during the callback only (copy what you keep). */
+typedef struct lock_report {
+	uint8_t what;        /* LOCK_REPORT_* */
+	uint8_t outcome;     /* a LOCK_* status; for LOCK_REPORT_NODE a LOCK_NODE_* */
+	uint16_t node;       /* LOCK_REPORT_NODE */
+	uint32_t attempts;   /* LOCK_REPORT_ACQUIRE_END */
+	int64_t duration_us; /* see above; by the library's monotonic clock */
+	uint64_t op;         /* see above, or 0 */
+	uint64_t lock;       /* see above, or 0 */
+	uint8_t call;        /* 1: about an operation the program called (an acquire,
+	                        an extension, a release, synchronous or not); 0: the
+	                        library's own (an auto-extension, a handshake, a node's
+	                        reply that came after its operation ended) */
+	uint8_t reserved[7]; /* 0 */
+} lock_report;
+
+typedef void (*lock_report_callback)(void *user_data, const lock_report *report);
+
+/*
+ * lock_client_set_report -- sets the client's report callback (cb NULL
+ * removes it). It is called for every report of the client from now on, in
+ * the order the library made them, one call at a time, on a library thread
+ * (or on the thread of a synchronous call of the client, during that call),
+ * while the client's I/O waits for it: it must return quickly, and must not
+ * call liblock functions on this client, its locks or its operations (they
+ * would wait for the callback: a deadlock). Copy the record and return.
+ * An operation called before the callback was set may be reported as the
+ * library's own (call 0, op and lock 0), and a lock acquired then has lock
+ * 0 in its later reports. When lock_client_set_report
+ * returns, the callback it replaced is not running and will not start. One per client; it may run until
+ * lock_free(client) returns (the releases of the client's last locks).
+ *
+ *   client     a client handle.
+ *   cb         the callback, or NULL.
+ *   user_data  passed to cb untouched.
+ *   err        optional.
+ *
+ * Returns LOCK_OK, LOCK_INVALID_HANDLE or LOCK_INTERNAL.
+ */
+int32_t lock_client_set_report(uint64_t client, lock_report_callback cb, void *user_data, char **err);
+
+/*
  * lock_info -- describes a lock as a JSON object, e.g.
  *   {"handle":7,"client":1,"resource":"jobs","key":"app:jobs",
  *    "token":"...","ttl_ms":10000,"validity_ms":9893,"auto_extend":false,

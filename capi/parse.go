@@ -61,10 +61,10 @@ func parseConfig(s string) (core.Config, error) {
 		return core.Config{}, err
 	}
 	// No telemetry: nobody can install an OpenTelemetry SDK for the Go
-	// inside liblock.so, so the engine's reports would only feed the
-	// no-op. A C program's metrics are its own (README "Metrics, traces
-	// and logs").
-	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, NoTelemetry: true}
+	// inside liblock.so. The engine's reports go to the program instead,
+	// once it sets a callback (lock_client_set_report, report.go); until
+	// then the engine makes none.
+	cfg := core.Config{Nodes: c.Nodes, NodeTimeout: c.NodeTimeout, DriftFactor: c.DriftFactor, KeyPrefix: c.KeyPrefix, Owner: c.Owner, WaitReplicas: c.WaitReplicas, NoTelemetry: true, Reporting: true, Logger: quietLogger}
 	if err := cfg.Validate(); err != nil {
 		return core.Config{}, err
 	}

@@ -43,6 +43,10 @@ type Client struct {
 	wg           sync.WaitGroup // connect and read goroutines, Observe's
 	// observers: the elections watched (election.go), by watch.
 	observers map[engine.OpID]*observer
+	// reports: SetReports's function (reports.go), nil without one;
+	// reportTags: the report tags of the tagged operations in flight.
+	reports    func(Report)
+	reportTags map[engine.OpID]any
 }
 
 func newClient(eng Engine, dial dialFunc, timeout time.Duration, onClose func() error) *Client {
@@ -77,6 +81,7 @@ func NewWithEngine(eng Engine, cfg Config) (*Client, error) {
 	// then those are not recorded).
 	nodes, _ := engine.ParseNodes(cfg.Nodes)
 	c.tel = newTelemetry(cfg, nodes)
+	c.quietReports(cfg)
 	c.logger = cfg.Logger
 	return c, nil
 }
@@ -110,7 +115,7 @@ func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label s
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: acquire "+label, err)
 	}
-	begin := func() (engine.OpID, error) { return c.eng.Acquire(req) }
+	begin := c.tagged(ctx, func() (engine.OpID, error) { return c.eng.Acquire(req) })
 	if c.tel != nil {
 		var span trace.Span
 		begin, span = c.tel.start(ctx, "acquire", req.Resource, 0, begin)

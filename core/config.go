@@ -98,11 +98,15 @@ type Config struct {
 	// NoTelemetry turns reporting off entirely: the engine makes no
 	// reports and no instrument is made.
 	NoTelemetry bool
+	// Reporting makes an engine that can report to Client.SetReports's
+	// function (reports.go), whatever NoTelemetry says; without telemetry
+	// it reports nothing until a function is set.
+	Reporting bool
 }
 
 // engineConfig is cfg for the engine, with nodes already resolved.
 func (cfg Config) engineConfig(nodes []engine.Node) engine.Config {
-	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas, Report: !cfg.NoTelemetry && telemetryBuilt}
+	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas, Report: (!cfg.NoTelemetry && telemetryBuilt) || cfg.Reporting}
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

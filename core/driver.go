@@ -207,11 +207,17 @@ func (c *Client) carryOut() {
 			if c.tel != nil {
 				c.tel.report(a, c.lockResource)
 			}
+			if c.reports != nil {
+				c.handReport(a) // reports.go
+			}
 		case engine.ActLeader:
 			c.observed(a) // election.go
 		case engine.ActDone:
 			if c.tel != nil {
 				c.tel.done(a)
+			}
+			if c.reportTags != nil {
+				delete(c.reportTags, a.Op)
 			}
 			if c.observers != nil && c.observed(a) {
 				continue // a watch ended

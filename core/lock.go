@@ -149,7 +149,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if err := ctx.Err(); err != nil {
 		return wrap("liblock: extend "+strconv.Quote(l.resource), err)
 	}
-	begin := func() (engine.OpID, error) { return l.c.eng.Extend(l.id, ttl) }
+	begin := l.c.tagged(ctx, func() (engine.OpID, error) { return l.c.eng.Extend(l.id, ttl) })
 	if t := l.c.tel; t != nil {
 		var span trace.Span
 		begin, span = t.start(ctx, "extend", l.resource, l.id, begin)
@@ -206,7 +206,7 @@ func (l *Lock) Release(ctx context.Context) (err error) {
 	if released {
 		return errLost("release", l.resource, "already released")
 	}
-	begin := func() (engine.OpID, error) { return l.c.eng.Release(l.id) }
+	begin := l.c.tagged(ctx, func() (engine.OpID, error) { return l.c.eng.Release(l.id) })
 	if t := l.c.tel; t != nil {
 		var span trace.Span
 		begin, span = t.start(ctx, "release", l.resource, l.id, begin)

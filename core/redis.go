@@ -23,6 +23,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil)
 	c.tel = newTelemetry(cfg, nodes)
+	c.quietReports(cfg)
 	c.logger = cfg.Logger
 	return c, nil
 }

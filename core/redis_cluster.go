@@ -89,6 +89,7 @@ func NewFromUniversalClients(cfg Config, clients ...redis.UniversalClient) (*Cli
 	}
 	c := newClient(eng, dial, cfg.nodeTimeout(), nil)
 	c.tel = newTelemetry(cfg, nodes)
+	c.quietReports(cfg)
 	c.logger = cfg.Logger
 	return c, nil
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-dist (the platform part; bindings/*/scripts/test-dist.sh install and run the
 # Python and npm packages): what `make dist` made for each platform, checked and run:
-#   1. one version: VERSION = the packages' versions = the library's lock_version() =
+#   1. one version: VERSION = the packages' versions (npm, wheels, the Java poms) = the library's lock_version() =
 #      `liblock version`, and capi/trampoline.h's fallback for builds outside make dist;
 #   2. every liblock.so (in the wheels and the npm tarball): its ELF machine, the newest
 #      GLIBC_ symbol version it needs (<= 2.17), the libraries it needs, the wheel's tag
@@ -50,7 +50,25 @@ for t in "$npm_tgz" "$cli_tgz"; do
   v="$(tar -xOzf "$t" package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).version))')"
   [ "$v" = "$VERSION" ] || die "$(basename "$t") has version $v"
 done
-ok "VERSION, trampoline.h, package.json, both npm tarballs, the wheels' names: $VERSION"
+# The Java binding's Maven coordinates (its pom, the bench module's pom and its dependency on the
+# binding) and the coordinates docs/java.md tells users to write.
+java_versions="$(python3 - <<'PY'
+import xml.etree.ElementTree as ET
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+for path in ("bindings/java/pom.xml", "bindings/java/bench/pom.xml"):
+    root = ET.parse(path).getroot()
+    print(path, root.find("m:version", ns).text)
+    for d in root.iterfind("m:dependencies/m:dependency", ns):
+        if d.find("m:groupId", ns).text == "io.github.liblock":
+            print(path + ":" + d.find("m:artifactId", ns).text, d.find("m:version", ns).text)
+PY
+)"
+while read -r where v; do
+  [ "$v" = "$VERSION" ] || die "$where says $v, VERSION says $VERSION"
+done <<<"$java_versions"
+grep -q "<version>$VERSION</version>" docs/java.md && grep -q "io.github.liblock:liblock:$VERSION'" docs/java.md ||
+  die "docs/java.md's Maven/Gradle coordinates are not version $VERSION"
+ok "VERSION, trampoline.h, package.json, both npm tarballs, the wheels' names, the Java poms and docs/java.md: $VERSION"
 
 echo "== 1b. the licence in every artifact"
 lic() { python3 - "$@" <<'PY'

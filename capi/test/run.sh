@@ -5,7 +5,8 @@
 # redis-servers started by build/redisnodes:
 #   1. 5 nodes, everything, including the 20,000-cycle leak test and, last,
 #      SIGKILL of a minority;
-#   2. 1 and 3 nodes, quick mode;
+#   2. 1 and 3 nodes, quick mode; capi/test/capi_report_test.c (what the library
+#      tells a program: nothing on stderr, the report stream) on 3 nodes;
 #   3. 3 nodes, quick mode, the test built with -fsanitize=address (ASan on
 #      the C side + LeakSanitizer at exit: catches a leaked, double-freed or
 #      overrun string crossing the boundary);
@@ -22,6 +23,8 @@ build_test() { # output, extra flags
 	$CC -Wall -Werror -O1 -g "$@" -I$B -o "$out" capi/test/*.c -L$B -llock -Wl,-rpath,"$PWD/$B" -lpthread
 }
 build_test $B/capi_test
+# What the library tells a program (nothing on stderr; the report stream): its own program.
+$CC -Wall -Werror -O1 -g -I$B -o $B/capi_report_test capi/test/capi_report_test.c -L$B -llock -Wl,-rpath,"$PWD/$B" -lpthread
 asan=0
 if build_test $B/capi_test_asan -fsanitize=address 2>/dev/null; then asan=1; fi
 
@@ -39,6 +42,7 @@ run() { # name, then the command
 start=$(date +%s)
 run "5 nodes, full" env LIBLOCK_TEST_KILL=1 $B/redisnodes -n 5 -- $B/capi_test
 run "1 node, quick" env LIBLOCK_TEST_QUICK=1 $B/redisnodes -n 1 -- $B/capi_test
+run "3 nodes, reports and stderr" $B/redisnodes -n 3 -- $B/capi_report_test
 if [ $asan = 1 ]; then
 	run "3 nodes, quick, ASan+LSan" env LIBLOCK_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		$B/redisnodes -n 3 -- $B/capi_test_asan

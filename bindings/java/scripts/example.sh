@@ -8,4 +8,4 @@ cd "$root/bindings/java"
 mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests
 mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt"
 # The jar carries linux-x86-64/liblock.so: no LIBLOCK_PATH needed.
-exec java -cp "$root/bindings/java/target/liblock-0.1.0.jar:$(cat "$root/build/java-deps.txt")" examples/QuickStart.java
+exec java -cp "$root/bindings/java/target/liblock-$(tr -d '[:space:]' < "$root/VERSION").jar:$(cat "$root/build/java-deps.txt")" examples/QuickStart.java

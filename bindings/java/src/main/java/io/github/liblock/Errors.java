@@ -33,6 +33,15 @@ final class Errors {
         }
     }
 
+    /** The exception of a failed call, checked or not, as a value (for a span, or a subscriber's onError). */
+    static Throwable failure(int status, String err, boolean closed) {
+        try {
+            return of(status, err, closed);
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
     static IllegalStateException closed() {
         return new IllegalStateException("liblock: the client is closed");
     }

@@ -62,6 +62,8 @@ final class Lib {
     static native int lock_campaign_async(long client, byte[] name, byte[] value, long ttlMs, byte[] options, Done cb, Pointer user, long[] outOp, long[] err);
     static native int lock_leader(long client, byte[] name, long[] json, long[] err);
     static native int lock_observe(long client, byte[] name, byte[] options, TextDone cb, Pointer user, long[] outWatch, long[] err);
+    static native int lock_client_on_lost(long client, Done cb, Pointer user, long[] err);
+    static native int lock_client_set_report(long client, Report cb, Pointer user, long[] err);
     static native long lock_debug_handles();
     static native long lock_debug_goroutines();
     static native long lock_debug_blocking();
@@ -76,12 +78,26 @@ final class Lib {
         void invoke(Pointer user, int status, Pointer json, Pointer err);
     }
 
+    /** lock_report_callback: the record is read in place (Telemetry.report), valid during the call. */
+    interface Report extends Callback {
+        void invoke(Pointer user, Pointer report);
+    }
+
+    /** The report consumers of the clients with telemetry, by id. */
+    static final Map<Long, Consumer<Pointer>> REPORTS = new ConcurrentHashMap<>();
+
+    static final Report REPORT = (user, report) -> {
+        Consumer<Pointer> c = REPORTS.get(Pointer.nativeValue(user));
+        if (c != null) c.accept(report);
+    };
+
     /** A completion: the callback's arguments, strings copied. */
     record Result(int status, long handle, String text, String err) {}
 
     /** Callbacks waiting for their completion (or, for losses and observers, every one), by id. */
     static final Map<Long, Consumer<Result>> PENDING = new ConcurrentHashMap<>();
     private static final AtomicLong IDS = new AtomicLong();
+    static final AtomicLong REPORT_IDS = new AtomicLong();
 
     static Pointer register(Consumer<Result> c) {
         long id = IDS.incrementAndGet();
@@ -107,7 +123,7 @@ final class Lib {
     static {
         // Library threads stay attached to the JVM (as daemons) between callbacks: attaching a
         // thread costs more than the callback.
-        for (Callback cb : new Callback[] {DONE, LOST, TEXT}) {
+        for (Callback cb : new Callback[] {DONE, LOST, TEXT, REPORT}) {
             Native.setCallbackThreadInitializer(cb, new CallbackThreadInitializer(true, false, "liblock-callback"));
         }
     }

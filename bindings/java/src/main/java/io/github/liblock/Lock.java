@@ -31,16 +31,19 @@ public final class Lock implements AutoCloseable {
     /** What the Cleaner runs: it must not refer to the Lock. */
     private static final class Free implements Runnable {
         final long handle;
+        final Map<Long, String> resources; // the telemetry's, or null
         volatile long lostKey;
 
-        Free(long handle) {
+        Free(long handle, Map<Long, String> resources) {
             this.handle = handle;
+            this.resources = resources;
         }
 
         @Override
         public void run() {
             Lib.lock_free(handle); // releases it if still held
             if (lostKey != 0) Lib.PENDING.remove(lostKey);
+            if (resources != null) resources.remove(handle);
         }
     }
 
@@ -48,7 +51,9 @@ public final class Lock implements AutoCloseable {
         this.client = client;
         this.handle = handle;
         this.resource = resource;
-        this.free = new Free(handle);
+        Map<Long, String> resources = client.telemetry == null ? null : client.telemetry.resources;
+        if (resources != null) resources.put(handle, resource);
+        this.free = new Free(handle, resources);
         this.cleanable = LockClient.CLEANER.register(this, free);
     }
 
@@ -127,17 +132,24 @@ public final class Lock implements AutoCloseable {
     public void extend(Duration ttl) throws LockException {
         open();
         long[] err = new long[1];
-        int st = Lib.lock_extend(handle, Errors.ms(ttl, "ttl"), err);
-        if (st != Spec.OK) throw Errors.of(st, Lib.take(err), client.isClosed() || closed.get());
+        long ms = Errors.ms(ttl, "ttl");
+        Telemetry.Op t = client.traceLock("extend", handle, resource);
+        int st = Lib.lock_extend(handle, ms, err);
+        String msg = Lib.take(err);
+        client.traceLockEnd(handle, t, st, msg);
+        if (st != Spec.OK) throw Errors.of(st, msg, client.isClosed() || closed.get());
     }
 
     /** Deletes the key where this token holds it. LockLostException: it was not held on a quorum any more. */
     public void release() throws LockException {
         open();
         long[] err = new long[1];
+        Telemetry.Op t = client.traceLock("release", handle, resource);
         int st = Lib.lock_release(handle, err);
+        String msg = Lib.take(err);
+        client.traceLockEnd(handle, t, st, msg);
         if (st == Spec.OK || st == Spec.LOST) released = true; // nothing left to release: close() stays quiet
-        if (st != Spec.OK) throw Errors.of(st, Lib.take(err), client.isClosed() || closed.get());
+        if (st != Spec.OK) throw Errors.of(st, msg, client.isClosed() || closed.get());
     }
 
     /** extend without blocking; completes on the client's executor. */
@@ -155,12 +167,19 @@ public final class Lock implements AutoCloseable {
         try {
             open();
             CompletableFuture<Lib.Result> done = new CompletableFuture<>();
-            Pointer id = Lib.register(done::complete);
+            long ms = extend ? Errors.ms(ttl, "ttl") : 0;
+            Telemetry.Op t = client.traceLock(extend ? "extend" : "release", handle, resource);
+            Pointer id = Lib.register(r -> {
+                client.traceLockEnd(handle, t, r.status(), r.err());
+                done.complete(r);
+            });
             long[] err = new long[1];
-            int st = extend ? Lib.lock_extend_async(handle, Errors.ms(ttl, "ttl"), Lib.DONE, id, err) : Lib.lock_release_async(handle, Lib.DONE, id, err);
+            int st = extend ? Lib.lock_extend_async(handle, ms, Lib.DONE, id, err) : Lib.lock_release_async(handle, Lib.DONE, id, err);
             if (st != Spec.OK) {
                 Lib.PENDING.remove(Pointer.nativeValue(id));
-                result.completeExceptionally(Errors.of(st, Lib.take(err), client.isClosed()));
+                String msg = Lib.take(err);
+                client.traceLockEnd(handle, t, st, msg);
+                result.completeExceptionally(Errors.of(st, msg, client.isClosed()));
                 return result;
             }
             done.thenAcceptAsync(r -> {
@@ -217,8 +236,11 @@ public final class Lock implements AutoCloseable {
         try {
             if (!released && !client.isClosed()) {
                 long[] err = new long[1];
+                Telemetry.Op t = client.traceLock("release", handle, resource);
                 int st = Lib.lock_release(handle, err);
-                if (st != Spec.OK && st != Spec.INVALID_HANDLE) throw Errors.of(st, Lib.take(err), false);
+                String msg = Lib.take(err);
+                client.traceLockEnd(handle, t, st, msg);
+                if (st != Spec.OK && st != Spec.INVALID_HANDLE) throw Errors.of(st, msg, false);
                 released = true;
             }
         } finally {

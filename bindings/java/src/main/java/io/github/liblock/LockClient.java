@@ -24,20 +24,36 @@ import java.util.function.Consumer;
  */
 public final class LockClient implements AutoCloseable {
     static final Cleaner CLEANER = Cleaner.create();
+    /** Losses at WARNING (the engine's text, the same in every language); operations at DEBUG with telemetry. */
+    static final System.Logger LOG = System.getLogger("liblock");
 
     final long handle;
     final Executor executor;
+    /** Metrics and spans from the library's reports (Telemetry.java); null when off. */
+    final Telemetry telemetry;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Cleaner.Cleanable cleanable;
 
-    private LockClient(String config, Executor executor) {
+    private LockClient(String config, Executor executor, Telemetry telemetry) {
         long[] out = new long[1], err = new long[1];
         int st = Lib.lock_client_new(Lib.c(config), out, err);
         if (st != Spec.OK) throw Errors.invalid(Errors.message(st, Lib.take(err)));
         this.handle = out[0];
         this.executor = executor;
+        this.telemetry = telemetry;
         long h = handle;
-        this.cleanable = CLEANER.register(this, () -> Lib.lock_free(h));
+        com.sun.jna.Pointer lost = Lib.register(r -> LOG.log(System.Logger.Level.WARNING, r.err()));
+        Lib.lock_client_on_lost(h, Lib.LOST, lost, null);
+        long lostKey = com.sun.jna.Pointer.nativeValue(lost), reportKey = telemetry == null ? 0 : Lib.REPORT_IDS.incrementAndGet();
+        if (telemetry != null) {
+            Lib.REPORTS.put(reportKey, telemetry::report);
+            Lib.lock_client_set_report(h, Lib.REPORT, new com.sun.jna.Pointer(reportKey), null);
+        }
+        this.cleanable = CLEANER.register(this, () -> {
+            Lib.lock_free(h); // no callback of the client runs once it returned
+            Lib.PENDING.remove(lostKey);
+            Lib.REPORTS.remove(reportKey);
+        });
     }
 
     /** A builder: at least one node. */
@@ -77,7 +93,7 @@ public final class LockClient implements AutoCloseable {
         if (Thread.interrupted()) throw new InterruptedException();
         open();
         long ttlMs = Errors.ms(ttl, "ttl");
-        if (options.waitMs() == 0) {
+        if (options.waitMs() == 0 && telemetry == null) {
             long[] out = new long[1], err = new long[1];
             int st = Lib.lock_acquire(handle, Lib.c(resource), ttlMs, Lib.c(options.json()), out, err);
             if (st != Spec.OK) throw Errors.of(st, Lib.take(err), isClosed());
@@ -107,14 +123,61 @@ public final class LockClient implements AutoCloseable {
 
     private long start(CompletableFuture<Lib.Result> done, String resource, long ttlMs, AcquireOptions options) {
         long[] op = new long[1], err = new long[1];
-        com.sun.jna.Pointer id = Lib.register(done::complete);
-        int st = Lib.lock_acquire_async(handle, Lib.c(resource), ttlMs, Lib.c(options.json()), Lib.DONE, id, op, err);
+        com.sun.jna.Pointer id = Lib.register(traced(op, done));
+        int st = traced(resource, op, () -> Lib.lock_acquire_async(handle, Lib.c(resource), ttlMs, Lib.c(options.json()), Lib.DONE, id, op, err));
         if (st != Spec.OK) {
             Lib.PENDING.remove(com.sun.jna.Pointer.nativeValue(id));
             String msg = Lib.take(err);
             throw new CompletionException(Errors.of(st, msg, isClosed()));
         }
         return op[0];
+    }
+
+    /**
+     * Makes an async acquire (or campaign) call with its span, when telemetry is on: the call and
+     * the registration of its op handle under the telemetry's lock, which a report of the op that
+     * comes before the handle waits for.
+     */
+    private int traced(String resource, long[] op, java.util.function.IntSupplier call) {
+        Telemetry t = telemetry;
+        if (t == null) return call.getAsInt();
+        Telemetry.Op o = t.begin("acquire", resource);
+        synchronized (t.starting) {
+            int st = call.getAsInt();
+            if (st == Spec.OK) t.acquiring.put(op[0], o);
+            else t.end(o, st, null);
+            return st;
+        }
+    }
+
+    /** The completion of a traced call: ends its span (the op handle may not be written yet: see traced), then done. */
+    private java.util.function.Consumer<Lib.Result> traced(long[] op, CompletableFuture<Lib.Result> done) {
+        Telemetry t = telemetry;
+        if (t == null) return done::complete;
+        return r -> {
+            Telemetry.Op o;
+            synchronized (t.starting) {
+                o = t.acquiring.remove(op[0]);
+            }
+            t.end(o, r.status(), r.status() == Spec.OK ? null : Errors.failure(r.status(), r.err(), isClosed()));
+            done.complete(r);
+        };
+    }
+
+    /** Starts the span of a call on a lock (extend, release), when telemetry is on. */
+    Telemetry.Op traceLock(String kind, long lock, String resource) {
+        Telemetry t = telemetry;
+        if (t == null) return null;
+        Telemetry.Op o = t.begin(kind, resource);
+        t.onLock.put(lock, o);
+        return o;
+    }
+
+    /** Ends it: status the call's, err its message. */
+    void traceLockEnd(long lock, Telemetry.Op o, int status, String err) {
+        if (o == null) return;
+        telemetry.onLock.remove(lock, o);
+        telemetry.end(o, status, status == Spec.OK ? null : Errors.failure(status, err, isClosed()));
     }
 
     /** One attempt: the lock, or empty when another owner holds it. */
@@ -223,9 +286,10 @@ public final class LockClient implements AutoCloseable {
             open();
             CompletableFuture<Lib.Result> done = new CompletableFuture<>();
             long[] op = new long[1], err = new long[1];
-            com.sun.jna.Pointer id = Lib.register(done::complete);
             String opts = wait == null ? null : "{\"wait_ms\":" + Errors.ms(wait, "wait") + "}";
-            int st = Lib.lock_campaign_async(handle, Lib.c(name), Lib.c(value), Errors.ms(ttl, "ttl"), Lib.c(opts), Lib.DONE, id, op, err);
+            long ttlMs = Errors.ms(ttl, "ttl");
+            com.sun.jna.Pointer id = Lib.register(traced(op, done));
+            int st = traced(name, op, () -> Lib.lock_campaign_async(handle, Lib.c(name), Lib.c(value), ttlMs, Lib.c(opts), Lib.DONE, id, op, err));
             if (st != Spec.OK) {
                 Lib.PENDING.remove(com.sun.jna.Pointer.nativeValue(id));
                 throw new CompletionException(Errors.of(st, Lib.take(err), isClosed()));
@@ -257,14 +321,30 @@ public final class LockClient implements AutoCloseable {
      * pub/sub says nothing (null: 1 s). Close the returned handle to stop; closing the client stops it too.
      */
     public AutoCloseable observe(String name, Duration poll, Consumer<Leader> listener) {
-        open();
         if (listener == null) throw new InvalidArgumentException("listener", "liblock: invalid argument: listener: null");
-        long[] out = new long[1], err = new long[1];
-        com.sun.jna.Pointer id = Lib.register(r -> {
+        return watch(name, poll, r -> {
             if (r.status() == Spec.OK) listener.accept(Leader.of(Json.parse(r.text())));
         });
-        long key = com.sun.jna.Pointer.nativeValue(id);
+    }
+
+    /**
+     * The election's leaders as a {@link java.util.concurrent.Flow.Publisher}: each subscription
+     * watches the election (as {@link #observe}) and gets the leader now, then the changes, never
+     * more than it requested. A subscriber without demand is not queued for: it gets the latest
+     * leader when it requests again (terms only grow), and no change in between. Cancel stops the
+     * watch; closing the client completes the subscription; a bad name or poll is its onError.
+     */
+    public java.util.concurrent.Flow.Publisher<Leader> leaders(String name, Duration poll) {
+        return s -> LeaderSubscription.start(this, name, poll, s);
+    }
+
+    /** lock_observe: every callback, the final LOCK_CANCELED included, to the consumer. */
+    AutoCloseable watch(String name, Duration poll, Consumer<Lib.Result> consumer) {
+        open();
+        long[] out = new long[1], err = new long[1];
         String opts = poll == null ? null : "{\"poll_ms\":" + Errors.ms(poll, "poll") + "}";
+        com.sun.jna.Pointer id = Lib.register(consumer);
+        long key = com.sun.jna.Pointer.nativeValue(id);
         int st = Lib.lock_observe(handle, Lib.c(name), Lib.c(opts), Lib.TEXT, id, out, err);
         if (st != Spec.OK) {
             Lib.PENDING.remove(key);
@@ -294,6 +374,9 @@ public final class LockClient implements AutoCloseable {
         private Integer waitReplicas;
         private Path tlsCaFile, tlsCertFile, tlsKeyFile;
         private Executor executor = ForkJoinPool.commonPool();
+        private Boolean telemetry;
+        private Object openTelemetry;
+        private java.util.function.Function<String, String> resourceLabel;
 
         /** Adds nodes: redis://[user:password@]host:port[/db], rediss://... (TLS), unix:///path. */
         public Builder nodes(String... urls) {
@@ -359,6 +442,33 @@ public final class LockClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Metrics and spans (docs/observability.md) through the OpenTelemetry API (an optional
+         * dependency): true uses GlobalOpenTelemetry; false turns them off. By default they are on
+         * when the API is on the class path and an SDK is registered globally when the client is
+         * built (the Java agent and autoconfigure do that first), off otherwise.
+         */
+        public Builder telemetry(boolean on) {
+            telemetry = on;
+            return this;
+        }
+
+        /** Metrics and spans through this OpenTelemetry instance (an SDK) instead of the global one. */
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry otel) {
+            openTelemetry = otel;
+            telemetry = otel != null;
+            return this;
+        }
+
+        /**
+         * Labels metrics and spans with liblock.resource = label(resource). Each value is a time
+         * series: return a few values (a prefix, a class of resource), never the resource itself.
+         */
+        public Builder resourceLabel(java.util.function.Function<String, String> label) {
+            resourceLabel = label;
+            return this;
+        }
+
         /** Where the futures of the *Async methods complete (default: the common pool). */
         public Builder executor(Executor e) {
             executor = e;
@@ -386,7 +496,33 @@ public final class LockClient implements AutoCloseable {
             str(b, "tls_key_file", tlsKeyFile == null ? null : tlsKeyFile.toString());
             str(b, "tls_server_name", tlsServerName);
             if (executor == null) throw new InvalidArgumentException("executor", "liblock: invalid argument: executor: null");
-            return new LockClient(b.append('}').toString(), executor);
+            if (Boolean.TRUE.equals(telemetry) && !apiPresent()) throw new IllegalStateException("liblock: telemetry needs io.opentelemetry:opentelemetry-api on the class path");
+            Telemetry t = Boolean.FALSE.equals(telemetry) || (telemetry == null && !apiPresent()) ? null
+                    : Telemetry.of(openTelemetry, Boolean.TRUE.equals(telemetry), resourceLabel, addresses());
+            return new LockClient(b.append('}').toString(), executor, t);
+        }
+
+        private static boolean apiPresent() {
+            try {
+                Class.forName("io.opentelemetry.api.GlobalOpenTelemetry", false, LockClient.class.getClassLoader());
+                return true;
+            } catch (ClassNotFoundException | LinkageError e) {
+                return false;
+            }
+        }
+
+        /** The nodes' server.address: host:port (or a socket's path), never the credentials. */
+        private List<String> addresses() {
+            List<String> out = new ArrayList<>();
+            for (String u : nodes) {
+                try {
+                    java.net.URI uri = java.net.URI.create(u);
+                    out.add(uri.getHost() != null ? uri.getHost() + (uri.getPort() >= 0 ? ":" + uri.getPort() : "") : String.valueOf(uri.getPath()));
+                } catch (IllegalArgumentException e) {
+                    out.add("");
+                }
+            }
+            return out;
         }
 
         private static void str(StringBuilder b, String key, String v) {
