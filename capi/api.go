@@ -7,7 +7,13 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/internal/ownthread"
 )
+
+// blockingCtx is the context of the blocking calls: their caller waits on
+// its own thread (a C program's, Python's), which waits for a one-node
+// reply in poll(2) rather than on Go's netpoller (ownthread).
+var blockingCtx = ownthread.With(context.Background())
 
 // This file is the ABI's logic in plain Go: the exports (exports.go) only
 // convert C arguments, call these functions and write the results back. The
@@ -63,7 +69,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := coreAcquire(context.Background(), co.c, res, ttl, opts)
+	l, e := coreAcquire(blockingCtx, co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -75,7 +81,7 @@ func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) 
 }
 
 func extend(lo *lockObj, ttl time.Duration) *result {
-	if e := lo.l.Extend(context.Background(), ttl); e != nil {
+	if e := lo.l.Extend(blockingCtx, ttl); e != nil {
 		return errResult(e)
 	}
 	return nil
@@ -91,7 +97,7 @@ func (lo *lockObj) noteReleased(e error) {
 }
 
 func release(lo *lockObj) *result {
-	e := lo.l.Release(context.Background())
+	e := lo.l.Release(blockingCtx)
 	lo.noteReleased(e)
 	if e != nil {
 		return errResult(e)
@@ -359,7 +365,7 @@ func marshalInspection(in *core.Inspection, rw bool) (string, error) {
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
 func inspect(co *clientObj, res string, rw bool, iopts ...core.InspectOption) (string, *result) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(blockingCtx)
 	defer cancel()
 	op := &opObj{cancel: cancel}
 	if !co.addOp(op) {

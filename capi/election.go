@@ -125,7 +125,7 @@ func lock_campaign(client C.uint64_t, name, value *C.char, ttlMs C.int64_t, opti
 	if outLock == nil {
 		return retErr(err, argErr("out_lock", "must not be NULL"))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(blockingCtx)
 	op := &opObj{cancel: cancel}
 	if !co.addOp(op) {
 		cancel()
@@ -239,7 +239,7 @@ func lock_leader(client C.uint64_t, name *C.char, leaderOut **C.char, err **C.ch
 	if leaderOut == nil {
 		return retErr(err, argErr("leader_json", "must not be NULL"))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(blockingCtx)
 	op := &opObj{cancel: cancel}
 	if !co.addOp(op) {
 		cancel()

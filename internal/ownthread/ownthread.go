@@ -1,0 +1,27 @@
+// Package ownthread marks a call whose caller waits on a thread Go did not
+// create: a C program's or Python's, entering through the C ABI's blocking
+// calls, whose goroutine the Go runtime locks to that thread for the call.
+//
+// The Go driver reads a one-node client's reply on the caller's goroutine.
+// A goroutine of a Go program waits best parked on Go's netpoller: the M
+// that wakes in epoll_wait runs it at once. A goroutine locked to a C
+// thread does not: that M must hand it to its own thread, a second wake-up
+// per round trip, so such a caller waits in a poll(2) of its own instead,
+// where the kernel wakes its thread directly.
+package ownthread
+
+import "context"
+
+type key struct{}
+
+// With marks ctx as a call made on the caller's own (non-Go) thread.
+func With(ctx context.Context) context.Context { return context.WithValue(ctx, key{}, true) }
+
+// Is tells whether ctx was marked by With.
+func Is(ctx context.Context) bool {
+	if ctx == nil {
+		return false
+	}
+	v, _ := ctx.Value(key{}).(bool)
+	return v
+}
