@@ -36,7 +36,7 @@ var (
 	// The client and lock of the pair in progress (one C thread).
 	cClient *core.Client
 	cLock   *core.Lock
-	cCtx    = context.Background()
+	cCtx    context.Context
 )
 
 // StartCThread starts the process's C thread.
@@ -58,8 +58,9 @@ func StartCThread() (*CThread, error) {
 	return cthread, cthreadErr
 }
 
-// Burst runs n pairs on c from the C thread and returns each one's latency.
-func (t *CThread) Burst(c *core.Client, n int) ([]time.Duration, error) {
+// Burst runs n pairs on c from the C thread, each call with ctx, and
+// returns each one's latency.
+func (t *CThread) Burst(c *core.Client, ctx context.Context, n int) ([]time.Duration, error) {
 	if n > t.cap {
 		if t.lat != nil {
 			C.free(unsafe.Pointer(t.lat))
@@ -67,7 +68,7 @@ func (t *CThread) Burst(c *core.Client, n int) ([]time.Duration, error) {
 		t.lat = (*C.int64_t)(C.malloc(C.size_t(n) * 8))
 		t.cap = n
 	}
-	cClient = c
+	cClient, cCtx = c, ctx
 	C.cthread_burst(t.lat, C.int(n))
 	var b [1]byte
 	if _, err := t.done.Read(b[:]); err != nil {
