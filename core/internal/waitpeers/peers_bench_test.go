@@ -72,9 +72,10 @@ type impl struct {
 // idle%-slow, from /proc/stat). The regimes mean something with bursts of
 // many pairs; pair by pair they only set the slowest pairs apart.
 //
-// liblock-poll is the Go caller with the C ABI's wait (poll(2) on its
-// thread), liblock-c-netpoller the C thread with the Go caller's (Go's
-// netpoller): each caller with the other wait, for the choice of each.
+// liblock-poll and liblock-wasm-poll are the Go callers with the C ABI's
+// wait (poll(2) on the caller's thread), liblock-c-netpoller the C thread
+// with the Go caller's (Go's netpoller): each caller with the other wait,
+// for the choice of each.
 //
 // WAITPEERS_ONLY=NAME runs that implementation alone (for strace -c or
 // perf stat on the process); LIBLOCK_WASM names liblock.wasm (default:
@@ -142,6 +143,7 @@ func benchWait(b *testing.B, cl *redistest.Cluster, mod *host.Module, ct *CThrea
 		{name: "liblock-c", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, own, n) }},
 		{name: "liblock-c-netpoller", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, ctx, n) }},
 		{name: "liblock-wasm", pair: liblockPair(newClient(mod.NewClient), "bench-wasm", ctx)},
+		{name: "liblock-wasm-poll", pair: liblockPair(newClient(mod.NewClient), "bench-wasm-poll", own)},
 	}
 	if len(clients) == 1 {
 		rl := redislock.New(clients[0])
