@@ -116,7 +116,7 @@ func benchWait(b *testing.B, cl *redistest.Cluster, mod *host.Module, ct *CThrea
 		b.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	liblockPair := func(c *core.Client, res string, ctx context.Context) func(*testing.B) {
+	liblockPair := func(ctx context.Context, c *core.Client, res string) func(*testing.B) {
 		return func(b *testing.B) {
 			l, err := c.Acquire(ctx, res, 10*time.Second)
 			if err != nil {
@@ -138,12 +138,12 @@ func benchWait(b *testing.B, cl *redistest.Cluster, mod *host.Module, ct *CThrea
 	// …-poll and …-netpoller rows are each caller with the other wait.
 	own := ownthread.With(ctx)
 	impls := []impl{
-		{name: "liblock", pair: liblockPair(newClient(core.New), "bench-go", ctx)},
-		{name: "liblock-poll", pair: liblockPair(newClient(core.New), "bench-go-poll", own)},
+		{name: "liblock", pair: liblockPair(ctx, newClient(core.New), "bench-go")},
+		{name: "liblock-poll", pair: liblockPair(own, newClient(core.New), "bench-go-poll")},
 		{name: "liblock-c", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, own, n) }},
 		{name: "liblock-c-netpoller", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, ctx, n) }},
-		{name: "liblock-wasm", pair: liblockPair(newClient(mod.NewClient), "bench-wasm", ctx)},
-		{name: "liblock-wasm-poll", pair: liblockPair(newClient(mod.NewClient), "bench-wasm-poll", own)},
+		{name: "liblock-wasm", pair: liblockPair(ctx, newClient(mod.NewClient), "bench-wasm")},
+		{name: "liblock-wasm-poll", pair: liblockPair(own, newClient(mod.NewClient), "bench-wasm-poll")},
 	}
 	if len(clients) == 1 {
 		rl := redislock.New(clients[0])
@@ -243,8 +243,8 @@ func benchWait(b *testing.B, cl *redistest.Cluster, mod *host.Module, ct *CThrea
 	}
 	b.StopTimer()
 
-	// The best Go peer of each round, and the regimes. With bursts of one
-	// pair, a round's "p50" is its one pair: the regimes then split pairs.
+	// The best Go peer of each round, and the regimes (with bursts of 10
+	// pairs or more: a round of one pair has no p50 to classify).
 	best := make([]float64, rounds)
 	bestAll := 0.0 // the best peer's p50 over every pair
 	for i, im := range impls {
