@@ -161,9 +161,14 @@ bench: deps build bench-go
 	bash bindings/java/scripts/bench.sh   # the Java binding beside Redisson (1 and 5 nodes)
 	$(GO) run ./core/internal/benchreport/plot -in $(BUILD)/bench
 
-bench-go: deps
+bench-go: deps $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
 	{ $(GO) test -run '^$$' -bench Pair -benchtime 2000x -count 5 ./core/ && \
 	  $(GO) test -run '^$$' -bench Contention -benchtime 1000x -count 3 ./core/; } | $(GO) run ./core/internal/benchreport -json $(BUILD)/bench/go.json
+	# the caller's wait: one process, liblock's callers beside bsm/redislock and go-redsync, pair by pair;
+	# each caller's p50 over the best Go peer's (docs/benchmarks.md, "The caller's wait")
+	mkdir -p $(BUILD)/bench && cd core/internal/waitpeers && WAITPEERS_BURST=1 LIBLOCK_WASM=$(abspath $(BUILD))/liblock.wasm \
+	  $(GO) test -run '^$$' -bench WaitPeers -benchtime 300x . > $(abspath $(BUILD))/bench/waitpeers.txt
+	grep -v -e '^Benchmark' -e 'ns/op' -e '^goos' -e '^goarch' -e '^pkg' -e '^cpu:' -e '^PASS' -e '^ok' $(BUILD)/bench/waitpeers.txt
 	# liblock beside go-redsync on one Redis Cluster (a module of its own: go-redsync stays out of go.mod)
 	cd core/internal/clusterpeers && LIBLOCK_BENCH_JSON=$(abspath $(BUILD))/bench/go-cluster.json \
 	  $(GO) test -run '^$$' -bench ClusterPeers -benchtime 2000x -count 1 .

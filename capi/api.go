@@ -7,7 +7,13 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/ownthread"
 )
+
+// blockingCtx is the context of the blocking calls: their caller waits on
+// its own thread (a C program's, Python's), which waits for a one-node
+// reply in poll(2) rather than on Go's netpoller (ownthread).
+var blockingCtx = ownthread.With(context.Background())
 
 // This file is the ABI's logic in plain Go: the exports (exports.go) only
 // convert C arguments, call these functions and write the results back. The
@@ -63,7 +69,7 @@ func clientNew(js string) (uint64, *result) {
 
 // acquire blocks until the lock is taken or the attempt fails.
 func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) (uint64, *result) {
-	l, e := coreAcquire(tagOp(co, context.Background(), 0), co.c, res, ttl, opts)
+	l, e := coreAcquire(tagOp(co, blockingCtx, 0), co.c, res, ttl, opts)
 	if e != nil {
 		return 0, errResult(e)
 	}
@@ -75,7 +81,7 @@ func acquire(co *clientObj, res string, ttl time.Duration, opts acquireOptions) 
 }
 
 func extend(lo *lockObj, ttl time.Duration) *result {
-	if e := lo.l.Extend(tagLock(lo.client, context.Background(), lo.id), ttl); e != nil {
+	if e := lo.l.Extend(tagLock(lo.client, blockingCtx, lo.id), ttl); e != nil {
 		return errResult(e)
 	}
 	return nil
@@ -91,7 +97,7 @@ func (lo *lockObj) noteReleased(e error) {
 }
 
 func release(lo *lockObj) *result {
-	e := lo.l.Release(tagLock(lo.client, context.Background(), lo.id))
+	e := lo.l.Release(tagLock(lo.client, blockingCtx, lo.id))
 	lo.noteReleased(e)
 	if e != nil {
 		return errResult(e)
@@ -150,7 +156,7 @@ func runAsync(ctx context.Context, co *clientObj, op *opObj, notify notifyFunc, 
 // newHandleOp makes a pending operation with a handle (for lock_cancel),
 // registered with its client.
 func newHandleOp(co *clientObj) (context.Context, *opObj, uint64, *result) {
-	ctx, op, r := co.newOp()
+	ctx, op, r := co.newOp(context.Background())
 	if r != nil {
 		return nil, nil, 0, r
 	}
@@ -184,7 +190,7 @@ func acquireAsync(co *clientObj, res string, ttl time.Duration, opts acquireOpti
 
 // lockAsync starts fn (an extend or a release) on lo.
 func lockAsync(lo *lockObj, notify notifyFunc, fn func(ctx context.Context) error) *result {
-	ctx, op, r := lo.client.newOp()
+	ctx, op, r := lo.client.newOp(context.Background())
 	if r != nil {
 		return r
 	}
@@ -353,7 +359,7 @@ func marshalInspection(in *core.Inspection, rw bool) (string, error) {
 // inspect blocks for one inspection round (bounded by the node timeout).
 // Freeing the client meanwhile ends it with LOCK_CANCELED.
 func inspect(co *clientObj, res string, rw bool, iopts ...core.InspectOption) (string, *result) {
-	ctx, op, r := co.newOp()
+	ctx, op, r := co.newOp(blockingCtx)
 	if r != nil {
 		return "", r
 	}

@@ -125,7 +125,7 @@ func lock_campaign(client C.uint64_t, name, value *C.char, ttlMs C.int64_t, opti
 	if outLock == nil {
 		return retErr(err, argErr("out_lock", "must not be NULL"))
 	}
-	ctx, op, r := co.newOp()
+	ctx, op, r := co.newOp(blockingCtx)
 	if r != nil {
 		return ret(err, r)
 	}
@@ -223,7 +223,7 @@ func lock_leader(client C.uint64_t, name *C.char, leaderOut **C.char, err **C.ch
 	if r != nil {
 		return ret(err, r)
 	}
-	ctx, op, r := co.newOp()
+	ctx, op, r := co.newOp(blockingCtx)
 	if r != nil {
 		return ret(err, r)
 	}

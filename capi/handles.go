@@ -151,11 +151,12 @@ func (c *clientObj) removeOp(op *opObj) {
 	c.mu.Unlock()
 }
 
-// newOp makes an operation registered with c: freeing the client cancels
-// its ctx (the call then reports LOCK_CANCELED). badHandle: the client was
-// freed meanwhile. endOp ends it.
-func (c *clientObj) newOp() (context.Context, *opObj, *result) {
-	ctx, cancel := context.WithCancel(context.Background())
+// newOp makes an operation registered with c, its ctx derived from parent
+// (blockingCtx for a blocking call): freeing the client cancels its ctx
+// (the call then reports LOCK_CANCELED). badHandle: the client was freed
+// meanwhile. endOp ends it.
+func (c *clientObj) newOp(parent context.Context) (context.Context, *opObj, *result) {
+	ctx, cancel := context.WithCancel(parent)
 	op := &opObj{cancel: cancel}
 	if !c.addOp(op) {
 		cancel()

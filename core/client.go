@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/ownthread"
 )
 
 // Client acquires locks over a fixed set of nodes. It is safe for
@@ -125,7 +126,7 @@ func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label s
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := c.outcome(in, ch, ctx.Done()); ok {
+	if r, ok := c.outcome(in, ch, ctx.Done(), ownthread.Is(ctx)); ok {
 		return r.lock, r.err
 	}
 	c.guard(func() { c.eng.Cancel(op) })
@@ -136,18 +137,18 @@ func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label s
 	return r.lock, r.err // it ended before the cancellation did
 }
 
-// await starts a lock operation and waits for its outcome, or for ctx (nil:
-// no cancellation; the operation then still ends within the node timeout).
-func (c *Client) await(ctx context.Context, start func() (engine.OpID, error)) (error, bool) {
+// await starts a lock operation and waits for its outcome, or for ctx when
+// cancelable (else the operation still ends within the node timeout).
+func (c *Client) await(ctx context.Context, cancelable bool, start func() (engine.OpID, error)) (error, bool) {
 	_, ch, in, err := c.start(false, start)
 	if err != nil {
 		return err, false
 	}
 	var done <-chan struct{}
-	if ctx != nil {
+	if cancelable {
 		done = ctx.Done()
 	}
-	if r, ok := c.outcome(in, ch, done); ok {
+	if r, ok := c.outcome(in, ch, done, ownthread.Is(ctx)); ok {
 		return r.err, true
 	}
 	return ctx.Err(), false
@@ -193,9 +194,15 @@ type inlineRead struct {
 // outcome waits for an operation's outcome on the caller's goroutine: it
 // reads the reply itself when start gave it a connection, and then waits
 // for ch or done (nil: no cancellation). ok is false when done came first.
-func (c *Client) outcome(in *inlineRead, ch chan opResult, done <-chan struct{}) (r opResult, ok bool) {
+// ownThread: the caller waits on a thread Go did not create (ownthread),
+// which reads in a poll(2) of its own rather than on Go's netpoller.
+func (c *Client) outcome(in *inlineRead, ch chan opResult, done <-chan struct{}, ownThread bool) (r opResult, ok bool) {
 	if in != nil {
-		if r, got := c.readInline(in.id, in.dc, ch); got {
+		read := readNetpoller
+		if ownThread {
+			read = readPolling
+		}
+		if r, got := c.readInline(in.id, in.dc, ch, read); got {
 			return r, true
 		}
 	}
@@ -258,7 +265,7 @@ func (c *Client) Inspect(ctx context.Context, resource string, opts ...InspectOp
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := c.outcome(in, ch, ctx.Done()); ok {
+	if r, ok := c.outcome(in, ch, ctx.Done(), ownthread.Is(ctx)); ok {
 		return r.inspection, r.err
 	}
 	return nil, wrap("liblock: inspect "+strconv.Quote(resource), ctx.Err())

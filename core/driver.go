@@ -334,8 +334,9 @@ func (c *Client) claim() (engine.ConnID, *driverConn) {
 // more on it (a failed attempt backing off: false), or it fails (false).
 // The connection is then handed to a reader goroutine if the engine still
 // awaits bytes on it. Each read is bounded by the engine: a node that does
-// not answer within the node timeout has its connection closed.
-func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) (opResult, bool) {
+// not answer within the node timeout has its connection closed. read is
+// how the caller waits for bytes: readNetpoller or readPolling.
+func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult, read func(net.Conn, []byte) (int, error)) (opResult, bool) {
 	buf := dc.inlineBuf()
 	stop := false
 	for {
@@ -355,7 +356,7 @@ func (c *Client) readInline(id engine.ConnID, dc *driverConn, ch chan opResult) 
 			c.mu.Unlock()
 			return r, got
 		}
-		n, err := readPolling(dc.nc, buf)
+		n, err := read(dc.nc, buf)
 		c.mu.Lock()
 		mine := c.conns[id] == dc
 		if mine && (n > 0 || err != nil) {
@@ -399,6 +400,11 @@ func (c *Client) checkIdle() {
 // errPending is peek's answer when bytes wait on a connection nobody asked
 // anything of.
 var errPending = errors.New("unexpected bytes on an idle connection")
+
+// readNetpoller is a plain read: the goroutine parks on Go's netpoller,
+// where the M that wakes in epoll_wait runs it at once (no hand-off to
+// another thread), and a close of the connection ends the wait at once.
+func readNetpoller(nc net.Conn, buf []byte) (int, error) { return nc.Read(buf) }
 
 // inlineBuf is the buffer a caller reads dc into.
 func (dc *driverConn) inlineBuf() []byte {

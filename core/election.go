@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/ownthread"
 )
 
 // Leader election, the shape of etcd's
@@ -185,7 +186,7 @@ func (c *Client) Leader(ctx context.Context, name string) (*Leader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, ok := c.outcome(in, ch, ctx.Done())
+	r, ok := c.outcome(in, ch, ctx.Done(), ownthread.Is(ctx))
 	if !ok {
 		return nil, wrap("liblock: leader "+strconv.Quote(name), ctx.Err())
 	}

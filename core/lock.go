@@ -155,7 +155,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 		begin, span = t.start(ctx, "extend", l.resource, l.id, begin)
 		defer func() { failedIf(span, err) }()
 	}
-	err, ended := l.c.await(ctx, begin)
+	err, ended := l.c.await(ctx, true, begin)
 	switch {
 	case errors.Is(err, engine.ErrUnknownLock):
 		return l.gone("extend")
@@ -212,7 +212,7 @@ func (l *Lock) Release(ctx context.Context) (err error) {
 		begin, span = t.start(ctx, "release", l.resource, l.id, begin)
 		defer func() { failedIf(span, err) }()
 	}
-	err, _ = l.c.await(nil, begin)
+	err, _ = l.c.await(ctx, false, begin) // not canceled by ctx
 	if errors.Is(err, engine.ErrUnknownLock) {
 		return l.gone("release")
 	}

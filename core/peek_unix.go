@@ -60,12 +60,13 @@ const pollSlice = 2 // ms
 
 // readPolling reads a plain TCP or unix socket on the calling thread: it
 // waits for bytes in a poll(2) of its own, at most pollSlice, then reads
-// them, where nc.Read would park the goroutine on Go's netpoller. For a
-// caller reading its reply inline (readInline), the netpoller costs a
-// second thread: one M wakes from epoll_wait and then hands the caller's
-// goroutine to the caller's own thread, which a C caller (the blocking C
-// ABI) locks it to; in poll the kernel wakes the caller's thread directly.
-// (0, nil) means nothing came within the slice: look again.
+// them, where nc.Read would park the goroutine on Go's netpoller. It is
+// the wait of a caller on a thread Go did not create (ownthread: the C
+// ABI's blocking calls), whose goroutine is locked to that thread: on the
+// netpoller, one M wakes from epoll_wait only to hand the goroutine to the
+// caller's thread; in poll the kernel wakes the caller's thread directly.
+// A Go caller waits on the netpoller (readNetpoller). (0, nil) means
+// nothing came within the slice: look again.
 func readPolling(nc net.Conn, buf []byte) (int, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
