@@ -59,7 +59,7 @@ test: deps build
 
 # The wasm host's tests run in test-wasm, not twice. The engine's simulation runs twice: once
 # under the race detector at a small size (the seeds run on goroutines side by side, so state
-# shared between engines would show), then without it at a quarter of make sim's size (each
+# shared between engines would show), then without it at an eighth of make sim's size (each
 # engine is single-threaded: the detector finds nothing more there and slows it thirtyfold).
 test-go: deps
 	$(GO) vet ./...
@@ -67,7 +67,7 @@ test-go: deps
 	$(GO) test -race -count=1 -timeout 20m -run '^TestSimSafety$$' ./core/engine/
 	$(GO) test -count=1 -timeout 20m -run '^TestSim' ./core/engine/ -args -sim.quick
 
-## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go runs a quarter
+## sim: the engine's deterministic simulation at full size (≥ 1M operations; test-go runs an eighth
 ## of it and every TestSimBug* regression); SIM_LONG=1 for the long run (random
 ## seeds, up to an hour; a failure prints its replay command)
 sim:

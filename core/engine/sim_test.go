@@ -38,7 +38,7 @@ import (
 
 var (
 	simLong    = flag.Bool("sim.long", os.Getenv("LIBLOCK_SIM_LONG") != "", "run the simulation much longer (make sim)")
-	simQuick   = flag.Bool("sim.quick", false, "run the simulation at make test's size: a quarter of the seeds of the full size (make sim)")
+	simQuick   = flag.Bool("sim.quick", false, "run the simulation at make test's size: an eighth of the seeds of the full size (make sim)")
 	simSeed    = flag.Int64("sim.seed", 0, "TestSimReplay: the seed to replay")
 	simProfile = flag.String("sim.profile", "default", "TestSimReplay: the profile (default, calm, shrink; the controls drift0fast, driftover, restartnow, halfquorum, fencerestart; their twins drift0, driftedge, restartpersist, fullquorum, fencepersist; the engine bugs' closerelease, sharedextend, noscriptleft)")
 	simOps     = flag.Int("sim.ops", 0, "TestSimReplay: operations to run (0: the default size per seed)")
@@ -760,7 +760,7 @@ func simSize() (seeds, ops int) {
 	case simRace:
 		return 8, 4000
 	case *simQuick:
-		return 52, 5000
+		return 24, 5000
 	default:
 		return 210, 5000
 	}
