@@ -5,4 +5,8 @@
 // bsm/redislock, go-redsync and raw go-redis on the same redis-servers,
 // alternating in bursts. It is a module of its own so that the peers stay
 // out of liblock's go.mod.
+//
+// Layer: a benchmark, outside the library: it imports core, core/ownthread,
+// wasm/host, core/testkit/redistest, go-redis, bsm/redislock and
+// go-redsync; nothing imports it.
 package waitpeers

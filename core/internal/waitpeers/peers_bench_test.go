@@ -20,8 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liblock/liblock/core"
-	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/core/ownthread"
+	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/liblock/liblock/wasm/host"
 )
 
