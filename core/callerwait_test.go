@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/ownthread"
 	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
-	"github.com/liblock/liblock/core/ownthread"
 )
 
 // TestOneNodeCallerWaitsOnNetpoller: a Go caller of a one-node Client,
