@@ -556,7 +556,6 @@ class Client {
         throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
       }
       const mode = modeArg(options.mode, token);
-      if (mode && set) throw badArg('mode', 'not with a list of resources (a read-write lock is on one resource)');
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);

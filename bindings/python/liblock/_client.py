@@ -842,9 +842,6 @@ class Client:
                 "token is fenced (ask for the fence when the lock is first taken)")
         n = _permits(permits)
         m = MODES[mode_arg(mode, token)]  # a read-write lock's side (_rwlock.py)
-        if m and getattr(res, "more", None):
-            raise InvalidArgument("mode cannot be combined with a list of resources: a read-write "
-                                  "lock is on one resource")
         if m and n:
             raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
                                   "semaphore are two different locks")

@@ -372,6 +372,15 @@ func (cl *client) acquire(ctx context.Context, what map[string]any, ttl time.Dur
 	}
 	req := map[string]any{"op": "acquire", "client": cl.id, "ttl": ms(ttl),
 		"wait": ms(o.Wait), "autoExtend": o.AutoExtend, "fence": o.Fence, "token": o.Token}
+	// The options that also choose a primitive travel too, so that a
+	// child's binding meets them where they do not belong (a set given
+	// permits or a mode): what says the primitive when it is one.
+	if o.Permits != 0 {
+		req["permits"] = o.Permits
+	}
+	if o.Mode != core.ModeExclusive {
+		req["mode"] = o.Mode.String()
+	}
 	for k, v := range what {
 		req[k] = v
 	}
