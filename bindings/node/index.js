@@ -88,20 +88,6 @@ function intArg(what, v, optional, lo = -Infinity, hi = Infinity) {
   return v;
 }
 
-// A lock must outlast an acquire round (each node request takes up to the
-// node timeout) and, auto-extended, leave room for an extension round every
-// ttl/3: a ttl below 3 × nodeTimeout (150 ms by default) is refused. It is
-// almost always a unit mistake (ttl: 60 meant as 60 seconds). The factor is
-// the spec's (core/hostabi/spec/protocol.json), as in the Python binding.
-const TTL_NODE_TIMEOUTS = LIMITS.ttl.minNodeTimeouts;
-function ttlFits(what, ttl, nodeTimeout) {
-  const min = TTL_NODE_TIMEOUTS * nodeTimeout;
-  if (ttl >= min) return;
-  const hint = ttl * 1000 >= min && ttl * 1000 <= MAX_TTL_MS ? `; write ${what}: ${ttl * 1000} for ${ttl} s` : '; durations are milliseconds';
-  throw badArg(what, `${ttl} ms is shorter than ${min} ms, ${TTL_NODE_TIMEOUTS} × nodeTimeout (${nodeTimeout} ms): a lock must outlast ` +
-    `an acquire round and, auto-extended, an extension round every ttl/3${hint}`);
-}
-
 function bytesArg(what, v, min, max) {
   const n = Buffer.byteLength(v, 'utf8');
   if (n < min) throw badArg(what, min === 1 ? 'must not be empty' : `must be at least ${min} bytes of UTF-8, got ${n}`);
@@ -143,7 +129,7 @@ function isAbortSignal(s) {
 // their sockets and timer live on.
 // The argument checks lib/election.js shares with this file.
 const ELECTION_HELPERS = {
-  kind, badArg, bytesArg, stringArg, intArg, optionsArg, isAbortSignal, ttlFits,
+  kind, badArg, bytesArg, stringArg, intArg, optionsArg, isAbortSignal,
   MAX_RESOURCE_BYTES, MIN_TTL_MS, MAX_TTL_MS,
 };
 
@@ -245,7 +231,6 @@ class Lock {
     const st = this.#st;
     if (st.host.closed) throw closedError('extend');
     intArg('ttl', ttl, false, MIN_TTL_MS, MAX_TTL_MS);
-    ttlFits('ttl', ttl, this.#client.nodeTimeout);
     if (st.released) throw new LockLostError('liblock: extend: already released');
     await st.host.extend(st, ttl);
   }
@@ -562,7 +547,6 @@ class Client {
       }
       const permits = permitsArg(options.permits);
       const host = this.#host;
-      ttlFits('ttl', ttl, this.#nodeTimeout);
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.

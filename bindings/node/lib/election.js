@@ -67,7 +67,6 @@ async function campaign(client, host, wrap, h, name, options) {
   const value = h.bytesArg('value', h.stringArg('value', options.value), 1, MAX_VALUE_BYTES);
   const given = h.intArg('ttl', options.ttl, true, h.MIN_TTL_MS, h.MAX_TTL_MS);
   const ttl = given === undefined ? DEFAULT_TTL_MS : given;
-  h.ttlFits('ttl', ttl, client.nodeTimeout);
   const wait = h.intArg('wait', options.wait, true, P.LIMITS.wait.min, P.LIMITS.wait.max);
   const signal = options.signal;
   if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);

@@ -124,7 +124,7 @@ const STATUSES = Object.freeze([
  * name, `node` the Node option's name, `nodeUnit` its unit.
  */
 const LIMITS = Object.freeze({
-  ttl: Object.freeze({ min: 1, max: 86400000, minNodeTimeouts: 3, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
+  ttl: Object.freeze({ min: 1, max: 86400000, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
   wait: Object.freeze({ min: 0, max: 86400000, default: 10000, unit: 'ms', c: 'wait_ms', node: 'wait', nodeUnit: 'ms' }),
   resource: Object.freeze({ min: 1, max: 1024, unit: 'bytes', c: 'resource', node: 'resource', nodeUnit: 'bytes' }),
   resources: Object.freeze({ min: 1, max: 16, unit: 'count', c: 'resources', node: 'resources', nodeUnit: 'count' }),

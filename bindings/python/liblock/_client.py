@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
 from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
-from ._args import Request, _callable, _check_ttl_fits, _ms, _text  # noqa: E402
+from ._args import Request, _callable, _ms, _text  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -347,7 +347,6 @@ class Lock:
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
         ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
-        _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
             raise LockLost("extend: the lock was released already")
         return ttl_ms
@@ -845,7 +844,6 @@ class Client:
         if m and n:
             raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
                                   "semaphore are two different locks")
-        _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
         return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 

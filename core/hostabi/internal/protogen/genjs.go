@@ -139,9 +139,6 @@ func genJS(s *Spec) ([]byte, error) {
 		if l.Default != nil {
 			def = ", default: " + num(*l.Default)
 		}
-		if l.MinNodeTimeouts != nil {
-			def += ", minNodeTimeouts: " + num(*l.MinNodeTimeouts)
-		}
 		b.p("  %s: Object.freeze({ min: %s, max: %s%s, unit: %s, c: %s, node: %s, nodeUnit: %s }),\n",
 			l.Name, num(l.Min), num(l.Max), def, jsStr(l.Unit), jsStr(l.C), jsStr(l.Node.Name), jsStr(l.Node.Unit))
 	}

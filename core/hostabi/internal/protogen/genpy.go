@@ -104,9 +104,6 @@ import struct
 		if l.Default != nil {
 			def = `, "default": ` + num(*l.Default)
 		}
-		if l.MinNodeTimeouts != nil {
-			def += `, "min_node_timeouts": ` + num(*l.MinNodeTimeouts)
-		}
 		head.p("    %s: {\"min\": %s, \"max\": %s%s, \"unit\": %s, \"c\": %s, \"python\": %s, \"python_unit\": %s},\n",
 			pyStr(l.Name), num(l.Min), num(l.Max), def, pyStr(l.Unit), pyStr(l.C), pyStr(l.Python.Name), pyStr(l.Python.Unit))
 	}
@@ -116,9 +113,6 @@ import struct
 		head.p("LIMIT_%s_MIN = %s\nLIMIT_%s_MAX = %s\n", n, num(l.Min), n, num(l.Max))
 		if l.Default != nil {
 			head.p("LIMIT_%s_DEFAULT = %s\n", n, num(*l.Default))
-		}
-		if l.MinNodeTimeouts != nil {
-			head.p("LIMIT_%s_MIN_NODE_TIMEOUTS = %s\n", n, num(*l.MinNodeTimeouts))
 		}
 	}
 	head.p("\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")

@@ -60,22 +60,18 @@ type Status struct {
 
 // Limit is one argument limit.
 type Limit struct {
-	Name    string   `json:"name"`
-	Min     float64  `json:"min"`
-	Max     float64  `json:"max"`
-	Default *float64 `json:"default"`
-	// MinNodeTimeouts: the bindings refuse a value below this many node
-	// timeouts (ttl: a lock must outlast an acquire round and leave room
-	// for an extension round every ttl/3; almost always a unit mistake).
-	MinNodeTimeouts *float64 `json:"min_node_timeouts"`
-	Unit            string   `json:"unit"`
-	C               string   `json:"c"`
-	GoMin           string   `json:"go_min"`
-	GoMax           string   `json:"go_max"`
-	GoDefault       string   `json:"go_default"`
-	Doc             string   `json:"doc"`
-	Node            HostName `json:"node"`
-	Python          HostName `json:"python"`
+	Name      string   `json:"name"`
+	Min       float64  `json:"min"`
+	Max       float64  `json:"max"`
+	Default   *float64 `json:"default"`
+	Unit      string   `json:"unit"`
+	C         string   `json:"c"`
+	GoMin     string   `json:"go_min"`
+	GoMax     string   `json:"go_max"`
+	GoDefault string   `json:"go_default"`
+	Doc       string   `json:"doc"`
+	Node      HostName `json:"node"`
+	Python    HostName `json:"python"`
 }
 
 // HostName is how a host names and measures an argument.
