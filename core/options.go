@@ -74,7 +74,7 @@ func (o acquireOptions) validate() error {
 }
 
 func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
-	var o acquireOptions
+	o := acquireOptions{wait: defaultWait} // defaults_gen.go
 	for _, opt := range opts {
 		if opt == nil {
 			return acquireOptions{}, invalidArg("opts", "nil AcquireOption")
@@ -103,7 +103,7 @@ type AcquireSettings struct {
 // ReadAcquireOptions applies opts as Acquire does, without checking the
 // values: only a nil option is refused (ArgumentError for "opts").
 func ReadAcquireOptions(opts ...AcquireOption) (AcquireSettings, error) {
-	var o acquireOptions
+	o := acquireOptions{wait: defaultWait} // defaults_gen.go
 	for _, opt := range opts {
 		if opt == nil {
 			return AcquireSettings{}, invalidArg("opts", "nil AcquireOption")

@@ -11,7 +11,7 @@
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { makeTelemetry } = require('./lib/otel');
-const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { ACQ, LIMITS, DEFAULTS, ABI_VERSION } = require('./lib/protocol');
 const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 const election = require('./lib/election');
@@ -71,7 +71,7 @@ const MAX_OWNER_BYTES = LIMITS.owner.max;
  * (acquireTimeout): Node users expect an acquire to wait, bounded. wait: 0
  * makes a single attempt.
  */
-const DEFAULT_WAIT_MS = LIMITS.wait.default; // the spec's: 10000
+const DEFAULT_WAIT_MS = DEFAULTS.wait; // the spec's: 10000
 
 function msText(ms) {
   if (ms >= 1000 && ms % 1000 === 0) return `${ms} ms (${ms / 1000} s)`;

@@ -13,7 +13,7 @@ const P = require('./protocol');
 
 // The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
 const MAX_VALUE_BYTES = P.LIMITS.election_value.max;
-const DEFAULT_TTL_MS = P.LIMITS.campaign_ttl.default;
+const DEFAULT_TTL_MS = P.DEFAULTS.campaignTtl;
 const MAX_POLL_MS = P.LIMITS.poll.max;
 
 const CAMPAIGN_OPTIONS = ['value', 'ttl', 'wait', 'signal'];

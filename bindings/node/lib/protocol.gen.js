@@ -141,6 +141,13 @@ const LIMITS = Object.freeze({
   poll: Object.freeze({ min: 0, max: 86400000, default: 1000, unit: 'ms', c: 'poll_ms', node: 'poll', nodeUnit: 'ms' }),
 });
 
+/**
+ * The Node host's defaults (the spec's "defaults", docs/defaults.md): ms
+ * for durations; telemetry 'on', 'off' or 'installed'; pendingAtClose
+ * 'CANCELED' or 'CLOSED'.
+ */
+const DEFAULTS = Object.freeze({ wait: 10000, nodeTimeout: 50, driftFactor: 0.01, campaignTtl: 10000, poll: 1000, telemetry: 'installed', pendingAtClose: 'CANCELED' });
+
 const TWO32 = 4294967296;
 
 /** Writes an i64 or u64 (a safe integer) at o. */
@@ -380,7 +387,7 @@ function readAction(r) {
 }
 
 module.exports = {
-  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,
+  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS, DEFAULTS,
   encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch, encReports,
   readAction, readError,
 };

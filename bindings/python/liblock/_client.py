@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import numbers
 import sys
@@ -50,8 +51,8 @@ _BACKENDS = ("native", "wasm")
 # outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
 # makes a single attempt.
 # A campaign's lease when none is given (the spec's, as Go's core.DefaultCampaignTTL).
-_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0
-DEFAULT_WAIT = P.LIMIT_WAIT_DEFAULT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
+_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0
+DEFAULT_WAIT = P.DEFAULT_WAIT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
 
 
 _CLOSED = "liblock: the client is closed"
@@ -578,7 +579,10 @@ def _telemetry(telemetry: Any, urls: List[str]) -> Any:
     -> a low-cardinality label). On, it needs ``opentelemetry-api``
     (``pip install liblock[otel]``) for metrics and spans; without it, True still gives
     the log lines (logger ``liblock``)."""
-    if telemetry is None or telemetry is False:
+    if telemetry is None:  # the spec's default for Python (docs/defaults.md)
+        telemetry = P.DEFAULT_TELEMETRY == "on" or (
+            P.DEFAULT_TELEMETRY == "installed" and importlib.util.find_spec("opentelemetry") is not None)
+    if telemetry is False:
         return None
     opts: Dict[str, Any] = {}
     if isinstance(telemetry, dict):
@@ -702,7 +706,7 @@ class Client:
         if not P.LIMIT_NODES_MIN <= len(node_list) <= P.LIMIT_NODES_MAX:
             raise InvalidArgument(f"nodes must hold {P.LIMIT_NODES_MIN} to {P.LIMIT_NODES_MAX} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
-        self._node_timeout_ms = P.LIMIT_NODE_TIMEOUT_DEFAULT
+        self._node_timeout_ms = P.DEFAULT_NODE_TIMEOUT
         if node_timeout is not None:
             self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:

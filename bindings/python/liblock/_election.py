@@ -24,7 +24,7 @@ from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockErro
 
 # The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
 MAX_VALUE_BYTES = P.LIMIT_ELECTION_VALUE_MAX
-DEFAULT_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0  # seconds
+DEFAULT_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0  # seconds
 
 
 @dataclass(frozen=True)

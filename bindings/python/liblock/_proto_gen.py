@@ -198,6 +198,16 @@ LIMIT_POLL_MIN = 0
 LIMIT_POLL_MAX = 86400000
 LIMIT_POLL_DEFAULT = 1000
 
+# The Python host's defaults (the spec's "defaults", docs/defaults.md): ms for
+# durations; telemetry "on", "off" or "installed"; pending_at_close "CANCELED" or "CLOSED"
+DEFAULT_WAIT = 10000
+DEFAULT_NODE_TIMEOUT = 50
+DEFAULT_DRIFT_FACTOR = 0.01
+DEFAULT_CAMPAIGN_TTL = 10000
+DEFAULT_POLL = 1000
+DEFAULT_TELEMETRY = "off"
+DEFAULT_PENDING_AT_CLOSE = "CANCELED"
+
 
 class ProtocolError(Exception):
     """The engine's output could not be decoded (a bug, reported as InternalError)."""

@@ -115,6 +115,10 @@ import struct
 			head.p("LIMIT_%s_DEFAULT = %s\n", n, num(*l.Default))
 		}
 	}
+	head.p("\n# The Python host's defaults (the spec's \"defaults\", docs/defaults.md): ms for\n# durations; telemetry \"on\", \"off\" or \"installed\"; pending_at_close \"CANCELED\" or \"CLOSED\"\n")
+	for _, d := range s.Defaults {
+		head.p("DEFAULT_%s = %s\n", strings.ToUpper(d.Name), strings.Replace(d.literal("python"), "null", "None", 1))
+	}
 	head.p("\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")
 
 	// Events.

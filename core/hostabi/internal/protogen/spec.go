@@ -17,8 +17,9 @@ type Spec struct {
 	Error           struct {
 		Fields []Field `json:"fields"`
 	} `json:"error"`
-	Statuses []Status `json:"statuses"`
-	Limits   []Limit  `json:"limits"`
+	Statuses []Status  `json:"statuses"`
+	Limits   []Limit   `json:"limits"`
+	Defaults []Default `json:"defaults"`
 }
 
 // Message is an event or an action.
@@ -123,6 +124,9 @@ func ParseSpec(b []byte) (*Spec, error) {
 		if st.Status != i {
 			return nil, fmt.Errorf("status %s: %d, want %d", st.Name, st.Status, i)
 		}
+	}
+	if err := checkDefaults(&s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
