@@ -173,7 +173,7 @@ def test_extend_arguments(c1, client1) -> None:
     lock = client1.acquire("ext-args", ttl=10)
     for bad, exc in [(None, TypeError), ("1", TypeError), (True, TypeError), (0, ValueError),
                      (-1, ValueError), (math.nan, ValueError), (math.inf, ValueError),
-                     (1e300, ValueError), (0.1, ValueError)]:
+                     (1e300, ValueError)]:
         with pytest.raises(exc):
             lock.extend(bad)
     assert not lock.lost
