@@ -230,7 +230,7 @@ class Lock {
   async extend(ttl) {
     const st = this.#st;
     if (st.host.closed) throw closedError('extend');
-    intArg('ttl', ttl, false, MIN_TTL_MS, MAX_TTL_MS);
+    intArg('ttl', ttl, false); // its range: the engine's
     if (st.released) throw new LockLostError('liblock: extend: already released');
     await st.host.extend(st, ttl);
   }
@@ -519,7 +519,7 @@ class Client {
       }
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
-      const ttl = intArg('ttl', options.ttl, false, MIN_TTL_MS, MAX_TTL_MS);
+      const ttl = intArg('ttl', options.ttl, false); // its range: the engine's
       const given = intArg('wait', options.wait, true, MIN_WAIT_MS, MAX_WAIT_MS);
       const wait = given === undefined ? DEFAULT_WAIT_MS : given;
       const autoExtend = options.autoExtend;

@@ -65,7 +65,7 @@ async function campaign(client, host, wrap, h, name, options) {
   h.optionsArg('options', options, CAMPAIGN_OPTIONS);
   if (options.value === undefined) throw h.badArg('value', 'missing: what observers see while this client leads');
   const value = h.bytesArg('value', h.stringArg('value', options.value), 1, MAX_VALUE_BYTES);
-  const given = h.intArg('ttl', options.ttl, true, h.MIN_TTL_MS, h.MAX_TTL_MS);
+  const given = h.intArg('ttl', options.ttl, true); // its range: the engine's
   const ttl = given === undefined ? DEFAULT_TTL_MS : given;
   const wait = h.intArg('wait', options.wait, true, P.LIMITS.wait.min, P.LIMITS.wait.max);
   const signal = options.signal;

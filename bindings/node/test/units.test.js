@@ -77,6 +77,21 @@ test('acquire and extend arguments out of range name the option, in ms', async (
   await lock.release();
 });
 
+test('a ttl out of range is the engine\'s refusal, naming ttl in ms (acquire, using, extend, campaign)', async () => {
+  const at = (word, limit, got) => `liblock: invalid argument: ttl: must be ${word} ${limit}, got ${got}`;
+  const low = at('at least', '1 ms', '0 ms');
+  const high = at('at most', '86400000 ms (86400 s)', '86400001 ms');
+  for (const [ttl, msg] of [[0, low], [-5, at('at least', '1 ms', '-5 ms')], [86400001, high]]) {
+    await assert.rejects(client.acquire('units:range', { ttl }), (e) => names('ttl')(e) && e.message === msg, `acquire ${ttl}`);
+    await assert.rejects(client.using('units:range', { ttl }, () => 1), (e) => names('ttl')(e) && e.message === msg, `using ${ttl}`);
+    await assert.rejects(client.campaign('units:range', { value: 'v', ttl }), (e) => names('ttl')(e) && e.message === msg, `campaign ${ttl}`);
+  }
+  const lock = await client.acquire('units:range', { ttl: 5000 });
+  await assert.rejects(lock.extend(0), (e) => names('ttl')(e) && e.message === low);
+  await assert.rejects(lock.extend(86400001), (e) => names('ttl')(e) && e.message === high);
+  await lock.release();
+});
+
 test('a ttl too short for the round trip fails naming the ttl and the node timeout; none is refused for its length', async () => {
   const c = new Client(withBackend({ nodes: nodes.urls })); // default nodeTimeout 50
   // 2 ms less its clock-drift allowance (2 ms and 1 %) leaves no validity, however fast the node.
