@@ -148,6 +148,9 @@ const LIMITS = Object.freeze({
  */
 const DEFAULTS = Object.freeze({ wait: 10000, nodeTimeout: 50, driftFactor: 0.01, campaignTtl: 10000, poll: 1000, telemetry: 'installed', pendingAtClose: 'CANCELED' });
 
+/** The spin on a request's replies (lib/spin.js; the spec's "spin"). */
+const SPIN = Object.freeze({ polls: 64, credit: 32, probe: 64, eagerRun: 16 });
+
 const TWO32 = 4294967296;
 
 /** Writes an i64 or u64 (a safe integer) at o. */
@@ -387,7 +390,7 @@ function readAction(r) {
 }
 
 module.exports = {
-  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS, DEFAULTS,
+  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS, DEFAULTS, SPIN,
   encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch, encReports,
   readAction, readError,
 };

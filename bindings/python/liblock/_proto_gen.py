@@ -208,6 +208,12 @@ DEFAULT_POLL = 1000
 DEFAULT_TELEMETRY = "off"
 DEFAULT_PENDING_AT_CLOSE = "CANCELED"
 
+# The spin on a request's replies (_host.py; the spec's "spin")
+SPIN_POLLS = 64
+SPIN_CREDIT = 32
+SPIN_PROBE = 64
+SPIN_EAGER_RUN = 16
+
 
 class ProtocolError(Exception):
     """The engine's output could not be decoded (a bug, reported as InternalError)."""

@@ -119,6 +119,8 @@ import struct
 	for _, d := range s.Defaults {
 		head.p("DEFAULT_%s = %s\n", strings.ToUpper(d.Name), strings.Replace(d.literal("python"), "null", "None", 1))
 	}
+	head.p("\n# The spin on a request's replies (_host.py; the spec's \"spin\")\nSPIN_POLLS = %d\nSPIN_CREDIT = %d\nSPIN_PROBE = %d\nSPIN_EAGER_RUN = %d\n",
+		s.Spin.Polls, s.Spin.Credit, s.Spin.Probe, s.Spin.EagerRun)
 	head.p("\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")
 
 	// Events.

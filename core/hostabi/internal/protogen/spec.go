@@ -20,6 +20,16 @@ type Spec struct {
 	Statuses []Status  `json:"statuses"`
 	Limits   []Limit   `json:"limits"`
 	Defaults []Default `json:"defaults"`
+	Spin     Spin      `json:"spin"`
+}
+
+// Spin is how the Node and Python hosts spin on a request's replies (the
+// spec's "spin_comment" says what each is).
+type Spin struct {
+	Polls    int `json:"polls"`
+	Credit   int `json:"credit"`
+	Probe    int `json:"probe"`
+	EagerRun int `json:"eager_run"`
 }
 
 // Message is an event or an action.
@@ -127,6 +137,9 @@ func ParseSpec(b []byte) (*Spec, error) {
 	}
 	if err := checkDefaults(&s); err != nil {
 		return nil, err
+	}
+	if sp := s.Spin; sp.Polls < 1 || sp.Credit < 1 || sp.Probe < 1 || sp.EagerRun < 1 {
+		return nil, fmt.Errorf("spin: every count must be at least 1, got %+v", sp)
 	}
 	return &s, nil
 }
