@@ -19,6 +19,7 @@ import (
 
 	"github.com/liblock/liblock/core"
 	"github.com/liblock/liblock/core/engine"
+	"github.com/liblock/liblock/core/hostabi"
 	"golang.org/x/sys/unix"
 )
 
@@ -102,10 +103,11 @@ func campaignArgs(name, value *C.char, ttlMs C.int64_t, options *C.char) (string
 	}
 	opts := []core.CampaignOption{core.CampaignTTL(ttl)}
 	if o.WaitMS != nil {
-		if *o.WaitMS < 0 || *o.WaitMS > engine.MaxWait.Milliseconds() {
-			return "", "", nil, argErr("wait_ms", "must be between 0 and %d, got %d", engine.MaxWait.Milliseconds(), *o.WaitMS)
+		wait, err := hostabi.WaitFromMillis(*o.WaitMS)
+		if err != nil {
+			return "", "", nil, err
 		}
-		opts = append(opts, core.CampaignWait(time.Duration(*o.WaitMS)*time.Millisecond))
+		opts = append(opts, core.CampaignWait(wait))
 	}
 	return n, v, opts, nil
 }
@@ -281,8 +283,8 @@ func lock_observe(client C.uint64_t, name *C.char, optionsJSON *C.char, cb C.loc
 	if e := decodeOptions(optionsJSON, &o); e != nil {
 		return retErr(err, e)
 	}
-	if o.PollMS < 0 || o.PollMS > engine.MaxWait.Milliseconds() {
-		return retErr(err, argErr("poll_ms", "must be between 0 (the default, %d) and %d, got %d", engine.DefaultWatchPoll.Milliseconds(), engine.MaxWait.Milliseconds(), o.PollMS))
+	if _, e := hostabi.PollFromMillis(o.PollMS); e != nil {
+		return retErr(err, e)
 	}
 	if cb == nil {
 		return retErr(err, argErr("cb", "must not be NULL"))

@@ -106,7 +106,7 @@ type Config struct {
 
 // engineConfig is cfg for the engine, with nodes already resolved.
 func (cfg Config) engineConfig(nodes []engine.Node) engine.Config {
-	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas, Report: (!cfg.NoTelemetry && telemetryBuilt) || cfg.Reporting}
+	return engine.Config{Nodes: nodes, NodeTimeout: cfg.NodeTimeout, DriftFactor: cfg.DriftFactor, KeyPrefix: cfg.KeyPrefix, Owner: cfg.Owner, WaitReplicas: cfg.WaitReplicas, Report: (defaultTelemetry && !cfg.NoTelemetry && telemetryBuilt) || cfg.Reporting}
 }
 
 func (cfg Config) nodeTimeout() time.Duration {

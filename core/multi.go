@@ -53,11 +53,9 @@ func (c *Client) AcquireAll(ctx context.Context, resources []string, ttl time.Du
 	if o.Token != "" {
 		return nil, invalidArg("token", "not supported by AcquireAll: a multi-resource lock cannot be re-entered or handed over by token")
 	}
-	if o.PermitsSet {
-		// (semaphore.go) A permit is of one resource's semaphore.
-		return nil, invalidArg("permits", "not supported by AcquireAll: a semaphore's permit is of one resource, not of a set")
-	}
-	req := engine.AcquireRequest{Resource: resources[0], TTL: ttl, Wait: o.Wait, AutoExtend: o.AutoExtend, Fence: o.Fence}
+	// Permits and a mode go to the engine, which refuses them with a set
+	// in the words every host's caller meets.
+	req := engine.AcquireRequest{Resource: resources[0], TTL: ttl, Wait: o.Wait, AutoExtend: o.AutoExtend, Fence: o.Fence, Permits: o.Permits, Mode: o.Mode}
 	if len(resources) > 1 {
 		req.Resources = append([]string(nil), resources[1:]...)
 	}

@@ -70,7 +70,7 @@ func checkAcquireOptions(o acquireOptions) error {
 }
 
 func acquireSettings(opts []AcquireOption) (acquireOptions, error) {
-	o, err := acquireopt.Apply(opts)
+	o, err := acquireopt.Apply(acquireopt.Settings{Wait: defaultWait}, opts) // defaults_gen.go
 	if err != nil {
 		return acquireOptions{}, err
 	}

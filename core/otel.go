@@ -123,7 +123,7 @@ type opTrace struct {
 // newTelemetry makes the instruments of cfg for nodes (their addresses
 // label the node instruments); nil when cfg.NoTelemetry.
 func newTelemetry(cfg Config, nodes []engine.Node) *telemetry {
-	if cfg.NoTelemetry {
+	if cfg.NoTelemetry || !defaultTelemetry {
 		return nil
 	}
 	mp, tp := cfg.MeterProvider, cfg.TracerProvider

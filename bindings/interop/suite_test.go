@@ -24,7 +24,6 @@ var remoteSkips = locktest.Skip{
 	"BadInput/nil option":         "a nil core.AcquireOption is Go's; the line protocol has no such value",
 	"BadInput/invalid utf-8":      "JSON lines carry only valid UTF-8 (Go's encoder would send U+FFFD, a valid resource)",
 	"BadInput/NaN drift":          "JSON has no NaN",
-	"MultiBadInput/permits":       "known bug: over the C ABI and the host ABI a list of resources given permits is acquired instead of refused (Go's core.AcquireAll refuses the pair itself; the engine's own check is not reached)",
 	"Semaphore/Lock.Slot":         "the Node and Python bindings' locks do not expose a permit's slot (Inspect's holders do; checked there)",
 }
 

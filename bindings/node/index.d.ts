@@ -33,7 +33,8 @@ export interface ClientOptions {
   nodes: Array<string | NodeOptions>;
   /**
    * The longest any single node request may take, in ms (integer, 1..60000;
-   * default 50). Every ttl must be at least 3 × this long (150 ms by default).
+   * default 50). A ttl should be a few times this long: a grant that the
+   * round trip leaves with no validity is no lock (UnavailableError).
    */
   nodeTimeout?: number;
   /** Clock drift allowance, 0..0.1 (default 0.01). */
@@ -116,11 +117,11 @@ export interface TlsOptions {
 
 export interface AcquireOptions {
   /**
-   * The lease in ms (integer, up to 86400000). Required. At least 3 × the
-   * client's nodeTimeout (150 ms with the default 50): a lock must outlast an
-   * acquire round and, auto-extended, an extension round every ttl/3. A
-   * shorter one is refused (InvalidArgumentError naming `ttl`) as the unit
-   * mistake it almost always is: `ttl: 60` is 60 ms; 60 s is `ttl: 60000`.
+   * The lease in ms (integer, 1..86400000). Required. A lock must outlast
+   * its acquire round: a grant left with no validity (ttl less the round's
+   * time and the drift allowance) fails with an UnavailableError saying the
+   * ttl is too short for the round trip. `ttl: 60` is 60 ms; 60 s is
+   * `ttl: 60000`.
    */
   ttl: number;
   /**
@@ -399,8 +400,8 @@ export class Lock implements AsyncDisposable {
   /** Aborted, with a LockLostError as its reason, when the lock is lost. */
   readonly signal: LockAbortSignal;
   /**
-   * Resets the expiry to ttl ms from now (ttl at least 3 × the client's
-   * nodeTimeout); LockLostError if it already expired; ClientClosedError after
+   * Resets the expiry to ttl ms from now; LockLostError if it already expired
+   * (or the round outlived the new ttl); ClientClosedError after
    * the client's close().
    */
   extend(ttl: number): Promise<void>;

@@ -11,7 +11,7 @@
 const E = require('./lib/errors');
 const { Host, stats, markLost, hooks } = require('./lib/host');
 const { makeTelemetry } = require('./lib/otel');
-const { ACQ, LIMITS, ABI_VERSION } = require('./lib/protocol');
+const { ACQ, LIMITS, DEFAULTS, ABI_VERSION } = require('./lib/protocol');
 const { modeArg, MODE_NAMES } = require('./lib/rwlock');
 const { resourceList, MAX_RESOURCES } = require('./lib/multi');
 const election = require('./lib/election');
@@ -71,7 +71,7 @@ const MAX_OWNER_BYTES = LIMITS.owner.max;
  * (acquireTimeout): Node users expect an acquire to wait, bounded. wait: 0
  * makes a single attempt.
  */
-const DEFAULT_WAIT_MS = LIMITS.wait.default; // the spec's: 10000
+const DEFAULT_WAIT_MS = DEFAULTS.wait; // the spec's: 10000
 
 function msText(ms) {
   if (ms >= 1000 && ms % 1000 === 0) return `${ms} ms (${ms / 1000} s)`;
@@ -86,20 +86,6 @@ function intArg(what, v, optional, lo = -Infinity, hi = Infinity) {
   }
   if (v < lo || v > hi) throw badArg(what, `must be between ${msText(lo)} and ${msText(hi)} (durations are milliseconds), got ${v}`);
   return v;
-}
-
-// A lock must outlast an acquire round (each node request takes up to the
-// node timeout) and, auto-extended, leave room for an extension round every
-// ttl/3: a ttl below 3 × nodeTimeout (150 ms by default) is refused. It is
-// almost always a unit mistake (ttl: 60 meant as 60 seconds). The factor is
-// the spec's (core/hostabi/spec/protocol.json), as in the Python binding.
-const TTL_NODE_TIMEOUTS = LIMITS.ttl.minNodeTimeouts;
-function ttlFits(what, ttl, nodeTimeout) {
-  const min = TTL_NODE_TIMEOUTS * nodeTimeout;
-  if (ttl >= min) return;
-  const hint = ttl * 1000 >= min && ttl * 1000 <= MAX_TTL_MS ? `; write ${what}: ${ttl * 1000} for ${ttl} s` : '; durations are milliseconds';
-  throw badArg(what, `${ttl} ms is shorter than ${min} ms, ${TTL_NODE_TIMEOUTS} × nodeTimeout (${nodeTimeout} ms): a lock must outlast ` +
-    `an acquire round and, auto-extended, an extension round every ttl/3${hint}`);
 }
 
 function bytesArg(what, v, min, max) {
@@ -143,7 +129,7 @@ function isAbortSignal(s) {
 // their sockets and timer live on.
 // The argument checks lib/election.js shares with this file.
 const ELECTION_HELPERS = {
-  kind, badArg, bytesArg, stringArg, intArg, optionsArg, isAbortSignal, ttlFits,
+  kind, badArg, bytesArg, stringArg, intArg, optionsArg, isAbortSignal,
   MAX_RESOURCE_BYTES, MIN_TTL_MS, MAX_TTL_MS,
 };
 
@@ -244,8 +230,7 @@ class Lock {
   async extend(ttl) {
     const st = this.#st;
     if (st.host.closed) throw closedError('extend');
-    intArg('ttl', ttl, false, MIN_TTL_MS, MAX_TTL_MS);
-    ttlFits('ttl', ttl, this.#client.nodeTimeout);
+    intArg('ttl', ttl, false); // its range: the engine's
     if (st.released) throw new LockLostError('liblock: extend: already released');
     await st.host.extend(st, ttl);
   }
@@ -534,7 +519,7 @@ class Client {
       }
       if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "ttl" (ms)');
       optionsArg('options', options, ACQUIRE_OPTIONS);
-      const ttl = intArg('ttl', options.ttl, false, MIN_TTL_MS, MAX_TTL_MS);
+      const ttl = intArg('ttl', options.ttl, false); // its range: the engine's
       const given = intArg('wait', options.wait, true, MIN_WAIT_MS, MAX_WAIT_MS);
       const wait = given === undefined ? DEFAULT_WAIT_MS : given;
       const autoExtend = options.autoExtend;
@@ -556,14 +541,12 @@ class Client {
         throw badArg('token', 'not supported with a list of resources (a multi-resource lock cannot be re-entered or handed over by token)');
       }
       const mode = modeArg(options.mode, token);
-      if (mode && set) throw badArg('mode', 'not with a list of resources (a read-write lock is on one resource)');
       const signal = options.signal;
       if (signal !== undefined && !isAbortSignal(signal)) {
         throw badArg('signal', `must be an AbortSignal, got ${kind(signal)}`);
       }
       const permits = permitsArg(options.permits);
       const host = this.#host;
-      ttlFits('ttl', ttl, this.#nodeTimeout);
       if (signal && signal.aborted) throw canceledBy(signal);
       const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
       // The host resolves with what #wrap makes of the new lock's state.

@@ -230,7 +230,7 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 			e.acquired(o, a, until)
 			return
 		}
-		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: "granted by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(a.causes)})
+		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: e.tooLate("granted", a.start, o.ttl), Nodes: sortCauses(a.causes)})
 	case a.granted+left < e.quorum:
 		a.decided = true
 		if a.failed > n-e.quorum {

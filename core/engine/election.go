@@ -250,9 +250,14 @@ func (r WatchRequest) Validate() error {
 	if err := CheckElectionName(r.Name); err != nil {
 		return err
 	}
-	if r.Poll < 0 || r.Poll > MaxWait {
-		return outOfRange("poll", "must be between 0 (the default, "+DefaultWatchPoll.String()+") and "+MaxWait.String()+", got "+r.Poll.String(),
-			r.Poll < 0, r.Poll.Milliseconds(), 0, MaxWait.Milliseconds(), "ms")
+	return CheckPoll(r.Poll)
+}
+
+// CheckPoll validates a watch's poll interval (0: DefaultWatchPoll).
+func CheckPoll(poll time.Duration) error {
+	if poll < 0 || poll > MaxWait {
+		return outOfRange("poll", "must be between 0 (the default, "+DefaultWatchPoll.String()+") and "+MaxWait.String()+", got "+poll.String(),
+			poll < 0, poll.Milliseconds(), 0, MaxWait.Milliseconds(), "ms")
 	}
 	return nil
 }

@@ -739,4 +739,16 @@ func (e *Engine) validUntil(start, ttl time.Duration) time.Duration {
 	return start + ttl - (time.Duration(float64(ttl)*e.drift) + ClockPrecision)
 }
 
+// tooLate is the reason of a round a quorum answered only after the
+// validity it could give had run out: the ttl is too short for the round
+// trip. No value of the ttl is refused in advance (a grant's validity is
+// what decides); this says, in the caller's terms, what to change.
+func (e *Engine) tooLate(what string, start, ttl time.Duration) string {
+	allowance := time.Duration(float64(ttl)*e.drift) + ClockPrecision
+	return what + " by a quorum but too slowly for the ttl: the round took " + (e.now - start).String() +
+		" and a " + ttl.String() + " ttl, less its clock-drift allowance (" + allowance.String() +
+		"), left no validity; a ttl must outlast the round trip to the nodes, which may take up to the node timeout (" +
+		e.timeout.String() + "): give a longer ttl"
+}
+
 func (e *Engine) quorumText() string { return "quorum is " + strconv.Itoa(e.quorum) }

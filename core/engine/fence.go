@@ -142,7 +142,7 @@ func (e *Engine) fenceDecide(f *fenceRound) {
 		var err error
 		switch {
 		case f.accepted >= e.quorum:
-			err = &UnavailableError{Op: "acquire", Reason: "fenced by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(f.causes)}
+			err = &UnavailableError{Op: "acquire", Reason: e.tooLate("fenced", a.start, o.ttl), Nodes: sortCauses(f.causes)}
 		case f.failed > 0:
 			err = &UnavailableError{Op: "acquire", Reason: "the fence was written on " + strconv.Itoa(f.accepted) + " of " + strconv.Itoa(len(e.nodes)) + " nodes, " + e.quorumText(), Nodes: sortCauses(append([]*NodeError(nil), f.causes...))}
 		default:

@@ -287,8 +287,14 @@ func (e *Engine) extendReply(op *lockOp) {
 		default:
 			// Our keys outlived our validity; do not pretend we held the
 			// lock throughout. Drop them so others need not wait.
+			detail := "validity ran out during the extension"
+			if until <= op.until {
+				// The new ttl bounded it (op.until is the validity the
+				// round started with, shortened by a shorter ttl): too short.
+				detail = e.tooLate("extended", op.start, op.ttl)
+			}
 			e.dropKeys(l)
-			err = e.markLost(l, errLost("extend", l.resource, "validity ran out during the extension"))
+			err = e.markLost(l, errLost("extend", l.resource, detail))
 		}
 	case op.zero > n-e.quorum:
 		e.dropKeys(l)

@@ -110,9 +110,9 @@ func (r AcquireRequest) validateMulti() error {
 	case r.Token != "":
 		return invalidArg("token", "not supported with several resources: a multi-resource lock cannot be re-entered or handed over by token")
 	case r.Permits != 0:
-		return invalidArg("permits", "not with several resources")
+		return invalidArg("permits", "not with several resources: a semaphore's permit is of one resource, not of a multi-resource lock's set")
 	case r.Mode != ModeExclusive:
-		return invalidArg("mode", "not with several resources")
+		return invalidArg("mode", "not with several resources: a read-write lock is of one resource, not of a multi-resource lock's set")
 	}
 	return nil
 }

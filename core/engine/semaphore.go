@@ -250,7 +250,7 @@ func (e *Engine) semReply(a *attempt, i int, r Reply) {
 			e.acquired(o, a, until)
 			return
 		}
-		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: "granted by a quorum but too slowly: no validity left of a " + o.ttl.String() + " ttl", Nodes: sortCauses(a.causes)})
+		e.attemptFailed(a, &UnavailableError{Op: "acquire", Reason: e.tooLate("granted", a.start, o.ttl), Nodes: sortCauses(a.causes)})
 	case count+left < e.quorum:
 		a.decided = true
 		if best, ok := a.mostFree(o.permits); ok {

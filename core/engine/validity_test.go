@@ -51,3 +51,33 @@ func TestTooSlowIsNoLock(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnavailable)
 	assert.Contains(t, err.Error(), "too slowly")
 }
+
+// A round that outlives the validity its ttl could give says so in the
+// caller's terms: the ttl, the round's time, the drift allowance and the
+// node timeout, for an acquire and for an extension to a shorter ttl.
+func TestTooSlowNamesTheTTLAndTheNodeTimeout(t *testing.T) {
+	env := &fakeEnv{}
+	e, err := New(Config{Nodes: []Node{{Network: "tcp", Addr: "n:1"}}, NodeTimeout: 80 * time.Millisecond}, env)
+	require.NoError(t, err)
+	_, err = e.Acquire(AcquireRequest{Resource: "r", TTL: 10 * time.Millisecond})
+	require.NoError(t, err)
+	env.now += 9 * time.Millisecond
+	h := &instantHost{e: e}
+	_, err = h.run(t)
+	assert.ErrorIs(t, err, ErrUnavailable)
+	assert.EqualError(t, err, "liblock: acquire: unavailable: granted by a quorum but too slowly for the ttl: the round took 9ms and a 10ms ttl, "+
+		"less its clock-drift allowance (2.1ms), left no validity; a ttl must outlast the round trip to the nodes, "+
+		"which may take up to the node timeout (80ms): give a longer ttl")
+
+	_, err = e.Acquire(AcquireRequest{Resource: "r", TTL: time.Second})
+	require.NoError(t, err)
+	lock, err := h.run(t)
+	require.NoError(t, err)
+	_, err = e.Extend(lock, 10*time.Millisecond)
+	require.NoError(t, err)
+	env.now += 9 * time.Millisecond
+	_, err = h.run(t)
+	assert.ErrorIs(t, err, ErrLost)
+	assert.Contains(t, err.Error(), "extended by a quorum but too slowly for the ttl: the round took 9ms and a 10ms ttl")
+	assert.Contains(t, err.Error(), "node timeout (80ms)")
+}

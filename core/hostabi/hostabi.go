@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/liblock/liblock/core/engine"
-	time "github.com/liblock/liblock/core/internal/xtime"
 )
 
 // maxHandle keeps handles exact in a JavaScript number (below 2^53).
@@ -175,16 +174,8 @@ func (en *entry) apply(ev *Event) {
 		op, err := en.acquire(ev)
 		en.answer(op, err)
 	case EvExtend:
-		var op engine.OpID
-		ttl, err := TTLFromMillis(ev.TTLms)
-		if err != nil {
-			if _, ok := e.Lock(engine.LockID(ev.Lock)); !ok {
-				err = engine.ErrUnknownLock // the handle is checked first
-			}
-		} else {
-			op, err = e.Extend(engine.LockID(ev.Lock), ttl)
-		}
-		en.answer(op, err)
+		op, err := e.Extend(engine.LockID(ev.Lock), durationOf(ev.TTLms)) // the handle first, then the ttl
+		en.answer(op, cArg(err, ev.TTLms))
 	case EvRelease:
 		op, err := e.Release(engine.LockID(ev.Lock))
 		en.answer(op, err)
@@ -211,17 +202,8 @@ func (en *entry) apply(ev *Event) {
 		op, err := e.InspectWith(engine.InspectRequest{Resource: ev.Resource, Permits: int(ev.Permits), Mode: ev.Mode, Election: ev.Election})
 		en.answer(op, err)
 	case EvWatch:
-		// A poll out of range is refused here, before its conversion to a
-		// Duration could overflow into range; the engine checks the rest.
-		var op engine.OpID
-		var err error
-		if hi := engine.MaxWait.Milliseconds(); ev.PollMS < 0 || ev.PollMS > hi {
-			err = engine.OutOfRange("poll", "must be between 0 (the default, "+strconv.FormatInt(engine.DefaultWatchPoll.Milliseconds(), 10)+
-				") and "+strconv.FormatInt(hi, 10)+" ms, got "+strconv.FormatInt(ev.PollMS, 10), ev.PollMS < 0, ev.PollMS, 0, hi, "ms")
-		} else {
-			op, err = e.Watch(engine.WatchRequest{Name: ev.Resource, Poll: time.Duration(ev.PollMS) * time.Millisecond})
-		}
-		en.answer(op, err)
+		op, err := e.Watch(engine.WatchRequest{Name: ev.Resource, Poll: durationOf(ev.PollMS)})
+		en.answer(op, cArg(err, ev.PollMS))
 	case EvUnwatch:
 		was := e.Unwatch(engine.OpID(ev.Op))
 		en.pending = append(en.pending, Action{Action: engine.Action{Kind: ActCanceled}, WasPending: was})
@@ -293,21 +275,17 @@ func (en *entry) reportAwaiting() {
 }
 
 func (en *entry) acquire(ev *Event) (engine.OpID, error) {
-	// A multi-resource lock's set is checked by the engine, which names
-	// the resource resources[0].
-	if err := engine.CheckResource(ev.Resource); err != nil && len(ev.Resources) == 0 && !ev.Election {
-		return 0, err
-	}
-	ttl, err := TTLFromMillis(ev.TTLms)
-	if err != nil {
-		return 0, err
-	}
-	wait, err := WaitFromMillis(ev.WaitMS)
-	if err != nil {
-		return 0, err
-	}
-	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: ttl, Wait: wait, AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence,
+	// Every value is checked by the engine (AcquireRequest.Validate), once;
+	// an error names the argument as the C ABI does (cArg).
+	op, err := en.e.Acquire(engine.AcquireRequest{Resource: ev.Resource, TTL: durationOf(ev.TTLms), Wait: durationOf(ev.WaitMS), AutoExtend: ev.AutoExtend, Token: ev.Token, Fence: ev.Fence,
 		Permits: int(ev.Permits), Mode: ev.Mode, Resources: ev.Resources, Election: ev.Election, Value: ev.Value})
+	if ae, ok := err.(*engine.ArgumentError); ok {
+		given := ev.TTLms
+		if ae.Arg == "wait" {
+			given = ev.WaitMS
+		}
+		return 0, cArg(err, given)
+	}
 	if err == nil && (ev.Fence || ev.Token != "" || ev.Election) {
 		// Its DONE carries the fence and whether it re-entered (0 and 0
 		// for every other DONE).

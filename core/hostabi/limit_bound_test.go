@@ -42,8 +42,12 @@ func TestLimitBoundInRejection(t *testing.T) {
 		{"election name empty", Event{Kind: EvAcquire, Resource: "", TTLms: 1000, Election: true, Value: "v"}, "name", "min", 1, 0, "bytes"},
 		{"inspect permits above", Event{Kind: EvInspect, Resource: "r", Permits: engine.MaxPermits + 1}, "permits", "max", engine.MaxPermits, engine.MaxPermits + 1, "count"},
 		{"inspect resource long", Event{Kind: EvInspect, Resource: long}, "resource", "max", engine.MaxResourceLength, int64(len(long)), "bytes"},
-		{"watch poll -1", Event{Kind: EvWatch, Resource: "e", PollMS: -1}, "poll", "min", 0, -1, "ms"},
-		{"watch poll huge", Event{Kind: EvWatch, Resource: "e", PollMS: 1 << 62}, "poll", "max", engine.MaxWait.Milliseconds(), 1 << 62, "ms"},
+		{"watch poll -1", Event{Kind: EvWatch, Resource: "e", PollMS: -1}, "poll_ms", "min", 0, -1, "ms"},
+		{"watch poll huge", Event{Kind: EvWatch, Resource: "e", PollMS: 1 << 62}, "poll_ms", "max", engine.MaxWait.Milliseconds(), 1 << 62, "ms"},
+		// Beyond what a Duration holds: saturated for the engine's check, never wrapped into range.
+		{"ttl huge", Event{Kind: EvAcquire, Resource: "r", TTLms: 1<<63 - 1}, "ttl_ms", "max", engine.MaxTTL.Milliseconds(), 1<<63 - 1, "ms"},
+		{"ttl wraps", Event{Kind: EvAcquire, Resource: "r", TTLms: (1<<63-1)/1_000_000 + 1000}, "ttl_ms", "max", engine.MaxTTL.Milliseconds(), (1<<63-1)/1_000_000 + 1000, "ms"},
+		{"wait very negative", Event{Kind: EvAcquire, Resource: "r", TTLms: 1000, WaitMS: -1 << 63}, "wait_ms", "min", 0, -1 << 63, "ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			acts := step(t, h, &tc.ev, out)

@@ -170,19 +170,17 @@ func isInteger(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == "" && (s == "0" || s[0] != '0')
 }
 
-// parseMillis reads a non-negative JSON integer of milliseconds, at most max.
-func parseMillis(key string, v jvalue, max time.Duration) (time.Duration, error) {
+// parseInteger reads a JSON integer (one too large for an int64 is read as
+// the int64 nearest it: out of every range, which the engine then says).
+func parseInteger(key string, v jvalue, what string) (int64, error) {
 	if v.kind != jNumber || !isInteger(v.s) {
-		return 0, argErr(key, "must be an integer number of milliseconds")
+		return 0, argErr(key, what)
 	}
-	if v.s[0] == '-' {
+	if v.s == "-0" {
 		return 0, argErr(key, "must not be negative")
 	}
-	n, err := strconv.ParseInt(v.s, 10, 64)
-	if err != nil || n > max.Milliseconds() {
-		return 0, argErr(key, "must be at most "+strconv.FormatInt(max.Milliseconds(), 10)+" ms")
-	}
-	return time.Duration(n) * time.Millisecond, nil
+	n, _ := strconv.ParseInt(v.s, 10, 64) // ErrRange: n is ±MaxInt64
+	return n, nil
 }
 
 func parseString(key string, v jvalue) (string, error) {
@@ -250,16 +248,18 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 			haveNodes = true
 			return nil
 		},
+		// Each value's range is the engine's (Config.ValidateOptions), the
+		// one check; here only its JSON type, and that 0 is not a timeout.
 		"node_timeout_ms": func(v jvalue) error {
-			d, err := parseMillis("node_timeout_ms", v, engine.MaxNodeTimeout)
+			ms, err := parseInteger("node_timeout_ms", v, "must be an integer number of milliseconds")
 			if err != nil {
 				return err
 			}
-			if d == 0 {
+			if ms == 0 {
 				return argErr("node_timeout_ms", "must be > 0")
 			}
-			cfg.NodeTimeout = d
-			return nil
+			cfg.NodeTimeout = durationOf(ms)
+			return cArg(engine.Config{NodeTimeout: cfg.NodeTimeout}.ValidateOptions(), ms)
 		},
 		"drift_factor": func(v jvalue) error {
 			if v.kind != jNumber {
@@ -269,30 +269,25 @@ func parseConfig(s string, t *TLSFiles) (Config, error) {
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 				return argErr("drift_factor", "must be a number")
 			}
-			if f < 0 || f > engine.MaxDriftFactor {
-				return argErr("drift_factor", "must be between 0 and "+strconv.FormatFloat(engine.MaxDriftFactor, 'g', -1, 64)+", got "+strconv.FormatFloat(f, 'g', -1, 64))
-			}
 			cfg.DriftFactor = &f
-			return nil
+			return engine.Config{DriftFactor: &f}.ValidateOptions()
 		},
 		"key_prefix": func(v jvalue) error {
 			p, err := parseString("key_prefix", v)
-			if err == nil && len(p) > engine.MaxKeyPrefix {
-				err = argErr("key_prefix", "longer than "+strconv.Itoa(engine.MaxKeyPrefix)+" bytes")
+			if err == nil {
+				err = engine.Config{KeyPrefix: p}.ValidateOptions()
 			}
 			cfg.KeyPrefix = p
 			return err
 		},
 		"wait_replicas": func(v jvalue) error {
-			if v.kind != jNumber || !isInteger(v.s) {
-				return argErr("wait_replicas", "must be an integer: replicas that must acknowledge each grant (0: off)")
+			n, err := parseInteger("wait_replicas", v, "must be an integer: replicas that must acknowledge each grant (0: off)")
+			if err != nil {
+				return err
 			}
-			n, err := strconv.Atoi(v.s)
-			if err != nil || n < 0 || n > engine.MaxWaitReplicas {
-				return argErr("wait_replicas", "must be between 0 (off) and "+strconv.Itoa(engine.MaxWaitReplicas)+", got "+v.s)
-			}
-			cfg.WaitReplicas = &n
-			return nil
+			w := int(max(min(n, math.MaxInt32), math.MinInt32)) // out of range either way
+			cfg.WaitReplicas = &w
+			return engine.Config{WaitReplicas: &w}.ValidateOptions()
 		},
 		"report": func(v jvalue) error {
 			if v.kind != jBool {
@@ -332,8 +327,10 @@ func ParseOptions(s string, isNull bool) (AcquireOptions, error) {
 	}
 	err := parseObject("options", s, map[string]func(jvalue) error{
 		"wait_ms": func(v jvalue) error {
-			d, err := parseMillis("wait_ms", v, engine.MaxWait)
-			o.Wait = d
+			ms, err := parseInteger("wait_ms", v, "must be an integer number of milliseconds")
+			if err == nil {
+				o.Wait, err = WaitFromMillis(ms)
+			}
 			return err
 		},
 		"auto_extend": func(v jvalue) error {
@@ -427,22 +424,67 @@ func ParseInspectOptions(s string, isNull bool) (permits int, mode engine.LockMo
 	return permits, mode, nil
 }
 
-// TTLFromMillis checks a ttl in milliseconds before converting it, so that
-// huge values cannot overflow time.Duration.
+// TTLFromMillis converts a ttl in milliseconds (the C ABI's ttl_ms) and
+// checks it with the engine's check, the one range check of a ttl; its
+// error names ttl_ms (cArg).
 func TTLFromMillis(ms int64) (time.Duration, error) {
-	if ms < engine.MinTTL.Milliseconds() || ms > engine.MaxTTL.Milliseconds() {
-		lo, hi := engine.MinTTL.Milliseconds(), engine.MaxTTL.Milliseconds()
-		return 0, engine.OutOfRange("ttl_ms", "must be between "+strconv.FormatInt(lo, 10)+" and "+strconv.FormatInt(hi, 10)+", got "+strconv.FormatInt(ms, 10),
-			ms < lo, ms, lo, hi, "ms")
-	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return fromMillis(ms, engine.CheckTTL)
 }
 
-// WaitFromMillis checks a wait budget in milliseconds likewise.
+// WaitFromMillis does the same for a wait budget (wait_ms).
 func WaitFromMillis(ms int64) (time.Duration, error) {
-	if ms < 0 || ms > engine.MaxWait.Milliseconds() {
-		hi := engine.MaxWait.Milliseconds()
-		return 0, engine.OutOfRange("wait_ms", "must be between 0 and "+strconv.FormatInt(hi, 10)+", got "+strconv.FormatInt(ms, 10), ms < 0, ms, 0, hi, "ms")
+	return fromMillis(ms, engine.CheckWait)
+}
+
+// PollFromMillis does the same for a watch's poll interval (poll_ms).
+func PollFromMillis(ms int64) (time.Duration, error) {
+	return fromMillis(ms, engine.CheckPoll)
+}
+
+func fromMillis(ms int64, check func(time.Duration) error) (time.Duration, error) {
+	d := durationOf(ms)
+	if err := check(d); err != nil {
+		return 0, cArg(err, ms)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return d, nil
+}
+
+// durationOf is ms milliseconds, saturated where a Duration cannot hold
+// them: converted as is, a huge value would wrap into range, and the
+// engine's check must see it out of range.
+func durationOf(ms int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case ms > most:
+		return math.MaxInt64
+	case ms < -most:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// cArg is err as the host protocol and the C ABI say it: an
+// *engine.ArgumentError names its argument by the spec's C/JSON name
+// (ttl_ms, wait_ms, poll_ms: cArgNames, generated) and words a crossed
+// bound in the spec's units, with the value given (ms, which a saturated
+// Duration no longer holds). Each binding then names its own parameter from
+// the spec's tables. Other errors are returned as they are.
+func cArg(err error, given int64) error {
+	ae, ok := err.(*engine.ArgumentError)
+	if !ok {
+		return err
+	}
+	e := *ae
+	if c, ok := cArgNames[e.Arg]; ok {
+		e.Arg = c
+	}
+	if e.Bound != "" && e.Unit == "ms" {
+		e.Got = given
+		word := "at most "
+		if e.Bound == engine.BoundMin {
+			word = "at least "
+		}
+		e.Reason = "must be " + word + strconv.FormatInt(e.Limit, 10) + " ms, got " + strconv.FormatInt(given, 10)
+	}
+	return &e
 }

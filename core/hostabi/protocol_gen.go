@@ -97,3 +97,12 @@ const (
 	msgCanceled        = "liblock: canceled"
 	msgInternal        = "liblock: internal error"
 )
+
+// cArgNames: the C/JSON name of each argument the engine names otherwise
+// (the spec's limits whose name is not their "c").
+var cArgNames = map[string]string{
+	"ttl":          "ttl_ms",
+	"wait":         "wait_ms",
+	"node_timeout": "node_timeout_ms",
+	"poll":         "poll_ms",
+}

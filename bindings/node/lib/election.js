@@ -13,7 +13,7 @@ const P = require('./protocol');
 
 // The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
 const MAX_VALUE_BYTES = P.LIMITS.election_value.max;
-const DEFAULT_TTL_MS = P.LIMITS.campaign_ttl.default;
+const DEFAULT_TTL_MS = P.DEFAULTS.campaignTtl;
 const MAX_POLL_MS = P.LIMITS.poll.max;
 
 const CAMPAIGN_OPTIONS = ['value', 'ttl', 'wait', 'signal'];
@@ -65,9 +65,8 @@ async function campaign(client, host, wrap, h, name, options) {
   h.optionsArg('options', options, CAMPAIGN_OPTIONS);
   if (options.value === undefined) throw h.badArg('value', 'missing: what observers see while this client leads');
   const value = h.bytesArg('value', h.stringArg('value', options.value), 1, MAX_VALUE_BYTES);
-  const given = h.intArg('ttl', options.ttl, true, h.MIN_TTL_MS, h.MAX_TTL_MS);
+  const given = h.intArg('ttl', options.ttl, true); // its range: the engine's
   const ttl = given === undefined ? DEFAULT_TTL_MS : given;
-  h.ttlFits('ttl', ttl, client.nodeTimeout);
   const wait = h.intArg('wait', options.wait, true, P.LIMITS.wait.min, P.LIMITS.wait.max);
   const signal = options.signal;
   if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);

@@ -13,6 +13,7 @@
 // the reports carry none.
 
 const dc = require('node:diagnostics_channel');
+const { DEFAULTS } = require('./protocol.gen'); // telemetry: the spec's default for Node
 
 /**
  * The diagnostics channel of liblock's log records: { level, msg, ...fields }
@@ -425,6 +426,7 @@ class Telemetry {
  * resourceLabel).
  */
 function makeTelemetry(opt, nodes) {
+  if (opt === undefined && DEFAULTS.telemetry !== 'installed') opt = DEFAULTS.telemetry === 'on';
   if (opt === false) return null;
   const a = otelApi();
   if (opt === undefined && !a && !logChannel.hasSubscribers) return null;

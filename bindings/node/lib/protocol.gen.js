@@ -124,7 +124,7 @@ const STATUSES = Object.freeze([
  * name, `node` the Node option's name, `nodeUnit` its unit.
  */
 const LIMITS = Object.freeze({
-  ttl: Object.freeze({ min: 1, max: 86400000, minNodeTimeouts: 3, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
+  ttl: Object.freeze({ min: 1, max: 86400000, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
   wait: Object.freeze({ min: 0, max: 86400000, default: 10000, unit: 'ms', c: 'wait_ms', node: 'wait', nodeUnit: 'ms' }),
   resource: Object.freeze({ min: 1, max: 1024, unit: 'bytes', c: 'resource', node: 'resource', nodeUnit: 'bytes' }),
   resources: Object.freeze({ min: 1, max: 16, unit: 'count', c: 'resources', node: 'resources', nodeUnit: 'count' }),
@@ -140,6 +140,16 @@ const LIMITS = Object.freeze({
   campaign_ttl: Object.freeze({ min: 1, max: 86400000, default: 10000, unit: 'ms', c: 'ttl_ms', node: 'ttl', nodeUnit: 'ms' }),
   poll: Object.freeze({ min: 0, max: 86400000, default: 1000, unit: 'ms', c: 'poll_ms', node: 'poll', nodeUnit: 'ms' }),
 });
+
+/**
+ * The Node host's defaults (the spec's "defaults", docs/defaults.md): ms
+ * for durations; telemetry 'on', 'off' or 'installed'; pendingAtClose
+ * 'CANCELED' or 'CLOSED'.
+ */
+const DEFAULTS = Object.freeze({ wait: 10000, nodeTimeout: 50, driftFactor: 0.01, campaignTtl: 10000, poll: 1000, telemetry: 'installed', pendingAtClose: 'CANCELED' });
+
+/** The spin on a request's replies (lib/spin.js; the spec's "spin"). */
+const SPIN = Object.freeze({ polls: 64, credit: 32, probe: 64, eagerRun: 16 });
 
 const TWO32 = 4294967296;
 
@@ -380,7 +390,7 @@ function readAction(r) {
 }
 
 module.exports = {
-  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,
+  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS, DEFAULTS, SPIN,
   encAcquire, encExtend, encRelease, encCancel, encForget, encClose, encOpened, encReceived, encConnFailed, encTick, encLockInfo, encInspect, encReportAwaiting, encWatch, encUnwatch, encReports,
   readAction, readError,
 };

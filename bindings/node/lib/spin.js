@@ -36,16 +36,18 @@
 // here between two turns of the event loop, so that a task whose every
 // operation completes at once still lets the loop turn.
 
+const { SPIN } = require('./protocol.gen'); // the spec's "spin", shared with the Python host
+
 const MSG_DONTWAIT = 0x40; // Linux
 const EAGAIN = 11; // = EWOULDBLOCK on Linux
 const EINTR = 4;
 
 /** Tunables (tests set them through config()). */
 const cfg = {
-  polls: 64, // recv calls per spin at most
-  credit: 32, // the credit's ceiling (and a new host's)
-  probe: 64, // with no credit, every probe-th request spins
-  eagerRun: 16, // settled spins in a row between two turns of the loop
+  polls: SPIN.polls, // recv calls per spin at most
+  credit: SPIN.credit, // the credit's ceiling (and a new host's)
+  probe: SPIN.probe, // with no credit, every probe-th request spins
+  eagerRun: SPIN.eagerRun, // settled spins in a row between two turns of the loop
   creditRule: true, // false: every request spins (tests' control)
   aloneRule: true, // false: a request spins with other operations in flight too (tests' control)
   connGuard: true, // false: a socket no longer the host's connection is read too (tests' control)

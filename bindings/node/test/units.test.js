@@ -1,7 +1,7 @@
 'use strict';
 // Units, defaults and the names in error messages: every duration
-// is milliseconds; a ttl shorter than 3 × the client's nodeTimeout (ttl: 60
-// meaning sixty seconds) is refused naming both and the unit; every message
+// is milliseconds; a ttl too short for the round trip to the nodes fails
+// with an UnavailableError naming the ttl and the node timeout; every message
 // names the caller's option (ttl, wait, nodeTimeout, ...), never the C ABI's
 // (ttl_ms, wait_ms, node_timeout_ms); acquire() waits DEFAULT_WAIT (10 s) by
 // default and wait: 0 is one attempt; releasing twice is LOST, as in Go, C
@@ -73,30 +73,39 @@ test('acquire and extend arguments out of range name the option, in ms', async (
   const lock = await client.acquire('units:extend', { ttl: 5000 });
   await assert.rejects(lock.extend(0), names('ttl'));
   await assert.rejects(lock.extend(86400001), names('ttl'));
-  await assert.rejects(lock.extend(299), names('ttl', /shorter than 300 ms, 3 × nodeTimeout \(100 ms\)/));
-  await lock.extend(300); // 3 × nodeTimeout: fine
+  await lock.extend(150); // no minimum in node timeouts
   await lock.release();
 });
 
-test('a ttl shorter than 3 × nodeTimeout is refused (acquire, using, extend), naming both, the reason and the unit', async () => {
+test('a ttl out of range is the engine\'s refusal, naming ttl in ms (acquire, using, extend, campaign)', async () => {
+  const at = (word, limit, got) => `liblock: invalid argument: ttl: must be ${word} ${limit}, got ${got}`;
+  const low = at('at least', '1 ms', '0 ms');
+  const high = at('at most', '86400000 ms (86400 s)', '86400001 ms');
+  for (const [ttl, msg] of [[0, low], [-5, at('at least', '1 ms', '-5 ms')], [86400001, high]]) {
+    await assert.rejects(client.acquire('units:range', { ttl }), (e) => names('ttl')(e) && e.message === msg, `acquire ${ttl}`);
+    await assert.rejects(client.using('units:range', { ttl }, () => 1), (e) => names('ttl')(e) && e.message === msg, `using ${ttl}`);
+    await assert.rejects(client.campaign('units:range', { value: 'v', ttl }), (e) => names('ttl')(e) && e.message === msg, `campaign ${ttl}`);
+  }
+  const lock = await client.acquire('units:range', { ttl: 5000 });
+  await assert.rejects(lock.extend(0), (e) => names('ttl')(e) && e.message === low);
+  await assert.rejects(lock.extend(86400001), (e) => names('ttl')(e) && e.message === high);
+  await lock.release();
+});
+
+test('a ttl too short for the round trip fails naming the ttl and the node timeout; none is refused for its length', async () => {
   const c = new Client(withBackend({ nodes: nodes.urls })); // default nodeTimeout 50
-  const msg = 'liblock: invalid argument: ttl: 60 ms is shorter than 150 ms, 3 × nodeTimeout (50 ms): a lock must outlast ' +
-    'an acquire round and, auto-extended, an extension round every ttl/3; write ttl: 60000 for 60 s';
-  // ttl: 60 meant as sixty seconds is sixty milliseconds here.
-  await assert.rejects(c.acquire('report', { ttl: 60 }), (e) => names('ttl')(e) && e.message === msg);
-  await assert.rejects(c.using('report', { ttl: 60 }, () => 1), (e) => names('ttl')(e) && e.message === msg);
-  await assert.rejects(c.acquire('report', { ttl: 149, autoExtend: true }), names('ttl', /shorter than 150 ms/));
-  await assert.rejects(c.acquire('report', { ttl: 50 }), names('ttl', /shorter than 150 ms/)); // once enough: one node request
-  const ok = await c.acquire('report', { ttl: 150, wait: 0 }); // exactly 3 × nodeTimeout: fine
-  await assert.rejects(ok.extend(60), (e) => names('ttl')(e) && e.message === msg);
+  // 2 ms less its clock-drift allowance (2 ms and 1 %) leaves no validity, however fast the node.
+  for (const o of [{ ttl: 2, wait: 0 }, { ttl: 2, wait: 0, fence: true }, { ttl: 2, wait: 0, permits: 2 }]) {
+    await assert.rejects(c.acquire('units:short', o), (e) => {
+      assert.equal(e.code, 'UNAVAILABLE', e.message);
+      assert.match(e.message, /too slowly for the ttl: .*a 2ms ttl.*node timeout \(50ms\): give a longer ttl$/);
+      return true;
+    }, JSON.stringify(o));
+  }
+  // A short ttl the round fits in is a lock (the engine decides by the grant's validity).
+  const ok = await c.acquire('units:short', { ttl: 60, wait: 0 });
   await ok.release().catch((e) => { if (e.code !== 'LOST') throw e; });
   await c.close();
-  // The minimum follows the client's nodeTimeout; a ttl whose seconds reading is out of range gets no hint.
-  await assert.rejects(client.acquire('report', { ttl: 10 }),
-    names('ttl', /ttl: 10 ms is shorter than 300 ms, 3 × nodeTimeout \(100 ms\).*write ttl: 10000 for 10 s$/));
-  const slow = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 60000 }));
-  await assert.rejects(slow.acquire('report', { ttl: 100000 }), names('ttl', /shorter than 180000 ms.*durations are milliseconds$/));
-  await slow.close();
 });
 
 test('default wait: DEFAULT_WAIT (10 s); wait: 0 is one attempt', async () => {

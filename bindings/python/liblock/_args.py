@@ -60,24 +60,6 @@ def _ms(name: str, value: Any, lo: int, hi: int) -> int:
     return ms
 
 
-# The shortest ttl, in node timeouts (the spec's factor, shared with the Node binding):
-# a lock must outlast an acquire round (bounded by one node timeout) and, auto-extended,
-# leave room for an extension round (another node timeout) every ttl/3.
-_MIN_TTL_NODE_TIMEOUTS = P.LIMIT_TTL_MIN_NODE_TIMEOUTS
-
-
-def _check_ttl_fits(name: str, ttl_ms: int, node_timeout_ms: int) -> None:
-    """A ttl shorter than 3 node timeouts is a unit mistake (``ttl=0.06`` meant as 60 s)
-    or a lock that a slow node makes invalid before it is granted or extended."""
-    least = _MIN_TTL_NODE_TIMEOUTS * node_timeout_ms
-    if ttl_ms < least:
-        raise InvalidArgument(
-            f"{name}={ttl_ms / 1000:g} is shorter than {_fmt_s(least)}, "
-            f"{_MIN_TTL_NODE_TIMEOUTS} × node_timeout ({_fmt_s(node_timeout_ms)}): a lock must "
-            f"outlast an acquire round and, auto-extended, an extension round every {name}/3; "
-            f"durations are seconds ({name}=10 is ten seconds)")
-
-
 def _text(name: str, value: Any, max_bytes: Optional[int] = None, min_bytes: int = 0) -> bytes:
     """A str argument as NUL-terminated UTF-8 (the library checks length and emptiness)."""
     if not isinstance(value, str):

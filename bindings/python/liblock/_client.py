@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import numbers
 import sys
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
 from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
-from ._args import Request, _callable, _check_ttl_fits, _ms, _text  # noqa: E402
+from ._args import Request, _callable, _ms, _text  # noqa: E402
 
 # The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
 # core/hostabi/spec/protocol.json) are checked here so that every error names the
@@ -50,8 +51,8 @@ _BACKENDS = ("native", "wasm")
 # outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
 # makes a single attempt.
 # A campaign's lease when none is given (the spec's, as Go's core.DefaultCampaignTTL).
-_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0
-DEFAULT_WAIT = P.LIMIT_WAIT_DEFAULT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
+_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0
+DEFAULT_WAIT = P.DEFAULT_WAIT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
 
 
 _CLOSED = "liblock: the client is closed"
@@ -347,7 +348,6 @@ class Lock:
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
         ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
-        _check_ttl_fits("ttl", ttl_ms, self._client._node_timeout_ms)
         if self._released:
             raise LockLost("extend: the lock was released already")
         return ttl_ms
@@ -579,7 +579,10 @@ def _telemetry(telemetry: Any, urls: List[str]) -> Any:
     -> a low-cardinality label). On, it needs ``opentelemetry-api``
     (``pip install liblock[otel]``) for metrics and spans; without it, True still gives
     the log lines (logger ``liblock``)."""
-    if telemetry is None or telemetry is False:
+    if telemetry is None:  # the spec's default for Python (docs/defaults.md)
+        telemetry = P.DEFAULT_TELEMETRY == "on" or (
+            P.DEFAULT_TELEMETRY == "installed" and importlib.util.find_spec("opentelemetry") is not None)
+    if telemetry is False:
         return None
     opts: Dict[str, Any] = {}
     if isinstance(telemetry, dict):
@@ -703,7 +706,7 @@ class Client:
         if not P.LIMIT_NODES_MIN <= len(node_list) <= P.LIMIT_NODES_MAX:
             raise InvalidArgument(f"nodes must hold {P.LIMIT_NODES_MIN} to {P.LIMIT_NODES_MAX} URLs, got {len(node_list)}")
         config: Dict[str, Any] = {"nodes": node_list}
-        self._node_timeout_ms = P.LIMIT_NODE_TIMEOUT_DEFAULT
+        self._node_timeout_ms = P.DEFAULT_NODE_TIMEOUT
         if node_timeout is not None:
             self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:
@@ -842,13 +845,9 @@ class Client:
                 "token is fenced (ask for the fence when the lock is first taken)")
         n = _permits(permits)
         m = MODES[mode_arg(mode, token)]  # a read-write lock's side (_rwlock.py)
-        if m and getattr(res, "more", None):
-            raise InvalidArgument("mode cannot be combined with a list of resources: a read-write "
-                                  "lock is on one resource")
         if m and n:
             raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
                                   "semaphore are two different locks")
-        _check_ttl_fits("ttl", ttl_ms, self._node_timeout_ms)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
         return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 

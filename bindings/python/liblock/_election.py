@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Deque, List, Optional
 
 from . import _proto as P
-from ._args import _callable, _check_ttl_fits, _ms, _text
+from ._args import _callable, _ms, _text
 from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
 
 # The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
 MAX_VALUE_BYTES = P.LIMIT_ELECTION_VALUE_MAX
-DEFAULT_CAMPAIGN_TTL = P.LIMIT_CAMPAIGN_TTL_DEFAULT / 1000.0  # seconds
+DEFAULT_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,6 @@ def _args(client: Any, name: Any, value: Any, ttl: Any, wait: Any) -> Any:
     v = _text("value", value, MAX_VALUE_BYTES, 1)
     ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
     wait_ms = None if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
-    _check_ttl_fits("ttl", ttl_ms, client._node_timeout_ms)
     return n, v, ttl_ms, wait_ms
 
 

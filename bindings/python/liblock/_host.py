@@ -57,7 +57,7 @@ Done = Callable[[Optional[LockError], Any], None]
 _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
 # Requests that may read their replies at once (Host._read_now) between two loop turns.
-_EAGER_RUN = 16
+_EAGER_RUN = P.SPIN_EAGER_RUN  # the spec's "spin", shared with the Node host
 # At most how many times such a request reads the epoll set (one epoll_wait(0) each,
 # under 1 µs) while it is still pending: a spin of at most about 50 µs, then the loop's
 # blocking select. Nodes on this machine answer within tens of microseconds, and a
@@ -65,13 +65,13 @@ _EAGER_RUN = 16
 # the thread to sleep, the wake-up, the reader's and the continuation's turns), which
 # costs more than the spin, in latency and in CPU. Against remote nodes the spin would
 # only burn CPU: a host spins only while more than half of its spins pay (_SPIN_CREDIT).
-_EAGER_POLLS = 64
+_EAGER_POLLS = P.SPIN_POLLS
 # A spin that settled its request adds one to the host's credit (at most _SPIN_CREDIT,
 # where it starts); one that did not takes one. With none left the host spins only on
 # every _SPIN_PROBE-th request (to notice nodes that have become fast): nodes slower than
 # a spin cost one wasted spin per _SPIN_PROBE requests, under a microsecond a request.
-_SPIN_CREDIT = 32
-_SPIN_PROBE = 64
+_SPIN_CREDIT = P.SPIN_CREDIT
+_SPIN_PROBE = P.SPIN_PROBE
 
 
 class SpinCredit:

@@ -144,7 +144,7 @@ STATUS_CLASSES = {
 # The argument limits in "unit" (ms, bytes, count, factor): "c" the C/JSON name,
 # "python" the parameter's name, "python_unit" its unit
 LIMITS = {
-    "ttl": {"min": 1, "max": 86400000, "min_node_timeouts": 3, "unit": "ms", "c": "ttl_ms", "python": "ttl", "python_unit": "s"},
+    "ttl": {"min": 1, "max": 86400000, "unit": "ms", "c": "ttl_ms", "python": "ttl", "python_unit": "s"},
     "wait": {"min": 0, "max": 86400000, "default": 10000, "unit": "ms", "c": "wait_ms", "python": "wait", "python_unit": "s"},
     "resource": {"min": 1, "max": 1024, "unit": "bytes", "c": "resource", "python": "resource", "python_unit": "bytes"},
     "resources": {"min": 1, "max": 16, "unit": "count", "c": "resources", "python": "resources", "python_unit": "count"},
@@ -164,7 +164,6 @@ LIMITS = {
 # The same, one constant a bound
 LIMIT_TTL_MIN = 1
 LIMIT_TTL_MAX = 86400000
-LIMIT_TTL_MIN_NODE_TIMEOUTS = 3
 LIMIT_WAIT_MIN = 0
 LIMIT_WAIT_MAX = 86400000
 LIMIT_WAIT_DEFAULT = 10000
@@ -198,6 +197,22 @@ LIMIT_CAMPAIGN_TTL_DEFAULT = 10000
 LIMIT_POLL_MIN = 0
 LIMIT_POLL_MAX = 86400000
 LIMIT_POLL_DEFAULT = 1000
+
+# The Python host's defaults (the spec's "defaults", docs/defaults.md): ms for
+# durations; telemetry "on", "off" or "installed"; pending_at_close "CANCELED" or "CLOSED"
+DEFAULT_WAIT = 10000
+DEFAULT_NODE_TIMEOUT = 50
+DEFAULT_DRIFT_FACTOR = 0.01
+DEFAULT_CAMPAIGN_TTL = 10000
+DEFAULT_POLL = 1000
+DEFAULT_TELEMETRY = "off"
+DEFAULT_PENDING_AT_CLOSE = "CANCELED"
+
+# The spin on a request's replies (_host.py; the spec's "spin")
+SPIN_POLLS = 64
+SPIN_CREDIT = 32
+SPIN_PROBE = 64
+SPIN_EAGER_RUN = 16
 
 
 class ProtocolError(Exception):

@@ -117,7 +117,6 @@ BAD_ACQUIRE = [
     (dict(ttl=1e300), ValueError),
     (dict(ttl=10**30), ValueError),
     (dict(ttl=24 * 3600 + 1), ValueError),
-    (dict(ttl=1.2), ValueError),  # shorter than 3 × client1's node_timeout (0.5 s)
     (dict(wait="1"), TypeError),
     (dict(wait=False), TypeError),
     (dict(wait=-0.5), ValueError),
@@ -174,7 +173,7 @@ def test_extend_arguments(c1, client1) -> None:
     lock = client1.acquire("ext-args", ttl=10)
     for bad, exc in [(None, TypeError), ("1", TypeError), (True, TypeError), (0, ValueError),
                      (-1, ValueError), (math.nan, ValueError), (math.inf, ValueError),
-                     (1e300, ValueError), (0.1, ValueError)]:
+                     (1e300, ValueError)]:
         with pytest.raises(exc):
             lock.extend(bad)
     assert not lock.lost

@@ -17,10 +17,11 @@ type Settings struct {
 	Mode       engine.LockMode // Read, Write
 }
 
-// Apply applies opts in order, without checking the values: a nil option is
-// refused (an ArgumentError for "opts"), as Acquire refuses it.
-func Apply[Option ~func(*Settings)](opts []Option) (Settings, error) {
-	var s Settings
+// Apply applies opts in order over defaults (the host's, with what was
+// not given), without checking the values: a nil option is refused (an
+// ArgumentError for "opts"), as Acquire refuses it.
+func Apply[Option ~func(*Settings)](defaults Settings, opts []Option) (Settings, error) {
+	s := defaults
 	for _, opt := range opts {
 		if opt == nil {
 			return Settings{}, engine.InvalidArg("opts", "nil AcquireOption")

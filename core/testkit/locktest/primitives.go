@@ -807,11 +807,21 @@ func (s *suite) multiBadInput(t *testing.T) {
 	}
 	_, err := cl.AcquireAll(ctx, []string{"a", "b"}, 0)
 	argErr(t, err, "ttl", "ttl 0")
-	if !s.skipped(t, "MultiBadInput/permits") {
-		l, err := cl.AcquireAll(ctx, []string{"a", "b"}, time.Second, core.Permits(2))
-		argErr(t, err, "permits", "a set with permits")
+	// A set is neither a semaphore nor a read-write lock: every host
+	// refuses the pair with the engine's words.
+	for _, tc := range []struct {
+		name, arg string
+		opt       core.AcquireOption
+	}{{"permits", "permits", core.Permits(2)}, {"mode", "mode", core.Read()}} {
+		if s.skipped(t, "MultiBadInput/"+tc.name) {
+			continue
+		}
+		l, err := cl.AcquireAll(ctx, []string{"a", "b"}, time.Second, tc.opt)
+		argErr(t, err, tc.arg, "a set with "+tc.name)
 		if err == nil {
 			_ = l.Release(ctx) // what the failed check acquired
+		} else {
+			assert.Contains(t, err.Error(), "with several resources", "a set with %s: the engine's reason", tc.name)
 		}
 	}
 	c.AssertNoKeys(t)

@@ -3,6 +3,7 @@ package main
 import (
 	"go/format"
 	"strconv"
+	"strings"
 )
 
 func gofmt(b *w) ([]byte, error) {
@@ -41,7 +42,18 @@ func genHostabi(s *Spec) ([]byte, error) {
 	for _, st := range s.Statuses {
 		b.p("\tmsg%s = %s\n", st.Go, strconv.Quote(st.Message))
 	}
-	b.p(")\n")
+	b.p(")\n\n// cArgNames: the C/JSON name of each argument the engine names otherwise\n// (the spec's limits whose name is not their \"c\").\nvar cArgNames = map[string]string{\n")
+	seen := map[string]bool{}
+	for _, l := range s.Limits {
+		// The engine names an argument by its limit's name, but for the
+		// election's own limits, which it calls ttl and value.
+		arg := strings.TrimPrefix(strings.TrimPrefix(l.Name, "campaign_"), "election_")
+		if arg != l.C && !seen[arg] {
+			seen[arg] = true
+			b.p("\t%s: %s,\n", strconv.Quote(arg), strconv.Quote(l.C))
+		}
+	}
+	b.p("}\n")
 	return gofmt(&b)
 }
 

@@ -54,6 +54,19 @@ func genJava(s *Spec) ([]byte, error) {
 			b.p("    static final %s %s_DEFAULT = %s;\n", typ, n, javaNum(*l.Default, l.Unit))
 		}
 	}
+	b.p("\n    // The Java host's defaults (the spec's \"defaults\", docs/defaults.md): ms for durations.\n")
+	for _, d := range s.Defaults {
+		switch {
+		case d.none("java"):
+			// required in Java: no constant
+		case d.unit == "factor":
+			b.p("    static final double DEFAULT_%s = %s;\n", javaUpper(d.Name), javaNum(d.number("java"), d.unit))
+		case d.unit != "":
+			b.p("    static final long DEFAULT_%s = %s;\n", javaUpper(d.Name), javaNum(d.number("java"), d.unit))
+		default:
+			b.p("    static final String DEFAULT_%s = %s;\n", javaUpper(d.Name), d.literal("java"))
+		}
+	}
 	b.p("\n    /** The C ABI's name of an argument (ttl_ms) → the Java parameter's (ttl). */\n")
 	b.p("    static final java.util.Map<String, String> JAVA_NAMES = java.util.Map.ofEntries(\n")
 	seen := map[string]bool{}

@@ -139,13 +139,21 @@ func genJS(s *Spec) ([]byte, error) {
 		if l.Default != nil {
 			def = ", default: " + num(*l.Default)
 		}
-		if l.MinNodeTimeouts != nil {
-			def += ", minNodeTimeouts: " + num(*l.MinNodeTimeouts)
-		}
 		b.p("  %s: Object.freeze({ min: %s, max: %s%s, unit: %s, c: %s, node: %s, nodeUnit: %s }),\n",
 			l.Name, num(l.Min), num(l.Max), def, jsStr(l.Unit), jsStr(l.C), jsStr(l.Node.Name), jsStr(l.Node.Unit))
 	}
 	b.p("});\n\n")
+	b.p("/**\n * The Node host's defaults (the spec's \"defaults\", docs/defaults.md): ms\n * for durations; telemetry 'on', 'off' or 'installed'; pendingAtClose\n * 'CANCELED' or 'CLOSED'.\n */\nconst DEFAULTS = Object.freeze({")
+	for i, d := range s.Defaults {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		b.p("%s%s: %s", sep, lowerCamel(d.Name), strings.ReplaceAll(d.literal("node"), `"`, "'"))
+	}
+	b.p(" });\n\n")
+	b.p("/** The spin on a request's replies (lib/spin.js; the spec's \"spin\"). */\nconst SPIN = Object.freeze({ polls: %d, credit: %d, probe: %d, eagerRun: %d });\n\n",
+		s.Spin.Polls, s.Spin.Credit, s.Spin.Probe, s.Spin.EagerRun)
 	b.p(`const TWO32 = 4294967296;
 
 /** Writes an i64 or u64 (a safe integer) at o. */
@@ -274,7 +282,7 @@ function putBytes(m, o, d) {
 	b.p("\n/** One action: { kind, ...fields }, or null for an unknown kind. */\nfunction readAction(r) {\n  const kind = r.u8();\n  switch (kind) {\n")
 	b.Write(cases.Bytes())
 	b.p("    default: return null;\n  }\n}\n\n")
-	b.p("module.exports = {\n  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
+	b.p("module.exports = {\n  ABI_VERSION, PROTOCOL_VERSION, EV, ACT, FLAGS, EV_OVERHEAD, ACT_SIZE, STATUS, STATUSES, LIMITS, DEFAULTS, SPIN,\n  %s,\n  readAction, readError,\n};\n", strings.Join(names, ", "))
 	_ = items
 	return b.Bytes(), nil
 }

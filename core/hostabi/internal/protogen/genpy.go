@@ -104,9 +104,6 @@ import struct
 		if l.Default != nil {
 			def = `, "default": ` + num(*l.Default)
 		}
-		if l.MinNodeTimeouts != nil {
-			def += `, "min_node_timeouts": ` + num(*l.MinNodeTimeouts)
-		}
 		head.p("    %s: {\"min\": %s, \"max\": %s%s, \"unit\": %s, \"c\": %s, \"python\": %s, \"python_unit\": %s},\n",
 			pyStr(l.Name), num(l.Min), num(l.Max), def, pyStr(l.Unit), pyStr(l.C), pyStr(l.Python.Name), pyStr(l.Python.Unit))
 	}
@@ -117,10 +114,13 @@ import struct
 		if l.Default != nil {
 			head.p("LIMIT_%s_DEFAULT = %s\n", n, num(*l.Default))
 		}
-		if l.MinNodeTimeouts != nil {
-			head.p("LIMIT_%s_MIN_NODE_TIMEOUTS = %s\n", n, num(*l.MinNodeTimeouts))
-		}
 	}
+	head.p("\n# The Python host's defaults (the spec's \"defaults\", docs/defaults.md): ms for\n# durations; telemetry \"on\", \"off\" or \"installed\"; pending_at_close \"CANCELED\" or \"CLOSED\"\n")
+	for _, d := range s.Defaults {
+		head.p("DEFAULT_%s = %s\n", strings.ToUpper(d.Name), strings.Replace(d.literal("python"), "null", "None", 1))
+	}
+	head.p("\n# The spin on a request's replies (_host.py; the spec's \"spin\")\nSPIN_POLLS = %d\nSPIN_CREDIT = %d\nSPIN_PROBE = %d\nSPIN_EAGER_RUN = %d\n",
+		s.Spin.Polls, s.Spin.Credit, s.Spin.Probe, s.Spin.EagerRun)
 	head.p("\n\nclass ProtocolError(Exception):\n    \"\"\"The engine's output could not be decoded (a bug, reported as InternalError).\"\"\"\n\n\n")
 
 	// Events.

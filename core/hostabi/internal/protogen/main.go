@@ -68,7 +68,19 @@ func GenerateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Generate(s)
+	files, err := Generate(s)
+	if err != nil {
+		return nil, err
+	}
+	const page = "docs/defaults.md"
+	b, err = os.ReadFile(filepath.Join(root, page))
+	if err != nil {
+		return nil, err
+	}
+	if files[page], err = genDefaultsDoc(s, b); err != nil {
+		return nil, err
+	}
+	return files, nil
 }
 
 // Generate returns the generated files by their path from the root.
@@ -77,6 +89,7 @@ func Generate(s *Spec) (map[string][]byte, error) {
 	for name, gen := range map[string]func(*Spec) ([]byte, error){
 		"core/hostabi/protocol_gen.go":                            genHostabi,
 		"core/engine/limits_gen.go":                               genEngine,
+		"core/defaults_gen.go":                                    genGoDefaults,
 		"capi/status_gen.go":                                      genCapi,
 		"bindings/node/lib/protocol.gen.js":                       genJS,
 		"bindings/python/liblock/_proto_gen.py":                   genPython,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/liblock/liblock/core/engine"
@@ -79,4 +80,30 @@ func TestEngineMatchesSpec(t *testing.T) {
 	} {
 		assert.EqualError(t, err, s.Statuses[status].Message, "status %s: the engine's error (actual), the spec's message (expected)", s.Statuses[status].Name)
 	}
+}
+
+// TestDefaultsChecked: a host's own default needs its why, and a word
+// default one of its words; each binding's generated table carries its own
+// value (the spec's unless it differs).
+func TestDefaultsChecked(t *testing.T) {
+	base := `{"limits": [{"name": "wait", "min": 0, "max": 10, "default": 5, "unit": "ms"}], "defaults": [%s]}`
+	for _, tc := range []struct{ defaults, err string }{
+		{`{"name": "wait", "limit": "wait", "hosts": {"go": {"value": 0}}}`, "without a why"},
+		{`{"name": "wait", "limit": "nope"}`, "has no default"},
+		{`{"name": "telemetry", "value": "maybe"}`, "not one of"},
+		{`{"name": "telemetry", "value": "on", "hosts": {"rust": {"value": "off", "why": "w"}}}`, "unknown host"},
+		{`{"name": "wait", "limit": "wait", "hosts": {"c": {"value": "soon", "why": "w"}}}`, "not a number"},
+	} {
+		_, err := ParseSpec([]byte(strings.Replace(base, "%s", tc.defaults, 1)))
+		if assert.Error(t, err, tc.defaults) {
+			assert.Contains(t, err.Error(), tc.err)
+		}
+	}
+	s := spec(t)
+	files, err := Generate(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(files["core/defaults_gen.go"]), "defaultWait = 0 * time.Millisecond")
+	assert.Contains(t, string(files["bindings/node/lib/protocol.gen.js"]), "const DEFAULTS = Object.freeze({ wait: 10000,")
+	assert.Contains(t, string(files["bindings/python/liblock/_proto_gen.py"]), "\nDEFAULT_TELEMETRY = \"off\"\n")
+	assert.NotContains(t, string(files["bindings/java/src/main/java/io/github/liblock/Spec.java"]), "DEFAULT_CAMPAIGN_TTL", "required in Java")
 }

@@ -17,8 +17,19 @@ type Spec struct {
 	Error           struct {
 		Fields []Field `json:"fields"`
 	} `json:"error"`
-	Statuses []Status `json:"statuses"`
-	Limits   []Limit  `json:"limits"`
+	Statuses []Status  `json:"statuses"`
+	Limits   []Limit   `json:"limits"`
+	Defaults []Default `json:"defaults"`
+	Spin     Spin      `json:"spin"`
+}
+
+// Spin is how the Node and Python hosts spin on a request's replies (the
+// spec's "spin_comment" says what each is).
+type Spin struct {
+	Polls    int `json:"polls"`
+	Credit   int `json:"credit"`
+	Probe    int `json:"probe"`
+	EagerRun int `json:"eager_run"`
 }
 
 // Message is an event or an action.
@@ -60,22 +71,18 @@ type Status struct {
 
 // Limit is one argument limit.
 type Limit struct {
-	Name    string   `json:"name"`
-	Min     float64  `json:"min"`
-	Max     float64  `json:"max"`
-	Default *float64 `json:"default"`
-	// MinNodeTimeouts: the bindings refuse a value below this many node
-	// timeouts (ttl: a lock must outlast an acquire round and leave room
-	// for an extension round every ttl/3; almost always a unit mistake).
-	MinNodeTimeouts *float64 `json:"min_node_timeouts"`
-	Unit            string   `json:"unit"`
-	C               string   `json:"c"`
-	GoMin           string   `json:"go_min"`
-	GoMax           string   `json:"go_max"`
-	GoDefault       string   `json:"go_default"`
-	Doc             string   `json:"doc"`
-	Node            HostName `json:"node"`
-	Python          HostName `json:"python"`
+	Name      string   `json:"name"`
+	Min       float64  `json:"min"`
+	Max       float64  `json:"max"`
+	Default   *float64 `json:"default"`
+	Unit      string   `json:"unit"`
+	C         string   `json:"c"`
+	GoMin     string   `json:"go_min"`
+	GoMax     string   `json:"go_max"`
+	GoDefault string   `json:"go_default"`
+	Doc       string   `json:"doc"`
+	Node      HostName `json:"node"`
+	Python    HostName `json:"python"`
 }
 
 // HostName is how a host names and measures an argument.
@@ -127,6 +134,12 @@ func ParseSpec(b []byte) (*Spec, error) {
 		if st.Status != i {
 			return nil, fmt.Errorf("status %s: %d, want %d", st.Name, st.Status, i)
 		}
+	}
+	if err := checkDefaults(&s); err != nil {
+		return nil, err
+	}
+	if sp := s.Spin; sp.Polls < 1 || sp.Credit < 1 || sp.Probe < 1 || sp.EagerRun < 1 {
+		return nil, fmt.Errorf("spin: every count must be at least 1, got %+v", sp)
 	}
 	return &s, nil
 }

@@ -323,12 +323,21 @@ func (cl *client) acquire(ctx context.Context, what map[string]any, ttl time.Dur
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	o, err := acquireopt.Apply(opts)
+	o, err := acquireopt.Apply(acquireopt.Settings{}, opts) // a wait of 0 when none is given, as in Go
 	if err != nil {
 		return nil, err
 	}
 	req := map[string]any{"op": "acquire", "client": cl.id, "ttl": ms(ttl),
 		"wait": ms(o.Wait), "autoExtend": o.AutoExtend, "fence": o.Fence, "token": o.Token}
+	// The options that also choose a primitive travel too, so that a
+	// child's binding meets them where they do not belong (a set given
+	// permits or a mode): what says the primitive when it is one.
+	if o.Permits != 0 {
+		req["permits"] = o.Permits
+	}
+	if o.Mode != core.ModeExclusive {
+		req["mode"] = o.Mode.String()
+	}
 	for k, v := range what {
 		req[k] = v
 	}

@@ -31,7 +31,7 @@ public final class AcquireOptions {
 
     /** The defaults: wait up to 10 s (the spec's default wait), no auto-extension, no fence. */
     public static AcquireOptions defaults() {
-        return new AcquireOptions(Duration.ofMillis(Spec.WAIT_DEFAULT), false, false, null, null, null, null);
+        return new AcquireOptions(Duration.ofMillis(Spec.DEFAULT_WAIT), false, false, null, null, null, null);
     }
 
     /** Retry for at most this long while another owner holds it; {@code Duration.ZERO}: one attempt. */

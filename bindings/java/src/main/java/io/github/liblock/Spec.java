@@ -80,6 +80,14 @@ final class Spec {
     static final long POLL_MAX = 86400000L;
     static final long POLL_DEFAULT = 1000L;
 
+    // The Java host's defaults (the spec's "defaults", docs/defaults.md): ms for durations.
+    static final long DEFAULT_WAIT = 10000L;
+    static final long DEFAULT_NODE_TIMEOUT = 50L;
+    static final double DEFAULT_DRIFT_FACTOR = 0.01;
+    static final long DEFAULT_POLL = 1000L;
+    static final String DEFAULT_TELEMETRY = "off";
+    static final String DEFAULT_PENDING_AT_CLOSE = "CANCELED";
+
     /** The C ABI's name of an argument (ttl_ms) → the Java parameter's (ttl). */
     static final java.util.Map<String, String> JAVA_NAMES = java.util.Map.ofEntries(
         java.util.Map.entry("ttl_ms", "ttl"),

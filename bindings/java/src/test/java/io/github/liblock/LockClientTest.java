@@ -79,6 +79,16 @@ class LockClientTest {
     }
 
     @Test
+    void ttlTooShortForTheRoundTripSaysSo() {
+        // 2 ms less its clock-drift allowance (2 ms and 1 %) leaves no validity, however fast the
+        // nodes: no ttl is refused for its length, the grant's validity decides, and the error says why.
+        UnavailableException e = assertThrows(UnavailableException.class,
+                () -> a.acquire("short", Duration.ofMillis(2), AcquireOptions.defaults().waitFor(Duration.ZERO)));
+        assertTrue(e.getMessage().contains("too slowly for the ttl: ") && e.getMessage().contains("a 2ms ttl")
+                && e.getMessage().contains("node timeout ("), e.getMessage());
+    }
+
+    @Test
     void waitWinsAfterRelease() throws Exception {
         Lock l = a.acquire("w", Duration.ofSeconds(10));
         CompletableFuture<Lock> f = b.acquireAsync("w", Duration.ofSeconds(10), AcquireOptions.defaults().waitFor(Duration.ofMinutes(1)));
