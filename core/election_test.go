@@ -392,3 +392,40 @@ func TestElectionBadInput(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrNoLeader)
 	c.AssertNoKeys(t)
 }
+
+// TestElectionTermOnLateHolder: a node that grants a campaign after its
+// fence round (frozen past the node timeout, then thawed) holds the key
+// without the term; with a node of the fence round's quorum killed, the
+// leader is held on that node and one that shows the term. leader() names
+// a leader only where a quorum shows its term, so the leader's extension
+// writes the term on the late holder, and leader() names it again.
+func TestElectionTermOnLateHolder(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 3)
+	a, b := newClient(t, c), newClient(t, c)
+	ctx := context.Background()
+	const ttl = 1500 * time.Millisecond
+	// Connections open first, so that the campaign's command reaches
+	// node 2's socket before it is frozen.
+	_, err := a.Leader(ctx, "e")
+	require.ErrorIs(t, err, core.ErrNoLeader)
+	require.NoError(t, c.Nodes[2].Freeze())
+	la, err := a.Campaign(ctx, "e", "a", core.CampaignTTL(ttl))
+	require.NoError(t, err)
+	// Past the node timeout: node 2's grant is no answer to the campaign
+	// but runs once thawed.
+	deadline := time.Now().Add(3 * locktest.NodeTimeout)
+	poll.Eventually(t, time.Second, "the node timeout passes", func() bool { return time.Now().After(deadline) })
+	require.NoError(t, c.Nodes[2].Thaw())
+	poll.Eventually(t, 5*time.Second, "node 2 holds the leader's key", func() bool {
+		v, err := c.Nodes[2].Do("EXISTS", engine.ElectionKey("e"))
+		return err == nil && v == "1"
+	})
+	require.NoError(t, c.Nodes[0].Kill())
+	poll.Eventually(t, 10*time.Second, "leader() names a once the extension wrote its term on node 2", func() bool {
+		ld, err := b.Leader(ctx, "e")
+		return err == nil && ld.Term == la.Term()
+	})
+	require.False(t, la.Lock().IsLost(), "lost: %v", la.Err())
+	require.NoError(t, la.Resign(ctx))
+}

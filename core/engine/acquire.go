@@ -207,6 +207,14 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 			} else {
 				e.fenceDecide(f)
 			}
+		} else if f != nil && o.elect && a.state[i] == granted && f.accepted >= e.quorum {
+			// A leader's grant later than its fence round takes the
+			// term too: leader() counts a term only where a quorum of
+			// holders shows it (election.go), and this holder may be one
+			// of the quorum that outlives a node of the round's. On a
+			// key released or cleaned up meanwhile the script writes
+			// nothing.
+			e.sendFence(f, i)
 		}
 		if a.unavailable && a.granted+a.refused+a.failed == len(e.nodes) {
 			a.unavailable = false
@@ -391,6 +399,11 @@ func (e *Engine) acquired(o *acquireOp, a *attempt, until time.Duration) {
 	}
 	if a.fencing != nil {
 		l.fence = a.fencing.fence
+		for i, st := range a.fencing.state {
+			if st == granted {
+				l.termShown |= 1 << i
+			}
+		}
 	}
 	if o.permits > 0 {
 		l.permits, l.slot = o.permits, a.chosen

@@ -20,11 +20,12 @@ package engine
 // leader() is an inspection of the election key: the holder is the token
 // and value held on a quorum; its term is the term its holder nodes show.
 // Every node that shows a term for that token shows the leader's own term
-// (only its fence round writes it there). A holder becomes leader when its
-// fence round is accepted by a quorum, so leader() names it only once a
-// quorum of nodes shows the term: a term shown on fewer may belong to a
-// campaign whose fence round fails, and the next leader's term, read from
-// a quorum that missed it, can be lower.
+// (only its fence round writes it there; a node that grants after the
+// round ended gets the term too). A holder becomes leader when its fence
+// round is accepted by a quorum, so leader() names it only once a quorum
+// of nodes shows the term: a term shown on fewer may belong to a campaign
+// whose fence round fails, and the next leader's term, read from a quorum
+// that missed it, can be lower.
 //
 // Watching an election (Watch) subscribes to its LeaderChannel on every
 // node and inspects the election on every message, and by polling as the

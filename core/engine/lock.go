@@ -38,8 +38,11 @@ type lockState struct {
 	// (report.go).
 	since        time.Duration
 	holdReported bool
-	// elect: a campaign's leadership (election.go).
-	elect bool
+	// elect: a campaign's leadership (election.go). termShown: the nodes
+	// (bit i: node i) known to show its term; an extension writes it
+	// where it holds the key without it.
+	elect     bool
+	termShown uint64
 	// unsure: the nodes (bit i: node i) where a release round failed
 	// after its command was written: it may have deleted the key there.
 	unsure uint64
@@ -252,6 +255,16 @@ func (op *lockOp) reply(e *Engine, i int, r Reply) {
 		op.ok++
 		if !op.extend && op.lock.keys == nil {
 			e.noteReceivers(op, i, r.Int-1)
+		}
+		if l := op.lock; op.extend && l.elect && l.termShown&(1<<i) == 0 && l.lostErr == nil && !l.released {
+			// A leader's key on a node that never took its term (a grant
+			// after the fence round, or one whose reply was lost): the
+			// term goes there too, so that a quorum of holders shows it
+			// whichever node of the fence round's quorum fails
+			// (election.go). The script writes only where the key holds
+			// this token without a term.
+			l.termShown |= 1 << i
+			e.sendScript2(e.nodes[i], discard{}, electFenceScript, l.key, FenceKey(l.key), l.token, strconv.FormatInt(l.fence, 10))
 		}
 	default:
 		op.state[i] = refused
