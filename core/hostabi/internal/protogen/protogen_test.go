@@ -44,7 +44,7 @@ func spec(t *testing.T) *Spec {
 
 // TestHeaderMatchesSpec: capi/liblock.h's status codes and ABI version
 // stay hand-written (the C ABI v1 is a promise) and must say what the spec
-// says.
+// says; its report kinds and node outcomes what the engine says.
 func TestHeaderMatchesSpec(t *testing.T) {
 	s := spec(t)
 	h, err := os.ReadFile(filepath.Join(root, "capi/liblock.h"))
@@ -67,6 +67,23 @@ func TestHeaderMatchesSpec(t *testing.T) {
 	delete(defs, "LOCK_ENGINE_PROTOCOL_VERSION")
 	assert.EqualValues(t, hostabi.MinOut, defs["LOCK_ENGINE_MIN_OUT"], "liblock.h: LOCK_ENGINE_MIN_OUT (expected: hostabi.MinOut)")
 	delete(defs, "LOCK_ENGINE_MIN_OUT")
+	// The report stream's kinds and node outcomes are the engine's.
+	for name, want := range map[string]int{
+		"LOCK_REPORT_ACQUIRE_START": int(engine.RepAcquireStart), "LOCK_REPORT_ACQUIRE_END": int(engine.RepAcquireEnd),
+		"LOCK_REPORT_WAIT_START": int(engine.RepWaitStart), "LOCK_REPORT_WAIT_END": int(engine.RepWaitEnd),
+		"LOCK_REPORT_HAND_OFF": int(engine.RepHandOff), "LOCK_REPORT_EXTEND_START": int(engine.RepExtendStart),
+		"LOCK_REPORT_EXTEND_END": int(engine.RepExtendEnd), "LOCK_REPORT_RELEASE_START": int(engine.RepReleaseStart),
+		"LOCK_REPORT_RELEASE_END": int(engine.RepReleaseEnd), "LOCK_REPORT_LOST": int(engine.RepLost),
+		"LOCK_REPORT_HOLD": int(engine.RepHold), "LOCK_REPORT_NODE": int(engine.RepNode), "LOCK_REPORT_FENCE": int(engine.RepFence),
+		"LOCK_NODE_OK": int(engine.NodeOK), "LOCK_NODE_TIMEOUT": int(engine.NodeTimeout),
+		"LOCK_NODE_CONNECTION": int(engine.NodeConnection), "LOCK_NODE_ERROR_REPLY": int(engine.NodeReplyError),
+	} {
+		n, ok := defs[name]
+		if assert.True(t, ok, "liblock.h does not define %s", name) {
+			assert.Equal(t, want, n, "liblock.h: %s (expected: the engine's)", name)
+		}
+		delete(defs, name)
+	}
 	assert.Empty(t, defs, "liblock.h defines these, which the spec does not have")
 }
 
