@@ -565,15 +565,8 @@ class Client {
       const host = this.#host;
       ttlFits('ttl', ttl, this.#nodeTimeout);
       if (signal && signal.aborted) throw canceledBy(signal);
-      const flags = (autoExtend ? ACQ.AUTO_EXTEND : 0) | (fence ? ACQ.FENCE : 0);
-      // The host resolves with what #wrap makes of the new lock's state.
-      // A semaphore's permit count, a read-write lock's mode and a set's
-      // resources all ride in Host's `kind` (the engine refuses the
-      // combinations it does not take, naming them).
-      let kindArg = set;
-      if (permits !== undefined) kindArg = kindArg ? { ...kindArg, permits } : { permits }; // (a semaphore's pair: no spread of an empty object)
-      if (mode) kindArg = { ...(kindArg || {}), mode };
-      return host.acquire(resource, ttl, wait, flags, token === undefined ? null : token, signal, this.#wrap, kindArg);
+      return host.acquire({ resource, resources: set ? set.resources : null, ttl, wait, autoExtend: autoExtend === true, fence: fence === true,
+        token: token === undefined ? null : token, permits: permits === undefined ? 0 : permits, mode, value: null, signal: signal || null, wrap: this.#wrap });
     } catch (e) {
       return Promise.reject(e);
     }

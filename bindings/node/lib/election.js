@@ -72,10 +72,10 @@ async function campaign(client, host, wrap, h, name, options) {
   const signal = options.signal;
   if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
   if (signal && signal.aborted) throw E.canceledBy(signal, 'campaign');
-  const kind = { election: true, value };
   for (;;) {
     try {
-      const lock = await host.acquire(name, ttl, wait === undefined ? P.LIMITS.wait.max : wait, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE, null, signal, wrap, kind);
+      const lock = await host.acquire({ resource: name, resources: null, ttl, wait: wait === undefined ? P.LIMITS.wait.max : wait, autoExtend: true, fence: true,
+        token: null, permits: 0, mode: 0, value, signal: signal || null, wrap });
       return new Leadership(lock, name, value);
     } catch (e) {
       // Unbounded: a wait that ran out (the engine's longest) starts over.

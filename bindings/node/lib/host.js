@@ -238,13 +238,11 @@ let spinN = 0;
 
 // ---------------------------------------------------------------- Host
 
-/** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT) of kind. */
-function kindFlags(kind) {
-  let f = 0;
-  if (kind.permits) f |= P.ACQ.PERMITS;
-  if (kind.mode === 1) f |= P.ACQ.READ;
-  else if (kind.mode === 2) f |= P.ACQ.WRITE;
-  return f;
+const ACQ = P.ACQ;
+
+/** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT). */
+function kindFlags(permits, mode) {
+  return (permits ? ACQ.PERMITS : 0) | (mode === 1 ? ACQ.READ : mode === 2 ? ACQ.WRITE : 0);
 }
 
 class Host {
@@ -593,55 +591,40 @@ class Host {
   }
 
   /**
-   * Starts an acquire; resolves with wrap(the new lock's state). `flags`:
-   * P.ACQ's AUTO_EXTEND and FENCE bits; `token`: the caller's token or null.
+   * Starts an acquire; resolves with req.wrap(the new lock's state). req:
+   * { resource, resources (a multi-resource lock's further ones, or null),
+   * ttl, wait, autoExtend, fence, token (or null), permits (0: none), mode
+   * (0 mutex, 1 read, 2 write), value (a campaign's, or null), signal (or
+   * null), wrap }; the engine validates the values.
    */
-  acquire(resource, ttl, wait, flags, token, signal, wrap, kind) {
-    if (admit()) return this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind);
+  acquire(req) {
+    if (admit()) return this.acquireNow(req);
+    const signal = req.signal;
     return new Promise((resolve, reject) => defer(() => {
       if (signal && signal.aborted) reject(E.canceledBy(signal));
       else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
       else {
-        try { resolve(this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind)); } catch (e) { reject(e); }
+        try { resolve(this.acquireNow(req)); } catch (e) { reject(e); }
       }
     }));
   }
 
-  /**
-   * kind (optional): { permits, mode, resources } — a semaphore's permit
-   * count, 1 (read) or 2 (write) for a read-write lock, the further
-   * resources of a multi-resource lock; the engine validates them.
-   */
-  acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind) {
+  acquireNow(req) {
     const ad = this.ad;
+    const { resource, resources, token, signal } = req;
     if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
       throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
     }
-    // A token is at most LIMITS.token.max (512) bytes (checked by the caller): it always fits.
-    if (token !== null) flags |= P.ACQ.TOKEN;
-    let permits = 0, resources = null, value = null;
-    if (kind) {
-      flags |= kindFlags(kind);
-      if (kind.election) { // a campaign (lib/election.js)
-        flags |= P.ACQ.ELECTION;
-        value = kind.value;
-      }
-      permits = kind.permits || 0;
-      if (kind.resources && kind.resources.length > 0) {
-        resources = kind.resources;
-        flags |= P.ACQ.RESOURCES;
-      }
-    }
-    const op = this.quietNow() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
-      : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
-    const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
-    const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
-      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0, mutex: !kind };
+    const flags = (req.autoExtend ? ACQ.AUTO_EXTEND : 0) | (req.fence ? ACQ.FENCE : 0) | (token !== null ? ACQ.TOKEN : 0) |
+      kindFlags(req.permits, req.mode) | (resources !== null ? ACQ.RESOURCES : 0) | (req.value !== null ? ACQ.ELECTION : 0);
+    // (Arguments run in order: quietNow() may step a REPORTS event before this one is encoded.)
+    const op = this.traced(this.quietNow(), 'acquire', resource, P.encAcquire(ad.mem(), ad.inOff, resource, req.ttl, req.wait, flags, token, req.permits, resources, req.value));
+    const p = { kind: 0, req, signal, onAbort: null };
     if (signal) {
-      fields.onAbort = () => this.cancel(op);
-      signal.addEventListener('abort', fields.onAbort, { once: true });
+      p.onAbort = () => this.cancel(op);
+      signal.addEventListener('abort', p.onAbort, { once: true });
     }
-    return this.pend(op, fields);
+    return this.pend(op, p);
   }
 
   /**
@@ -655,7 +638,7 @@ class Host {
     if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
       throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
     }
-    const iflags = kind ? kindFlags(kind) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
+    const iflags = kind ? kindFlags(kind.permits, kind.mode) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
     const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
     const p = this.pend(op, fields);
@@ -706,17 +689,17 @@ class Host {
     return quiet;
   }
 
-  /** Runs a request in a span of its own when telemetry is on (lib/otel.js). */
-  traced(kind, resource, request) {
+  /** Steps a request event of len bytes (quiet: quietNow()'s answer), in a span of its own unless quiet (lib/otel.js). */
+  traced(quiet, kind, resource, len) {
     const t = this.tel;
-    if (!t) return request();
+    if (quiet) return this.request(len);
     const span = t.start(kind, resource);
     // Bound by the operation's start report, in the step itself: a
     // release of a lock known lost is DONE in the step that starts it.
     t.pending = { span, kind, resource };
     let op;
     try {
-      op = request();
+      op = this.request(len);
     } catch (e) {
       t.pending = null;
       t.refused(span, e);
@@ -729,15 +712,13 @@ class Host {
 
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.quietNow() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
-      : this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
+    const op = this.traced(this.quietNow(), 'extend', st.resource, P.encExtend(ad.mem(), ad.inOff, st.id, ttl));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.quietNow() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
-      : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
+    const op = this.traced(this.quietNow(), 'release', st.resource, P.encRelease(ad.mem(), ad.inOff, st.id));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
@@ -852,15 +833,18 @@ class Host {
       }
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
+      const q = p.req;
+      const resource = q.resource;
+      const mutex = q.resources === null && q.permits === 0 && q.mode === 0 && q.value === null;
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource, p.mutex) : this.keyPrefix + p.resource, token: p.token,
-        autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
-        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
+        host: this, id: lock, resource, key: this.clusterKeys ? this.keyOf(lock, resource, mutex) : this.keyPrefix + resource, token: q.token,
+        autoExtend: q.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
+        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: q.resources === null ? null : [resource, ...q.resources], mode: q.mode,
         registered: false, // with index.js's FinalizationRegistry (lib/dropped.js)
       };
       this.locks.set(lock, st);
       stats.locks++;
-      p.resolve(p.wrap ? p.wrap(st) : st);
+      p.resolve(q.wrap(st));
       return;
     }
     const st = p.st;
