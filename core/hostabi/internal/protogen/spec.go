@@ -19,6 +19,8 @@ type Spec struct {
 	} `json:"error"`
 	Statuses []Status `json:"statuses"`
 	Limits   []Limit  `json:"limits"`
+	// NodeOptions: gendts.go.
+	NodeOptions NodeOptions `json:"node_options"`
 }
 
 // Message is an event or an action.
