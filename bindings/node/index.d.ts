@@ -328,22 +328,6 @@ export function library(backend: 'native'): LibraryInfo;
 /** Loads and compiles liblock.wasm if needed and tells which file, and what loading cost. */
 export function library(backend: 'wasm'): WasmLibraryInfo;
 
-declare const _default: {
-  Client: typeof Client;
-  Lock: typeof Lock;
-  LockError: typeof LockError;
-  NotAcquiredError: typeof NotAcquiredError;
-  UnavailableError: typeof UnavailableError;
-  LockLostError: typeof LockLostError;
-  CanceledError: typeof CanceledError;
-  InvalidArgumentError: typeof InvalidArgumentError;
-  InvalidHandleError: typeof InvalidHandleError;
-  InternalError: typeof InternalError;
-  LoadError: typeof LoadError;
-  ClientClosedError: typeof ClientClosedError;
-  ABI_VERSION: 1;
-  DEFAULT_WAIT: 10000;
-  MAX_RESOURCES: 16;
-  library: typeof library;
-};
+/** The module itself (`import liblock from 'liblock'`, also compiled to CommonJS without esModuleInterop). */
+declare const _default: typeof import('./index');
 export default _default;

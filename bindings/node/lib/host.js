@@ -1,13 +1,10 @@
 'use strict';
-// The one host of both backends: it runs an engine (core/engine, through
-// the byte protocol of core/hostabi/PROTOCOL.md) on the main event
-// loop with node:net / node:tls sockets and one timer. The engine decides
-// everything (URLs, commands, timeouts, retries, waiters, extension, loss);
-// this file only moves bytes, arms the timer, and turns DONE and LOST into
-// promises and AbortSignals.
+// The one host of both backends (docs/node.md, "How it works"): it steps an
+// engine on the main event loop with node:net / node:tls sockets and one
+// timer, and turns DONE and LOST into promises and AbortSignals. The engine
+// decides everything else.
 //
-// An engine adapter (lib/native.js: liblock.so through koffi; lib/wasm.js:
-// liblock.wasm under V8) gives synchronous calls and its two buffers:
+// An engine adapter (lib/native.js, lib/wasm.js) gives synchronous calls and its two buffers:
 //   mem()          the Bytes (Buffer + DataView) holding both buffers
 //   inOff, inCap   where events are written
 //   outOff, outCap where actions come back
@@ -16,17 +13,6 @@
 //   rxBuf          (optional) a Buffer over the input buffer from inOff + 9 (a
 //                  RECEIVED header's room) that never moves: sockets read into
 //                  it (see onRead); without it they read into one shared buffer
-//
-// Keeping the process alive: sockets and timers are unref()'d. One
-// process-wide (per copy of this package) interval is ref()'d while an
-// operation (acquire, extend, release, close) is pending anywhere, so a
-// process with idle clients, or holding locks, exits by itself; an
-// auto-extended lock is extended while the process runs for other reasons
-// (as with the Go core's goroutines, which never keep Node alive either).
-// When the process ends normally ('beforeExit': the event loop ran out of
-// work), the locks still held by open clients are released first (see
-// releaseAtExit); process.exit() and signals run no asynchronous work, so
-// there the keys stay until their ttl.
 
 const net = require('node:net');
 // node:tls (with node:crypto) is loaded with the first rediss:// connection:
@@ -68,13 +54,7 @@ let warmed = false;
 const open = new Set();
 let exitHooked = false;
 
-/**
- * 'beforeExit': releases every lock an open client still holds (each once:
- * a release that fails, e.g. with the nodes down, is not tried again). The
- * releases keep the loop alive until they are done (about one round trip;
- * each bounded by nodeTimeout), then 'beforeExit' comes again, with nothing
- * left to release, and the process exits. Clients stay open.
- */
+/** 'beforeExit': releases every lock an open client still holds, each once (then 'beforeExit' comes again, with nothing left). */
 function releaseAtExit() {
   for (const h of open) {
     if (h.closed || h.dead) continue;
@@ -88,6 +68,7 @@ function releaseAtExit() {
   }
 }
 
+// An interval ref()'d while an operation is pending anywhere: sockets and timers are unref()'d.
 let alive = null;
 function hold(d) {
   stats.pending += d;
@@ -149,14 +130,10 @@ const reader = new P.Reader();
 // to the end of a step before anything else steps an engine).
 const hot = F.scratch();
 
-// Plain TCP sockets read into one buffer (net.Socket's `onread`) instead of
-// a new Buffer per read pushed through a Readable stream: onRead gets the
-// data as it arrives, on the socket it came from (`this`). With the native
-// adapter the buffer is the engine's own input buffer, just behind a
-// RECEIVED header's room (rxBuf: no copy at all); with wasm (whose memory
-// can move when it grows) one buffer of the same size for every socket,
-// copied from. Reads are delivered one at a time on the main thread, and
-// each is stepped before its callback returns, so one buffer is enough.
+// Plain TCP sockets read through net.Socket's `onread` into one buffer:
+// the native engine's input buffer behind a RECEIVED header's room (rxBuf),
+// or for wasm (whose memory can move) one shared buffer, copied from. Each
+// read is stepped before its callback returns, so one buffer is enough.
 let rxShared = null;
 function onRead(n) {
   const h = this.llHost;
@@ -164,13 +141,9 @@ function onRead(n) {
   // Nothing else: returning false would stop reading.
 }
 
-// A burst of requests (a thousand acquires started in one loop, or canceled
-// by one AbortSignal) is stepped BURST at a time, one batch per turn of the
-// event loop, so that the loop keeps turning (timers, replies) meanwhile. A
-// request made while others wait its turn waits too (order is kept). The
-// count restarts when the tick that made the requests ends (endTick, below:
-// the one process.nextTick a tick with requests and writes queues, rather
-// than a queueMicrotask of its own per request tick, ~0.5 µs each).
+// A burst of requests is stepped BURST at a time, one batch per turn of the
+// event loop, in order. The count restarts when the tick that made the
+// requests ends (endTick: one process.nextTick per tick, shared with the writes).
 const BURST = 64;
 let burst = 0;
 const deferred = [];
@@ -192,11 +165,8 @@ function runDeferred() {
   if (deferred.length > 0) setImmediate(runDeferred);
 }
 
-// The first write to a connection in a tick leaves at once (the node starts
-// on it while this side still runs JS); a second write to it in the same
-// tick corks it, and what follows leaves in one writev at the end of the
-// tick (many operations started or canceled together, replies that start
-// the next round of several operations).
+// The first write to a connection in a tick leaves at once; a second write
+// to it in the same tick corks it until the end of the tick (one writev).
 let tickNo = 1;
 let tickQueued = false;
 const corked = [];
@@ -239,6 +209,16 @@ let spinN = 0;
 // ---------------------------------------------------------------- Host
 
 const ACQ = P.ACQ;
+
+/**
+ * An event must fit the engine's input buffer: a string that might not is
+ * measured, and one longer than its limit refused (as the engine would, in
+ * Node's words), so that it is never written past the buffer's end.
+ */
+function fits(what, s, max) {
+  const got = Buffer.byteLength(s);
+  if (got > max) throw E.errorOf({ status: E.STATUS.INVALID_ARGUMENT, message: '', a: what, b: '', nodes: [], bound: 'max', limit: max, unit: 'bytes', got });
+}
 
 /** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT). */
 function kindFlags(permits, mode) {
@@ -310,6 +290,12 @@ class Host {
   }
 
   // ------------------------------------------------------------ stepping
+
+  /** Steps the event enc writes (P.encX: the engine's input buffer, then its fields), and carries out the actions. */
+  event(enc, a, b) {
+    const ad = this.ad;
+    this.run(enc(ad.mem(), ad.inOff, a, b));
+  }
 
   /** Steps the engine with the event of `len` bytes already at inOff, and carries out the actions. */
   run(len, deliver = true) {
@@ -487,8 +473,7 @@ class Host {
 
   opened(conn, s) {
     if (this.conns.get(conn) !== s) return;
-    const ad = this.ad;
-    this.run(P.encOpened(ad.mem(), ad.inOff, conn));
+    this.event(P.encOpened, conn);
   }
 
   received(conn, s, d) {
@@ -531,8 +516,7 @@ class Host {
     if (this.conns.get(conn) !== s) return; // reported once, or closed by the engine
     this.conns.delete(conn);
     s.destroy();
-    const ad = this.ad;
-    this.run(P.encConnFailed(ad.mem(), ad.inOff, conn, message.slice(0, 1024)));
+    this.event(P.encConnFailed, conn, message.slice(0, 1024));
   }
 
   arm(us) {
@@ -542,8 +526,7 @@ class Host {
   }
 
   tick() {
-    const ad = this.ad;
-    this.run(P.encTick(ad.mem(), ad.inOff));
+    this.event(P.encTick);
   }
 
   // ------------------------------------------------------------ requests
@@ -612,8 +595,14 @@ class Host {
   acquireNow(req) {
     const ad = this.ad;
     const { resource, resources, token, signal } = req;
-    if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
-      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
+    let size = P.strMax(resource) + (token !== null ? P.strMax(token) : 0) + (req.value !== null ? P.strMax(req.value) : 0);
+    if (resources !== null) for (let i = 0; i < resources.length; i++) size += P.strMax(resources[i]);
+    if (size + 64 > ad.inCap) {
+      const L = P.LIMITS;
+      fits(req.value !== null ? 'name' : 'resource', resource, L.resource.max);
+      if (token !== null) fits('token', token, L.token.max);
+      if (req.value !== null) fits('value', req.value, L.election_value.max);
+      if (resources !== null) resources.forEach((r, i) => fits(`resources[${i + 1}]`, r, L.resource.max));
     }
     const flags = (req.autoExtend ? ACQ.AUTO_EXTEND : 0) | (req.fence ? ACQ.FENCE : 0) | (token !== null ? ACQ.TOKEN : 0) |
       kindFlags(req.permits, req.mode) | (resources !== null ? ACQ.RESOURCES : 0) | (req.value !== null ? ACQ.ELECTION : 0);
@@ -635,9 +624,7 @@ class Host {
    */
   inspect(resource, signal, kind) {
     const ad = this.ad;
-    if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
-      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
-    }
+    if (P.strMax(resource) + 16 > ad.inCap) fits(kind && kind.election ? 'name' : 'resource', resource, P.LIMITS.resource.max);
     const iflags = kind ? kindFlags(kind.permits, kind.mode) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
     const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
@@ -665,8 +652,7 @@ class Host {
 
   cancelNow(op) {
     if (this.dead || !this.ops.has(op)) return;
-    const ad = this.ad;
-    this.run(P.encCancel(ad.mem(), ad.inOff, op));
+    this.event(P.encCancel, op);
   }
 
   /**
@@ -761,8 +747,7 @@ class Host {
     this.release(st).catch(() => {
       if (this.dead || !this.locks.has(st.id)) return;
       this.dropLock(st);
-      const ad = this.ad;
-      this.run(P.encForget(ad.mem(), ad.inOff, st.id));
+      this.event(P.encForget, st.id);
     });
   }
 
@@ -773,8 +758,7 @@ class Host {
     open.delete(this);
     this.closing = new Promise((resolve) => { this.closeDone = resolve; });
     hold(1);
-    const ad = this.ad;
-    this.run(P.encClose(ad.mem(), ad.inOff));
+    this.event(P.encClose);
     return this.closing;
   }
 
@@ -898,4 +882,4 @@ function markLost(st, reason) {
   return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain, LOST_WARNING };
+module.exports = { Host, stats, markLost, hooks, hold, drain, fits, LOST_WARNING };
