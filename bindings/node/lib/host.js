@@ -232,9 +232,7 @@ class Host {
    */
   constructor(adapter, handle, keyPrefix, tlsOptions, nodeTls, tel) {
     this.ad = adapter;
-    // The client's metrics, spans and logs (lib/otel.js), or null: then
-    // the engine was not asked for REPORT actions.
-    this.tel = tel || null;
+    this.tel = tel || null; // lib/otel.js, or null: no REPORT actions asked for
     this.h = handle;
     this.keyPrefix = keyPrefix;
     // Set by index.js when a node is a Redis Cluster (keyOf).
@@ -244,18 +242,12 @@ class Host {
     this.mutexKeys = new Map();
     // The REPORTS level the engine was last told (quietNow).
     this.reports = REPORTS_ALL;
-    // The client's `tls` option, checked by index.js (ca, cert, key,
-    // servername, rejectUnauthorized), or null.
-    this.tlsOptions = tlsOptions || null;
-    // The `tls` of nodes given as { url, tls }, by node index (null: none),
-    // which replaces the client's for that node.
-    this.nodeTls = nodeTls || null;
+    this.tlsOptions = tlsOptions || null; // the client's `tls`, checked by index.js
+    this.nodeTls = nodeTls || null; // by node index: the `tls` of a node given as { url, tls }, which replaces the client's
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
-    // lock id -> [fence, reentered] from an acquire's DONE (engine protocol
-    // 2), taken when the DONE is delivered.
-    this.fences = new Map();
+    this.fences = new Map(); // lock id -> [fence, reentered] from an acquire's DONE, until it is delivered
     this.timer = null;
     // The timer's callback runs before the loop polls the sockets: the TICK
     // waits for the check phase (setImmediate), after replies that are

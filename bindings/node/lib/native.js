@@ -23,10 +23,8 @@ function glibcMissing() {
   } catch { return false; }
 }
 
-// koffi is an optional dependency: its install may fail (or be skipped) on
-// a platform without a prebuilt binary, and `npm install liblock` must still
-// succeed there for the wasm backend. It is required here, never at module
-// load.
+// koffi is an optional dependency (`npm install liblock` must succeed where
+// it cannot install, for the wasm backend): required here, never at module load.
 function loadKoffi() {
   try {
     return require('koffi');
