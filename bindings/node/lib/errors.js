@@ -105,5 +105,5 @@ function canceledBy(signal, what = 'acquire') {
 module.exports = {
   STATUS, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError,
-  errorFor, closedError, errorOf, jsArgNames, canceledBy, boundReason,
+  errorFor, closedError, errorOf, jsArgNames, canceledBy,
 };

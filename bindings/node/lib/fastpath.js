@@ -136,4 +136,4 @@ function putReceivedHeader(m, o, conn, n) {
   return RECEIVED_HEADER + n;
 }
 
-module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, REPORT_BYTES, readHot, skipReport, scratch, putReceivedHeader, skipNoError };
+module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, REPORT_BYTES, readHot, skipReport, scratch, putReceivedHeader };

@@ -874,4 +874,4 @@ function markLost(st, reason) {
   return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain, fits, LOST_WARNING };
+module.exports = { Host, stats, markLost, hooks, hold, drain, fits };

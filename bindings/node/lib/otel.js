@@ -412,4 +412,4 @@ function makeTelemetry(opt, nodes) {
   return new Telemetry(a, opt && typeof opt === 'object' ? opt : {}, nodes);
 }
 
-module.exports = { makeTelemetry, logChannel, OUTCOMES, R };
+module.exports = { makeTelemetry, logChannel, R };
