@@ -6,7 +6,7 @@
 // values) and maps outcomes to promises, Locks and AbortSignals.
 
 const E = require('./lib/errors');
-const { Host, stats, markLost, hooks } = require('./lib/host');
+const { Host, stats, markLost, hooks, fits } = require('./lib/host');
 const { makeTelemetry } = require('./lib/otel');
 const { LIMITS, ABI_VERSION } = require('./lib/protocol');
 const { kind, badArg, intArg, stringArg, optionsArg, permitsArg, OPTIONS } = require('./lib/args');
@@ -289,7 +289,9 @@ class Client {
         if (resource.length === 0) throw badArg('resources', 'must name at least one resource');
         if (resource.length > MAX_RESOURCES) throw badArg('resources', `at most ${MAX_RESOURCES} resources in one lock, got ${resource.length}`);
         resource.forEach((r, i) => stringArg(`resources[${i}]`, r));
-        resources = resource.slice(1);
+        // A list of one is sent as its resource: its length is judged here, named as the list's.
+        if (resource.length === 1) fits('resources[0]', resource[0], LIMITS.resource.max, LIMITS.resource.min);
+        else resources = resource.slice(1);
         resource = resource[0];
       } else if (resource !== checkedResource) {
         checkedResource = stringArg('resource', resource);

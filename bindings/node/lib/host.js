@@ -215,9 +215,11 @@ const ACQ = P.ACQ;
  * measured, and one longer than its limit refused (as the engine would, in
  * Node's words), so that it is never written past the buffer's end.
  */
-function fits(what, s, max) {
+function fits(what, s, max, min = 0) {
   const got = Buffer.byteLength(s);
-  if (got > max) throw E.errorOf({ status: E.STATUS.INVALID_ARGUMENT, message: '', a: what, b: '', nodes: [], bound: 'max', limit: max, unit: 'bytes', got });
+  if (got > max || got < min) {
+    throw E.errorOf({ status: E.STATUS.INVALID_ARGUMENT, message: '', a: what, b: '', nodes: [], bound: got > max ? 'max' : 'min', limit: got > max ? max : min, unit: 'bytes', got });
+  }
 }
 
 /** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT). */
