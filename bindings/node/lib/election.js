@@ -7,7 +7,7 @@
 
 const E = require('./errors');
 const P = require('./protocol');
-const { hold, drain, fits } = require('./host');
+const { hold, drain, fits, ROOM } = require('./host');
 const { badArg, stringArg, optionsArg } = require('./args');
 
 const { EV } = P;
@@ -140,7 +140,7 @@ function install(Host) {
   /** Starts a WATCH; `on.changed(leader|null)` per LEADER, `on.ended(err)` at its DONE. */
   Host.prototype.watch = function watch(name, pollMs, on) {
     const ad = this.ad;
-    if (P.strMax(name) + 16 > ad.inCap) fits('name', name, P.LIMITS.resource.max);
+    if (P.strMax(name) + ROOM > ad.inCap) fits('name', name, P.LIMITS.resource.max);
     const op = this.request(P.encWatch(ad.mem(), ad.inOff, name, pollMs));
     this.ops.set(op, { kind: EV.WATCH, changed: on.changed, ended: on.ended, resolve() {}, reject() {} });
     hold(1); // a watch keeps the process alive, as a server's socket would

@@ -209,6 +209,8 @@ let spinN = 0;
 // ---------------------------------------------------------------- Host
 
 const ACQ = P.ACQ;
+// The most bytes an event takes besides its strings' (P.strMax counts those).
+const ROOM = 48;
 
 /**
  * An event must fit the engine's input buffer: a string that might not is
@@ -591,7 +593,7 @@ class Host {
     const { resource, resources, token, signal } = req;
     let size = P.strMax(resource) + (token !== null ? P.strMax(token) : 0) + (req.value !== null ? P.strMax(req.value) : 0);
     if (resources !== null) for (let i = 0; i < resources.length; i++) size += P.strMax(resources[i]);
-    if (size + 64 > ad.inCap) {
+    if (size + ROOM > ad.inCap) {
       const L = P.LIMITS;
       fits(req.value !== null ? 'name' : 'resource', resource, L.resource.max);
       if (token !== null) fits('token', token, L.token.max);
@@ -618,7 +620,7 @@ class Host {
    */
   inspect(resource, signal, kind) {
     const ad = this.ad;
-    if (P.strMax(resource) + 16 > ad.inCap) fits(kind && kind.election ? 'name' : 'resource', resource, P.LIMITS.resource.max);
+    if (P.strMax(resource) + ROOM > ad.inCap) fits(kind && kind.election ? 'name' : 'resource', resource, P.LIMITS.resource.max);
     const iflags = kind ? kindFlags(kind.permits, kind.mode) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
     const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
@@ -876,4 +878,4 @@ function markLost(st, reason) {
   return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain, fits };
+module.exports = { Host, stats, markLost, hooks, hold, drain, fits, ROOM };
