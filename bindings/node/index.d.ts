@@ -24,165 +24,9 @@ export interface MinimalAbortSignal {
  */
 export type LockAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : MinimalAbortSignal;
 
-export interface ClientOptions {
-  /**
-   * One per independent Redis master, 1..64 of them: a URL
-   * (redis://[user:password@]host:port[/db], rediss://..., unix:///path), or
-   * a NodeOptions ({ url, tls }) for a node whose TLS settings differ.
-   */
-  nodes: Array<string | NodeOptions>;
-  /**
-   * The longest any single node request may take, in ms (integer, 1..60000;
-   * default 50). A ttl should be a few times this long: a grant that the
-   * round trip leaves with no validity is no lock (UnavailableError).
-   */
-  nodeTimeout?: number;
-  /** Clock drift allowance, 0..0.1 (default 0.01). */
-  driftFactor?: number;
-  /**
-   * Follow each grant and extension with WAIT: a node's grant counts only
-   * once this many of its replicas acknowledged it within the node timeout
-   * (0..100; 0: off). Default: 1 on Sentinel nodes (a URL with master_name) and Redis Cluster nodes (cluster=yes),
-   * off on the others. See the README's "WAIT".
-   */
-  waitReplicas?: number;
-  /**
-   * Metrics, spans and diagnostics_channel('liblock:log') records (README
-   * "Metrics, traces and logs"). Default: on when @opentelemetry/api is
-   * installed (an optional peer dependency), with its global providers;
-   * false: off (the engine reports nothing); an object gives the providers
-   * and an opt-in resourceLabel hook (resource -> a low-cardinality label).
-   */
-  telemetry?: boolean | {
-    meterProvider?: unknown;
-    tracerProvider?: unknown;
-    resourceLabel?: (resource: string) => string;
-  };
-  /** Prepended to every resource to make the Redis key (at most 256 bytes; default ''). */
-  keyPrefix?: string;
-  /**
-   * A label carried in the value of every lock this client takes (the value
-   * is then `owner/<uuid>`: the token keeps its 122 random bits), which
-   * inspect() reports to anyone who looks at the resource. At most 128 bytes
-   * of UTF-8, without '/' (default '': none).
-   */
-  owner?: string;
-  /**
-   * 'native': liblock.so through koffi (Linux glibc; koffi is an optional
-   * dependency, loaded with the first native client). 'wasm': liblock.wasm
-   * under V8, on the main thread. Both run the same engine behind the same
-   * event-loop host: the same API, errors and behaviour. Default: native where
-   * it loads, else wasm, with one process warning (code
-   * LIBLOCK_NATIVE_UNAVAILABLE); library() says which.
-   */
-  backend?: 'native' | 'wasm';
-  /**
-   * TLS settings of every rediss:// node (node:tls's option names), checked
-   * when the client is made: a PEM node:tls cannot parse, a cert without its
-   * key or a key that does not match its cert is an InvalidArgumentError
-   * naming the field (tls.ca, tls.key, ...). Default: the system's roots.
-   * A node given as { url, tls } has its own instead (NodeOptions).
-   */
-  tls?: TlsOptions;
-}
-
-/**
- * A node given with its own TLS settings: `tls` replaces (is not merged
- * with) the client's `tls` for this node's connections, and is checked the
- * same way (errors name nodes[i].tls.ca, ...). Without `tls` the node gets
- * the client's.
- */
-export interface NodeOptions {
-  url: string;
-  tls?: TlsOptions;
-}
-
-/** The client's `tls` option: passed to tls.connect() for every rediss:// connection. */
-export interface TlsOptions {
-  /** CA certificates (PEM, one or several) that verify the servers instead of the system's roots: a private CA. */
-  ca?: string | Uint8Array | Array<string | Uint8Array>;
-  /** Client certificate chain (PEM) for mutual TLS (tls-auth-clients yes); needs `key`. */
-  cert?: string | Uint8Array;
-  /** The private key (PEM, unencrypted) of `cert`; needs `cert`. */
-  key?: string | Uint8Array;
-  /** The name the server certificate must be issued for (and the SNI), instead of each URL's host, e.g. 'redis.internal' while the URL says 127.0.0.1. */
-  servername?: string;
-  /**
-   * Default true: verify the server's certificate. false turns verification
-   * off for every node, as a URL's ?skip_verify=true does for its own (which
-   * still does whatever this says): for a test bench, never in production.
-   */
-  rejectUnauthorized?: boolean;
-}
-
-export interface AcquireOptions {
-  /**
-   * The lease in ms (integer, 1..86400000). Required. A lock must outlast
-   * its acquire round: a grant left with no validity (ttl less the round's
-   * time and the drift allowance) fails with an UnavailableError saying the
-   * ttl is too short for the round trip. `ttl: 60` is 60 ms; 60 s is
-   * `ttl: 60000`.
-   */
-  ttl: number;
-  /**
-   * Keep retrying for at most this many ms while another owner holds the
-   * resource or too many nodes fail (integer, 0..86400000; default
-   * DEFAULT_WAIT, 10000). 0: a single attempt.
-   */
-  wait?: number;
-  /** Extend the lock in the background until released or lost (default false; true for using()). */
-  autoExtend?: boolean;
-  /**
-   * Use this token (16..512 bytes of UTF-8) instead of a random one. If it
-   * already holds the resource on a quorum, the acquire re-enters that lock
-   * (Lock#reentered: a hand-over from another process, a re-attach after a
-   * restart, a reentrant lock) and its ttl becomes at least `ttl`; otherwise
-   * it is an ordinary acquire with that token. Releasing either lock deletes
-   * the key for every holder of the token. Not with `fence`.
-   */
-  token?: string;
-  /**
-   * Ask for a fencing token (Lock#fence): an integer strictly greater than
-   * the fence of every lock on this resource acquired before this one, also
-   * after nodes restart empty when they stayed down longer than the largest
-   * ttl and the servers' clocks agree within that time. A large number (at
-   * least the servers' clock in microseconds, ~1.8e15: exact, below 2^53).
-   * One more round trip. Not with `token`.
-   */
-  fence?: boolean;
-  /**
-   * 'read' or 'write': a reader or the writer of the resource's read-write
-   * lock instead of its mutex (any number of readers together, or one
-   * writer; a waiting writer blocks new readers, so readers cannot starve
-   * it). Its keys are its own. Not with `token`. Default: the mutex.
-   */
-  mode?: LockMode;
-  /** Cancels a pending acquire (CanceledError); no key is left behind. */
-  signal?: LockAbortSignal;
-  /**
-   * Take one permit of the counting semaphore of this many permits (integer,
-   * 1..1024) on the resource instead of its mutex: at most that many locks of
-   * it are valid at any moment. The count is part of the semaphore's
-   * identity. Anything else (0 included) is an InvalidArgumentError naming
-   * `permits`.
-   */
-  permits?: number;
-}
-
-/** What a lock holds: the mutex, or a side of the read-write lock. */
-export type LockMode = 'exclusive' | 'read' | 'write';
-
-export interface InspectOptions {
-  /** Rejects the pending inspect() with CanceledError (the engine's round still ends within the node timeout). */
-  signal?: LockAbortSignal;
-  /** Inspect the counting semaphore of this many permits (1..1024) instead of the mutex. */
-  permits?: number;
-  /**
-   * 'read' or 'write': inspect the resource's read-write lock: `held`,
-   * `validity` and `owner` then describe its writer, `readers` its readers.
-   */
-  mode?: LockMode;
-}
+// The option objects: generated from the spec (core/hostabi/spec/protocol.json).
+export * from './lib/options.gen';
+import type { AcquireOptions, Backend, CampaignOptions, ClientOptions, InspectOptions, LeaderOptions, LockMode, ObserveOptions } from './lib/options.gen';
 
 /** One node's answer in an Inspection. */
 export interface NodeState {
@@ -251,18 +95,6 @@ export interface Reader {
   validity: number | null;
 }
 
-/** Options of Client#campaign. */
-export interface CampaignOptions {
-  /** What observers see while this client leads (e.g. its address): 1..4096 bytes of UTF-8. */
-  value: string;
-  /** The leadership's lease in ms (default 10000), extended in the background. */
-  ttl?: number;
-  /** How long to wait to lead, in ms (0: one attempt); default: until it leads, the signal aborts or the client closes. */
-  wait?: number;
-  /** Aborting it ends the wait with CanceledError. */
-  signal?: LockAbortSignal;
-}
-
 /** An election's leader, from Client#leader. */
 export interface Leader {
   name: string;
@@ -285,14 +117,6 @@ export interface LeaderChange {
   term?: number;
   owner?: string;
   validity?: number | null;
-}
-
-/** Options of Client#observe. */
-export interface ObserveOptions {
-  /** Aborting it ends the iteration. */
-  signal?: LockAbortSignal;
-  /** How often to read the election when pub/sub says nothing, in ms (default 1000). */
-  poll?: number;
 }
 
 /** This client's leadership of an election, from Client#campaign. */
@@ -400,8 +224,7 @@ export class Lock implements AsyncDisposable {
   /** Aborted, with a LockLostError as its reason, when the lock is lost. */
   readonly signal: LockAbortSignal;
   /**
-   * Resets the expiry to ttl ms from now; LockLostError if it already expired
-   * (or the round outlived the new ttl); ClientClosedError after
+   * Resets the expiry to ttl ms from now; LockLostError if it already expired; ClientClosedError after
    * the client's close().
    */
   extend(ttl: number): Promise<void>;
@@ -422,7 +245,7 @@ export class Client {
   /** The owner label of ClientOptions ('' when none). */
   readonly owner: string;
   /** The engine running this client's locks: 'native' (liblock.so) or 'wasm' (liblock.wasm). */
-  readonly backend: 'native' | 'wasm';
+  readonly backend: Backend;
   /**
    * Takes the lock on `resource`, or — given a list — on all of its
    * resources together or none (a multi-resource lock: 1..MAX_RESOURCES
@@ -445,7 +268,7 @@ export class Client {
    */
   campaign(name: string, options: CampaignOptions): Promise<Leadership>;
   /** The election's leader, or null when none is valid on a quorum. */
-  leader(name: string, options?: { signal?: LockAbortSignal }): Promise<Leader | null>;
+  leader(name: string, options?: LeaderOptions): Promise<Leader | null>;
   /**
    * Every leader change of the election, in order, the current state first;
    * ends when the signal aborts, the loop breaks, or the client closes.
@@ -504,22 +327,6 @@ export function library(backend: 'native'): LibraryInfo;
 /** Loads and compiles liblock.wasm if needed and tells which file, and what loading cost. */
 export function library(backend: 'wasm'): WasmLibraryInfo;
 
-declare const _default: {
-  Client: typeof Client;
-  Lock: typeof Lock;
-  LockError: typeof LockError;
-  NotAcquiredError: typeof NotAcquiredError;
-  UnavailableError: typeof UnavailableError;
-  LockLostError: typeof LockLostError;
-  CanceledError: typeof CanceledError;
-  InvalidArgumentError: typeof InvalidArgumentError;
-  InvalidHandleError: typeof InvalidHandleError;
-  InternalError: typeof InternalError;
-  LoadError: typeof LoadError;
-  ClientClosedError: typeof ClientClosedError;
-  ABI_VERSION: 1;
-  DEFAULT_WAIT: 10000;
-  MAX_RESOURCES: 16;
-  library: typeof library;
-};
+/** The module itself (`import liblock from 'liblock'`, also compiled to CommonJS without esModuleInterop). */
+declare const _default: typeof import('./index');
 export default _default;

@@ -1,18 +1,11 @@
 'use strict';
-// Dropped locks (on the hot path): index.js releases a Lock that is
-// garbage-collected unreleased, through a FinalizationRegistry. Registering
-// every Lock at once and unregistering it at its release costs a V8 runtime
-// call each (0.3 to 0.8 µs a pair, more GC work for the weak cells), for
-// the common lock that is released within milliseconds. Instead a new Lock
-// is held strongly in a list for at most DELAY_MS, and registered only if
-// it is still unreleased then: a lock released sooner never touches the
-// registry.
-//
-// Nothing is lost by the delay: while listed, a Lock cannot be collected
-// (the list references it), so a lock dropped during that time is
-// registered like any other and released after a later collection, as
-// before. A Lock keeps its Client alive, so a dropped client's close
-// (its own registry) can come up to DELAY_MS later too.
+// Dropped locks: index.js releases a Lock garbage-collected unreleased,
+// through a FinalizationRegistry. Registering every Lock and unregistering
+// it at its release costs a V8 runtime call each (0.3 to 0.8 µs a pair), for
+// the common lock released within milliseconds: instead a new Lock is held
+// strongly for at most DELAY_MS, and registered only if still unreleased
+// then. Nothing is lost: a listed Lock cannot be collected, so one dropped
+// meanwhile is registered like any other, and released after a later collection.
 
 /** How long a new lock waits (ms) before it is registered, if still unreleased. */
 const DELAY_MS = 20;

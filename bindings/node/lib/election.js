@@ -1,24 +1,17 @@
 'use strict';
-// Leader election in Node: Client#campaign, #leader and
-// #observe (index.js calls these with the client's host). The engine does
-// the work: a campaign is an ACQUIRE with the ELECTION flag (fenced and
-// auto-extended; the term is the fence), leader() an INSPECT with it, and
-// observe() a WATCH whose LEADER actions (pushed by pub/sub, polled as the
-// fallback) become an async iterator. See the README's "Leader election".
+// Leader election: Client#campaign, #leader and #observe (index.js calls
+// these with the client's host). The engine does the work: a campaign is an
+// ACQUIRE with the ELECTION flag (fenced and auto-extended; the term is the
+// fence), leader() an INSPECT with it, and observe() a WATCH whose LEADER
+// actions (pushed by pub/sub, polled as the fallback) become an async iterator.
 
 const E = require('./errors');
-const { EV } = require('./protocol');
-const { hold, drain } = require('./host');
 const P = require('./protocol');
+const { hold, drain, fits, ROOM } = require('./host');
+const { badArg, stringArg, optionsArg } = require('./args');
 
-// The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
-const MAX_VALUE_BYTES = P.LIMITS.election_value.max;
-const DEFAULT_TTL_MS = P.DEFAULTS.campaignTtl;
-const MAX_POLL_MS = P.LIMITS.poll.max;
-
-const CAMPAIGN_OPTIONS = ['value', 'ttl', 'wait', 'signal'];
-const LEADER_OPTIONS = ['signal'];
-const OBSERVE_OPTIONS = ['signal', 'poll'];
+const { EV } = P;
+const DEFAULT_TTL_MS = P.DEFAULTS.campaignTtl; // the spec's (docs/defaults.md)
 
 /** This client's leadership of an election, from Client#campaign. */
 class Leadership {
@@ -33,23 +26,16 @@ class Leadership {
     this.#value = value;
   }
 
-  /** The election's name. */
   get name() { return this.#name; }
-  /** The value this leader published. */
   get value() { return this.#value; }
-  /** The term: strictly greater than every earlier leader's (the fencing token). */
+  /** The lock's fence. */
   get term() { return this.#lock.fence; }
-  /** How long this client certainly still leads, in ms (0 once lost or resigned). */
   get validity() { return this.#lock.validity; }
-  /** Whether the leadership is known lost. */
   get lost() { return this.#lock.lost; }
-  /** Aborted, with a LockLostError as its reason, when the leadership is lost. */
   get signal() { return this.#lock.signal; }
-  /** The lock behind the leadership. */
   get lock() { return this.#lock; }
-  /** Resigns: deletes the election key where this leadership holds it; observers learn it at once. */
+  /** Deletes the election key where this leadership holds it: observers learn it at once. */
   resign() { return this.#lock.release(); }
-  /** For `await using`: resigns, ignoring LOST. */
   async [Symbol.asyncDispose]() { return this.#lock[Symbol.asyncDispose](); }
   get [Symbol.toStringTag]() { return 'Leadership'; }
 }
@@ -58,23 +44,19 @@ class Leadership {
  * Campaigns until this client leads `name` (no wait bound by default: it
  * waits until it leads, the signal aborts, or the client closes).
  */
-async function campaign(client, host, wrap, h, name, options) {
+async function campaign(client, host, wrap, name, options) {
   if (host.closed) throw E.closedError('campaign');
-  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
-  if (options === undefined || options === null) throw h.badArg('options', 'must be an object with at least "value"');
-  h.optionsArg('options', options, CAMPAIGN_OPTIONS);
-  if (options.value === undefined) throw h.badArg('value', 'missing: what observers see while this client leads');
-  const value = h.bytesArg('value', h.stringArg('value', options.value), 1, MAX_VALUE_BYTES);
-  const given = h.intArg('ttl', options.ttl, true); // its range: the engine's
-  const ttl = given === undefined ? DEFAULT_TTL_MS : given;
-  const wait = h.intArg('wait', options.wait, true, P.LIMITS.wait.min, P.LIMITS.wait.max);
-  const signal = options.signal;
-  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
+  stringArg('name', name);
+  if (options === undefined || options === null) throw badArg('options', 'must be an object with at least "value"');
+  optionsArg('options', options, 'CampaignOptions');
+  const { value, wait, signal } = options;
+  if (value === undefined) throw badArg('value', 'missing: what observers see while this client leads');
+  const ttl = options.ttl === undefined ? DEFAULT_TTL_MS : options.ttl;
   if (signal && signal.aborted) throw E.canceledBy(signal, 'campaign');
-  const kind = { election: true, value };
   for (;;) {
     try {
-      const lock = await host.acquire(name, ttl, wait === undefined ? P.LIMITS.wait.max : wait, P.ACQ.AUTO_EXTEND | P.ACQ.FENCE, null, signal, wrap, kind);
+      const lock = await host.acquire({ resource: name, resources: null, ttl, wait: wait === undefined ? P.LIMITS.wait.max : wait, autoExtend: true, fence: true,
+        token: null, permits: 0, mode: 0, value, signal: signal || null, wrap });
       return new Leadership(lock, name, value);
     } catch (e) {
       // Unbounded: a wait that ran out (the engine's longest) starts over.
@@ -84,12 +66,10 @@ async function campaign(client, host, wrap, h, name, options) {
 }
 
 /** The leader of `name`: { name, value, term, owner, validity }, or null. */
-async function leader(host, h, name, options) {
+async function leader(host, name, options) {
   if (host.closed) throw E.closedError('leader');
-  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
-  h.optionsArg('options', options, LEADER_OPTIONS);
-  const signal = options ? options.signal : undefined;
-  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
+  stringArg('name', name);
+  const { signal } = optionsArg('options', options, 'LeaderOptions');
   if (signal && signal.aborted) throw E.canceledBy(signal, 'leader');
   const r = await host.inspect(name, signal, { election: true });
   const l = r.held && r.term ? { value: r.value, term: r.term, owner: r.owner, validity: r.validity } : null;
@@ -102,13 +82,10 @@ async function leader(host, h, name, options) {
  * Ends when the signal aborts, the iterator is returned (break), or the
  * client closes.
  */
-function observe(host, h, name, options) {
+function observe(host, name, options) {
   if (host.closed) throw E.closedError('observe');
-  h.bytesArg('name', h.stringArg('name', name), 1, h.MAX_RESOURCE_BYTES);
-  h.optionsArg('options', options, OBSERVE_OPTIONS);
-  const signal = options ? options.signal : undefined;
-  if (signal !== undefined && !h.isAbortSignal(signal)) throw h.badArg('signal', `must be an AbortSignal, got ${h.kind(signal)}`);
-  const poll = options ? h.intArg('poll', options.poll, true, P.LIMITS.poll.min, MAX_POLL_MS) : undefined;
+  stringArg('name', name);
+  const { signal, poll } = optionsArg('options', options, 'ObserveOptions');
   if (signal && signal.aborted) throw E.canceledBy(signal, 'observe');
   const queue = [];
   const waiting = [];
@@ -162,6 +139,7 @@ function install(Host) {
   /** Starts a WATCH; `on.changed(leader|null)` per LEADER, `on.ended(err)` at its DONE. */
   Host.prototype.watch = function watch(name, pollMs, on) {
     const ad = this.ad;
+    if (P.strMax(name) + ROOM > ad.inCap) fits('name', name, P.LIMITS.resource.max);
     const op = this.request(P.encWatch(ad.mem(), ad.inOff, name, pollMs));
     this.ops.set(op, { kind: EV.WATCH, changed: on.changed, ended: on.ended, resolve() {}, reject() {} });
     hold(1); // a watch keeps the process alive, as a server's socket would
@@ -171,8 +149,7 @@ function install(Host) {
   /** UNWATCH: its DONE ends it. */
   Host.prototype.unwatch = function unwatch(op) {
     if (this.dead || !this.ops.has(op)) return;
-    const ad = this.ad;
-    this.run(P.encUnwatch(ad.mem(), ad.inOff, op));
+    this.event(P.encUnwatch, op);
   };
   /** A LEADER action. */
   Host.prototype.leaderChanged = function leaderChanged(op, leader) {
@@ -181,4 +158,4 @@ function install(Host) {
   };
 }
 
-module.exports = { Leadership, campaign, leader, observe, install, MAX_VALUE_BYTES, DEFAULT_TTL_MS };
+module.exports = { Leadership, campaign, leader, observe, install };

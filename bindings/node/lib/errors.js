@@ -2,9 +2,7 @@
 // The error classes (stable `code`, the C ABI's `status`) and the mapping
 // from the engine's `error` records to them.
 
-// The status codes and, for each, its code, default message and error class
-// come from the protocol's spec (core/hostabi/spec/protocol.json) through
-// protocol.gen.js.
+// The status codes and, for each, its code, default message and error class: the spec's.
 const { STATUS, STATUSES, LIMITS } = require('./protocol.gen');
 
 /** Base class of every error this package throws; `code` is stable. */
@@ -14,46 +12,26 @@ class LockError extends Error {
     this.name = new.target.name;
   }
 }
-function defineError(name, code) {
+function defineError(name, code, status = STATUS[code]) {
   const cls = { [name]: class extends LockError {} }[name];
   Object.defineProperty(cls.prototype, 'code', { value: code, enumerable: true });
-  Object.defineProperty(cls.prototype, 'status', { value: STATUS[code], enumerable: false });
+  Object.defineProperty(cls.prototype, 'status', { value: status, enumerable: false });
   return cls;
 }
-// One class for each error status, named by the spec: NotAcquiredError
-// (another owner holds the resource: no quorum of grants before the wait ran
-// out), LockLostError (no longer held on a quorum: expired, released, or
-// taken by someone else), InvalidArgumentError (wrong type, checked here, or
-// out of range, checked by the engine), InvalidHandleError (the client or lock
-// was closed/freed), UnavailableError (too many nodes failed for a quorum),
-// CanceledError (AbortSignal, or the client was closed), InternalError (a bug
-// inside liblock; the message says what).
+// One class for each error status, named by the spec (index.d.ts says what each means).
 const ERROR_OF = STATUSES.map((s) => (s.nodeClass ? defineError(s.nodeClass, s.code) : null));
 const CLASSES = Object.fromEntries(ERROR_OF.filter(Boolean).map((cls) => [cls.name, cls]));
 const { NotAcquiredError, UnavailableError, LockLostError, CanceledError, InvalidArgumentError,
   InvalidHandleError, InternalError } = CLASSES;
-/**
- * A call on a client after its close() (or on a lock of that client): its
- * message starts with "liblock: the client is closed". `status` is
- * LOCK_INVALID_HANDLE's (4), what the C ABI answers for a freed client.
- */
-class ClientClosedError extends LockError {}
-Object.defineProperty(ClientClosedError.prototype, 'code', { value: 'CLOSED', enumerable: true });
-Object.defineProperty(ClientClosedError.prototype, 'status', { value: STATUS.INVALID_HANDLE, enumerable: false });
+// A call after close(): `status` is LOCK_INVALID_HANDLE's, what the C ABI answers for a freed client.
+const ClientClosedError = defineError('ClientClosedError', 'CLOSED', STATUS.INVALID_HANDLE);
 
 /** The ClientClosedError of a call (`what`, e.g. 'acquire') made after close(). */
 function closedError(what) {
   return new ClientClosedError(`liblock: the client is closed: ${what}() after close()`);
 }
-/**
- * The backend's library could not be loaded: for the native backend koffi
- * (an optional dependency) or liblock.so (missing, not loadable on this
- * platform, wrong ABI); for the wasm backend liblock.wasm. Nothing was sent
- * to Redis. `status` is LOCK_INTERNAL's (7): no library call was made.
- */
-class LoadError extends LockError {}
-Object.defineProperty(LoadError.prototype, 'code', { value: 'LOAD_FAILED', enumerable: true });
-Object.defineProperty(LoadError.prototype, 'status', { value: STATUS.INTERNAL, enumerable: false });
+// The backend's library could not be loaded: `status` is LOCK_INTERNAL's (no library call was made).
+const LoadError = defineError('LoadError', 'LOAD_FAILED', STATUS.INTERNAL);
 
 function errorFor(status, message) {
   const cls = ERROR_OF[status] || InternalError;
@@ -127,5 +105,5 @@ function canceledBy(signal, what = 'acquire') {
 module.exports = {
   STATUS, LockError, NotAcquiredError, UnavailableError, LockLostError, CanceledError,
   InvalidArgumentError, InvalidHandleError, InternalError, LoadError, ClientClosedError,
-  errorFor, closedError, errorOf, jsArgNames, canceledBy, boundReason,
+  errorFor, closedError, errorOf, jsArgNames, canceledBy,
 };

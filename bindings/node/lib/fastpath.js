@@ -1,25 +1,12 @@
 'use strict';
-// The Node host's hot path: what an acquire+release pair does
-// on every step, done without the generic codec's allocations.
-//
-// - readHot decodes the four actions a pair is made of (WRITE, STARTED,
-//   TIMER, and a DONE without an error) in place, into one reused scratch
-//   object: no action object, no error record, no Buffer view per action.
-//   Every other action, a DONE carrying an error, and anything that would
-//   run past the step's output go to the generated decoder
-//   (protocol.gen.js readAction), which also owns the error for malformed
-//   output: readHot answers -1 and the caller decodes the same bytes again
-//   the generic way.
-// - RECEIVED events are built around data that a socket read put straight
-//   into the engine's input buffer (net.Socket's `onread`, lib/host.js):
-//   putReceivedHeader writes the event's header in front of it.
-//
-// The layouts are protocol 5's, as 4's (5 added an event only;
-// core/hostabi/spec/protocol.json, whose
-// golden vectors test/fastpath.test.js decodes both ways): with another
-// protocol version the hot path is off (`enabled` false) and everything
-// goes through the generated codec, so that a change to the spec can never
-// be read with a stale layout here.
+// The host's hot path: the four actions a pair is made of (WRITE, STARTED,
+// TIMER, a DONE without an error) decoded in place into one reused scratch
+// object (readHot), and the header of a RECEIVED event whose data a socket
+// read put straight into the engine's input buffer (putReceivedHeader).
+// Anything else, or anything that would run past the step's output, goes
+// to the generated decoder (-1), which owns the error for malformed output.
+// The layouts are protocol 5's (test/fastpath.test.js decodes the golden
+// vectors both ways): with another protocol version the hot path is off.
 
 const P = require('./protocol');
 
@@ -149,4 +136,4 @@ function putReceivedHeader(m, o, conn, n) {
   return RECEIVED_HEADER + n;
 }
 
-module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, REPORT_BYTES, readHot, skipReport, scratch, putReceivedHeader, skipNoError };
+module.exports = { enabled, FOR_PROTOCOL, RECEIVED_HEADER, REPORT_BYTES, readHot, skipReport, scratch, putReceivedHeader };

@@ -1,13 +1,10 @@
 'use strict';
-// The one host of both backends: it runs an engine (core/engine, through
-// the byte protocol of core/hostabi/PROTOCOL.md) on the main event
-// loop with node:net / node:tls sockets and one timer. The engine decides
-// everything (URLs, commands, timeouts, retries, waiters, extension, loss);
-// this file only moves bytes, arms the timer, and turns DONE and LOST into
-// promises and AbortSignals.
+// The one host of both backends (docs/node.md, "How it works"): it steps an
+// engine on the main event loop with node:net / node:tls sockets and one
+// timer, and turns DONE and LOST into promises and AbortSignals. The engine
+// decides everything else.
 //
-// An engine adapter (lib/native.js: liblock.so through koffi; lib/wasm.js:
-// liblock.wasm under V8) gives synchronous calls and its two buffers:
+// An engine adapter (lib/native.js, lib/wasm.js) gives synchronous calls and its two buffers:
 //   mem()          the Bytes (Buffer + DataView) holding both buffers
 //   inOff, inCap   where events are written
 //   outOff, outCap where actions come back
@@ -16,17 +13,6 @@
 //   rxBuf          (optional) a Buffer over the input buffer from inOff + 9 (a
 //                  RECEIVED header's room) that never moves: sockets read into
 //                  it (see onRead); without it they read into one shared buffer
-//
-// Keeping the process alive: sockets and timers are unref()'d. One
-// process-wide (per copy of this package) interval is ref()'d while an
-// operation (acquire, extend, release, close) is pending anywhere, so a
-// process with idle clients, or holding locks, exits by itself; an
-// auto-extended lock is extended while the process runs for other reasons
-// (as with the Go core's goroutines, which never keep Node alive either).
-// When the process ends normally ('beforeExit': the event loop ran out of
-// work), the locks still held by open clients are released first (see
-// releaseAtExit); process.exit() and signals run no asynchronous work, so
-// there the keys stay until their ttl.
 
 const net = require('node:net');
 // node:tls (with node:crypto) is loaded with the first rediss:// connection:
@@ -68,13 +54,7 @@ let warmed = false;
 const open = new Set();
 let exitHooked = false;
 
-/**
- * 'beforeExit': releases every lock an open client still holds (each once:
- * a release that fails, e.g. with the nodes down, is not tried again). The
- * releases keep the loop alive until they are done (about one round trip;
- * each bounded by nodeTimeout), then 'beforeExit' comes again, with nothing
- * left to release, and the process exits. Clients stay open.
- */
+/** 'beforeExit': releases every lock an open client still holds, each once (then 'beforeExit' comes again, with nothing left). */
 function releaseAtExit() {
   for (const h of open) {
     if (h.closed || h.dead) continue;
@@ -88,6 +68,7 @@ function releaseAtExit() {
   }
 }
 
+// An interval ref()'d while an operation is pending anywhere: sockets and timers are unref()'d.
 let alive = null;
 function hold(d) {
   stats.pending += d;
@@ -149,14 +130,10 @@ const reader = new P.Reader();
 // to the end of a step before anything else steps an engine).
 const hot = F.scratch();
 
-// Plain TCP sockets read into one buffer (net.Socket's `onread`) instead of
-// a new Buffer per read pushed through a Readable stream: onRead gets the
-// data as it arrives, on the socket it came from (`this`). With the native
-// adapter the buffer is the engine's own input buffer, just behind a
-// RECEIVED header's room (rxBuf: no copy at all); with wasm (whose memory
-// can move when it grows) one buffer of the same size for every socket,
-// copied from. Reads are delivered one at a time on the main thread, and
-// each is stepped before its callback returns, so one buffer is enough.
+// Plain TCP sockets read through net.Socket's `onread` into one buffer:
+// the native engine's input buffer behind a RECEIVED header's room (rxBuf),
+// or for wasm (whose memory can move) one shared buffer, copied from. Each
+// read is stepped before its callback returns, so one buffer is enough.
 let rxShared = null;
 function onRead(n) {
   const h = this.llHost;
@@ -164,13 +141,9 @@ function onRead(n) {
   // Nothing else: returning false would stop reading.
 }
 
-// A burst of requests (a thousand acquires started in one loop, or canceled
-// by one AbortSignal) is stepped BURST at a time, one batch per turn of the
-// event loop, so that the loop keeps turning (timers, replies) meanwhile. A
-// request made while others wait its turn waits too (order is kept). The
-// count restarts when the tick that made the requests ends (endTick, below:
-// the one process.nextTick a tick with requests and writes queues, rather
-// than a queueMicrotask of its own per request tick, ~0.5 µs each).
+// A burst of requests is stepped BURST at a time, one batch per turn of the
+// event loop, in order. The count restarts when the tick that made the
+// requests ends (endTick: one process.nextTick per tick, shared with the writes).
 const BURST = 64;
 let burst = 0;
 const deferred = [];
@@ -192,11 +165,8 @@ function runDeferred() {
   if (deferred.length > 0) setImmediate(runDeferred);
 }
 
-// The first write to a connection in a tick leaves at once (the node starts
-// on it while this side still runs JS); a second write to it in the same
-// tick corks it, and what follows leaves in one writev at the end of the
-// tick (many operations started or canceled together, replies that start
-// the next round of several operations).
+// The first write to a connection in a tick leaves at once; a second write
+// to it in the same tick corks it until the end of the tick (one writev).
 let tickNo = 1;
 let tickQueued = false;
 const corked = [];
@@ -238,13 +208,25 @@ let spinN = 0;
 
 // ---------------------------------------------------------------- Host
 
-/** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT) of kind. */
-function kindFlags(kind) {
-  let f = 0;
-  if (kind.permits) f |= P.ACQ.PERMITS;
-  if (kind.mode === 1) f |= P.ACQ.READ;
-  else if (kind.mode === 2) f |= P.ACQ.WRITE;
-  return f;
+const ACQ = P.ACQ;
+// The most bytes an event takes besides its strings' (P.strMax counts those).
+const ROOM = 48;
+
+/**
+ * An event must fit the engine's input buffer: a string that might not is
+ * measured, and one longer than its limit refused (as the engine would, in
+ * Node's words), so that it is never written past the buffer's end.
+ */
+function fits(what, s, max, min = 0) {
+  const got = Buffer.byteLength(s);
+  if (got > max || got < min) {
+    throw E.errorOf({ status: E.STATUS.INVALID_ARGUMENT, message: '', a: what, b: '', nodes: [], bound: got > max ? 'max' : 'min', limit: got > max ? max : min, unit: 'bytes', got });
+  }
+}
+
+/** The PERMITS, READ and WRITE bits (the same in ACQUIRE and INSPECT). */
+function kindFlags(permits, mode) {
+  return (permits ? ACQ.PERMITS : 0) | (mode === 1 ? ACQ.READ : mode === 2 ? ACQ.WRITE : 0);
 }
 
 class Host {
@@ -254,9 +236,7 @@ class Host {
    */
   constructor(adapter, handle, keyPrefix, tlsOptions, nodeTls, tel) {
     this.ad = adapter;
-    // The client's metrics, spans and logs (lib/otel.js), or null: then
-    // the engine was not asked for REPORT actions.
-    this.tel = tel || null;
+    this.tel = tel || null; // lib/otel.js, or null: no REPORT actions asked for
     this.h = handle;
     this.keyPrefix = keyPrefix;
     // Set by index.js when a node is a Redis Cluster (keyOf).
@@ -266,18 +246,12 @@ class Host {
     this.mutexKeys = new Map();
     // The REPORTS level the engine was last told (quietNow).
     this.reports = REPORTS_ALL;
-    // The client's `tls` option, checked by index.js (ca, cert, key,
-    // servername, rejectUnauthorized), or null.
-    this.tlsOptions = tlsOptions || null;
-    // The `tls` of nodes given as { url, tls }, by node index (null: none),
-    // which replaces the client's for that node.
-    this.nodeTls = nodeTls || null;
+    this.tlsOptions = tlsOptions || null; // the client's `tls`, checked by index.js
+    this.nodeTls = nodeTls || null; // by node index: the `tls` of a node given as { url, tls }, which replaces the client's
     this.ops = new Map(); // op id -> pending operation
     this.locks = new Map(); // lock id -> lock state (st)
     this.conns = new Map(); // conn id -> socket
-    // lock id -> [fence, reentered] from an acquire's DONE (engine protocol
-    // 2), taken when the DONE is delivered.
-    this.fences = new Map();
+    this.fences = new Map(); // lock id -> [fence, reentered] from an acquire's DONE, until it is delivered
     this.timer = null;
     // The timer's callback runs before the loop polls the sockets: the TICK
     // waits for the check phase (setImmediate), after replies that are
@@ -312,6 +286,12 @@ class Host {
   }
 
   // ------------------------------------------------------------ stepping
+
+  /** Steps the event enc writes (P.encX: the engine's input buffer, then its fields), and carries out the actions. */
+  event(enc, a, b) {
+    const ad = this.ad;
+    this.run(enc(ad.mem(), ad.inOff, a, b));
+  }
 
   /** Steps the engine with the event of `len` bytes already at inOff, and carries out the actions. */
   run(len, deliver = true) {
@@ -489,8 +469,7 @@ class Host {
 
   opened(conn, s) {
     if (this.conns.get(conn) !== s) return;
-    const ad = this.ad;
-    this.run(P.encOpened(ad.mem(), ad.inOff, conn));
+    this.event(P.encOpened, conn);
   }
 
   received(conn, s, d) {
@@ -533,8 +512,7 @@ class Host {
     if (this.conns.get(conn) !== s) return; // reported once, or closed by the engine
     this.conns.delete(conn);
     s.destroy();
-    const ad = this.ad;
-    this.run(P.encConnFailed(ad.mem(), ad.inOff, conn, message.slice(0, 1024)));
+    this.event(P.encConnFailed, conn, message.slice(0, 1024));
   }
 
   arm(us) {
@@ -544,8 +522,7 @@ class Host {
   }
 
   tick() {
-    const ad = this.ad;
-    this.run(P.encTick(ad.mem(), ad.inOff));
+    this.event(P.encTick);
   }
 
   // ------------------------------------------------------------ requests
@@ -593,55 +570,46 @@ class Host {
   }
 
   /**
-   * Starts an acquire; resolves with wrap(the new lock's state). `flags`:
-   * P.ACQ's AUTO_EXTEND and FENCE bits; `token`: the caller's token or null.
+   * Starts an acquire; resolves with req.wrap(the new lock's state). req:
+   * { resource, resources (a multi-resource lock's further ones, or null),
+   * ttl, wait, autoExtend, fence, token (or null), permits (0: none), mode
+   * (0 mutex, 1 read, 2 write), value (a campaign's, or null), signal (or
+   * null), wrap }; the engine validates the values.
    */
-  acquire(resource, ttl, wait, flags, token, signal, wrap, kind) {
-    if (admit()) return this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind);
+  acquire(req) {
+    if (admit()) return this.acquireNow(req);
+    const signal = req.signal;
     return new Promise((resolve, reject) => defer(() => {
       if (signal && signal.aborted) reject(E.canceledBy(signal));
       else if (this.closed) reject(new E.CanceledError('liblock: acquire: canceled: the client was closed'));
       else {
-        try { resolve(this.acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind)); } catch (e) { reject(e); }
+        try { resolve(this.acquireNow(req)); } catch (e) { reject(e); }
       }
     }));
   }
 
-  /**
-   * kind (optional): { permits, mode, resources } — a semaphore's permit
-   * count, 1 (read) or 2 (write) for a read-write lock, the further
-   * resources of a multi-resource lock; the engine validates them.
-   */
-  acquireNow(resource, ttl, wait, flags, token, signal, wrap, kind) {
+  acquireNow(req) {
     const ad = this.ad;
-    if (P.strMax(resource) + 32 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
-      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
+    const { resource, resources, token, signal } = req;
+    let size = P.strMax(resource) + (token !== null ? P.strMax(token) : 0) + (req.value !== null ? P.strMax(req.value) : 0);
+    if (resources !== null) for (let i = 0; i < resources.length; i++) size += P.strMax(resources[i]);
+    if (size + ROOM > ad.inCap) {
+      const L = P.LIMITS;
+      fits(req.value !== null ? 'name' : 'resource', resource, L.resource.max);
+      if (token !== null) fits('token', token, L.token.max);
+      if (req.value !== null) fits('value', req.value, L.election_value.max);
+      if (resources !== null) resources.forEach((r, i) => fits(`resources[${i + 1}]`, r, L.resource.max));
     }
-    // A token is at most LIMITS.token.max (512) bytes (checked by the caller): it always fits.
-    if (token !== null) flags |= P.ACQ.TOKEN;
-    let permits = 0, resources = null, value = null;
-    if (kind) {
-      flags |= kindFlags(kind);
-      if (kind.election) { // a campaign (lib/election.js)
-        flags |= P.ACQ.ELECTION;
-        value = kind.value;
-      }
-      permits = kind.permits || 0;
-      if (kind.resources && kind.resources.length > 0) {
-        resources = kind.resources;
-        flags |= P.ACQ.RESOURCES;
-      }
-    }
-    const op = this.quietNow() ? this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value))
-      : this.traced('acquire', resource, () => this.request(P.encAcquire(ad.mem(), ad.inOff, resource, ttl, wait, flags, token, permits, resources, value)));
-    const autoExtend = (flags & P.ACQ.AUTO_EXTEND) !== 0;
-    const fields = { kind: 0, resource, autoExtend, token, signal: signal || null, onAbort: null, st: null, wrap,
-      resources: resources ? [resource, ...resources] : null, mode: kind ? kind.mode || 0 : 0, mutex: !kind };
+    const flags = (req.autoExtend ? ACQ.AUTO_EXTEND : 0) | (req.fence ? ACQ.FENCE : 0) | (token !== null ? ACQ.TOKEN : 0) |
+      kindFlags(req.permits, req.mode) | (resources !== null ? ACQ.RESOURCES : 0) | (req.value !== null ? ACQ.ELECTION : 0);
+    // (Arguments run in order: quietNow() may step a REPORTS event before this one is encoded.)
+    const op = this.traced(this.quietNow(), 'acquire', resource, P.encAcquire(ad.mem(), ad.inOff, resource, req.ttl, req.wait, flags, token, req.permits, resources, req.value));
+    const p = { kind: 0, req, signal, onAbort: null };
     if (signal) {
-      fields.onAbort = () => this.cancel(op);
-      signal.addEventListener('abort', fields.onAbort, { once: true });
+      p.onAbort = () => this.cancel(op);
+      signal.addEventListener('abort', p.onAbort, { once: true });
     }
-    return this.pend(op, fields);
+    return this.pend(op, p);
   }
 
   /**
@@ -652,10 +620,8 @@ class Host {
    */
   inspect(resource, signal, kind) {
     const ad = this.ad;
-    if (P.strMax(resource) + 8 > ad.inCap && Buffer.byteLength(resource) > P.LIMITS.resource.max) {
-      throw new E.InvalidArgumentError(`liblock: invalid argument: resource: longer than ${P.LIMITS.resource.max} bytes`);
-    }
-    const iflags = kind ? kindFlags(kind) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
+    if (P.strMax(resource) + ROOM > ad.inCap) fits(kind && kind.election ? 'name' : 'resource', resource, P.LIMITS.resource.max);
+    const iflags = kind ? kindFlags(kind.permits, kind.mode) | (kind.election ? P.FLAGS.INSPECT.ELECTION : 0) : 0;
     const op = this.request(P.encInspect(ad.mem(), ad.inOff, resource, iflags, kind ? kind.permits || 0 : 0));
     const fields = { kind: EV.INSPECT, signal: signal || null, onAbort: null };
     const p = this.pend(op, fields);
@@ -682,8 +648,7 @@ class Host {
 
   cancelNow(op) {
     if (this.dead || !this.ops.has(op)) return;
-    const ad = this.ad;
-    this.run(P.encCancel(ad.mem(), ad.inOff, op));
+    this.event(P.encCancel, op);
   }
 
   /**
@@ -706,17 +671,17 @@ class Host {
     return quiet;
   }
 
-  /** Runs a request in a span of its own when telemetry is on (lib/otel.js). */
-  traced(kind, resource, request) {
+  /** Steps a request event of len bytes (quiet: quietNow()'s answer), in a span of its own unless quiet (lib/otel.js). */
+  traced(quiet, kind, resource, len) {
     const t = this.tel;
-    if (!t) return request();
+    if (quiet) return this.request(len);
     const span = t.start(kind, resource);
     // Bound by the operation's start report, in the step itself: a
     // release of a lock known lost is DONE in the step that starts it.
     t.pending = { span, kind, resource };
     let op;
     try {
-      op = request();
+      op = this.request(len);
     } catch (e) {
       t.pending = null;
       t.refused(span, e);
@@ -729,15 +694,13 @@ class Host {
 
   extend(st, ttl) {
     const ad = this.ad;
-    const op = this.quietNow() ? this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl))
-      : this.traced('extend', st.resource, () => this.request(P.encExtend(ad.mem(), ad.inOff, st.id, ttl)));
+    const op = this.traced(this.quietNow(), 'extend', st.resource, P.encExtend(ad.mem(), ad.inOff, st.id, ttl));
     return this.pend(op, { kind: EV.EXTEND, st });
   }
 
   release(st) {
     const ad = this.ad;
-    const op = this.quietNow() ? this.request(P.encRelease(ad.mem(), ad.inOff, st.id))
-      : this.traced('release', st.resource, () => this.request(P.encRelease(ad.mem(), ad.inOff, st.id)));
+    const op = this.traced(this.quietNow(), 'release', st.resource, P.encRelease(ad.mem(), ad.inOff, st.id));
     return this.pend(op, { kind: EV.RELEASE, st });
   }
 
@@ -780,8 +743,7 @@ class Host {
     this.release(st).catch(() => {
       if (this.dead || !this.locks.has(st.id)) return;
       this.dropLock(st);
-      const ad = this.ad;
-      this.run(P.encForget(ad.mem(), ad.inOff, st.id));
+      this.event(P.encForget, st.id);
     });
   }
 
@@ -792,8 +754,7 @@ class Host {
     open.delete(this);
     this.closing = new Promise((resolve) => { this.closeDone = resolve; });
     hold(1);
-    const ad = this.ad;
-    this.run(P.encClose(ad.mem(), ad.inOff));
+    this.event(P.encClose);
     return this.closing;
   }
 
@@ -852,15 +813,18 @@ class Host {
       }
       const f = this.fences.get(lock);
       if (f) this.fences.delete(lock);
+      const q = p.req;
+      const resource = q.resource;
+      const mutex = q.resources === null && q.permits === 0 && q.mode === 0 && q.value === null;
       const st = {
-        host: this, id: lock, resource: p.resource, key: this.clusterKeys ? this.keyOf(lock, p.resource, p.mutex) : this.keyPrefix + p.resource, token: p.token,
-        autoExtend: !!p.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
-        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: p.resources || null, mode: p.mode || 0,
+        host: this, id: lock, resource, key: this.clusterKeys ? this.keyOf(lock, resource, mutex) : this.keyPrefix + resource, token: q.token,
+        autoExtend: q.autoExtend, released: false, lost: false, lostReason: null, controller: null, atExit: false,
+        fence: f ? f[0] : 0, reentered: f ? f[1] : false, resources: q.resources === null ? null : [resource, ...q.resources], mode: q.mode,
         registered: false, // with index.js's FinalizationRegistry (lib/dropped.js)
       };
       this.locks.set(lock, st);
       stats.locks++;
-      p.resolve(p.wrap ? p.wrap(st) : st);
+      p.resolve(q.wrap(st));
       return;
     }
     const st = p.st;
@@ -914,4 +878,4 @@ function markLost(st, reason) {
   return true;
 }
 
-module.exports = { Host, stats, markLost, hooks, hold, drain, LOST_WARNING };
+module.exports = { Host, stats, markLost, hooks, hold, drain, fits, ROOM };

@@ -3,34 +3,15 @@
 // the main thread (lock_engine_new, lock_engine_step, lock_engine_free; each
 // a microsecond or so, see capi/stackbound.c). No callbacks, no thread pool.
 
-const fs = require('node:fs');
-const path = require('node:path');
 const { isMainThread } = require('node:worker_threads');
-const { Bytes, ABI_VERSION, PROTOCOL_VERSION } = require('./protocol');
+const { Bytes, ABI_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
 const { RECEIVED_HEADER } = require('./fastpath');
-
-const IN_CAP = 64 * 1024;
-const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
+const { findLibrary, checkVersions, IN_CAP, OUT_CAP } = require('./library');
 
 // Said by every load failure of the native backend: where it cannot work,
 // the wasm backend can.
 const WASM_HINT = "use new Client({ nodes, backend: 'wasm' }) (liblock.wasm; no koffi, no liblock.so) instead";
-
-function candidatePaths() {
-  const out = [];
-  if (process.env.LIBLOCK_PATH) out.push({ from: 'LIBLOCK_PATH', file: process.env.LIBLOCK_PATH, required: true });
-  out.push({ from: 'repository build', file: path.resolve(__dirname, '..', '..', '..', 'build', 'liblock.so') });
-  out.push({ from: 'packaged copy', file: path.join(__dirname, '..', 'prebuilt', platformDir(), 'liblock.so') });
-  return out;
-}
-
-// The package's native libraries, one directory per platform: prebuilt/linux-x64,
-// prebuilt/linux-arm64 (glibc 2.17 or newer). A platform without one runs the
-// wasm backend (prebuilt/liblock.wasm).
-function platformDir() {
-  return `${process.platform}-${process.arch}`;
-}
 
 // The packaged liblock.so files are glibc builds: on musl (Alpine) loading one
 // would fail at best, so it is not tried (Node's report names the glibc it runs on).
@@ -42,10 +23,8 @@ function glibcMissing() {
   } catch { return false; }
 }
 
-// koffi is an optional dependency: its install may fail (or be skipped) on
-// a platform without a prebuilt binary, and `npm install liblock` must still
-// succeed there for the wasm backend. It is required here, never at module
-// load.
+// koffi is an optional dependency (`npm install liblock` must succeed where
+// it cannot install, for the wasm backend): required here, never at module load.
 function loadKoffi() {
   try {
     return require('koffi');
@@ -65,22 +44,13 @@ function load() {
     throw new LoadError('liblock: load the library on the main thread only (not in a worker thread)');
   }
   const koffi = loadKoffi();
-  let chosen = null;
-  const tried = [];
-  for (const c of candidatePaths()) {
-    tried.push(`${c.file} (${c.from})`);
-    if (c.from === 'packaged copy' && fs.existsSync(c.file) && glibcMissing()) {
-      throw new LoadError(`liblock: the packaged ${c.file} is built for glibc, and this Linux has none (musl?); ${WASM_HINT}`);
-    }
-    if (fs.existsSync(c.file)) { chosen = c; break; }
-    if (c.required) {
-      throw new LoadError(`liblock: LIBLOCK_PATH=${c.file} does not exist; set it to liblock.so, or ${WASM_HINT}`);
-    }
-  }
-  if (!chosen) {
-    throw new LoadError(`liblock: cannot find liblock.so; tried ${tried.join(', ')}. ` +
-      `Build it with \`make build\` at the repository root, set LIBLOCK_PATH, or ${WASM_HINT}`);
-  }
+  // The package's libraries, one directory per platform (glibc 2.17 or newer); elsewhere the wasm backend runs.
+  const chosen = findLibrary('liblock.so', 'LIBLOCK_PATH', `prebuilt/${process.platform}-${process.arch}/liblock.so`,
+    { missing: `; set it to liblock.so, or ${WASM_HINT}`, notFound: `set LIBLOCK_PATH, or ${WASM_HINT}` }, (c) => {
+      if (c.from === 'packaged copy' && glibcMissing()) {
+        throw new LoadError(`liblock: the packaged ${c.file} is built for glibc, and this Linux has none (musl?); ${WASM_HINT}`);
+      }
+    });
   let lib;
   try {
     lib = koffi.load(chosen.file);
@@ -95,10 +65,7 @@ function load() {
     throw new LoadError(`liblock: ${chosen.file} is not liblock (no lock_abi_version): ${e.message}`, { cause: e });
   }
   const abi = abiFn();
-  if (abi !== ABI_VERSION) {
-    throw new LoadError(`liblock: ABI version mismatch: ${chosen.file} (${chosen.from}) has ABI ${abi}, ` +
-      `this binding needs ABI ${ABI_VERSION}; rebuild the library (make build) or install a matching package`);
-  }
+  checkVersions(`${chosen.file} (${chosen.from})`, abi); // the protocol below, once the engine interface is known
   let engineNew;
   let step;
   let free;
@@ -114,11 +81,7 @@ function load() {
   }
   const opt = (decl) => { try { return lib.func(decl); } catch { return null; } };
   const protoFn = opt('int32_t lock_engine_protocol_version(void)');
-  const proto = protoFn ? protoFn() : 1; // a library without it speaks protocol 1
-  if (proto !== PROTOCOL_VERSION) {
-    throw new LoadError(`liblock: engine protocol mismatch: ${chosen.file} (${chosen.from}) speaks engine protocol ${proto}, ` +
-      `this binding needs ${PROTOCOL_VERSION}; rebuild the library (make build) or install a matching package`);
-  }
+  checkVersions(`${chosen.file} (${chosen.from})`, abi, protoFn ? protoFn() : 1); // without it: protocol 1
   const version = opt('const char *lock_version(void)');
   const debugPanic = opt('int32_t lock_debug_panic(_Out_ void **err)');
 

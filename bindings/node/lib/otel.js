@@ -1,16 +1,9 @@
 'use strict';
-// Metrics, traces and logs (README "Metrics, traces and logs").
-//
-// The engine reports what it does as REPORT actions (only to a host whose
-// configuration says "report": true); this file maps them onto
-// OpenTelemetry's API — the same instruments, attributes and spans as the
-// Go core (core/otel.go) — and onto node:diagnostics_channel for logs.
-//
-// @opentelemetry/api is an optional peer dependency: it is required here
-// lazily, and without it the binding runs as before (no reports asked of
-// the engine unless a logger channel is wanted). Only the API is used; with
-// no SDK registered it is a no-op. Nothing here sees a token or a password:
-// the reports carry none.
+// Metrics, traces and logs (docs/node.md "Metrics, traces and logs"): the
+// engine's REPORT actions mapped onto OpenTelemetry's API (the instruments,
+// attributes and spans of core/otel.go; @opentelemetry/api is an optional
+// peer dependency, required lazily) and onto node:diagnostics_channel.
+// The reports carry no token and no password.
 
 const dc = require('node:diagnostics_channel');
 const { DEFAULTS } = require('./protocol.gen'); // telemetry: the spec's default for Node
@@ -49,17 +42,11 @@ const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 // The OpenTelemetry calls are not made while the engine is stepped: they go
 // into a queue (flat entries of ENTRY slots: a tag and its fields), emptied
-// after the outcome has been delivered to the caller (its promise resolved,
-// its continuation run up to its next await), in a setImmediate, while the
-// host waits for I/O: at once when none of the client's operations is in
-// flight any more, else when the last one ends, when LATE entries are queued,
-// or LATE_MS later, whichever comes first (README "Cost"): a caller that
-// releases at once does not wait for its acquire's telemetry. Every span is
-// started, evented and ended with explicit times taken when the engine
-// reported (performance.now(), the clock the SDK itself uses), and with the
-// caller's context captured at call time, so the spans are the same as if
-// made at once. Logs stay synchronous (they are cheap without a subscriber,
-// and a subscriber sees them in order).
+// in a setImmediate after the outcome was delivered: at once when none of
+// the client's operations is in flight any more, else when the last one
+// ends, when LATE entries are queued, or LATE_MS later. Spans get explicit
+// times taken when the engine reported and the caller's context captured at
+// call time, so they are the same as if made at once. Logs stay synchronous.
 const ENTRY = 6;
 const Q_RECORD = 1; // instrument, value, attributes: histogram.record
 const Q_ADD = 2; // instrument, value, attributes: counter.add
@@ -197,18 +184,12 @@ class Telemetry {
   }
 
   /**
-   * Whether nothing observes this client's telemetry now: no meter that
-   * records, no span that would record, nobody on the log channel, and no
-   * operation bound to a span or being started. Then the host neither binds
-   * its operations nor decodes REPORT actions (it skips them by their fixed
-   * length, lib/fastpath.js): with @opentelemetry/api installed and no SDK,
-   * a pair costs what it costs with `telemetry: false`. Checked per
-   * operation and per step, so an SDK registered (or a log subscriber
-   * attached) later is used from the next operation on. The host then also
-   * asks the engine for the warning REPORTs alone (REPORTS 1), so no HOLD
-   * comes: a lock leaves `locks` (forgetLock) when its release completes or
-   * its handle is dropped (host.js dropLock), or by a HOLD skipped while the
-   * engine still reported everything.
+   * Whether nothing observes this client's telemetry now (no meter that
+   * records, no span that would, nobody on the log channel, no operation
+   * bound to a span or being started): then the host skips REPORT actions
+   * undecoded and asks the engine for the warnings alone, so a pair costs
+   * what it costs with `telemetry: false`. Checked per operation and per
+   * step: an SDK registered later is used from the next operation on.
    */
   quiet() {
     return !this.metered && this.ops.size === 0 && this.pending === null && !logChannel.hasSubscribers &&
@@ -433,4 +414,4 @@ function makeTelemetry(opt, nodes) {
   return new Telemetry(a, opt && typeof opt === 'object' ? opt : {}, nodes);
 }
 
-module.exports = { makeTelemetry, logChannel, OUTCOMES, R };
+module.exports = { makeTelemetry, logChannel, R };

@@ -1,14 +1,8 @@
 'use strict';
-// The engine's byte protocol (core/hostabi/PROTOCOL.md), written
-// with Buffer and DataView directly: events are encoded into the engine's
-// input buffer, actions are read from its output buffer. Little-endian;
-// `str`/`bytes` = u32 length + bytes; handles are u64 below 2^53 (read and
-// written as Numbers, never BigInt); i64 durations are safe integers.
-
-// The kinds, flags, status table, limits, the event encoders and the action
-// decoder are generated from the protocol's spec
-// (core/hostabi/spec/protocol.json) into protocol.gen.js; this file holds
-// the buffers' view (Bytes) and the Reader the generated decoder reads with.
+// The engine's byte protocol (core/hostabi/PROTOCOL.md): the generated
+// codec (protocol.gen.js), the buffers' view (Bytes), the Reader the
+// generated decoder reads with, and INSPECTED and LEADER in the API's shape.
+// Handles are u64 below 2^53 and i64 durations safe integers: Numbers, never BigInt.
 
 const { InternalError } = require('./errors');
 const G = require('./protocol.gen');
@@ -99,17 +93,15 @@ class Reader {
 function inspectionOf(a) {
   const nodes = a.nodes.map((n) => ({
     node: n.node, addr: n.addr, locked: (n.flags & G.FLAGS.NODE.LOCKED) !== 0, holder: (n.flags & G.FLAGS.NODE.HOLDER) !== 0,
-    owner: n.owner, ttl: n.ttl_ms < 0 ? null : n.ttl_ms, error: n.cause === '' ? null : n.cause,
+    owner: n.owner, ttl: ms(n.ttl_ms), error: n.cause === '' ? null : n.cause,
   }));
-  const out = { held: a.held !== 0, validity: a.validity_ms < 0 ? null : a.validity_ms, owner: a.owner, nodes };
+  const out = { held: a.held !== 0, validity: ms(a.validity_ms), owner: a.owner, nodes };
   if (a.permits > 0) { // a semaphore's inspection
     out.permits = a.permits;
-    out.holders = a.holders.filter((h) => h.mode === 0)
-      .map((h) => ({ slot: h.slot, owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
+    out.holders = a.holders.filter((h) => h.mode === 0).map((h) => ({ slot: h.slot, owner: h.owner, validity: ms(h.validity_ms) }));
     out.inUse = out.holders.length;
-  } else if (a.holders.length > 0) { // a read-write lock's readers (holders of mode 1; protocol 4)
-    out.readers = a.holders.filter((h) => h.mode === MODE_READ)
-      .map((h) => ({ owner: h.owner, validity: h.validity_ms < 0 ? null : h.validity_ms }));
+  } else if (a.holders.length > 0) { // a read-write lock's readers (holders of mode 1)
+    out.readers = a.holders.filter((h) => h.mode === MODE_READ).map((h) => ({ owner: h.owner, validity: ms(h.validity_ms) }));
   }
   if (a.term > 0) { // an election's leader
     out.term = a.term;
@@ -124,7 +116,10 @@ const MODE_READ = 1;
 /** A LEADER action (or an election's INSPECTED) as a leader: null for none. */
 function leaderOf(a) {
   if (!a.held || !a.term) return null;
-  return { value: a.value, term: a.term, owner: a.owner, validity: a.validity_ms < 0 ? null : a.validity_ms };
+  return { value: a.value, term: a.term, owner: a.owner, validity: ms(a.validity_ms) };
 }
+
+/** A duration the engine gives in ms, null for "no expiry" (< 0). */
+function ms(x) { return x < 0 ? null : x; }
 
 module.exports = { ...G, ACQ, Bytes, Reader, strMax, inspectionOf, leaderOf };

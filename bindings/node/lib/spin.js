@@ -1,40 +1,16 @@
 'use strict';
-// Reading a request's replies at once, as the Python
-// asyncio host does (bindings/python/liblock/_host.py Host._spin): right
-// after a request's writes have left, the native host reads the sockets it
-// wrote to again, with non-blocking recv(2) calls straight into the
-// engine's input buffer (behind a RECEIVED header's room: adapter.rxBuf,
-// where onread reads to), and steps what arrives exactly as onread would,
-// until the request is settled, or every socket it wrote to has given
-// bytes, or POLLS recv calls are spent. A node on this machine often
-// answers within a few microseconds: a request settled here needs no turn
-// of the event loop (no epoll sleep, wake-up and callback).
-//
-// Why reading behind libuv's back is safe (README "Node: replies read at
-// once"): every read of a socket happens on the main thread, and libuv
-// hands what it read to onread (which steps it) before our code runs
-// again, so a recv here returns the next bytes of the stream, in order, and
-// they go into the engine unchanged; libuv's epoll is level-triggered
-// (no EPOLLET for streams), so when it later reads a socket emptied here it
-// gets EAGAIN, which it handles (onread is called with 0: nothing). EOF
-// (recv 0) and errors are never handled here: the spin stops and libuv
-// sees them (level-triggered, the socket still reads as ready), so the
-// usual close/error path runs.
-//
-// Only plain TCP sockets (TLS ones: the bytes must go through OpenSSL),
-// only where koffi and glibc's recv load (Linux; the wasm backend only
-// with LIBLOCK_SPIN_WASM=1, reading into onread's buffer as onread does),
-// and never while the write is still queued (a corked socket, a connect in
-// progress).
-//
-// Whether it pays is decided per host by a credit (as in Python): a spin
-// that settles its request adds 1 (at most CREDIT), one that does not
-// takes 1; with no credit only every PROBE-th request spins (nodes that
-// have become fast are noticed again). Remote nodes, slower than a spin,
-// switch it off by themselves. A request spins only when it is the only
-// operation in flight on its host. At most EAGER_RUN requests in a row settle
-// here between two turns of the event loop, so that a task whose every
-// operation completes at once still lets the loop turn.
+// Reading a request's replies at once (docs/node.md "Replies read at once";
+// the safety argument: docs/architecture.md): right after a request's writes
+// have left, the native host reads the plain TCP sockets it wrote to with
+// non-blocking recv(2) into onread's buffer and steps what arrives exactly
+// as onread would, until the request is settled, every socket gave bytes, or
+// POLLS recv calls are spent. EOF and errors are left to libuv (its epoll is
+// level-triggered): the spin stops and the usual close/error path runs.
+// Whether it pays is decided per host by a credit: a spin that settles its
+// request adds 1 (at most CREDIT), one that does not takes 1; with no credit
+// only every PROBE-th request spins. A request spins only when it is the only
+// operation in flight on its host, and at most EAGER_RUN in a row between two
+// turns of the event loop.
 
 const { SPIN } = require('./protocol.gen'); // the spec's "spin", shared with the Python host
 

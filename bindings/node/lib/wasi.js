@@ -1,9 +1,9 @@
 'use strict';
-// The WASI preview 1 imports liblock.wasm's Go runtime needs, hand
-// written: real wall and monotonic clocks, crypto random bytes (pooled), a
+// The WASI preview 1 imports liblock.wasm's Go runtime needs, hand written:
+// real wall and monotonic clocks, crypto random bytes (pooled), a
 // poll_oneoff that never sleeps (no engine export waits), stderr for Go's
-// fatal messages, and no files, arguments or environment. node:wasi would do too, but prints an ExperimentalWarning on
-// Node 20 and brings a file-system sandbox the module never uses.
+// fatal messages, and no files, arguments or environment. (node:wasi prints
+// an ExperimentalWarning on Node 20 and brings a file-system sandbox.)
 
 const fs = require('node:fs');
 const { getRandomValues } = require('node:crypto');
@@ -50,20 +50,15 @@ function wasiImports(memory) {
     return view;
   };
   const bytes = (p, n) => new Uint8Array(memory().buffer, p, n);
+  const none = (count, bufSize) => { // no arguments, no environment
+    dv().setUint32(count, 0, true);
+    dv().setUint32(bufSize, 0, true);
+    return ESUCCESS;
+  };
   return {
-    args_sizes_get(argc, bufSize) {
-      const v = dv();
-      v.setUint32(argc, 0, true);
-      v.setUint32(bufSize, 0, true);
-      return ESUCCESS;
-    },
+    args_sizes_get: none,
     args_get() { return ESUCCESS; },
-    environ_sizes_get(count, bufSize) {
-      const v = dv();
-      v.setUint32(count, 0, true);
-      v.setUint32(bufSize, 0, true);
-      return ESUCCESS;
-    },
+    environ_sizes_get: none,
     environ_get() { return ESUCCESS; },
     clock_time_get(id, _precision, out) {
       if (id > 3) return EINVAL;

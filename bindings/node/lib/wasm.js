@@ -7,24 +7,14 @@
 // engines: lib/host.js reads each step's actions to the end before the next.
 
 const fs = require('node:fs');
-const path = require('node:path');
 const { wasiImports } = require('./wasi');
-const { Bytes, ABI_VERSION, PROTOCOL_VERSION } = require('./protocol');
+const { Bytes, ABI_VERSION } = require('./protocol');
 const { LoadError, errorFor, jsArgNames, STATUS } = require('./errors');
+const { findLibrary, checkVersions, IN_CAP, OUT_CAP } = require('./library');
 
-const IN_CAP = 64 * 1024;
-const OUT_CAP = 128 * 1024; // twice the protocol's minimum: a second step is rarely needed
 const utf8 = new TextDecoder();
 
 let adapter = null;
-
-function candidatePaths() {
-  const out = [];
-  if (process.env.LIBLOCK_WASM_PATH) out.push({ from: 'LIBLOCK_WASM_PATH', file: process.env.LIBLOCK_WASM_PATH, required: true });
-  out.push({ from: 'repository build', file: path.resolve(__dirname, '..', '..', '..', 'build', 'liblock.wasm') });
-  out.push({ from: 'packaged copy', file: path.join(__dirname, '..', 'prebuilt', 'liblock.wasm') });
-  return out;
-}
 
 // Two V8 settings for this one module, set while it is compiled and
 // instantiated and put back afterwards (unless the process chose them):
@@ -62,17 +52,7 @@ function compileFlags() {
 /** Finds, compiles and instantiates liblock.wasm once; returns the adapter. Throws LoadError. */
 function load() {
   if (adapter) return adapter;
-  let chosen = null;
-  const tried = [];
-  for (const c of candidatePaths()) {
-    tried.push(`${c.file} (${c.from})`);
-    if (fs.existsSync(c.file)) { chosen = c; break; }
-    if (c.required) throw new LoadError(`liblock: LIBLOCK_WASM_PATH=${c.file} does not exist`);
-  }
-  if (!chosen) {
-    throw new LoadError(`liblock: cannot find liblock.wasm; tried ${tried.join(', ')}. ` +
-      'Build it with `make build` at the repository root, or set LIBLOCK_WASM_PATH.');
-  }
+  const chosen = findLibrary('liblock.wasm', 'LIBLOCK_WASM_PATH', 'prebuilt/liblock.wasm', { missing: '', notFound: 'or set LIBLOCK_WASM_PATH.' });
   const where = `${chosen.file} (${chosen.from})`;
   let bytes;
   try {
@@ -114,21 +94,13 @@ function load() {
     throw new LoadError(`liblock: cannot start ${where}: ${e.message}`, { cause: e });
   }
   const abi = x.lock_abi_version();
-  if (abi !== ABI_VERSION) {
-    throw new LoadError(`liblock: ABI version mismatch: ${where} has ABI ${abi}, this binding needs ABI ${ABI_VERSION}; ` +
-      'rebuild it (make build) or install a matching package');
-  }
+  checkVersions(where, abi); // the protocol below, once the engine interface is known
   for (const f of ['lock_engine_new', 'lock_engine_step', 'lock_engine_free', 'lock_buffer']) {
     if (typeof x[f] !== 'function') {
       throw new LoadError(`liblock: ${where} is too old for this binding: it has no ${f} (the engine interface); rebuild it (make build)`);
     }
   }
-  // A module without lock_engine_protocol_version speaks protocol 1.
-  const proto = typeof x.lock_engine_protocol_version === 'function' ? x.lock_engine_protocol_version() : 1;
-  if (proto !== PROTOCOL_VERSION) {
-    throw new LoadError(`liblock: engine protocol mismatch: ${where} speaks engine protocol ${proto}, this binding needs ${PROTOCOL_VERSION}; ` +
-      'rebuild it (make build) or install a matching package');
-  }
+  checkVersions(where, abi, typeof x.lock_engine_protocol_version === 'function' ? x.lock_engine_protocol_version() : 1);
   const inOff = x.lock_buffer(IN_CAP);
   const outOff = x.lock_buffer(OUT_CAP);
   const instantiateMs = performance.now() - t1;

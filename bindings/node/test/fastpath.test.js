@@ -174,7 +174,7 @@ for (const backend of new Set([BACKEND, 'wasm'])) {
     const admin = new Redis(nodes.urls[0]);
     try {
       for (let i = 0; i < 20; i++) {
-        const st = await h.acquire('fastpath:onread', 10000, 0, 0, null, null, null, undefined);
+        const st = await h.acquire({ resource: 'fastpath:onread', resources: null, ttl: 10000, wait: 0, autoExtend: false, fence: false, token: null, permits: 0, mode: 0, value: null, signal: null, wrap: (x) => x });
         await h.release(st);
       }
       assert.equal(h.conns.size, 1);
@@ -184,7 +184,7 @@ for (const backend of new Set([BACKEND, 'wasm'])) {
       // must still reach the host without a 'data' listener.
       await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       await eventually(() => ![...h.conns.values()].includes(s), { what: 'the host to drop the killed connection' });
-      const st = await h.acquire('fastpath:onread', 10000, 0, 0, null, null, null, undefined);
+      const st = await h.acquire({ resource: 'fastpath:onread', resources: null, ttl: 10000, wait: 0, autoExtend: false, fence: false, token: null, permits: 0, mode: 0, value: null, signal: null, wrap: (x) => x });
       assert.equal((await admin.get('fastpath:onread')) !== null, true);
       await h.release(st);
       assert.equal(await admin.exists('fastpath:onread'), 0);

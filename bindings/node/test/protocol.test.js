@@ -280,11 +280,12 @@ test('a rejection carries the bound it crossed (protocol 4), and Node words it i
   const host = new Host(ad, ad.engineNew(JSON.stringify({ nodes: ['redis://127.0.0.1:1'] })), '', null, null, null);
   try {
     const rejects = (fn, re) => assert.throws(fn, (e) => e instanceof E.InvalidArgumentError && re.test(e.message), String(re));
-    const acquire = (resource, ttl, wait, flags = 0, token = null, kind) => host.acquireNow(resource, ttl, wait, flags, token, null, (st) => st, kind);
+    const acquire = (resource, ttl, wait, req) => host.acquireNow({ resource, resources: null, ttl, wait, autoExtend: false, fence: false,
+      token: null, permits: 0, mode: 0, value: null, signal: null, wrap: (st) => st, ...req });
     rejects(() => acquire('r', 86400001, 0), /^liblock: invalid argument: ttl: must be at most 86400000 ms \(86400 s\), got 86400001 ms$/);
     rejects(() => acquire('r', 1000, -5), /^liblock: invalid argument: wait: must be at least 0 ms, got -5 ms$/);
-    rejects(() => acquire('r', 1000, 0, P.ACQ.TOKEN, 'short'), /^liblock: invalid argument: token: must be at least 16 bytes of UTF-8, got 5 bytes$/);
-    rejects(() => acquire('r', 1000, 0, 0, null, { permits: 1025 }), /^liblock: invalid argument: permits: must be at most 1024, got 1025$/);
+    rejects(() => acquire('r', 1000, 0, { token: 'short' }), /^liblock: invalid argument: token: must be at least 16 bytes of UTF-8, got 5 bytes$/);
+    rejects(() => acquire('r', 1000, 0, { permits: 1025 }), /^liblock: invalid argument: permits: must be at most 1024, got 1025$/);
     rejects(() => acquire('', 1000, 0), /^liblock: invalid argument: resource: must not be empty$/);
     assert.equal(stats.pending, pending, 'nothing pending after the rejections');
   } finally {

@@ -92,6 +92,8 @@ func Generate(s *Spec) (map[string][]byte, error) {
 		"core/defaults_gen.go":                                    genGoDefaults,
 		"capi/status_gen.go":                                      genCapi,
 		"bindings/node/lib/protocol.gen.js":                       genJS,
+		"bindings/node/lib/options.gen.d.ts":                      genDTS,
+		"bindings/node/lib/options.gen.js":                        genOptionsJS,
 		"bindings/python/liblock/_proto_gen.py":                   genPython,
 		"bindings/java/src/main/java/io/github/liblock/Spec.java": genJava,
 	} {

@@ -21,6 +21,8 @@ type Spec struct {
 	Limits   []Limit   `json:"limits"`
 	Defaults []Default `json:"defaults"`
 	Spin     Spin      `json:"spin"`
+	// NodeOptions: gendts.go.
+	NodeOptions NodeOptions `json:"node_options"`
 }
 
 // Spin is how the Node and Python hosts spin on a request's replies (the
