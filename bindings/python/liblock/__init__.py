@@ -68,9 +68,9 @@ def __getattr__(name: str) -> "Any":
 
 def abi_version() -> int:
     """The C ABI version reported by the loaded liblock.so (loads it)."""
-    from . import _lib
+    from . import _native
 
-    return int(_lib.lib().lock_abi_version())
+    return int(_native.lib().lock_abi_version())
 
 
 def library() -> "Dict[str, Any]":
@@ -87,7 +87,7 @@ def library_path() -> "Optional[str]":
     """Path of the loaded liblock.so, or None if not loaded yet."""
     import sys
 
-    lib = sys.modules.get(__name__ + "._lib")
+    lib = sys.modules.get(__name__ + "._native")
     return None if lib is None else lib.loaded_path()
 
 

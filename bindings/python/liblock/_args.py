@@ -104,7 +104,7 @@ def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
 
 class Request(tuple):  # type: ignore[type-arg]
     """An acquire's checked arguments as the engine's ACQUIRE takes them: made by
-    ``Client._acquire_args``, sent by ``Host.start_acquire`` as ``_proto.acquire(buf, *req)``
+    ``Client._acquire_args``, sent by ``Host.start_acquire`` as ``_protocol.acquire(buf, *req)``
     (the fields are in that function's parameter order). A tuple underneath: made and
     unpacked at a tuple's cost on every acquire, read by name elsewhere."""
 

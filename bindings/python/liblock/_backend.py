@@ -31,10 +31,10 @@ _fallback: Optional[str] = None  # why the native library did not load, when was
 
 def _native_error() -> Optional[LibraryError]:
     """None when liblock.so loads and speaks this binding's ABI and engine protocol."""
-    from . import _lib
+    from . import _native
     try:
-        _lib.lib()
-        _lib._engine_functions()
+        _native.lib()
+        _native._engine_functions()
     except ForkedProcessError:
         raise  # the library did load, in the parent: not a platform without it
     except LibraryError as e:
@@ -90,8 +90,8 @@ def library() -> Dict[str, Any]:
     from ._proto_gen import ABI_VERSION
     backend = choose(None)
     if backend == "native":
-        from . import _lib
-        path = _lib.loaded_path()
+        from . import _native
+        path = _native.loaded_path()
     else:
         from . import _wasm
         path = _wasm.loaded_path() or str(_wasm.find_module())

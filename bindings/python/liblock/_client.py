@@ -751,8 +751,8 @@ class Client:
             inst = _wasm.Instance()  # one module instance per client: its engines share it
             new_engine: Callable[[], Any] = lambda: _wasm.WasmEngine(inst, cfg)  # noqa: E731
         else:
-            from . import _lib
-            new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
+            from . import _native
+            new_engine = lambda: _native.NativeEngine(cfg)  # noqa: E731
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000, tel)
@@ -826,7 +826,7 @@ class Client:
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any, permits: Any = None, mode: Any = None) -> Request:
         """Every argument of an acquire checked (errors name the caller's parameter) and
-        turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
+        turned into the engine's request (``_protocol.acquire``'s arguments); nothing sent.
         The one place for acquire's options: acquire, acquire_async and lock use it."""
         res = _multi.resource_arg(resource, _text, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)

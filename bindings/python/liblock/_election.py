@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, List, Optional
 
-from . import _proto as P
+from . import _protocol as P
 from ._args import _callable, _check_ttl_fits, _ms, _text
 from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
 

@@ -36,7 +36,7 @@ import ssl
 import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ._proto import EV_RECEIVED
+from ._protocol import EV_RECEIVED
 
 if TYPE_CHECKING:
     import asyncio

@@ -14,7 +14,7 @@ CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
 # This process's id, renewed in a forked child by an at-fork hook: check_fork runs a few
 # times per operation, and os.getpid() is a system call each time (glibc caches no pid).
 # A fork that skips Python's at-fork hooks (a C library's raw fork()) leaves an interpreter
-# that is not safe to use anyway; liblock.so's own fork guard (_lib.forked) relies on the
+# that is not safe to use anyway; liblock.so's own fork guard (_native.forked) relies on the
 # same hook.
 _pid = os.getpid()
 

@@ -5,7 +5,7 @@ received, connection failed, timer fired), one ``step`` per event
 wire, deadlines, retries, waiting, auto-extension and loss.
 
 It drives either engine adapter through the same three calls (:class:`Engine`: made
-by ``new``, then ``step`` and ``free``): ``_lib.NativeEngine`` (liblock.so through
+by ``new``, then ``step`` and ``free``): ``_native.NativeEngine`` (liblock.so through
 ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs here:
 
 - asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
@@ -42,13 +42,13 @@ from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
 from . import _epoll
-from . import _proto as P
+from . import _protocol as P
 from ._args import Request
 from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
 from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
 
 # done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
-# INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
+# INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_protocol.decode_action)
 Done = Callable[[Optional[LockError], Any], None]
 
 # Repeat a step with empty input when less than this was left free in its output:
@@ -144,7 +144,7 @@ _recv_head()
 
 class Engine(Protocol):
     """An engine adapter, made by its constructor (``lock_engine_new``): ``inbuf`` takes
-    one event (``_proto`` packs it), ``step`` hands it over and returns the actions (valid
+    one event (``_protocol`` packs it), ``step`` hands it over and returns the actions (valid
     until the next step), ``free`` drops the engine."""
 
     inbuf: Any
@@ -656,7 +656,7 @@ class Host:
         raise err
 
     def start_acquire(self, req: Request, done: Done) -> int:
-        """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
+        """Start an acquire (``req``: ``_protocol.acquire``'s arguments, made by the Client's
         ``_acquire_args``); its op handle. Raises when refused at once."""
         engine = self._check(True)
         res = req.resource

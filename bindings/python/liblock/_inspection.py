@@ -103,7 +103,7 @@ def from_engine(held: int, validity_ms: int, owner: str,
                 nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
                 holders: Sequence[Tuple[int, str, int, int]] = (), term: int = 0, value: str = "",
                 *, rw: bool = False) -> Inspection:
-    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``);
+    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_protocol.decode_action``);
     ``term`` and ``value`` are an election's (``_election.py``), ignored here. ``rw``: the
     inspection of a read-write lock, whose holders are its readers."""
     hs = tuple(Holder(slot=h[0], owner=h[1], validity=_seconds(h[2])) for h in holders if h[3] != _MODE_READ)

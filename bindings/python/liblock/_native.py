@@ -23,7 +23,7 @@ from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
 LIB_NAME = "liblock.so"
 
 _load_lock = threading.Lock()
-_lib: Optional[ctypes.CDLL] = None
+_dll: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 _loaded_in_pid: Optional[int] = None
 _forked = False
@@ -59,7 +59,7 @@ def find_library() -> Path:
 
 def _after_fork_in_child() -> None:
     global _forked
-    if _lib is not None:
+    if _dll is not None:
         _forked = True
 
 
@@ -85,15 +85,15 @@ def _fork_error() -> ForkedProcessError:
 
 def lib() -> ctypes.CDLL:
     """The loaded library; loads it on first use. Raises in a forked child."""
-    global _lib, _lib_path, _loaded_in_pid
+    global _dll, _lib_path, _loaded_in_pid
     if _forked:
         raise _fork_error()
-    dll = _lib
+    dll = _dll
     if dll is not None:
         return dll
     with _load_lock:
-        if _lib is not None:
-            return _lib
+        if _dll is not None:
+            return _dll
         path = find_library()
         try:
             dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
@@ -113,7 +113,7 @@ def lib() -> ctypes.CDLL:
         _lib_path = str(path)
         dll.lock_string_free.restype, dll.lock_string_free.argtypes = None, [c_void_p]
         _loaded_in_pid = os.getpid()
-        _lib = dll
+        _dll = dll
         return dll
 
 
