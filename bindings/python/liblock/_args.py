@@ -118,3 +118,4 @@ class Request(tuple):  # type: ignore[type-arg]
     permits = property(itemgetter(6))  # 0 for the mutex
     mode = property(itemgetter(7))  # 0, or a read-write lock's 1 (read) / 2 (write)
     resources = property(itemgetter(8))  # a multi-resource lock's further resources
+    value = property(lambda r: r[9] if len(r) > 9 else b"")  # an election's: a campaign

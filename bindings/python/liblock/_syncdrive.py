@@ -1,49 +1,27 @@
-"""Synchronous calls driven on the caller's own thread.
+"""Synchronous calls driven on the caller's own thread (docs/python.md, "Architecture").
 
 The synchronous API runs a client's host on a private loop thread (:class:`LoopThread`),
-which also runs auto-extension and loss while the caller's code runs. Handing each call
-to that thread and back costs two thread wake-ups per call (the request through the
-loop's self-pipe, the outcome through a lock the caller sleeps on), plus the loop's own
-turns: on the wasm backend that was about half of a synchronous pair on one node.
+which also runs auto-extension and loss while the caller's code runs. Handing each call to
+that thread and back costs two thread wake-ups per call, so a synchronous call runs its
+operation itself, on the calling thread, whenever the loop thread is idle, and waits for
+the replies in an ``epoll_wait`` of its own:
 
-Here a synchronous call runs its operation itself, on the calling thread, whenever the
-loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of its own:
-
-- **One runner at a time.** The loop thread holds :attr:`LoopThread.mu` whenever it
-  runs anything, and lets go of it only while it sleeps in its selector
-  (:class:`DriveSelector`). A caller that takes ``mu`` is then the only thread running the
-  host: it starts the operation, reads the connections (the host's ``_epoll.Mux``), steps
-  what arrives, and runs the engine's timer when it is due, until the operation is done.
-  Every other caller, and the loop thread, waits for ``mu`` or goes the old way.
+- **One runner at a time.** The loop thread holds :attr:`LoopThread.mu` whenever it runs
+  anything and lets go of it only while it sleeps in its selector (:class:`DriveSelector`).
+  A caller that takes ``mu`` is the only thread running the host until its operation is
+  done; every other caller goes the old way (handed to the loop, waiting on a lock).
 - **The loop thread stays asleep.** While a caller drives, the loop's selector stops
-  watching the connections' epoll set (``EPOLL_CTL_MOD`` to no events), so a reply wakes
-  the caller alone; when the caller lets go it watches them again (level-triggered: what
-  arrived meanwhile wakes the loop at once). The loop thread is woken (its self-pipe)
-  only when the caller left it work: callbacks queued (a loss's ``on_lost``, a failed
-  write's cleanup) or an engine timer earlier than the loop thread planned to wake.
-  (Without the pause, the loop thread woke at every reply to wait for ``mu``: a sync wasm
-  pair on one node at 1.62x native against 1.34-1.37x with it, alternating.)
-- **Handing over.** The caller gives the operation to the loop thread, exactly as the old
-  way does (it then waits on its lock), when the loop is needed: a connection being opened
-  (asyncio tasks), a connection that is not in the epoll set (an asyncio transport),
-  another thread's submitted
-  callback (the loop's self-pipe becomes readable with callbacks queued), any other timer
-  due, or the client observes a leader (``observe`` with a callback: the callback is the
-  user's, called from the step that reads a change, and runs on the loop thread). An
-  operation is only ever stepped under ``mu``, by one thread; which one does not matter
-  to the engine, which decides everything. The callbacks the host queues for later
-  (``on_lost``) go to the loop (``call_soon``), never run on the caller's thread.
-- **Ctrl-C.** On the main thread a ``KeyboardInterrupt`` in the middle of the host's code
-  would leave it half-way through a step. While the caller drives, SIGINT's Python-level
-  handler is one that records the signal, and raises only while the caller sleeps in
-  ``epoll_wait`` (where no host state is half-done); the caller then lets go of the host
-  and calls the previous handler: when it raises (``KeyboardInterrupt``), the operation
-  is abandoned exactly as an interrupted wait of the old way abandons it (an acquire is
-  cancelled, a lock granted meanwhile released), through the loop thread. Other threads
-  never get a signal handler's exception.
+  watching the epoll set, so a reply wakes the caller alone; the loop thread is woken only
+  when the caller left it work (callbacks queued, an earlier engine timer).
+- **Handing over.** The caller hands the operation to the loop thread when the loop is
+  needed: a connection being opened, one that is not in the epoll set, another thread's
+  callback, another timer due, or an ``observe`` callback (it runs on the loop thread).
+  Callbacks the host queues (``on_lost``) always run on the loop thread.
+- **Ctrl-C.** On the main thread SIGINT's handler only records the signal while the caller
+  drives, and raises only while it sleeps in ``epoll_wait`` (no host state half-done); the
+  operation is then abandoned through the loop thread, as an interrupted wait abandons it.
 
-``LIBLOCK_SYNC_DRIVE=loop`` turns it off (every call handed to the loop thread): the A/B
-benchmark's "before". Loops other than the one made here keep the old way.
+``LIBLOCK_SYNC_DRIVE=loop`` turns it off (the A/B benchmark's "before").
 """
 
 from __future__ import annotations
@@ -60,22 +38,19 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import LockError
-from ._host import _EAGER_POLLS as _SPIN_POLLS, Done, Engine, Host, OpRun, SpinCredit, _in_context, submit
+from ._host import _EAGER_POLLS as _SPIN_POLLS, Done, Engine, Host, OpRun, SpinCredit, _gate, submit, submit_op
 
-# How long a caller waits for the loop thread to finish what it is running (a callback)
-# before it hands its operation over instead; and the longest single sleep of a driving
-# caller (it then looks for other timers due).
+# How long a caller waits for the loop thread to finish a callback before it hands its
+# operation over; the longest single sleep of a driving caller (then it looks for timers).
 _MU_WAIT = 0.01
 _SLICE = 0.05
 # An engine timer this much earlier than the loop thread's planned wake-up wakes it.
 _EARLY = 0.001
-# A driven request's spin after its writes, and the read of the late replies, take the
-# asyncio host's bounds: at most _EAGER_POLLS reads of the epoll set, while a
-# _host.SpinCredit says spinning pays.
-# LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before"). (_SPIN_POLLS: _host._EAGER_POLLS, imported above)
+# A driven request's spin and read of the late replies take the asyncio host's bounds
+# (_SPIN_POLLS, a SpinCredit); LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before").
 _MAIN = threading.main_thread().ident
-# signal.signal's C function itself (module _signal): the signal module's wrapper converts
-# handlers and numbers to and from enums, 6 of the 8 µs a swap there cost (twice per call)
+# signal.signal's C function itself: the signal module's wrapper converts to and from
+# enums, 6 of the 8 µs a swap cost (twice per call)
 try:
     _sig: Any = importlib.import_module("_signal")
 except ImportError:  # not CPython
@@ -84,9 +59,8 @@ _SIGINT = int(_sig.SIGINT)
 
 
 def enabled() -> bool:
-    """Whether new loop threads let synchronous callers drive (LIBLOCK_SYNC_DRIVE): on by
-    default where there is epoll (Linux) and CPython's selector event loop, whose queues
-    (``_ready``, ``_scheduled``) and self-pipe (``_ssock``) the drive looks at."""
+    """Whether new loop threads let synchronous callers drive: where there is epoll and
+    CPython's selector event loop (whose ``_ready``, ``_scheduled``, ``_ssock`` it reads)."""
     if os.environ.get("LIBLOCK_SYNC_DRIVE", "caller") == "loop" or not hasattr(selectors, "EpollSelector"):
         return False
     import asyncio
@@ -165,12 +139,6 @@ class _Sigint:
             raise _Interrupted
 
 
-def _closed_gate() -> "threading.Lock":
-    g = threading.Lock()
-    g.acquire()
-    return g
-
-
 _MAIN_SIG = _Sigint()
 
 
@@ -205,12 +173,10 @@ class CallerDrive:
         op = OpRun(start, give_up)
         # gate[0]: the lock the caller sleeps on once the operation is not its own to run;
         # made only then, and while nothing else can run the host (no done() in between)
-        box, state, gate, done, begin, abandon = op.box, op.state, op.gate, op.done, op.begin, op.abandon
-
+        box, state, gate, begin = op.box, op.state, op.gate, op.begin
         how = _NOT_STARTED
         sig: Optional[_Sigint] = None
-        # (a synchronous lane's records are made in the step, on whichever thread steps;
-        # the caller's span is the current context here, as _in_context carries it there)
+        # (a synchronous lane's records are made in the step, on whichever thread steps)
         if (host.tel is None or host.tel.blocking) and host._mux and self.driver is None \
                 and self.mu.acquire(True, _MU_WAIT):
             # (else another caller drives: this operation goes the old way, and that caller
@@ -231,35 +197,20 @@ class CallerDrive:
             try:
                 how = self._drive(host, begin, box, state, sig)
                 if not box:
-                    gate[0] = _closed_gate()  # under mu
+                    gate[0] = _gate()  # under mu
             finally:
                 self._leave(host)
                 if sig is not None:
                     _sig.signal(_SIGINT, sig.prev)
         if how == _NOT_STARTED:
             if gate[0] is None:
-                gate[0] = _closed_gate()
-            if host.tel is not None and host.tel.wants_context():
-                submit(host, _in_context(begin))
-            else:
-                submit(host, begin)
-        try:
-            if sig is not None and sig.pending:
-                # the previous handler, now that no host code is half-way: a raise
-                # (KeyboardInterrupt) abandons the operation, even one done meanwhile
-                sig.prev(*sig.pending)
-            if not box:
-                gate[0].acquire()
-        except BaseException:
-            try:
-                submit(host, abandon)
-            except Exception:  # noqa: BLE001 - the host is gone: nothing left to abandon
-                pass
-            raise
-        err, result = box[0]
-        if err is not None:
-            raise err
-        return result
+                gate[0] = _gate()
+            submit_op(host, begin)
+        if sig is not None and sig.pending:
+            # the previous handler, now that no host code is half-way: a raise
+            # (KeyboardInterrupt) abandons the operation, even one done meanwhile
+            return op.wait(host, lambda: sig.prev(*sig.pending))
+        return op.wait(host)
 
     # ------------------------------------------------------------ driving (under mu)
 
