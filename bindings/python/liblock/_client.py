@@ -548,23 +548,12 @@ class Client:
     """
 
     @_keywords
-    def __init__(
-        self,
-        nodes: Iterable[Union[str, "Node"]],
-        *,
-        node_timeout: Optional[Seconds] = None,
-        drift_factor: Optional[float] = None,
-        key_prefix: Optional[str] = None,
-        owner: Optional[str] = None,
-        backend: Optional[str] = None,
-        ssl_context: Optional[Any] = None,
-        ssl_ca_certs: Optional[Any] = None,
-        ssl_certfile: Optional[Any] = None,
-        ssl_keyfile: Optional[Any] = None,
-        ssl_server_name: Optional[str] = None,
-        wait_replicas: Optional[int] = None,
-        telemetry: Union[None, bool, Dict[str, Any]] = None,
-    ) -> None:
+    def __init__(self, nodes: Iterable[Union[str, "Node"]], *, node_timeout: Optional[Seconds] = None,
+                 drift_factor: Optional[float] = None, key_prefix: Optional[str] = None,
+                 owner: Optional[str] = None, backend: Optional[str] = None, ssl_context: Optional[Any] = None,
+                 ssl_ca_certs: Optional[Any] = None, ssl_certfile: Optional[Any] = None,
+                 ssl_keyfile: Optional[Any] = None, ssl_server_name: Optional[str] = None,
+                 wait_replicas: Optional[int] = None, telemetry: Union[None, bool, Dict[str, Any]] = None) -> None:
         import json
         import weakref
 
@@ -723,19 +712,9 @@ class Client:
         return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 
     @_keywords
-    def acquire(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> Lock:
+    def acquire(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+                auto_extend: bool = False, on_lost: Optional[OnLost] = None, token: Optional[str] = None,
+                fence: bool = False, permits: Optional[int] = None, mode: Optional[str] = None) -> Lock:
         """Acquire ``resource`` (a str, or a list of them: all or none) for ``ttl`` seconds,
         waiting while another owner holds it; a release through this client wakes the
         oldest waiter at once. Blocks the calling thread (not the GIL); Ctrl-C cancels.
@@ -762,19 +741,10 @@ class Client:
         return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
-    async def acquire_async(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> Lock:
+    async def acquire_async(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+                            auto_extend: bool = False, on_lost: Optional[OnLost] = None,
+                            token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
+                            mode: Optional[str] = None) -> Lock:
         """Like :meth:`acquire`, without blocking the event loop or using a thread.
         Cancelling the awaiting task cancels the acquire (no key is left behind);
         ``on_lost`` is called on this event loop."""
@@ -789,20 +759,10 @@ class Client:
         return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
 
     @_keywords
-    def lock(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        raise_on_lost: bool = True,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> LockContext:
+    def lock(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+             auto_extend: bool = False, on_lost: Optional[OnLost] = None, raise_on_lost: bool = True,
+             token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
+             mode: Optional[str] = None) -> LockContext:
         """A :class:`LockContext` for ``with`` and ``async with``: acquire on entry, release on
         exit. The arguments are :meth:`acquire`'s, checked here; acquiring happens on entry."""
         self._open("client.lock()")

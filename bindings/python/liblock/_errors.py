@@ -1,11 +1,9 @@
-"""Exception hierarchy of the liblock binding.
-
-Every error raised by liblock derives from :class:`LockError`. Bad arguments
-also derive from the matching built-in (:class:`ValueError` or
-:class:`TypeError`), so ``except ValueError`` keeps working.
-"""
+"""Exception hierarchy of the liblock binding. Every error derives from :class:`LockError`;
+bad arguments also from :class:`ValueError` or :class:`TypeError`."""
 
 from __future__ import annotations
+
+import os
 
 TYPE_CHECKING = False  # typing is not imported at run time: `import liblock` stays light
 if TYPE_CHECKING:
@@ -13,8 +11,7 @@ if TYPE_CHECKING:
 
     from ._inspection import NodeFailure
 
-# Status codes of the C ABI (capi/liblock.h), their C names and each error status's
-# class: from the protocol's spec (core/hostabi/spec/protocol.json) through _proto_gen.
+# The C ABI's status codes, names and classes: the spec's (core/hostabi/spec/protocol.json).
 from . import _proto_gen as _g  # noqa: E402
 
 OK = _g.STATUS_OK
@@ -25,16 +22,12 @@ INVALID_HANDLE = _g.STATUS_INVALID_HANDLE
 UNAVAILABLE = _g.STATUS_UNAVAILABLE
 CANCELED = _g.STATUS_CANCELED
 INTERNAL = _g.STATUS_INTERNAL
-
 STATUS_NAMES: Dict[int, str] = _g.STATUS_NAMES
 
 
 class LockError(Exception):
-    """Base class of every liblock error.
-
-    ``status`` is the C ABI status code (``None`` for errors raised by the
-    binding itself, e.g. library not found or use after fork).
-    """
+    """Base class of every liblock error. ``status``: the C ABI status code (``None`` for the
+    binding's own errors: library not found, use after fork)."""
 
     status: Optional[int] = None
 
@@ -62,8 +55,7 @@ class LockLost(LockError):
 
 
 class InvalidArgument(LockError, ValueError):
-    """A value out of range, named by the caller's parameter (``ttl``, ``wait``,
-    ``node_timeout``, ...): empty resource, ttl out of range, a likely unit mistake, bad URL..."""
+    """A bad value, named by the caller's parameter (``ttl``, ``wait``, ``nodes[0]``, ...)."""
 
     status = INVALID_ARGUMENT
 
@@ -82,17 +74,13 @@ class InvalidHandle(LockError):
 
 
 class ClientClosed(InvalidHandle):
-    """A call on a client after its ``close()``, or on a lock of that client (which
-    ``close()`` released: ``lock.released`` is then true). The message starts with
-    ``liblock: the client is closed``. A subclass of :class:`InvalidHandle`, which
-    this was reported as before."""
+    """A call on a client after its ``close()``, or on one of its locks (which ``close()``
+    released). The message starts with ``liblock: the client is closed``."""
 
 
 class Unavailable(LockError):
     """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum.
-
-    ``nodes`` names each node that neither granted nor refused, with its cause (its error,
-    or ``no answer yet when the outcome was certain``): a list of
+    ``nodes``: each node that neither granted nor refused, with its cause, as
     :class:`liblock.NodeFailure` ``(node, addr, cause)``, in node order."""
 
     status = UNAVAILABLE
@@ -108,10 +96,8 @@ class Unavailable(LockError):
 
 
 def _node_causes(message: str) -> List[Tuple[int, str, str]]:
-    """The per-node causes in an unavailable error's message, as the engine writes it:
-    ``liblock: acquire: unavailable: REASON; node 0 (ADDR): CAUSE; node 1 (ADDR): CAUSE``
-    (an address holds no "): "). For an ``Unavailable`` made from a message alone (the
-    engine host passes the causes as fields)."""
+    """The per-node causes in the engine's message (``...; node 0 (ADDR): CAUSE; node 1
+    ...``), for an ``Unavailable`` made from a message alone."""
     import re
 
     marks = list(re.finditer(r"; node (\d+) \((.*?)\): ", message))
@@ -135,17 +121,13 @@ class InternalError(LockError):
 
 
 class LibraryError(LockError, OSError):
-    """What a backend needs is missing: liblock.so not found, not loadable on this
-    platform or of another ABI version (native; the message names LIBLOCK_PATH and
-    ``backend="wasm"``), or liblock.wasm or wasmtime (wasm backend)."""
+    """What a backend needs is missing: liblock.so (not found, not loadable here, another
+    ABI version), or liblock.wasm or wasmtime."""
 
 
 class ForkedProcessError(LockError):
-    """liblock was used in a process forked after the library had been loaded.
-
-    A Go runtime does not survive ``fork()``. Use ``multiprocessing`` with the
-    ``spawn`` or ``forkserver`` start method, or load liblock only after forking.
-    """
+    """liblock was used in a process forked after the library had been loaded (a Go runtime
+    does not survive ``fork()``): use ``multiprocessing``'s ``spawn`` or ``forkserver``."""
 
 
 _BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, name in _g.STATUS_CLASSES.items()}
@@ -153,8 +135,7 @@ _BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, na
 
 def error_for(status: int, message: Optional[str],
               nodes: Optional[Sequence[Tuple[int, str, str]]] = None) -> LockError:
-    """The exception for a non-OK status, carrying the library's message (and, for
-    Unavailable, the engine's per-node causes; None: read them from the message)."""
+    """The exception for a non-OK status (for Unavailable, with the per-node causes)."""
     cls = _BY_STATUS.get(status)
     if not message:
         message = STATUS_NAMES.get(status, f"status {status}")
@@ -163,3 +144,31 @@ def error_for(status: int, message: Optional[str],
     if cls is Unavailable:
         return Unavailable(message, status, nodes)
     return cls(message, status)
+
+
+# What an operation on a closed client's host raises (InvalidHandle).
+CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+# This process's id, renewed in a forked child by an at-fork hook (os.getpid() is a system
+# call, and check_fork runs a few times per operation).
+_pid = os.getpid()
+
+
+def _forked_child() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
+
+
+def check_fork(pid: int) -> None:
+    """Raise ForkedProcessError in a process forked from the one (``pid``) a client was made in."""
+    if _pid != pid:
+        raise ForkedProcessError(
+            f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
+            "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
+            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
+            "child: with backend=\"wasm\" always (liblock.wasm has no Go runtime to lose), on the "
+            "native backend only if liblock.so was not loaded before the fork; or use "
+            "multiprocessing's 'spawn' or 'forkserver' start method.")

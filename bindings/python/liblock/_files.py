@@ -8,9 +8,8 @@ from typing import List, Tuple
 
 
 def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
-    """The places ``name`` is looked for, in order, each with what it is: the path in
-    ``env_var`` if set, the repository's ``build/`` when run from a liblock checkout
-    (``bindings/python/liblock``), then the copy packaged beside this file."""
+    """Where ``name`` is looked for, in order: ``env_var``'s path, a liblock checkout's
+    ``build/``, the copy packaged beside this file."""
     out: List[Tuple[str, Path]] = []
     env = os.environ.get(env_var)
     if env:
@@ -23,8 +22,7 @@ def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
 
 
 def version() -> str:
-    """``liblock.__version__``: _version.py in a built package, else the VERSION file of
-    the liblock checkout this copy runs from."""
+    """``liblock.__version__``: a built package's _version.py, else the checkout's VERSION."""
     try:
         from ._version import VERSION  # type: ignore[import-not-found,unused-ignore]
         return str(VERSION)

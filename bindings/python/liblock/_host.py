@@ -20,7 +20,6 @@ import asyncio
 import collections
 import contextvars
 import os
-import ssl
 import struct
 import sys
 import threading
@@ -29,11 +28,11 @@ import weakref
 from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
-from . import _epoll
+from . import _epoll, _tls
 from . import _protocol as P
 from ._args import Request
-from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
-from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
+from ._errors import CANCELED, CLOSED_MESSAGE, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, \
+    check_fork, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; an inspect's INSPECTED fields
 Done = Callable[[Optional[LockError], Any], None]
@@ -177,21 +176,6 @@ def exception(err: P.Error) -> LockError:
     return error_for(status, message, nodes)
 
 
-_ssl_contexts: Dict[bool, ssl.SSLContext] = {}
-
-
-def _ssl_context(verify: bool) -> ssl.SSLContext:
-    ctx = _ssl_contexts.get(verify)
-    if ctx is None:
-        ctx = ssl.create_default_context()
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        if not verify:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        _ssl_contexts[verify] = ctx
-    return ctx
-
-
 class _Conn(asyncio.BufferedProtocol):
     """A connection as an asyncio transport. A BufferedProtocol: the transport reads
     straight into the engine's input buffer after RECEIVED's head (``data_received`` would
@@ -295,7 +279,7 @@ class Host:
         self._draining = False
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
-        self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
+        self.gone = CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
         self.tel: Any = None  # the client's _otel.Lane, set by the Driver before any request
         self._quiet = False  # the engine was told the lane is quiet (REPORTS 1, else 2: all)
         _all.add(self)
@@ -471,7 +455,7 @@ class Host:
         if flags & P.OPEN_TLS:
             verify = not flags & P.OPEN_SKIP_VERIFY
             tls = self.tls.for_node(node) if self.tls is not None else None
-            ctx = tls.context(verify) if tls is not None else _ssl_context(verify)
+            ctx = tls.context(verify) if tls is not None else _tls.default(verify)
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins
         try:

@@ -1,9 +1,6 @@
-"""The native engine adapter: liblock.so through ctypes (lookup, ABI check, fork
-guard) and :class:`NativeEngine` over its ``lock_engine_new/step/free``, which the
-host (``_host``) drives as it drives liblock.wasm's.
-
-Nothing here loads the library at import time: :func:`lib` does it on first use.
-"""
+"""The native engine adapter: liblock.so through ctypes (lookup, ABI check, fork guard,
+loaded by :func:`lib` on first use) and :class:`NativeEngine` over its
+``lock_engine_new/step/free``, which the host drives as it drives liblock.wasm's."""
 
 from __future__ import annotations
 
@@ -29,13 +26,7 @@ _loaded_in_pid: Optional[int] = None
 _forked = False
 
 
-def candidates() -> List[Tuple[str, Path]]:
-    """Where the library is looked for, in order."""
-    return search_path("LIBLOCK_PATH", LIB_NAME)
-
-
-# Said by every "cannot find or load liblock.so" error: where the native library
-# cannot go (macOS, Windows, musl, sandboxes), the wasm backend needs no .so.
+# Said by every "cannot find or load liblock.so" error.
 ALTERNATIVE = (
     "Set LIBLOCK_PATH to the path of a liblock.so built for this platform (`make build` in the "
     "liblock repository writes build/liblock.so), or use the wasm backend, which needs no "
@@ -44,11 +35,10 @@ ALTERNATIVE = (
 
 
 def find_library() -> Path:
-    """The first candidate that is a file. An LIBLOCK_PATH that names no file is an
-    error of its own (an explicit path is not a hint to fall back from)."""
+    """The first candidate that is a file; an LIBLOCK_PATH naming no file is an error."""
     tried = []
     env = os.environ.get("LIBLOCK_PATH")
-    for what, path in candidates():
+    for what, path in search_path("LIBLOCK_PATH", LIB_NAME):
         if path.is_file():
             return path
         tried.append(f"{what}: {path}")
@@ -129,9 +119,8 @@ _engine_fns: Optional[Tuple[Any, Any, Any]] = None
 
 
 def _engine_functions() -> Tuple[Any, Any, Any]:
-    """lock_engine_new/step/free, through a PyDLL handle of the same library: a step
-    is short and never blocks, so it keeps the GIL (no release/re-acquire per call,
-    no wait for another thread to hand the GIL back)."""
+    """lock_engine_new/step/free, through a PyDLL handle: a step is short and never blocks,
+    so it keeps the GIL (no release and re-acquire per call)."""
     global _engine_fns
     if _engine_fns is None:
         lib()
@@ -162,9 +151,7 @@ _fast_fn: Any = None
 
 
 def _fast_step() -> Any:
-    """lock_engine_step without argtypes (the caller passes ctypes objects of the C
-    types: c_uint64, buffers, c_size_t), with its restype; a function object of its own,
-    so that the argtypes of _engine_functions' stays as it is for other callers."""
+    """lock_engine_step without argtypes (the caller passes ctypes objects of the C types)."""
     global _fast_fn
     if _fast_fn is None:
         fn = ctypes.PyDLL(str(_lib_path))["lock_engine_step"]
@@ -174,9 +161,8 @@ def _fast_step() -> Any:
 
 
 class NativeEngine:
-    """One engine of liblock.so (``lock_engine_*``), stepped by one asyncio host.
-    Events are packed into ``inbuf``; ``step`` returns a view of the actions in the
-    output buffer (both allocated once)."""
+    """One engine of liblock.so, stepped by one host: events are packed into ``inbuf``;
+    ``step`` returns a view of the actions in the output buffer (both allocated once)."""
 
     in_cap = ENGINE_IN
     out_cap = ENGINE_OUT
@@ -193,15 +179,11 @@ class NativeEngine:
         self._out = ctypes.create_string_buffer(ENGINE_OUT)
         self.inbuf = memoryview(self._in).cast("B")
         self._outview = memoryview(self._out).cast("B")
-        # step's arguments but the length, converted once: a call through a prototype
-        # without argtypes (_fast_step) takes ctypes objects as they are (buffers by
-        # reference), which saves about 0.3 µs of the ~0.8 µs a call costs (a dozen calls
-        # per acquire+release pair on 5 nodes)
+        # step's arguments but the length, converted once (0.3 µs of a 0.8 µs call)
         self._fast = _fast_step()
         self._handle_c = c_uint64(self.handle)
         self._out_cap_c = ctypes.c_size_t(ENGINE_OUT)
-        # the length argument, set per call (0.1 µs less than a new c_size_t; a step is
-        # never re-entered: the host steps one engine from one thread at a time)
+        # the length, set per call (a step is never re-entered)
         self._n_c = ctypes.c_size_t(0)
 
     def step(self, n: int) -> memoryview:

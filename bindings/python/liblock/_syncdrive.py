@@ -73,10 +73,8 @@ _EpollBase: Any = getattr(selectors, "EpollSelector", selectors.DefaultSelector)
 
 
 class DriveSelector(_EpollBase):  # type: ignore[misc]
-    """The loop thread's selector: the thread holds ``mu`` except while it sleeps here.
-    It records until when it sleeps, so that a driving caller knows whether an engine
-    timer it set needs the thread woken; ``pause``/``resume`` stop and restart watching
-    one descriptor (the host's epoll set) while a caller reads it."""
+    """The loop thread's selector: the thread holds ``mu`` except while it sleeps here (until
+    ``sleep_until``); ``pause``/``resume`` stop and restart watching the host's epoll set."""
 
     def __init__(self, mu: "threading.Lock") -> None:
         super().__init__()
@@ -109,8 +107,7 @@ class DriveSelector(_EpollBase):  # type: ignore[misc]
             (select.EPOLLOUT if key.events & selectors.EVENT_WRITE else 0)
 
     def resume(self, fd: int, events: int) -> None:
-        """Watch ``fd`` again for ``events`` (what pause returned), unless it was
-        unregistered meanwhile (the host freed)."""
+        """Watch ``fd`` again for ``events`` (pause's), unless it was unregistered meanwhile."""
         if self._keys.get(fd) is None:
             return
         try:
@@ -168,8 +165,7 @@ class CallerDrive:
 
     def run_op(self, host: "Host", start: Callable[["Done"], Any],
                give_up: Optional[Callable[[Any, Any], None]]) -> Any:
-        """``_host.run_op``'s contract: start the operation, block until its outcome,
-        interruptible (an interrupted acquire is cancelled, a lock granted meanwhile released)."""
+        """``_host.run_op``'s contract, driven on the caller's thread when the loop is idle."""
         op = OpRun(start, give_up)
         # gate[0]: the lock the caller sleeps on once the operation is not its own to run;
         # made only then, and while nothing else can run the host (no done() in between)
@@ -179,8 +175,7 @@ class CallerDrive:
         # (a synchronous lane's records are made in the step, on whichever thread steps)
         if (host.tel is None or host.tel.blocking) and host._mux and self.driver is None \
                 and self.mu.acquire(True, _MU_WAIT):
-            # (else another caller drives: this operation goes the old way, and that caller
-            # hands over when it sees the loop's self-pipe)
+            # (else another caller drives: this operation goes the old way)
             me = threading.get_ident()
             self.driver = me
             if me == _MAIN:
@@ -219,9 +214,8 @@ class CallerDrive:
         loop = self.loop
         mux = host._mux
         if not mux or loop._ready or host._connecting or host.watches or len(host._conns) != len(mux.conns):
-            # the loop has work first, or a connection is not the mux's, or an observe()
-            # callback (a user's, called from the step that reads its change) must run on
-            # the loop thread, never inside another caller's call
+            # the loop has work first, a connection is not the mux's, or an observe()
+            # callback must run on the loop thread
             return _NOT_STARTED
         if self._wait_mux is not mux and not self._waiter(mux):
             return _NOT_STARTED
@@ -233,8 +227,7 @@ class CallerDrive:
         saved_eager = host.eager
         host.eager = False  # the caller reads right after the writes anyway (and _read_now queues a callback)
         try:
-            # What arrived while nobody drove (an idle node's EOF, a late reply) and a due
-            # timer go before the request, as on the loop thread.
+            # What arrived while nobody drove and a due timer go first, as on the loop thread.
             self._catch_up(host, mux)
             if loop._ready or host._connecting or host.engine is None or (sig is not None and sig.pending):
                 return _NOT_STARTED
@@ -242,11 +235,9 @@ class CallerDrive:
             begin()
             if not box and self.spin and (len(host._ops) == 1 or not host.spin_alone) \
                     and state[0] in host._ops and not host.watches:
-                # The nodes' replies read at once, as the asyncio host's requests read them
-                # (_host.Host._spin, its credit and alone rules): on this machine they often
-                # come within the spin, and the epoll_wait below would put the caller to
-                # sleep and wake it (1 node, sync pair, whole runs alternating: 150-188 µs with
-                # the spin, 244-265 µs with LIBLOCK_SYNC_SPIN=0)
+                # The replies read at once, as the asyncio host's requests spin (_host.Host._spin):
+                # the epoll_wait below would put the caller to sleep and wake it (1 node,
+                # sync pair: 150-188 µs with the spin, 244-265 µs without)
                 host._spin(state[0], host.writes - writes - (host.reads - reads), _SPIN_POLLS)
             while not box:
                 if loop._ready or host._connecting or host.watches or host.engine is None or host._mux is not mux:
@@ -284,10 +275,8 @@ class CallerDrive:
 
     def _late(self, host: "Host", mux: Any, end: int) -> None:
         """The operation is done on its quorum's replies: read the other nodes' too (until
-        ``end`` reads, one per node written to), for at most _SPIN_POLLS polls, while
-        that pays (a _host.SpinCredit of its own). Left for later, they would wake the
-        loop thread as soon as the caller lets go, and the caller's next call would wait for
-        it to read them (5 nodes, sync pair: 40 µs of a ~440 µs pair spent waiting for mu)."""
+        ``end`` reads), for at most _SPIN_POLLS polls, while that pays. Left for later, they
+        would wake the loop thread, and the next call would wait for it (5 nodes: 40 µs a pair)."""
         if host.reads >= end or not self.late_credit.allows():
             return
         ready = mux._ready
@@ -298,8 +287,7 @@ class CallerDrive:
         self.late_credit.paid(host.reads >= end)
 
     def _catch_up(self, host: "Host", mux: Any) -> None:
-        """Read what the connections have and run the engine's timer if due, as the loop
-        thread's callbacks would (an error is reported the way the loop reports one)."""
+        """Read what the connections have and run the engine's timer if due, as the loop would."""
         try:
             mux._ready()
             t = host._timer
@@ -316,10 +304,9 @@ class CallerDrive:
         return bool(sched) and sched[0] is not host._timer and sched[0].when() <= self.loop.time()
 
     def _clean(self) -> Any:
-        """The loop's timers without the cancelled ones at the head, as the loop's own turn
-        drops them (under ``mu``, so the loop thread is not looking): the head is then the
-        earliest live timer. Each request of the engine replaces its timer, and the loop
-        thread, asleep, would not drop the old ones: they would pile up."""
+        """The loop's timers without the cancelled ones at the head (as the loop's turn drops
+        them; under ``mu``): the head is the earliest live timer, and the engine's replaced
+        timers do not pile up while the loop thread sleeps."""
         loop = self.loop
         sched = loop._scheduled
         while sched and sched[0].cancelled():
@@ -329,8 +316,8 @@ class CallerDrive:
         return sched
 
     def _leave(self, host: "Host") -> None:
-        """Watch the connections again and let go of ``mu``; wake the loop thread when
-        it has callbacks queued or must wake earlier than it planned."""
+        """Watch the connections again and let go of ``mu``; wake the loop thread when it has
+        callbacks queued or must wake earlier than it planned."""
         paused, self._paused = self._paused, None
         if paused is not None:
             self.sel.resume(*paused)
@@ -348,8 +335,7 @@ class CallerDrive:
                 pass
 
     def _waiter(self, mux: Any) -> bool:
-        """The caller's epoll for ``mux`` (made once per epoll set): False when the set is
-        closed."""
+        """The caller's epoll for ``mux`` (once per set); False when the set is closed."""
         try:
             fd = mux.ep.fileno()
         except ValueError:  # closed
@@ -377,13 +363,8 @@ class CallerDrive:
 
 
 class LoopThread:
-    """A private event loop in one daemon thread, running one host: the synchronous API
-    submits to it, and it runs auto-extension and loss while the caller's code runs.
-
-    The thread holds ``mu`` whenever it runs anything and lets go of it only while it
-    sleeps in its selector (``DriveSelector``): a synchronous caller that takes
-    it then runs its operation on its own thread (``CallerDrive``, the host's
-    ``direct``) instead of handing it over, unless LIBLOCK_SYNC_DRIVE=loop."""
+    """A private event loop in one daemon thread, running one host for the synchronous API
+    (auto-extension and loss run there); callers drive it while it sleeps (``CallerDrive``)."""
 
     def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
         self._tls = tls
