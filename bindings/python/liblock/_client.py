@@ -13,7 +13,6 @@ from ._errors import ArgumentTypeError, ClientClosed, InvalidArgument, InvalidHa
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
-    from types import TracebackType
     from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, TypeVar, Union
 
     from ._election import Leader, Leadership
@@ -372,15 +371,13 @@ class Lock:
     def __enter__(self) -> "Lock":
         return self
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self._exit_release(exc_type, True)
 
     async def __aenter__(self) -> "Lock":
         return self
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         await self._aexit_release(exc_type, True)
 
     def __repr__(self) -> str:
@@ -467,8 +464,7 @@ class LockContext:
     def __enter__(self) -> Lock:
         return self.acquire()
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:  # (None: release() was called inside the block)
             lock._exit_release(exc_type, self._raise_on_lost)
@@ -476,8 +472,7 @@ class LockContext:
     async def __aenter__(self) -> Lock:
         return await self.acquire_async()
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:
             await lock._aexit_release(exc_type, self._raise_on_lost)
@@ -664,15 +659,13 @@ class Client:
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self.close()
 
     async def __aenter__(self) -> "Client":
         return self
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -1,10 +1,10 @@
-"""Where the binding looks for its native files (liblock.so, liblock.wasm)."""
+"""Where the engine adapters look for liblock.so and liblock.wasm, and what they check."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Tuple
+from typing import Any, List, Optional, Tuple
 
 
 def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
@@ -33,3 +33,13 @@ def version() -> str:
     if repo is not None and repo.is_file():
         return repo.read_text().strip()
     return "0+unknown"
+
+
+def check_versions(path: Any, abi: Optional[int] = None, proto: Optional[int] = None) -> None:
+    """Refuse an engine file of another ABI version or engine protocol than the spec's."""
+    from ._errors import LibraryError
+    from ._proto_gen import ABI_VERSION, PROTOCOL_VERSION
+    for what, got, want in (("ABI version", abi, ABI_VERSION), ("engine protocol", proto, PROTOCOL_VERSION)):
+        if got is not None and got != want:
+            raise LibraryError(f"{path} has {what} {got}, but this liblock binding needs {what.split()[-1]} "
+                               f"{want}; rebuild it (`make build`) or install a matching binding")

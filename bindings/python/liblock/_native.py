@@ -10,13 +10,12 @@ import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint64, c_void_p
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from ._errors import ForkedProcessError, LibraryError, error_for
-from ._files import search_path
+from ._files import check_versions, search_path
 
-from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
-from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # the spec's
 LIB_NAME = "liblock.so"
 
 _load_lock = threading.Lock()
@@ -95,11 +94,7 @@ def lib() -> ctypes.CDLL:
             raise LibraryError(f"{path} is not liblock (no lock_abi_version symbol). {ALTERNATIVE}") from None
         abi.restype = c_int32
         abi.argtypes = []
-        version = abi()
-        if version != ABI_VERSION:
-            raise LibraryError(
-                f"{path} has C ABI version {version}, but this liblock binding needs version "
-                f"{ABI_VERSION}; rebuild the library (`make build`) or install a matching binding")
+        check_versions(path, abi=abi())
         _lib_path = str(path)
         dll.lock_string_free.restype, dll.lock_string_free.argtypes = None, [c_void_p]
         _loaded_in_pid = os.getpid()
@@ -135,10 +130,7 @@ def _engine_functions() -> Tuple[Any, Any, Any]:
             proto = int(proto_fn())
         except AttributeError:
             proto = 1  # a library without it speaks engine protocol 1
-        if proto != PROTOCOL_VERSION:
-            raise LibraryError(
-                f"{_lib_path} speaks engine protocol {proto}, but this liblock binding needs "
-                f"{PROTOCOL_VERSION}; rebuild the library (`make build`) or install a matching binding")
+        check_versions(_lib_path, proto=proto)
         new.restype, new.argtypes = c_int32, [c_char_p, POINTER(c_uint64), POINTER(c_void_p)]
         step.restype = c_int64
         step.argtypes = [c_uint64, c_void_p, ctypes.c_size_t, c_void_p, ctypes.c_size_t]

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._errors import InternalError, LibraryError, error_for
-from ._files import search_path
+from ._files import check_versions, search_path
 
-from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
-from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # the spec's
 WASM_NAME = "liblock.wasm"
 WASMTIME_PIN = "wasmtime==50.0.1"
 
@@ -171,20 +170,13 @@ class Instance:
         self._mem = exports["memory"]._memory
         self._mem_ref = ctypes.byref(self._mem)
         self.call("_initialize")
-        version = self.call("lock_abi_version")
-        if version != ABI_VERSION:
-            raise LibraryError(
-                f"{c.path} has ABI version {version}, but this liblock binding needs version "
-                f"{ABI_VERSION}; rebuild it (`make build`) or install a matching binding")
+        check_versions(c.path, abi=self.call("lock_abi_version"))
         if c.missing:
             raise LibraryError(
                 f"{c.path} lacks the exports {', '.join(c.missing)}: it predates the engine "
                 "interface; rebuild it with `make build`")
         proto = self.call("lock_engine_protocol_version") if "lock_engine_protocol_version" in self._funcs else 1
-        if proto != PROTOCOL_VERSION:
-            raise LibraryError(
-                f"{c.path} speaks engine protocol {proto}, but this liblock binding needs "
-                f"{PROTOCOL_VERSION}; rebuild it (`make build`) or install a matching binding")
+        check_versions(c.path, proto=proto)
         self.in_ptr = self.call("lock_buffer", IN_CAP) & 0xFFFFFFFF
         self.out_ptr = self.call("lock_buffer", OUT_CAP) & 0xFFFFFFFF
         if not self.in_ptr or not self.out_ptr:
