@@ -206,13 +206,10 @@ class Lock:
         return self._released or (not self._lost and not self._client._finalizer.alive)
 
     def _open(self, what: str) -> None:
-        if not self._client._finalizer.alive:
-            raise _closed_error(what)
+        self._client._open(what)
 
     def _gone(self, e: LockError, what: str) -> LockError:
-        """ClientClosed for a handle found gone because the client's close() freed it, else e."""
-        closed = isinstance(e, InvalidHandle) and not self._client._finalizer.alive
-        return _closed_error(what) if closed else e
+        return self._client._gone(e, what)
 
     def info(self) -> Dict[str, Any]:
         """The library's description of the lock: ``resource``, ``key``, ``token``, ``ttl``
@@ -676,9 +673,9 @@ class Client:
         if not self._finalizer.alive:
             raise _closed_error(what)
 
-    def _gone(self, e: InvalidHandle, what: str) -> InvalidHandle:
-        """:class:`ClientClosed` for a handle found gone because close() ran meanwhile."""
-        return _closed_error(what) if not self._finalizer.alive else e
+    def _gone(self, e: LockError, what: str) -> LockError:
+        """:class:`ClientClosed` for a handle found gone because close() ran meanwhile, else e."""
+        return _closed_error(what) if isinstance(e, InvalidHandle) and not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any, permits: Any = None, mode: Any = None) -> Request:
