@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
-from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
+from ._rwlock import MODES, NAMES, mode_arg  # noqa: E402
 from ._args import Request, _callable, _check_ttl_fits, _ms, _text  # noqa: E402
 
 # A node_timeout given as a bare number of at least this many seconds is taken for
@@ -190,6 +190,7 @@ class Lock:
         self.auto_extend = bool(info.get("auto_extend", False))
         self.fence = int(info.get("fence", 0) or 0)
         self.reentered = bool(info.get("reentered", False))
+        self.mode = str(info.get("mode") or "exclusive")
         host.lock_names[handle] = self.resource  # for the loss's log record (_host.warn_lost)
         if on_lost is not None or self.auto_extend:
             self.on_lost(on_lost)
@@ -728,7 +729,7 @@ class Client:
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
+        return self._lock(host, lock, info, req, on_lost)
 
     @_keywords
     async def acquire_async(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
@@ -746,7 +747,13 @@ class Client:
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
+        return self._lock(host, lock, info, req, on_lost)
+
+    def _lock(self, host: Any, handle: int, info: Dict[str, Any], req: Request, on_lost: Optional[OnLost]) -> Lock:
+        """The Lock of a granted acquire: the list of resources and the mode are the request's."""
+        info["resources"] = getattr(req.resource, "names", None)
+        info["mode"] = NAMES[req.mode]
+        return Lock(self, host, handle, info, on_lost)
 
     @_keywords
     def lock(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,

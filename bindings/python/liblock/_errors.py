@@ -14,15 +14,6 @@ if TYPE_CHECKING:
 # The C ABI's status codes, names and classes: the spec's (core/hostabi/spec/protocol.json).
 from . import _proto_gen as _g  # noqa: E402
 
-OK = _g.STATUS_OK
-NOT_ACQUIRED = _g.STATUS_NOT_ACQUIRED
-LOST = _g.STATUS_LOST
-INVALID_ARGUMENT = _g.STATUS_INVALID_ARGUMENT
-INVALID_HANDLE = _g.STATUS_INVALID_HANDLE
-UNAVAILABLE = _g.STATUS_UNAVAILABLE
-CANCELED = _g.STATUS_CANCELED
-INTERNAL = _g.STATUS_INTERNAL
-STATUS_NAMES: Dict[int, str] = _g.STATUS_NAMES
 
 
 class LockError(Exception):
@@ -44,33 +35,33 @@ class LockError(Exception):
 class NotAcquired(LockError):
     """The resource is held by another owner and the wait ran out."""
 
-    status = NOT_ACQUIRED
+    status = _g.STATUS_NOT_ACQUIRED
 
 
 class LockLost(LockError):
     """The lock is no longer held on a quorum (expired, or taken by another owner),
     or it was released already (a second ``release()`` or an ``extend()`` after it)."""
 
-    status = LOST
+    status = _g.STATUS_LOST
 
 
 class InvalidArgument(LockError, ValueError):
     """A bad value, named by the caller's parameter (``ttl``, ``wait``, ``nodes[0]``, ...)."""
 
-    status = INVALID_ARGUMENT
+    status = _g.STATUS_INVALID_ARGUMENT
 
 
 class ArgumentTypeError(LockError, TypeError):
     """An argument of the wrong Python type (checked before calling the library)."""
 
-    status = INVALID_ARGUMENT
+    status = _g.STATUS_INVALID_ARGUMENT
 
 
 class InvalidHandle(LockError):
     """A handle that is gone: ``Lock.info()`` of a released lock, a lock whose event loop
     shut down. A closed client raises the subclass :class:`ClientClosed`."""
 
-    status = INVALID_HANDLE
+    status = _g.STATUS_INVALID_HANDLE
 
 
 class ClientClosed(InvalidHandle):
@@ -83,7 +74,7 @@ class Unavailable(LockError):
     ``nodes``: each node that neither granted nor refused, with its cause, as
     :class:`liblock.NodeFailure` ``(node, addr, cause)``, in node order."""
 
-    status = UNAVAILABLE
+    status = _g.STATUS_UNAVAILABLE
     nodes: List[NodeFailure]
 
     def __init__(self, message: str = "", status: Optional[int] = None,
@@ -111,13 +102,13 @@ def _node_causes(message: str) -> List[Tuple[int, str, str]]:
 class Canceled(LockError):
     """A pending operation was canceled (e.g. its client was closed)."""
 
-    status = CANCELED
+    status = _g.STATUS_CANCELED
 
 
 class InternalError(LockError):
     """A bug inside the library; the message says what. The process survives."""
 
-    status = INTERNAL
+    status = _g.STATUS_INTERNAL
 
 
 class LibraryError(LockError, OSError):
@@ -138,7 +129,7 @@ def error_for(status: int, message: Optional[str],
     """The exception for a non-OK status (for Unavailable, with the per-node causes)."""
     cls = _BY_STATUS.get(status)
     if not message:
-        message = STATUS_NAMES.get(status, f"status {status}")
+        message = _g.STATUS_NAMES.get(status, f"status {status}")
     if cls is None:
         return LockError(f"unknown status {status} from liblock: {message}", status)
     if cls is Unavailable:

@@ -31,8 +31,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 from . import _epoll, _tls
 from . import _protocol as P
 from ._args import Request
-from ._errors import CANCELED, CLOSED_MESSAGE, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, \
-    check_fork, error_for
+from ._errors import CLOSED_MESSAGE, InternalError, InvalidHandle, LockError, check_fork, error_for
 
 # done(error or None, result): the lock handle (acquire) or 0; an inspect's INSPECTED fields
 Done = Callable[[Optional[LockError], Any], None]
@@ -166,7 +165,7 @@ def warn_lost(lost: Optional[LockError], resource: str) -> None:
 def exception(err: P.Error) -> LockError:
     """The exception for an engine error: an InvalidArgument names the Python parameter."""
     status, message, a, b, nodes = err[:5]
-    if status == INVALID_ARGUMENT and a and len(err) > 5:
+    if status == P.STATUS_INVALID_ARGUMENT and a and len(err) > 5:
         bound, limit, unit, got = err[5:9]
         message = f"liblock: invalid argument: {_PY_NAMES.get(a, a)}: {bound_reason(b, bound, limit, unit, got)}"
     if not message:
@@ -295,7 +294,7 @@ class Host:
         try:
             out = engine.step(n)
         except LockError as e:  # the engine is unusable (a wasm trap): fail what waits on it
-            if e.status not in (INVALID_ARGUMENT, None):
+            if e.status not in (P.STATUS_INVALID_ARGUMENT, None):
                 self.free(e)
             raise
         if not out:  # most replies ask for nothing
@@ -759,7 +758,7 @@ class Host:
             self._timer.cancel()
             self._timer = None
         for fn in list(self._ops.values()):
-            self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
+            self._done.append((fn, why or error_for(P.STATUS_CANCELED, "liblock: canceled: the client was closed"), 0))
         self._ops.clear()
         self.lost_keys.clear()
         self.lock_names.clear()

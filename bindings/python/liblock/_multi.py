@@ -6,9 +6,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Tuple, TypeVar
-
-    _L = TypeVar("_L")
+    from typing import Any, Callable, Dict, Tuple
 
 from ._errors import ArgumentTypeError, InvalidArgument
 from ._proto_gen import LIMIT_RESOURCES_MAX
@@ -52,11 +50,3 @@ def check_token(res: bytes, token: bytes) -> None:
     if token and isinstance(res, ResourceSet):
         raise InvalidArgument("token=... is not supported with a list of resources: a "
                               "multi-resource lock cannot be re-entered or handed over by token")
-
-
-def set_resources(lock: _L, res: bytes) -> _L:
-    """Give the lock its set (the host protocol's lock info does not carry it)."""
-    names = getattr(res, "names", ())
-    if names:
-        lock.resources = list(names)  # type: ignore[attr-defined]
-    return lock

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Optional, TypeVar
-
-    _L = TypeVar("_L")
+    from typing import Any, Optional
 
 
 from ._errors import ArgumentTypeError, InvalidArgument
@@ -31,10 +29,3 @@ def mode_arg(mode: Any, token: Optional[str]) -> str:
 
 
 NAMES = {v: k for k, v in MODES.items()}  # Lock.mode by the engine's number
-
-
-def with_mode(lock: _L, mode: int) -> _L:
-    """Set a new Lock's ``mode`` (the request's, by the engine's number)."""
-    if mode:
-        lock.mode = NAMES[mode]  # type: ignore[attr-defined]
-    return lock
