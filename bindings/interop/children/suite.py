@@ -42,6 +42,7 @@ clients: Dict[int, liblock.Client] = {}
 locks: Dict[int, Dict[str, Any]] = {}  # id -> {"lock", "reported"}
 _ids = itertools.count(1)
 _lost = threading.Lock()
+_reported = threading.Lock()
 
 
 def ms(seconds: Optional[float]) -> Optional[float]:
@@ -79,10 +80,16 @@ def note_lost(lid: int, told: bool = False) -> None:
     or soon on the loop). Not while a release of the lock is under way: an extend racing
     it finds the key gone, which is no loss (``lock.lost`` turns false once it is done)."""
     entry = locks.get(lid)
-    if entry is None:
+    if entry is None or entry["reported"]:
         return
-    with _lost:
-        if entry["reported"] or not (told or (not entry["releasing"] and entry["lock"].lost)):
+    if not told:
+        # _lost keeps a release from starting while lock.lost is read. on_lost (told) never
+        # takes it: it runs on the client's loop thread, which lock.lost may wait for.
+        with _lost:
+            if entry["releasing"] or not entry["lock"].lost:
+                return
+    with _reported:
+        if entry["reported"]:
             return
         entry["reported"] = True
     say({"event": "lost", "lock": lid})

@@ -5,17 +5,13 @@
         with client.lock("orders:42", ttl=10.0, wait=5.0) as lock:
             ...
 
-A thin layer: waiting, backoff, auto-extension, loss detection and quorum logic
-all live in liblock's engine, run either natively (liblock.so through ctypes, where
-it loads) or as liblock.wasm under wasmtime (elsewhere, or ``backend="wasm"``), and
-driven by one asyncio host in every mode.
-Every duration is in seconds (int, float or datetime.timedelta).
-Nothing is loaded before the first client needs it, and importing the package
-imports neither asyncio nor typing, ctypes or a backend.
+Waiting, backoff, auto-extension, loss detection and quorum logic live in liblock's
+engine, run natively (liblock.so through ctypes, where it loads) or as liblock.wasm under
+wasmtime, driven by one asyncio host in every mode (docs/python.md). Every duration is in
+seconds (int, float or datetime.timedelta). ``import liblock`` loads nothing else.
 """
 
-# No `from __future__ import annotations` and no plain imports here: every public name
-# of the module is in __all__ (dir(liblock) shows no `annotations`, `sys` or `TYPE_CHECKING`).
+# No plain imports here: dir(liblock) shows only public names.
 from ._client import DEFAULT_WAIT, Client, Lock, LockContext
 from ._backend import NativeUnavailableWarning
 from ._errors import (ArgumentTypeError, Canceled, ClientClosed, ForkedProcessError, InternalError,
@@ -31,7 +27,7 @@ if TYPE_CHECKING:
     from ._node import Node
 del TYPE_CHECKING
 
-from ._proto_gen import ABI_VERSION  # noqa: E402 - the C ABI / wasm ABI version this binding speaks (the spec's)
+from ._proto_gen import ABI_VERSION  # noqa: E402 - the ABI version this binding speaks
 from ._multi import MAX_RESOURCES  # noqa: E402 - the most resources one acquire of a list takes
 
 __all__ = [
@@ -45,56 +41,46 @@ __all__ = [
 
 
 def __getattr__(name: str) -> "Any":
-    # Inspection, NodeState and NodeFailure (dataclasses) come with the first use, not with
-    # `import liblock`.
+    # The dataclasses and the election's types come with their first use.
     if name in ("Inspection", "NodeState", "NodeFailure", "Holder", "Reader"):
         from . import _inspection
-
         return getattr(_inspection, name)
-    if name in ("Leader", "Leadership", "Observation"):  # leader election (_election.py)
+    if name in ("Leader", "Leadership", "Observation"):
         from . import _election
-
         return getattr(_election, name)
-    if name == "__version__":  # the release's VERSION file (setup.py writes it into _version.py)
+    if name == "__version__":
         from ._files import version
-
         return version()
-    if name == "Node":  # liblock.Node (a dataclass) too
+    if name == "Node":
         from . import _node
-
         return _node.Node
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def abi_version() -> int:
     """The C ABI version reported by the loaded liblock.so (loads it)."""
-    from . import _lib
-
-    return int(_lib.lib().lock_abi_version())
+    from . import _native
+    return int(_native.lib().lock_abi_version())
 
 
 def library() -> "Dict[str, Any]":
-    """The engine a client that names no backend runs here, as a dict: ``backend``
-    (``"native"`` or ``"wasm"``), ``path`` (the file it runs from), ``abi_version`` and
-    ``fallback_reason`` (why liblock.so was passed over, or None). Loads that engine's
-    library (and decides, if no such client was made yet)."""
+    """The engine a client that names no backend runs here: ``backend`` (``"native"`` or
+    ``"wasm"``), ``path``, ``abi_version`` and ``fallback_reason`` (why liblock.so was
+    passed over, or None). Loads it (and decides, if no such client was made yet)."""
     from . import _backend
-
     return _backend.library()
 
 
 def library_path() -> "Optional[str]":
     """Path of the loaded liblock.so, or None if not loaded yet."""
     import sys
-
-    lib = sys.modules.get(__name__ + "._lib")
+    lib = sys.modules.get(__name__ + "._native")
     return None if lib is None else lib.loaded_path()
 
 
 def wasm_path() -> "Optional[str]":
     """Path of the liblock.wasm compiled for the wasm backend, or None if no wasm client was made."""
     import sys
-
     wasm = sys.modules.get(__name__ + "._wasm")
     return None if wasm is None else wasm.loaded_path()
 
@@ -102,6 +88,5 @@ def wasm_path() -> "Optional[str]":
 def live_handles() -> int:
     """Clients and locks made by this process and not freed yet (a debugging aid)."""
     import sys
-
     client = sys.modules.get(__name__ + "._client")
     return 0 if client is None else int(client._live[0])

@@ -1,7 +1,6 @@
-"""Argument checks shared by the client and the locks above the host: a duration in
-seconds to the engine's milliseconds, a str to UTF-8, a callback; and what they make of an
-acquire's arguments, the :class:`Request` the host sends. Errors name the caller's
-parameter in the caller's unit (seconds)."""
+"""Argument checks shared above the host (a duration in seconds to the engine's
+milliseconds, a str to UTF-8, a callback) and the acquire's :class:`Request` the host
+sends. Errors name the caller's parameter in the caller's unit (seconds)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ if TYPE_CHECKING:
 
 
 def _timedelta_seconds(value: Any) -> Optional[float]:
-    """value.total_seconds() if value is a datetime.timedelta, else None. Without
-    importing datetime: nothing can be a timedelta unless datetime was imported."""
+    """value.total_seconds() if value is a datetime.timedelta (without importing datetime)."""
     for name in ("datetime", "_datetime"):
         mod = sys.modules.get(name)
         if mod is not None and isinstance(value, mod.timedelta):
@@ -34,8 +32,7 @@ def _fmt_s(ms: int) -> str:
 
 
 def _ms(name: str, value: Any, lo: int, hi: int) -> int:
-    """Seconds (int, float or timedelta) -> integer milliseconds for the engine,
-    checked against [lo, hi] ms; errors name ``name`` and speak seconds."""
+    """Seconds (int, float or timedelta) -> milliseconds in [lo, hi]; errors name ``name``."""
     if type(value) is float and -1e15 < value < 1e15:  # fast path; excludes NaN/inf
         ms = round(value * 1000)
     else:
@@ -85,10 +82,8 @@ def _callable(name: str, value: Any) -> Optional[Callable[..., Any]]:
 
 
 class Request(tuple):  # type: ignore[type-arg]
-    """An acquire's checked arguments as the engine's ACQUIRE takes them: made by
-    ``Client._acquire_args``, sent by ``Host.start_acquire`` as ``_proto.acquire(buf, *req)``
-    (the fields are in that function's parameter order). A tuple underneath: made and
-    unpacked at a tuple's cost on every acquire, read by name elsewhere."""
+    """An acquire's checked arguments, in ``_protocol.acquire``'s parameter order (sent as
+    ``_protocol.acquire(buf, *req)``): a tuple's cost per acquire, read by name elsewhere."""
 
     __slots__ = ()
     resource = property(itemgetter(0))  # bytes; a list's first (_multi: .more has the rest)
@@ -100,3 +95,4 @@ class Request(tuple):  # type: ignore[type-arg]
     permits = property(itemgetter(6))  # 0 for the mutex
     mode = property(itemgetter(7))  # 0, or a read-write lock's 1 (read) / 2 (write)
     resources = property(itemgetter(8))  # a multi-resource lock's further resources
+    value = property(lambda r: r[9] if len(r) > 9 else b"")  # an election's: a campaign

@@ -1,10 +1,6 @@
-"""Which engine a client runs when it names none: liblock.so where it loads, else
-liblock.wasm under wasmtime, said once through a warning of its own category.
-
-The choice is made once per process, by the first client that names no backend,
-and kept: every later such client runs the same engine. An explicit
-``backend="native"`` never falls back (its load error is raised as before).
-"""
+"""Which engine a client that names none runs: liblock.so where it loads, else liblock.wasm
+(said once, by a warning of its own category). Chosen once per process; an explicit
+``backend="native"`` never falls back."""
 
 from __future__ import annotations
 
@@ -18,10 +14,8 @@ if TYPE_CHECKING:
 
 
 class NativeUnavailableWarning(RuntimeWarning):
-    """Issued once per process when a client that names no backend runs the wasm
-    backend because liblock.so does not load here. Silence it with
-    ``warnings.filterwarnings("ignore", category=liblock.NativeUnavailableWarning)``,
-    or pass ``backend="wasm"``."""
+    """Issued once per process when a client that names no backend runs the wasm backend
+    because liblock.so does not load here; pass ``backend="wasm"`` to choose it silently."""
 
 
 _lock = threading.Lock()
@@ -30,11 +24,11 @@ _fallback: Optional[str] = None  # why the native library did not load, when was
 
 
 def _native_error() -> Optional[LibraryError]:
-    """None when liblock.so loads and speaks this binding's ABI and engine protocol."""
-    from . import _lib
+    """None when liblock.so loads and speaks this binding's ABI and protocol."""
+    from . import _native
     try:
-        _lib.lib()
-        _lib._engine_functions()
+        _native.lib()
+        _native._engine_functions()
     except ForkedProcessError:
         raise  # the library did load, in the parent: not a platform without it
     except LibraryError as e:
@@ -43,7 +37,7 @@ def _native_error() -> Optional[LibraryError]:
 
 
 def _wasm_error() -> Optional[LibraryError]:
-    """None when liblock.wasm is found and wasmtime imports (compiling waits for the client)."""
+    """None when liblock.wasm is found and wasmtime imports."""
     from . import _wasm
     try:
         _wasm.find_module()
@@ -54,8 +48,7 @@ def _wasm_error() -> Optional[LibraryError]:
 
 
 def choose(backend: Optional[str]) -> str:
-    """The backend a client runs: ``backend`` itself when given, else the process's
-    choice (made here the first time)."""
+    """``backend`` itself when given, else the process's choice (made here the first time)."""
     global _chosen, _fallback
     if backend is not None:
         return backend
@@ -84,16 +77,13 @@ def choose(backend: Optional[str]) -> str:
 
 
 def library() -> Dict[str, Any]:
-    """``liblock.library()``: the engine that clients naming no backend run (chosen now
-    if no such client was made yet), the file it runs from, and why the native library
-    was passed over (``fallback_reason``, None when it was not)."""
+    """``liblock.library()``."""
     from ._proto_gen import ABI_VERSION
     backend = choose(None)
     if backend == "native":
-        from . import _lib
-        path = _lib.loaded_path()
+        from . import _native
+        path = _native.loaded_path()
     else:
         from . import _wasm
         path = _wasm.loaded_path() or str(_wasm.find_module())
-    # ABI_VERSION: the library's (a file of another version is refused when loaded).
     return {"backend": backend, "path": path, "abi_version": ABI_VERSION, "fallback_reason": _fallback}

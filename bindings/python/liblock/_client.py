@@ -1,4 +1,4 @@
-"""Client and Lock: thin Python objects over liblock.so handles."""
+"""Client, Lock and LockContext: the public objects over a client's engine hosts."""
 
 from __future__ import annotations
 
@@ -9,21 +9,16 @@ import sys
 
 from ._errors import ArgumentTypeError, ClientClosed, InvalidArgument, InvalidHandle, LockError, LockLost
 
-# Nothing heavy at import time: asyncio (≈ 25 ms and 5 MB), typing, json, ctypes
-# and the backends are imported where they are first needed, so that a
-# synchronous program never pays for asyncio, and `import liblock` loads nothing.
+# Nothing heavy at import time: asyncio, typing, json, ctypes and the backends are imported
+# where first needed (a synchronous program never pays for asyncio).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import asyncio
     import datetime
-    from types import TracebackType
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, Union
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, TypeVar, Union
 
-    from ._election import Leader, Leadership, Observation
+    from ._election import Leader, Leadership
     from ._inspection import Inspection
     from ._node import Node
-
-    from typing import TypeVar
 
     Seconds = Union[int, float, datetime.timedelta]
     _F = TypeVar("_F", bound=Callable[..., Any])
@@ -31,40 +26,26 @@ if TYPE_CHECKING:
 
 from . import _proto_gen as P  # noqa: E402
 from . import _multi  # noqa: E402
-from ._rwlock import MODES, mode_arg, with_mode  # noqa: E402
+from ._rwlock import MODES, NAMES, mode_arg  # noqa: E402
 from ._args import Request, _callable, _ms, _text  # noqa: E402
 
-# The library's limits (P.LIMIT_*: core/engine/config.go's, from the protocol's spec
-# core/hostabi/spec/protocol.json) are checked here so that every error names the
-# caller's parameter in the caller's unit (seconds), never ttl_ms or wait_ms.
-# A node_timeout given as a bare number of at least this many seconds is taken
-# for milliseconds written as seconds (node_timeout=50 meaning 50 ms): a node
-# request normally takes well under a millisecond and node timeouts are 5 ms - 1 s.
-# A datetime.timedelta says its unit and may go up to the library's 60 s.
+# A node_timeout given as a bare number of at least this many seconds is taken for
+# milliseconds written as seconds (node_timeout=50 meaning 50 ms); a timedelta says its unit.
 _SUSPICIOUS_NODE_TIMEOUT_S = 10
 _BACKENDS = ("native", "wasm")
-
-# acquire()'s default wait, in seconds. Python's lock libraries wait by default
-# (redis-py, pottery and python-redis-lock block until acquired), so liblock waits
-# too; but bounded, like redis-semaphore's acquireTimeout (10 s): the library keeps
-# retrying while nodes are unavailable, so an unbounded default would turn a Redis
-# outage into a silent hang. wait=None waits until acquired (up to 24 h); wait=0
-# makes a single attempt.
-# A campaign's lease when none is given (the spec's, as Go's core.DefaultCampaignTTL).
-_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0
-DEFAULT_WAIT = P.DEFAULT_WAIT / 1000.0  # the spec's wait default (10 s), as Node's DEFAULT_WAIT
-
-
-_CLOSED = "liblock: the client is closed"
+_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0  # the spec's, as Go's core.DefaultCampaignTTL
+# acquire()'s default wait (the spec's, as Node's DEFAULT_WAIT): bounded, so that a Redis
+# outage is an error, not a silent hang (docs/python.md).
+DEFAULT_WAIT = P.DEFAULT_WAIT / 1000.0
 
 
 def _closed_error(what: str) -> ClientClosed:
     """What every call on a closed client, or on one of its locks, raises."""
-    return ClientClosed(f"{_CLOSED}: {what} after client.close(), which released the locks it held")
+    return ClientClosed(f"liblock: the client is closed: {what} after client.close(), "
+                        "which released the locks it held")
 
 
-# What the keyword arguments of other lock libraries are in liblock, said when one is
-# passed (redis-py's Lock and its acquire(), pottery's Redlock, threading.Lock.acquire).
+# Other lock libraries' keyword arguments (redis-py, pottery, threading.Lock) in liblock's terms.
 _KEYWORD_HINTS = {
     "blocking": "blocking=False is wait=0 (one attempt); blocking=True is the default wait "
                 "(10 s, liblock.DEFAULT_WAIT) or wait=None (until acquired)",
@@ -79,20 +60,9 @@ _KEYWORD_HINTS = {
 }
 
 
-def _unknown_keyword(fn: str, name: str, known: Iterable[str], where: str = "") -> ArgumentTypeError:
-    msg = (f"{fn}() got an unexpected keyword argument {name!r}; "
-           f"it takes {', '.join(known) or 'none'}")
-    hint = _KEYWORD_HINTS.get(name)
-    if hint:
-        msg += f". liblock: {hint}{where}"
-    return ArgumentTypeError(msg)
-
-
 def _keywords(fn: _F) -> _F:
-    """Wrap a function so that an unknown keyword argument raises ArgumentTypeError (a
-    TypeError) naming it, listing the known ones and, for another library's argument
-    (``blocking=``, ``timeout=``, ...), liblock's equivalent. Costs nothing more than a
-    call when the arguments bind."""
+    """Wrap fn so that an unknown keyword argument raises ArgumentTypeError naming it, the
+    known ones and, for another library's argument, liblock's equivalent."""
     code = fn.__code__
     known = tuple(n for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
                   if n != "self")
@@ -106,12 +76,13 @@ def _keywords(fn: _F) -> _F:
             unknown = [k for k in kwargs if k not in known]
             if not unknown:
                 raise
-            raise _unknown_keyword(name, unknown[0], known, where) from None
+            msg = (f"{name}() got an unexpected keyword argument {unknown[0]!r}; "
+                   f"it takes {', '.join(known) or 'none'}")
+            hint = _KEYWORD_HINTS.get(unknown[0])
+            raise ArgumentTypeError(msg + (f". liblock: {hint}{where}" if hint else "")) from None
 
-    checked.__name__ = fn.__name__
-    checked.__qualname__ = fn.__qualname__
-    checked.__doc__ = fn.__doc__
-    checked.__module__ = fn.__module__
+    for a in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(checked, a, getattr(fn, a))
     checked.__wrapped__ = fn  # type: ignore[attr-defined]  # inspect.signature follows it
     return checked  # type: ignore[return-value]
 
@@ -127,18 +98,16 @@ def _node_timeout_ms(value: Any) -> int:
     return _ms("node_timeout", value, P.LIMIT_NODE_TIMEOUT_MIN, P.LIMIT_NODE_TIMEOUT_MAX)
 
 
+def _int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{name} must be an int, not {type(value).__name__}")
+    return int(value)
+
+
 def _bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ArgumentTypeError(f"{name} must be a bool, not {type(value).__name__}")
     return value
-
-
-def _owner(value: Any) -> str:
-    """``Client(owner=...)``: a label carried in every lock's value ("owner/uuid")."""
-    _text("owner", value, P.LIMIT_OWNER_MAX)
-    if "/" in value:
-        raise InvalidArgument(f"owner must not contain '/' (the value is \"owner/uuid\"), got {value!r}")
-    return str(value)
 
 
 def _token(value: Any) -> bytes:
@@ -151,33 +120,20 @@ def _token(value: Any) -> bytes:
     return b
 
 
-def _inspect_kind(permits: Any, mode: Any) -> Tuple[int, int]:
-    """inspect's ``permits`` and ``mode``: (permit count, 0 or the read-write lock's 1/2)."""
-    n = _permits(permits)
-    m = MODES[mode_arg(mode, None)]
+def _kind(permits: Any, mode: Any, token: Any) -> Tuple[int, int]:
+    """``permits`` and ``mode``: (permit count, 0 for none; 0, or a read-write lock's
+    1/2). A count of 0 is refused like any other bad one (the protocol's 0 is the mutex)."""
+    n = 0 if permits is None else _int("permits", permits)
+    if permits is not None and not P.LIMIT_PERMITS_MIN <= n <= P.LIMIT_PERMITS_MAX:
+        raise InvalidArgument(f"permits must be {P.LIMIT_PERMITS_MIN} to {P.LIMIT_PERMITS_MAX}, got {n}")
+    m = MODES[mode_arg(mode, token)]
     if n and m:
         raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
                               "semaphore are two different locks")
     return n, m
 
 
-def _permits(value: Any) -> int:
-    """``acquire(..., permits=N)``: a counting semaphore's permit count, 1 to 1024; None
-    (0 here) for the mutex. 0 is refused like any other bad count: leave it out instead."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ArgumentTypeError(f"permits must be an int, not {type(value).__name__}")
-    if not P.LIMIT_PERMITS_MIN <= value <= P.LIMIT_PERMITS_MAX:
-        raise InvalidArgument(f"permits must be {P.LIMIT_PERMITS_MIN} to {P.LIMIT_PERMITS_MAX}, got {value}")
-    return int(value)
-
-
 _live = [0, 0]  # Client and Lock objects not freed yet (liblock.live_handles); clients made
-
-
-def _opened() -> None:
-    _live[0] += 1  # under the GIL; a debugging count
 
 
 def _free_lock(host: Any, handle: int, released: List[bool]) -> None:
@@ -185,38 +141,41 @@ def _free_lock(host: Any, handle: int, released: List[bool]) -> None:
     host.free_lock(handle, released[0])
 
 
+def _outcome(fn: Callable[[], Any]) -> Optional[LockError]:
+    """The LockError fn raised (None if it returned); the binding's own errors (status
+    None: ForkedProcessError, ...) propagate."""
+    try:
+        fn()
+    except LockError as e:
+        if e.status is None:
+            raise
+        return e
+    return None
+
+
 class Lock:
-    """A held (or formerly held) distributed lock.
-
-    Obtained from :meth:`Client.acquire` / :meth:`Client.acquire_async` or the
-    ``with client.lock(...)`` / ``async with client.lock(...)`` forms. Usable as a
-    (async) context manager itself: leaving the block releases it.
-
-    A dropped Lock is released and freed by its finalizer.
-    """
+    """A held (or formerly held) distributed lock, from :meth:`Client.acquire`,
+    :meth:`Client.acquire_async` or ``with client.lock(...)``. A (async) context manager
+    itself: leaving the block releases it. A dropped Lock is released by its finalizer."""
 
     resource: str
     key: str
     token: str
     mode: str = "exclusive"
-    """What the lock holds: ``"exclusive"`` (the mutex), or ``"read"`` / ``"write"`` (a reader or
-    the writer of the resource's read-write lock: ``acquire(..., mode=...)``)."""
+    """``"exclusive"`` (the mutex), or ``"read"`` / ``"write"`` (``acquire(..., mode=...)``)."""
     auto_extend: bool
     fence: int
     """The fencing token (``acquire(..., fence=True)``): strictly greater than the fence of
-    every lock on the resource acquired before, also after nodes restart empty when they
-    stayed down longer than the largest ttl and the servers' clocks agree within that time.
-    A large number (at least the servers' clock in microseconds, ~1.8e15); 0 when no fence
-    was asked for."""
+    every lock on the resource acquired before (docs/python.md, "fencing tokens"); 0 when
+    no fence was asked for."""
     reentered: bool
-    """True when the acquire (``acquire(..., token=...)``) re-entered a lock already held
-    with that token."""
+    """True when ``acquire(..., token=...)`` re-entered a lock already held with that token."""
 
     def __init__(self, client: "Client", host: Any, handle: int, info: Dict[str, Any],
                  on_lost: Optional[OnLost] = None) -> None:
         import weakref
 
-        _opened()
+        _live[0] += 1
         self._host = host  # the engine host that holds it (the sync loop thread's, or a loop's)
         self._done = [False]  # released: shared with the finalizer
         self._finalizer = weakref.finalize(self, _free_lock, host, handle, self._done)
@@ -232,11 +191,10 @@ class Lock:
         self.auto_extend = bool(info.get("auto_extend", False))
         self.fence = int(info.get("fence", 0) or 0)
         self.reentered = bool(info.get("reentered", False))
+        self.mode = str(info.get("mode") or "exclusive")
         host.lock_names[handle] = self.resource  # for the loss's log record (_host.warn_lost)
         if on_lost is not None or self.auto_extend:
             self.on_lost(on_lost)
-
-    # ------------------------------------------------------------ state
 
     @property
     def handle(self) -> int:
@@ -250,21 +208,15 @@ class Lock:
         return self._released or (not self._lost and not self._client._finalizer.alive)
 
     def _open(self, what: str) -> None:
-        """Raise :class:`ClientClosed` when the client was closed."""
-        if not self._client._finalizer.alive:
-            raise _closed_error(what)
+        self._client._open(what)
 
     def _gone(self, e: LockError, what: str) -> LockError:
-        """The error for a handle found gone: :class:`ClientClosed` when the client was
-        closed meanwhile (its close() freed the handle), else ``e`` itself."""
-        closed = isinstance(e, InvalidHandle) and not self._client._finalizer.alive
-        return _closed_error(what) if closed else e
+        return self._client._gone(e, what)
 
     def info(self) -> Dict[str, Any]:
-        """The library's description of the lock as a dict: ``resource``, ``key``, ``token``,
-        ``ttl`` and ``validity`` (seconds), ``auto_extend``, ``released``, ``lost``, ``fence``,
-        ``reentered``. ``ttl_ms`` and ``validity_ms`` are the same durations in milliseconds
-        (deprecated: read ``ttl`` and ``validity``)."""
+        """The library's description of the lock: ``resource``, ``key``, ``token``, ``ttl``
+        and ``validity`` (seconds), ``auto_extend``, ``released``, ``lost``, ``fence``,
+        ``reentered`` (and the deprecated ``ttl_ms``, ``validity_ms``)."""
         self._open("lock.info()")
         try:
             info = self._info()
@@ -303,15 +255,10 @@ class Lock:
             self._lost = True
         return lost
 
-    # ------------------------------------------------------------ loss
-
     def on_lost(self, callback: Optional[OnLost]) -> None:
-        """Register ``callback(lock)``, called at most once when the lock is lost.
-
-        It runs on the client's driver thread for locks acquired synchronously, and on the
-        event loop for locks acquired with ``acquire_async`` / ``async with``.
-        Not called after a successful release. Replaces an earlier callback.
-        """
+        """Register ``callback(lock)``, called at most once when the lock is lost (not after a
+        successful release), on the client's driver thread for a lock acquired synchronously,
+        on the event loop for one acquired with ``acquire_async``. Replaces an earlier one."""
         import weakref
 
         _callable("on_lost", callback)
@@ -342,8 +289,6 @@ class Lock:
             lost_already = False
         if lost_already and self._host.watch(self._handle, None) is fire:
             fire(None)
-
-    # ------------------------------------------------------------ operations
 
     def _extend_ttl_ms(self, ttl: Any) -> int:
         self._open("lock.extend()")
@@ -378,11 +323,8 @@ class Lock:
             raise LockLost("release: the lock was released already")
 
     def release(self) -> None:
-        """Release the lock and free its handle.
-
-        Raises :class:`LockLost` when it was no longer held on a quorum (nothing
-        another owner holds is touched) or was released already (as in Go, C and Node).
-        """
+        """Release the lock and free its handle. Raises :class:`LockLost` when it was no longer
+        held on a quorum (nothing another owner holds is touched) or was released already."""
         self._releasing("lock.release()")
         self._released_with(_outcome(lambda: self._host.release_sync(self._handle)), "lock.release()")
 
@@ -406,8 +348,6 @@ class Lock:
         if err is not None:
             raise self._gone(err, what)
 
-    # ------------------------------------------------------------ context managers
-
     def _exit_release(self, exc_type: Optional[type], raise_on_lost: bool) -> None:
         if self._released or not self._client._finalizer.alive:
             return  # released by the client's close()
@@ -429,15 +369,13 @@ class Lock:
     def __enter__(self) -> "Lock":
         return self
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self._exit_release(exc_type, True)
 
     async def __aenter__(self) -> "Lock":
         return self
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         await self._aexit_release(exc_type, True)
 
     def __repr__(self) -> str:
@@ -445,37 +383,21 @@ class Lock:
         return f"<liblock.Lock {self.resource!r} {state}>"
 
 
-def _outcome(fn: Callable[[], Any]) -> Optional[LockError]:
-    """The LockError fn raised (None if it returned); the binding's own errors (status
-    None: ForkedProcessError, ...) propagate."""
-    try:
-        fn()
-    except LockError as e:
-        if e.status is None:
-            raise
-        return e
-    return None
-
-
 class LockContext:
     """What :meth:`Client.lock` returns: use it with ``with`` or ``async with``, or call
     :meth:`acquire` and :meth:`release` (as with redis-py's ``Lock``).
 
-    Entering acquires (raising :class:`NotAcquired`, :class:`Unavailable`, ...
-    when it cannot), leaving releases. Leaving a block on a lock that was lost
-    raises :class:`LockLost` unless ``raise_on_lost=False`` (an exception raised
-    by the block itself always takes precedence). :meth:`locked` tells whether anyone
-    holds the resource, :meth:`owned` whether this object does.
-    """
+    Entering acquires (raising :class:`NotAcquired`, :class:`Unavailable`, ... when it
+    cannot), leaving releases. Leaving a block on a lock that was lost raises
+    :class:`LockLost` unless ``raise_on_lost=False`` (an exception raised by the block
+    itself takes precedence). :meth:`locked` tells whether anyone holds the resource,
+    :meth:`owned` whether this object does."""
 
-    def __init__(self, client: "Client", resource: str, ttl: Seconds, wait: Optional[Seconds],
-                 auto_extend: bool, on_lost: Optional[OnLost], raise_on_lost: bool,
-                 token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
-                 mode: Optional[str] = None) -> None:
+    def __init__(self, client: "Client", args: Tuple[Any, Any], kwargs: Dict[str, Any],
+                 raise_on_lost: bool) -> None:
         self._client = client
-        self._args = (resource, ttl)
-        self._kwargs: Dict[str, Any] = dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
-                                            token=token, fence=fence, permits=permits, mode=mode)
+        self._args = args
+        self._kwargs = kwargs
         self._raise_on_lost = _bool("raise_on_lost", raise_on_lost)
         self._lock: Optional[Lock] = None
 
@@ -487,17 +409,15 @@ class LockContext:
     def _not_held(self) -> None:
         lock = self._lock
         if lock is not None and not lock.released and not lock.lost:
-            from ._errors import LockError
             raise LockError(f"liblock: {lock.resource!r} is held by this object already: release() "
                             "it first (a lock is not reentrant; acquire with token=lock.token to "
                             "re-enter it)")
 
     @_keywords
     def acquire(self) -> Lock:
-        """Acquire with the arguments given to :meth:`Client.lock` (``wait`` 10 s by default);
-        returns the held :class:`Lock` (true, so ``if lk.acquire():`` reads as with redis-py).
-        Where redis-py returns False, liblock raises: :class:`NotAcquired` when the wait ran
-        out, :class:`Unavailable` when too few nodes answered."""
+        """Acquire with the arguments given to :meth:`Client.lock`; returns the held
+        :class:`Lock` (true, so ``if lk.acquire():`` reads as with redis-py). Where redis-py
+        returns False, liblock raises :class:`NotAcquired` or :class:`Unavailable`."""
         self._not_held()
         self._lock = self._client.acquire(*self._args, **self._kwargs)
         return self._lock
@@ -525,9 +445,8 @@ class LockContext:
         await self._take().release_async()
 
     def locked(self) -> bool:
-        """True when anyone (this object included) holds the resource on a quorum of nodes,
-        as redis-py's ``Lock.locked()`` tells for its one node: one round of
-        :meth:`Client.inspect`, which raises :class:`Unavailable` when too many nodes fail."""
+        """True when anyone (this object included) holds the resource on a quorum: one round
+        of :meth:`Client.inspect` (:class:`Unavailable` when too many nodes fail)."""
         return self._client.inspect(self._args[0]).held
 
     async def locked_async(self) -> bool:
@@ -535,18 +454,15 @@ class LockContext:
         return (await self._client.inspect_async(self._args[0])).held
 
     def owned(self) -> bool:
-        """True when this object holds the lock and it is still valid: acquired, not released,
-        not lost, validity left. redis-py's ``Lock.owned()`` reads the key's value on its one
-        node; liblock answers from what the Redlock quorum guarantees (the validity, by the
-        local monotonic clock), with no round trip, so it works on the event loop too."""
+        """True when this object holds the lock and it is still valid (acquired, not
+        released, not lost, validity left by the local monotonic clock); no round trip."""
         lock = self._lock
         return lock is not None and not lock.released and not lock.lost and lock.validity > 0
 
     def __enter__(self) -> Lock:
         return self.acquire()
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:  # (None: release() was called inside the block)
             lock._exit_release(exc_type, self._raise_on_lost)
@@ -554,32 +470,17 @@ class LockContext:
     async def __aenter__(self) -> Lock:
         return await self.acquire_async()
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:
             await lock._aexit_release(exc_type, self._raise_on_lost)
 
 
-def _check_backend_name(value: Any) -> Optional[str]:
-    """Validate ``Client(..., backend=...)`` (None: chosen by _backend)."""
-    if value is None:
-        return value
-    if not isinstance(value, str):
-        raise ArgumentTypeError(f"backend must be a str, not {type(value).__name__}")
-    if value not in _BACKENDS:
-        raise InvalidArgument(f"backend must be one of {', '.join(map(repr, _BACKENDS))}, got {value!r}")
-    return value
-
-
 def _telemetry(telemetry: Any, urls: List[str]) -> Any:
-    """The ``telemetry`` argument (README "Metrics, traces and logs"): None or False (off),
-    True (on, with OpenTelemetry's global providers), or a dict with any of
-    ``meter_provider``, ``tracer_provider`` and ``resource_label`` (a function: resource
-    -> a low-cardinality label). On, it needs ``opentelemetry-api``
-    (``pip install liblock[otel]``) for metrics and spans; without it, True still gives
-    the log lines (logger ``liblock``)."""
-    if telemetry is None:  # the spec's default for Python (docs/defaults.md)
+    """The ``telemetry`` argument: None (the spec's default for Python, docs/defaults.md) or
+    False (off), True (OpenTelemetry's global providers), or a dict of ``meter_provider``,
+    ``tracer_provider``, ``resource_label``."""
+    if telemetry is None:
         telemetry = P.DEFAULT_TELEMETRY == "on" or (
             P.DEFAULT_TELEMETRY == "installed" and importlib.util.find_spec("opentelemetry") is not None)
     if telemetry is False:
@@ -617,75 +518,50 @@ def _telemetry(telemetry: Any, urls: List[str]) -> Any:
 
 
 class Client:
-    """A Redlock client over one or more independent Redis masters.
+    """A Redlock client over 1 to 64 independent Redis masters (docs/python.md).
 
-    ``nodes``: 1 to 64 URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
-    ``unix:///path``), or :class:`liblock.Node` entries (a URL with its own TLS settings). ``node_timeout``: seconds any single node request may take
-    (default 0.05; 0.001 to 60; a bare number of 10 or more is refused as a likely
-    millisecond value: pass a ``datetime.timedelta`` for such a timeout).
-    ``drift_factor``: clock drift allowance, 0 to 0.1 (default 0.01).
-    ``key_prefix``: prepended to every resource to form the Redis key (at most 256 bytes).
-    ``owner``: a label carried in the value of every lock this client takes (the value is
-    then ``owner/uuid``), which :meth:`inspect` reports to anyone; at most 128 bytes, no ``/``.
-    ``backend``: ``"native"`` (liblock.so through ctypes) or ``"wasm"`` (liblock.wasm
-    under wasmtime; see the README). Default: native where liblock.so loads, else wasm
-    with a :class:`liblock.NativeUnavailableWarning` (once per process).
-    ``wait_replicas``: follow each grant and extension with ``WAIT``: a node's grant
-    counts only once that many of its replicas acknowledged it within the node timeout
-    (0 to 100; 0: off). Default: 1 on Sentinel nodes (a URL with ``master_name=``)
-    and Redis Cluster nodes (``cluster=yes``), off on the others (README "WAIT").
-    A node URL may name a Sentinel-managed primary:
-    ``redis://[s_user:s_password@]sentinel:port?master_name=NAME&addr=sentinel2:port&password=P``
-    (go-redis's ParseFailoverURL form), or a whole Redis Cluster:
-    ``redis://seed1:port?cluster=yes&addr=seed2:port`` (go-redis's ParseClusterURL
-    seeds; README "Redis Cluster nodes").
+    ``nodes``: URLs (``redis://[user:password@]host:port[/db]``, ``rediss://``,
+    ``unix:///path``; a Sentinel-managed primary with ``?master_name=``, a Redis Cluster
+    with ``?cluster=yes``), or :class:`liblock.Node` entries (a URL with TLS of its own).
+    ``node_timeout``: seconds any single node request may take (default 0.05; a bare
+    number of 10 or more is refused as a likely millisecond value: pass a
+    ``datetime.timedelta`` for such a timeout). ``drift_factor``: clock drift allowance
+    (default 0.01). ``key_prefix``: prepended to every resource to form the Redis key.
+    ``owner``: a label carried in every lock's value (``owner/uuid``), which
+    :meth:`inspect` reports. ``backend``: ``"native"`` (liblock.so) or ``"wasm"``
+    (liblock.wasm under wasmtime); default native where it loads, else wasm with a
+    :class:`liblock.NativeUnavailableWarning`. ``wait_replicas``: a node's grant counts
+    once that many replicas acknowledged it (default 1 on Sentinel and Cluster nodes,
+    else 0: off). ``telemetry``: True or a dict (docs/python.md, "Metrics, traces and logs").
 
-    TLS of the ``rediss://`` nodes (default: the system's roots, each URL's host):
-    ``ssl_ca_certs`` (a PEM file of CA certificates: a private CA), ``ssl_certfile`` and
-    ``ssl_keyfile`` (a client certificate for mutual TLS; the key may be in the
-    certfile), ``ssl_server_name`` (the name the server certificates must be issued for,
-    instead of each URL's host), or ``ssl_context`` (an ``ssl.SSLContext`` of yours,
-    instead of the file shortcuts). Files are read here: an unreadable or unparsable
-    file or a key that does not match its certificate raises :class:`InvalidArgument`
-    naming the parameter. A URL's
-    ``?skip_verify=true`` still turns verification off for its node (with
-    ``ssl_context``, through a context of liblock's without your client certificate).
-    A node whose TLS settings differ is given as a :class:`liblock.Node` (its URL and
-    these ``ssl_*`` parameters) instead of a URL: its settings replace the client's for
-    it, and are checked the same way (errors name ``nodes[i].ssl_ca_certs``, ...).
+    TLS of ``rediss://`` nodes: ``ssl_ca_certs`` (a PEM file of CA certificates),
+    ``ssl_certfile`` and ``ssl_keyfile`` (mutual TLS), ``ssl_server_name``, or
+    ``ssl_context`` (an ``ssl.SSLContext`` of yours). Files are read here: a bad one
+    raises :class:`InvalidArgument` naming the parameter.
 
-    Close it with :meth:`close` or use it as a (async) context manager; a dropped
-    client is closed by its finalizer. Closing releases the locks it still holds.
-    Safe to share between threads.
+    Close it with :meth:`close` or use it as a (async) context manager; a dropped client
+    is closed by its finalizer. Closing releases the locks it still holds. Safe to share
+    between threads.
     """
 
     @_keywords
-    def __init__(
-        self,
-        nodes: Iterable[Union[str, "Node"]],
-        *,
-        node_timeout: Optional[Seconds] = None,
-        drift_factor: Optional[float] = None,
-        key_prefix: Optional[str] = None,
-        owner: Optional[str] = None,
-        backend: Optional[str] = None,
-        ssl_context: Optional[Any] = None,
-        ssl_ca_certs: Optional[Any] = None,
-        ssl_certfile: Optional[Any] = None,
-        ssl_keyfile: Optional[Any] = None,
-        ssl_server_name: Optional[str] = None,
-        wait_replicas: Optional[int] = None,
-        telemetry: Union[None, bool, Dict[str, Any]] = None,
-    ) -> None:
+    def __init__(self, nodes: Iterable[Union[str, "Node"]], *, node_timeout: Optional[Seconds] = None,
+                 drift_factor: Optional[float] = None, key_prefix: Optional[str] = None,
+                 owner: Optional[str] = None, backend: Optional[str] = None, ssl_context: Optional[Any] = None,
+                 ssl_ca_certs: Optional[Any] = None, ssl_certfile: Optional[Any] = None,
+                 ssl_keyfile: Optional[Any] = None, ssl_server_name: Optional[str] = None,
+                 wait_replicas: Optional[int] = None, telemetry: Union[None, bool, Dict[str, Any]] = None) -> None:
         import json
-        import os
         import weakref
 
-        _check_backend_name(backend)
-        if isinstance(nodes, (str, bytes)) or nodes is None:
-            raise ArgumentTypeError(
-                f"nodes must be a list of URL strings, not {type(nodes).__name__}")
+        if backend is not None:
+            if not isinstance(backend, str):
+                raise ArgumentTypeError(f"backend must be a str, not {type(backend).__name__}")
+            if backend not in _BACKENDS:
+                raise InvalidArgument(f"backend must be one of {', '.join(map(repr, _BACKENDS))}, got {backend!r}")
         try:
+            if isinstance(nodes, (str, bytes)) or nodes is None:
+                raise TypeError
             node_list: List[Any] = list(nodes)
         except TypeError:
             raise ArgumentTypeError(
@@ -694,54 +570,40 @@ class Client:
         for i, url in enumerate(node_list):
             if not isinstance(url, str):
                 from ._node import Node
-                if isinstance(url, Node):
-                    _text(f"nodes[{i}].url", url.url)
-                    if url.has_tls():
-                        node_tls.append((i, url))
-                    node_list[i] = url.url
-                    continue
-                raise ArgumentTypeError(
-                    f"nodes[{i}] must be a URL string or a liblock.Node, not {type(url).__name__}")
-            _text(f"nodes[{i}]", url)
-        if not P.LIMIT_NODES_MIN <= len(node_list) <= P.LIMIT_NODES_MAX:
-            raise InvalidArgument(f"nodes must hold {P.LIMIT_NODES_MIN} to {P.LIMIT_NODES_MAX} URLs, got {len(node_list)}")
+                if not isinstance(url, Node):
+                    raise ArgumentTypeError(
+                        f"nodes[{i}] must be a URL string or a liblock.Node, not {type(url).__name__}")
+                _text(f"nodes[{i}].url", url.url)
+                if url.has_tls():
+                    node_tls.append((i, url))
+                node_list[i] = url.url
+            else:
+                _text(f"nodes[{i}]", url)
+        # Values are the engine's to check (its errors name these parameters); types are here.
         config: Dict[str, Any] = {"nodes": node_list}
         self._node_timeout_ms = P.DEFAULT_NODE_TIMEOUT
         if node_timeout is not None:
             self._node_timeout_ms = config["node_timeout_ms"] = _node_timeout_ms(node_timeout)
         if drift_factor is not None:
             if isinstance(drift_factor, bool) or not isinstance(drift_factor, numbers.Real):
-                raise ArgumentTypeError(
-                    f"drift_factor must be a number, not {type(drift_factor).__name__}")
-            if not P.LIMIT_DRIFT_FACTOR_MIN <= float(drift_factor) <= P.LIMIT_DRIFT_FACTOR_MAX:  # also refuses NaN
-                raise InvalidArgument(
-                    f"drift_factor must be between {P.LIMIT_DRIFT_FACTOR_MIN} and {P.LIMIT_DRIFT_FACTOR_MAX}, got {drift_factor!r}")
+                raise ArgumentTypeError(f"drift_factor must be a number, not {type(drift_factor).__name__}")
+            if not math.isfinite(drift_factor):  # (JSON has no NaN)
+                raise InvalidArgument(f"drift_factor must be a finite number, got {drift_factor!r}")
             config["drift_factor"] = float(drift_factor)
         if key_prefix is not None:
-            _text("key_prefix", key_prefix, P.LIMIT_KEY_PREFIX_MAX)
-            config["key_prefix"] = key_prefix
+            config["key_prefix"] = _text("key_prefix", key_prefix).decode()
         if owner is not None:
-            config["owner"] = _owner(owner)
+            config["owner"] = _text("owner", owner).decode()
         if wait_replicas is not None:
-            # WAIT behind every grant and extension (README "WAIT"); None is the
-            # default (1 on Sentinel nodes, off elsewhere), 0 turns it off.
-            if isinstance(wait_replicas, bool) or not isinstance(wait_replicas, int):
-                raise ArgumentTypeError(
-                    f"wait_replicas must be an int, not {type(wait_replicas).__name__}")
-            if not P.LIMIT_WAIT_REPLICAS_MIN <= wait_replicas <= P.LIMIT_WAIT_REPLICAS_MAX:
-                raise InvalidArgument(
-                    f"wait_replicas must be between 0 (off) and {P.LIMIT_WAIT_REPLICAS_MAX}, got {wait_replicas}")
-            config["wait_replicas"] = wait_replicas
+            config["wait_replicas"] = _int("wait_replicas", wait_replicas)
         self._owner = owner or ""
         tls = None
         if (ssl_context is not None or ssl_ca_certs is not None or ssl_certfile is not None
                 or ssl_keyfile is not None or ssl_server_name is not None or node_tls):
             from . import _tls  # ssl only when asked for
             base = _tls.settings(ssl_context, ssl_ca_certs, ssl_certfile, ssl_keyfile, ssl_server_name)
-            own: Dict[int, Any] = {}
-            for i, n in node_tls:
-                own[i] = _tls.settings(n.ssl_context, n.ssl_ca_certs, n.ssl_certfile, n.ssl_keyfile,
-                                       n.ssl_server_name, prefix=f"nodes[{i}].")
+            own: Dict[int, Any] = {i: _tls.settings(n.ssl_context, n.ssl_ca_certs, n.ssl_certfile, n.ssl_keyfile,
+                                    n.ssl_server_name, prefix=f"nodes[{i}].") for i, n in node_tls}
             tls = _tls.ClientTLS(base, own)
         tel = _telemetry(telemetry, node_list)
         if tel is not None:
@@ -754,16 +616,15 @@ class Client:
             inst = _wasm.Instance()  # one module instance per client: its engines share it
             new_engine: Callable[[], Any] = lambda: _wasm.WasmEngine(inst, cfg)  # noqa: E731
         else:
-            from . import _lib
-            new_engine = lambda: _lib.NativeEngine(cfg)  # noqa: E731
+            from . import _native
+            new_engine = lambda: _native.NativeEngine(cfg)  # noqa: E731
         from ._driver import Driver
 
         self._driver = Driver(new_engine, backend, tls, 2.0 + 4 * self._node_timeout_ms / 1000, tel)
-        # The host's modules (asyncio among them: 20 ms on an idle machine, 300 ms on a
-        # loaded one) are imported here rather than inside the first call, so that the first
-        # call, like every other, returns within its node deadlines (README "Connect budget").
+        # The host's modules (asyncio: 20-300 ms) are imported now, so that the first call,
+        # like every other, returns within its node deadlines (docs/python.md, "Connect budget").
         from . import _host, _syncdrive  # noqa: F401
-        _opened()
+        _live[0] += 1
         self._handle = _live[1] = _live[1] + 1
         self._finalizer = weakref.finalize(self, _close, self._driver)
         self._nodes = len(node_list)
@@ -800,37 +661,31 @@ class Client:
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self.close()
 
     async def __aenter__(self) -> "Client":
         return self
 
-    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
-                        tb: Optional[TracebackType]) -> None:
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], *_: Any) -> None:
         self.close()
 
     def __repr__(self) -> str:
         return (f"<liblock.Client {self._nodes} node(s) {self._driver.name}"
                 f"{' closed' if self.closed else ''}>")
 
-    # ------------------------------------------------------------ acquire
-
     def _open(self, what: str) -> None:
-        """Raise :class:`ClientClosed` when the client was closed."""
         if not self._finalizer.alive:
             raise _closed_error(what)
 
-    def _gone(self, e: InvalidHandle, what: str) -> InvalidHandle:
-        """:class:`ClientClosed` for a handle found gone because close() ran meanwhile."""
-        return _closed_error(what) if not self._finalizer.alive else e
+    def _gone(self, e: LockError, what: str) -> LockError:
+        """:class:`ClientClosed` for a handle found gone because close() ran meanwhile, else e."""
+        return _closed_error(what) if isinstance(e, InvalidHandle) and not self._finalizer.alive else e
 
     def _acquire_args(self, resource: Any, ttl: Any, wait: Any, auto_extend: Any,
                       on_lost: Any, token: Any, fence: Any, permits: Any = None, mode: Any = None) -> Request:
         """Every argument of an acquire checked (errors name the caller's parameter) and
-        turned into the engine's request (``_proto.acquire``'s arguments); nothing sent.
-        The one place for acquire's options: acquire, acquire_async and lock use it."""
+        made the engine's request; nothing sent. acquire, acquire_async and lock use it."""
         res = _multi.resource_arg(resource, _text, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
         ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
         wait_ms = P.LIMIT_WAIT_MAX if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
@@ -843,64 +698,29 @@ class Client:
             raise InvalidArgument(
                 "fence=True cannot be combined with token=...: only an acquire with a random "
                 "token is fenced (ask for the fence when the lock is first taken)")
-        n = _permits(permits)
-        m = MODES[mode_arg(mode, token)]  # a read-write lock's side (_rwlock.py)
-        if m and n:
-            raise InvalidArgument("mode cannot be combined with permits: a read-write lock and a "
-                                  "semaphore are two different locks")
+        n, m = _kind(permits, mode, token)
         # a multi-resource acquire's res also carries its further resources (_multi.py)
         return Request((res, ttl_ms, wait_ms, auto_extend, fence, tok, n, m, getattr(res, "more", ())))
 
     @_keywords
-    def acquire(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> Lock:
-        """Acquire ``resource`` for ``ttl`` seconds, waiting while another owner holds it
-        (with randomized backoff, inside the library; a release through this client
-        wakes the oldest waiter at once).
+    def acquire(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+                auto_extend: bool = False, on_lost: Optional[OnLost] = None, token: Optional[str] = None,
+                fence: bool = False, permits: Optional[int] = None, mode: Optional[str] = None) -> Lock:
+        """Acquire ``resource`` (a str, or a list of them: all or none) for ``ttl`` seconds,
+        waiting while another owner holds it; a release through this client wakes the
+        oldest waiter at once. Blocks the calling thread (not the GIL); Ctrl-C cancels.
 
-        ``wait``: the longest wait in seconds, retrying while the resource is held
-        or too many nodes fail. Default 10 s (:data:`liblock.DEFAULT_WAIT`);
-        ``wait=0`` makes a single attempt; ``wait=None`` waits until acquired (at most
-        the library's 24 h).
-
-        Blocks the calling thread (not the GIL); in the main thread Ctrl-C cancels
-        the wait. Raises :class:`NotAcquired` when the wait ran out,
-        :class:`Unavailable` when no quorum of nodes answered. With
-        ``auto_extend=True`` the library keeps extending the lock until it is
-        released; ``on_lost(lock)`` is called if that fails.
-
-        ``token``: acquire with this token (16 to 512 bytes) instead of a random one. If it
-        already holds the resource on a quorum — a lock handed over by another process
-        (``lock.token``), a process re-attaching after a restart — the acquire re-enters
-        that lock (``lock.reentered``) and its ttl becomes at least ``ttl``; otherwise it
-        is an ordinary acquire with that token. Releasing any holder of the token deletes
-        the key for all of them (a re-entry is not counted).
-
-        ``fence=True``: the lock gets a fencing token, ``lock.fence``, strictly greater than
-        the fence of every lock on the resource acquired before it (as long as no node loses
-        its data): hand it to the storage you protect and have it refuse a lower one. Costs
-        a second round trip. Not with ``token``.
-
-        ``permits=N`` (1 to 1024): take one permit of the counting semaphore of N permits on
-        ``resource`` instead of its mutex: at most N locks of it are valid at any moment
-        (README.md, "Semaphore"). The count is part of the semaphore's identity.
-
-        ``mode="read"`` or ``mode="write"``: a reader or the writer of the resource's
-        read-write lock instead of its mutex — any number of readers together, or one
-        writer; a writer waiting behind readers blocks new ones, so readers cannot starve
-        it. Its keys are its own (the mutex of the same name is another lock); everything
-        else (validity, extension, loss, ``fence``) is the mutex's. Not with ``token``.
+        ``wait``: the longest wait in seconds (default 10, :data:`liblock.DEFAULT_WAIT`;
+        0: one attempt; None: until acquired). Raises :class:`NotAcquired` when it ran out,
+        :class:`Unavailable` when no quorum of nodes answered.
+        ``auto_extend=True``: the library extends the lock until it is released;
+        ``on_lost(lock)`` is called if that fails.
+        ``token``: acquire with this token (16 to 512 bytes) instead of a random one;
+        re-enters a lock already held with it (``lock.reentered``).
+        ``fence=True``: the lock gets a fencing token, ``lock.fence`` (a second round trip).
+        ``permits=N``: a permit of the counting semaphore of N permits on ``resource``.
+        ``mode="read"`` or ``"write"``: a reader or the writer of its read-write lock.
+        docs/python.md tells each in full.
         """
         self._open("client.acquire()")
         req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
@@ -909,28 +729,16 @@ class Client:
             lock, info = host.acquire_sync(req)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
+        return self._lock(host, lock, info, req, on_lost)
 
     @_keywords
-    async def acquire_async(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> Lock:
-        """Like :meth:`acquire` (the same ``wait``: 10 s by default, 0 for one attempt,
-        None until acquired), without blocking the event loop or using a thread.
-
-        Cancelling the awaiting task cancels the pending acquire in the library:
-        no key is left behind. ``on_lost`` is called on this event loop.
-        """
+    async def acquire_async(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+                            auto_extend: bool = False, on_lost: Optional[OnLost] = None,
+                            token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
+                            mode: Optional[str] = None) -> Lock:
+        """Like :meth:`acquire`, without blocking the event loop or using a thread.
+        Cancelling the awaiting task cancels the acquire (no key is left behind);
+        ``on_lost`` is called on this event loop."""
         self._open("client.acquire_async()")
         req = self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
         try:
@@ -939,49 +747,36 @@ class Client:
             info = host.info(lock)
         except InvalidHandle as e:
             raise self._gone(e, "client.acquire_async()") from None
-        return with_mode(_multi.set_resources(Lock(self, host, lock, info, on_lost), req.resource), req.mode)
+        return self._lock(host, lock, info, req, on_lost)
+
+    def _lock(self, host: Any, handle: int, info: Dict[str, Any], req: Request, on_lost: Optional[OnLost]) -> Lock:
+        """The Lock of a granted acquire: the list of resources and the mode are the request's."""
+        info["resources"] = getattr(req.resource, "names", None)
+        info["mode"] = NAMES[req.mode]
+        return Lock(self, host, handle, info, on_lost)
 
     @_keywords
-    def lock(
-        self,
-        resource: str,
-        ttl: Seconds,
-        *,
-        wait: Optional[Seconds] = DEFAULT_WAIT,
-        auto_extend: bool = False,
-        on_lost: Optional[OnLost] = None,
-        raise_on_lost: bool = True,
-        token: Optional[str] = None,
-        fence: bool = False,
-        permits: Optional[int] = None,
-        mode: Optional[str] = None,
-    ) -> LockContext:
-        """A context manager for ``with`` and ``async with``: acquire on entry, release on exit.
-
-        Arguments are checked here (as by :meth:`acquire`: ``wait`` defaults to 10 s,
-        ``wait=0`` is one attempt, ``wait=None`` until acquired), acquisition happens on entry.
-        """
+    def lock(self, resource: str, ttl: Seconds, *, wait: Optional[Seconds] = DEFAULT_WAIT,
+             auto_extend: bool = False, on_lost: Optional[OnLost] = None, raise_on_lost: bool = True,
+             token: Optional[str] = None, fence: bool = False, permits: Optional[int] = None,
+             mode: Optional[str] = None) -> LockContext:
+        """A :class:`LockContext` for ``with`` and ``async with``: acquire on entry, release on
+        exit. The arguments are :meth:`acquire`'s, checked here; acquiring happens on entry."""
         self._open("client.lock()")
         self._acquire_args(resource, ttl, wait, auto_extend, on_lost, token, fence, permits, mode)
-        return LockContext(self, resource, ttl, wait, auto_extend, on_lost, raise_on_lost, token, fence, permits,
-                           mode)
-
-    # ------------------------------------------------------------ inspect
+        return LockContext(self, (resource, ttl), dict(wait=wait, auto_extend=auto_extend, on_lost=on_lost,
+                                                       token=token, fence=fence, permits=permits, mode=mode),
+                           raise_on_lost)
 
     def inspect(self, resource: str, *, permits: Optional[int] = None, mode: Optional[str] = None) -> Inspection:
         """Whether a quorum holds ``resource``, how long it certainly stays held, and the
-        holder's owner label, with each node's answer — without taking it.
-
-        One round of ``GET`` + ``PTTL`` to every node. Raises :class:`Unavailable` when too
-        many nodes failed to tell. ``permits=N``: inspect the counting semaphore of N permits
-        instead (``permits``, ``in_use`` and ``holders``; ``held``, ``validity`` and ``owner``
-        are then the first holder's). ``mode="read"`` or ``"write"`` (either): the
-        resource's read-write lock (``held``, ``validity`` and ``owner`` are its writer's,
-        ``readers`` its readers on a quorum, each with its owner label and validity).
-        """
+        holder's owner label, with each node's answer, without taking it: one round of
+        ``GET`` + ``PTTL``; :class:`Unavailable` when too many nodes failed to tell.
+        ``permits=N``: the counting semaphore of N permits instead; ``mode="read"`` or
+        ``"write"`` (either): the read-write lock (its writer, and its ``readers``)."""
         self._open("client.inspect()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
-        n, m = _inspect_kind(permits, mode)
+        n, m = _kind(permits, mode, None)
         try:
             got = self._driver.sync_host().inspect_sync(res, n, m)
         except InvalidHandle as e:
@@ -993,20 +788,16 @@ class Client:
     async def inspect_async(self, resource: str, *, permits: Optional[int] = None,
                             mode: Optional[str] = None) -> Inspection:
         """Like :meth:`inspect`, on the event loop with no thread."""
-        from ._host import run_async
-
         self._open("client.inspect_async()")
         res = _text("resource", resource, P.LIMIT_RESOURCE_MAX, P.LIMIT_RESOURCE_MIN)
-        n, m = _inspect_kind(permits, mode)
+        n, m = _kind(permits, mode, None)
         try:
-            host = self._driver.async_host()
-            got = await run_async(host, lambda done: host.start_inspect(res, done, n, m))
+            got = await self._driver.async_host().inspect_async(res, n, m)
         except InvalidHandle as e:
             raise self._gone(e, "client.inspect_async()") from None
         from ._inspection import from_engine
 
         return from_engine(*got, rw=bool(m))
-
 
     # ------------------------------------------------------------ leader election (_election.py)
 
@@ -1018,11 +809,10 @@ class Client:
     def campaign(self, name: str, value: str, *, ttl: Seconds = _CAMPAIGN_TTL, wait: Optional[Seconds] = None,
                  on_lost: Optional[OnLost] = None) -> Leadership:
         """Campaign in the election ``name``, publishing ``value`` to observers, until this
-        client leads: a :class:`liblock.Leadership` (``term``, ``value``, ``validity``,
-        ``resign()``; ``with`` resigns on exit). ``ttl``: the leadership's lease in seconds
-        (default 10), extended in the background; ``on_lost(lock)`` is called if that
-        fails. ``wait``: None (the default) waits until it leads; a number of seconds bounds
-        the wait (:class:`NotAcquired` when another still leads; 0: one attempt)."""
+        client leads: a :class:`liblock.Leadership` (``with`` resigns on exit). ``ttl``: the
+        leadership's lease in seconds (default 10), extended in the background;
+        ``on_lost(lock)`` is called if that fails. ``wait``: None (default) waits until it
+        leads; seconds bound the wait (:class:`NotAcquired` when another still leads)."""
         from . import _election
 
         return _election.campaign(self, name, value, ttl, wait, on_lost)
@@ -1050,14 +840,11 @@ class Client:
 
     def observe(self, name: str, callback: Optional[Callable[[Any], None]] = None, *,
                 poll: Optional[Seconds] = None) -> Any:
-        """The leader changes of the election ``name``: the leader now first (None when
-        there is none), then each change once, in order, pushed by pub/sub with polling
-        every ``poll`` seconds (default 1) as the fallback.
-
-        Without ``callback``: an async iterator (``async for leader in client.observe(n)``;
-        leaving the loop stops it). With ``callback``: ``callback(leader)`` is called on
-        liblock's thread for each change, and the returned :class:`liblock.Observation`
-        stops it with ``close()`` (or ``with``)."""
+        """The leader changes of the election ``name``: the leader now (None when there is
+        none), then each change once, in order (pub/sub, polled every ``poll`` seconds,
+        default 1, as the fallback). Without ``callback``: an async iterator; with it,
+        ``callback(leader)`` runs on liblock's thread and the returned
+        :class:`liblock.Observation` stops it with ``close()`` (or ``with``)."""
         from . import _election
 
         return _election.observe(self, name, callback, poll)

@@ -7,19 +7,16 @@ import os
 import threading
 from typing import Any, Callable, Dict, Optional
 
-from ._errors import InvalidHandle, LockError
-from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
+from ._errors import CLOSED_MESSAGE, InvalidHandle, LockError, check_fork
 
 # asyncio.get_running_loop, looked up at the first asyncio call
 _running_loop: Optional[Callable[[], Any]] = None
 
 
 class Driver:
-    """A Client's engines and hosts: the engine factory (``new_engine``: an adapter's
-    constructor with the client's config), the synchronous API's ``_syncdrive.LoopThread``
-    (started by the first synchronous call) and one :class:`Host` per event loop of the
-    asyncio API (closed when its loop shuts down or the client closes). Every mode, sync
-    and asyncio, native and wasm, runs on these hosts: one engine driver."""
+    """A Client's engine factory (an adapter's constructor with the client's config), the
+    synchronous API's ``_syncdrive.LoopThread`` (started by the first synchronous call) and
+    one ``_host.Host`` per event loop (closed when its loop shuts down or the client closes)."""
 
     def __init__(self, new_engine: Callable[[], Any], name: str, tls: Any,
                  close_timeout: float, tel: Any = None) -> None:
@@ -38,29 +35,26 @@ class Driver:
 
     def _engine(self) -> Any:  # under _mu
         if self.closed:
-            raise InvalidHandle(_CLOSED_MESSAGE)
+            raise InvalidHandle(CLOSED_MESSAGE)
         engine, self._spare = self._spare, None
         return engine or self._new()
 
     def sync_host(self) -> Any:
-        """The synchronous API's host, the one on the loop thread (started on first use),
-        whose calls run on the caller's thread while that loop is idle (_syncdrive)."""
+        """The synchronous API's host, on the loop thread (started on first use)."""
         check_fork(self.pid)
         t = self._thread
         if t is None:
             with self._mu:
                 if self.closed:
-                    raise InvalidHandle(_CLOSED_MESSAGE)
+                    raise InvalidHandle(CLOSED_MESSAGE)
                 if self._thread is None:
                     from ._syncdrive import LoopThread
 
                     thread = LoopThread(self._engine(), f"liblock-{self.name}-driver", self.tls)
                     assert thread.host is not None
-                    # before any request reaches it; each host has its lane (_otel.Lane)
                     thread.host.tel = self.tel.lane(thread.loop, True) if self.tel is not None else None
-                    # no spin after a request's writes (Host._spin) on the loop thread: the
-                    # caller's thread waits for the GIL that the spinning thread keeps
-                    # taking back (wasm, 5 nodes: 1.15x latency, 1.12x CPU with it)
+                    # no spin on the loop thread: a caller waits for the GIL it keeps taking
+                    # (wasm, 5 nodes: 1.15x latency, 1.12x CPU with it)
                     thread.host.eager_polls = 1
                     self._thread = thread
                 t = self._thread
@@ -107,9 +101,8 @@ class Driver:
                 self._last = None
 
     def close(self) -> None:
-        """Close every host: the loop thread's and, from another thread, the asyncio
-        hosts' wait for CLOSED (bounded); on a host's own thread it starts closing
-        (releases continue on the loop). A forked child touches nothing."""
+        """Close every host, waiting (bounded) for CLOSED except on a host's own thread, where
+        it starts closing. A forked child touches nothing."""
         if os.getpid() != self.pid:
             return
         with self._mu:

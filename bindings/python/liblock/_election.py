@@ -1,13 +1,7 @@
-"""Leader election: ``Client.campaign`` / ``campaign_async``,
-``leader`` / ``leader_async`` and ``observe`` (an async iterator, or a callback for
-synchronous code).
-
-The engine does the work, through the byte protocol on an asyncio host (both
-backends): a campaign is an ACQUIRE with the ELECTION flag (fenced and auto-extended,
-its term the fence), ``leader`` an INSPECT with it, ``observe`` a WATCH whose LEADER
-actions (pushed by pub/sub, polled as the fallback) arrive in order. Synchronous calls
-run on the client's loop thread (started for them even when the native fast path
-serves the plain locks). See the README's "Leader election".
+"""Leader election: ``Client.campaign``, ``leader`` and ``observe`` (docs/python.md,
+"Leader election"). The engine does the work: a campaign is an ACQUIRE with the ELECTION
+flag (fenced and auto-extended, its term the fence), ``leader`` an INSPECT with it,
+``observe`` a WATCH whose LEADER actions (pub/sub, polled as the fallback) come in order.
 """
 
 from __future__ import annotations
@@ -18,11 +12,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, List, Optional
 
-from . import _proto as P
-from ._args import _callable, _ms, _text
+from . import _protocol as P
+from ._args import Request, _callable, _ms, _text
 from ._errors import ArgumentTypeError, InvalidArgument, InvalidHandle, LockError
 
-# The limits and defaults are the protocol's spec's (core/hostabi/spec/protocol.json).
 MAX_VALUE_BYTES = P.LIMIT_ELECTION_VALUE_MAX
 DEFAULT_CAMPAIGN_TTL = P.DEFAULT_CAMPAIGN_TTL / 1000.0  # seconds
 
@@ -101,15 +94,14 @@ class Leadership:
         return f"Leadership(name={self.name!r}, value={self.value!r}, term={self.term})"
 
 
-# ---------------------------------------------------------------- arguments
-
-
-def _args(client: Any, name: Any, value: Any, ttl: Any, wait: Any) -> Any:
-    n = _text("name", name, P.LIMIT_RESOURCE_MAX, 1)
+def _request(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Request:
+    """A campaign's arguments checked, as an acquire's request (``value`` makes it a campaign)."""
+    n = _name(name)
     v = _text("value", value, MAX_VALUE_BYTES, 1)
     ttl_ms = _ms("ttl", ttl, P.LIMIT_TTL_MIN, P.LIMIT_TTL_MAX)
-    wait_ms = None if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
-    return n, v, ttl_ms, wait_ms
+    wait_ms = P.LIMIT_WAIT_MAX if wait is None else _ms("wait", wait, P.LIMIT_WAIT_MIN, P.LIMIT_WAIT_MAX)
+    _callable("on_lost", on_lost)
+    return Request((n, ttl_ms, wait_ms, True, True, b"", 0, 0, (), v))
 
 
 def _name(name: Any) -> bytes:
@@ -120,64 +112,22 @@ def _poll(poll: Any) -> int:
     return 0 if poll is None else _ms("poll", poll, P.LIMIT_POLL_MIN, P.LIMIT_POLL_MAX)
 
 
-# ---------------------------------------------------------------- the host's requests
-
-
-def _start_campaign(host: Any, n: bytes, v: bytes, ttl_ms: int, wait_ms: int, done: Any) -> int:
-    engine = host._check()
-    flags = P.ACQUIRE_AUTO_EXTEND | P.ACQUIRE_FENCE | P.ACQUIRE_ELECTION
-    return int(host._request(P.enc_acquire(engine.inbuf, n, ttl_ms, wait_ms, flags, b"", 0, (), v), done))
-
-
-def _start_leader(host: Any, n: bytes, done: Any) -> int:
-    engine = host._check()
-    return int(host._request(P.enc_inspect(engine.inbuf, n, P.INSPECT_ELECTION, 0), done))
-
-
-def _loop_host(client: Any) -> Any:
-    """The client's loop-thread host, for the synchronous election calls (started on
-    first use, also when the native fast path serves the plain locks; Driver.close
-    stops it)."""
-    d = client._driver
-    t = d._thread
-    if t is None:
-        with d._mu:
-            if d._thread is None:
-                from ._syncdrive import LoopThread
-
-                d._thread = LoopThread(d._engine(), f"liblock-{d.name}-driver", d.tls)
-            t = d._thread
-    return t.host
+def _again(wait: Any, e: LockError) -> bool:
+    """Whether an unbounded campaign starts over: its wait (the engine's longest) ran out."""
+    return wait is None and e.status in (P.STATUS_NOT_ACQUIRED, P.STATUS_UNAVAILABLE)
 
 
 def campaign(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
-    from ._host import run_op
-
     client._open("client.campaign()")
-    n, v, ttl_ms, wait_ms = _args(client, name, value, ttl, wait)
-    _callable("on_lost", on_lost)
+    req = _request(client, name, value, ttl, wait, on_lost)
     try:
-        host = _loop_host(client)
+        host = client._driver.sync_host()
         while True:
             try:
-                def start(done: Any) -> int:
-                    def got(err: Optional[LockError], lock: int) -> None:
-                        try:
-                            done(err, (lock, host.info(lock) if lock and err is None else None))
-                        except LockError as e:
-                            done(e, (lock, None))
-                    return _start_campaign(host, n, v, ttl_ms, P.LIMIT_WAIT_MAX if wait_ms is None else wait_ms, got)
-
-                def give_up(op: Any, result: Any) -> None:
-                    if result is not None and result[0]:
-                        host._orphan(None, result[0])
-                    elif op:
-                        host.cancel(op)
-                lock, info = run_op(host, start, give_up)
+                lock, info = host.acquire_sync(req)
                 break
             except LockError as e:
-                # Unbounded: a wait that ran out (the engine's longest) starts over.
-                if wait_ms is not None or e.status not in (P.STATUS_NOT_ACQUIRED, P.STATUS_UNAVAILABLE):
+                if not _again(wait, e):
                     raise
     except InvalidHandle as e:
         raise client._gone(e, "client.campaign()") from None
@@ -186,30 +136,15 @@ def campaign(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: A
 
 async def campaign_async(client: Any, name: Any, value: Any, ttl: Any, wait: Any, on_lost: Any) -> Leadership:
     client._open("client.campaign_async()")
-    n, v, ttl_ms, wait_ms = _args(client, name, value, ttl, wait)
-    _callable("on_lost", on_lost)
+    req = _request(client, name, value, ttl, wait, on_lost)
     try:
         host = client._driver.async_host()
         while True:
-            fut: "asyncio.Future[int]" = host.loop.create_future()
-
-            def done(err: Optional[LockError], lock: int, fut: Any = fut) -> None:
-                if fut.done():
-                    if lock:
-                        host._orphan(None, lock)
-                elif err is not None:
-                    fut.set_exception(err)
-                else:
-                    fut.set_result(lock)
-            op = _start_campaign(host, n, v, ttl_ms, P.LIMIT_WAIT_MAX if wait_ms is None else wait_ms, done)
             try:
-                lock = await fut
+                lock = await host.acquire(req)
                 break
-            except asyncio.CancelledError:
-                host.cancel(op)
-                raise
             except LockError as e:
-                if wait_ms is not None or e.status not in (P.STATUS_NOT_ACQUIRED, P.STATUS_UNAVAILABLE):
+                if not _again(wait, e):
                     raise
         info = host.info(lock)
     except InvalidHandle as e:
@@ -218,26 +153,20 @@ async def campaign_async(client: Any, name: Any, value: Any, ttl: Any, wait: Any
 
 
 def leader(client: Any, name: Any) -> Optional[Leader]:
-    from ._host import run_op
-
     client._open("client.leader()")
     n = _name(name)
     try:
-        got = run_op(_loop_host(client), lambda done: _start_leader(_loop_host(client), n, done))
+        got = client._driver.sync_host().inspect_sync(n, election=True)
     except InvalidHandle as e:
         raise client._gone(e, "client.leader()") from None
-    held, validity_ms, owner = got[0], got[1], got[2]
-    return _leader(name, held, got[-2], validity_ms, owner, got[-1])
+    return _leader(name, got[0], got[-2], got[1], got[2], got[-1])
 
 
 async def leader_async(client: Any, name: Any) -> Optional[Leader]:
-    from ._host import run_async
-
     client._open("client.leader_async()")
     n = _name(name)
     try:
-        host = client._driver.async_host()
-        got = await run_async(host, lambda done: _start_leader(host, n, done))
+        got = await client._driver.async_host().inspect_async(n, election=True)
     except InvalidHandle as e:
         raise client._gone(e, "client.leader_async()") from None
     return _leader(name, got[0], got[-2], got[1], got[2], got[-1])
@@ -364,7 +293,7 @@ def observe(client: Any, name: Any, callback: Any, poll: Any) -> Any:
     from ._host import run_op
 
     try:
-        host = _loop_host(client)
+        host = client._driver.sync_host()
     except InvalidHandle as e:
         raise client._gone(e, "client.observe()") from None
     obs = Observation(host)

@@ -1,31 +1,16 @@
-"""The asyncio host's fast socket path (Linux): a host's TCP (plain or TLS) and unix connections
-in one epoll set of its own, which the event loop watches as a single reader.
+"""The asyncio host's fast socket path (Linux): a host's TCP (plain or TLS) and unix
+connections in one epoll set of its own, which the event loop watches as one reader.
 
-Why: with asyncio transports every reply costs the loop a callback of its own (a
-Handle, a context switch into it, the transport's checks, the protocol's get_buffer and
-buffer_updated), and every request a transport.write; on 5 nodes that is ten replies
-and ten writes per acquire+release pair, most of the host's interpreter time. Here one
-loop callback (:meth:`Mux._ready`) takes every connection ready in that loop turn
-(``epoll.poll(0)``), reads each straight into the engine's input buffer (``recv_into``)
-and steps it, up to the reply that settles an operation (the rest wait for the next
-turn, after that operation's continuation); a WRITE is one ``send`` of a view of the
-engine's output buffer. A request reads the set right after its writes, and spins on it
-for a while when that pays (``_host.Host._read_now``).
-
-TLS connections are in the set too, as non-blocking ``ssl.SSLSocket`` objects: the handshake
-runs on the loop (``do_handshake`` until done, waiting for the socket as OpenSSL asks),
-then a read is ``recv_into`` on the SSL socket (OpenSSL reads whole records off the socket
-and decrypts in place; what it decrypted beyond the buffer, ``pending()``, is read at
-once, since epoll cannot see it), a write ``send``. What stays with asyncio: loops that
-cannot watch a file descriptor (``add_reader``: the Windows proactor) and platforms
-without epoll; :func:`make` returns None there and the host uses transports for
-everything.
-
-The connection's contract with the host is the transport-backed ``_host._Conn``'s:
-``cid``, ``transport`` (``write``, ``abort``), and the host's ``_opened``,
-``_lost_conn`` and ``_step`` callbacks; bytes are never reordered or dropped before the
-connection's end, and its end (EOF, error) is reported after the bytes that came
-before it.
+With asyncio transports every reply costs the loop a callback of its own and every request
+a transport.write: on 5 nodes most of the host's interpreter time. Here one loop callback
+(:meth:`Mux._ready`) reads every ready connection straight into the engine's input buffer
+(``recv_into``) and steps it, up to the reply that settles an operation (the rest wait for
+the next turn, after its continuation); a WRITE is one ``send`` of a view of the engine's
+output buffer. TLS connections are non-blocking ``ssl.SSLSocket`` objects (the handshake
+runs on the loop; what OpenSSL decrypted beyond the buffer, ``pending()``, is read at
+once). Where the loop cannot watch a descriptor, or there is no epoll, :func:`make`
+returns None and the host uses transports. A connection keeps ``_host._Conn``'s contract:
+bytes are never reordered or dropped before its end, reported after them.
 """
 
 from __future__ import annotations
@@ -36,7 +21,7 @@ import ssl
 import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ._proto import EV_RECEIVED
+from ._protocol import EV_RECEIVED
 
 if TYPE_CHECKING:
     import asyncio
@@ -44,20 +29,17 @@ if TYPE_CHECKING:
 _IN = getattr(select, "EPOLLIN", 1)
 _OUT = getattr(select, "EPOLLOUT", 4)
 _ERRS = getattr(select, "EPOLLERR", 8) | getattr(select, "EPOLLHUP", 16)
-# a read or send that would block (OpenSSL's too: it needs more of a record, or room), or
-# was interrupted: try again when the socket is ready
+# a read or send that would block (OpenSSL's too) or was interrupted: retry when ready
 _RETRY = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
-# RECEIVED's head (u8 kind, u32 conn, u32 length of data), written in front of what a read
-# put in the engine's input buffer (the host's _recv_view starts after it); _host checks
-# this layout against the generated codec at import (_host._recv_head)
+# RECEIVED's head, written in front of what a read put in the engine's input buffer
+# (_host._recv_head checks it against the generated codec)
 RECV_HEAD = struct.Struct("<BII")
 _pack_head = RECV_HEAD.pack_into
 _RECV_AT = RECV_HEAD.size
 
 
 class MuxConn:
-    """One plain connection of a :class:`Mux`; it is also its own ``transport``
-    (``write``, ``abort``), as the host's code expects of a connection."""
+    """One connection of a :class:`Mux`; its own ``transport`` (``write``, ``abort``)."""
 
     __slots__ = ("mux", "host", "cid", "sock", "fd", "transport", "_pending", "closed", "tls")
 
@@ -73,10 +55,9 @@ class MuxConn:
         self.closed = False
 
     def write(self, data: Any) -> None:
-        """Send ``data`` (bytes, or a view of the engine's output buffer) now; a copy of
-        what the socket does not take is kept and sent when it becomes writable (in
-        order). An error ends the connection on the next loop turn (as a transport's write
-        does: never inside the caller's step)."""
+        """Send ``data`` (maybe a view of the engine's output buffer) now; a copy of what the
+        socket does not take is sent when it is writable. An error ends the connection on
+        the next loop turn (never inside the caller's step)."""
         if self.closed:
             return
         if self._pending is not None:
@@ -93,8 +74,6 @@ class MuxConn:
             self._pending = bytearray(data[n:])
             self.mux.watch(self, _IN | _OUT)
 
-    # the host's WRITE path (_host.Host._apply) hands the view itself: nothing is copied
-    # unless the socket keeps some of it
     write_view = write
 
     def _flush(self) -> None:
@@ -140,10 +119,8 @@ class MuxConn:
             self._read()  # decrypted already, beyond the buffer: epoll would not tell of it
 
     def _why(self, exc: OSError) -> OSError:
-        """Why a write failed: on TLS, the peer's alert when one is waiting (TLS 1.3 refuses a
-        client certificate after the client's side of the handshake is done: the first
-        write then meets the closed connection, with the alert that says why still unread);
-        else ``exc``."""
+        """Why a write failed: on TLS, the peer's alert when one waits unread (TLS 1.3 refuses a
+        client certificate after the client's handshake is done); else ``exc``."""
         if self.tls:
             try:
                 self.sock.recv_into(bytearray(4096))
@@ -173,7 +150,7 @@ class MuxConn:
 
 
 class Mux:
-    """One host's plain connections in one epoll set, watched by the loop as one reader."""
+    """One host's connections in one epoll set, watched by the loop as one reader."""
 
     def __init__(self, host: Any, ep: Any) -> None:
         self.host = host
@@ -183,10 +160,8 @@ class Mux:
         self.reading = False  # in _ready (a request stepped from a completion does not poll)
 
     def _ready(self) -> int:
-        """The loop saw the set readable (or a request, right after its writes, reads what
-        is there already: ``poll``): every connection ready now, each read once; nothing
-        when called within a read (a request stepped from a completion). How many were
-        ready."""
+        """Read every connection ready now once (the loop saw the set readable, or a request
+        polls right after its writes); nothing within a read. How many were ready."""
         if self.reading:
             return 0
         self.reading = True
@@ -207,13 +182,9 @@ class Mux:
                 if mask & (_IN | _ERRS) and not c.closed:
                     c._read()
                     if host.settled != settled and host.done_first:
-                        # An operation was settled (its quorum's reply): its continuation
-                        # (queued by call_soon) goes first, and the other ready connections
-                        # (the late replies of the nodes outside the quorum) wait for the
-                        # loop's next turn: the set is level-triggered, so the loop sees
-                        # them still readable then (after the continuation's handle, queued
-                        # before), or the next request's early read (Host._read_now) takes
-                        # them right after its own writes have gone out.
+                        # An operation was settled: its continuation goes first; the late
+                        # replies wait (level-triggered) for the loop's next turn or the
+                        # next request's early read.
                         break
             return len(events)
         finally:
@@ -223,11 +194,9 @@ class Mux:
 
     async def connect(self, cid: int, network: str, addr: str, ctx: Optional[ssl.SSLContext] = None,
                       server_name: str = "") -> MuxConn:
-        """Open a connection to ``addr`` (``host:port``, or a unix socket's path) as
-        asyncio's create_connection would (each resolved address in turn; TCP_NODELAY),
-        with TLS when ``ctx`` is given (SNI and the name checked: ``server_name``, or the
-        address's host, or "localhost" for a unix socket, as asyncio's); the connection is
-        in the set when this returns."""
+        """Connect to ``addr`` (``host:port`` or a socket path) as asyncio's create_connection
+        would (each resolved address in turn; TCP_NODELAY), with TLS when ``ctx`` is given
+        (the name: ``server_name``, else the host, else "localhost"); then add it to the set."""
         loop = self.loop
         if network == "unix":
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -255,8 +224,7 @@ class Mux:
             except OSError as e:
                 errors.append(e)
                 continue
-            # (TLS on the first address that connects, as asyncio's: a handshake that fails
-            # does not try the next address)
+            # (TLS on the first address that connects, as asyncio's)
             return await self._add(sock, cid, ctx, server_name or host)
         if len(errors) == 1:
             raise errors[0]
@@ -273,8 +241,7 @@ class Mux:
 
     async def _add(self, sock: socket.socket, cid: int, ctx: Optional[ssl.SSLContext],
                    server_name: str) -> MuxConn:
-        """The connected ``sock`` (after TLS's handshake when ``ctx``) as connection ``cid``
-        of the set (closed when that fails)."""
+        """The connected ``sock`` (after TLS's handshake) as connection ``cid`` of the set."""
         try:
             if ctx is not None:
                 sock = ctx.wrap_socket(sock, server_hostname=server_name, do_handshake_on_connect=False)
@@ -288,8 +255,7 @@ class Mux:
             raise
 
     async def _handshake(self, sock: ssl.SSLSocket) -> None:
-        """TLS's handshake on the non-blocking ``sock``, each wait on the loop (the socket
-        is not in the set yet); its errors (a certificate that does not verify) raise."""
+        """TLS's handshake on the non-blocking ``sock``, each wait on the loop; errors raise."""
         loop = self.loop
         fd = sock.fileno()
         while True:
@@ -326,8 +292,7 @@ class Mux:
                 pass
 
     def close(self) -> None:
-        """Close every connection and the set; stop watching it. Any thread when the
-        loop is gone."""
+        """Close every connection and the set (any thread when the loop is gone)."""
         for c in list(self.conns.values()):
             c.abort()
         try:

@@ -1,11 +1,9 @@
-"""Exception hierarchy of the liblock binding.
-
-Every error raised by liblock derives from :class:`LockError`. Bad arguments
-also derive from the matching built-in (:class:`ValueError` or
-:class:`TypeError`), so ``except ValueError`` keeps working.
-"""
+"""Exception hierarchy of the liblock binding. Every error derives from :class:`LockError`;
+bad arguments also from :class:`ValueError` or :class:`TypeError`."""
 
 from __future__ import annotations
+
+import os
 
 TYPE_CHECKING = False  # typing is not imported at run time: `import liblock` stays light
 if TYPE_CHECKING:
@@ -13,28 +11,14 @@ if TYPE_CHECKING:
 
     from ._inspection import NodeFailure
 
-# Status codes of the C ABI (capi/liblock.h), their C names and each error status's
-# class: from the protocol's spec (core/hostabi/spec/protocol.json) through _proto_gen.
+# The C ABI's status codes, names and classes: the spec's (core/hostabi/spec/protocol.json).
 from . import _proto_gen as _g  # noqa: E402
 
-OK = _g.STATUS_OK
-NOT_ACQUIRED = _g.STATUS_NOT_ACQUIRED
-LOST = _g.STATUS_LOST
-INVALID_ARGUMENT = _g.STATUS_INVALID_ARGUMENT
-INVALID_HANDLE = _g.STATUS_INVALID_HANDLE
-UNAVAILABLE = _g.STATUS_UNAVAILABLE
-CANCELED = _g.STATUS_CANCELED
-INTERNAL = _g.STATUS_INTERNAL
-
-STATUS_NAMES: Dict[int, str] = _g.STATUS_NAMES
 
 
 class LockError(Exception):
-    """Base class of every liblock error.
-
-    ``status`` is the C ABI status code (``None`` for errors raised by the
-    binding itself, e.g. library not found or use after fork).
-    """
+    """Base class of every liblock error. ``status``: the C ABI status code (``None`` for the
+    binding's own errors: library not found, use after fork)."""
 
     status: Optional[int] = None
 
@@ -51,51 +35,46 @@ class LockError(Exception):
 class NotAcquired(LockError):
     """The resource is held by another owner and the wait ran out."""
 
-    status = NOT_ACQUIRED
+    status = _g.STATUS_NOT_ACQUIRED
 
 
 class LockLost(LockError):
     """The lock is no longer held on a quorum (expired, or taken by another owner),
     or it was released already (a second ``release()`` or an ``extend()`` after it)."""
 
-    status = LOST
+    status = _g.STATUS_LOST
 
 
 class InvalidArgument(LockError, ValueError):
-    """A value out of range, named by the caller's parameter (``ttl``, ``wait``,
-    ``node_timeout``, ...): empty resource, ttl out of range, a likely unit mistake, bad URL..."""
+    """A bad value, named by the caller's parameter (``ttl``, ``wait``, ``nodes[0]``, ...)."""
 
-    status = INVALID_ARGUMENT
+    status = _g.STATUS_INVALID_ARGUMENT
 
 
 class ArgumentTypeError(LockError, TypeError):
     """An argument of the wrong Python type (checked before calling the library)."""
 
-    status = INVALID_ARGUMENT
+    status = _g.STATUS_INVALID_ARGUMENT
 
 
 class InvalidHandle(LockError):
     """A handle that is gone: ``Lock.info()`` of a released lock, a lock whose event loop
     shut down. A closed client raises the subclass :class:`ClientClosed`."""
 
-    status = INVALID_HANDLE
+    status = _g.STATUS_INVALID_HANDLE
 
 
 class ClientClosed(InvalidHandle):
-    """A call on a client after its ``close()``, or on a lock of that client (which
-    ``close()`` released: ``lock.released`` is then true). The message starts with
-    ``liblock: the client is closed``. A subclass of :class:`InvalidHandle`, which
-    this was reported as before."""
+    """A call on a client after its ``close()``, or on one of its locks (which ``close()``
+    released). The message starts with ``liblock: the client is closed``."""
 
 
 class Unavailable(LockError):
     """Too many Redis nodes failed (errors, timeouts, refused connections) for a quorum.
-
-    ``nodes`` names each node that neither granted nor refused, with its cause (its error,
-    or ``no answer yet when the outcome was certain``): a list of
+    ``nodes``: each node that neither granted nor refused, with its cause, as
     :class:`liblock.NodeFailure` ``(node, addr, cause)``, in node order."""
 
-    status = UNAVAILABLE
+    status = _g.STATUS_UNAVAILABLE
     nodes: List[NodeFailure]
 
     def __init__(self, message: str = "", status: Optional[int] = None,
@@ -108,10 +87,8 @@ class Unavailable(LockError):
 
 
 def _node_causes(message: str) -> List[Tuple[int, str, str]]:
-    """The per-node causes in an unavailable error's message, as the engine writes it:
-    ``liblock: acquire: unavailable: REASON; node 0 (ADDR): CAUSE; node 1 (ADDR): CAUSE``
-    (an address holds no "): "). For an ``Unavailable`` made from a message alone (the
-    engine host passes the causes as fields)."""
+    """The per-node causes in the engine's message (``...; node 0 (ADDR): CAUSE; node 1
+    ...``), for an ``Unavailable`` made from a message alone."""
     import re
 
     marks = list(re.finditer(r"; node (\d+) \((.*?)\): ", message))
@@ -125,27 +102,23 @@ def _node_causes(message: str) -> List[Tuple[int, str, str]]:
 class Canceled(LockError):
     """A pending operation was canceled (e.g. its client was closed)."""
 
-    status = CANCELED
+    status = _g.STATUS_CANCELED
 
 
 class InternalError(LockError):
     """A bug inside the library; the message says what. The process survives."""
 
-    status = INTERNAL
+    status = _g.STATUS_INTERNAL
 
 
 class LibraryError(LockError, OSError):
-    """What a backend needs is missing: liblock.so not found, not loadable on this
-    platform or of another ABI version (native; the message names LIBLOCK_PATH and
-    ``backend="wasm"``), or liblock.wasm or wasmtime (wasm backend)."""
+    """What a backend needs is missing: liblock.so (not found, not loadable here, another
+    ABI version), or liblock.wasm or wasmtime."""
 
 
 class ForkedProcessError(LockError):
-    """liblock was used in a process forked after the library had been loaded.
-
-    A Go runtime does not survive ``fork()``. Use ``multiprocessing`` with the
-    ``spawn`` or ``forkserver`` start method, or load liblock only after forking.
-    """
+    """liblock was used in a process forked after the library had been loaded (a Go runtime
+    does not survive ``fork()``): use ``multiprocessing``'s ``spawn`` or ``forkserver``."""
 
 
 _BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, name in _g.STATUS_CLASSES.items()}
@@ -153,13 +126,40 @@ _BY_STATUS: Dict[int, Type[LockError]] = {status: globals()[name] for status, na
 
 def error_for(status: int, message: Optional[str],
               nodes: Optional[Sequence[Tuple[int, str, str]]] = None) -> LockError:
-    """The exception for a non-OK status, carrying the library's message (and, for
-    Unavailable, the engine's per-node causes; None: read them from the message)."""
+    """The exception for a non-OK status (for Unavailable, with the per-node causes)."""
     cls = _BY_STATUS.get(status)
     if not message:
-        message = STATUS_NAMES.get(status, f"status {status}")
+        message = _g.STATUS_NAMES.get(status, f"status {status}")
     if cls is None:
         return LockError(f"unknown status {status} from liblock: {message}", status)
     if cls is Unavailable:
         return Unavailable(message, status, nodes)
     return cls(message, status)
+
+
+# What an operation on a closed client's host raises (InvalidHandle).
+CLOSED_MESSAGE = "liblock: invalid handle: the client was closed"
+# This process's id, renewed in a forked child by an at-fork hook (os.getpid() is a system
+# call, and check_fork runs a few times per operation).
+_pid = os.getpid()
+
+
+def _forked_child() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked_child)
+
+
+def check_fork(pid: int) -> None:
+    """Raise ForkedProcessError in a process forked from the one (``pid``) a client was made in."""
+    if _pid != pid:
+        raise ForkedProcessError(
+            f"this liblock client was created in process {pid}; process {os.getpid()} is a fork of "
+            "it and cannot use it: its connections and locks (and liblock.so's Go runtime, which "
+            "does not survive fork()) belong to the parent. Create a new liblock.Client in the "
+            "child: with backend=\"wasm\" always (liblock.wasm has no Go runtime to lose), on the "
+            "native backend only if liblock.so was not loaded before the fork; or use "
+            "multiprocessing's 'spawn' or 'forkserver' start method.")

@@ -1,16 +1,15 @@
-"""Where the binding looks for its native files (liblock.so, liblock.wasm)."""
+"""Where the engine adapters look for liblock.so and liblock.wasm, and what they check."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Tuple
+from typing import Any, List, Optional, Tuple
 
 
 def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
-    """The places ``name`` is looked for, in order, each with what it is: the path in
-    ``env_var`` if set, the repository's ``build/`` when run from a liblock checkout
-    (``bindings/python/liblock``), then the copy packaged beside this file."""
+    """Where ``name`` is looked for, in order: ``env_var``'s path, a liblock checkout's
+    ``build/``, the copy packaged beside this file."""
     out: List[Tuple[str, Path]] = []
     env = os.environ.get(env_var)
     if env:
@@ -23,8 +22,7 @@ def search_path(env_var: str, name: str) -> List[Tuple[str, Path]]:
 
 
 def version() -> str:
-    """``liblock.__version__``: _version.py in a built package, else the VERSION file of
-    the liblock checkout this copy runs from."""
+    """``liblock.__version__``: a built package's _version.py, else the checkout's VERSION."""
     try:
         from ._version import VERSION  # type: ignore[import-not-found,unused-ignore]
         return str(VERSION)
@@ -35,3 +33,13 @@ def version() -> str:
     if repo is not None and repo.is_file():
         return repo.read_text().strip()
     return "0+unknown"
+
+
+def check_versions(path: Any, abi: Optional[int] = None, proto: Optional[int] = None) -> None:
+    """Refuse an engine file of another ABI version or engine protocol than the spec's."""
+    from ._errors import LibraryError
+    from ._proto_gen import ABI_VERSION, PROTOCOL_VERSION
+    for what, got, want in (("ABI version", abi, ABI_VERSION), ("engine protocol", proto, PROTOCOL_VERSION)):
+        if got is not None and got != want:
+            raise LibraryError(f"{path} has {what} {got}, but this liblock binding needs {what.split()[-1]} "
+                               f"{want}; rebuild it (`make build`) or install a matching binding")

@@ -1,29 +1,17 @@
 """The one driver: an asyncio host that carries out what liblock's engine asks (open,
 write, close connections; one timer) and hands it what happens (connected, bytes
 received, connection failed, timer fired), one ``step`` per event
-(core/hostabi/PROTOCOL.md). The engine decides everything else: node URLs, the Redis
-wire, deadlines, retries, waiting, auto-extension and loss.
+(core/hostabi/PROTOCOL.md). The engine decides everything else.
 
-It drives either engine adapter through the same three calls (:class:`Engine`: made
-by ``new``, then ``step`` and ``free``): ``_lib.NativeEngine`` (liblock.so through
-ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). Every mode runs here:
-
-- asyncio: one :class:`Host` per event loop a client is used on, stepped on that loop;
-- synchronous: one :class:`Host` on a private event loop in one daemon thread per
-  client (``_syncdrive.LoopThread``, started by the first synchronous call), which also runs
-  auto-extension and loss while the caller's code runs; a synchronous call runs its
-  operation on its own thread while that loop sleeps (``_syncdrive.py``), else hands it to
-  the loop and waits (interruptibly) for the completion.
-
-Sockets: TCP (plain or TLS) and unix connections are in one epoll set per host
-(``_epoll.Mux``, Linux), read by one loop callback and, right after a request's writes, by
-the request itself (``Host._read_now``); where the loop or platform cannot do that they are
-asyncio transports with a :class:`_Conn` BufferedProtocol.
-Either way a read lands in the engine's input buffer and is stepped as one RECEIVED.
-
-``_driver.Driver`` is a Client's set of them. Completions (``done(error, result)`` of an
-operation) run on the host's loop thread after the step that produced them has been
-fully decoded, so they may start new operations.
+It drives either engine adapter (:class:`Engine`): ``_native.NativeEngine`` (liblock.so
+through ctypes) or ``_wasm.WasmEngine`` (liblock.wasm under wasmtime). One :class:`Host`
+per event loop a client is used on; the synchronous API's runs on a private loop thread
+(``_syncdrive.LoopThread``), whose calls run on the caller's thread while that loop
+sleeps. Connections are in one epoll set per host (``_epoll.Mux``, Linux), else asyncio
+transports (:class:`_Conn`); either way a read lands in the engine's input buffer and is
+stepped as one RECEIVED. Completions (``done(error, result)``) run on the host's loop
+thread after the step that produced them was fully decoded, so they may start new
+operations.
 """
 
 from __future__ import annotations
@@ -32,7 +20,6 @@ import asyncio
 import collections
 import contextvars
 import os
-import ssl
 import struct
 import sys
 import threading
@@ -41,35 +28,26 @@ import weakref
 from functools import partial
 from typing import Any, Callable, Deque, Dict, List, Optional, Protocol, Tuple
 
-from . import _epoll
-from . import _proto as P
+from . import _epoll, _tls
+from . import _protocol as P
 from ._args import Request
-from ._errors import CANCELED, INVALID_ARGUMENT, InternalError, InvalidHandle, LockError, error_for
-from ._fork import CLOSED_MESSAGE as _CLOSED_MESSAGE, check_fork
+from ._errors import CLOSED_MESSAGE, InternalError, InvalidHandle, LockError, check_fork, error_for
 
-# done(error or None, result): the lock handle (acquire) or 0; for an inspect, the
-# INSPECTED fields (held, validity_ms, owner, nodes) of an INSPECTED action (_proto.decode_action)
+# done(error or None, result): the lock handle (acquire) or 0; an inspect's INSPECTED fields
 Done = Callable[[Optional[LockError], Any], None]
 
-# Repeat a step with empty input when less than this was left free in its output:
-# the engine keeps what does not fit for the next call, and its largest action
-# (an error naming 64 nodes) is under 64 KiB.
+# Repeat a step with empty input when less than this was left free in its output (the
+# engine keeps what does not fit; its largest action is under 64 KiB).
 _FULL_MARGIN = 64 * 1024
 _all: "weakref.WeakSet[Host]" = weakref.WeakSet()  # every live host (pending_count)
 # Requests that may read their replies at once (Host._read_now) between two loop turns.
 _EAGER_RUN = P.SPIN_EAGER_RUN  # the spec's "spin", shared with the Node host
-# At most how many times such a request reads the epoll set (one epoll_wait(0) each,
-# under 1 µs) while it is still pending: a spin of at most about 50 µs, then the loop's
-# blocking select. Nodes on this machine answer within tens of microseconds, and a
-# request settled in the spin is awaited without a turn of the loop (its select putting
-# the thread to sleep, the wake-up, the reader's and the continuation's turns), which
-# costs more than the spin, in latency and in CPU. Against remote nodes the spin would
-# only burn CPU: a host spins only while more than half of its spins pay (_SPIN_CREDIT).
+# At most how many reads of the epoll set (epoll_wait(0), under 1 µs each) such a request
+# spins for while pending: a reply read in the spin is awaited without a turn of the loop
+# (select, wake-up, callbacks), which costs more. A host spins only while it pays: a spin
+# that settled its request adds one to its credit (at most _SPIN_CREDIT), one that did not
+# takes one; with none left, only every _SPIN_PROBE-th request spins.
 _EAGER_POLLS = P.SPIN_POLLS
-# A spin that settled its request adds one to the host's credit (at most _SPIN_CREDIT,
-# where it starts); one that did not takes one. With none left the host spins only on
-# every _SPIN_PROBE-th request (to notice nodes that have become fast): nodes slower than
-# a spin cost one wasted spin per _SPIN_PROBE requests, under a microsecond a request.
 _SPIN_CREDIT = P.SPIN_CREDIT
 _SPIN_PROBE = P.SPIN_PROBE
 
@@ -85,7 +63,6 @@ class SpinCredit:
         self.skipped = 0
 
     def allows(self) -> bool:
-        """Whether to spin now: while there is credit, else every _SPIN_PROBE-th time."""
         if self.left > 0:
             return True
         self.skipped += 1
@@ -95,18 +72,21 @@ class SpinCredit:
         return True
 
     def paid(self, yes: bool) -> None:
-        """A spin's verdict: it got what it waited for (one more), or not (one less)."""
         left = self.left
         if yes:
             self.left = min(left + 1, _SPIN_CREDIT) if left > 0 else 1
         else:
             self.left = left - 1 if left > 0 else 0
 
-# WRITE's head (u32 conn, u32 length of data) after its kind byte, for _apply's fast path;
-# _write_head checks it against the generated codec at import.
+
+# WRITE's head (u32 conn, u32 length) after its kind byte, and RECEIVED's head (u8 kind,
+# u32 conn, u32 length), read and written in place on the hot paths; checked against the
+# generated codec at import.
 _ACT_WRITE = P.ACT_WRITE
 _WRITE_HEAD = struct.Struct("<II")
 _WRITE_HEAD_SIZE = 1 + _WRITE_HEAD.size
+_RECV_HEAD = _epoll.RECV_HEAD
+_RECV_AT = P.RECEIVED_OVERHEAD
 
 
 def _write_head() -> None:
@@ -117,15 +97,6 @@ def _write_head() -> None:
         same = False
     if not same:
         raise InternalError("liblock: _host's WRITE fast path disagrees with the generated codec")
-
-
-_write_head()
-
-# RECEIVED's head (u8 kind, u32 conn, u32 length of data): _Conn receives straight into
-# the engine's input buffer after it (recv_into; no bytes object per read) and writes the
-# head in front; _recv_head checks it against the generated codec at import.
-_RECV_HEAD = _epoll.RECV_HEAD  # (the epoll connections' reads write it too)
-_RECV_AT = P.RECEIVED_OVERHEAD
 
 
 def _recv_head() -> None:
@@ -139,13 +110,13 @@ def _recv_head() -> None:
         raise InternalError("liblock: _host's RECEIVED fast path disagrees with the generated codec")
 
 
+_write_head()
 _recv_head()
 
 
 class Engine(Protocol):
-    """An engine adapter, made by its constructor (``lock_engine_new``): ``inbuf`` takes
-    one event (``_proto`` packs it), ``step`` hands it over and returns the actions (valid
-    until the next step), ``free`` drops the engine."""
+    """An engine adapter: ``inbuf`` takes one event, ``step`` hands it over and returns the
+    actions (valid until the next step), ``free`` drops the engine."""
 
     inbuf: Any
     in_cap: int
@@ -156,8 +127,7 @@ class Engine(Protocol):
     def free(self) -> None: ...
 
 
-# The spec's limits by the names the engine gives them (its own or the C/JSON one:
-# "ttl", "ttl_ms"), for the Python parameter's name.
+# The spec's limits by the names the engine gives them ("ttl", "ttl_ms"): the Python name.
 _PY_NAMES: Dict[str, str] = {}
 for _name, _l in P.LIMITS.items():
     _PY_NAMES[str(_l["c"])] = str(_l["python"])
@@ -165,15 +135,13 @@ for _name, _l in P.LIMITS.items():
 
 
 def _amount(v: int, unit: str) -> str:
-    """A bound's value in Python's units: durations in seconds, bytes, bare counts."""
     if unit == "ms":
         return f"{v / 1000:.12g} s"  # 86400001 ms is 86400.001 s, not 86400
     return f"{v} {unit}" if unit and unit != "count" else str(v)
 
 
 def bound_reason(b: str, bound: str, limit: int, unit: str, got: int) -> str:
-    """The reason for an argument the engine refused as out of its range (an error record's
-    bound, limit, unit and got: protocol 4), in Python's units (seconds for durations); the
+    """An out-of-range argument's reason in Python's units (seconds for durations); the
     engine's own reason ``b`` for any other rejection."""
     if bound not in ("min", "max"):
         return b
@@ -185,11 +153,8 @@ def bound_reason(b: str, bound: str, limit: int, unit: str, got: int) -> str:
 
 
 def warn_lost(lost: Optional[LockError], resource: str) -> None:
-    """A lock's loss, at WARNING on the ``liblock`` logger: never silent (with no logging
-    set up, Python's last-resort handler prints it on stderr; the application's handlers
-    replace that). The text is the engine's, the same in every language: the resource,
-    the reason and the count ("held on at most 1 of 3 nodes (2 answered it is gone),
-    quorum is 2"). Run by the loop after the step, not inside it."""
+    """A lock's loss, at WARNING on the ``liblock`` logger (never silent), in the engine's
+    words. Run by the loop after the step."""
     import logging
 
     logging.getLogger("liblock").warning(
@@ -198,10 +163,9 @@ def warn_lost(lost: Optional[LockError], resource: str) -> None:
 
 
 def exception(err: P.Error) -> LockError:
-    """The binding's exception for an engine ``error``: an InvalidArgument names the Python
-    parameter and words a bound in Python's units."""
+    """The exception for an engine error: an InvalidArgument names the Python parameter."""
     status, message, a, b, nodes = err[:5]
-    if status == INVALID_ARGUMENT and a and len(err) > 5:
+    if status == P.STATUS_INVALID_ARGUMENT and a and len(err) > 5:
         bound, limit, unit, got = err[5:9]
         message = f"liblock: invalid argument: {_PY_NAMES.get(a, a)}: {bound_reason(b, bound, limit, unit, got)}"
     if not message:
@@ -211,29 +175,10 @@ def exception(err: P.Error) -> LockError:
     return error_for(status, message, nodes)
 
 
-_ssl_contexts: Dict[bool, ssl.SSLContext] = {}
-
-
-def _ssl_context(verify: bool) -> ssl.SSLContext:
-    ctx = _ssl_contexts.get(verify)
-    if ctx is None:
-        ctx = ssl.create_default_context()
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        if not verify:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        _ssl_contexts[verify] = ctx
-    return ctx
-
-
 class _Conn(asyncio.BufferedProtocol):
-    """One connection the engine asked for; every callback goes back to the host.
-
-    A BufferedProtocol: the transport reads (recv_into) straight into the engine's input
-    buffer, after the room for a RECEIVED's head, and ``buffer_updated`` writes the head and
-    steps. ``data_received`` would cost a bytes object per read (asyncio asks recv() for
-    256 KiB: glibc maps, shrinks and unmaps that block on every read, each unmap a TLB
-    shootdown across the process's threads) and a copy into the input buffer."""
+    """A connection as an asyncio transport. A BufferedProtocol: the transport reads
+    straight into the engine's input buffer after RECEIVED's head (``data_received`` would
+    cost a bytes object per read, and asyncio's 256 KiB reads an mmap each)."""
 
     __slots__ = ("host", "cid", "transport")
 
@@ -247,14 +192,12 @@ class _Conn(asyncio.BufferedProtocol):
         self.host._opened(self)
 
     def write_view(self, data: Any) -> None:
-        """Write a WRITE action's data (a view of the engine's output buffer): a copy, as
-        the transport may keep what it cannot send now."""
+        """A WRITE's data (a view of the engine's output buffer): copied, as the transport
+        may keep it."""
         if self.transport is not None:
             self.transport.write(bytes(data))
 
     def get_buffer(self, sizehint: int) -> Any:
-        # The engine's input buffer past RECEIVED's head (so that a read fits one event);
-        # the transport fills it and calls buffer_updated before anything else runs.
         view = self.host._recv_view
         return view if view is not None else bytearray(4096)  # the engine is gone: discarded
 
@@ -268,8 +211,8 @@ class _Conn(asyncio.BufferedProtocol):
         host._step(_RECV_AT + nbytes)
 
     def eof_received(self) -> None:
-        # The node closed its side (CLIENT KILL, a restart): the connection goes now, not
-        # at connection_lost, a loop iteration later, after a request may have written to it.
+        # The node closed its side: the connection goes now, not a loop turn later, after a
+        # request may have written to it.
         self.host._lost_conn(self, None)
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
@@ -279,29 +222,25 @@ class _Conn(asyncio.BufferedProtocol):
 class Host:
     """One engine driven on one event loop."""
 
-    # the client's telemetry lane (_otel.Lane) or None; a class default too, for _apply
-    # on a Host made without __init__ (tests/test_pyperf.py)
-    tel: Any = None
+    # Class defaults (also for a Host made without __init__: tests/test_pyperf.py).
+    tel: Any = None  # the client's telemetry lane (_otel.Lane) or None
     _recv_view: Optional[memoryview] = None
     _mux: Any = None
-    # False: requests never read their replies at once (_read_now; the A/B benchmark's
-    # "before"); _eager_left: how many more may before the loop's next turn
+    # eager: requests read their replies at once (_read_now); _eager_left: how many more
+    # may before the loop's next turn. eager_polls: a request's reads while pending, at most
+    # (1: no spin). spin_alone: only a request alone in flight spins. (The A/B benchmarks
+    # and the tests' controls turn them off.)
     eager = True
     _eager_left = 0
     _eager_reset_due = False
-    # reads of the epoll set per such request while it is pending, at most (_EAGER_POLLS;
-    # 1: no spin, the A/B benchmark's "before"), and the spin's credit and probe count
     eager_polls = _EAGER_POLLS
-    # True: only a request alone in flight on its host spins (False: the tests' control)
     spin_alone = True
-    # WRITE actions carried out, and reads of epoll connections (_epoll.MuxConn._read) that
-    # got bytes, so far: a spin ends once its request's nodes have all answered
+    # WRITEs carried out and reads that got bytes: a spin ends once its nodes all answered
     writes = 0
     reads = 0
-    # completions run so far (_step); _epoll.Mux stops reading at one it sees run, so that
-    # the continuation of the operation it settled (a future's callback, queued by
-    # call_soon) runs before the late replies of the other nodes are read and stepped
-    # (False: every ready connection is read in the same turn; the A/B benchmark's "before")
+    # completions run so far: _epoll.Mux stops reading at one it sees run, so that the
+    # settled operation's continuation runs before the other nodes' late replies are read
+    # (done_first False: all are read in the same turn)
     settled = 0
     done_first = True
     # a LoopThread's host: its synchronous calls run on the caller's thread while the loop
@@ -311,10 +250,9 @@ class Host:
     def __init__(self, engine: Engine, loop: asyncio.AbstractEventLoop,
                  on_free: Optional[Callable[["Host"], None]] = None, tls: Any = None) -> None:
         self.engine: Optional[Engine] = engine
-        # where _Conn reads to: the engine's input buffer after RECEIVED's head (None once
-        # the engine is dropped)
+        # where reads go: the engine's input buffer after RECEIVED's head (None once dropped)
         self._recv_view: Optional[memoryview] = memoryview(engine.inbuf)[_RECV_AT:engine.in_cap]
-        self.tls = tls  # the client's _tls.ClientTLS (ssl_context, ssl_ca_certs, ..., per node), or None
+        self.tls = tls  # the client's _tls.ClientTLS, or None
         self._spin_credit = SpinCredit()
         self._on_free = on_free
         self._closed_fut: "Optional[asyncio.Future[None]]" = None
@@ -323,51 +261,43 @@ class Host:
         self.thread_id = threading.get_ident()  # the loop's thread (the host is made there)
         self.pid = os.getpid()
         self._conns: Dict[int, Any] = {}  # conn id -> _Conn or _epoll.MuxConn
-        # the plain connections' epoll set (_epoll.py), made at the first; False: this loop
-        # or platform has none (every connection is then an asyncio transport)
-        self._mux: Any = None
+        self._mux: Any = None  # the epoll set, made at the first connection; False: none here
         self._eager_left = _EAGER_RUN
         self._connecting: Dict[int, "asyncio.Task[Any]"] = {}
         self._ops: Dict[int, Done] = {}
         self.lost_keys: Dict[int, Callable[[Optional[LockError]], None]] = {}
-        # the resource of each lock a Lock object holds (set by Lock, any thread), for the
-        # loss's log record (warn_lost)
-        self.lock_names: Dict[int, str] = {}
+        self.lock_names: Dict[int, str] = {}  # each Lock object's resource (any thread), for warn_lost
         self._timer: Optional[asyncio.TimerHandle] = None
         self._starting: Optional[Done] = None  # the completion of the request being stepped
         self._done: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
-        # the completions of acquires that got their lock: settled before self._done (see _apply)
+        # the completions of acquires that got their lock: settled before self._done (_apply)
         self._won: Deque[Tuple[Done, Optional[LockError], Any]] = collections.deque()
         # (fence, reentered) of the locks whose acquire asked for a fence or gave a token
-        # (from their DONE); dropped when the lock is released or dropped
         self.fences: Dict[int, Tuple[int, bool]] = {}
-        # an election's watches (_election.py): op -> its LEADER actions' completion
-        self.watches: Dict[int, Done] = {}
+        self.watches: Dict[int, Done] = {}  # an election's watches: op -> its LEADER completion
         self._draining = False
         self.closing = False
         self.closed = threading.Event()  # set once the engine said CLOSED (or was dropped)
-        self.gone = _CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
-        # the client's metrics, spans and logs (_otel.Telemetry), set by the Driver before
-        # the first request; None: the engine was not asked for REPORT actions
-        self.tel: Any = None
+        self.gone = CLOSED_MESSAGE  # why the engine is gone, for InvalidHandle
+        self.tel: Any = None  # the client's _otel.Lane, set by the Driver before any request
         self._quiet = False  # the engine was told the lane is quiet (REPORTS 1, else 2: all)
         _all.add(self)
 
     # ------------------------------------------------------------ stepping
 
     def _step(self, n: int) -> Optional[Tuple[Any, ...]]:
-        """Hand the event in ``engine.inbuf[:n]`` to the engine and carry out its
-        actions; returns the reply to a request (STARTED, REJECTED, CANCELED, INFO)."""
+        """Hand the event in ``engine.inbuf[:n]`` to the engine and carry out its actions;
+        the reply to a request (STARTED, REJECTED, CANCELED, INFO)."""
         engine = self.engine
         if engine is None:
             raise InvalidHandle(self.gone)
         try:
             out = engine.step(n)
         except LockError as e:  # the engine is unusable (a wasm trap): fail what waits on it
-            if e.status not in (INVALID_ARGUMENT, None):
+            if e.status not in (P.STATUS_INVALID_ARGUMENT, None):
                 self.free(e)
             raise
-        if not out:  # most replies (those before a quorum and after it) ask for nothing
+        if not out:  # most replies ask for nothing
             return None
         reply = self._apply(out)
         while len(out) > engine.out_cap - _FULL_MARGIN:
@@ -396,18 +326,14 @@ class Host:
         conns = self._conns
         while at < end:
             if buf[at] == _ACT_WRITE:
-                # Most actions are WRITEs (one per node and request): read in place, without
-                # decode_action's tuple and three calls (_write_head checks the layout).
+                # Most actions are WRITEs: read in place, without decode_action's tuple.
                 conn, n = _WRITE_HEAD.unpack_from(buf, at + 1)
                 at += _WRITE_HEAD_SIZE
                 if at + n > end:
                     raise P.ProtocolError(f"data of {n} bytes past the end of the actions")
                 c = conns.get(conn)
                 if c is not None:
-                    # a view of the engine's output buffer, which the next step reuses:
-                    # an epoll connection sends it now and copies only what the socket
-                    # did not take; a transport's write gets a copy (_Conn.write_view)
-                    c.write_view(buf[at:at + n])
+                    c.write_view(buf[at:at + n])  # a view: the connection copies what it keeps
                     self.writes += 1
                 at += n
                 continue
@@ -420,14 +346,13 @@ class Host:
                 _, op, lock, fence, reentered, err = a
                 if self.tel is not None:
                     self.tel.done(op, err, lock)
-                if lock and (fence or reentered):  # an acquire's (engine protocol 2), kept for the lock
+                if lock and (fence or reentered):  # kept for the Lock object
                     self.fences[lock] = (fence, bool(reentered))
                 fn = self._ops.pop(op, None)
                 if fn is not None:
                     if lock and err is None:
-                        # An acquire that got its lock goes before the other completions of
-                        # the step (in order among themselves): its task enters the section,
-                        # while the releaser's task, done in the same step, only goes on.
+                        # An acquire that got its lock goes before the step's other completions:
+                        # its task enters the section while the releaser's only goes on.
                         self._won.append((fn, None, lock))
                     else:
                         self._done.append((fn, exception(err) if err else None, lock))
@@ -466,22 +391,17 @@ class Host:
                 if fn is not None:
                     self._done.append((fn, None, a[2:]))
             elif kind == P.ACT_CLOSED:
-                self._finish_close()
+                self.loop.call_soon(self.free)  # every connection is closed: free the engine
             else:
                 raise InternalError(f"liblock: engine sent an unexpected action {kind}")
         return reply
 
     def _read_now(self, op: int = 0, sent: int = 0) -> None:
-        """Right after a request's writes, read what its nodes (and any other) sent already
-        (one ``epoll_wait(0)``; _epoll.Mux.poll), and again while the request ``op``,
-        which wrote to ``sent`` nodes, is pending (``_spin``): a node on this CPU has often
-        answered while the host was still writing to the others, so the operation may be
-        DONE before the caller awaits it, and ``await`` goes on without a turn of the loop
-        (its select, the read callbacks, the continuation's turn).
-
-        At most _EAGER_RUN requests in a row do so between two turns of the loop: a task
-        whose every operation completed at once would otherwise never yield to the others
-        (nor to the engine's own timer)."""
+        """Right after a request's writes, read what the nodes sent already (one
+        ``epoll_wait(0)``), and spin while the request ``op`` (written to ``sent`` nodes) is
+        pending (``_spin``): a node on this machine often answers while the host is still
+        writing, so ``await`` goes on without a turn of the loop. At most _EAGER_RUN
+        requests in a row do so between two turns of the loop (others must run too)."""
         self._eager_left -= 1
         if not self._eager_reset_due:
             self._eager_reset_due = True
@@ -489,26 +409,19 @@ class Host:
         try:
             reads = self.reads
             self._mux.poll()
-            # (no spin for a request started by a completion within a read: its polls would
-            # return at once, the set being read already; nor beside other operations in
-            # flight, e.g. waiters of a contended lock: the loop has work a spin would hold
-            # up; 10 tasks contending, 1 ms sections: 1.45-1.51 ms a section with every
-            # request spinning against 1.36-1.38 without)
+            # No spin for a request started within a read, nor beside other operations in
+            # flight (contended waiters: the loop has work a spin would hold up).
             if op and op in self._ops and self.eager_polls > 1 and self.reads - reads < sent \
                     and not self._mux.reading and (len(self._ops) == 1 or not self.spin_alone):
                 self._spin(op, sent - (self.reads - reads))
-        except Exception as e:  # noqa: BLE001 - a read's failure, as the loop's read callback reports it
-            # (the request was started: its own outcome comes through its completion)
+        except Exception as e:  # noqa: BLE001 - reported as the loop's read callback would
             self.loop.call_exception_handler({"message": "liblock: reading the nodes' replies failed",
                                               "exception": e})
 
     def _spin(self, op: int, left: int, polls: int = 0) -> None:
-        """Read the epoll set again, up to ``eager_polls - 1`` times (or ``polls``: a
-        driven synchronous call's, _syncdrive.py), until the request ``op`` is settled
-        (a read that settles it, or closes the host, takes it out of _ops) or ``left``
-        more reads have got bytes (its nodes have all answered: an
-        acquire that found the lock taken waits for its retry, and a spin would wait for
-        nothing), while spinning pays on this host (see _SPIN_CREDIT)."""
+        """Read the epoll set again, up to ``eager_polls - 1`` times (or ``polls``), until the
+        request ``op`` is settled or ``left`` more reads got bytes (every node answered: the
+        request goes on later, and a spin would wait for nothing), while spinning pays."""
         credit = self._spin_credit
         if not credit.allows():
             return
@@ -540,9 +453,8 @@ class Host:
         ctx = None
         if flags & P.OPEN_TLS:
             verify = not flags & P.OPEN_SKIP_VERIFY
-            # the node's own settings (a liblock.Node's) replace the client's
             tls = self.tls.for_node(node) if self.tls is not None else None
-            ctx = tls.context(verify) if tls is not None else _ssl_context(verify)
+            ctx = tls.context(verify) if tls is not None else _tls.default(verify)
             if tls is not None and tls.server_name:
                 server_name = tls.server_name  # the client's ssl_server_name wins
         try:
@@ -564,8 +476,8 @@ class Host:
                     lambda: _Conn(self, cid), host, int(port), ssl=ctx,
                     server_hostname=(server_name or host) if ctx else None)
         except asyncio.CancelledError:
-            # by the engine's CLOSE (then it is no longer in _connecting), or by a loop
-            # shutting down, which cancels every task: then the engine must know
+            # by the engine's CLOSE (then no longer in _connecting), or by a loop shutting
+            # down, which cancels every task: then the engine must know
             if self._connecting.pop(cid, None) is not None and self.engine is not None:
                 self._step(P.conn_failed(self.engine.inbuf, cid, b"connect canceled"))
             raise
@@ -601,31 +513,28 @@ class Host:
     # ------------------------------------------------------------ operations (loop thread)
 
     def _check(self, op: bool = False) -> Engine:
-        """The engine, unless gone; ``op``: before an acquire, extend or release is
-        encoded, whose telemetry lane is refreshed first."""
+        """The engine, unless gone; ``op``: before an acquire, extend or release, whose
+        telemetry lane is refreshed first."""
         check_fork(self.pid)
         engine = self.engine
         if engine is None or self.closing:
             raise InvalidHandle(self.gone)
         tel = self.tel
         if op and tel is not None and tel.refresh() is not self._quiet:
-            # A quiet lane (no SDK records, no DEBUG lines) needs the warnings' reports
-            # alone: the engine then neither builds nor hands over the rest (REPORTS).
+            # A quiet lane (no SDK records, no DEBUG lines) needs the warnings' reports alone.
             self._quiet = tel.quiet
             self._step(P.enc_reports(engine.inbuf, 1 if tel.quiet else 2))
         return engine
 
     def _request(self, n: int, done: Done, kind: str = "", resource: Optional[str] = None,
                  lock: int = 0, eager: bool = True) -> int:
-        """Step a request whose outcome ``done`` receives; its op handle. ``kind``: the
-        operation's span name (acquire, extend, release) when telemetry is on. ``eager``
-        False: the caller keys something by the op handle it is given (an election's
-        watch), so the replies are not read before it returns (_read_now), which could
-        deliver an action for the op before the caller could take it."""
+        """Step a request whose outcome ``done`` receives; its op handle. ``kind``: its span's
+        name (acquire, extend, release) when telemetry is on. ``eager`` False: the caller keys
+        something by the op handle (an election's watch), so no reply is read before it returns."""
         tel = self.tel if kind else None
         quiet = False
         if tel is not None:
-            if tel.quiet:  # (refreshed by _check) no span, no metric: only the lock's resource is kept
+            if tel.quiet:  # no span, no metric: only the lock's resource is kept
                 quiet, tel.qnow = True, (kind, resource, lock)
             else:
                 tel.begin(kind, resource, lock)
@@ -656,18 +565,17 @@ class Host:
         raise err
 
     def start_acquire(self, req: Request, done: Done) -> int:
-        """Start an acquire (``req``: ``_proto.acquire``'s arguments, made by the Client's
-        ``_acquire_args``); its op handle. Raises when refused at once."""
+        """Start an acquire (or an election's campaign: ``req.value``); its op handle."""
         engine = self._check(True)
         res = req.resource
-        return self._request(P.acquire(engine.inbuf, *req), done, "acquire",
+        return self._request(P.acquire(engine.inbuf, *req), done, "" if req.value else "acquire",
                              res.decode("utf-8", "replace") if isinstance(res, bytes) else res)
 
-    def start_inspect(self, res: bytes, done: Done, permits: int = 0, mode: int = 0) -> int:
-        """Start an inspection (of a semaphore with ``permits``, of a read-write lock with
-        ``mode``); ``done`` gets the INSPECTED fields (or the error)."""
+    def start_inspect(self, res: bytes, done: Done, permits: int = 0, mode: int = 0,
+                      election: bool = False) -> int:
+        """Start an inspection; ``done`` gets the INSPECTED fields (or the error)."""
         engine = self._check()
-        return self._request(P.inspect(engine.inbuf, res, permits, mode), done)
+        return self._request(P.inspect(engine.inbuf, res, permits, mode, election), done)
 
     def start_extend(self, lock: int, ttl_ms: int, done: Done) -> int:
         engine = self._check(True)
@@ -681,16 +589,14 @@ class Host:
                              self._resource_of(lock), lock)
 
     def _resource_of(self, lock: int) -> Optional[str]:
-        """A lock's resource for its extend's and release's telemetry: the lane's record,
-        else the Lock object's (a lock whose acquire the lane did not see)."""
+        """A lock's resource for its telemetry: the lane's record, else the Lock object's."""
         tel = self.tel
         if tel is None:
             return None
         return tel.locks.get(lock) or self.lock_names.get(lock)
 
     def cancel(self, op: int) -> None:
-        """Cancel a pending acquire whose waiter gave up (its DONE is then ignored;
-        an acquire that succeeded meanwhile is released)."""
+        """Cancel a pending acquire whose waiter gave up (a lock granted meanwhile is released)."""
         if self._ops.pop(op, None) is not None and self.engine is not None:
             self._step(P.handle_event(self.engine.inbuf, P.EV_CANCEL, op))
 
@@ -734,9 +640,10 @@ class Host:
             self.tel.locks.pop(lock, None)  # (a quiet lane gets no HOLD report)
         self._step(P.handle_event(self.engine.inbuf, P.EV_FORGET, lock))
 
-    # ------------------------------------------------------------ asyncio forms
+    # ------------------------------------------------------------ a Client's and its Locks' calls
 
     async def acquire(self, req: Request) -> int:
+        """An acquire awaited on this host's loop; cancelling the waiter cancels it."""
         fut: "asyncio.Future[int]" = self.loop.create_future()
 
         def done(err: Optional[LockError], lock: int) -> None:
@@ -755,13 +662,30 @@ class Host:
             self.cancel(op)
             raise
 
-    # ------------------------------------------------------------ a Client's and its Locks' calls (any thread)
-
     def acquire_sync(self, req: Request) -> Tuple[int, Dict[str, Any]]:
-        return acquire_blocking(self, req)
+        """A blocking acquire: (lock, its info, read on the loop thread before the caller
+        wakes). Ctrl-C cancels it (a lock granted meanwhile is released)."""
+        def start(done: Done) -> int:
+            def got(err: Optional[LockError], lock: int) -> None:
+                try:
+                    done(err, (lock, self.info(lock) if lock and err is None else None))
+                except LockError as e:
+                    done(e, (lock, None))
+            return self.start_acquire(req, got)
 
-    def inspect_sync(self, res: bytes, permits: int = 0, mode: int = 0) -> Any:
-        return run_op(self, lambda done: self.start_inspect(res, done, permits, mode))
+        def give_up(op: Any, result: Any) -> None:
+            if result is not None and result[0]:
+                self._orphan(None, result[0])
+            elif op:
+                self.cancel(op)
+        lock, info = run_op(self, start, give_up)
+        return lock, info
+
+    def inspect_sync(self, res: bytes, permits: int = 0, mode: int = 0, election: bool = False) -> Any:
+        return run_op(self, lambda done: self.start_inspect(res, done, permits, mode, election))
+
+    async def inspect_async(self, res: bytes, permits: int = 0, mode: int = 0, election: bool = False) -> Any:
+        return await run_async(self, lambda done: self.start_inspect(res, done, permits, mode, election))
 
     def extend_sync(self, lock: int, ttl_ms: int) -> None:
         run_op(self, lambda done: self.start_extend(lock, ttl_ms, done))
@@ -797,8 +721,8 @@ class Host:
         if released or self.engine is None or os.getpid() != self.pid:
             return
         try:
-            # the host is read now, not in the callback: by then the client may be closed
-            # (at interpreter exit finalizers run one after another); then drop() does nothing
+            # the host is read now: by the callback's time the client may be closed (then
+            # drop() does nothing)
             submit(self, lambda: self.drop(lock, True))
         except LockError:
             pass
@@ -806,25 +730,21 @@ class Host:
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
-        """Release what is held, fail pending acquires (Canceled); the engine is freed
-        once it has said CLOSED. Loop thread."""
+        """Release what is held, fail pending acquires (Canceled); the engine is freed once
+        it has said CLOSED. Loop thread."""
         if self.closing or self.engine is None:
             return
         self.closing = True
         self._step(P.simple(self.engine.inbuf, P.EV_CLOSE))
 
-    def _finish_close(self) -> None:
-        """CLOSED: every connection is closed; free the engine (after this step)."""
-        self.loop.call_soon(self.free)
-
     def free(self, why: Optional[LockError] = None) -> None:
         """Drop the engine at once (keys it still held stay until their ttl); pending
-        operations fail with ``why`` (default: Canceled). Any thread when the loop is
-        gone; else the loop thread."""
+        operations fail with ``why`` (default: Canceled). Any thread when the loop is gone;
+        else the loop thread."""
         engine, self.engine = self.engine, None
         self._recv_view = None
         self.closing = True
-        if self.tel is not None:  # telemetry queued for after delivery (_otel.Lane) is recorded now
+        if self.tel is not None:  # queued telemetry is recorded now
             self.tel.close()
         for cid in list(self._conns) + list(self._connecting):
             try:
@@ -838,7 +758,7 @@ class Host:
             self._timer.cancel()
             self._timer = None
         for fn in list(self._ops.values()):
-            self._done.append((fn, why or error_for(CANCELED, "liblock: canceled: the client was closed"), 0))
+            self._done.append((fn, why or error_for(P.STATUS_CANCELED, "liblock: canceled: the client was closed"), 0))
         self._ops.clear()
         self.lost_keys.clear()
         self.lock_names.clear()
@@ -859,10 +779,9 @@ class Host:
             self._on_free(self)
 
     def watch_loop_shutdown(self) -> None:
-        """Close this host when its loop shuts down (asyncio.run, and every runner that
-        calls ``loop.shutdown_asyncgens()``): the loop closes the async generators it
-        has seen, and this one's ``finally`` releases what the engine holds and waits
-        for CLOSED (each node exchange is bounded by the node timeout). Loop thread."""
+        """Close this host when its loop shuts down (``loop.shutdown_asyncgens()``, as
+        asyncio.run calls): the loop closes the async generators it has seen, and this one's
+        ``finally`` releases what the engine holds and waits for CLOSED. Loop thread."""
         async def guard() -> Any:
             try:
                 yield
@@ -895,29 +814,26 @@ class Host:
 
 # ---------------------------------------------------------------- from other threads
 
-def _usable(host: Host) -> None:
-    """What a blocking call checks first: not forked, not closed, not on the host's own
-    running loop (it would wait for that loop forever)."""
-    check_fork(host.pid)
-    if host.engine is None:
-        raise InvalidHandle(host.gone)
-    if threading.get_ident() == host.thread_id and host.loop.is_running():
-        raise RuntimeError(
-            "liblock: a blocking call on a lock that belongs to the event loop running in this "
-            "thread would wait for that loop forever; use the _async methods here")
-
-
 def submit(host: Host, fn: Callable[[], None]) -> None:
     """Run fn on the host's loop thread soon (from any thread)."""
     if host.engine is None:
         raise InvalidHandle(host.gone)
     try:
-        # One loop turn later: a callback from another thread enters the ready queue ahead
-        # of the socket events of the same wake-up (a node's EOF on an idle connection,
-        # which fn's request would otherwise be written to); this way they go first.
+        # One loop turn later: it then goes after the socket events of the same wake-up (a
+        # node's EOF on an idle connection, which fn's request would otherwise write to).
         host.loop.call_soon_threadsafe(host.loop.call_soon, fn)
     except RuntimeError:  # the loop is closed
         raise InvalidHandle(host.gone) from None
+
+
+def submit_op(host: Host, begin: Callable[[], None]) -> None:
+    """submit, in a copy of the caller's context (contextvars) when telemetry may make a
+    span: the operation's span is then a child of the caller's current one."""
+    if host.tel is not None and host.tel.wants_context():
+        ctx = contextvars.copy_context()
+        submit(host, lambda: ctx.run(begin))
+    else:
+        submit(host, begin)
 
 
 def _settle(fut: "asyncio.Future[Any]", err: Optional[BaseException], result: Any) -> None:
@@ -933,20 +849,10 @@ def call(host: Host, fn: Callable[..., Any], *args: Any) -> Any:
     return run_op(host, lambda done: done(None, fn(*args)))
 
 
-def _in_context(fn: Callable[[], None]) -> Callable[[], None]:
-    """``fn`` run, on the loop thread, in a copy of the caller's context (contextvars):
-    with telemetry on, the operation's span is then a child of the caller's current one."""
-    ctx = contextvars.copy_context()
-
-    def run() -> None:
-        ctx.run(fn)
-    return run
-
-
 class OpRun:
     """One blocking call's operation, shared by run_op and _syncdrive.CallerDrive.run_op: its
     outcome (``box``), its op handle and whether the caller abandoned it (``state``), and
-    the lock the caller sleeps on (``gate[0]``, set by the caller; None: nobody sleeps)."""
+    the lock the caller sleeps on (``gate[0]``; None: nobody sleeps)."""
 
     def __init__(self, start: Callable[[Done], Any], give_up: Optional[Callable[[Any, Any], None]]) -> None:
         self.start, self.give_up = start, give_up
@@ -975,44 +881,55 @@ class OpRun:
             box = self.box
             self.give_up(None if box else self.state[0], box[0][1] if box else None)
 
+    def wait(self, host: Host, first: Optional[Callable[[], None]] = None) -> Any:
+        """Sleep on the gate until done (interruptible: an exception, in ``first`` too,
+        abandons the operation on the loop thread); the result, or raise its error."""
+        try:
+            if first is not None:
+                first()
+            if not self.box:
+                self.gate[0].acquire()
+        except BaseException:
+            try:
+                submit(host, self.abandon)
+            except Exception:  # noqa: BLE001 - the host is gone: nothing left to abandon
+                pass
+            raise
+        err, result = self.box[0]
+        if err is not None:
+            raise err
+        return result
+
+
+def _gate() -> "threading.Lock":
+    g = threading.Lock()
+    g.acquire()
+    return g
+
 
 def run_op(host: Host, start: Callable[[Done], Any],
            give_up: Optional[Callable[[Any, Any], None]] = None) -> Any:
-    """Start an operation on the host's loop (``start(done)``, which returns its op handle)
-    and block until ``done(error, result)``; its result. The wait is interruptible: an
-    exception (Ctrl-C) calls ``give_up(op, result or None)`` on the loop thread (an
-    acquire cancels its op, or releases the lock granted meanwhile). Not on the loop's
-    own running thread."""
-    _usable(host)
-    if threading.get_ident() == host.thread_id:  # its loop, idle in this thread: run it here
-        fut: "asyncio.Future[Any]" = host.loop.create_future()
+    """Start an operation on the host's loop (``start(done)`` returns its op handle) and
+    block until ``done(error, result)``; its result. An exception in the wait (Ctrl-C)
+    calls ``give_up(op, result or None)`` on the loop thread. Not on the loop's own
+    running thread (it would wait for that loop forever)."""
+    check_fork(host.pid)
+    if host.engine is None:
+        raise InvalidHandle(host.gone)
+    if threading.get_ident() == host.thread_id:
+        if host.loop.is_running():
+            raise RuntimeError(
+                "liblock: a blocking call on a lock that belongs to the event loop running in this "
+                "thread would wait for that loop forever; use the _async methods here")
+        fut: "asyncio.Future[Any]" = host.loop.create_future()  # its loop, idle here: run it
         start(partial(_settle, fut))
         return host.loop.run_until_complete(fut)
     if host.direct is not None:  # on the caller's thread when the loop thread is idle (_syncdrive.py)
         return host.direct.run_op(host, start, give_up)
     op = OpRun(start, give_up)
-    box, state, begin, abandon = op.box, op.state, op.begin, op.abandon
-    gate = threading.Lock()
-    gate.acquire()
-    op.gate[0] = gate
-
-    # the caller's context (its span) goes with the operation, when a span may be made
-    if host.tel is not None and host.tel.wants_context():
-        submit(host, _in_context(begin))
-    else:
-        submit(host, begin)
-    try:
-        gate.acquire()
-    except BaseException:
-        try:
-            submit(host, abandon)
-        except LockError:
-            pass
-        raise
-    err, result = box[0]
-    if err is not None:
-        raise err
-    return result
+    op.gate[0] = _gate()
+    submit_op(host, op.begin)
+    return op.wait(host)
 
 
 async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
@@ -1038,33 +955,8 @@ async def run_async(host: Host, start: Callable[[Done], Any]) -> Any:
                 start(done)
             except LockError as e:
                 done(e, None)
-        # the caller's context (its span) goes with the operation, when a span may be made
-        if host.tel is not None and host.tel.wants_context():
-            submit(host, _in_context(begin))
-        else:
-            submit(host, begin)
+        submit_op(host, begin)
     return await fut
-
-
-def acquire_blocking(host: Host, req: Request) -> Tuple[int, Dict[str, Any]]:
-    """A synchronous acquire through a host running in another thread; (lock, info), the
-    info read on the loop thread before the caller wakes. Ctrl-C cancels the acquire (a
-    lock granted meanwhile is released)."""
-    def start(done: Done) -> int:
-        def got(err: Optional[LockError], lock: int) -> None:
-            try:
-                done(err, (lock, host.info(lock) if lock and err is None else None))
-            except LockError as e:
-                done(e, (lock, None))
-        return host.start_acquire(req, got)
-
-    def give_up(op: Any, result: Any) -> None:
-        if result is not None and result[0]:
-            host._orphan(None, result[0])
-        elif op:
-            host.cancel(op)
-    lock, info = run_op(host, start, give_up)
-    return lock, info
 
 
 def pending_count() -> int:

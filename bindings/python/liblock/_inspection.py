@@ -1,7 +1,5 @@
-"""What ``Client.inspect`` reports: :class:`Inspection` and its :class:`NodeState`s.
-
-Imported on first use (``liblock.Inspection`` resolves lazily), so that
-``import liblock`` does not pay for ``dataclasses``."""
+"""What ``Client.inspect`` reports (imported on first use: ``import liblock`` does not pay
+for ``dataclasses``)."""
 
 from __future__ import annotations
 
@@ -95,17 +93,15 @@ def _seconds(ms: int) -> Optional[float]:
     return None if ms < 0 else ms / 1000.0
 
 
-# A holder's mode in INSPECTED (protocol 4): a reader of a read-write lock; 0 is a permit.
-_MODE_READ = 1
+_MODE_READ = 1  # a holder's mode in INSPECTED: a reader (0: a permit)
 
 
 def from_engine(held: int, validity_ms: int, owner: str,
                 nodes: Sequence[Tuple[int, str, int, str, int, str]], permits: int = 0,
                 holders: Sequence[Tuple[int, str, int, int]] = (), term: int = 0, value: str = "",
                 *, rw: bool = False) -> Inspection:
-    """From the engine protocol's INSPECTED fields (an INSPECTED action after its op, ``_proto.decode_action``);
-    ``term`` and ``value`` are an election's (``_election.py``), ignored here. ``rw``: the
-    inspection of a read-write lock, whose holders are its readers."""
+    """From an INSPECTED action's fields after its op (``term``, ``value``: an election's);
+    ``rw``: a read-write lock's, whose holders are its readers."""
     hs = tuple(Holder(slot=h[0], owner=h[1], validity=_seconds(h[2])) for h in holders if h[3] != _MODE_READ)
     readers = tuple(Reader(owner=h[1], validity=_seconds(h[2])) for h in holders if h[3] == _MODE_READ)
     return Inspection(

@@ -1,23 +1,12 @@
-"""Multi-resource locks: ``client.acquire(["a", "b"], ttl)`` takes
-every resource of the list or none.
-
-The engine does the work (one script per node over the set's keys); this module checks
-the list in Python's terms before anything is sent (each element's type and text, the
-count, duplicates — errors name ``resources[i]``, the element's index in the list, as the
-engine's do) and carries the set through the code paths of a one-resource acquire: the
-first resource travels as ``res`` (a :class:`ResourceSet`, a ``bytes`` of the first
-resource that also knows the others), which the host protocol's ACQUIRE gets as its
-``resources`` field.
-"""
+"""Multi-resource locks: ``client.acquire(["a", "b"], ttl)`` takes every resource or none.
+The engine does the work; this module checks the list (errors name ``resources[i]``) and
+carries the set through a one-resource acquire's path as a :class:`ResourceSet`."""
 
 from __future__ import annotations
 
-# Nothing heavy at import time (as _client.py): typing only when type-checking.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Tuple, TypeVar
-
-    _L = TypeVar("_L")
+    from typing import Any, Callable, Dict, Tuple
 
 from ._errors import ArgumentTypeError, InvalidArgument
 from ._proto_gen import LIMIT_RESOURCES_MAX
@@ -27,8 +16,7 @@ MAX_RESOURCES = LIMIT_RESOURCES_MAX
 
 
 class ResourceSet(bytes):
-    """The first resource of a multi-resource acquire, as UTF-8, with the others in
-    :attr:`more` (UTF-8 too)."""
+    """The first resource of a multi-resource acquire (UTF-8), with the others in :attr:`more`."""
 
     more: "Tuple[bytes, ...]" = ()
     names: "Tuple[str, ...]" = ()
@@ -62,11 +50,3 @@ def check_token(res: bytes, token: bytes) -> None:
     if token and isinstance(res, ResourceSet):
         raise InvalidArgument("token=... is not supported with a list of resources: a "
                               "multi-resource lock cannot be re-entered or handed over by token")
-
-
-def set_resources(lock: _L, res: bytes) -> _L:
-    """Give the lock its set (the host protocol's lock info does not carry it)."""
-    names = getattr(res, "names", ())
-    if names:
-        lock.resources = list(names)  # type: ignore[attr-defined]
-    return lock

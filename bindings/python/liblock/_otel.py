@@ -1,16 +1,8 @@
-"""Metrics, traces and logs (README "Metrics, traces and logs").
-
-The engine reports what it does as REPORT actions (only to a host whose configuration
-says ``"report": true``); :class:`Telemetry` maps them onto OpenTelemetry's API — the
-same instruments, attributes and spans as the Go core (``core/otel.go``) and the Node
-binding (``lib/otel.js``) — and onto ``logging.getLogger("liblock")``.
-
-``opentelemetry-api`` is an optional extra (``pip install liblock[otel]``), imported only
-when a client turns telemetry on; only the API is used (with no SDK it is a no-op).
-Nothing here sees a token or a password: the reports carry none.
-
-Every method runs on the host's event loop thread, as the host's own code does.
-"""
+"""Metrics, traces and logs (docs/python.md): the engine's REPORT actions mapped onto
+OpenTelemetry's API (the instruments, attributes and spans of ``core/otel.go`` and Node's
+``lib/otel.js``) and onto ``logging.getLogger("liblock")``. ``opentelemetry-api`` (the
+``otel`` extra) is imported only when a client turns telemetry on. The reports carry no
+token or password. Every method runs on the host's loop thread."""
 
 from __future__ import annotations
 
@@ -35,30 +27,19 @@ LOST, HOLD, NODE, FENCE = 10, 11, 12, 13
 SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 
-# Each host's :class:`Lane` queues its OpenTelemetry calls as ``(fn, x, y)`` entries
-# (``fn(x, y)``), made on the host's loop thread (README "Cost"):
-# - an asyncio lane (its callers run on the same loop): not while the engine is stepped
-#   but after the outcome was delivered, once none of its operations is left in flight
-#   and the caller's continuation ran up to its next ``await`` (two ``call_soon`` hops:
-#   the task's wakeup is queued by the step, after the first), as Node's binding does;
-#   at the latest LATE_S after they were queued (``loop.call_later``: an acquire that
-#   waits), as soon as LATE_N entries wait, and when the host closes;
-# - the synchronous API's lane (its callers block in other threads): at once, in the
-#   step, as before (its queue is a :class:`_Now`). Deferring gains nothing there: one thread holds the
-#   GIL at a time, so records made later (while the next request is in flight, or after
-#   the outcome was delivered) still delay a caller that waits for this loop thread or
-#   competes with it for the GIL, plus the scheduling (measured: bench_otel.py's sync
-#   rows were as slow or slower deferred).
-# Spans are started, evented and ended with the times (``time.time_ns()``, the SDK's
-# clock) taken when the engine reported, and with the caller's context captured when
-# the request was made, so they are the same whenever they are made. Log lines are
-# always synchronous (cheap when their level is off, and in order).
+# Each host's :class:`Lane` queues its OpenTelemetry calls as ``(fn, x, y)`` entries:
+# - an asyncio lane makes them after the outcome was delivered, once none of its operations
+#   is in flight and the caller's continuation ran up to its next ``await`` (two call_soon
+#   hops), as Node's binding does; at the latest LATE_S after they were queued, as soon as
+#   LATE_N wait, and when the host closes;
+# - the synchronous API's lane at once, in the step (a :class:`_Now`): with one thread
+#   holding the GIL, deferring gains nothing there (bench_otel.py measured it slower).
+# Spans carry the times taken when the engine reported and the caller's context captured
+# at the request, whenever they are made. Log lines are always synchronous.
+# A quiet lane (no SDK records, no DEBUG lines) has its engine report the warnings alone
+# (REPORTS 1) and keeps its locks' resources by their requests' DONE.
 LATE_S = 0.02
 LATE_N = 256
-
-# A quiet lane (no SDK recording, the liblock logger below DEBUG) has its engine report
-# the warnings alone (REPORTS 1: LOST, a failed auto-extension's EXTEND_END; Host._check),
-# and keeps its locks' resources for them by their requests' DONE (quiet_started, done).
 
 
 def outcome_name(status: int) -> str:
@@ -66,8 +47,7 @@ def outcome_name(status: int) -> str:
 
 
 class _Op:
-    """An operation of a caller in flight, and the record of its span: ``ctx`` and
-    ``start`` until the flush makes the ``span`` (None when no span is made)."""
+    """A caller's operation in flight and its span's record (``ctx``, ``start`` until made)."""
     __slots__ = ("span", "kind", "resource", "lock", "outcome", "attempts", "dur", "ctx", "start", "traced")
 
     def __init__(self, kind: str, resource: Optional[str], lock: int = 0) -> None:
@@ -89,9 +69,8 @@ class Telemetry:
         self.on = False
         self._lanes: "weakref.WeakSet[Lane]" = weakref.WeakSet()
         self._lanes_mu = threading.Lock()
-        # Whether an SDK records, asked per operation (Lane.begin): the API's global
-        # providers are proxies until an SDK is set, which may happen after the client was
-        # made; until then every call on them is a no-op, so none is queued.
+        # Whether an SDK records, asked per operation: the API's global providers are
+        # no-op proxies until an SDK is set, maybe after the client was made.
         self._metered: Callable[[], bool] = lambda: False
         self._traced: Callable[[], bool] = lambda: False
         try:
@@ -158,23 +137,15 @@ class Telemetry:
             a["liblock.auto"] = True
         return a
 
-    def quiet(self) -> bool:
-        """Whether nothing but a lock's loss would be observable of an operation started
-        now: no SDK records (metrics or spans) and the liblock logger is below DEBUG
-        (what Lane.begin finds; the synchronous fast path runs such operations)."""
-        return not self._metered() and not self._traced() and not log.isEnabledFor(logging.DEBUG)
-
     def lane(self, loop: Any, blocking: bool = False) -> "Lane":
-        """The lane of a host running on ``loop`` (its operations, locks and queue);
-        ``blocking``: the synchronous API's host, whose callers block in other threads."""
+        """The lane of a host on ``loop``; ``blocking``: the synchronous API's host."""
         lane = Lane(self, loop, blocking)
         with self._lanes_mu:
             self._lanes.add(lane)
         return lane
 
     def flush_now(self, timeout: float = 5.0) -> None:
-        """Record what every lane has queued, each on its own loop thread, and wait for it
-        (bounded): for benchmarks and tests that read the SDK right after a call."""
+        """Record what every lane queued, on its loop thread, and wait (for tests, benchmarks)."""
         with self._lanes_mu:
             lanes = list(self._lanes)
         for lane in lanes:
@@ -207,9 +178,8 @@ def _proxy_class(module: str, name: str) -> Any:
 
 def _sdk_check(given: Any, get_global: Callable[[], Any], noop: Any, proxy: Any,
                module: str, name: str) -> Callable[[], bool]:
-    """Whether calls on a provider can record: given by the caller (anything but the
-    API's no-op), or the global one: then it records once it is not the API's proxy (or
-    no-op) any more, asked per operation (a global lookup and a type check)."""
+    """Whether calls on a provider can record: a given one unless the API's no-op; the
+    global one once it is neither the API's proxy nor its no-op (asked per operation)."""
     if given is not None:
         on = not isinstance(given, noop)
         return lambda: on
@@ -219,8 +189,7 @@ def _sdk_check(given: Any, get_global: Callable[[], Any], noop: Any, proxy: Any,
     if not isinstance(p, proxy):  # set before the client was made (for good: it cannot be unset)
         on = not isinstance(p, noop)
         return lambda: on
-    # The API's proxy records once an SDK is set: it keeps it in a module global
-    # (_METER_PROVIDER, _TRACER_PROVIDER), read here without get_global()'s environ lookup.
+    # The SDK set is kept in a module global, read without get_global()'s environ lookup.
     mod = sys.modules.get(module)
     if mod is None or not hasattr(mod, name):
         def check() -> bool:
@@ -243,8 +212,7 @@ def _running_loop() -> Any:
 
 
 class _Now:
-    """A synchronous lane's queue: each call is made as it is appended (nothing is ever
-    scheduled: Lane.deferred is False)."""
+    """A synchronous lane's queue: each call is made as it is appended."""
     __slots__ = ()
 
     def append(self, e: Tuple[Callable[[Any, Any], None], Any, Any]) -> None:
@@ -254,12 +222,9 @@ class _Now:
             log.warning("liblock: telemetry: a record failed", exc_info=True)
 
 
-
 class Lane:
-    """One host's side of a client's telemetry: its operations in flight, its locks' resources,
-    and the queue of OpenTelemetry calls its loop thread makes after the outcomes are
-    delivered. Every method runs on the host's loop thread, as the host's own code does
-    (``flush`` also when the loop is gone)."""
+    """One host's side of a client's telemetry: its operations in flight, its locks'
+    resources and the queue of OpenTelemetry calls (``flush`` also when the loop is gone)."""
 
     def __init__(self, tel: Telemetry, loop: Any, blocking: bool = False) -> None:
         self.t = tel
@@ -269,9 +234,8 @@ class Lane:
         self.ops: Dict[int, _Op] = {}
         self.locks: Dict[int, Optional[str]] = {}  # lock -> resource, for labels and log lines
         self.pending: Optional[_Op] = None  # the request being stepped (Host._request)
-        # A quiet lane's requests (Host._request) keep only what the warnings need, the
-        # resource of each lock: (kind, resource, lock) of the request being stepped, then
-        # by op, acquires' resources and releases' locks until their DONE.
+        # A quiet lane keeps only each lock's resource: (kind, resource, lock) of the request
+        # being stepped, then by op the acquires' resources and releases' locks until DONE.
         self.qnow: Optional[Tuple[str, Optional[str], int]] = None
         self.qres: Dict[int, Optional[str]] = {}
         self.qrel: Dict[int, int] = {}
@@ -297,13 +261,8 @@ class Lane:
 
     # ------------------------------------------------------------ the queue
 
-    def _soon(self) -> None:
-        """The flush in the loop's next turn (a request was just written)."""
-        self._arm_soon(self._flush_cb)
-
     def _arm_soon(self, cb: Callable[[], None]) -> None:
-        """cb in the loop's next turn, in place of a later flush; nothing when a turn's
-        callback is already armed."""
+        """cb in the loop's next turn, in place of a later flush (unless one is armed)."""
         h = self._handle
         if h is not None:
             if self._soon_armed:
@@ -313,13 +272,12 @@ class Lane:
         self._handle = self.loop.call_soon(cb)
 
     def _later(self) -> None:
-        """After queueing: the flush within LATE_S (or soon, with LATE_N entries waiting);
-        a synchronous lane's at once."""
+        """After queueing: the flush within LATE_S (soon with LATE_N waiting; at once if blocking)."""
         if self.blocking:
             self.flush()
             return
         if len(self.q) >= LATE_N:
-            self._soon()
+            self._arm_soon(self._flush_cb)
         elif self._handle is None:
             self._soon_armed = False
             self._handle = self.loop.call_later(LATE_S, self._flush_cb)
@@ -329,16 +287,14 @@ class Lane:
         self.flush()
 
     def _delivered(self) -> None:
-        """An asyncio lane's outcome is being delivered, none left in flight: the flush
-        after the caller's continuation."""
+        """An outcome is being delivered, none left in flight: flush after the continuation."""
         self._arm_soon(self._hop_cb)
 
     def _hop(self) -> None:
         self._handle = self.loop.call_soon(self._idle_cb)
 
     def _idle(self) -> None:
-        """The continuation ran: flush, unless it started another operation (then its
-        end, LATE_S or LATE_N do)."""
+        """The continuation ran: flush, unless it started another operation."""
         self._handle = None
         if (self.ops or self.pending is not None) and len(self.q) < LATE_N:
             self._later()
@@ -362,9 +318,7 @@ class Lane:
             except Exception:  # noqa: BLE001 - an SDK's or resource_label's bug loses its record only
                 log.warning("liblock: telemetry: a record failed", exc_info=True)
 
-    def close(self) -> None:
-        """The host is gone: what is queued is recorded now."""
-        self.flush()
+    close = flush  # the host is gone: what is queued is recorded now
 
     # ------------------------------------------------------------ deferred calls
 
@@ -432,8 +386,7 @@ class Lane:
     # ------------------------------------------------------------ operations
 
     def refresh(self) -> bool:
-        """Whether an SDK records now, asked before each request is encoded (the host then
-        tells its engine which reports it needs: Host._check); whether the lane is quiet."""
+        """Whether an SDK records now, before each request (Host._check); whether quiet."""
         t = self.t
         metered = self.metered = t._metered()
         traced = self.traced = t._traced()
@@ -441,10 +394,8 @@ class Lane:
         return q
 
     def begin(self, kind: str, resource: Optional[str], lock: int = 0) -> None:
-        """A caller's request (on ``lock`` for an extend or release) is about to be stepped,
-        after ``refresh``: its span is to start now (a child of the current context: the
-        caller's, carried to the loop thread by run_op/run_async), and the op is bound to it
-        by its start report, in the step itself, or after it (``started``)."""
+        """A caller's request is about to be stepped: its span starts now (a child of the
+        caller's context); the op is bound by its start report or by ``started``."""
         t = self.t
         op = _Op(kind, resource, lock)
         if self.traced:
@@ -455,13 +406,11 @@ class Lane:
         self.pending = op
 
     def wants_context(self) -> bool:
-        """Whether a span may be made for the next operation: then the caller's context is
-        carried to the loop thread (run_op, run_async); O(1)."""
+        """Whether a span may be made: then the caller's context goes to the loop thread."""
         return self.t._traced()
 
     def started(self, op: int) -> None:
-        """After the request's step: binds an op whose start was not reported yet (an
-        extension or release queued behind the lock's round in flight)."""
+        """After the request's step: binds an op whose start was not reported yet."""
         p, self.pending = self.pending, None
         if p is not None:
             self.ops[op] = p
@@ -477,9 +426,7 @@ class Lane:
                 self._later()
 
     def report(self, a: Any, names: Dict[int, str]) -> None:
-        """One REPORT action: (kind, what, outcome, op, lock, node, attempts, duration_us);
-        ``names``: the host's resource of each lock a Lock object holds, for a lock whose
-        acquire this lane did not see."""
+        """One REPORT action; ``names``: the host's resource of each Lock object's lock."""
         _, what, outcome, opid, lock, node, attempts, dur_us = a
         if what == ACQUIRE_START or what == EXTEND_START or what == RELEASE_START:
             if self.pending is not None and opid:
@@ -540,9 +487,8 @@ class Lane:
         elif what == EXTEND_END:
             if m:
                 self._metric(self._ext_add, 1, outcome, resource, opid == 0)
-            # a failed auto-extension that lost the lock is told by the loss's own record
-            # (_host.warn_lost); one that could not tell (nodes failing) here: the lock
-            # stays valid until its validity ends
+            # a failed auto-extension that lost the lock is told by the loss's record;
+            # one that could not tell (nodes failing) here
             if opid == 0 and outcome != 0 and outcome != 2:
                 log.warning("liblock: auto-extension failed: %s", resource,
                             extra={"liblock_resource": resource, "liblock_outcome": outcome_name(outcome)})
@@ -562,8 +508,7 @@ class Lane:
             self._later()
 
     def quiet_started(self, op: int) -> None:
-        """After a quiet request's step: what it keeps, by its op (unless its DONE came in
-        the step itself)."""
+        """After a quiet request's step: what it keeps, by its op."""
         q, self.qnow = self.qnow, None
         if q is not None:
             if q[0] == "acquire":
@@ -572,9 +517,8 @@ class Lane:
                 self.qrel[op] = q[2]
 
     def done(self, opid: int, err: Any, lock: int = 0) -> None:
-        """An operation's DONE (``err``: the engine's error record, or None; ``lock``: an
-        acquire's): its span ends, and its log line. The lane's map of locks to their
-        resources is kept here too: a quiet lane gets no ACQUIRE_END or HOLD report."""
+        """An operation's DONE: its span ends, its log line; the map of locks to resources
+        is kept here too (a quiet lane gets no ACQUIRE_END or HOLD report)."""
         if opid in self.qres:
             resource = self.qres.pop(opid)
             if lock and err is None:

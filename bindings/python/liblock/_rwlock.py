@@ -1,16 +1,11 @@
-"""Read-write locks: the ``mode`` argument of ``acquire``, ``acquire_async`` and ``lock``.
-
-The engine does the work (core/engine/rwlock.go); the binding checks the argument and
-passes it on as the engine protocol's READ and WRITE flags.
-"""
+"""Read-write locks: the ``mode`` argument of ``acquire`` and ``lock`` (the engine does the
+work: core/engine/rwlock.go)."""
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing is not imported at run time: `import liblock` loads nothing heavy
-    from typing import Any, Optional, TypeVar
-
-    _L = TypeVar("_L")
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 
 from ._errors import ArgumentTypeError, InvalidArgument
@@ -20,8 +15,7 @@ MODES = {"exclusive": 0, "read": 1, "write": 2}
 
 
 def mode_arg(mode: Any, token: Optional[str]) -> str:
-    """Check ``mode``: None (the mutex), ``"read"`` or ``"write"``; returns its name.
-    Errors name ``mode``; a read-write lock takes no caller's token."""
+    """Check ``mode``: None (the mutex), ``"read"`` or ``"write"``; returns its name."""
     if mode is None:
         return "exclusive"
     if not isinstance(mode, str):
@@ -34,13 +28,4 @@ def mode_arg(mode: Any, token: Optional[str]) -> str:
     return mode
 
 
-#: ``Lock.mode`` by the engine's number.
-NAMES = {v: k for k, v in MODES.items()}
-
-
-
-def with_mode(lock: _L, mode: int) -> _L:
-    """Set a new Lock's ``mode`` (the request's, by the engine's number)."""
-    if mode:
-        lock.mode = NAMES[mode]  # type: ignore[attr-defined]
-    return lock
+NAMES = {v: k for k, v in MODES.items()}  # Lock.mode by the engine's number

@@ -1,49 +1,27 @@
-"""Synchronous calls driven on the caller's own thread.
+"""Synchronous calls driven on the caller's own thread (docs/python.md, "Architecture").
 
 The synchronous API runs a client's host on a private loop thread (:class:`LoopThread`),
-which also runs auto-extension and loss while the caller's code runs. Handing each call
-to that thread and back costs two thread wake-ups per call (the request through the
-loop's self-pipe, the outcome through a lock the caller sleeps on), plus the loop's own
-turns: on the wasm backend that was about half of a synchronous pair on one node.
+which also runs auto-extension and loss while the caller's code runs. Handing each call to
+that thread and back costs two thread wake-ups per call, so a synchronous call runs its
+operation itself, on the calling thread, whenever the loop thread is idle, and waits for
+the replies in an ``epoll_wait`` of its own:
 
-Here a synchronous call runs its operation itself, on the calling thread, whenever the
-loop thread is idle, and waits for the nodes' replies in an ``epoll_wait`` of its own:
-
-- **One runner at a time.** The loop thread holds :attr:`LoopThread.mu` whenever it
-  runs anything, and lets go of it only while it sleeps in its selector
-  (:class:`DriveSelector`). A caller that takes ``mu`` is then the only thread running the
-  host: it starts the operation, reads the connections (the host's ``_epoll.Mux``), steps
-  what arrives, and runs the engine's timer when it is due, until the operation is done.
-  Every other caller, and the loop thread, waits for ``mu`` or goes the old way.
+- **One runner at a time.** The loop thread holds :attr:`LoopThread.mu` whenever it runs
+  anything and lets go of it only while it sleeps in its selector (:class:`DriveSelector`).
+  A caller that takes ``mu`` is the only thread running the host until its operation is
+  done; every other caller goes the old way (handed to the loop, waiting on a lock).
 - **The loop thread stays asleep.** While a caller drives, the loop's selector stops
-  watching the connections' epoll set (``EPOLL_CTL_MOD`` to no events), so a reply wakes
-  the caller alone; when the caller lets go it watches them again (level-triggered: what
-  arrived meanwhile wakes the loop at once). The loop thread is woken (its self-pipe)
-  only when the caller left it work: callbacks queued (a loss's ``on_lost``, a failed
-  write's cleanup) or an engine timer earlier than the loop thread planned to wake.
-  (Without the pause, the loop thread woke at every reply to wait for ``mu``: a sync wasm
-  pair on one node at 1.62x native against 1.34-1.37x with it, alternating.)
-- **Handing over.** The caller gives the operation to the loop thread, exactly as the old
-  way does (it then waits on its lock), when the loop is needed: a connection being opened
-  (asyncio tasks), a connection that is not in the epoll set (an asyncio transport),
-  another thread's submitted
-  callback (the loop's self-pipe becomes readable with callbacks queued), any other timer
-  due, or the client observes a leader (``observe`` with a callback: the callback is the
-  user's, called from the step that reads a change, and runs on the loop thread). An
-  operation is only ever stepped under ``mu``, by one thread; which one does not matter
-  to the engine, which decides everything. The callbacks the host queues for later
-  (``on_lost``) go to the loop (``call_soon``), never run on the caller's thread.
-- **Ctrl-C.** On the main thread a ``KeyboardInterrupt`` in the middle of the host's code
-  would leave it half-way through a step. While the caller drives, SIGINT's Python-level
-  handler is one that records the signal, and raises only while the caller sleeps in
-  ``epoll_wait`` (where no host state is half-done); the caller then lets go of the host
-  and calls the previous handler: when it raises (``KeyboardInterrupt``), the operation
-  is abandoned exactly as an interrupted wait of the old way abandons it (an acquire is
-  cancelled, a lock granted meanwhile released), through the loop thread. Other threads
-  never get a signal handler's exception.
+  watching the epoll set, so a reply wakes the caller alone; the loop thread is woken only
+  when the caller left it work (callbacks queued, an earlier engine timer).
+- **Handing over.** The caller hands the operation to the loop thread when the loop is
+  needed: a connection being opened, one that is not in the epoll set, another thread's
+  callback, another timer due, or an ``observe`` callback (it runs on the loop thread).
+  Callbacks the host queues (``on_lost``) always run on the loop thread.
+- **Ctrl-C.** On the main thread SIGINT's handler only records the signal while the caller
+  drives, and raises only while it sleeps in ``epoll_wait`` (no host state half-done); the
+  operation is then abandoned through the loop thread, as an interrupted wait abandons it.
 
-``LIBLOCK_SYNC_DRIVE=loop`` turns it off (every call handed to the loop thread): the A/B
-benchmark's "before". Loops other than the one made here keep the old way.
+``LIBLOCK_SYNC_DRIVE=loop`` turns it off (the A/B benchmark's "before").
 """
 
 from __future__ import annotations
@@ -60,22 +38,19 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import LockError
-from ._host import _EAGER_POLLS as _SPIN_POLLS, Done, Engine, Host, OpRun, SpinCredit, _in_context, submit
+from ._host import _EAGER_POLLS as _SPIN_POLLS, Done, Engine, Host, OpRun, SpinCredit, _gate, submit, submit_op
 
-# How long a caller waits for the loop thread to finish what it is running (a callback)
-# before it hands its operation over instead; and the longest single sleep of a driving
-# caller (it then looks for other timers due).
+# How long a caller waits for the loop thread to finish a callback before it hands its
+# operation over; the longest single sleep of a driving caller (then it looks for timers).
 _MU_WAIT = 0.01
 _SLICE = 0.05
 # An engine timer this much earlier than the loop thread's planned wake-up wakes it.
 _EARLY = 0.001
-# A driven request's spin after its writes, and the read of the late replies, take the
-# asyncio host's bounds: at most _EAGER_POLLS reads of the epoll set, while a
-# _host.SpinCredit says spinning pays.
-# LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before"). (_SPIN_POLLS: _host._EAGER_POLLS, imported above)
+# A driven request's spin and read of the late replies take the asyncio host's bounds
+# (_SPIN_POLLS, a SpinCredit); LIBLOCK_SYNC_SPIN=0: neither (the A/B's "before").
 _MAIN = threading.main_thread().ident
-# signal.signal's C function itself (module _signal): the signal module's wrapper converts
-# handlers and numbers to and from enums, 6 of the 8 µs a swap there cost (twice per call)
+# signal.signal's C function itself: the signal module's wrapper converts to and from
+# enums, 6 of the 8 µs a swap cost (twice per call)
 try:
     _sig: Any = importlib.import_module("_signal")
 except ImportError:  # not CPython
@@ -84,9 +59,8 @@ _SIGINT = int(_sig.SIGINT)
 
 
 def enabled() -> bool:
-    """Whether new loop threads let synchronous callers drive (LIBLOCK_SYNC_DRIVE): on by
-    default where there is epoll (Linux) and CPython's selector event loop, whose queues
-    (``_ready``, ``_scheduled``) and self-pipe (``_ssock``) the drive looks at."""
+    """Whether new loop threads let synchronous callers drive: where there is epoll and
+    CPython's selector event loop (whose ``_ready``, ``_scheduled``, ``_ssock`` it reads)."""
     if os.environ.get("LIBLOCK_SYNC_DRIVE", "caller") == "loop" or not hasattr(selectors, "EpollSelector"):
         return False
     import asyncio
@@ -99,10 +73,8 @@ _EpollBase: Any = getattr(selectors, "EpollSelector", selectors.DefaultSelector)
 
 
 class DriveSelector(_EpollBase):  # type: ignore[misc]
-    """The loop thread's selector: the thread holds ``mu`` except while it sleeps here.
-    It records until when it sleeps, so that a driving caller knows whether an engine
-    timer it set needs the thread woken; ``pause``/``resume`` stop and restart watching
-    one descriptor (the host's epoll set) while a caller reads it."""
+    """The loop thread's selector: the thread holds ``mu`` except while it sleeps here (until
+    ``sleep_until``); ``pause``/``resume`` stop and restart watching the host's epoll set."""
 
     def __init__(self, mu: "threading.Lock") -> None:
         super().__init__()
@@ -135,8 +107,7 @@ class DriveSelector(_EpollBase):  # type: ignore[misc]
             (select.EPOLLOUT if key.events & selectors.EVENT_WRITE else 0)
 
     def resume(self, fd: int, events: int) -> None:
-        """Watch ``fd`` again for ``events`` (what pause returned), unless it was
-        unregistered meanwhile (the host freed)."""
+        """Watch ``fd`` again for ``events`` (pause's), unless it was unregistered meanwhile."""
         if self._keys.get(fd) is None:
             return
         try:
@@ -163,12 +134,6 @@ class _Sigint:
         self.pending = (signum, frame)
         if self.waiting:
             raise _Interrupted
-
-
-def _closed_gate() -> "threading.Lock":
-    g = threading.Lock()
-    g.acquire()
-    return g
 
 
 _MAIN_SIG = _Sigint()
@@ -200,21 +165,17 @@ class CallerDrive:
 
     def run_op(self, host: "Host", start: Callable[["Done"], Any],
                give_up: Optional[Callable[[Any, Any], None]]) -> Any:
-        """``_host.run_op``'s contract: start the operation, block until its outcome,
-        interruptible (an interrupted acquire is cancelled, a lock granted meanwhile released)."""
+        """``_host.run_op``'s contract, driven on the caller's thread when the loop is idle."""
         op = OpRun(start, give_up)
         # gate[0]: the lock the caller sleeps on once the operation is not its own to run;
         # made only then, and while nothing else can run the host (no done() in between)
-        box, state, gate, done, begin, abandon = op.box, op.state, op.gate, op.done, op.begin, op.abandon
-
+        box, state, gate, begin = op.box, op.state, op.gate, op.begin
         how = _NOT_STARTED
         sig: Optional[_Sigint] = None
-        # (a synchronous lane's records are made in the step, on whichever thread steps;
-        # the caller's span is the current context here, as _in_context carries it there)
+        # (a synchronous lane's records are made in the step, on whichever thread steps)
         if (host.tel is None or host.tel.blocking) and host._mux and self.driver is None \
                 and self.mu.acquire(True, _MU_WAIT):
-            # (else another caller drives: this operation goes the old way, and that caller
-            # hands over when it sees the loop's self-pipe)
+            # (else another caller drives: this operation goes the old way)
             me = threading.get_ident()
             self.driver = me
             if me == _MAIN:
@@ -231,35 +192,20 @@ class CallerDrive:
             try:
                 how = self._drive(host, begin, box, state, sig)
                 if not box:
-                    gate[0] = _closed_gate()  # under mu
+                    gate[0] = _gate()  # under mu
             finally:
                 self._leave(host)
                 if sig is not None:
                     _sig.signal(_SIGINT, sig.prev)
         if how == _NOT_STARTED:
             if gate[0] is None:
-                gate[0] = _closed_gate()
-            if host.tel is not None and host.tel.wants_context():
-                submit(host, _in_context(begin))
-            else:
-                submit(host, begin)
-        try:
-            if sig is not None and sig.pending:
-                # the previous handler, now that no host code is half-way: a raise
-                # (KeyboardInterrupt) abandons the operation, even one done meanwhile
-                sig.prev(*sig.pending)
-            if not box:
-                gate[0].acquire()
-        except BaseException:
-            try:
-                submit(host, abandon)
-            except Exception:  # noqa: BLE001 - the host is gone: nothing left to abandon
-                pass
-            raise
-        err, result = box[0]
-        if err is not None:
-            raise err
-        return result
+                gate[0] = _gate()
+            submit_op(host, begin)
+        if sig is not None and sig.pending:
+            # the previous handler, now that no host code is half-way: a raise
+            # (KeyboardInterrupt) abandons the operation, even one done meanwhile
+            return op.wait(host, lambda: sig.prev(*sig.pending))
+        return op.wait(host)
 
     # ------------------------------------------------------------ driving (under mu)
 
@@ -268,9 +214,8 @@ class CallerDrive:
         loop = self.loop
         mux = host._mux
         if not mux or loop._ready or host._connecting or host.watches or len(host._conns) != len(mux.conns):
-            # the loop has work first, or a connection is not the mux's, or an observe()
-            # callback (a user's, called from the step that reads its change) must run on
-            # the loop thread, never inside another caller's call
+            # the loop has work first, a connection is not the mux's, or an observe()
+            # callback must run on the loop thread
             return _NOT_STARTED
         if self._wait_mux is not mux and not self._waiter(mux):
             return _NOT_STARTED
@@ -282,8 +227,7 @@ class CallerDrive:
         saved_eager = host.eager
         host.eager = False  # the caller reads right after the writes anyway (and _read_now queues a callback)
         try:
-            # What arrived while nobody drove (an idle node's EOF, a late reply) and a due
-            # timer go before the request, as on the loop thread.
+            # What arrived while nobody drove and a due timer go first, as on the loop thread.
             self._catch_up(host, mux)
             if loop._ready or host._connecting or host.engine is None or (sig is not None and sig.pending):
                 return _NOT_STARTED
@@ -291,11 +235,9 @@ class CallerDrive:
             begin()
             if not box and self.spin and (len(host._ops) == 1 or not host.spin_alone) \
                     and state[0] in host._ops and not host.watches:
-                # The nodes' replies read at once, as the asyncio host's requests read them
-                # (_host.Host._spin, its credit and alone rules): on this machine they often
-                # come within the spin, and the epoll_wait below would put the caller to
-                # sleep and wake it (1 node, sync pair, whole runs alternating: 150-188 µs with
-                # the spin, 244-265 µs with LIBLOCK_SYNC_SPIN=0)
+                # The replies read at once, as the asyncio host's requests spin (_host.Host._spin):
+                # the epoll_wait below would put the caller to sleep and wake it (1 node,
+                # sync pair: 150-188 µs with the spin, 244-265 µs without)
                 host._spin(state[0], host.writes - writes - (host.reads - reads), _SPIN_POLLS)
             while not box:
                 if loop._ready or host._connecting or host.watches or host.engine is None or host._mux is not mux:
@@ -333,10 +275,8 @@ class CallerDrive:
 
     def _late(self, host: "Host", mux: Any, end: int) -> None:
         """The operation is done on its quorum's replies: read the other nodes' too (until
-        ``end`` reads, one per node written to), for at most _SPIN_POLLS polls, while
-        that pays (a _host.SpinCredit of its own). Left for later, they would wake the
-        loop thread as soon as the caller lets go, and the caller's next call would wait for
-        it to read them (5 nodes, sync pair: 40 µs of a ~440 µs pair spent waiting for mu)."""
+        ``end`` reads), for at most _SPIN_POLLS polls, while that pays. Left for later, they
+        would wake the loop thread, and the next call would wait for it (5 nodes: 40 µs a pair)."""
         if host.reads >= end or not self.late_credit.allows():
             return
         ready = mux._ready
@@ -347,8 +287,7 @@ class CallerDrive:
         self.late_credit.paid(host.reads >= end)
 
     def _catch_up(self, host: "Host", mux: Any) -> None:
-        """Read what the connections have and run the engine's timer if due, as the loop
-        thread's callbacks would (an error is reported the way the loop reports one)."""
+        """Read what the connections have and run the engine's timer if due, as the loop would."""
         try:
             mux._ready()
             t = host._timer
@@ -365,10 +304,9 @@ class CallerDrive:
         return bool(sched) and sched[0] is not host._timer and sched[0].when() <= self.loop.time()
 
     def _clean(self) -> Any:
-        """The loop's timers without the cancelled ones at the head, as the loop's own turn
-        drops them (under ``mu``, so the loop thread is not looking): the head is then the
-        earliest live timer. Each request of the engine replaces its timer, and the loop
-        thread, asleep, would not drop the old ones: they would pile up."""
+        """The loop's timers without the cancelled ones at the head (as the loop's turn drops
+        them; under ``mu``): the head is the earliest live timer, and the engine's replaced
+        timers do not pile up while the loop thread sleeps."""
         loop = self.loop
         sched = loop._scheduled
         while sched and sched[0].cancelled():
@@ -378,8 +316,8 @@ class CallerDrive:
         return sched
 
     def _leave(self, host: "Host") -> None:
-        """Watch the connections again and let go of ``mu``; wake the loop thread when
-        it has callbacks queued or must wake earlier than it planned."""
+        """Watch the connections again and let go of ``mu``; wake the loop thread when it has
+        callbacks queued or must wake earlier than it planned."""
         paused, self._paused = self._paused, None
         if paused is not None:
             self.sel.resume(*paused)
@@ -397,8 +335,7 @@ class CallerDrive:
                 pass
 
     def _waiter(self, mux: Any) -> bool:
-        """The caller's epoll for ``mux`` (made once per epoll set): False when the set is
-        closed."""
+        """The caller's epoll for ``mux`` (once per set); False when the set is closed."""
         try:
             fd = mux.ep.fileno()
         except ValueError:  # closed
@@ -426,13 +363,8 @@ class CallerDrive:
 
 
 class LoopThread:
-    """A private event loop in one daemon thread, running one host: the synchronous API
-    submits to it, and it runs auto-extension and loss while the caller's code runs.
-
-    The thread holds ``mu`` whenever it runs anything and lets go of it only while it
-    sleeps in its selector (``DriveSelector``): a synchronous caller that takes
-    it then runs its operation on its own thread (``CallerDrive``, the host's
-    ``direct``) instead of handing it over, unless LIBLOCK_SYNC_DRIVE=loop."""
+    """A private event loop in one daemon thread, running one host for the synchronous API
+    (auto-extension and loss run there); callers drive it while it sleeps (``CallerDrive``)."""
 
     def __init__(self, engine: Engine, name: str, tls: Any = None) -> None:
         self._tls = tls

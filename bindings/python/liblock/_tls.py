@@ -1,7 +1,6 @@
-"""A client's TLS settings for its rediss:// nodes: an ``ssl.SSLContext`` of the
-caller's, or one built from redis-py-style file shortcuts (``ssl_ca_certs``,
-``ssl_certfile``, ``ssl_keyfile``), plus ``ssl_server_name``. The engine host
-connects with them."""
+"""TLS settings of rediss:// nodes: an ``ssl.SSLContext`` of the caller's, or one built
+from redis-py-style file shortcuts (``ssl_ca_certs``, ``ssl_certfile``, ``ssl_keyfile``),
+plus ``ssl_server_name``; and the default contexts of nodes without settings."""
 
 from __future__ import annotations
 
@@ -48,6 +47,17 @@ def _reason(e: ssl.SSLError) -> str:
     return str(e.args[1]) if len(e.args) > 1 else type(e).__name__
 
 
+_defaults: Dict[bool, ssl.SSLContext] = {}
+
+
+def default(verify: bool) -> ssl.SSLContext:
+    """The context of a node without settings (the system's roots), made once."""
+    ctx = _defaults.get(verify)
+    if ctx is None:
+        ctx = _defaults[verify] = _context(verify, None)
+    return ctx
+
+
 def _context(verify: bool, cafile: Optional[str]) -> ssl.SSLContext:
     ctx = ssl.create_default_context(cafile=cafile) if verify else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -59,9 +69,8 @@ def _context(verify: bool, cafile: Optional[str]) -> ssl.SSLContext:
 
 def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile: Any,
              ssl_server_name: Any, prefix: str = "") -> Optional[TLS]:
-    """Check the client's TLS arguments and build its settings (None: no argument given,
-    the host's defaults). Files are read now: errors name the parameter, after
-    ``prefix`` ("nodes[1]." for a liblock.Node's)."""
+    """Check the TLS arguments and build the settings (None: none given). Files are read now:
+    errors name the parameter, after ``prefix`` ("nodes[1]." for a liblock.Node's)."""
     files_given = any(v is not None for v in (ssl_ca_certs, ssl_certfile, ssl_keyfile))
     if ssl_context is None and not files_given and ssl_server_name is None:
         return None
@@ -110,14 +119,12 @@ def settings(ssl_context: Any, ssl_ca_certs: Any, ssl_certfile: Any, ssl_keyfile
 
 
 class ClientTLS:
-    """A client's TLS settings: the client-level ones (``base``, None: the host's
-    defaults) and those of the nodes given as ``liblock.Node`` with some, by node index,
-    which replace ``base`` for their node."""
+    """A client's TLS settings (``base``, None: the defaults) and, by node index, those of
+    the nodes given as ``liblock.Node`` with some, which replace ``base`` for them."""
 
     def __init__(self, base: Optional[TLS], nodes: Dict[int, TLS]) -> None:
         self.base = base
         self.nodes = nodes
 
     def for_node(self, node: int) -> Optional[TLS]:
-        """The settings of node ``node``'s connections."""
         return self.nodes.get(node, self.base)

@@ -1,17 +1,8 @@
-"""liblock.wasm under wasmtime: module lookup, one compiled module per process,
-:class:`Instance` (one instantiated module, WASI from wasmtime's ``WasiConfig``,
-nothing imported beyond it) and :class:`WasmEngine`, the engine adapter the asyncio
-host steps (core/hostabi/PROTOCOL.md: ``lock_engine_new``,
-``lock_engine_step``, ``lock_engine_free``, ``lock_buffer``).
-
-Calls go through wasmtime's "unchecked" C entry points with a preallocated
-argument array: ``Func.__call__`` costs ≈ 30 µs per call (it queries the function
-type and converts every value), the raw path ≈ 3 µs. That ties this file to the
-pinned wasmtime (requirements-wasm.txt); a missing entry point is reported as a
-:class:`LibraryError` naming the pin.
-
-One Instance serves every engine of a Client (one per event loop); its calls are
-serialized by a lock.
+"""The wasm engine adapter: liblock.wasm under wasmtime. One compiled module per process,
+an :class:`Instance` per client (WASI only, its calls serialized by a lock) and
+:class:`WasmEngine`, stepped by the host (core/hostabi/PROTOCOL.md). Calls go through
+wasmtime's "unchecked" C entry points with a preallocated argument array (≈ 3 µs a call,
+against ≈ 30 µs through ``Func.__call__``), which ties this file to the pinned wasmtime.
 """
 
 from __future__ import annotations
@@ -25,29 +16,21 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._errors import InternalError, LibraryError, error_for
-from ._files import search_path
+from ._files import check_versions, search_path
 
-from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
-from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # the spec's
 WASM_NAME = "liblock.wasm"
 WASMTIME_PIN = "wasmtime==50.0.1"
 
-# Exports this binding calls; a module without them is too old.
 EXPORTS = ("lock_abi_version", "lock_engine_new", "lock_engine_step", "lock_engine_free", "lock_buffer")
-# Optional exports: a module without lock_engine_protocol_version speaks engine protocol 1.
 OPTIONAL_EXPORTS = ("lock_engine_protocol_version",)
 IN_CAP = 64 * 1024    # one event (a RECEIVED is split to fit)
 OUT_CAP = 256 * 1024  # PROTOCOL.md: at least 64 KiB, which any one action fits in
 
 
-def candidates() -> List[Tuple[str, Path]]:
-    """Where the module is looked for, in order."""
-    return search_path("LIBLOCK_WASM_PATH", WASM_NAME)
-
-
 def find_module() -> Path:
     tried = []
-    for what, path in candidates():
+    for what, path in search_path("LIBLOCK_WASM_PATH", WASM_NAME):
         if path.is_file():
             return path
         if what == "LIBLOCK_WASM_PATH":
@@ -87,13 +70,11 @@ class Compiled:
                 self.cached = True
             except Exception:  # noqa: BLE001 - no usable cache directory: compile each time
                 pass
-        # Linear memory never moves (growth stays inside the reservation, 4 GiB on 64-bit
-        # hosts: all a 32-bit memory can ever take): each engine's input and output
-        # buffers are then read and written in place (WasmEngine), through views made once,
-        # instead of asking wasmtime for the memory's address and copying at every step.
+        # Linear memory never moves (growth stays inside a 4 GiB reservation): each engine's
+        # buffers are read and written in place, through views made once (WasmEngine).
         cfg.memory_may_move = False
         if sys.maxsize > 2**32:
-            cfg.memory_reservation = 1 << 32  # (the default on 64-bit hosts; said, since it is relied on)
+            cfg.memory_reservation = 1 << 32  # (the default on 64-bit hosts; relied on)
         self.engine = wt.Engine(cfg)
         self.path = path
         try:
@@ -142,8 +123,7 @@ class Trapped(InternalError):
 
 
 class Instance:
-    """One instantiated module: raw export calls and its two step buffers. Every
-    call takes ``mu``."""
+    """One instantiated module: raw export calls and its buffers. Every call takes ``mu``."""
 
     def __init__(self) -> None:
         t0 = time.perf_counter()
@@ -170,16 +150,13 @@ class Instance:
         self._memory_data = getattr(ffi, "_wasmtime_memory_data", ffi.wasmtime_memory_data)
         self._memory_size = getattr(ffi, "_wasmtime_memory_data_size", ffi.wasmtime_memory_data_size)
         self._raw = (ffi.wasmtime_val_raw_t * 8)()
-        # The same entry point for WasmEngine.step, without argtypes: its arguments go as
-        # they are. (It drops the GIL around the call, as every ctypes call does: keeping it
-        # through a PyDLL handle measured the same, alternating, and a step that blocked —
-        # a Go fatal error writing to a full stderr pipe — would then hold every thread.)
+        # The same entry point for WasmEngine.step, without argtypes (it drops the GIL: a
+        # PyDLL handle measured the same, and a step blocked on a full stderr would hold all).
         fast = type(self._call_unchecked)(("wasmtime_func_call_unchecked", self._ffi_dll()))
         fast.restype = ctypes.c_void_p
         self._fast_call = fast
         self._eight = ctypes.c_size_t(8)
-        # (input, output) buffer pairs of freed engines, for the next engines (lock_buffer
-        # memory is never freed)
+        # (input, output) buffers of freed engines, for the next (lock_buffer's are never freed)
         self._spare_bufs: List[Tuple[int, int]] = []
         self._trap = ctypes.POINTER(ffi.wasm_trap_t)()
         self._trap_ref = ctypes.byref(self._trap)
@@ -193,20 +170,13 @@ class Instance:
         self._mem = exports["memory"]._memory
         self._mem_ref = ctypes.byref(self._mem)
         self.call("_initialize")
-        version = self.call("lock_abi_version")
-        if version != ABI_VERSION:
-            raise LibraryError(
-                f"{c.path} has ABI version {version}, but this liblock binding needs version "
-                f"{ABI_VERSION}; rebuild it (`make build`) or install a matching binding")
+        check_versions(c.path, abi=self.call("lock_abi_version"))
         if c.missing:
             raise LibraryError(
                 f"{c.path} lacks the exports {', '.join(c.missing)}: it predates the engine "
                 "interface; rebuild it with `make build`")
         proto = self.call("lock_engine_protocol_version") if "lock_engine_protocol_version" in self._funcs else 1
-        if proto != PROTOCOL_VERSION:
-            raise LibraryError(
-                f"{c.path} speaks engine protocol {proto}, but this liblock binding needs "
-                f"{PROTOCOL_VERSION}; rebuild it (`make build`) or install a matching binding")
+        check_versions(c.path, proto=proto)
         self.in_ptr = self.call("lock_buffer", IN_CAP) & 0xFFFFFFFF
         self.out_ptr = self.call("lock_buffer", OUT_CAP) & 0xFFFFFFFF
         if not self.in_ptr or not self.out_ptr:
@@ -219,8 +189,7 @@ class Instance:
         return _ffi.dll
 
     def take_buffers(self) -> Tuple[int, int]:
-        """An (input, output) pair of module buffers for one engine: a freed engine's, or
-        two new ones."""
+        """An (input, output) pair of module buffers: a freed engine's, or two new ones."""
         with self.mu:
             if self._spare_bufs:
                 return self._spare_bufs.pop()
@@ -239,8 +208,7 @@ class Instance:
         return str(WasmtimeError._from_ptr(err))
 
     def call(self, name: str, *args: int) -> int:
-        """Call an export with integer arguments; its result as an i64 (an i32 result
-        is sign-extended by the caller where it matters)."""
+        """Call an export with integer arguments; its result as an i64."""
         if self.dead is not None:
             raise Trapped(f"liblock.wasm instance is unusable after a trap: {self.dead}")
         raw = self._raw
@@ -264,8 +232,7 @@ class Instance:
         raise Trapped(f"liblock.wasm trapped in {name}: {msg}")
 
     def base(self) -> int:
-        # The same for the instance's life: memory never moves (Compiled sets
-        # memory_may_move off); tests/test_wasm.py checks it across growth.
+        # The same for the instance's life (memory never moves; tests/test_wasm.py checks)
         return ctypes.addressof(self._memory_data(self._ctx, self._mem_ref).contents)
 
     def engine_new(self, config: bytes) -> int:
@@ -283,18 +250,10 @@ class Instance:
 
 
 class WasmEngine:
-    """One engine inside a Client's Instance, stepped by one host. It has an input and an
-    output buffer of its own in module memory (``lock_buffer``, pooled by the Instance):
-    ``inbuf`` is a view of the input buffer, so the host packs events (and reads socket
-    bytes) straight into module memory, and ``step`` returns a view of the output buffer
-    (valid until this engine's next step). Memory never moves (``Compiled``), so the views
-    are made once; no copy and no memory query per step.
-
-    ``step`` calls ``lock_engine_step`` through a ctypes prototype without ``argtypes``
-    over a private argument array (the engine's handle, buffers and capacity written
-    once; per call only the handle, which the result overwrites, and the event's length:
-    ``Instance._fast_call``). With the in-place buffers a LOCK_INFO step went from 5.55 to
-    2.0 µs (native: 1.2 µs)."""
+    """One engine inside a Client's Instance, stepped by one host. Its input and output
+    buffers are in module memory (``inbuf`` and ``step``'s result are views of them: no copy
+    per step), and ``step`` calls ``lock_engine_step`` over a private argument array in
+    which only the handle and the event's length are written per call."""
 
     in_cap = IN_CAP
     out_cap = OUT_CAP
@@ -344,8 +303,7 @@ class WasmEngine:
                 inst.call("lock_engine_free", handle)
         bufs, self._bufs = self._bufs, None
         if bufs is not None:
-            # a late writer (none should be left) writes into a buffer of its own, not
-            # into module memory the next engine of the instance takes
+            # a late writer writes into a buffer of its own, not the next engine's
             self.inbuf = memoryview(bytearray(IN_CAP))
             self._outview = memoryview(bytearray(0))
             inst.give_buffers(bufs)

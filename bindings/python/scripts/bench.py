@@ -195,8 +195,8 @@ def raw_pair(nodes: List[str]) -> Callable[[int], None]:
     import ctypes
     import json
     from ctypes import POINTER, byref, c_char_p, c_int32, c_int64, c_uint64, c_void_p
-    from liblock import _lib
-    dll = _lib.lib()
+    from liblock import _native
+    dll = _native.lib()
     u64p, errp = POINTER(c_uint64), POINTER(c_void_p)
     for name, args in (("lock_client_new", [c_char_p, u64p, errp]),
                        ("lock_acquire", [c_uint64, c_char_p, c_int64, c_char_p, u64p, errp]),

@@ -99,8 +99,8 @@ def test_fork_before_load_is_fine(c1: Cluster) -> None:
     """Lazy loading: importing liblock loads nothing, so forking first is fine."""
     code = f"""
 import os, sys
-import liblock, liblock._lib as L
-assert L._lib is None, "loaded at import"
+import liblock, liblock._native as L
+assert L._dll is None, "loaded at import"
 pid = os.fork()
 if pid == 0:
     c = liblock.Client({c1.urls!r}, node_timeout=0.5, backend={BACKEND!r})

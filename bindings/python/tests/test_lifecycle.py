@@ -93,7 +93,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.native_only
 def test_lazy_loading_and_default_lookup() -> None:
-    p = _run("import liblock, liblock._lib as L; assert L._lib is None; "
+    p = _run("import liblock, liblock._native as L; assert L._dll is None; "
              "print(liblock.abi_version(), liblock.library_path())")
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", str(ROOT / "build" / "liblock.so")]

@@ -174,6 +174,20 @@ def test_async_spans_have_the_current_span_as_parent(c1: Cluster) -> None:
     assert Metrics(reader).sum("liblock.acquires", {"liblock.outcome": "ok"}) == 1
 
 
+def test_an_election_first_keeps_the_sync_locks_telemetry(c1: Cluster) -> None:
+    """A client whose first synchronous call is an election's: its locks taken after are
+    still recorded (the election's calls run on the same synchronous host, with its lane)."""
+    reader, mp, exporter, tp = providers()
+    client = liblock.Client(c1.urls, backend=BACKEND, telemetry={"meter_provider": mp, "tracer_provider": tp})
+    try:
+        assert client.leader("otel:el") is None
+        client.acquire("otel:after-election", ttl=1).release()
+    finally:
+        client.close()
+    assert Metrics(reader).sum("liblock.acquires", {"liblock.outcome": "ok"}) == 1
+    assert {s.name for s in exporter.get_finished_spans()} == {"liblock.acquire", "liblock.release"}
+
+
 def test_off_by_default_and_bad_arguments(c1: Cluster) -> None:
     reader, mp, exporter, tp = providers()
     off = liblock.Client(c1.urls, backend=BACKEND)

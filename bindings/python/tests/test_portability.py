@@ -62,15 +62,15 @@ def _copy_package(dest: Path, with_wasm: bool = False) -> Path:
 
 
 WASM_HOLDS_THEN_NATIVE_FAILS = """
-    import liblock, liblock._lib as L
-    assert liblock.library_path() is None and L._lib is None
+    import liblock, liblock._native as L
+    assert liblock.library_path() is None and L._dll is None
     with liblock.Client([URL], node_timeout=0.5, backend="wasm") as client:
         lock = client.acquire("portable", ttl=10)
         print("HELD", lock.token, flush=True)
         sys.stdin.readline()   # the parent looks at the key meanwhile
         lock.release()
     print("WASM", liblock.wasm_path())
-    assert L._lib is None and liblock.library_path() is None, "the wasm backend loaded liblock.so"
+    assert L._dll is None and liblock.library_path() is None, "the wasm backend loaded liblock.so"
     for attempt in (lambda: liblock.Client([URL], backend="native"), liblock.abi_version):
         try:
             attempt()

@@ -1,4 +1,4 @@
-"""The engine's byte protocol (core/hostabi/PROTOCOL.md) as liblock/_proto.py
+"""The engine's byte protocol (core/hostabi/PROTOCOL.md) as liblock/_protocol.py
 writes and reads it: events byte for byte against the spec, actions decoded from
 bytes laid out by hand, then the codec against the backend's real engine (no I/O)."""
 
@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from conftest import BACKEND
-from liblock import _proto as P
+from liblock import _protocol as P
 
 
 def _str(b: bytes) -> bytes:
@@ -110,8 +110,8 @@ def _engine():  # noqa: ANN202
     if BACKEND == "wasm":
         from liblock import _wasm
         return _wasm.WasmEngine(_wasm.Instance(), config)
-    from liblock import _lib
-    return _lib.NativeEngine(config)
+    from liblock import _native
+    return _native.NativeEngine(config)
 
 
 def test_codec_against_the_engine() -> None:

@@ -4,7 +4,7 @@ import itertools
 import json
 import struct
 
-from liblock import _host, _proto as P
+from liblock import _host, _protocol as P
 
 
 def test_write_fast_path_matches_the_generated_decoder() -> None:

@@ -136,7 +136,7 @@ _CTRL_C = """
 import os, signal, sys
 import liblock
 from liblock import _host, _syncdrive
-from liblock import _proto as P
+from liblock import _protocol as P
 if {negative!r}:
     _syncdrive._MAIN = -1  # the negative control: no deferral on the main thread
 client = liblock.Client({urls!r}, node_timeout=0.5, backend={backend!r})

@@ -227,7 +227,7 @@ def _fresh(code: str) -> str:
 def test_import_loads_nothing_heavy() -> None:
     out = _fresh("import sys, liblock\n"
                  "print(sorted(m for m in ('asyncio', 'typing', 'json', 'ctypes', 'pathlib', 'datetime',"
-                 " 'liblock._lib', 'liblock._wasm', 'liblock._host', 'liblock._driver')"
+                 " 'liblock._native', 'liblock._wasm', 'liblock._host', 'liblock._driver')"
                  " if m in sys.modules))")
     assert out.strip() == "[]", out
 

@@ -40,7 +40,7 @@ def test_default_lookup_is_the_repository_build(client1) -> None:
 
 
 def test_nothing_loaded_before_the_first_wasm_client() -> None:
-    p = _run("import liblock, liblock._lib as L; assert L._lib is None; print(liblock.wasm_path())")
+    p = _run("import liblock, liblock._native as L; assert L._dll is None; print(liblock.wasm_path())")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "None"
 
@@ -194,7 +194,7 @@ def test_module_memory_never_moves_so_engine_buffers_stay_in_place(client1) -> N
 
     import wasmtime as wt
 
-    from liblock import _proto as P
+    from liblock import _protocol as P
     from liblock import _wasm
     client1.acquire("mem", ttl=2).release()
     inst = client1._driver.sync_host().engine.inst

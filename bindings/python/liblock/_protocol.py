@@ -1,18 +1,13 @@
-"""The engine's byte protocol (core/hostabi/PROTOCOL.md), both directions.
-
-The kinds, flags, status table, limits, the event encoders and the action decoders
-are generated from the protocol's spec (core/hostabi/spec/protocol.json) into
-``_proto_gen.py``; this module adds the host's shorthands for the events it sends.
-Events are packed into the adapter's input buffer with ``struct.pack_into``; the
-actions the engine answers with are read from its output buffer with
-``struct.unpack_from`` (``decode_action``), without copying it.
-"""
+"""The engine's byte protocol (core/hostabi/PROTOCOL.md): the tables, encoders and
+decoders generated from core/hostabi/spec/protocol.json (``_proto_gen.py``), and the
+host's shorthands for the events it sends."""
 
 from __future__ import annotations
 
 from ._proto_gen import *  # noqa: F401,F403 - the generated tables and codecs
 from ._proto_gen import (
     ACQUIRE_AUTO_EXTEND,
+    ACQUIRE_ELECTION,
     ACQUIRE_FENCE,
     ACQUIRE_PERMITS,
     ACQUIRE_READ,
@@ -27,6 +22,7 @@ from ._proto_gen import (
     EV_RECEIVED,
     EV_RELEASE,
     EV_TICK,
+    INSPECT_ELECTION,
     enc_acquire,
     enc_cancel,
     enc_close,
@@ -46,33 +42,32 @@ if TYPE_CHECKING:
     from typing import Any, List, Sequence, Tuple
 
     # An error: (status, message, a, b, [(node, addr, cause), ...], bound, limit, unit, got);
-    # status 0 = none. bound ("min", "max" or ""), limit, unit and got: protocol 4's
-    # out-of-range argument.
+    # status 0 = none; bound ("min", "max" or ""), limit, unit, got: an argument out of range.
     Error = Tuple[int, str, str, str, List[Tuple[int, str, str]], str, int, str, int]
-    # An INSPECTED's node: (node, addr, flags (NODE_LOCKED, NODE_HOLDER), owner, ttl_ms or -1, cause).
-    NodeTuple = Tuple[int, str, int, str, int, str]
 
 RECEIVED_OVERHEAD = EV_OVERHEAD[EV_RECEIVED]
+_ELECTION = ACQUIRE_AUTO_EXTEND | ACQUIRE_FENCE | ACQUIRE_ELECTION
 
 
 def acquire(buf: Any, resource: bytes, ttl_ms: int, wait_ms: int, auto_extend: bool,
             fence: bool = False, token: bytes = b"", permits: int = 0, mode: int = 0,
-            resources: Sequence[bytes] = ()) -> int:
-    """ACQUIRE; a token (bytes, non-empty) sets ACQUIRE_TOKEN; permits (a
-    semaphore's count), mode (1 read, 2 write) and resources (the further
-    resources of a multi-resource lock) set their bits when given."""
+            resources: Sequence[bytes] = (), value: bytes = b"") -> int:
+    """ACQUIRE (a ``_args.Request``'s fields); each option sets its flag when given, an
+    election's ``value`` makes it a campaign (fenced and auto-extended)."""
     flags = (ACQUIRE_AUTO_EXTEND if auto_extend else 0) | (ACQUIRE_FENCE if fence else 0)
     if token:
         flags |= ACQUIRE_TOKEN
     flags |= _kind_flags(permits, mode)
     if resources:
         flags |= ACQUIRE_RESOURCES
-    return enc_acquire(buf, resource, ttl_ms, wait_ms, flags, token, permits, resources)
+    if value:
+        flags |= _ELECTION
+    return enc_acquire(buf, resource, ttl_ms, wait_ms, flags, token, permits, resources, value)
 
 
-def inspect(buf: Any, resource: bytes, permits: int = 0, mode: int = 0) -> int:
-    """INSPECT of the mutex, or of a semaphore (permits) or read-write lock (mode)."""
-    return enc_inspect(buf, resource, _kind_flags(permits, mode), permits)
+def inspect(buf: Any, resource: bytes, permits: int = 0, mode: int = 0, election: bool = False) -> int:
+    """INSPECT of the mutex, a semaphore (permits), a read-write lock (mode) or an election."""
+    return enc_inspect(buf, resource, INSPECT_ELECTION if election else _kind_flags(permits, mode), permits)
 
 
 def _kind_flags(permits: int, mode: int) -> int:
@@ -82,11 +77,12 @@ def _kind_flags(permits: int, mode: int) -> int:
     elif mode == 2:
         f |= ACQUIRE_WRITE
     return f
+
+
 extend = enc_extend
 opened = enc_opened
 received = enc_received
 conn_failed = enc_conn_failed
-
 _BY_HANDLE = {EV_RELEASE: enc_release, EV_CANCEL: enc_cancel, EV_FORGET: enc_forget, EV_LOCK_INFO: enc_lock_info}
 _BARE = {EV_CLOSE: enc_close, EV_TICK: enc_tick}
 

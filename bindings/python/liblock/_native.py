@@ -1,9 +1,6 @@
-"""The native engine adapter: liblock.so through ctypes (lookup, ABI check, fork
-guard) and :class:`NativeEngine` over its ``lock_engine_new/step/free``, which the
-host (``_host``) drives as it drives liblock.wasm's.
-
-Nothing here loads the library at import time: :func:`lib` does it on first use.
-"""
+"""The native engine adapter: liblock.so through ctypes (lookup, ABI check, fork guard,
+loaded by :func:`lib` on first use) and :class:`NativeEngine` over its
+``lock_engine_new/step/free``, which the host drives as it drives liblock.wasm's."""
 
 from __future__ import annotations
 
@@ -13,29 +10,22 @@ import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint64, c_void_p
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from ._errors import ForkedProcessError, LibraryError, error_for
-from ._files import search_path
+from ._files import check_versions, search_path
 
-from ._proto_gen import ABI_VERSION as ABI_VERSION  # noqa: E402 - the spec's (core/hostabi/spec/protocol.json)
-from ._proto_gen import PROTOCOL_VERSION  # noqa: E402
+from ._proto_gen import ABI_VERSION as ABI_VERSION  # the spec's
 LIB_NAME = "liblock.so"
 
 _load_lock = threading.Lock()
-_lib: Optional[ctypes.CDLL] = None
+_dll: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 _loaded_in_pid: Optional[int] = None
 _forked = False
 
 
-def candidates() -> List[Tuple[str, Path]]:
-    """Where the library is looked for, in order."""
-    return search_path("LIBLOCK_PATH", LIB_NAME)
-
-
-# Said by every "cannot find or load liblock.so" error: where the native library
-# cannot go (macOS, Windows, musl, sandboxes), the wasm backend needs no .so.
+# Said by every "cannot find or load liblock.so" error.
 ALTERNATIVE = (
     "Set LIBLOCK_PATH to the path of a liblock.so built for this platform (`make build` in the "
     "liblock repository writes build/liblock.so), or use the wasm backend, which needs no "
@@ -44,11 +34,10 @@ ALTERNATIVE = (
 
 
 def find_library() -> Path:
-    """The first candidate that is a file. An LIBLOCK_PATH that names no file is an
-    error of its own (an explicit path is not a hint to fall back from)."""
+    """The first candidate that is a file; an LIBLOCK_PATH naming no file is an error."""
     tried = []
     env = os.environ.get("LIBLOCK_PATH")
-    for what, path in candidates():
+    for what, path in search_path("LIBLOCK_PATH", LIB_NAME):
         if path.is_file():
             return path
         tried.append(f"{what}: {path}")
@@ -59,7 +48,7 @@ def find_library() -> Path:
 
 def _after_fork_in_child() -> None:
     global _forked
-    if _lib is not None:
+    if _dll is not None:
         _forked = True
 
 
@@ -85,15 +74,15 @@ def _fork_error() -> ForkedProcessError:
 
 def lib() -> ctypes.CDLL:
     """The loaded library; loads it on first use. Raises in a forked child."""
-    global _lib, _lib_path, _loaded_in_pid
+    global _dll, _lib_path, _loaded_in_pid
     if _forked:
         raise _fork_error()
-    dll = _lib
+    dll = _dll
     if dll is not None:
         return dll
     with _load_lock:
-        if _lib is not None:
-            return _lib
+        if _dll is not None:
+            return _dll
         path = find_library()
         try:
             dll = ctypes.CDLL(str(path))  # CDLL: the GIL is released during every call
@@ -105,15 +94,11 @@ def lib() -> ctypes.CDLL:
             raise LibraryError(f"{path} is not liblock (no lock_abi_version symbol). {ALTERNATIVE}") from None
         abi.restype = c_int32
         abi.argtypes = []
-        version = abi()
-        if version != ABI_VERSION:
-            raise LibraryError(
-                f"{path} has C ABI version {version}, but this liblock binding needs version "
-                f"{ABI_VERSION}; rebuild the library (`make build`) or install a matching binding")
+        check_versions(path, abi=abi())
         _lib_path = str(path)
         dll.lock_string_free.restype, dll.lock_string_free.argtypes = None, [c_void_p]
         _loaded_in_pid = os.getpid()
-        _lib = dll
+        _dll = dll
         return dll
 
 
@@ -129,9 +114,8 @@ _engine_fns: Optional[Tuple[Any, Any, Any]] = None
 
 
 def _engine_functions() -> Tuple[Any, Any, Any]:
-    """lock_engine_new/step/free, through a PyDLL handle of the same library: a step
-    is short and never blocks, so it keeps the GIL (no release/re-acquire per call,
-    no wait for another thread to hand the GIL back)."""
+    """lock_engine_new/step/free, through a PyDLL handle: a step is short and never blocks,
+    so it keeps the GIL (no release and re-acquire per call)."""
     global _engine_fns
     if _engine_fns is None:
         lib()
@@ -146,10 +130,7 @@ def _engine_functions() -> Tuple[Any, Any, Any]:
             proto = int(proto_fn())
         except AttributeError:
             proto = 1  # a library without it speaks engine protocol 1
-        if proto != PROTOCOL_VERSION:
-            raise LibraryError(
-                f"{_lib_path} speaks engine protocol {proto}, but this liblock binding needs "
-                f"{PROTOCOL_VERSION}; rebuild the library (`make build`) or install a matching binding")
+        check_versions(_lib_path, proto=proto)
         new.restype, new.argtypes = c_int32, [c_char_p, POINTER(c_uint64), POINTER(c_void_p)]
         step.restype = c_int64
         step.argtypes = [c_uint64, c_void_p, ctypes.c_size_t, c_void_p, ctypes.c_size_t]
@@ -162,9 +143,7 @@ _fast_fn: Any = None
 
 
 def _fast_step() -> Any:
-    """lock_engine_step without argtypes (the caller passes ctypes objects of the C
-    types: c_uint64, buffers, c_size_t), with its restype; a function object of its own,
-    so that the argtypes of _engine_functions' stays as it is for other callers."""
+    """lock_engine_step without argtypes (the caller passes ctypes objects of the C types)."""
     global _fast_fn
     if _fast_fn is None:
         fn = ctypes.PyDLL(str(_lib_path))["lock_engine_step"]
@@ -174,9 +153,8 @@ def _fast_step() -> Any:
 
 
 class NativeEngine:
-    """One engine of liblock.so (``lock_engine_*``), stepped by one asyncio host.
-    Events are packed into ``inbuf``; ``step`` returns a view of the actions in the
-    output buffer (both allocated once)."""
+    """One engine of liblock.so, stepped by one host: events are packed into ``inbuf``;
+    ``step`` returns a view of the actions in the output buffer (both allocated once)."""
 
     in_cap = ENGINE_IN
     out_cap = ENGINE_OUT
@@ -193,15 +171,11 @@ class NativeEngine:
         self._out = ctypes.create_string_buffer(ENGINE_OUT)
         self.inbuf = memoryview(self._in).cast("B")
         self._outview = memoryview(self._out).cast("B")
-        # step's arguments but the length, converted once: a call through a prototype
-        # without argtypes (_fast_step) takes ctypes objects as they are (buffers by
-        # reference), which saves about 0.3 µs of the ~0.8 µs a call costs (a dozen calls
-        # per acquire+release pair on 5 nodes)
+        # step's arguments but the length, converted once (0.3 µs of a 0.8 µs call)
         self._fast = _fast_step()
         self._handle_c = c_uint64(self.handle)
         self._out_cap_c = ctypes.c_size_t(ENGINE_OUT)
-        # the length argument, set per call (0.1 µs less than a new c_size_t; a step is
-        # never re-entered: the host steps one engine from one thread at a time)
+        # the length, set per call (a step is never re-entered)
         self._n_c = ctypes.c_size_t(0)
 
     def step(self, n: int) -> memoryview:
