@@ -50,12 +50,15 @@ nodes: deps $(BUILD)/redisnodes
 dist: deps build
 	GO=$(GO) bash .ci/dist/build.sh $(BUILD)/dist
 
-## test: every suite, in two lanes side by side (.ci/test-all.sh): the Go race run, whose CPU
-## use is heaviest, then C, Java and wasm, beside everything else; a table of each suite's time at the end
-TEST_LANE_GO    := test-go test-c test-java test-wasm
-TEST_LANE_OTHER := test-docs test-node test-python test-interop test-dist test-snippets
+## test: every suite, in three lanes side by side (.ci/test-all.sh), balanced by their times on a
+## two-core machine: the Go race run (the heaviest CPU user) with C and the snippets; wasm, Java and
+## the packaged artifacts; the docs, Node, Python and the cross-runtime suites. A table of each
+## suite's time at the end
+TEST_LANE_GO      := test-go test-c test-snippets
+TEST_LANE_WASM    := test-wasm test-java test-dist
+TEST_LANE_BINDING := test-docs test-node test-python test-interop
 test: deps build
-	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_OTHER)"
+	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_WASM)" "$(TEST_LANE_BINDING)"
 
 # The wasm host's tests run in test-wasm, not twice. The engine's simulation runs twice: once
 # under the race detector at a small size (the seeds run on goroutines side by side, so state

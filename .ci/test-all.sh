@@ -5,9 +5,9 @@
 #
 # Each lane runs its make targets one after another; the lanes run at the
 # same time. Most suites wait on Redis round trips, node timeouts and child
-# processes rather than on the CPU, so two lanes on two cores finish in
-# about the time of the longer one. The CPU-heavy race run of the Go
-# packages gets a lane of its own.
+# processes rather than on the CPU, so three lanes on two cores finish in
+# about the time of the longest. The CPU-heavy race run of the Go packages
+# shares its lane with the lightest suites.
 #
 # Each suite's output goes to build/test-logs/TARGET.log and is printed
 # whole once the suite ends (so a runner's closing lines stay together),

@@ -20,7 +20,7 @@ GO="${GO:-go}"
 (cd bindings/java && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests \
   && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt")
 echo "$root/bindings/java/target/liblock-0.1.0.jar:$(cat build/java-deps.txt)" > build/java-classpath.txt
-(cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
+bash bindings/node/scripts/npm-ci.sh
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
 cd "$root"
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"

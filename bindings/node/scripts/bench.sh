@@ -12,7 +12,7 @@ if [ ! -x "$root/build/redisnodes" ] || [ ! -f "$root/build/liblock.so" ] || [ !
   echo "bench-node: run \`make build\` at the repository root first" >&2
   exit 1
 fi
-[ -d node_modules/@sesamecare-oss/redlock ] || npm ci --include=dev --no-audit --no-fund --loglevel=error
+[ -d node_modules/@sesamecare-oss/redlock ] || bash scripts/npm-ci.sh
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"
 export LIBLOCK_WASM_PATH="${LIBLOCK_WASM_PATH:-$root/build/liblock.wasm}"
 # Its rows also go to build/bench/node.json, for make bench's plots.

@@ -28,7 +28,7 @@ tgzs=("$DIST"/liblock-"$VERSION".tgz); clis=("$DIST"/liblock-cli-"$VERSION".tgz)
 [ ${#tgzs[@]} = 1 ] && [ -f "${clis[0]}" ] || { echo "test-dist: expected liblock-$VERSION.tgz and liblock-cli-$VERSION.tgz in $DIST: run \`make dist\`" >&2; exit 1; }
 [ -x "$root/build/redisnodes" ] || { echo "test-dist: build/redisnodes is missing: run \`make build\`" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "test-dist: redis-server is missing: apt-get install -y redis-server" >&2; exit 1; }
-(cd "$here" && npm ci --include=dev --no-audit --no-fund --loglevel=error)   # typescript
+bash "$here/scripts/npm-ci.sh"   # typescript
 tsc="$here/node_modules/typescript/bin/tsc"
 unset LIBLOCK_PATH LIBLOCK_WASM_PATH LIBLOCK_BACKEND NODE_PATH
 tmp="$(mktemp -d /tmp/liblock-dist-node.XXXXXX)"

@@ -14,7 +14,7 @@ if ! command -v redis-server >/dev/null 2>&1; then
   echo "test-node-wasm: redis-server is missing: apt-get install -y redis-server" >&2
   exit 1
 fi
-npm ci --include=dev --no-audit --no-fund --loglevel=error
+bash "$here/scripts/npm-ci.sh"
 export LIBLOCK_BACKEND=wasm
 export LIBLOCK_WASM_PATH="${LIBLOCK_WASM_PATH:-$root/build/liblock.wasm}"
 # liblock.so is needed only by the tests that compare both backends' messages.

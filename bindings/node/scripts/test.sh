@@ -14,7 +14,7 @@ if ! command -v redis-server >/dev/null 2>&1; then
   echo "test-node: redis-server is missing: apt-get install -y redis-server" >&2
   exit 1
 fi
-npm ci --include=dev --no-audit --no-fund --loglevel=error
+bash "$here/scripts/npm-ci.sh"
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"
 # The wasm backend's own tests run in scripts/test-wasm.sh.
 exec node --test --test-concurrency=1 --test-timeout=120000 $(ls test/*.test.js | grep -v '/wasm')
