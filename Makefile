@@ -51,12 +51,12 @@ dist: deps build
 	GO=$(GO) bash .ci/dist/build.sh $(BUILD)/dist
 
 ## test: every suite, in three lanes side by side (.ci/test-all.sh), balanced by their times on a
-## two-core machine: the Go race run (the heaviest CPU user) with C and the snippets; wasm, Java and
-## the packaged artifacts; the docs, Node, Python and the cross-runtime suites. A table of each
-## suite's time at the end
+## two-core machine: the Go race run (the heaviest CPU user) with C and the snippets; wasm and the
+## packaged artifacts; the docs, Node, Python, the cross-runtime suites and Java (which share the
+## Java build). A table of each suite's time at the end
 TEST_LANE_GO      := test-go test-c test-snippets
-TEST_LANE_WASM    := test-wasm test-java test-dist
-TEST_LANE_BINDING := test-docs test-node test-python test-interop
+TEST_LANE_WASM    := test-wasm test-dist
+TEST_LANE_BINDING := test-docs test-node test-python test-interop test-java
 test: deps build
 	bash .ci/test-all.sh "$(TEST_LANE_GO)" "$(TEST_LANE_WASM)" "$(TEST_LANE_BINDING)"
 
