@@ -260,13 +260,19 @@ class LockClientTest {
     @Test
     void leaderElection() throws Exception {
         List<Leader> seen = new ArrayList<>();
+        CountDownLatch one = new CountDownLatch(1);
         CountDownLatch two = new CountDownLatch(2);
         try (AutoCloseable watch = b.observe("svc", Duration.ofMillis(100), l -> {
             synchronized (seen) {
                 seen.add(l);
             }
+            one.countDown();
             two.countDown();
         })) {
+            // The watch's first report is the state when it started: no leader, once its
+            // first inspection has answered (on a busy machine, not before the campaign
+            // below unless awaited).
+            assertTrue(one.await(30, TimeUnit.SECONDS));
             try (Lock lead = a.campaign("svc", "10.0.0.1:80", Duration.ofSeconds(3), Duration.ofSeconds(10))) {
                 Leader now = b.leader("svc");
                 assertTrue(now.leader());
