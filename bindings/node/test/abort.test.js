@@ -9,7 +9,11 @@ let nodes;
 let client;
 before(async () => {
   nodes = await startNodes(3);
-  client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 100 }));
+  // A 1 s node timeout: waiting() below sees the acquire wait by its pub/sub
+  // subscriptions, whose connections (connect and handshake) must open within the
+  // node timeout; on a busy machine 100 ms is not always enough, and a waiter behind
+  // its own client's lock tries again only when that lock ends.
+  client = new Client(withBackend({ nodes: nodes.urls, nodeTimeout: 1000 }));
 });
 after(async () => {
   await client.close();
