@@ -85,7 +85,7 @@ final class Spec {
     static final long DEFAULT_NODE_TIMEOUT = 50L;
     static final double DEFAULT_DRIFT_FACTOR = 0.01;
     static final long DEFAULT_POLL = 1000L;
-    static final String DEFAULT_TELEMETRY = "off";
+    static final String DEFAULT_TELEMETRY = "installed";
     static final String DEFAULT_PENDING_AT_CLOSE = "CANCELED";
 
     /** The C ABI's name of an argument (ttl_ms) → the Java parameter's (ttl). */
