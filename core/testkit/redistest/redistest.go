@@ -246,7 +246,7 @@ func (n *Node) start() error {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	if err := waitReady(n.Addr(), n.password, exited); err != nil {
+	if err := waitReady(n.Addr(), n.password, cmd.Process.Pid, exited); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		log, _ := os.ReadFile(filepath.Join(n.dir, "redis.log"))
@@ -470,7 +470,7 @@ func (n *Node) isFrozen() bool {
 	return n.frozen
 }
 
-func waitReady(addr, password string, exited <-chan struct{}) error {
+func waitReady(addr, password string, pid int, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	for {
@@ -480,11 +480,19 @@ func waitReady(addr, password string, exited <-chan struct{}) error {
 			r := bufio.NewReader(conn)
 			out, perr := "", auth(r, conn, password)
 			if perr == nil {
-				out, perr = roundTrip(r, conn, []string{"PING"})
+				out, perr = roundTrip(r, conn, []string{"INFO", "server"})
 			}
 			conn.Close()
-			if perr == nil && out == "PONG" {
-				return nil
+			// The server that answers must be this one: another test
+			// process may have taken the same free port an instant
+			// earlier, and then this one exits unable to bind it.
+			if perr == nil {
+				if got, ok := infoField(out, "process_id"); ok {
+					if got == strconv.Itoa(pid) {
+						return nil
+					}
+					return fmt.Errorf("port taken by another redis-server (pid %s)", got)
+				}
 			}
 		}
 		select {
@@ -495,6 +503,16 @@ func waitReady(addr, password string, exited <-chan struct{}) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// infoField returns field's value in an INFO reply.
+func infoField(info, field string) (string, bool) {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func freePort() (int, error) {
