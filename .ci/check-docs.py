@@ -13,6 +13,9 @@
 5. Every folder says its layer and what it may import, in a paragraph that starts with
    "Layer:": every Go package in its doc.go, every folder of LAYER_READMES in its README.md
    (whose links and dates are checked as in 2 and 3).
+6. No tracked source file (code, scripts, tests) names one of this project's issues (the
+   word issue and its number) or carries a date, except the test data listed in CODE_DATES (a resource
+   name, a fixed module time). Comments say why the code is as it is; history is git's.
 
 Exit 1 with one line per problem (file:line: what).
 """
@@ -35,6 +38,9 @@ LAYER_READMES = [".ci", ".ci/dist", "bindings/interop/children", "bindings/java"
                  "bindings/node/cli", "bindings/node/lib", "bindings/node/scripts", "bindings/node/test",
                  "bindings/python/liblock", "bindings/python/scripts", "bindings/python/tests", "capi/test",
                  "core/hostabi/spec", "node-example", "python-example", "wasm", "wasm/scripts"]
+CODE_SUFFIXES = (".go", ".js", ".mjs", ".cjs", ".ts", ".py", ".c", ".h", ".java", ".sh", ".lua", ".toml", ".json")
+CODE_ISSUE = re.compile(r"\b[Ii]ssues? ?#?[0-9]+\b|\b[Ii]ssue_?[0-9]+")
+CODE_DATES = {".ci/dist/goproxy_module.py", "node-example/02_cron_once.js", "python-example/02_nightly_report.py"}
 
 
 def doc_files():
@@ -147,6 +153,24 @@ def check_layers(problems):
                 problems.append(f"{d}/README.md: no 'Layer:' (its layer and what it may import)")
 
 
+def check_code(problems):
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in tracked.decode().split("\0"):
+        if not rel.endswith(CODE_SUFFIXES) or rel.endswith("package-lock.json"):
+            continue
+        path = os.path.join(ROOT, rel)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for i, line in enumerate(f, 1):
+                m = CODE_ISSUE.search(line)
+                if m and not re.search(r"[\w.-]+/[\w.-]+#[0-9]+", line):
+                    problems.append(f"{rel}:{i}: an issue reference ({m.group(0)}): say what and why instead")
+                m = DATE.search(line)
+                if m and rel not in CODE_DATES:
+                    problems.append(f"{rel}:{i}: a dated line ({m.group(0)}): history belongs in git and CHANGELOG.md")
+
+
 def main(argv):
     problems = []
     check_sizes(problems)
@@ -156,6 +180,7 @@ def main(argv):
     check_licenses(problems)
     if not argv:
         check_layers(problems)
+        check_code(problems)
     for p in problems:
         print(p)
     print(f"check-docs: {len(files)} files, {len(problems)} problem(s)")

@@ -849,7 +849,7 @@ func TestSimSafety(t *testing.T) {
 	t.Logf("faults: %d freezes, %d crashes, %d partitions, %d resets, %d pauses; %d connections; keys left behind at the end: %d raced a frozen node or partition, %d after a failed exchange, %d forgotten",
 		total.freezes, total.crashes, total.partitions, total.resets, total.pauses, total.conns,
 		total.leftoverLate, total.leftoverTrouble, total.leftoverForgotten)
-	t.Logf("issue 13: %d fenced acquisitions (%d consecutive pairs compared in lock order, %d not: a node lost its data between them), %d acquires with a caller's token (%d re-entered a held lock), %d inspections (%d found it held); %d keys of a caller's token left to expire; %d keys set after their release (the EVAL after NOSCRIPT bug, simbugs_test.go)",
+	t.Logf("fencing, tokens and inspect: %d fenced acquisitions (%d consecutive pairs compared in lock order, %d not: a node lost its data between them), %d acquires with a caller's token (%d re-entered a held lock), %d inspections (%d found it held); %d keys of a caller's token left to expire; %d keys set after their release (the EVAL after NOSCRIPT bug, simbugs_test.go)",
 		total.fenced, fencePairs, fenceSkips, total.tokenAcquires, total.reentered, total.inspected, total.inspectHeld, total.leftoverToken, total.leftoverNoscript)
 	assert.Positive(t, total.acquired, "no acquisition ever succeeded: the simulation proves nothing")
 	assert.Positive(t, fencePairs, "no two fenced acquisitions were compared")

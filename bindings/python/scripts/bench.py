@@ -366,7 +366,7 @@ def pairs(urls: List[str]) -> None:
               f"  {raw:>14.1f}  {ns / raw:>16.2f}x")
     print("native and wasm sync: the same one engine driver (_syncdrive.py), either engine; 'blocking C ABI':"
           " the pair through liblock.so's blocking functions (three bare ctypes calls), which the binding"
-          " no longer uses (issue 19: kept only if the one driver cost more than 1.1x it).")
+          " does not use (it would be kept only if the one driver cost more than 1.1x it).")
     print(f"\n{'nodes':>5}  {'native async':>12}  {'wasm async':>10}  {'redis-py async Lock':>19}  {'native/redis-py':>15}"
           f"  {'pottery AIORedlock':>18}  {'native/pottery':>14}   (medians, µs per pair)")
     for n, na, wa, ra, pa in arows:

@@ -35,7 +35,7 @@ def _resource(form: str, tag: str) -> Any:
 
 
 def primitives(urls: List[str], compare: Callable[[Dict[str, Callable[[int], List[int]]]], Dict[str, float]]) -> None:
-    print("\nnew primitives (issue 20): acquire+release pairs through the native backend, defaults (no wait"
+    print("\nprimitives: acquire+release pairs through the native backend, defaults (no wait"
           " argument),\n  uncontended, medians µs per pair; ratio to the mutex pair of the same API, same run"
           " (target ≤ 1.2x)")
     print(f"{'nodes':>5}  {'variant':<12}{'sync':>9}{'/mutex':>8}{'asyncio':>10}{'/mutex':>8}")

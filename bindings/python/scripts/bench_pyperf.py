@@ -185,7 +185,7 @@ def group_async(urls: List[str]) -> None:
         if old is not None:
             ratios += [(f"baseline/{short}", "baseline native asyncio default", peer),
                        ("liblock/baseline", "liblock native asyncio default", "baseline native asyncio default")]
-        report(f"#18 asyncio defaults, {n} node(s)", rounds, ratios)
+        report(f"asyncio defaults, {n} node(s)", rounds, ratios)
 
 
 def group_wasm(urls: List[str]) -> None:
@@ -215,12 +215,12 @@ def group_wasm(urls: List[str]) -> None:
                 }))
         if old is not None:
             old.close()
-        report(f"#19 wasm/native sync, {n} node(s)", sync_rounds,
+        report(f"wasm/native sync, {n} node(s)", sync_rounds,
                [("wasm/native sync wait=0", "wasm sync wait=0", "native sync wait=0"),
                 ("wasm/native sync default", "wasm sync default", "native sync default")]
                + ([("native/baseline native sync default", "native sync default",
                     "baseline native sync default")] if old is not None else []))
-        report(f"#19 wasm/native asyncio, {n} node(s)", async_rounds,
+        report(f"wasm/native asyncio, {n} node(s)", async_rounds,
                [("wasm/native async wait=0", "wasm async wait=0", "native async wait=0"),
                 ("wasm/native async default", "wasm async default", "native async default")])
 
@@ -239,9 +239,9 @@ def group_sem(urls: List[str]) -> None:
                 "async mutex": ll_async(client, "bench:pyperf:am"),
                 "async semaphore3": ll_async(client, "bench:pyperf:as", permits=3),
             }))
-    report("#20 semaphore/mutex sync, 1 node", sync_rounds,
+    report("semaphore/mutex sync, 1 node", sync_rounds,
            [("semaphore3/mutex sync", "sync semaphore3", "sync mutex")])
-    report("#20 semaphore/mutex asyncio, 1 node", async_rounds,
+    report("semaphore/mutex asyncio, 1 node", async_rounds,
            [("semaphore3/mutex async", "async semaphore3", "async mutex")])
 
 

@@ -136,7 +136,7 @@ def test_codec_against_the_engine() -> None:
         eng.free()
 
 
-def test_issue13_events_byte_for_byte() -> None:
+def test_fence_token_inspect_events_byte_for_byte() -> None:
     """ACQUIRE's flags bit 1 (fence) and bit 2 (then `str token` follows the flags); INSPECT."""
     head = b"\x01" + _str(b"r") + struct.pack("<q", 5000) + struct.pack("<q", 0)
     assert _event(P.acquire, b"r", 5000, 0, False, True) == head + b"\x02"
@@ -147,7 +147,7 @@ def test_issue13_events_byte_for_byte() -> None:
     assert _event(P.inspect, b"orders:42") == b"\x0c" + _str(b"orders:42") + b"\x00"  # flags: the mutex
 
 
-def test_issue13_actions_decoded() -> None:
+def test_fence_token_inspect_actions_decoded() -> None:
     nodes = [(0, "127.0.0.1:1", 3, "worker-7", 9998, ""), (1, "127.0.0.1:2", 1, "", -1, ""),
              (2, "[::1]:3", 0, "", -1, "dial tcp: connection refused")]
     # Engine protocol 2: an acquire's fence and re-entry ride on its DONE (FENCE, kind 13, is retired).
@@ -180,7 +180,7 @@ def test_issue13_actions_decoded() -> None:
     assert _inspection.from_engine(0, 0, "", [], rw=True).readers == ()
 
 
-def test_issue13_codec_against_the_engine() -> None:
+def test_fence_token_inspect_codec_against_the_engine() -> None:
     """The engine's own checks of the new fields (answered at once, nothing sent)."""
     eng = _engine()
     try:

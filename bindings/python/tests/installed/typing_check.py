@@ -59,7 +59,7 @@ if __name__ == "__main__":
     asyncio.run(async_use(["redis://127.0.0.1:7001"]))
 
 
-def issue13_use(nodes: List[str]) -> Optional[int]:
+def inspect_fence_reentry_use(nodes: List[str]) -> Optional[int]:
     """inspect, re-entry by token, fencing tokens, owner."""
     with liblock.Client(nodes, owner="worker-7") as client:
         seen: liblock.Inspection = client.inspect("orders:42")
@@ -83,7 +83,7 @@ def issue13_use(nodes: List[str]) -> Optional[int]:
         return fence
 
 
-async def issue13_async(nodes: List[str]) -> bool:
+async def inspect_fence_reentry_async(nodes: List[str]) -> bool:
     async with liblock.Client(nodes) as client:
         seen = await client.inspect_async("orders:42")
         lock = await client.acquire_async("orders:42", ttl=5, fence=True, wait=0)
@@ -91,7 +91,7 @@ async def issue13_async(nodes: List[str]) -> bool:
         return seen.held and lock.fence > 0
 
 
-def issue23_use(nodes: List[str]) -> List[str]:
+def errors_and_lock_handle_use(nodes: List[str]) -> List[str]:
     """ClientClosed, Unavailable.nodes (NodeFailure), lock.info() in seconds, and
     acquire/release/locked/owned on what client.lock() returns."""
     causes: List[str] = []
@@ -118,7 +118,7 @@ def issue23_use(nodes: List[str]) -> List[str]:
     return causes
 
 
-async def issue23_async(nodes: List[str]) -> bool:
+async def errors_and_lock_handle_async(nodes: List[str]) -> bool:
     async with liblock.Client(nodes) as client:
         lk = client.lock("orders:42", ttl=10.0)
         await lk.acquire_async()
