@@ -36,3 +36,15 @@ const (
 	// DefaultWatchPoll is how often a watch of an election reads it when pub/sub says nothing (poll 0).
 	DefaultWatchPoll = 1000 * time.Millisecond
 )
+
+// The RESP decoder's bounds (resp.go): a node whose reply passes one fails.
+const (
+	// maxReplyLine bounds a reply's header line (status, error, a length).
+	maxReplyLine = 65536 // bytes
+	// maxBulk bounds one bulk string; ours are tokens and script sums.
+	maxBulk = 67108864 // bytes
+	// maxDepth bounds the nesting of arrays in a reply nobody asked for.
+	maxDepth = 8 // count
+	// maxElems bounds the values in one reply, all arrays' elements together: the largest topology reply (CLUSTER SLOTS of a cluster with every slot its own range) has about 16384 × 10. Decoded, each value costs about 80 bytes.
+	maxElems = 1048576 // count
+)

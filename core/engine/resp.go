@@ -37,23 +37,12 @@ func (e RedisError) Error() string { return string(e) }
 // that sent it is closed.
 var errProtocol = errors.New("redis protocol error")
 
-const (
-	// maxReplyLine bounds a reply's header line (status, error, lengths).
-	maxReplyLine = 64 << 10
-	// maxBulk bounds a bulk-string reply; ours are tokens and script sums.
-	maxBulk = 64 << 20
-	// maxDepth bounds nested arrays in a reply nobody asked for.
-	maxDepth = 8
-	// maxReply bounds the bytes a node's connection holds of a reply still
-	// arriving: the largest bulk string with its header. A node that sends
-	// more without completing a reply (an endless array) is failed.
-	maxReply = maxBulk + maxReplyLine
-	// maxElems bounds the values in one reply, all arrays' elements
-	// together: the largest topology reply (CLUSTER SLOTS of a cluster with
-	// every slot its own range) has about 16384 × 10. Decoded, each value
-	// costs about 80 bytes.
-	maxElems = 1 << 20
-)
+// maxReply bounds the bytes a node's connection holds of a reply still
+// arriving: the largest bulk string with its header. A node that sends more
+// without completing a reply (an endless array) is failed. The other bounds
+// (maxReplyLine, maxBulk, maxDepth, maxElems) are the spec's reply_limits,
+// in limits_gen.go.
+const maxReply = maxBulk + maxReplyLine
 
 // replyScan finds where the reply at the front of a node's buffer ends
 // before it is decoded, remembering how far it got: a reply that arrives in

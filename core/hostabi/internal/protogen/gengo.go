@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"go/format"
 	"strconv"
 	"strings"
@@ -94,6 +95,14 @@ func genEngine(s *Spec) ([]byte, error) {
 		if l.GoDefault != "" && l.Default != nil {
 			b.p("\t%s = %s\n", l.GoDefault, val(l, *l.Default))
 		}
+	}
+	b.p(")\n\n")
+	b.p("// The RESP decoder's bounds (resp.go): a node whose reply passes one fails.\nconst (\n")
+	for _, l := range s.ReplyLimits {
+		if l.Go == "" || l.Value <= 0 || (l.Unit != "bytes" && l.Unit != "count") {
+			return nil, fmt.Errorf("reply_limits: %q needs go, a positive value and a unit of bytes or count", l.Name)
+		}
+		b.p("\t// %s bounds %s\n\t%s = %d // %s\n", l.Go, l.Doc, l.Go, l.Value, l.Unit)
 	}
 	b.p(")\n")
 	return gofmt(&b)

@@ -17,10 +17,12 @@ type Spec struct {
 	Error           struct {
 		Fields []Field `json:"fields"`
 	} `json:"error"`
-	Statuses []Status  `json:"statuses"`
-	Limits   []Limit   `json:"limits"`
-	Defaults []Default `json:"defaults"`
-	Spin     Spin      `json:"spin"`
+	Statuses []Status `json:"statuses"`
+	Limits   []Limit  `json:"limits"`
+	// ReplyLimits: what the RESP decoder holds of a node's reply.
+	ReplyLimits []ReplyLimit `json:"reply_limits"`
+	Defaults    []Default    `json:"defaults"`
+	Spin        Spin         `json:"spin"`
 	// NodeOptions: gendts.go.
 	NodeOptions NodeOptions `json:"node_options"`
 }
@@ -85,6 +87,15 @@ type Limit struct {
 	Doc       string   `json:"doc"`
 	Node      HostName `json:"node"`
 	Python    HostName `json:"python"`
+}
+
+// ReplyLimit is one bound of the engine's RESP decoder.
+type ReplyLimit struct {
+	Name  string `json:"name"`
+	Go    string `json:"go"`
+	Value int64  `json:"value"`
+	Unit  string `json:"unit"`
+	Doc   string `json:"doc"`
 }
 
 // HostName is how a host names and measures an argument.
