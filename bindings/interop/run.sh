@@ -16,10 +16,17 @@ command -v redis-server >/dev/null 2>&1 || { echo "test-interop: redis-server is
 GO="${GO:-go}"
 "$GO" build -o build/interop-child-go ./bindings/interop/children/go
 # The Java child (children/Suite.java, run from source) needs the binding's jar and JNA's: build
-# them (Maven's downloads cached in build/m2) and write their classpath.
-(cd bindings/java && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests \
-  && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/java-deps.txt")
-echo "$root/bindings/java/target/liblock-0.1.0.jar:$(cat build/java-deps.txt)" > build/java-classpath.txt
+# them (Maven's downloads cached in build/m2) and write their classpath. The build holds
+# build/.java-build.lock, as make test-java does, since both write bindings/java/target; the
+# children run from a copy of the jar, which a later build there cannot change under them.
+(
+  flock 7
+  cd bindings/java
+  mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" package -DskipTests
+  mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" dependency:build-classpath -DincludeScope=runtime -Dmdep.outputFile="$root/build/interop-java-deps.txt"
+  cp "target/liblock-$(tr -d '[:space:]' < "$root/VERSION").jar" "$root/build/interop-liblock.jar"
+) 7>"$root/build/.java-build.lock"
+echo "$root/build/interop-liblock.jar:$(cat build/interop-java-deps.txt)" > build/java-classpath.txt
 bash bindings/node/scripts/npm-ci.sh
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
 cd "$root"

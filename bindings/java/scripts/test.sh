@@ -8,6 +8,10 @@ root="$(cd "$(dirname "$0")/../../.." && pwd)"
 command -v redis-server >/dev/null 2>&1 || { echo "test-java: redis-server is missing: make deps" >&2; exit 1; }
 command -v mvn >/dev/null 2>&1 || { echo "test-java: mvn is missing: apt-get install -y maven (or use a Maven 3.8+)" >&2; exit 1; }
 cd "$root/bindings/java"
+mkdir -p "$root/build"
+# Maven writes target/ here, as make test-interop's Java build does: one at a time.
+exec 7>"$root/build/.java-build.lock"
+flock 7
 mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$root/build/m2" -Dliblock.native.dir="$root/build" "$@" test
 # The quick start, as documented, from the packaged jar (its bundled liblock.so), on 3 nodes.
 [ $# -eq 0 ] && "$root/build/redisnodes" -n 3 -- bash "$root/bindings/java/scripts/example.sh"
