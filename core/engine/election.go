@@ -226,6 +226,15 @@ func (e *Engine) electInspection(op *inspectOp) (*Inspection, error) {
 		}
 	}
 	if shown < e.quorum {
+		if in.Held {
+			// The failed nodes may show the term: a quorum may know it.
+			for i := range in.Nodes {
+				if in.Nodes[i].Err != nil {
+					shown++
+				}
+			}
+			op.unsure = op.unsure || shown >= e.quorum
+		}
 		in.Term = 0
 	}
 	if !in.Held || in.Term == 0 {
@@ -373,13 +382,17 @@ func (e *Engine) watchInspect(w *watchOp) {
 
 // watchInspected handles a watch's inspection: the change, if any, then the
 // next inspection (at once after an announcement, else the next poll).
-func (e *Engine) watchInspected(w *watchOp, in *Inspection, err error) {
+// An unsure inspection (not held, but a leader may be on a quorum counting
+// the nodes that failed) is no news: watchers would see the leader go and
+// come back. The next poll, or the leader's key expiring where it answered,
+// settles it.
+func (e *Engine) watchInspected(w *watchOp, in *Inspection, err error, unsure bool) {
 	w.inflight = false
 	if w.ended {
 		return
 	}
 	next := w.poll
-	if err == nil && in != nil {
+	if err == nil && in != nil && !unsure {
 		changed := !w.reported || in.Held != w.held || in.Term != w.term || in.Value != w.value || e.watchRepeats
 		// Terms only grow: an inspection that finds an older leader than
 		// one already reported ran into a stale minority and is not news.

@@ -70,6 +70,10 @@ type inspectOp struct {
 	// elect: an election's inspection; watch: the watch it is for.
 	elect bool
 	watch *watchOp
+	// unsure: not held, but only because nodes failed: the holder's value
+	// may be on a quorum counting them. Inspect answers "not held" (its
+	// answer is a lower bound); a watch reports nothing of it.
+	unsure bool
 }
 
 // Inspect starts an inspection of resource: whether a quorum holds it, how
@@ -150,7 +154,7 @@ func (op *inspectOp) reply(e *Engine, i int, r Reply) {
 		}
 	}
 	if op.watch != nil {
-		e.watchInspected(op.watch, in, err)
+		e.watchInspected(op.watch, in, err, op.unsure)
 		return
 	}
 	e.emit(Action{Kind: ActDone, Op: op.id, Inspection: in, Err: err})
@@ -207,6 +211,7 @@ func (e *Engine) inspection(op *inspectOp) (*Inspection, error) {
 	if len(causes) > n-e.quorum {
 		return nil, e.unavailable("inspect", nil, causes, ": cannot tell whether it is held")
 	}
+	op.unsure = best < e.quorum && best+len(causes) >= e.quorum
 	return in, nil
 }
 
