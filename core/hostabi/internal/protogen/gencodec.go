@@ -40,7 +40,7 @@ func genGoCodec(s *Spec) ([]byte, error) {
 	b.p("\n// errorRecord is an error record's fields (codec.go maps it to and from\n// the engine's errors).\n")
 	g.recordType("errorRecord", rec)
 	b.p("\nfunc appendErrorRecord(b []byte, e *errorRecord) []byte {\n")
-	if err := g.encFields("error", rec, "e.", nil, false); err != nil {
+	if err := g.encFields("error", rec, "e.", nil); err != nil {
 		return nil, err
 	}
 	b.p("\treturn b\n}\n\nfunc readErrorRecord(r *reader, e *errorRecord) {\n")
@@ -55,7 +55,7 @@ func genGoCodec(s *Spec) ([]byte, error) {
 			continue
 		}
 		b.p("\tcase %s:\n", m.Go)
-		if err := g.encFields(m.Name, m.Fields, "ev.", nil, true); err != nil {
+		if err := g.encFields(m.Name, m.Fields, "ev.", nil); err != nil {
 			return nil, err
 		}
 	}
@@ -88,7 +88,7 @@ func genGoCodec(s *Spec) ([]byte, error) {
 		if m.GoPtr != nil {
 			b.p("\t\tp := a.%s\n\t\tif p == nil {\n\t\t\tp = &%s{}\n\t\t}\n", m.GoPtr.Field, m.GoPtr.Type)
 		}
-		if err := g.encFields(m.Name, m.Fields, "a.", m.GoPtr, false); err != nil {
+		if err := g.encFields(m.Name, m.Fields, "a.", m.GoPtr); err != nil {
 			return nil, err
 		}
 	}
@@ -399,7 +399,7 @@ func announced(fs []Field, name string) (Field, bool) {
 
 // encFields writes the statements appending fs, the fields of what, from
 // the Go value at base.
-func (g *goCodec) encFields(what string, fs []Field, base string, ptr *GoPtr, strict bool) error {
+func (g *goCodec) encFields(what string, fs []Field, base string, ptr *GoPtr) error {
 	b := &g.b
 	for _, f := range fs {
 		x := path(base, ptr, f.Go)
@@ -441,7 +441,7 @@ func (g *goCodec) encFields(what string, fs []Field, base string, ptr *GoPtr, st
 				break
 			}
 			b.p("\t\tfor i := range %s {\n\t\t\tit := &%s[i]\n", x, x)
-			if err := g.encFields(what+"."+f.Name, f.Items, "it.", nil, strict); err != nil {
+			if err := g.encFields(what+"."+f.Name, f.Items, "it.", nil); err != nil {
 				return err
 			}
 			b.p("\t\t}\n")
@@ -553,10 +553,6 @@ func (g *goCodec) decFields(what string, fs []Field, base string, ptr *GoPtr, st
 				}
 			}
 		case f.Type == "list":
-			it := "var it " + f.GoType
-			if f.GoType == "" {
-				it = ""
-			}
 			b.p("\t\tfor i, n := 0, int(r.u16()); i < n && r.err == nil; i++ {\n")
 			if f.GoType == "" {
 				v, err := decValue(what, f.Items[0])
@@ -566,7 +562,7 @@ func (g *goCodec) decFields(what string, fs []Field, base string, ptr *GoPtr, st
 				b.p("\t\t\t%s = append(%s, %s)\n\t\t}\n", x, x, v)
 				break
 			}
-			b.p("\t\t\t%s\n", it)
+			b.p("\t\t\tvar it %s\n", f.GoType)
 			if err := g.decFields(what+"."+f.Name, f.Items, "it.", nil, strict); err != nil {
 				return err
 			}
