@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/liblock/liblock/core/engine"
+	time "github.com/liblock/liblock/core/internal/xtime"
 	"github.com/liblock/liblock/core/testkit/hostabitest"
 	"github.com/stretchr/testify/require"
 )
@@ -42,5 +44,40 @@ func BenchmarkStepCPU(b *testing.B) {
 				pair()
 			}
 		})
+	}
+}
+
+// BenchmarkCodec: the codec alone, both ways, on the actions and events of
+// a lock's life (an ACQUIRE, a WRITE, its DONE, a RELEASE's DONE with an
+// error, an INSPECTED of three nodes).
+func BenchmarkCodec(b *testing.B) {
+	ev := Event{Kind: EvAcquire, Resource: "orders:42", TTLms: 10000, WaitMS: 2500, AutoExtend: true, Token: "0123456789abcdef"}
+	in := &engine.Inspection{Held: true, Validity: 900 * time.Millisecond, Owner: "me", Nodes: []engine.NodeState{
+		{Node: 0, Addr: "127.0.0.1:1", Locked: true, Holder: true, Owner: "me", TTL: time.Second},
+		{Node: 1, Addr: "127.0.0.1:2", Locked: true, Holder: true, Owner: "me", TTL: time.Second},
+		{Node: 2, Addr: "127.0.0.1:3", Err: engine.ErrNoAnswer},
+	}}
+	acts := []Action{
+		{Action: engine.Action{Kind: ActWrite, Conn: 1, Data: []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")}},
+		{Action: engine.Action{Kind: ActDone, Op: 1, Lock: 2}},
+		{Action: engine.Action{Kind: ActDone, Op: 3, Err: engine.ErrNotAcquired}},
+		{Action: engine.Action{Kind: ActInspected, Op: 4, Inspection: in}},
+	}
+	buf := make([]byte, 0, MinOut)
+	var dst []Action
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := DecodeEvent(AppendEvent(buf[:0], ev)); err != nil {
+			b.Fatal(err)
+		}
+		out := buf[:0]
+		for i := range acts {
+			a := acts[i]
+			out, _ = appendAction(out, &a, MinOut-len(out))
+		}
+		var err error
+		if dst, err = Decode(dst[:0], out); err != nil || len(dst) != len(acts) {
+			b.Fatal(err, len(dst))
+		}
 	}
 }

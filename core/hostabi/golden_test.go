@@ -24,7 +24,7 @@ import (
 // with their generated codecs and compare with both.
 //
 // TestGolden checks, from spec/protocol.json alone, that the bytes are the
-// fields in the spec's order and types (so codec.go's field order is the
+// fields in the spec's order and types (so the codec's field order is the
 // spec's), that the codec decodes them back to the same values, and that
 // golden.json is what these cases produce. After a change of the protocol:
 //

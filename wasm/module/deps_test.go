@@ -15,7 +15,7 @@ import (
 // measured in the module (wasm/README.md "What keeps the module small").
 var moduleForbidden = map[string]string{
 	"fmt":              "build messages with strconv (core/engine/errors.go: invalidArg, wrap); fmt with reflect and os costs ≈ 430 KB",
-	"reflect":          "reflect keeps type and method tables alive; encoding/binary imports it, so write byte order by hand (core/hostabi/codec.go)",
+	"reflect":          "reflect keeps type and method tables alive; encoding/binary imports it, so write byte order by hand (core/hostabi/codec_gen.go)",
 	"os":               "os brings internal/poll and io/fs; the module reaches the host through its exports, not files",
 	"encoding/json":    "encoding/json costs ≈ 0.7 MB; core/hostabi/json.go is the strict parser",
 	"time":             "≈ 240 KB with internal/godebug, internal/bisect and the runtime's metrics: core/internal/xtime",

@@ -88,6 +88,7 @@ func Generate(s *Spec) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	for name, gen := range map[string]func(*Spec) ([]byte, error){
 		"core/hostabi/protocol_gen.go":                            genHostabi,
+		"core/hostabi/codec_gen.go":                               genGoCodec,
 		"core/engine/limits_gen.go":                               genEngine,
 		"core/defaults_gen.go":                                    genGoDefaults,
 		"capi/status_gen.go":                                      genCapi,

@@ -42,6 +42,16 @@ type Message struct {
 	Name   string  `json:"name"`
 	Go     string  `json:"go"`
 	Fields []Field `json:"fields"`
+	// GoPtr: the pointer field of the Go value that holds this message's
+	// fields (gencodec.go).
+	GoPtr *GoPtr `json:"go_ptr"`
+}
+
+// GoPtr is a pointer field of hostabi.Action (Dial, Inspection): a
+// decoded message allocates it, an encoded one reads a nil one as zero.
+type GoPtr struct {
+	Field string `json:"field"`
+	Type  string `json:"type"`
 }
 
 // Field is one field of a message, of the error record or of a list item.
@@ -52,6 +62,14 @@ type Field struct {
 	Prefix string  `json:"prefix"`
 	IfFlag string  `json:"if_flag"`
 	Items  []Field `json:"items"`
+	// How the Go codec (gencodec.go) maps the field: Go, its path in the
+	// Go value (hostabi.Event, hostabi.Action, a list's item type);
+	// GoType, a conversion or the Go type; GoCut, the constant an encoded
+	// str is cut to; GoCustom, the name of hand-written hooks that map it.
+	Go       string `json:"go"`
+	GoType   string `json:"go_type"`
+	GoCut    string `json:"go_cut"`
+	GoCustom string `json:"go_custom"`
 }
 
 // Flag is one bit of a u8 flags field.
@@ -59,6 +77,12 @@ type Flag struct {
 	Bit  int    `json:"bit"`
 	Name string `json:"name"`
 	Go   string `json:"go"`
+	// GoField is the Go field the bit stands for: a bool, or with GoValue
+	// the field that has that value when the bit is set. A bit without it
+	// announces the field whose if_flag names it, and is set when that
+	// field is not empty.
+	GoField string `json:"go_field"`
+	GoValue string `json:"go_value"`
 }
 
 // Status is one status code.
