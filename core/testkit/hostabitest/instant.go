@@ -85,7 +85,7 @@ func (h *Instant) Until(op engine.OpID) Done {
 func (h *Instant) answer(c engine.ConnID, data []byte) {
 	for i := range h.writes {
 		if h.writes[i].conn == c {
-			h.writes[i].data = AppendAnswers(h.writes[i].data, data)
+			h.writes[i].data = appendAnswers(h.writes[i].data, data, c)
 			return
 		}
 	}
@@ -93,13 +93,14 @@ func (h *Instant) answer(c engine.ConnID, data []byte) {
 	if k := len(h.spare); k > 0 {
 		buf, h.spare = h.spare[k-1][:0], h.spare[:k-1]
 	}
-	h.writes = append(h.writes, instantWrite{c, AppendAnswers(buf, data)})
+	h.writes = append(h.writes, instantWrite{c, appendAnswers(buf, data, c)})
 }
 
-// AppendAnswers appends to dst the answer to each RESP command in p, by
-// its name: PING → PONG, INFO → a run_id, SET → OK, anything else (the
+// appendAnswers appends to dst the answer to each RESP command in p, sent
+// on connection c, by its name: PING → PONG, INFO → a run_id of c's own (so
+// that every node is a server of its own), SET → OK, anything else (the
 // extend and release scripts) → 1.
-func AppendAnswers(dst, p []byte) []byte {
+func appendAnswers(dst, p []byte, c engine.ConnID) []byte {
 	for len(p) > 0 {
 		// *N\r\n then N × $len\r\narg\r\n; the name is the first arg.
 		eol := indexCRLF(p)
@@ -118,7 +119,10 @@ func AppendAnswers(dst, p []byte) []byte {
 		case "PING":
 			dst = append(dst, "+PONG\r\n"...)
 		case "INFO":
-			dst = append(dst, "$13\r\nrun_id:abcdef\r\n"...)
+			id := "run_id:abcdef" + strconv.FormatUint(uint64(c), 16)
+			dst = append(dst, '$')
+			dst = strconv.AppendInt(dst, int64(len(id)), 10)
+			dst = append(dst, "\r\n"+id+"\r\n"...)
 		case "SET":
 			dst = append(dst, "+OK\r\n"...)
 		default:
