@@ -62,6 +62,9 @@ import (
 // one. LIBLOCK_SOAK_OVERRUN names a runtime (any worker, or "go native")
 // that overruns on purpose (every 50th reader acquire is held inside the
 // timed span past the allowance): the negative control of that chain.
+// Each runtime also probes its own scheduling (a 25 ms timer's lateness):
+// an overrun is counted without the time its runtime was stalled (the
+// machine too busy to run it), which is not time the library waited.
 func TestSoak(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("LIBLOCK_SOAK"))
 	if err != nil || d <= 0 {
@@ -83,7 +86,8 @@ func TestSoak(t *testing.T) {
 
 	tally := newSoakTally()
 	var wg sync.WaitGroup
-	native := &soakTimer{start: start, overrun: os.Getenv("LIBLOCK_SOAK_OVERRUN") == "go native"}
+	native := &soakTimer{start: start, overrun: os.Getenv("LIBLOCK_SOAK_OVERRUN") == "go native", lag: &soakLag{}}
+	go native.lag.run(ctx)
 	native.late = func(o soakOverrun) {
 		t.Logf("go native: overrun: %s (faults then: %s)", o, faultLog.around(o.At))
 	}
@@ -191,7 +195,11 @@ func TestSoak(t *testing.T) {
 	for _, name := range names {
 		t.Logf("%-16s timed %s", name, timed[name])
 		for _, o := range overruns[name] {
-			t.Errorf("%s: an acquire outlived its wait by more than %v: %s (faults then: %s)", name, soakOverrunAllowance, o, faultLog.around(o.At))
+			if o.late() {
+				t.Errorf("%s: an acquire outlived its wait by more than %v: %s (faults then: %s)", name, soakOverrunAllowance, o, faultLog.around(o.At))
+			} else {
+				t.Logf("%s: an acquire outlived its wait by more than %v while its runtime stalled (not counted): %s (faults then: %s)", name, soakOverrunAllowance, o, faultLog.around(o.At))
+			}
 		}
 	}
 	t.Logf("%-16s %-11s %10s %10s %12s %12s %8s", "runtime", "series", "start", "end", "slope/min", "2nd-half Δ", "ops/s")
@@ -735,7 +743,8 @@ func TestSoakWorker(t *testing.T) {
 	tally := newSoakTally()
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	timer := &soakTimer{start: t0, overrun: cfg.Overrun}
+	timer := &soakTimer{start: t0, overrun: cfg.Overrun, lag: &soakLag{}}
+	go timer.lag.run(ctx)
 	var outMu sync.Mutex // one line at a time on stdout
 	timer.late = func(o soakOverrun) {
 		outMu.Lock()

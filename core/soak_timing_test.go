@@ -36,10 +36,74 @@ type soakOverrun struct {
 	TookMs  float64 `json:"took_ms"` // from the call to its return
 	Outcome string  `json:"outcome"` // "acquired", or the error
 	At      float64 `json:"at"`      // when it returned: Unix time in seconds
+	// StallMs is how long the runtime could not run during the acquire's
+	// span: the lateness its lag probe (a 25 ms timer, on the goroutines,
+	// event loop, or threads that run the acquires) measured, summed.
+	StallMs float64 `json:"stall_ms"`
+}
+
+// late reports whether the acquire outlived its wait and the allowance
+// even without the time its runtime was stalled: time the process did not
+// run (a loaded machine) is not time the library waited for a node.
+func (o soakOverrun) late() bool {
+	return o.TookMs-o.StallMs > float64((soakWait + soakOverrunAllowance).Milliseconds())
 }
 
 func (o soakOverrun) String() string {
-	return fmt.Sprintf("%s took %.0f ms (wait %v) at %s: %s", o.Prim, o.TookMs, soakWait, time.UnixMicro(int64(o.At*1e6)).UTC().Format("15:04:05.000"), o.Outcome)
+	return fmt.Sprintf("%s took %.0f ms (wait %v; the runtime stalled %.0f ms of it) at %s: %s", o.Prim, o.TookMs, soakWait, o.StallMs,
+		time.UnixMicro(int64(o.At*1e6)).UTC().Format("15:04:05.000"), o.Outcome)
+}
+
+// soakLagEvery is the lag probe's period.
+const soakLagEvery = 25 * time.Millisecond
+
+// soakLag is a runtime's lag probe: a timer every soakLagEvery whose
+// lateness is time the runtime could not run.
+type soakLag struct {
+	mu   sync.Mutex
+	ends []time.Time // when each late wake-up came
+	lags []time.Duration
+}
+
+// run probes until ctx ends.
+func (l *soakLag) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		time.Sleep(soakLagEvery)
+		now := time.Now()
+		if lag := now.Sub(t0) - soakLagEvery; lag > time.Millisecond {
+			l.mu.Lock()
+			l.ends, l.lags = append(l.ends, now), append(l.lags, lag)
+			if len(l.ends) > 4096 {
+				l.ends, l.lags = append([]time.Time(nil), l.ends[2048:]...), append([]time.Duration(nil), l.lags[2048:]...)
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+// stalled sums the lateness the probe saw within [from, to].
+func (l *soakLag) stalled(from, to time.Time) time.Duration {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var sum time.Duration
+	for i, end := range l.ends {
+		start := end.Add(-l.lags[i])
+		if end.After(from) && start.Before(to) {
+			sum += minTime(end, to).Sub(maxTime(start, from))
+		}
+	}
+	return sum
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // soakTimes is, per primitive, how many acquires were timed and the
@@ -71,6 +135,7 @@ type soakTimer struct {
 	start   time.Time
 	overrun bool
 	late    func(soakOverrun)
+	lag     *soakLag // nil: no probe
 	mu      sync.Mutex
 	byPrim  soakTimes
 	list    []soakOverrun
@@ -88,7 +153,7 @@ func (s *soakTimer) done(prim string, t0 time.Time, err error) {
 	s.byPrim[prim] = st
 	s.mu.Unlock()
 	if s.overrun && prim == "read" && n%50 == 0 {
-		time.Sleep(soakWait + soakOverrunAllowance + 100*time.Millisecond) // the negative control's overrun
+		time.Sleep(2 * (soakWait + soakOverrunAllowance)) // the negative control's overrun
 	}
 	took := time.Since(t0)
 	s.mu.Lock()
@@ -99,7 +164,9 @@ func (s *soakTimer) done(prim string, t0 time.Time, err error) {
 	if took <= soakWait+soakOverrunAllowance {
 		return
 	}
-	o := soakOverrun{Prim: prim, TookMs: float64(took.Microseconds()) / 1000, Outcome: soakOutcome(err), At: float64(time.Now().UnixMicro()) / 1e6}
+	now := time.Now()
+	o := soakOverrun{Prim: prim, TookMs: float64(took.Microseconds()) / 1000, Outcome: soakOutcome(err), At: float64(now.UnixMicro()) / 1e6,
+		StallMs: float64(s.lag.stalled(t0, now).Microseconds()) / 1000}
 	s.mu.Lock()
 	s.list = append(s.list, o)
 	s.mu.Unlock()
@@ -181,7 +248,8 @@ func (f *soakFaultLog) around(at float64) string {
 // TestSoakTimer is the overrun check's negative control in make test: an
 // acquire that returns within its wait and the allowance is no overrun;
 // one held past them (the LIBLOCK_SOAK_OVERRUN control's way) is, named
-// with its primitive and outcome.
+// with its primitive and outcome; one whose runtime stalled for the excess
+// is printed but not counted.
 func TestSoakTimer(t *testing.T) {
 	var got []soakOverrun
 	tm := &soakTimer{start: time.Now(), late: func(o soakOverrun) { got = append(got, o) }}
@@ -192,6 +260,18 @@ func TestSoakTimer(t *testing.T) {
 	require.Equal(t, "write", got[0].Prim)
 	require.Contains(t, got[0].Outcome, "not acquired")
 	require.Greater(t, got[0].TookMs, float64((soakWait + soakOverrunAllowance).Milliseconds()))
+	require.True(t, got[0].late(), "no stall explains it")
 	require.Equal(t, got, tm.overruns())
 	require.Equal(t, int64(2), tm.times()["write"].N)
+
+	// The same overrun while the runtime's probe saw it stalled for most
+	// of the span: printed, but not late.
+	tm.lag = &soakLag{}
+	now := time.Now()
+	tm.lag.ends, tm.lag.lags = []time.Time{now.Add(-100 * time.Millisecond)}, []time.Duration{1500 * time.Millisecond}
+	tm.done("read", now.Add(-(soakWait + soakOverrunAllowance + time.Second)), nil)
+	require.Len(t, got, 2)
+	require.InDelta(t, 1500, got[1].StallMs, 1)
+	require.False(t, got[1].late(), "a stall of the runtime explains it")
+	require.Equal(t, "acquired", got[1].Outcome)
 }

@@ -6,7 +6,8 @@
 //   {"t" (seconds since it started),"rss_mb","heap_mb","fds","threads","handles" (process.getActiveResourcesInfo()),
 //    "ops","errors":{kind:n},"done"?}
 // It times every acquire and campaign: one that returns later than wait_ms +
-// allow_ms is printed at once as {"late":{"prim","took_ms","outcome","at" (Unix s)}},
+// allow_ms is printed at once as {"late":{"prim","took_ms","outcome","at" (Unix s),
+// "stall_ms" (how late its 25 ms lag probe ran within the span)}},
 // and each sample carries "timed":{prim:{"n","max_ms"}}.
 // argv[2]: JSON {urls, backend ('native'|'wasm'), every (ms), prefix, wait_ms, allow_ms,
 // leak?, overrun?}; leak (the soak's negative control) keeps a timer alive every 100
@@ -46,12 +47,37 @@ async function hold(lock) {
 
 const wait = cfg.wait_ms;
 const timed = {};
+// The lag probe: a 25 ms interval's lateness is time the event loop could
+// not run (a loaded machine, or something blocking it). An overrun carries
+// the stall within its span.
+const LAG_EVERY = 25;
+const lagEnds = [];
+const lagLags = [];
+let lagLast = performance.now();
+const lagProbe = setInterval(() => {
+  const now = performance.now();
+  const l = now - lagLast - LAG_EVERY;
+  lagLast = now;
+  if (l > 1) {
+    lagEnds.push(now); lagLags.push(l);
+    if (lagEnds.length > 4096) { lagEnds.splice(0, 2048); lagLags.splice(0, 2048); }
+  }
+}, LAG_EVERY);
+function stalled(from, to) {
+  let sum = 0;
+  for (let i = 0; i < lagEnds.length; i++) {
+    const end = lagEnds[i];
+    const start = end - lagLags[i];
+    if (end > from && start < to) sum += Math.min(end, to) - Math.max(start, from);
+  }
+  return sum;
+}
 // timedCall times one acquire (or campaign) of the primitive prim, whatever
 // its outcome, against the wait and the allowance.
 async function timedCall(prim, call) {
   const t0 = performance.now();
   const st = (timed[prim] = timed[prim] || { n: 0, max_ms: 0 });
-  st.n++;
+  const n = ++st.n;
   let outcome = 'acquired';
   try {
     return await call();
@@ -59,12 +85,15 @@ async function timedCall(prim, call) {
     outcome = `${e.code || e.name}: ${String(e.message).slice(0, 300)}`;
     throw e;
   } finally {
-    if (cfg.overrun && prim === 'read' && st.n % 50 === 0) {
-      await new Promise((r) => setTimeout(r, wait + cfg.allow_ms + 100)); // the negative control's overrun
+    if (cfg.overrun && prim === 'read' && n % 50 === 0) {
+      await new Promise((r) => setTimeout(r, 2 * (wait + cfg.allow_ms))); // the negative control's overrun
     }
-    const took = performance.now() - t0;
+    const now = performance.now();
+    const took = now - t0;
     st.max_ms = Math.max(st.max_ms, took);
-    if (took > wait + cfg.allow_ms) say({ late: { prim, took_ms: took, outcome, at: Date.now() / 1000 } });
+    if (took > wait + cfg.allow_ms) {
+      say({ late: { prim, took_ms: took, outcome, at: Date.now() / 1000, stall_ms: stalled(t0, now) } });
+    }
   }
 }
 const acquire = (prim, res, opts) => timedCall(prim, () => client.acquire(res, opts));
@@ -110,6 +139,7 @@ function sample(done) {
     }
   })));
   clearInterval(timer);
+  clearInterval(lagProbe);
   leaked.forEach(clearInterval);
   await client.close();
   sample(true);

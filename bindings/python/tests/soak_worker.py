@@ -6,7 +6,8 @@ prints one JSON line of its own samples:
   {"t" (seconds since it started),"rss_mb","fds","threads","live" (liblock.live_handles()),"tasks" (asyncio),
    "ops","errors":{kind:n},"done"?}
 It times every acquire and campaign: one that returns later than wait_ms + allow_ms is
-printed at once as {"late":{"prim","took_ms","outcome","at" (Unix s)}}, and each sample
+printed at once as {"late":{"prim","took_ms","outcome","at" (Unix s),"stall_ms" (how late its
+25 ms lag probe ran within the span)}}, and each sample
 carries "timed":{prim:{"n","max_ms"}}.
 argv[1]: JSON {urls, backend ('native'|'wasm'), mode ('sync'|'async'), every (ms), prefix,
 wait_ms, allow_ms, leak?, overrun?}; leak (the soak's negative control) keeps a file
@@ -40,6 +41,50 @@ timed: Dict[str, Dict[str, float]] = {}
 out = threading.Lock()
 
 
+LAG_EVERY = 0.025
+lag_ends: List[float] = []
+lag_lags: List[float] = []
+
+
+def lag_note(t0: float) -> None:
+    """Records the lag probe's lateness: time the runtime could not run."""
+    now = time.monotonic()
+    lag = now - t0 - LAG_EVERY
+    if lag > 0.001:
+        with mu:
+            lag_ends.append(now)
+            lag_lags.append(lag)
+            if len(lag_ends) > 4096:
+                del lag_ends[:2048], lag_lags[:2048]
+
+
+def lag_thread() -> None:
+    """The blocking worker's lag probe: a thread (it needs the GIL, as the loops do)."""
+    while not stop.is_set():
+        t0 = time.monotonic()
+        time.sleep(LAG_EVERY)
+        lag_note(t0)
+
+
+async def lag_task() -> None:
+    """The asyncio worker's lag probe: a task on the event loop the acquires run on."""
+    while not stop.is_set():
+        t0 = time.monotonic()
+        await asyncio.sleep(LAG_EVERY)  # the probe's period: its lateness is what it measures
+        lag_note(t0)
+
+
+def stalled(start: float, end: float) -> float:
+    """The probe's lateness within [start, end], in seconds."""
+    total = 0.0
+    with mu:
+        for e, lag in zip(lag_ends, lag_lags):
+            s = e - lag
+            if e > start and s < end:
+                total += min(e, end) - max(s, start)
+    return total
+
+
 def say(line: Dict[str, Any]) -> None:
     with out:
         sys.stdout.write(json.dumps(line) + "\n")
@@ -61,13 +106,15 @@ def overrun_now(prim: str, n: int) -> bool:
 
 def finished(prim: str, t0: float, e: "BaseException | None") -> None:
     """Records how long an acquire of prim called at t0 took; prints an overrun."""
-    took = time.monotonic() - t0
+    now = time.monotonic()
+    took = now - t0
     with mu:
         st = timed[prim]
         st["max_ms"] = max(st["max_ms"], took * 1000)
     if took > WAIT + ALLOW:
         outcome = "acquired" if e is None else f"{type(e).__name__}: {str(e)[:300]}"
-        say({"late": {"prim": prim, "took_ms": took * 1000, "outcome": outcome, "at": time.time()}})
+        say({"late": {"prim": prim, "took_ms": took * 1000, "outcome": outcome, "at": time.time(),
+                      "stall_ms": stalled(t0, now) * 1000}})
 
 
 def note(e: "BaseException | None") -> None:
@@ -143,7 +190,7 @@ def run_sync(client: liblock.Client) -> None:
                     raise
                 finally:
                     if overrun_now(prim, n):
-                        time.sleep(WAIT + ALLOW + 0.1)  # the negative control's overrun
+                        time.sleep(2 * (WAIT + ALLOW))  # the negative control's overrun
                     finished(prim, t0, err)
                 if p == 7:
                     ld.resign()
@@ -160,6 +207,7 @@ def run_sync(client: liblock.Client) -> None:
             i += 2
 
     threads = [threading.Thread(target=loop, args=(p, w)) for p in range(8) for w in range(2)]
+    threads.append(threading.Thread(target=lag_thread))
     for t in threads:
         t.start()
     every = cfg["every"] / 1000.0
@@ -190,7 +238,7 @@ async def run_async(client: liblock.Client) -> None:
                     raise
                 finally:
                     if overrun_now(prim, n):
-                        await asyncio.sleep(WAIT + ALLOW + 0.1)  # the negative control's overrun
+                        await asyncio.sleep(2 * (WAIT + ALLOW))  # the negative control's overrun
                     finished(prim, t0, err)
                 if p == 7:
                     await ld.resign_async()
@@ -207,6 +255,7 @@ async def run_async(client: liblock.Client) -> None:
             i += 2
 
     tasks = [asyncio.ensure_future(loop(p, w)) for p in range(8) for w in range(2)]
+    tasks.append(asyncio.ensure_future(lag_task()))
     every = cfg["every"] / 1000.0
     sample(tasks=len(asyncio.all_tasks()))
     while True:
