@@ -88,6 +88,8 @@ func TestSoak(t *testing.T) {
 	var wg sync.WaitGroup
 	native := &soakTimer{start: start, overrun: os.Getenv("LIBLOCK_SOAK_OVERRUN") == "go native", lag: &soakLag{}}
 	go native.lag.run(ctx)
+	pressure := &soakPressure{}
+	go pressure.run(ctx)
 	native.late = func(o soakOverrun) {
 		t.Logf("go native: overrun: %s (faults then: %s)", o, faultLog.around(o.At))
 	}
@@ -196,9 +198,9 @@ func TestSoak(t *testing.T) {
 		t.Logf("%-16s timed %s", name, timed[name])
 		for _, o := range overruns[name] {
 			if o.late() {
-				t.Errorf("%s: an acquire outlived its wait by more than %v: %s (faults then: %s)", name, soakOverrunAllowance, o, faultLog.around(o.At))
+				t.Errorf("%s: an acquire outlived its wait by more than %v: %s (faults then: %s; %s)", name, soakOverrunAllowance, o, faultLog.around(o.At), pressure.explain(o))
 			} else {
-				t.Logf("%s: an acquire outlived its wait by more than %v while its runtime stalled (not counted): %s (faults then: %s)", name, soakOverrunAllowance, o, faultLog.around(o.At))
+				t.Logf("%s: an acquire outlived its wait by more than %v while its runtime stalled (not counted): %s (faults then: %s; %s)", name, soakOverrunAllowance, o, faultLog.around(o.At), pressure.explain(o))
 			}
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,6 +213,81 @@ func soakOutcome(err error) string {
 	return kind + ": " + msg
 }
 
+// soakPressure samples the machine's pressure stall information
+// (/proc/pressure: the time in which every runnable task of the machine
+// waited for I/O, or for memory — "full" — and in which some task waited
+// for a CPU — "some"), to tell an overrun during which the whole machine
+// stood still. Without /proc/pressure it records nothing.
+type soakPressure struct {
+	mu sync.Mutex
+	at []time.Time
+	v  [][3]float64 // cumulative µs: io full, memory full, cpu some
+}
+
+func readPressure() ([3]float64, bool) {
+	var v [3]float64
+	for i, f := range []struct{ file, line string }{{"io", "full"}, {"memory", "full"}, {"cpu", "some"}} {
+		b, err := os.ReadFile("/proc/pressure/" + f.file)
+		if err != nil {
+			return v, false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, f.line+" ") {
+				continue
+			}
+			for _, fld := range strings.Fields(line) {
+				if x, ok := strings.CutPrefix(fld, "total="); ok {
+					v[i], _ = strconv.ParseFloat(x, 64)
+				}
+			}
+		}
+	}
+	return v, true
+}
+
+// run samples every 50 ms until ctx ends.
+func (p *soakPressure) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		v, ok := readPressure()
+		if !ok {
+			return
+		}
+		p.mu.Lock()
+		p.at, p.v = append(p.at, time.Now()), append(p.v, v)
+		p.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// within returns the stalls (io full, memory full, cpu some) the machine
+// accumulated between the samples around [from, to], and whether there
+// were samples.
+func (p *soakPressure) within(from, to time.Time) ([3]time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := sort.Search(len(p.at), func(i int) bool { return p.at[i].After(from) }) - 1
+	j := sort.Search(len(p.at), func(i int) bool { return !p.at[i].Before(to) })
+	var d [3]time.Duration
+	if i < 0 || j >= len(p.at) {
+		return d, false
+	}
+	for k := range d {
+		d[k] = time.Duration(p.v[j][k]-p.v[i][k]) * time.Microsecond
+	}
+	return d, true
+}
+
+// explain is what the machine's pressure says about an overrun.
+func (p *soakPressure) explain(o soakOverrun) string {
+	end := time.UnixMicro(int64(o.At * 1e6))
+	d, ok := p.within(end.Add(-time.Duration(o.TookMs*float64(time.Millisecond))), end)
+	if !ok {
+		return "machine pressure: not sampled"
+	}
+	return fmt.Sprintf("machine pressure within its span: every task stalled on I/O %v, on memory %v; some task waited for a CPU %v",
+		d[0].Round(time.Millisecond), d[1].Round(time.Millisecond), d[2].Round(time.Millisecond))
+}
+
 // soakFaultLog is when each fault of the soak began and ended, to name the
 // faults around an overrun.
 type soakFaultLog struct {
@@ -274,4 +351,22 @@ func TestSoakTimer(t *testing.T) {
 	require.InDelta(t, 1500, got[1].StallMs, 1)
 	require.False(t, got[1].late(), "a stall of the runtime explains it")
 	require.Equal(t, "acquired", got[1].Outcome)
+}
+
+// TestSoakPressure: the machine's stalls within an overrun's span are the
+// differences of the cumulative counters between the samples around it.
+func TestSoakPressure(t *testing.T) {
+	t0 := time.Now()
+	p := &soakPressure{}
+	for i := range 5 {
+		p.at = append(p.at, t0.Add(time.Duration(i)*100*time.Millisecond))
+		p.v = append(p.v, [3]float64{float64(i) * 50000, 0, float64(i) * 90000}) // 50 ms I/O, 90 ms CPU per sample
+	}
+	d, ok := p.within(t0.Add(150*time.Millisecond), t0.Add(250*time.Millisecond))
+	require.True(t, ok)
+	require.Equal(t, [3]time.Duration{100 * time.Millisecond, 0, 180 * time.Millisecond}, d) // samples 1 to 3
+	_, ok = p.within(t0.Add(-time.Second), t0)
+	require.False(t, ok, "a span before the first sample")
+	o := soakOverrun{TookMs: 100, At: float64(t0.Add(250*time.Millisecond).UnixMicro()) / 1e6}
+	require.Contains(t, p.explain(o), "every task stalled on I/O 100ms")
 }
