@@ -62,15 +62,19 @@ const soakLagEvery = 25 * time.Millisecond
 // soakLag is a runtime's lag probe: a timer every soakLagEvery whose
 // lateness is time the runtime could not run.
 type soakLag struct {
-	mu   sync.Mutex
-	ends []time.Time // when each late wake-up came
-	lags []time.Duration
+	mu    sync.Mutex
+	ends  []time.Time // when each late wake-up came
+	lags  []time.Duration
+	since time.Time // when the probe's current sleep began
 }
 
 // run probes until ctx ends.
 func (l *soakLag) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		t0 := time.Now()
+		l.mu.Lock()
+		l.since = t0
+		l.mu.Unlock()
 		time.Sleep(soakLagEvery)
 		now := time.Now()
 		if lag := now.Sub(t0) - soakLagEvery; lag > time.Millisecond {
@@ -84,7 +88,9 @@ func (l *soakLag) run(ctx context.Context) {
 	}
 }
 
-// stalled sums the lateness the probe saw within [from, to].
+// stalled sums the lateness the probe saw within [from, to], the current
+// wake-up's included when it is overdue at to (a runtime that resumes may
+// end the acquire before it runs the probe).
 func (l *soakLag) stalled(from, to time.Time) time.Duration {
 	if l == nil {
 		return 0
@@ -92,11 +98,16 @@ func (l *soakLag) stalled(from, to time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var sum time.Duration
-	for i, end := range l.ends {
-		start := end.Add(-l.lags[i])
+	overlap := func(start, end time.Time) {
 		if end.After(from) && start.Before(to) {
 			sum += minTime(end, to).Sub(maxTime(start, from))
 		}
+	}
+	for i, end := range l.ends {
+		overlap(end.Add(-l.lags[i]), end)
+	}
+	if !l.since.IsZero() {
+		overlap(l.since.Add(soakLagEvery), to)
 	}
 	return sum
 }
@@ -351,6 +362,14 @@ func TestSoakTimer(t *testing.T) {
 	require.InDelta(t, 1500, got[1].StallMs, 1)
 	require.False(t, got[1].late(), "a stall of the runtime explains it")
 	require.Equal(t, "acquired", got[1].Outcome)
+
+	// A probe whose wake-up is overdue when the acquire ends: the runtime
+	// resumed and ended the acquire before it ran the probe.
+	tm.lag = &soakLag{since: time.Now().Add(-1500 * time.Millisecond)}
+	tm.done("read", time.Now().Add(-(soakWait + soakOverrunAllowance + time.Second)), nil)
+	require.Len(t, got, 3)
+	require.InDelta(t, 1475, got[2].StallMs, 50)
+	require.False(t, got[2].late(), "an overdue probe explains it")
 }
 
 // TestSoakPressure: the machine's stalls within an overrun's span are the

@@ -63,13 +63,13 @@ const lagProbe = setInterval(() => {
     if (lagEnds.length > 4096) { lagEnds.splice(0, 2048); lagLags.splice(0, 2048); }
   }
 }, LAG_EVERY);
+// The probe's lateness within [from, to], its current wake-up included when
+// it is overdue at `to` (the loop may end the acquire before it runs the probe).
 function stalled(from, to) {
   let sum = 0;
-  for (let i = 0; i < lagEnds.length; i++) {
-    const end = lagEnds[i];
-    const start = end - lagLags[i];
-    if (end > from && start < to) sum += Math.min(end, to) - Math.max(start, from);
-  }
+  const overlap = (start, end) => { if (end > from && start < to) sum += Math.min(end, to) - Math.max(start, from); };
+  for (let i = 0; i < lagEnds.length; i++) overlap(lagEnds[i] - lagLags[i], lagEnds[i]);
+  overlap(lagLast + LAG_EVERY, to);
   return sum;
 }
 // timedCall times one acquire (or campaign) of the primitive prim, whatever

@@ -46,6 +46,9 @@ lag_ends: List[float] = []
 lag_lags: List[float] = []
 
 
+lag_since = [0.0]  # when the probe's current sleep began
+
+
 def lag_note(t0: float) -> None:
     """Records the lag probe's lateness: time the runtime could not run."""
     now = time.monotonic()
@@ -61,7 +64,7 @@ def lag_note(t0: float) -> None:
 def lag_thread() -> None:
     """The blocking worker's lag probe: a thread (it needs the GIL, as the loops do)."""
     while not stop.is_set():
-        t0 = time.monotonic()
+        t0 = lag_since[0] = time.monotonic()
         time.sleep(LAG_EVERY)
         lag_note(t0)
 
@@ -69,19 +72,22 @@ def lag_thread() -> None:
 async def lag_task() -> None:
     """The asyncio worker's lag probe: a task on the event loop the acquires run on."""
     while not stop.is_set():
-        t0 = time.monotonic()
+        t0 = lag_since[0] = time.monotonic()
         await asyncio.sleep(LAG_EVERY)  # the probe's period: its lateness is what it measures
         lag_note(t0)
 
 
 def stalled(start: float, end: float) -> float:
-    """The probe's lateness within [start, end], in seconds."""
-    total = 0.0
+    """The probe's lateness within [start, end], in seconds, its current wake-up included
+    when it is overdue at end (the runtime may end the acquire before it runs the probe)."""
     with mu:
-        for e, lag in zip(lag_ends, lag_lags):
-            s = e - lag
-            if e > start and s < end:
-                total += min(e, end) - max(s, start)
+        spans = [(e - lag, e) for e, lag in zip(lag_ends, lag_lags)]
+    if lag_since[0]:
+        spans.append((lag_since[0] + LAG_EVERY, end))
+    total = 0.0
+    for s, e in spans:
+        if e > start and s < end:
+            total += min(e, end) - max(s, start)
     return total
 
 
