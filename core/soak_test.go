@@ -54,6 +54,17 @@ import (
 // timer or a file descriptor every 100 operations): the negative control
 // of the whole chain, from a worker's samples to the verdict; that run
 // must fail.
+//
+// Every runtime also times each acquire and campaign (from the call to its
+// return, whatever the outcome) against its wait: one that returns later
+// than soakOverrunAllowance after its wait is an overrun, printed at once
+// (primitive, time taken, outcome, when), and the run fails naming every
+// one. LIBLOCK_SOAK_OVERRUN names a runtime (any worker, or "go native")
+// that overruns on purpose (every 50th reader acquire is held inside the
+// timed span past the allowance): the negative control of that chain.
+// Each runtime also probes its own scheduling (a 25 ms timer's lateness):
+// an overrun is counted without the time its runtime was stalled (the
+// machine too busy to run it), which is not time the library waited.
 func TestSoak(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("LIBLOCK_SOAK"))
 	if err != nil || d <= 0 {
@@ -64,41 +75,63 @@ func TestSoak(t *testing.T) {
 		every = s
 	}
 	c := redistest.Start(t, 5)
-	cl, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: 200 * time.Millisecond, KeyPrefix: "soak:go-native:"})
+	cl, err := core.New(core.Config{Nodes: c.URLs(), NodeTimeout: soakNodeTimeout, KeyPrefix: "soak:go-native:"})
 	require.NoError(t, err)
 
 	ctx, stop := context.WithTimeout(context.Background(), d)
 	defer stop()
 	start := time.Now()
+	faultLog := &soakFaultLog{start: start}
 	workers := startSoakWorkers(t, c.URLs(), every, start)
 
 	tally := newSoakTally()
 	var wg sync.WaitGroup
-	soakLoad(ctx, cl, tally.note, &wg)
+	native := &soakTimer{start: start, overrun: os.Getenv("LIBLOCK_SOAK_OVERRUN") == "go native", lag: &soakLag{}}
+	go native.lag.run(ctx)
+	pressure := &soakPressure{}
+	go pressure.run(ctx)
+	native.late = func(o soakOverrun) {
+		t.Logf("go native: overrun: %s (faults then: %s)", o, faultLog.around(o.At))
+	}
+	soakLoad(ctx, cl, tally.note, native, &wg)
 	// Faults: every 2 to 5 s one node of five (a minority) is frozen for a
-	// while or killed and restarted empty.
+	// while, killed and restarted empty at once, or killed and restarted
+	// empty after staying down for a while (a delayed restart, as the
+	// failure model advises after a crash).
 	wg.Add(1)
 	var faults atomic.Int64
 	go func() {
 		defer wg.Done()
-		for ctx.Err() == nil {
+		pause := func(lo, span int) {
 			select {
 			case <-ctx.Done():
+			case <-time.After(time.Duration(lo+rand.IntN(span)) * time.Millisecond):
+			}
+		}
+		for ctx.Err() == nil {
+			pause(2000, 3000)
+			if ctx.Err() != nil {
 				return
-			case <-time.After(time.Duration(2000+rand.IntN(3000)) * time.Millisecond):
 			}
 			n := c.Nodes[rand.IntN(len(c.Nodes))]
 			faults.Add(1)
-			if rand.IntN(2) == 0 {
+			switch rand.IntN(3) {
+			case 0:
 				if n.Freeze() == nil {
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Duration(300+rand.IntN(1500)) * time.Millisecond):
-					}
+					faultLog.note("node %d frozen", n.Index)
+					pause(300, 1500)
 					_ = n.Thaw()
+					faultLog.note("node %d thawed", n.Index)
 				}
-			} else {
+			case 1:
 				_ = n.Restart()
+				faultLog.note("node %d restarted", n.Index)
+			default:
+				_ = n.Kill()
+				faultLog.note("node %d killed", n.Index)
+				pause(800, 1700)
+				_ = n.Restart()
+				faultLog.note("node %d restarted after a delay", n.Index)
 			}
 		}
 	}()
@@ -150,6 +183,26 @@ func TestSoak(t *testing.T) {
 		tally.ops.Load(), tally.fails.Load(), tally.kinds())
 	for _, w := range workers {
 		t.Logf("%s: errors by kind %v", w.name, w.errors)
+	}
+	// Every acquire and campaign ended within its wait and the allowance.
+	overruns := map[string][]soakOverrun{"go native": native.overruns()}
+	timed := map[string]soakTimes{"go native": native.times()}
+	names := []string{"go native"}
+	for _, w := range workers {
+		w.mu.Lock()
+		overruns[w.name], timed[w.name] = w.late, w.timed
+		w.mu.Unlock()
+		names = append(names, w.name)
+	}
+	for _, name := range names {
+		t.Logf("%-16s timed %s", name, timed[name])
+		for _, o := range overruns[name] {
+			if o.late() {
+				t.Errorf("%s: an acquire outlived its wait by more than %v: %s (faults then: %s; %s)", name, soakOverrunAllowance, o, faultLog.around(o.At), pressure.explain(o))
+			} else {
+				t.Logf("%s: an acquire outlived its wait by more than %v while its runtime stalled (not counted): %s (faults then: %s; %s)", name, soakOverrunAllowance, o, faultLog.around(o.At), pressure.explain(o))
+			}
+		}
 	}
 	t.Logf("%-16s %-11s %10s %10s %12s %12s %8s", "runtime", "series", "start", "end", "slope/min", "2nd-half Δ", "ops/s")
 	for _, s := range append([]*soakSeries{self}, workerSeries(workers)...) {
@@ -351,8 +404,9 @@ func (s *soakTally) kinds() map[string]int {
 
 // soakLoad starts two goroutines per primitive (mutex, auto-extended,
 // fenced, semaphore, reader, writer, multi, election), each running it in
-// a loop on cl until ctx ends, and counting through note.
-func soakLoad(ctx context.Context, cl *core.Client, note func(error), wg *sync.WaitGroup) {
+// a loop on cl until ctx ends, counting through note and timing each
+// acquire and campaign through timer.
+func soakLoad(ctx context.Context, cl *core.Client, note func(error), timer *soakTimer, wg *sync.WaitGroup) {
 	hold := func(ctx context.Context, l *core.Lock, err error) error {
 		if err != nil {
 			return err
@@ -364,40 +418,63 @@ func soakLoad(ctx context.Context, cl *core.Client, note func(error), wg *sync.W
 		}
 		return l.Release(context.Background())
 	}
-	wait := core.Wait(500 * time.Millisecond)
+	wait := core.Wait(soakWait)
+	// acquire times one acquire of the primitive named prim.
+	acquire := func(ctx context.Context, prim string, f func() (*core.Lock, error)) (*core.Lock, error) {
+		t0 := time.Now()
+		l, err := f()
+		timer.done(prim, t0, err)
+		return l, err
+	}
 	prims := []func(ctx context.Context, i int) error{
 		func(ctx context.Context, i int) error { // mutex
-			l, err := cl.Acquire(ctx, "m"+strconv.Itoa(i%4), 2*time.Second, wait)
+			l, err := acquire(ctx, "mutex", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "m"+strconv.Itoa(i%4), 2*time.Second, wait)
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // auto-extended
-			l, err := cl.Acquire(ctx, "a"+strconv.Itoa(i%2), time.Second, wait, core.AutoExtend())
+			l, err := acquire(ctx, "auto-extended", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "a"+strconv.Itoa(i%2), time.Second, wait, core.AutoExtend())
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // fenced
-			l, err := cl.Acquire(ctx, "f"+strconv.Itoa(i%2), 2*time.Second, wait, core.Fence())
+			l, err := acquire(ctx, "fenced", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "f"+strconv.Itoa(i%2), 2*time.Second, wait, core.Fence())
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // semaphore
-			l, err := cl.Acquire(ctx, "s", 2*time.Second, wait, core.Permits(3))
+			l, err := acquire(ctx, "semaphore", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "s", 2*time.Second, wait, core.Permits(3))
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // reader
-			l, err := cl.Acquire(ctx, "rw", 2*time.Second, wait, core.Read())
+			l, err := acquire(ctx, "read", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "rw", 2*time.Second, wait, core.Read())
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // writer
-			l, err := cl.Acquire(ctx, "rw", 2*time.Second, wait, core.Write())
+			l, err := acquire(ctx, "write", func() (*core.Lock, error) {
+				return cl.Acquire(ctx, "rw", 2*time.Second, wait, core.Write())
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // multi
-			l, err := cl.AcquireAll(ctx, []string{"x" + strconv.Itoa(i%3), "y" + strconv.Itoa(i%3)}, 2*time.Second, wait)
+			l, err := acquire(ctx, "multi", func() (*core.Lock, error) {
+				return cl.AcquireAll(ctx, []string{"x" + strconv.Itoa(i%3), "y" + strconv.Itoa(i%3)}, 2*time.Second, wait)
+			})
 			return hold(ctx, l, err)
 		},
 		func(ctx context.Context, i int) error { // election
-			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			cctx, cancel := context.WithTimeout(ctx, soakWait)
 			defer cancel()
+			t0 := time.Now()
 			ld, err := cl.Campaign(cctx, "e", "go-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(i), core.CampaignTTL(2*time.Second))
+			timer.done("campaign", t0, err)
 			if err != nil {
 				return err
 			}
@@ -424,8 +501,10 @@ type soakWorker struct {
 	stdin    io.WriteCloser
 	done     chan struct{} // closed once its stdout ended
 	errors   map[string]float64
-	final    bool // it printed its sample after closing its client
-	stopping bool // told to stop: later samples are not the run's
+	late     []soakOverrun // the overruns it printed
+	timed    soakTimes     // its acquires' times, from its last sample
+	final    bool          // it printed its sample after closing its client
+	stopping bool          // told to stop: later samples are not the run's
 	stderr   strings.Builder
 }
 
@@ -484,6 +563,11 @@ func startSoakWorkers(t *testing.T, urls []string, every time.Duration, start ti
 		if os.Getenv("LIBLOCK_SOAK_LEAK") == sp.name {
 			cfg["leak"] = true
 		}
+		// The workers time their acquires against the same rule.
+		cfg["wait_ms"], cfg["allow_ms"] = soakWait.Milliseconds(), soakOverrunAllowance.Milliseconds()
+		if os.Getenv("LIBLOCK_SOAK_OVERRUN") == sp.name {
+			cfg["overrun"] = true
+		}
 		argv := sp.argv(cfg)
 		w := &soakWorker{soakSeries: soakSeries{name: sp.name, series: map[string][]float64{}}, done: make(chan struct{})}
 		w.cmd = exec.Command(argv[0], argv[1:]...)
@@ -536,6 +620,28 @@ func (w *soakWorker) read(t *testing.T, r io.Reader, start time.Time) {
 			}
 			t.Logf("%s: not a sample: %q", w.name, sc.Text())
 			continue
+		}
+		if _, ok := m["late"]; ok {
+			// An overrun, printed as it happened: not a sample.
+			var l struct{ Late soakOverrun }
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Errorf("%s: a malformed overrun line %q: %v", w.name, sc.Text(), err)
+				continue
+			}
+			w.mu.Lock()
+			w.late = append(w.late, l.Late)
+			w.mu.Unlock()
+			t.Logf("%s: overrun: %s", w.name, l.Late)
+			continue
+		}
+		if x, ok := m["timed"]; ok {
+			var tm struct{ Timed soakTimes }
+			if b, err := json.Marshal(map[string]any{"timed": x}); err == nil && json.Unmarshal(b, &tm) == nil {
+				w.mu.Lock()
+				w.timed = tm.Timed
+				w.mu.Unlock()
+			}
+			delete(m, "timed")
 		}
 		// The worker's own clock (seconds since it started), so that a
 		// sample read late is not taken for a sample taken late.
@@ -618,17 +724,18 @@ func TestSoakWorker(t *testing.T) {
 		t.Skip("a worker process of TestSoak")
 	}
 	var cfg struct {
-		URLs   []string `json:"urls"`
-		Every  int64    `json:"every"`
-		Prefix string   `json:"prefix"`
-		Leak   bool     `json:"leak"`
+		URLs    []string `json:"urls"`
+		Every   int64    `json:"every"`
+		Prefix  string   `json:"prefix"`
+		Leak    bool     `json:"leak"`
+		Overrun bool     `json:"overrun"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(os.Args[len(os.Args)-1]), &cfg))
 	path := cmpOr(os.Getenv("LIBLOCK_WASM_PATH"), filepath.Join("build", "liblock.wasm")) // run from the repository root
 	m, err := host.Load(path, host.Options{})
 	require.NoError(t, err)
 	defer m.Close()
-	cl, err := m.NewClient(core.Config{Nodes: cfg.URLs, NodeTimeout: 200 * time.Millisecond, KeyPrefix: cfg.Prefix})
+	cl, err := m.NewClient(core.Config{Nodes: cfg.URLs, NodeTimeout: soakNodeTimeout, KeyPrefix: cfg.Prefix})
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
 	go func() {
@@ -638,6 +745,14 @@ func TestSoakWorker(t *testing.T) {
 	tally := newSoakTally()
 	var wg sync.WaitGroup
 	t0 := time.Now()
+	timer := &soakTimer{start: t0, overrun: cfg.Overrun, lag: &soakLag{}}
+	go timer.lag.run(ctx)
+	var outMu sync.Mutex // one line at a time on stdout
+	timer.late = func(o soakOverrun) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Println(soakJSON(map[string]any{"late": o}))
+	}
 	note := tally.note
 	leaked := make(chan struct{})
 	if cfg.Leak {
@@ -648,7 +763,7 @@ func TestSoakWorker(t *testing.T) {
 			}
 		}
 	}
-	soakLoad(ctx, cl, note, &wg)
+	soakLoad(ctx, cl, note, timer, &wg)
 	sample := func(done bool) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -656,11 +771,13 @@ func TestSoakWorker(t *testing.T) {
 		line := map[string]any{
 			"t": time.Since(t0).Seconds(), "rss_mb": st["VmRSS"] / 1024, "threads": st["Threads"], "fds": countFDs("self"),
 			"goroutines": runtime.NumGoroutine(), "heap_mb": float64(ms.HeapAlloc) / (1 << 20),
-			"ops": tally.ops.Load(), "errors": tally.kinds(),
+			"ops": tally.ops.Load(), "errors": tally.kinds(), "timed": timer.times(),
 		}
 		if done {
 			line["done"] = true
 		}
+		outMu.Lock()
+		defer outMu.Unlock()
 		fmt.Println(soakJSON(line))
 	}
 	sample(false)

@@ -128,6 +128,12 @@ type Engine struct {
 	// permits+semOffByOne holders.
 	semAnySlot  bool
 	semOffByOne int
+	// noConnectDeadline: the simulation's negative control of the
+	// operations' time bounds (never set otherwise): a connection that has
+	// not opened and answered its handshake within the node timeout is
+	// waited for, so that a request queued on it waits for its node to
+	// answer again (a frozen node thawed, a black hole healed).
+	noConnectDeadline bool
 	// semHint: the slot a semaphore's next first attempt prefers, by
 	// SemKey, when it is not 0 (semaphore.go, semHintSet).
 	semHint map[string]int

@@ -272,6 +272,9 @@ func (n *node) fire(e *Engine, gen uint64) {
 			n.fail(e, n.refused)
 			return
 		}
+		if e.noConnectDeadline {
+			return // the simulation's negative control (Engine.noConnectDeadline)
+		}
 		n.fail(e, timeoutError("connect: no answer within the node timeout ("+e.timeout.String()+")"))
 	}
 }

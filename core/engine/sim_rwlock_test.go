@@ -88,6 +88,21 @@ func (c *simConfig) rwProfile(profile string, rng *mrand.Rand) bool {
 		c.maxWait = 2 * c.maxTTL
 		c.halfQuorum = profile == "rwhalfquorum"
 		c.rw = rwConfig{p: 1, readP: 0.5}
+	case "rwwaitconnect", "rwbounded":
+		// The time-bound control: readers and writers contending with a
+		// wait while nodes freeze, crash and are cut off often; in
+		// rwwaitconnect the engine waits for a connection's handshake
+		// past the node timeout, so that an acquire with a wait waits for
+		// a frozen node to thaw. Its twin rwbounded keeps the deadline.
+		c.nodes = 3 + 2*rng.IntN(2)
+		c.clients, c.tasks = 3, 2
+		c.resources = []string{"r0"}
+		c.waitP, c.holdMin = 0.9, 0.3
+		c.maxWait = 2 * c.maxTTL
+		c.faultEvery = c.pick(rng, c.maxTTL/2, 2*c.maxTTL)
+		c.wFreeze, c.wCrash, c.wPartition, c.wReset, c.wPause = 4, 2, 2, 1, 0
+		c.noConnectDeadline = profile == "rwwaitconnect"
+		c.rw = rwConfig{p: 1, readP: 0.5}
 	case "rwstarve", "rwstarvenointent":
 		// One writer among readers acquiring back to back (no think time,
 		// each holding half its ttl or more, never extending): without
@@ -545,6 +560,33 @@ func TestSimRWControlNoReaderCheck(t *testing.T) { controlRun(t, "rwnoreader", "
 // TestSimRWControlHalfQuorum (b): a quorum of N/2: a reader quorum and a
 // writer quorum need not meet.
 func TestSimRWControlHalfQuorum(t *testing.T) { controlRun(t, "rwhalfquorum", "rwfullquorum", 3000) }
+
+// TestSimRWControlWaitOnConnect: the check that every operation ends
+// within its bound (an acquire within its wait + 2 node timeouts) catches
+// an engine that lets an acquire wait for a node's connection past the
+// node timeout (a frozen node's handshake): rwwaitconnect reports such
+// hangs; its twin rwbounded, the same workload with the deadline, none.
+func TestSimRWControlWaitOnConnect(t *testing.T) {
+	seeds, ops := 4, 2000
+	if simRace {
+		seeds, ops = 2, 1500
+	}
+	caught, hangs := 0, 0
+	for _, r := range runSeeds(t, 1, seeds, ops, func(int) string { return "rwwaitconnect" }) {
+		hangs += r.counts["hang"]
+		if strings.Contains(r.report, ": acquire op ") {
+			caught++ // an acquire outlived its bound, not only a Close
+		}
+	}
+	t.Logf("rwwaitconnect: %d hangs; an acquire outlived its bound in %d of %d seeds", hangs, caught, seeds)
+	assert.GreaterOrEqual(t, caught, (seeds+1)/2, "the bound check must catch acquires waiting for a node's handshake in most seeds")
+	acquired := 0
+	for _, r := range runSeeds(t, 1, seeds, ops, func(int) string { return "rwbounded" }) {
+		acquired += r.stats.acquired
+		assert.Zero(t, r.violations, "seed %d (%s): %s\nreplay: %s", r.seed, r.profile, r.report, replayCmd(r, ops))
+	}
+	t.Logf("rwbounded (its twin with the deadline): no violation among %d acquisitions", acquired)
+}
 
 // TestSimRWStarvation: a writer waiting behind readers that acquire back
 // to back gets the lock within its wait (2 × the longest ttl + 200 ms),

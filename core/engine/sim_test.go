@@ -99,6 +99,9 @@ type simConfig struct {
 	semAnySlot        bool
 	semOffByOne       int
 	semCappedScript   bool // the model node runs the capped-set script (sim_semaphore_test.go)
+	// noConnectDeadline: control: the engine waits for a connection's
+	// handshake without the node timeout (Engine.noConnectDeadline).
+	noConnectDeadline bool
 	// rw: the read-write lock's workload and controls (sim_rwlock_test.go).
 	rw rwConfig
 	// Multi-resource locks (sim_multi_test.go): the share of acquires that take
@@ -400,6 +403,7 @@ func newSim(seed int64, profile string, ops int, trace io.Writer) (*sim, error) 
 			eng.quorum = cfg.nodes / 2
 		}
 		eng.semAnySlot, eng.semOffByOne = cfg.semAnySlot, cfg.semOffByOne
+		eng.noConnectDeadline = cfg.noConnectDeadline
 		c.eng = eng
 		for k := range cfg.tasks {
 			c.tasks = append(c.tasks, &simTask{c: c, id: k})

@@ -5,8 +5,14 @@
 // after it closed its client, it prints one JSON line of its own samples:
 //   {"t" (seconds since it started),"rss_mb","heap_mb","fds","threads","handles" (process.getActiveResourcesInfo()),
 //    "ops","errors":{kind:n},"done"?}
-// argv[2]: JSON {urls, backend ('native'|'wasm'), every (ms), prefix, leak?}; leak
-// (the soak's negative control) keeps a timer alive every 100 operations.
+// It times every acquire and campaign: one that returns later than wait_ms +
+// allow_ms is printed at once as {"late":{"prim","took_ms","outcome","at" (Unix s),
+// "stall_ms" (how late its 25 ms lag probe ran within the span)}},
+// and each sample carries "timed":{prim:{"n","max_ms"}}.
+// argv[2]: JSON {urls, backend ('native'|'wasm'), every (ms), prefix, wait_ms, allow_ms,
+// leak?, overrun?}; leak (the soak's negative control) keeps a timer alive every 100
+// operations; overrun (the overrun check's) holds every 50th reader acquire inside its
+// timed span past the allowance.
 const fs = require('node:fs');
 const path = require('node:path');
 const { Client } = require(path.join(__dirname, '..'));
@@ -39,17 +45,68 @@ async function hold(lock) {
   await lock.release();
 }
 
-const wait = 500;
+const wait = cfg.wait_ms;
+const timed = {};
+// The lag probe: a 25 ms interval's lateness is time the event loop could
+// not run (a loaded machine, or something blocking it). An overrun carries
+// the stall within its span.
+const LAG_EVERY = 25;
+const lagEnds = [];
+const lagLags = [];
+let lagLast = performance.now();
+const lagProbe = setInterval(() => {
+  const now = performance.now();
+  const l = now - lagLast - LAG_EVERY;
+  lagLast = now;
+  if (l > 1) {
+    lagEnds.push(now); lagLags.push(l);
+    if (lagEnds.length > 4096) { lagEnds.splice(0, 2048); lagLags.splice(0, 2048); }
+  }
+}, LAG_EVERY);
+// The probe's lateness within [from, to], its current wake-up included when
+// it is overdue at `to` (the loop may end the acquire before it runs the probe).
+function stalled(from, to) {
+  let sum = 0;
+  const overlap = (start, end) => { if (end > from && start < to) sum += Math.min(end, to) - Math.max(start, from); };
+  for (let i = 0; i < lagEnds.length; i++) overlap(lagEnds[i] - lagLags[i], lagEnds[i]);
+  overlap(lagLast + LAG_EVERY, to);
+  return sum;
+}
+// timedCall times one acquire (or campaign) of the primitive prim, whatever
+// its outcome, against the wait and the allowance.
+async function timedCall(prim, call) {
+  const t0 = performance.now();
+  const st = (timed[prim] = timed[prim] || { n: 0, max_ms: 0 });
+  const n = ++st.n;
+  let outcome = 'acquired';
+  try {
+    return await call();
+  } catch (e) {
+    outcome = `${e.code || e.name}: ${String(e.message).slice(0, 300)}`;
+    throw e;
+  } finally {
+    if (cfg.overrun && prim === 'read' && n % 50 === 0) {
+      await new Promise((r) => setTimeout(r, 2 * (wait + cfg.allow_ms))); // the negative control's overrun
+    }
+    const now = performance.now();
+    const took = now - t0;
+    st.max_ms = Math.max(st.max_ms, took);
+    if (took > wait + cfg.allow_ms) {
+      say({ late: { prim, took_ms: took, outcome, at: Date.now() / 1000, stall_ms: stalled(t0, now) } });
+    }
+  }
+}
+const acquire = (prim, res, opts) => timedCall(prim, () => client.acquire(res, opts));
 const prims = [
-  (i) => client.acquire(`m${i % 4}`, { ttl: 2000, wait }).then(hold),
-  (i) => client.acquire(`a${i % 2}`, { ttl: 1000, wait, autoExtend: true }).then(hold),
-  (i) => client.acquire(`f${i % 2}`, { ttl: 2000, wait, fence: true }).then(hold),
-  () => client.acquire('s', { ttl: 2000, wait, permits: 3 }).then(hold),
-  () => client.acquire('rw', { ttl: 2000, wait, mode: 'read' }).then(hold),
-  () => client.acquire('rw', { ttl: 2000, wait, mode: 'write' }).then(hold),
-  (i) => client.acquire([`x${i % 3}`, `y${i % 3}`], { ttl: 2000, wait }).then(hold),
+  (i) => acquire('mutex', `m${i % 4}`, { ttl: 2000, wait }).then(hold),
+  (i) => acquire('auto-extended', `a${i % 2}`, { ttl: 1000, wait, autoExtend: true }).then(hold),
+  (i) => acquire('fenced', `f${i % 2}`, { ttl: 2000, wait, fence: true }).then(hold),
+  () => acquire('semaphore', 's', { ttl: 2000, wait, permits: 3 }).then(hold),
+  () => acquire('read', 'rw', { ttl: 2000, wait, mode: 'read' }).then(hold),
+  () => acquire('write', 'rw', { ttl: 2000, wait, mode: 'write' }).then(hold),
+  (i) => acquire('multi', [`x${i % 3}`, `y${i % 3}`], { ttl: 2000, wait }).then(hold),
   async (i) => {
-    const ld = await client.campaign('e', { value: `node-${process.pid}-${i}`, ttl: 2000, wait });
+    const ld = await timedCall('campaign', () => client.campaign('e', { value: `node-${process.pid}-${i}`, ttl: 2000, wait }));
     await ld.resign();
   },
 ];
@@ -68,7 +125,7 @@ function sample(done) {
   say({
     t: performance.now() / 1000, rss_mb: mu.rss / (1 << 20), heap_mb: mu.heapUsed / (1 << 20),
     fds: fs.readdirSync('/proc/self/fd').length, threads: status().Threads,
-    handles: process.getActiveResourcesInfo().length, ops, errors, ...(done ? { done: true } : {}),
+    handles: process.getActiveResourcesInfo().length, ops, errors, timed, ...(done ? { done: true } : {}),
   });
 }
 
@@ -82,6 +139,7 @@ function sample(done) {
     }
   })));
   clearInterval(timer);
+  clearInterval(lagProbe);
   leaked.forEach(clearInterval);
   await client.close();
   sample(true);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/liblock/liblock/core"
+	"github.com/liblock/liblock/core/engine"
 	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/stretchr/testify/assert"
@@ -132,6 +134,7 @@ func (s *suite) primitiveScenarios() []scenario {
 		{"ElectionMinority", s.electionMinority},
 		{"ElectionBadInput", s.electionBadInput},
 		{"WaitBudgetNodeDown", s.waitBudgetNodeDown},
+		{"WaitBudgetSplitNodeHeld", s.waitBudgetSplit},
 	}
 }
 
@@ -1005,6 +1008,105 @@ func (s *suite) electionBadInput(t *testing.T) {
 	noKeysButCounters(t, c)
 }
 
+// waitBudgetSplit: the live nodes split (one holds the resource for
+// another owner, the other grants it) and the third node's connects are
+// held open and never answered, so that each attempt's outcome waits for
+// that node: an acquire with a wait still returns once its wait is spent,
+// within the bound (a node's connect and handshake have the node timeout;
+// an engine that waited for the node to answer would wait for ever).
+func (s *suite) waitBudgetSplit(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	c := redistest.Start(t, 3)
+	// Node 1 holds the mutex and the read-write lock's writer key for
+	// another owner; node 2 holds nothing.
+	for _, key := range []string{"m", engine.RWKey("rw")} {
+		_, err := c.Nodes[1].Do("SET", key, "another-owner", "PX", "60000")
+		must(t, err)
+	}
+	must(t, c.Nodes[0].Kill())
+	held, err := holdOpen(c.Nodes[0].Addr())
+	must(t, err)
+	t.Cleanup(held.close)
+	waiter := s.client(t, c)
+	// Past twice the bound, the acquire is ended: an engine that waits for
+	// the held node then fails here instead of hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*(wait+bound))
+	defer cancel()
+	cases := []struct {
+		name string
+		try  func() error
+	}{{"mutex", func() error {
+		_, err := waiter.Acquire(ctx, "m", 10*time.Second, core.Wait(wait))
+		return err
+	}}}
+	if w, ok := waiter.(ReadWriteClient); ok {
+		cases = append(cases, struct {
+			name string
+			try  func() error
+		}{"read", func() error {
+			_, err := w.AcquireRead(ctx, "rw", 10*time.Second, core.Wait(wait))
+			return err
+		}})
+	} else {
+		t.Logf("read: skipped: the host's Client does not implement locktest.ReadWriteClient")
+	}
+	for _, cs := range cases {
+		var err error
+		within(t, wait+bound, cs.name+" with a wait", func() { err = cs.try() })
+		if !errors.Is(err, core.ErrNotAcquired) && !errors.Is(err, core.ErrUnavailable) {
+			t.Errorf("%s: want not-acquired or unavailable once the wait is spent, got %v", cs.name, err)
+			continue
+		}
+		t.Logf("%s: %v", cs.name, err)
+	}
+	// The grants node 2 gave the attempts were cleaned up.
+	noKeysButCounters(t, &redistest.Cluster{Nodes: c.Nodes[2:]})
+}
+
+// heldOpen accepts connections on a node's address and never answers
+// them (waitBudgetNodeDown's "held open").
+type heldOpen struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	done  chan struct{}
+}
+
+func holdOpen(addr string) (*heldOpen, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	h := &heldOpen{l: l, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, c)
+			h.mu.Unlock()
+		}
+	}()
+	return h, nil
+}
+
+// close stops accepting and closes every connection it held.
+func (h *heldOpen) close() {
+	if h == nil {
+		return
+	}
+	_ = h.l.Close()
+	<-h.done
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.conns {
+		_ = c.Close()
+	}
+}
+
 // budgetCase is one primitive in waitBudgetNodeDown: hold takes it (and
 // returns its release), try waits for it behind the holder.
 type budgetCase struct {
@@ -1014,7 +1116,8 @@ type budgetCase struct {
 }
 
 // waitBudgetNodeDown: with one node of three down (refusing connections,
-// or frozen), an acquire of each primitive waiting behind a holder returns
+// frozen, restarting, or its connects held open and never answered), an
+// acquire of each primitive waiting behind a holder returns
 // not-acquired (or unavailable) once its wait is spent, within the bound.
 func (s *suite) waitBudgetNodeDown(t *testing.T) {
 	const wait = 300 * time.Millisecond
@@ -1023,6 +1126,7 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 	// keys that expire within the final check's deadline.
 	const hold = 3 * time.Second
 	restarted := make(chan error, 1)
+	var held *heldOpen
 	for _, f := range []struct {
 		name       string
 		fail, back func(*redistest.Node) error
@@ -1037,6 +1141,21 @@ func (s *suite) waitBudgetNodeDown(t *testing.T) {
 			go func() { restarted <- n.Restart() }()
 			return nil
 		}, func(*redistest.Node) error { return <-restarted }},
+		// Killed, its port then held by a listener that accepts and never
+		// answers: a proxy (or a load balancer) that holds a connect open
+		// while the node behind it is down, so that a connection opens
+		// and its handshake waits.
+		{"held open", func(n *redistest.Node) error {
+			if err := n.Kill(); err != nil {
+				return err
+			}
+			h, err := holdOpen(n.Addr())
+			held = h
+			return err
+		}, func(n *redistest.Node) error {
+			held.close()
+			return n.Restart()
+		}},
 	} {
 		t.Run(f.name, func(t *testing.T) {
 			c := redistest.Start(t, 3)
