@@ -28,7 +28,7 @@ const mask = "xxxxx"
 // Each is replaced by "xxxxx" wherever go-redis's message quotes text from
 // the URL: in Go-quoted strings (as strconv.Quote and the time package
 // quote them) and after "invalid URL scheme: ", "invalid URL path: " and
-// "unexpected option: ". A bad escape that lies in the password
+// "unexpected option: " and "unable to parse addr param: ". A bad escape that lies in the password
 // (`invalid URL escape "%zz"`) is masked as a whole. The password written
 // elsewhere in the URL too is masked there as well (redis://u:hunter2@h?db=hunter2),
 // as core's scrub did. The message's own words are never changed, even
@@ -38,7 +38,7 @@ func scrub(msg, raw string) string {
 	if len(forms) == 0 {
 		return msg
 	}
-	for _, prefix := range []string{"redis: invalid URL scheme: ", "redis: invalid URL path: ", "redis: unexpected option: "} {
+	for _, prefix := range []string{"redis: invalid URL scheme: ", "redis: invalid URL path: ", "redis: unexpected option: ", "redis: unable to parse addr param: "} {
 		if strings.HasPrefix(msg, prefix) {
 			return prefix + hide(msg[len(prefix):], forms)
 		}
