@@ -27,9 +27,10 @@ const mask = "xxxxx"
 //
 // Each is replaced by "xxxxx" wherever go-redis's message quotes text from
 // the URL: in Go-quoted strings (as strconv.Quote and the time package
-// quote them) and after "invalid URL scheme: ", "invalid URL path: " and
-// "unexpected option: " and "unable to parse addr param: ". A bad escape that lies in the password
-// (`invalid URL escape "%zz"`) is masked as a whole. The password written
+// quote them) and after "invalid URL scheme: ", "invalid URL path: ",
+// "unexpected option: " and "unable to parse addr param: ". A bad escape
+// that lies in the password (`invalid URL escape "%zz"`) is masked as a
+// whole. The password written
 // elsewhere in the URL too is masked there as well (redis://u:hunter2@h?db=hunter2),
 // as core's scrub did. The message's own words are never changed, even
 // when the password is one of them.
