@@ -103,11 +103,13 @@ def test_metrics_spans_and_logs_match_what_was_done(c3: Cluster, caplog: Any) ->
         # answer yet from the other node is UNAVAILABLE (cannot tell), not LOST.
         with pytest.raises(liblock.LockLost):
             held[0].release()
-        # Every grant landed on every node before one is killed: an acquire returns at a
-        # quorum, and a release that finds one live node without the key cannot tell.
+        # Every grant landed on both nodes that stay up before node 2 is killed: an acquire
+        # returns at a quorum, and a release that finds one live node without the key
+        # cannot tell. (Node 2's copies do not matter: a SET to it that a loaded machine
+        # delays past the node timeout never lands, and it is killed anyway.)
         keys = ["otel:1", "otel:2", "otel:3", "otel:4", "otel:fenced", "otel:busy:0", "otel:busy:1", "otel:busy:2"]
-        eventually(lambda: all(c3.do(i, "EXISTS", k) == 1 for i in range(3) for k in keys),
-                   what="every grant on every node")
+        eventually(lambda: all(c3.do(i, "EXISTS", k) == 1 for i in (0, 1) for k in keys),
+                   what="every grant on nodes 0 and 1")
         c3.kill(2)
         for l in held[1:]:
             l.release()
