@@ -12,8 +12,9 @@ done
 command -v redis-server >/dev/null 2>&1 || { echo "test-snippets: redis-server is missing: apt-get install -y redis-server" >&2; exit 1; }
 # The Python tests' venv (liblock comes from bindings/python through PYTHONPATH).
 source bindings/python/scripts/venv.sh requirements-test.txt
-# The Node package's locked dependencies (koffi, @types/node, typescript), as scripts/test.sh.
-(cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
+# The Node package's locked dependencies (koffi, @types/node, typescript), as scripts/test.sh:
+# through npm-ci.sh, which takes turns with the other suites of make test that install them.
+bash bindings/node/scripts/npm-ci.sh
 rm -rf build/_snippets
 mkdir -p build/_snippets
 SNIPPETS_PY="$PY" exec build/redisnodes -n 3 -dir build/_snippets/nodes -- "$PY" .ci/snippets.py "$@"

@@ -11,7 +11,7 @@ for f in build/liblock.so build/liblock.wasm build/redisnodes; do
 done
 command -v redis-server >/dev/null 2>&1 || { echo "soak: redis-server is missing: apt-get install -y redis-server" >&2; exit 1; }
 GO="${GO:-go}"
-(cd bindings/node && npm ci --include=dev --no-audit --no-fund --loglevel=error)
+bash bindings/node/scripts/npm-ci.sh
 source bindings/python/scripts/venv.sh requirements-test.txt   # sets PY
 cd "$root"
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$root/build/liblock.so}"

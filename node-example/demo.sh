@@ -9,9 +9,7 @@ if [ -z "${LIBLOCK_NODES:-}" ]; then
   [ -x "$ROOT/build/redisnodes" ] || { echo "run \`make build\` first" >&2; exit 1; }
   exec "$ROOT/build/redisnodes" -n 3 -- bash "${BASH_SOURCE[0]}"
 fi
-if [ ! -d "$ROOT/bindings/node/node_modules/koffi" ]; then
-  (cd "$ROOT/bindings/node" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+bash "$ROOT/bindings/node/scripts/npm-ci.sh"
 export LIBLOCK_PATH="${LIBLOCK_PATH:-$ROOT/build/liblock.so}"
 # `require('liblock')` resolves to the binding in this repository.
 export NODE_PATH="$HERE/node_modules_link${NODE_PATH:+:$NODE_PATH}"
