@@ -149,16 +149,23 @@ func (o *queryOptions) strings(name string) []string {
 }
 
 // addrs reads the addr options (a Sentinel URL's further sentinels, a
-// cluster URL's further seeds), each a host:port, as go-redis does.
+// cluster URL's further seeds), each a host:port, as go-redis does: split,
+// then joined again (net.JoinHostPort), so "[h]:1" with a host that needs
+// no brackets reads as "h:1".
 func (o *queryOptions) addrs() ([]string, error) {
-	addrs := o.strings("addr")
-	for _, addr := range addrs {
+	var out []string
+	for _, addr := range o.strings("addr") {
 		h, p, err := splitHostPortStrict(addr)
 		if err != nil || h == "" || p == "" {
 			return nil, errors.New("redis: unable to parse addr param: " + addr)
 		}
+		if strings.IndexByte(h, ':') >= 0 {
+			out = append(out, "["+h+"]:"+p)
+		} else {
+			out = append(out, h+":"+p)
+		}
 	}
-	return addrs, nil
+	return out, nil
 }
 
 // splitHostPortStrict is net.SplitHostPort.
