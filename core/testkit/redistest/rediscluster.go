@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/stretchr/testify/require"
 )
 
@@ -478,10 +479,7 @@ func (c *RedisCluster) Failover(tb testing.TB, replica *Node, mode string) {
 		if _, err := replica.Do(args...); err != nil && !promoted() { // promoted meanwhile: a replica's command
 			require.NoError(tb, err)
 		}
-		try := time.Now().Add(5 * time.Second) // Redis's manual failover timeout
-		for !promoted() && time.Now().Before(try) {
-			time.Sleep(20 * time.Millisecond) // polling the role, with the deadline above
-		}
+		poll.Wait(5*time.Second, promoted) // Redis's manual failover timeout
 	}
 	c.WaitOK(tb, 30*time.Second)
 }
