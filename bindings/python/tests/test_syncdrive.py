@@ -327,10 +327,12 @@ def test_the_other_nodes_replies_are_read_before_the_caller_lets_go(
         assert len(left) == 100, left
         # Calls that let go with every reply read, of 100, measured here: 80-85 with the
         # read on an idle machine, 27-64 with three busy loops beside it (a reply slower
-        # than _late's 64 polls is left to the loop thread); 0-1 without it, either way.
+        # than _late's 64 polls is left to the loop thread); 0-4 without it, either way
+        # (the read that completes a call sometimes finds the other two replies there
+        # too). One bound splits the two.
         whole = sum(1 for n in left if n == 0)
         if late:
             assert whole >= 10, left
         else:
-            assert whole <= 3, left
+            assert whole < 10, left
     assert c5.all_keys() == []
