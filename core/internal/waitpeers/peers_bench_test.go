@@ -61,8 +61,9 @@ type impl struct {
 //
 // Reported per implementation, and logged as a table: the median pair
 // (NAME-p50-µs), the process CPU (user + system, all threads) per pair
-// (NAME-cpu-µs), and that median divided by the best Go peer's
-// (NAME-ratio). This VM's round trips are bimodal (fast while its vCPUs
+// (NAME-cpu-µs), how often a CPU of the machine went idle per pair
+// (NAME-idles: cpuidle entries, each a halt on this VM), and that median
+// divided by the best Go peer's (NAME-ratio). This VM's round trips are bimodal (fast while its vCPUs
 // are busy, slow while they halt between round trips): rounds are split
 // into a fast and a slow regime at the largest gap between the best peer's
 // round p50s (when that gap is a factor 1.3 or more), and each regime's
