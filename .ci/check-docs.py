@@ -36,7 +36,7 @@ LICENSE_COPIES = ["bindings/node/LICENSE", "bindings/python/LICENSE"]
 # The folders without Go whose README.md says their layer (a Go package's doc.go does).
 LAYER_READMES = [".ci", ".ci/dist", "bindings/interop/children", "bindings/java", "bindings/node/bench",
                  "bindings/node/cli", "bindings/node/lib", "bindings/node/scripts", "bindings/node/test",
-                 "bindings/python/liblock", "bindings/python/scripts", "bindings/python/tests", "capi/test",
+                 "bindings/python/liblock", "bindings/python/scripts", "bindings/python/tests", "capi/bench", "capi/test",
                  "core/hostabi/spec", "node-example", "python-example", "wasm", "wasm/scripts"]
 CODE_SUFFIXES = (".go", ".js", ".mjs", ".cjs", ".ts", ".py", ".c", ".h", ".java", ".sh", ".lua", ".toml", ".json")
 CODE_ISSUE = re.compile(r"\b[Ii]ssues? ?#?[0-9]+\b|\b[Ii]ssue_?[0-9]+")

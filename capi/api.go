@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/liblock/liblock/core"
@@ -13,7 +14,16 @@ import (
 // blockingCtx is the context of the blocking calls: their caller waits on
 // its own thread (a C program's, Python's), which waits for a one-node
 // reply in poll(2) rather than on Go's netpoller (ownthread).
-var blockingCtx = ownthread.With(context.Background())
+// LIBLOCK_BLOCKING_WAIT=netpoller makes them wait on the netpoller, as Go
+// callers do: the benchmarks' switch between the two (docs/c-abi.md).
+var blockingCtx = blockingContext(os.Getenv("LIBLOCK_BLOCKING_WAIT"))
+
+func blockingContext(wait string) context.Context {
+	if wait == "netpoller" {
+		return context.Background()
+	}
+	return ownthread.With(context.Background())
+}
 
 // This file is the ABI's logic in plain Go: the exports (exports.go) only
 // convert C arguments, call these functions and write the results back. The

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/liblock/liblock/core/ownthread"
 	"github.com/liblock/liblock/core/testkit/poll"
 	"github.com/liblock/liblock/core/testkit/redistest"
 	"github.com/stretchr/testify/assert"
@@ -349,4 +351,13 @@ func TestAPIInspectTokenFence(t *testing.T) {
 	assert.Contains(t, []int32{statusOK, statusCanceled}, g.st, "client freed: %+v", g)
 	_, r = inspect(a, "res", false)
 	assert.Same(t, badHandle, r, "inspect on a freed client: %+v", r)
+}
+
+// The blocking calls wait in poll(2) on their caller's thread unless
+// LIBLOCK_BLOCKING_WAIT=netpoller; any other value keeps poll(2).
+func TestBlockingWaitSwitch(t *testing.T) {
+	assert.Equal(t, os.Getenv("LIBLOCK_BLOCKING_WAIT") != "netpoller", ownthread.Is(blockingCtx), "the wait chosen at load")
+	for wait, own := range map[string]bool{"": true, "poll": true, "netpoller": false, "NETPOLLER": true, "x": true} {
+		assert.Equal(t, own, ownthread.Is(blockingContext(wait)), "LIBLOCK_BLOCKING_WAIT=%q", wait)
+	}
 }
