@@ -175,6 +175,9 @@ bench-go: deps $(if $(wildcard wasm/*.go),$(BUILD)/liblock.wasm)
 	mkdir -p $(BUILD)/bench && cd core/internal/waitpeers && WAITPEERS_BURST=1 LIBLOCK_WASM=$(abspath $(BUILD))/liblock.wasm \
 	  $(GO) test -run '^$$' -bench WaitPeers -benchtime 300x . > $(abspath $(BUILD))/bench/waitpeers.txt
 	grep -v -e '^Benchmark' -e 'ns/op' -e '^goos' -e '^goarch' -e '^pkg' -e '^cpu:' -e '^PASS' -e '^ok' $(BUILD)/bench/waitpeers.txt
+	# the same in each of the VM's two regimes, made by pinning the client and the redis-servers
+	WAITPEERS_BURST=1 LIBLOCK_WASM=$(abspath $(BUILD))/liblock.wasm GO=$(GO) \
+	  bash core/internal/waitpeers/regimes.sh -test.benchtime 300x | tee $(BUILD)/bench/waitpeers-regimes.txt
 	# liblock beside go-redsync on one Redis Cluster (a module of its own: go-redsync stays out of go.mod)
 	cd core/internal/clusterpeers && LIBLOCK_BENCH_JSON=$(abspath $(BUILD))/bench/go-cluster.json \
 	  $(GO) test -run '^$$' -bench ClusterPeers -benchtime 2000x -count 1 .
