@@ -22,9 +22,11 @@ import (
 // included), keeps its one timer, and turns its results into return values,
 // channels and callbacks.
 type Client struct {
-	eng     Engine
-	inline  awaiter // set for a one-node Client over an engine that tells (driver.go)
-	dial    dialFunc
+	eng    Engine
+	inline awaiter // set for a one-node Client over an engine that tells (driver.go)
+	dial   dialFunc
+	// rawDial: dial is the driver's own (New), which a rawConn may replace.
+	rawDial bool
 	timeout time.Duration
 	onClose func() error
 	// tel maps the engine's reports onto metrics, spans and logs
@@ -34,12 +36,15 @@ type Client struct {
 	// logger gets the losses at Warn (warnLost); nil: slog.Default().
 	logger *slog.Logger
 
-	mu           sync.Mutex
-	conns        map[engine.ConnID]*driverConn
-	ops          map[engine.OpID]chan opResult
-	locks        map[engine.LockID]*Lock
-	timer        *time.Timer
-	closing      bool
+	mu      sync.Mutex
+	conns   map[engine.ConnID]*driverConn
+	ops     map[engine.OpID]chan opResult
+	locks   map[engine.LockID]*Lock
+	timer   *time.Timer
+	closing bool
+	// ownThread: a caller on its own thread (ownthread) has used the
+	// Client; from then on its one-node connections are rawConns.
+	ownThread    bool
 	engineClosed chan struct{}
 	wg           sync.WaitGroup // connect and read goroutines, Observe's
 	// observers: the elections watched (election.go), by watch.
@@ -122,7 +127,7 @@ func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label s
 		begin, span = c.tel.start(ctx, "acquire", req.Resource, 0, begin)
 		defer func() { failedIf(span, err) }()
 	}
-	op, ch, in, err := c.start(true, begin)
+	op, ch, in, err := c.start(true, ownthread.Is(ctx), begin)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +145,7 @@ func (c *Client) acquire(ctx context.Context, req engine.AcquireRequest, label s
 // await starts a lock operation and waits for its outcome, or for ctx when
 // cancelable (else the operation still ends within the node timeout).
 func (c *Client) await(ctx context.Context, cancelable bool, start func() (engine.OpID, error)) (error, bool) {
-	_, ch, in, err := c.start(false, start)
+	_, ch, in, err := c.start(false, ownthread.Is(ctx), start)
 	if err != nil {
 		return err, false
 	}
@@ -158,10 +163,13 @@ func (c *Client) await(ctx context.Context, cancelable bool, start func() (engin
 // ErrClosed once the client closes, when refuseClosed) and returns the
 // channel its outcome arrives on, and with Client.inline the connection the
 // caller is to read its reply from (readInline), if there is one.
-func (c *Client) start(refuseClosed bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, *inlineRead, error) {
+func (c *Client) start(refuseClosed, ownThread bool, begin func() (engine.OpID, error)) (engine.OpID, chan opResult, *inlineRead, error) {
 	ch := make(chan opResult, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if ownThread {
+		c.ownThread = true
+	}
 	if refuseClosed && c.closing {
 		return 0, nil, nil, ErrClosed
 	}
@@ -252,7 +260,7 @@ func (c *Client) Inspect(ctx context.Context, resource string, opts ...InspectOp
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: inspect "+strconv.Quote(resource), err)
 	}
-	_, ch, in, err := c.start(true, func() (engine.OpID, error) {
+	_, ch, in, err := c.start(true, ownthread.Is(ctx), func() (engine.OpID, error) {
 		if ie, ok := c.eng.(interface {
 			InspectWith(engine.InspectRequest) (engine.OpID, error)
 		}); ok && (req.Permits != 0 || req.Mode != engine.ModeExclusive) {

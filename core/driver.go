@@ -187,7 +187,11 @@ func (c *Client) carryOut() {
 			dc := &driverConn{cancel: cancel}
 			c.conns[a.Conn] = dc
 			c.wg.Add(1)
-			go c.connect(ctx, a.Conn, a.Node, *a.Dial, dc)
+			// A one-node client's callers on their own threads read their
+			// replies themselves: a socket outside Go's netpoller (rawConn)
+			// then wakes only them.
+			raw := c.rawDial && c.ownThread && c.inline != nil && !a.Dial.TLS
+			go c.connect(ctx, a.Conn, a.Node, *a.Dial, dc, raw)
 		case engine.ActWrite:
 			if dc := c.conns[a.Conn]; dc != nil && dc.nc != nil {
 				_ = dc.nc.SetWriteDeadline(time.Now().Add(c.timeout))
@@ -244,9 +248,15 @@ func (c *Client) carryOut() {
 	}
 }
 
-func (c *Client) connect(ctx context.Context, id engine.ConnID, node int, d engine.Dial, dc *driverConn) {
+func (c *Client) connect(ctx context.Context, id engine.ConnID, node int, d engine.Dial, dc *driverConn, raw bool) {
 	defer c.wg.Done()
-	nc, err := c.dial(ctx, node, &d)
+	var nc net.Conn
+	var err error
+	if raw {
+		nc, err = dialRaw(ctx, d.Network, d.Addr)
+	} else {
+		nc, err = c.dial(ctx, node, &d)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conns[id] != dc { // the engine gave up on it meanwhile

@@ -180,7 +180,7 @@ func (c *Client) Leader(ctx context.Context, name string) (*Leader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("liblock: leader "+strconv.Quote(name), err)
 	}
-	_, ch, in, err := c.start(true, func() (engine.OpID, error) {
+	_, ch, in, err := c.start(true, ownthread.Is(ctx), func() (engine.OpID, error) {
 		return ee.InspectWith(engine.InspectRequest{Resource: name, Election: true})
 	})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // canPeek tells whether peek can look at nc: a plain TCP or unix socket.
 func canPeek(nc net.Conn) bool {
 	switch nc.(type) {
-	case *net.TCPConn, *net.UnixConn:
+	case *net.TCPConn, *net.UnixConn, *rawConn:
 		return true
 	}
 	return false

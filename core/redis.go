@@ -22,6 +22,9 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil)
+	c.mu.Lock()
+	c.rawDial = true
+	c.mu.Unlock()
 	c.tel = newTelemetry(cfg, nodes)
 	c.quietReports(cfg)
 	c.logger = cfg.Logger

@@ -133,16 +133,18 @@ func benchWait(b *testing.B, cl *redistest.Cluster, mod *host.Module, ct *CThrea
 		clients[i] = redis.NewClient(&redis.Options{Addr: n.Addr()})
 		b.Cleanup(func() { _ = clients[i].Close() })
 	}
-	cc := newClient(core.New)
+	cc, ccNetpoller := newClient(core.New), newClient(core.New)
 	// The C ABI's blocking calls mark their context (ownthread): the
-	// caller's own thread waits for a one-node reply in poll(2). The
-	// …-poll and …-netpoller rows are each caller with the other wait.
+	// caller's own thread waits for a one-node reply in poll(2), on a
+	// socket outside Go's netpoller. The …-poll and …-netpoller rows are
+	// each caller with the other wait, each on a client of its own (a
+	// client's sockets are chosen by the callers it has seen).
 	own := ownthread.With(ctx)
 	impls := []impl{
 		{name: "liblock", pair: liblockPair(ctx, newClient(core.New), "bench-go")},
 		{name: "liblock-poll", pair: liblockPair(own, newClient(core.New), "bench-go-poll")},
 		{name: "liblock-c", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, own, n) }},
-		{name: "liblock-c-netpoller", runs: func(n int) ([]time.Duration, error) { return ct.Burst(cc, ctx, n) }},
+		{name: "liblock-c-netpoller", runs: func(n int) ([]time.Duration, error) { return ct.Burst(ccNetpoller, ctx, n) }},
 		{name: "liblock-wasm", pair: liblockPair(ctx, newClient(mod.NewClient), "bench-wasm")},
 		{name: "liblock-wasm-poll", pair: liblockPair(own, newClient(mod.NewClient), "bench-wasm-poll")},
 	}
