@@ -53,20 +53,7 @@ func TestOneNodeOwnThreadCallersGetRawConns(t *testing.T) {
 // progress at once, a second Close refused, and no descriptor left open.
 func TestRawConn(t *testing.T) {
 	fds := openFDs(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		s, err := ln.Accept()
-		if err == nil {
-			accepted <- s
-		}
-	}()
-	rc, err := core.DialRaw(context.Background(), "tcp", ln.Addr().String())
-	require.NoError(t, err)
-	srv := <-accepted
-	defer srv.Close()
+	ln, rc, srv := dialRawPair(t, "tcp", "127.0.0.1:0")
 
 	n, err := rc.Write([]byte("ping"))
 	require.NoError(t, err)
@@ -113,22 +100,8 @@ func TestRawConn(t *testing.T) {
 
 // A unix socket works the same; the peer sees the close.
 func TestRawConnUnix(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		s, err := ln.Accept()
-		if err == nil {
-			accepted <- s
-		}
-	}()
-	rc, err := core.DialRaw(context.Background(), "unix", path)
-	require.NoError(t, err)
-	srv := <-accepted
-	defer srv.Close()
-	_, err = rc.Write([]byte("hi"))
+	_, rc, srv := dialRawPair(t, "unix", filepath.Join(t.TempDir(), "s"))
+	_, err := rc.Write([]byte("hi"))
 	require.NoError(t, err)
 	buf := make([]byte, 2)
 	_, err = io.ReadFull(srv, buf)
@@ -136,6 +109,27 @@ func TestRawConnUnix(t *testing.T) {
 	require.NoError(t, rc.Close())
 	_, err = srv.Read(buf)
 	assert.True(t, errors.Is(err, io.EOF), "the peer reads EOF: %v", err)
+}
+
+// dialRawPair listens on addr, dials it with a rawConn and returns the
+// listener, the rawConn and the accepted end; the listener and the
+// accepted end are closed when the test ends.
+func dialRawPair(t *testing.T, network, addr string) (net.Listener, net.Conn, net.Conn) {
+	ln, err := net.Listen(network, addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			accepted <- s
+		}
+	}()
+	rc, err := core.DialRaw(context.Background(), network, ln.Addr().String())
+	require.NoError(t, err)
+	srv := <-accepted
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln, rc, srv
 }
 
 func openFDs(t *testing.T) int {

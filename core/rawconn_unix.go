@@ -226,28 +226,23 @@ func (r rawFD) Control(f func(fd uintptr)) error {
 	return nil
 }
 
-func (r rawFD) Read(f func(fd uintptr) bool) error {
-	fd, err := r.c.enter()
-	if err != nil {
-		return err
-	}
-	defer r.c.leave()
-	for !f(uintptr(fd)) {
-		if err := r.c.wait(fd, unix.POLLIN, r.c.deadline(false)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (r rawFD) Read(f func(fd uintptr) bool) error  { return r.until(f, false) }
+func (r rawFD) Write(f func(fd uintptr) bool) error { return r.until(f, true) }
 
-func (r rawFD) Write(f func(fd uintptr) bool) error {
+// until calls f until it reports done, waiting for the socket to be
+// readable (or writable) between calls, as syscall.RawConn promises.
+func (r rawFD) until(f func(fd uintptr) bool, write bool) error {
 	fd, err := r.c.enter()
 	if err != nil {
 		return err
 	}
 	defer r.c.leave()
+	ev := int16(unix.POLLIN)
+	if write {
+		ev = unix.POLLOUT
+	}
 	for !f(uintptr(fd)) {
-		if err := r.c.wait(fd, unix.POLLOUT, r.c.deadline(true)); err != nil {
+		if err := r.c.wait(fd, ev, r.c.deadline(write)); err != nil {
 			return err
 		}
 	}
