@@ -33,29 +33,36 @@ type rawConn struct {
 }
 
 // dialRaw connects like net.Dialer.DialContext, bounded by ctx, and hands
-// the socket over as a rawConn: the net package's socket is duplicated and
-// its own closed, so the runtime's epoll set never holds the new one.
+// the socket over as a rawConn: the net package's descriptor is duplicated
+// (close-on-exec, non-blocking like the original) and its own closed, so
+// the runtime's epoll set never holds the new one.
 func dialRaw(ctx context.Context, network, addr string) (net.Conn, error) {
 	var nd net.Dialer
 	nc, err := nd.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok { // not a socket dialRaw knows: keep the net package's
+		return nc, nil
+	}
 	defer nc.Close()
-	f, err := nc.(interface{ File() (*os.File, error) }).File()
+	rc, err := sc.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fd, err := unix.Dup(int(f.Fd()))
-	if err != nil {
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
 		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		_ = unix.Close(fd)
 		return nil, err
 	}
-	unix.CloseOnExec(fd)
 	return &rawConn{fd: fd, local: nc.LocalAddr(), remote: nc.RemoteAddr()}, nil
 }
 
@@ -120,53 +127,51 @@ func (c *rawConn) wait(fd int, ev int16, dl time.Time) error {
 	}
 }
 
-func (c *rawConn) Read(b []byte) (int, error) {
-	fd, err := c.enter()
-	if err != nil {
-		return 0, err
-	}
-	defer c.leave()
-	for {
-		n, err := syscall.Read(fd, b)
-		switch {
-		case err == nil && n == 0 && len(b) > 0:
-			return 0, io.EOF
-		case err == nil:
-			return n, nil
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case !errors.Is(err, syscall.EAGAIN):
-			return 0, err
+func (c *rawConn) Read(b []byte) (n int, err error) {
+	werr := rawFD{c}.until(func(fd uintptr) bool {
+		for {
+			n, err = syscall.Read(int(fd), b)
+			switch {
+			case errors.Is(err, syscall.EINTR):
+				continue
+			case errors.Is(err, syscall.EAGAIN):
+				return false // wait for bytes
+			case err == nil && n == 0 && len(b) > 0:
+				err = io.EOF
+			case err != nil:
+				n = 0
+			}
+			return true
 		}
-		if err := c.wait(fd, unix.POLLIN, c.deadline(false)); err != nil {
-			return 0, err
-		}
+	}, false)
+	if werr != nil {
+		return 0, werr
 	}
+	return n, err
 }
 
-func (c *rawConn) Write(b []byte) (int, error) {
-	fd, err := c.enter()
-	if err != nil {
-		return 0, err
+func (c *rawConn) Write(b []byte) (done int, err error) {
+	werr := rawFD{c}.until(func(fd uintptr) bool {
+		for done < len(b) {
+			n, e := syscall.Write(int(fd), b[done:])
+			if n > 0 {
+				done += n
+			}
+			switch {
+			case e == nil || errors.Is(e, syscall.EINTR):
+			case errors.Is(e, syscall.EAGAIN):
+				return false // wait for room
+			default:
+				err = e
+				return true
+			}
+		}
+		return true
+	}, true)
+	if werr != nil {
+		return done, werr
 	}
-	defer c.leave()
-	done := 0
-	for done < len(b) {
-		n, err := syscall.Write(fd, b[done:])
-		if n > 0 {
-			done += n
-		}
-		switch {
-		case err == nil || errors.Is(err, syscall.EINTR):
-			continue
-		case !errors.Is(err, syscall.EAGAIN):
-			return done, err
-		}
-		if err := c.wait(fd, unix.POLLOUT, c.deadline(true)); err != nil {
-			return done, err
-		}
-	}
-	return done, nil
+	return done, err
 }
 
 func (c *rawConn) Close() error {

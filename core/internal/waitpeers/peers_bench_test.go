@@ -74,7 +74,8 @@ type impl struct {
 // many pairs; pair by pair they only set the slowest pairs apart.
 //
 // liblock-poll and liblock-wasm-poll are the Go callers with the C ABI's
-// wait (poll(2) on the caller's thread), liblock-c-netpoller the C thread
+// wait (poll(2) on the caller's thread; over liblock.wasm the socket stays
+// in the netpoller's epoll set), liblock-c-netpoller the C thread
 // with the Go caller's (Go's netpoller): each caller with the other wait,
 // for the choice of each.
 //
