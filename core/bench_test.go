@@ -242,9 +242,8 @@ func cpuTime() time.Duration {
 // BenchmarkPairTelemetry measures what the metrics and traces cost
 // (README "Metrics, traces and logs"): three Clients on the same nodes take
 // turns, pair by pair (so that all three see the same machine): off
-// (Config.NoTelemetry: the engine reports nothing), api (the default: the
-// reports mapped onto otel's global providers, no SDK installed: the
-// API's no-op) and sdk (the metric SDK with an in-memory ManualReader, and
+// (Config.NoTelemetry: the engine reports nothing), api (the default: otel's
+// global providers with no SDK installed, so no span and no report) and sdk (the metric SDK with an in-memory ManualReader, and
 // the trace SDK recording every span, exported synchronously to a no-op
 // exporter). It reports each side's median pair latency and median
 // process CPU per pair (off-p50-µs, api-p50-µs, sdk-p50-µs, and -cpu-µs),

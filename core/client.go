@@ -173,6 +173,7 @@ func (c *Client) start(refuseClosed, ownThread bool, begin func() (engine.OpID, 
 	if refuseClosed && c.closing {
 		return 0, nil, nil, ErrClosed
 	}
+	c.levelReports()
 	if c.inline != nil && !skipCheckIdle {
 		c.checkIdle()
 	}

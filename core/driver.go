@@ -109,7 +109,8 @@ type driverConn struct {
 	// pinned: read by its reader goroutine for its whole life (Client
 	// inline, but peek cannot look at it: TLS).
 	pinned bool
-	buf    []byte // the inline reader's buffer (inlineBuf)
+	buf    []byte  // the inline reader's buffer (inlineBuf)
+	peeker *peeker // looks at nc while it is idle (checkIdle), made at the first look
 	// werr: a write failed (c.mu held to set and read it).
 	werr error
 }
@@ -394,7 +395,10 @@ func (c *Client) checkIdle() {
 		if dc.nc == nil || dc.reading {
 			continue
 		}
-		switch err := peek(dc.nc); {
+		if dc.peeker == nil {
+			dc.peeker = newPeeker(dc.nc)
+		}
+		switch err := dc.peeker.peek(); {
 		case err == nil: // open, nothing waiting
 		case errors.Is(err, errPending): // does not block: bytes wait
 			buf := dc.inlineBuf()

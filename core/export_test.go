@@ -26,3 +26,11 @@ func ConnTypes(c *Client) []string {
 
 // DialRaw is dialRaw.
 var DialRaw = dialRaw
+
+// TelemetryQuiet tells whether c's engine was last told to make no
+// reports because nothing would record them (Client.levelReports).
+func TelemetryQuiet(c *Client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tel != nil && c.tel.quiet
+}

@@ -5,6 +5,7 @@ package core
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -22,9 +23,11 @@ import (
 // actions); this file maps those reports onto OpenTelemetry's metric and
 // trace APIs and onto log/slog, on the driver's goroutine under c.mu, as
 // Node's and Python's hosts map the same REPORT actions onto theirs. Only
-// the APIs are used here: with no SDK installed they are the global no-op
-// providers, and the cost is an interface call per instrument use. An SDK
-// is the application's choice (Config.MeterProvider, Config.TracerProvider
+// the APIs are used here: with no SDK installed they are the global
+// defaults, which record nothing, and while they are (and no logger or
+// label hook asks for records) an operation gets no span and the engine
+// makes no reports (silent), as Python's host does. An SDK is the
+// application's choice (Config.MeterProvider, Config.TracerProvider
 // or otel's globals). Nothing here ever sees a token or a password: the
 // reports carry none, and the node addresses come from the parsed URLs
 // (credentials are not part of them).
@@ -108,6 +111,39 @@ type telemetry struct {
 
 	ops   map[engine.OpID]*opTrace
 	locks map[engine.LockID]string // the resource of each held lock, when a label hook or a logger needs it
+
+	// otel's global providers as they were when the Client was made, when
+	// they were still the API's own defaults (nil otherwise: a provider
+	// given in the Config, or an SDK set before): those record nothing
+	// until an application sets an SDK, maybe after the Client was made,
+	// which silent asks before each operation.
+	tpDefault trace.TracerProvider
+	mpDefault metric.MeterProvider
+	// quiet: the engine was told to report nothing (Client.levelReports).
+	quiet bool
+}
+
+// noSpan is the span of an operation nothing records: the API's no-op
+// span, which costs no allocation.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// Type names of the API's global default providers, which delegate to
+// an SDK once one is set and record nothing before.
+const (
+	apiDefaultTracerProvider = "*global.tracerProvider"
+	apiDefaultMeterProvider  = "*global.meterProvider"
+)
+
+func typeName(v any) string { return reflect.TypeOf(v).String() }
+
+// silent reports whether nothing would record an operation started now:
+// both providers are still the API's defaults (no SDK), and no label hook
+// or logger needs the operation's record. Then the operation gets no span,
+// and the engine builds no reports (Client.levelReports): the telemetry
+// that is on by default costs nothing until an SDK is set.
+func (t *telemetry) silent() bool {
+	return t.tpDefault != nil && t.mpDefault != nil && !t.keeps() &&
+		otel.GetTracerProvider() == t.tpDefault && otel.GetMeterProvider() == t.mpDefault
 }
 
 // opTrace is what the telemetry keeps of one caller's operation.
@@ -127,19 +163,29 @@ func newTelemetry(cfg Config, nodes []engine.Node) *telemetry {
 		return nil
 	}
 	mp, tp := cfg.MeterProvider, cfg.TracerProvider
+	var mpDefault metric.MeterProvider
+	var tpDefault trace.TracerProvider
 	if mp == nil {
 		mp = otel.GetMeterProvider()
+		if typeName(mp) == apiDefaultMeterProvider {
+			mpDefault = mp
+		}
 	}
 	if tp == nil {
 		tp = otel.GetTracerProvider()
+		if typeName(tp) == apiDefaultTracerProvider {
+			tpDefault = tp
+		}
 	}
 	m := mp.Meter(instrumentationName)
 	t := &telemetry{
-		tracer: tp.Tracer(instrumentationName),
-		log:    cfg.Logger,
-		label:  cfg.ResourceLabel,
-		ops:    map[engine.OpID]*opTrace{},
-		locks:  map[engine.LockID]string{},
+		tracer:    tp.Tracer(instrumentationName),
+		log:       cfg.Logger,
+		label:     cfg.ResourceLabel,
+		ops:       map[engine.OpID]*opTrace{},
+		locks:     map[engine.LockID]string{},
+		tpDefault: tpDefault,
+		mpDefault: mpDefault,
 	}
 	// Bounds from a millisecond to ten seconds: lock round trips are a
 	// few milliseconds, waits up to seconds; the SDK's default (0–10000)
@@ -198,6 +244,9 @@ func (t *telemetry) keeps() bool { return t.label != nil || t.log != nil }
 // parent) and returns the engine call to make under c.mu with it: the
 // operation is bound to its span as soon as the engine names it.
 func (t *telemetry) start(ctx context.Context, kind, resource string, lock engine.LockID, begin func() (engine.OpID, error)) (func() (engine.OpID, error), trace.Span) {
+	if t.silent() {
+		return begin, noSpan
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

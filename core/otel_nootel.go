@@ -15,7 +15,9 @@ import (
 // no reports, and the OpenTelemetry packages behind otel.go (the global
 // providers, propagation, semconv) stay out of the binary. Config's
 // MeterProvider, TracerProvider, Logger and ResourceLabel are then ignored.
-type telemetry struct{}
+type telemetry struct{ quiet bool }
+
+func (t *telemetry) silent() bool { return true }
 
 func newTelemetry(Config, []engine.Node) *telemetry { return nil }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,6 +296,53 @@ func TestTelemetryOff(t *testing.T) {
 	l, err = global.Acquire(context.Background(), "otel-off", time.Second)
 	require.NoError(t, err)
 	require.NoError(t, l.Release(context.Background()))
+}
+
+// TestTelemetrySilentWithoutSDK: with otel's global providers still the
+// API's defaults (no SDK, as in this package) and no logger or label hook,
+// the engine is told to make no reports; a provider given in the Config, or
+// a logger, keeps every report coming (core/internal/otelglobal checks that
+// an SDK set globally after the Client was made records its next
+// operations).
+func TestTelemetrySilentWithoutSDK(t *testing.T) {
+	leakCheck(t)
+	c := redistest.Start(t, 1)
+	pair := func(cl *core.Client) {
+		l, err := cl.Acquire(context.Background(), "otel-silent", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Release(context.Background()))
+	}
+	mk := func(cfg core.Config) *core.Client {
+		cfg.Nodes = c.URLs()
+		cl, err := core.New(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cl.Close() })
+		return cl
+	}
+	silent := mk(core.Config{})
+	pair(silent)
+	assert.True(t, core.TelemetryQuiet(silent), "no SDK, no logger: no reports")
+
+	// The controls: whatever may record keeps the reports on.
+	reader := sdkmetric.NewManualReader()
+	metered := mk(core.Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	pair(metered)
+	assert.False(t, core.TelemetryQuiet(metered), "a meter provider given")
+	assert.Equal(t, int64(1), collect(t, reader).sum("liblock.acquires", nil))
+	var logs syncBuffer
+	logged := mk(core.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	pair(logged)
+	assert.False(t, core.TelemetryQuiet(logged), "a logger given")
+	assert.Contains(t, logs.String(), "otel-silent", "its debug line")
+	labeled := mk(core.Config{ResourceLabel: func(string) string { return "x" }})
+	pair(labeled)
+	assert.False(t, core.TelemetryQuiet(labeled), "a label hook given")
+	// A report function wants every report, quiet or not.
+	var reports atomic.Int32
+	silent.SetReports(func(core.Report) { reports.Add(1) })
+	pair(silent)
+	assert.Positive(t, reports.Load(), "SetReports' function gets reports")
+	silent.SetReports(nil)
 }
 
 // TestTelemetryResourceLabel: the opt-in hook labels the lock metrics and

@@ -8,8 +8,12 @@ import "net"
 // connection then keeps its reader goroutine.
 func canPeek(net.Conn) bool { return false }
 
-// peek is never called where canPeek is false.
-func peek(net.Conn) error { return nil }
+// peeker is never used where canPeek is false.
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return &peeker{} }
+
+func (*peeker) peek() error { return nil }
 
 // readPolling is nc.Read where the driver has no poll(2) of its own.
 func readPolling(nc net.Conn, buf []byte) (int, error) { return nc.Read(buf) }

@@ -20,26 +20,47 @@ func canPeek(nc net.Conn) bool {
 	return false
 }
 
-// peek looks at an idle connection without reading it: nil when it is
-// open with nothing to read, io.EOF when the node closed it, errPending
-// when bytes wait, or the socket's error. One non-blocking recv(MSG_PEEK),
-// as go-redis checks a pooled connection before reusing it.
-func peek(nc net.Conn) error {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
+// peeker looks at one idle connection without reading it (peek). One is
+// made per connection, the first time it is looked at, so that a look
+// allocates nothing: the descriptor's RawConn and the function handed to
+// it are kept.
+type peeker struct {
+	rc   syscall.RawConn
+	err  error // SyscallConn's, when it failed
+	n    int
+	rerr error
+	b    [1]byte
+	look func(fd uintptr) bool
+}
+
+func newPeeker(nc net.Conn) *peeker {
+	p := &peeker{}
+	p.look = p.recv
+	if sc, ok := nc.(syscall.Conn); ok {
+		p.rc, p.err = sc.SyscallConn()
+	}
+	return p
+}
+
+func (p *peeker) recv(fd uintptr) bool {
+	p.n, _, p.rerr = syscall.Recvfrom(int(fd), p.b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return true
+}
+
+// peek: nil when the connection is open with nothing to read, io.EOF when
+// the node closed it, errPending when bytes wait, or the socket's error.
+// One non-blocking recv(MSG_PEEK), as go-redis checks a pooled connection
+// before reusing it.
+func (p *peeker) peek() error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.rc == nil {
 		return nil
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var n int
-	var perr error
-	err = rc.Read(func(fd uintptr) bool {
-		var b [1]byte
-		n, _, perr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
-	})
+	p.n, p.rerr = 0, nil
+	err := p.rc.Read(p.look)
+	n, perr := p.n, p.rerr
 	switch {
 	case err != nil:
 		return err

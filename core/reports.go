@@ -50,9 +50,27 @@ func (c *Client) SetReports(fn func(Report)) {
 	} else if c.reportTags == nil {
 		c.reportTags = map[engine.OpID]any{}
 	}
+	c.setReportLevel()
+}
+
+// levelReports is called before each operation, under c.mu: the engine
+// makes no reports while nothing would record them (telemetry.silent) and
+// no report function is set, and every report again once something does.
+func (c *Client) levelReports() {
+	if t := c.tel; t != nil {
+		if quiet := t.silent(); quiet != t.quiet {
+			t.quiet = quiet
+			c.setReportLevel()
+		}
+	}
+}
+
+// setReportLevel tells the engine which reports it is to make now; c.mu
+// is held.
+func (c *Client) setReportLevel() {
 	if e, ok := c.eng.(interface{ SetReports(engine.ReportLevel) }); ok {
 		switch {
-		case fn != nil || c.tel != nil:
+		case c.reports != nil || (c.tel != nil && !c.tel.quiet):
 			e.SetReports(engine.ReportAll)
 		default:
 			e.SetReports(engine.ReportNone)

@@ -176,6 +176,12 @@ func (a *Adapter) awaitedAt(c engine.ConnID) int {
 // bytes on (EvReportAwaiting), so that Awaiting answers.
 func (a *Adapter) ReportAwaiting() { a.input(Event{Kind: EvReportAwaiting}) }
 
+// SetReports sets which reports the engine makes from now on (EvReports),
+// as engine.Engine.SetReports does.
+func (a *Adapter) SetReports(level engine.ReportLevel) {
+	a.input(Event{Kind: EvReports, Level: uint8(level)})
+}
+
 // Awaiting reports whether the engine expects bytes on connection c
 // (engine.Engine.Awaiting); false for every connection until
 // ReportAwaiting.

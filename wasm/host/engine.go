@@ -90,6 +90,13 @@ func (e *Engine) Free() {
 	})
 }
 
+// SetReports sets which reports the module's engine makes from now on.
+func (e *Engine) SetReports(level engine.ReportLevel) {
+	if !e.freed {
+		e.a.SetReports(level)
+	}
+}
+
 // Quorum returns N/2+1.
 func (e *Engine) Quorum() int { return e.a.Quorum() }
 
