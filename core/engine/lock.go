@@ -280,7 +280,8 @@ func (op *lockOp) reply(e *Engine, i int, r Reply) {
 	}
 }
 
-// extendReply decides an extension as soon as its outcome is certain.
+// extendReply decides an extension as soon as its outcome is certain:
+// extended, lost, or unavailable once neither can be proven.
 func (e *Engine) extendReply(op *lockOp) {
 	l := op.lock
 	n := len(e.nodes)
@@ -312,7 +313,12 @@ func (e *Engine) extendReply(op *lockOp) {
 	case op.zero > n-e.quorum:
 		e.dropKeys(l)
 		err = e.markLost(l, errLost("extend", l.resource, e.goneText(op.zero)))
-	case op.ok+left < e.quorum:
+	case op.ok+left < e.quorum && op.zero+left <= n-e.quorum:
+		// Neither an extension nor a loss can be proven any more. While the
+		// nodes still to answer could prove the loss, their answers are
+		// waited for (each within the node timeout): an extension decided
+		// unavailable tells its caller the lock stays held until its
+		// validity ends, which a loss must not be told as.
 		err = e.unavailable("extend", op.state, op.causes, "; the lock stays held until its current validity ends")
 		if op.internal && l.lostErr == nil && !l.released {
 			// Still ours until validUntil: try again soon, and give it up
@@ -328,8 +334,9 @@ func (e *Engine) extendReply(op *lockOp) {
 	e.lockOpDone(op, err)
 }
 
-// releaseReply decides a release as soon as its outcome is certain; the
-// nodes that have not answered still get the command.
+// releaseReply decides a release as soon as its outcome is certain
+// (unavailable once neither a release nor a loss can be proven); the nodes
+// that have not answered still get the command.
 func (e *Engine) releaseReply(op *lockOp) {
 	l := op.lock
 	n := len(e.nodes)
@@ -346,7 +353,9 @@ func (e *Engine) releaseReply(op *lockOp) {
 		default: // a quorum still had the keys, but the validity had run out
 			err = errLost("release", l.resource, "its validity had run out when released")
 		}
-	case op.ok+left < e.quorum:
+	case op.ok+left < e.quorum && op.zero+left <= n-e.quorum:
+		// (As for an extension: unavailable only once the nodes still to
+		// answer could not prove the loss either.)
 		op.decided = true
 		if !op.internal && !e.closing {
 			e.schedule(l) // still ours until validUntil: keep watching

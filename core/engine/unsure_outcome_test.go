@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An extension or a release that can no longer succeed waits for the
+// nodes still to answer while their answers could prove the lock lost: node
+// c fails and node a answers that the key is gone; node b's answer decides
+// between lost (gone there too) and unavailable (held there: it cannot
+// tell). Deciding unavailable before b answered would tell the caller of an
+// extension that the lock stays held until its validity ends, of a lock
+// already gone from a quorum.
+func TestUnsureOutcomeWaitsForTheLastNode(t *testing.T) {
+	for _, extend := range []bool{true, false} {
+		for _, bHolds := range []bool{false, true} {
+			name := map[bool]string{true: "extend", false: "release"}[extend] + map[bool]string{true: "/b holds it", false: "/b lost it"}[bHolds]
+			t.Run(name, func(t *testing.T) {
+				f := newFakeNodes(t, []string{"redis://a:1", "redis://b:1", "redis://c:1"}, nil, map[string]*fakeServer{
+					"a:1": {role: "master"}, "b:1": {role: "master"}, "c:1": {role: "master"},
+				})
+				d := f.acquire("r")
+				require.NoError(t, d.Err)
+				var op OpID
+				var err error
+				if extend {
+					op, err = f.e.Extend(d.Lock, time.Second)
+				} else {
+					op, err = f.e.Release(d.Lock)
+				}
+				require.NoError(t, err)
+				// The requests, held: each node's answer is delivered below, in order.
+				conn := map[string]ConnID{}
+				drain := func() {
+					for {
+						a, ok := f.e.Next()
+						if !ok {
+							return
+						}
+						switch a.Kind {
+						case ActWrite:
+							conn[f.conns[a.Conn]] = a.Conn
+						case ActOpen:
+							f.e.ConnFailed(a.Conn, errors.New("connection refused"))
+						case ActDone:
+							f.done[a.Op] = a
+						}
+					}
+				}
+				drain()
+				require.Len(t, conn, 3, "a request to each node")
+				f.e.ConnFailed(conn["c:1"], errors.New("connection reset by peer"))
+				drain()
+				f.e.Received(conn["a:1"], []byte(":0\r\n"))
+				drain()
+				_, decided := f.done[op]
+				assert.False(t, decided, "decided before b answered: %v", f.done[op].Err)
+				if bHolds {
+					f.e.Received(conn["b:1"], []byte(":1\r\n"))
+				} else {
+					f.e.Received(conn["b:1"], []byte(":0\r\n"))
+				}
+				drain()
+				done, ok := f.done[op]
+				require.True(t, ok, "decided once b answered")
+				if bHolds {
+					assert.ErrorIs(t, done.Err, ErrUnavailable)
+				} else {
+					assert.ErrorIs(t, done.Err, ErrLost)
+				}
+			})
+		}
+	}
+}
