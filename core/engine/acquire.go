@@ -225,6 +225,12 @@ func (a *attempt) reply(e *Engine, i int, r Reply) {
 	n := len(e.nodes)
 	left := n - a.granted - a.refused - a.failed
 	switch {
+	case a.granted >= e.quorum && o.token != "" && a.reentered < e.quorum && a.reentered+left >= e.quorum:
+		// Granted, but whether as a re-entry is not certain yet: a node
+		// where the token's key had already gone (or never got it) grants
+		// afresh, and the nodes still to answer may hold the token on a
+		// quorum. Their answers, due within the node timeout, decide.
+		return
 	case a.granted >= e.quorum:
 		a.decided = true
 		// Decided as soon as a quorum granted: the others' late grants hold

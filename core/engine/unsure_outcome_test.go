@@ -77,3 +77,59 @@ func TestUnsureOutcomeWaitsForTheLastNode(t *testing.T) {
 		}
 	}
 }
+
+// A re-entry by token whose lock is held on just a quorum (the third node
+// refused it then, another owner's key expiring a moment later there) is
+// granted afresh on that node: an acquire decided on that fresh grant and one
+// re-entered grant would say "not re-entered" of a token that held the lock
+// on a quorum. It waits for the nodes still to answer while they could make
+// the re-entry certain. Its control: the third node's grant is fresh too.
+func TestReentryWaitsForTheQuorumThatHoldsTheToken(t *testing.T) {
+	for _, bHolds := range []bool{true, false} {
+		t.Run(map[bool]string{true: "b holds the token", false: "b does not"}[bHolds], func(t *testing.T) {
+			a, b, c := &fakeServer{role: "master"}, &fakeServer{role: "master"}, &fakeServer{role: "master"}
+			f := newFakeNodes(t, []string{"redis://a:1", "redis://b:1", "redis://c:1"}, nil, map[string]*fakeServer{"a:1": a, "b:1": b, "c:1": c})
+			require.NoError(t, f.acquire("open").Err) // the connections
+			token := "0123456789abcdef-token"
+			op, err := f.e.Acquire(AcquireRequest{Resource: "r", TTL: 10 * time.Second, Token: token})
+			require.NoError(t, err)
+			conn := map[string]ConnID{}
+			drain := func() {
+				for {
+					act, ok := f.e.Next()
+					if !ok {
+						return
+					}
+					switch act.Kind {
+					case ActWrite:
+						conn[f.conns[act.Conn]] = act.Conn
+					case ActDone:
+						f.done[act.Op] = act
+					}
+				}
+			}
+			drain()
+			require.Len(t, conn, 3, "a request to each node")
+			// The acquire-by-token script answers 2 where the token held the
+			// key (re-entered) and 1 where it set it afresh.
+			f.e.Received(conn["c:1"], []byte(":1\r\n"))
+			drain()
+			f.e.Received(conn["a:1"], []byte(":2\r\n"))
+			drain()
+			_, decided := f.done[op]
+			assert.False(t, decided, "decided before b answered")
+			if bHolds {
+				f.e.Received(conn["b:1"], []byte(":2\r\n"))
+			} else {
+				f.e.Received(conn["b:1"], []byte(":1\r\n"))
+			}
+			drain()
+			done, ok := f.done[op]
+			require.True(t, ok, "decided once b answered")
+			require.NoError(t, done.Err)
+			info, ok := f.e.Lock(done.Lock)
+			require.True(t, ok)
+			assert.Equal(t, bHolds, info.Reentered)
+		})
+	}
+}

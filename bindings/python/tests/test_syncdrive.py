@@ -324,8 +324,10 @@ def test_the_other_nodes_replies_are_read_before_the_caller_lets_go(
         monkeypatch.setattr(_syncdrive.CallerDrive, "_drive", drive)
         for _ in range(50):
             client.acquire("late", ttl=5, wait=0).release()
-        assert len(left) == 100, left
-        # Calls that let go with every reply read, of 100, measured here: 80-85 with the
+        # (A call the loop thread had to run, for a timer of its own due then, is not a
+        # driven one: most are.)
+        assert len(left) >= 90, left
+        # Calls that let go with every reply read, of about 100, measured here: 80-85 with the
         # read on an idle machine, 27-64 with three busy loops beside it (a reply slower
         # than _late's 64 polls is left to the loop thread); 0-4 without it, either way
         # (the read that completes a call sometimes finds the other two replies there
