@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -89,10 +90,26 @@ func StartRedisCluster(tb testing.TB, primaries, replicasEach int) *RedisCluster
 func StartRedisClusterWith(tb testing.TB, opts RedisClusterOptions) *RedisCluster {
 	tb.Helper()
 	c, err := StartRedisClusterOpts(tb.TempDir(), opts)
+	if errors.Is(err, errClusterNeverJoined) {
+		// Once, with new nodes on new ports (see errClusterNeverJoined).
+		tb.Logf("%v; starting the cluster again", err)
+		c, err = StartRedisClusterOpts(tb.TempDir(), opts)
+	}
 	require.NoError(tb, err)
 	tb.Cleanup(c.Close)
 	return c
 }
+
+// errClusterNeverJoined: redis-cli --cluster create did not see the nodes
+// agree within clusterCreateTimeout. It waits for that without a bound,
+// and a node's bus can meet a stranger: its port, free when it was picked,
+// can be taken by another suite's server (test suites run side by side)
+// before the node binds it.
+var errClusterNeverJoined = errors.New("redistest: redis-cli --cluster create: the nodes never agreed on the configuration")
+
+// clusterCreateTimeout bounds redis-cli --cluster create (a variable for
+// its test).
+var clusterCreateTimeout = 60 * time.Second
 
 // StartRedisClusterIn starts a cluster with its nodes' directories under
 // dir (a new temporary directory, removed by Close, when dir is empty), and
@@ -153,8 +170,15 @@ func StartRedisClusterOpts(dir string, opts RedisClusterOptions) (*RedisCluster,
 		if opts.Password != "" {
 			args = append(args, "-a", opts.Password, "--no-auth-warning")
 		}
-		if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterCreateTimeout)
+		out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
+		stuck := ctx.Err() != nil
+		cancel()
+		if err != nil {
 			c.Close()
+			if stuck {
+				err = fmt.Errorf("%w within %v", errClusterNeverJoined, clusterCreateTimeout)
+			}
 			return nil, fmt.Errorf("redistest: redis-cli --cluster create: %w\n%s", err, lastLines(string(out), 10))
 		}
 	} else if err := c.createSmall(replicasEach); err != nil {

@@ -1,7 +1,11 @@
 package redistest
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,5 +31,28 @@ func TestRedisClusterStarts(t *testing.T) {
 		require.NoError(t, err)
 		c.AssertNoKeys(t)
 		c.Close()
+	}
+}
+
+// A redis-cli --cluster create that never returns (it waits for the nodes
+// to agree without a bound) fails the start with errClusterNeverJoined
+// once clusterCreateTimeout passes, and leaves no node running.
+func TestRedisClusterCreateThatNeverJoins(t *testing.T) {
+	cli := filepath.Join(t.TempDir(), "redis-cli")
+	require.NoError(t, os.WriteFile(cli, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755))
+	t.Setenv("REDIS_CLI", cli)
+	saved := clusterCreateTimeout
+	clusterCreateTimeout = time.Second
+	defer func() { clusterCreateTimeout = saved }()
+	dir := t.TempDir()
+	c, err := StartRedisClusterOpts(dir, RedisClusterOptions{Primaries: 3})
+	require.ErrorIs(t, err, errClusterNeverJoined)
+	require.Nil(t, c)
+	// The nodes ran in dir's subdirectories: no process works there any more.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, dir) {
+			t.Errorf("%s: a process still runs in %s", p, cwd)
+		}
 	}
 }
