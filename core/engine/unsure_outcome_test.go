@@ -36,22 +36,7 @@ func TestUnsureOutcomeWaitsForTheLastNode(t *testing.T) {
 				require.NoError(t, err)
 				// The requests, held: each node's answer is delivered below, in order.
 				conn := map[string]ConnID{}
-				drain := func() {
-					for {
-						a, ok := f.e.Next()
-						if !ok {
-							return
-						}
-						switch a.Kind {
-						case ActWrite:
-							conn[f.conns[a.Conn]] = a.Conn
-						case ActOpen:
-							f.e.ConnFailed(a.Conn, errors.New("connection refused"))
-						case ActDone:
-							f.done[a.Op] = a
-						}
-					}
-				}
+				drain := func() { f.holdWrites(conn) }
 				drain()
 				require.Len(t, conn, 3, "a request to each node")
 				f.e.ConnFailed(conn["c:1"], errors.New("connection reset by peer"))
@@ -94,20 +79,7 @@ func TestReentryWaitsForTheQuorumThatHoldsTheToken(t *testing.T) {
 			op, err := f.e.Acquire(AcquireRequest{Resource: "r", TTL: 10 * time.Second, Token: token})
 			require.NoError(t, err)
 			conn := map[string]ConnID{}
-			drain := func() {
-				for {
-					act, ok := f.e.Next()
-					if !ok {
-						return
-					}
-					switch act.Kind {
-					case ActWrite:
-						conn[f.conns[act.Conn]] = act.Conn
-					case ActDone:
-						f.done[act.Op] = act
-					}
-				}
-			}
+			drain := func() { f.holdWrites(conn) }
 			drain()
 			require.Len(t, conn, 3, "a request to each node")
 			// The acquire-by-token script answers 2 where the token held the
@@ -131,5 +103,26 @@ func TestReentryWaitsForTheQuorumThatHoldsTheToken(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, bHolds, info.Reentered)
 		})
+	}
+}
+
+// holdWrites carries out the engine's actions without answering its
+// writes: it notes which connection each node's request went out on (conn,
+// by address), refuses new connections and records what is done; the test
+// then delivers each node's answer itself, in the order it is testing.
+func (f *fakeDeployment) holdWrites(conn map[string]ConnID) {
+	for {
+		a, ok := f.e.Next()
+		if !ok {
+			return
+		}
+		switch a.Kind {
+		case ActWrite:
+			conn[f.conns[a.Conn]] = a.Conn
+		case ActOpen:
+			f.e.ConnFailed(a.Conn, errors.New("connection refused"))
+		case ActDone:
+			f.done[a.Op] = a
+		}
 	}
 }
