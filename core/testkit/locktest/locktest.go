@@ -133,6 +133,7 @@ func Run(t *testing.T, backend Factory, skip ...Skip) {
 		{"Inspect", s.inspect},
 		{"InspectMinorityDown", s.inspectMinorityDown},
 		{"ReenterByToken", s.reenter},
+		{"UnsureOutcomesWaitForTheDecidingNodes", s.unsureOutcomes},
 		{"FencesIncrease", s.fencesIncrease},
 		{"FenceWithANodeFrozen", s.fenceFrozen},
 		{"FenceRoundOneNodeFrozen", s.fenceRoundOneFrozen},
@@ -1252,6 +1253,36 @@ func (s *suite) inspectMinorityDown(t *testing.T) {
 // reenter: a token handed to another client re-enters the held lock (ttl
 // raised), an unknown token is an ordinary acquire, another's lock is not
 // taken; release frees it for every holder of the token.
+// unsureOutcomes: an outcome that the nodes still to answer could change
+// waits for them. A re-entry whose token's key is gone from one node (that
+// node grants it afresh) is still a re-entry when the other two hold the
+// token; an extension of a lock deleted from both live nodes, the third
+// node dead, is a loss, not "unavailable: the lock stays held until its
+// validity ends". Decided on the first answers, both depended on which node
+// answered first.
+func (s *suite) unsureOutcomes(t *testing.T) {
+	c := redistest.Start(t, 3)
+	a, b := s.client(t, c), s.client(t, c)
+	ctx := context.Background()
+	l, err := a.Acquire(ctx, "res", 10*time.Second)
+	must(t, err)
+	settled(t, c, "holds the token", func(n *redistest.Node) bool { return keyOn(t, n, "res") == l.Token() })
+	_, err = c.Nodes[0].Do("DEL", "res")
+	must(t, err)
+	h, err := b.Acquire(ctx, "res", 10*time.Second, core.WithToken(l.Token()))
+	must(t, err)
+	require.True(t, h.Reentered(), "a re-entry where two of three nodes held the token")
+
+	must(t, c.Nodes[2].Kill())
+	for _, n := range c.Nodes[:2] {
+		_, err := n.Do("DEL", "res")
+		must(t, err)
+	}
+	wantErr(t, h.Extend(ctx, 10*time.Second), core.ErrLost)
+	wantErr(t, h.Release(ctx), core.ErrLost)
+	_ = l.Release(ctx)
+}
+
 func (s *suite) reenter(t *testing.T) {
 	c := redistest.Start(t, 3)
 	a, b := s.client(t, c), s.client(t, c)
