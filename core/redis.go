@@ -22,9 +22,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := newClient(eng, dialTLS(cfg.TLS, cfg.NodeTLS), cfg.nodeTimeout(), nil)
-	c.mu.Lock()
-	c.rawDial = true
-	c.mu.Unlock()
+	c.rawDial = true // set before the Client is shared, as tel and logger below
 	c.tel = newTelemetry(cfg, nodes)
 	c.quietReports(cfg)
 	c.logger = cfg.Logger

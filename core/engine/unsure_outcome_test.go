@@ -36,13 +36,12 @@ func TestUnsureOutcomeWaitsForTheLastNode(t *testing.T) {
 				require.NoError(t, err)
 				// The requests, held: each node's answer is delivered below, in order.
 				conn := map[string]ConnID{}
-				drain := func() { f.holdWrites(conn) }
-				drain()
+				f.holdWrites(conn)
 				require.Len(t, conn, 3, "a request to each node")
 				f.e.ConnFailed(conn["c:1"], errors.New("connection reset by peer"))
-				drain()
+				f.holdWrites(conn)
 				f.e.Received(conn["a:1"], []byte(":0\r\n"))
-				drain()
+				f.holdWrites(conn)
 				_, decided := f.done[op]
 				assert.False(t, decided, "decided before b answered: %v", f.done[op].Err)
 				if bHolds {
@@ -50,7 +49,7 @@ func TestUnsureOutcomeWaitsForTheLastNode(t *testing.T) {
 				} else {
 					f.e.Received(conn["b:1"], []byte(":0\r\n"))
 				}
-				drain()
+				f.holdWrites(conn)
 				done, ok := f.done[op]
 				require.True(t, ok, "decided once b answered")
 				if bHolds {
@@ -79,15 +78,14 @@ func TestReentryWaitsForTheQuorumThatHoldsTheToken(t *testing.T) {
 			op, err := f.e.Acquire(AcquireRequest{Resource: "r", TTL: 10 * time.Second, Token: token})
 			require.NoError(t, err)
 			conn := map[string]ConnID{}
-			drain := func() { f.holdWrites(conn) }
-			drain()
+			f.holdWrites(conn)
 			require.Len(t, conn, 3, "a request to each node")
 			// The acquire-by-token script answers 2 where the token held the
 			// key (re-entered) and 1 where it set it afresh.
 			f.e.Received(conn["c:1"], []byte(":1\r\n"))
-			drain()
+			f.holdWrites(conn)
 			f.e.Received(conn["a:1"], []byte(":2\r\n"))
-			drain()
+			f.holdWrites(conn)
 			_, decided := f.done[op]
 			assert.False(t, decided, "decided before b answered")
 			if bHolds {
@@ -95,7 +93,7 @@ func TestReentryWaitsForTheQuorumThatHoldsTheToken(t *testing.T) {
 			} else {
 				f.e.Received(conn["b:1"], []byte(":1\r\n"))
 			}
-			drain()
+			f.holdWrites(conn)
 			done, ok := f.done[op]
 			require.True(t, ok, "decided once b answered")
 			require.NoError(t, done.Err)
