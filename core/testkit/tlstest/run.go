@@ -39,6 +39,11 @@ func Run(t *testing.T, newClient NewClient) {
 	clientCert, err := tls.LoadX509KeyPair(c.Client, c.ClientKey)
 	require.NoError(t, err)
 	ca, other := Pool(t, c.CA), Pool(t, c.OtherCA)
+	// The system roots are read once per process, at the first handshake
+	// that needs them: read here, so that a case's node timeout is not
+	// spent on it (under -race on a busy machine it can be).
+	_, err = x509.SystemCertPool()
+	require.NoError(t, err)
 	url := func(port int, q string) string { return "rediss://127.0.0.1:" + strconv.Itoa(port) + q }
 	type tc struct {
 		name  string
@@ -63,7 +68,9 @@ func Run(t *testing.T, newClient NewClient) {
 			if k.tls != nil {
 				base = k.tls.Clone()
 			}
-			cl, err := newClient(core.Config{Nodes: []string{k.node}, NodeTimeout: 2 * time.Second, TLS: k.tls})
+			// 5 s: each case checks a handshake's outcome and its cause, not
+			// its speed; a loaded machine took more than 2 s once.
+			cl, err := newClient(core.Config{Nodes: []string{k.node}, NodeTimeout: 5 * time.Second, TLS: k.tls})
 			require.NoError(t, err)
 			defer cl.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

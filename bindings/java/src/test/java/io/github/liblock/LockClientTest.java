@@ -316,7 +316,8 @@ class LockClientTest {
 
     private void dropALock() throws Exception {
         a.acquire("dropped", Duration.ofSeconds(60));
-        assertEquals(3, nodes.lockKeys());
+        // Granted by a quorum: the third node's grant may still be on its way.
+        assertTrue(nodes.lockKeys() >= 2, "keys of the held lock");
     }
 
     @Test
